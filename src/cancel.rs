@@ -1,0 +1,54 @@
+//! Process-wide cancellation: SIGINT/SIGTERM set a flag that long loops poll.
+//!
+//! The first signal asks for a clean stop (workloads end, guards release everything, partial
+//! results are saved, exit 130). A second signal escalates: the process exits at once with 130,
+//! leaving cleanup to the kernel (autoclear loop devices) — the user asked twice.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Once;
+
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+static INSTALL: Once = Once::new();
+
+/// True once the user asked to stop.
+#[inline]
+pub fn requested() -> bool {
+    REQUESTED.load(Ordering::Relaxed)
+}
+
+/// Ask every loop to stop (used by signals and by tests).
+pub fn request() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Return `Err(Error::Interrupted)` when a stop was requested.
+pub fn check() -> crate::Result<()> {
+    if requested() {
+        Err(crate::Error::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Install SIGINT/SIGTERM handlers (idempotent). The handler only touches atomics.
+pub fn install_handlers() {
+    INSTALL.call_once(|| {
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // SAFETY: the handler only performs async-signal-safe atomic operations and _exit.
+            let res = unsafe {
+                signal_hook::low_level::register(sig, || {
+                    let n = SIGNALS.fetch_add(1, Ordering::SeqCst);
+                    REQUESTED.store(true, Ordering::SeqCst);
+                    if n >= 1 {
+                        // Second signal: the user insists; leave now.
+                        signal_hook::low_level::exit(130);
+                    }
+                })
+            };
+            if let Err(e) = res {
+                eprintln!("fsbench: warning: cannot install signal handler: {e}");
+            }
+        }
+    });
+}

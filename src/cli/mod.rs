@@ -1,0 +1,43 @@
+//! Command-line definitions (clap). Each subcommand's flags live in their own file; the
+//! `commands` module resolves them into typed options and runs them.
+
+use clap::{Parser, Subcommand};
+
+pub mod compare;
+pub mod corpus;
+pub mod io;
+pub mod meta;
+pub mod report;
+pub mod run;
+
+/// fsbench: which Linux filesystem, with which options, is best for my workload on this disk?
+///
+/// fsbench formats one scratch device (or, by default, a loop-attached image file) as each
+/// candidate filesystem in turn, runs the same I/O and metadata workloads on each, repeats the
+/// rounds interleaved, and reports medians, spread, tail latency and recommendations.
+#[derive(Debug, Parser)]
+#[command(name = "fsbench", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// fsbench's subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Format, mount and benchmark every filesystem on the same disk (the main command).
+    Run(run::RunArgs),
+    /// Print the expanded steps of a run (and, with --emit-fio, equivalent fio commands).
+    Plan(run::RunArgs),
+    /// Run one ad-hoc I/O job with fio's vocabulary (like `fio`, one job).
+    Io(io::IoArgs),
+    /// Run metadata and small-file workloads on an existing directory.
+    Meta(meta::MetaArgs),
+    /// Write the synthetic small-file corpus as a tarball.
+    Corpus(corpus::CorpusArgs),
+    /// Re-render a results.json as a table, Markdown, CSV, JSON or HTML.
+    Report(report::ReportArgs),
+    /// Compare two results files: deltas and whether they are significant.
+    Compare(compare::CompareArgs),
+}

@@ -1,0 +1,108 @@
+//! What a job measured. The JSON form is the stable `fsbench io --json` interface:
+//! `{"read":{…},"write":{…},"cpu":{"user_s","sys_s"},"runtime_s"}` plus extensions.
+
+use serde::{Deserialize, Serialize};
+
+/// Latency percentiles in nanoseconds (submission → completion, fio's `lat`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyNs {
+    /// Exact minimum.
+    pub min: u64,
+    /// Exact mean.
+    pub mean: f64,
+    /// Exact maximum.
+    pub max: u64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p99_9: u64,
+    /// 99.99th percentile.
+    pub p99_99: u64,
+}
+
+/// One direction (read or write) of a job, summed over its jobs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionReport {
+    /// Completed I/Os in the measured window.
+    pub ios: u64,
+    /// Bytes moved in the measured window.
+    pub bytes: u64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bw_bytes: f64,
+    /// Latency distribution.
+    pub lat_ns: LatencyNs,
+    /// Sparse histogram `[value_ns, count]` (mergeable across rounds); omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histogram: Vec<[u64; 2]>,
+    /// Sum of latencies, ns (for exact merged means).
+    #[serde(default)]
+    pub lat_sum_ns: u128,
+}
+
+/// CPU time used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuReport {
+    /// Process user time over the measured window, seconds.
+    pub user_s: f64,
+    /// Process system time over the measured window, seconds.
+    pub sys_s: f64,
+    /// System-wide CPU utilisation over the window (0–1 per all CPUs, from /proc/stat).
+    #[serde(default)]
+    pub system_util: f64,
+}
+
+/// Device counters (from /sys/block/<dev>/stat) over the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReport {
+    /// Device name (e.g. `loop3`).
+    pub name: String,
+    /// Bytes the device read.
+    pub read_bytes: u64,
+    /// Bytes the device wrote.
+    pub write_bytes: u64,
+    /// Device write bytes / job write bytes (None when the job wrote nothing).
+    pub write_amplification: Option<f64>,
+}
+
+/// The full report of one job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoReport {
+    /// Reads.
+    pub read: DirectionReport,
+    /// Writes.
+    pub write: DirectionReport,
+    /// CPU accounting.
+    pub cpu: CpuReport,
+    /// Measured window, seconds (ramp excluded).
+    pub runtime_s: f64,
+    /// Backend actually used (after any fallback).
+    #[serde(default)]
+    pub backend: String,
+    /// Why the backend differs from the one asked for, if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_note: Option<String>,
+    /// Seed of the offset generator.
+    #[serde(default)]
+    pub seed: u64,
+    /// Seconds spent laying out the file first (0 when it already existed).
+    #[serde(default)]
+    pub layout_s: f64,
+    /// fsync calls issued in the measured window.
+    #[serde(default)]
+    pub fsyncs: u64,
+    /// IOPS (reads + writes) per second of the measured window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub iops_series: Vec<f64>,
+    /// Device-level counters, when the file sits on a block device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceReport>,
+    /// Which engine produced this: `fsbench` or `fio`.
+    #[serde(default)]
+    pub engine: String,
+}

@@ -1,0 +1,124 @@
+//! Typed errors with context, and the exit codes they map to.
+//!
+//! Exit codes: 0 success, 1 a run or workload failed, 2 bad input or a refusal before anything
+//! destructive happened, 130 interrupted (Ctrl-C / SIGTERM) after cleanup.
+
+use std::path::PathBuf;
+
+/// Exit code for success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code when a command ran but failed (I/O error, tool failure, failed workload).
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code for bad input or a safety refusal; nothing was created or changed.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code after an interrupt (SIGINT/SIGTERM) once everything was released.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Every error fsbench reports. The message names the bad input and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A flag or plan value is invalid; `flag` names it (e.g. `--bs`).
+    #[error("{flag}: {message}")]
+    InvalidInput {
+        /// The flag or key that was wrong.
+        flag: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A safety check refused to touch a device or path.
+    #[error("refusing to use {path}: {reason}")]
+    Refused {
+        /// The device or path.
+        path: PathBuf,
+        /// Why, and how to override if that is possible.
+        reason: String,
+    },
+    /// An I/O error on a named path.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What fsbench was doing ("cannot open", "cannot read").
+        action: String,
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An external tool (mkfs, mount, zpool, fio…) failed or timed out.
+    #[error("{tool} failed: {message}")]
+    Tool {
+        /// The command that failed, as the user would type it.
+        tool: String,
+        /// Its stderr or the reason (timeout, not found).
+        message: String,
+    },
+    /// A workload did less than asked or found wrong data.
+    #[error("{workload}: {message}")]
+    Workload {
+        /// Workload id.
+        workload: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The user interrupted the run; resources were released.
+    #[error("interrupted")]
+    Interrupted,
+    /// Anything else, with context.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::InvalidInput { .. } | Error::Refused { .. } => EXIT_USAGE,
+            Error::Interrupted => EXIT_INTERRUPTED,
+            _ => EXIT_FAILURE,
+        }
+    }
+
+    /// Shorthand for [`Error::InvalidInput`].
+    pub fn invalid(flag: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            flag: flag.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::Refused`].
+    pub fn refused(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
+        Error::Refused {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub fn io(action: impl Into<String>, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action: action.into(),
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Shorthand for [`Error::Tool`].
+    pub fn tool(tool: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Tool {
+            tool: tool.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::Workload`].
+    pub fn workload(workload: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Workload {
+            workload: workload.into(),
+            message: message.into(),
+        }
+    }
+}

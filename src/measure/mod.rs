@@ -1,0 +1,5 @@
+//! Measurement: latency histograms, per-second series, CPU and device accounting.
+
+pub mod histogram;
+
+pub use histogram::LatencyHistogram;

@@ -1,0 +1,48 @@
+//! A filesystem setup: a filesystem plus its variant options (`zfs-16k=zfs:recordsize=16K`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One setup to benchmark, as resolved from `--fs` or a plan file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetupSpec {
+    /// Display name (`ext4`, `zfs-16k`); unique within a plan.
+    pub name: String,
+    /// Filesystem driver name (`ext4`, `xfs`, `btrfs`, `zfs`, `tmpfs`, `dir`).
+    pub fs: String,
+    /// Extra mkfs arguments, already split (`-m 1 -E lazy_itable_init=0`).
+    #[serde(default)]
+    pub mkfs: Vec<String>,
+    /// Mount options (`noatime`, `compress=zstd:3`), joined with commas when mounting.
+    #[serde(default)]
+    pub mount: Vec<String>,
+    /// Filesystem properties (ZFS `-O key=value`: recordsize, compression…).
+    #[serde(default)]
+    pub props: BTreeMap<String, String>,
+    /// Attributes set on fsbench's data directory after mount (`nocow` → `chattr +C`).
+    #[serde(default)]
+    pub dir_attrs: Vec<String>,
+    /// The options as the user wrote them (for the record).
+    #[serde(default)]
+    pub raw: BTreeMap<String, String>,
+}
+
+impl SetupSpec {
+    /// A setup with default options for `fs`, named after it.
+    pub fn plain(fs: &str) -> Self {
+        SetupSpec {
+            name: fs.to_string(),
+            fs: fs.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// Mount options joined for `mount -o`, or `None` when there are none.
+    pub fn mount_option_string(&self) -> Option<String> {
+        if self.mount.is_empty() {
+            None
+        } else {
+            Some(self.mount.join(","))
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Exporters behind one trait (terminal, Markdown, CSV, JSON, HTML) and recommendations.

@@ -1,0 +1,360 @@
+//! The versioned results model. This file *is* the `results.json` schema (DESIGN.md).
+//!
+//! Raw samples are always kept; `summary` is derived from them by [`crate::stats`] and may be
+//! recomputed by any reader. New fields are added with `#[serde(default)]` so that older files
+//! still load; a breaking change bumps [`SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Current schema version of `results.json`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole results file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Results {
+    /// Schema version; see [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// fsbench version that wrote the file.
+    #[serde(default)]
+    pub fsbench_version: String,
+    /// When the run started (RFC 3339, UTC).
+    #[serde(default)]
+    pub started_at: String,
+    /// When the run finished (RFC 3339, UTC); empty while partial.
+    #[serde(default)]
+    pub finished_at: String,
+    /// True when the run was interrupted or is still in progress.
+    #[serde(default)]
+    pub partial: bool,
+    /// The machine.
+    pub host: HostInfo,
+    /// Where the filesystems lived.
+    pub target: TargetInfo,
+    /// The filesystems and variants, as created.
+    pub setups: Vec<SetupInfo>,
+    /// The workloads and their parameters (used by `compare` to refuse mismatched runs).
+    #[serde(default)]
+    pub workloads: Vec<WorkloadInfo>,
+    /// One row per measured value.
+    pub samples: Vec<Sample>,
+    /// Derived per (setup, workload, metric) statistics.
+    pub summary: Vec<Summary>,
+    /// Latency histograms per (setup, workload, round, direction), mergeable across rounds.
+    #[serde(default)]
+    pub histograms: Vec<HistogramRecord>,
+    /// Per-second series (IOPS over time) per (setup, workload, round).
+    #[serde(default)]
+    pub series: Vec<SeriesRecord>,
+    /// Steps that failed; never reported as results.
+    #[serde(default)]
+    pub failures: Vec<Failure>,
+    /// Warnings that apply to the whole run or a setup (durability weakened, device never quiet…).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+}
+
+/// Provenance of the machine.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    /// `uname -r`.
+    pub kernel: String,
+    /// CPU model name and count.
+    pub cpu: String,
+    /// Number of online CPUs.
+    #[serde(default)]
+    pub cpus: u32,
+    /// Total RAM.
+    pub ram_bytes: u64,
+    /// Hostname.
+    #[serde(default)]
+    pub hostname: String,
+    /// Versions of the tools used (mkfs.ext4, mkfs.xfs, mkfs.btrfs, zpool, fio…).
+    #[serde(default)]
+    pub tool_versions: BTreeMap<String, String>,
+    /// Free-form extras (distribution, virtualization…).
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+/// Provenance of the target (device, image or directory).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// `image`, `device` or `dir`.
+    pub kind: String,
+    /// The device or directory path (for images: the backing file).
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Device model (sysfs), if any.
+    #[serde(default)]
+    pub model: String,
+    /// Whether the kernel reports the device as rotational.
+    #[serde(default)]
+    pub rotational: Option<bool>,
+    /// Active I/O scheduler.
+    #[serde(default)]
+    pub scheduler: String,
+    /// Logical block size in bytes.
+    #[serde(default)]
+    pub logical_block_size: u64,
+    /// Whether BLKDISCARD worked.
+    #[serde(default)]
+    pub discard_supported: Option<bool>,
+    /// Free-form extras (loop backing file, direct I/O flag, filesystem holding the image…).
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+/// One filesystem setup (a filesystem with its variant options).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SetupInfo {
+    /// Setup name as given by the user (`ext4`, `zfs-16k`).
+    pub name: String,
+    /// Filesystem type (`ext4`, `xfs`, `btrfs`, `zfs`, `tmpfs`, `dir`).
+    pub fs: String,
+    /// Implementation label, e.g. `zfs-fuse` rather than `OpenZFS`.
+    #[serde(default)]
+    pub implementation: String,
+    /// The full mkfs / zpool create command line.
+    pub mkfs_args: Vec<String>,
+    /// Mount options as /proc/self/mountinfo shows them.
+    pub mount_opts: String,
+    /// Filesystem properties (zfs get, tune2fs -l excerpt, xfs_info…).
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
+    /// mkfs output, kept verbatim (from the first round).
+    #[serde(default)]
+    pub mkfs_output: String,
+    /// Warnings tied to this setup (durability weakened…).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// The variant options as the user wrote them.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+}
+
+/// A workload and the parameters it ran with.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WorkloadInfo {
+    /// Workload id (`randread`, `untar`…).
+    pub id: String,
+    /// Kind (`io`, `meta`, `probe`, `mkfs`, `space`).
+    #[serde(default)]
+    pub kind: String,
+    /// Parameters (job spec, corpus size…) as a JSON object.
+    #[serde(default)]
+    pub params: serde_json::Value,
+    /// Equivalent fio command line, for I/O jobs.
+    #[serde(default)]
+    pub fio_command: Option<String>,
+}
+
+/// One measured value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Sample {
+    /// Setup name.
+    pub setup: String,
+    /// Workload id.
+    pub workload: String,
+    /// Metric name (`iops`, `lat_p99_ms`, `seconds`…).
+    pub metric: String,
+    /// Unit (`IOPS`, `ms`, `s`, `MiB/s`, `bytes`…).
+    pub unit: String,
+    /// Round number, starting at 1.
+    pub round: u32,
+    /// The value.
+    pub value: f64,
+}
+
+/// Statistics of one (setup, workload, metric) over its rounds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    /// Setup name.
+    pub setup: String,
+    /// Workload id.
+    pub workload: String,
+    /// Metric name.
+    pub metric: String,
+    /// Unit.
+    pub unit: String,
+    /// Number of samples.
+    pub n: usize,
+    /// Median.
+    pub median: f64,
+    /// Minimum.
+    pub min: f64,
+    /// Maximum.
+    pub max: f64,
+    /// Mean.
+    #[serde(default)]
+    pub mean: f64,
+    /// Sample standard deviation.
+    #[serde(default)]
+    pub stddev: f64,
+    /// 95 % bootstrap confidence interval of the median, low end.
+    pub ci95_low: f64,
+    /// 95 % bootstrap confidence interval of the median, high end.
+    pub ci95_high: f64,
+}
+
+/// A latency histogram, sparse: `buckets` holds `[value_ns, count]` pairs for non-empty buckets.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HistogramRecord {
+    /// Setup name.
+    pub setup: String,
+    /// Workload id.
+    pub workload: String,
+    /// Round.
+    pub round: u32,
+    /// `read` or `write`.
+    pub direction: String,
+    /// Exact minimum latency, ns.
+    pub min_ns: u64,
+    /// Exact maximum latency, ns.
+    pub max_ns: u64,
+    /// Number of I/Os recorded.
+    pub count: u64,
+    /// Sum of latencies, ns (for the exact mean).
+    pub sum_ns: u128,
+    /// Non-empty buckets as `[representative value ns, count]`.
+    pub buckets: Vec<[u64; 2]>,
+}
+
+/// A per-second series.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SeriesRecord {
+    /// Setup name.
+    pub setup: String,
+    /// Workload id.
+    pub workload: String,
+    /// Round.
+    pub round: u32,
+    /// Metric (`iops`, `bw_mib_s`).
+    pub metric: String,
+    /// One value per second of the measured window.
+    pub values: Vec<f64>,
+}
+
+/// A step that failed, with its error; the run went on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Failure {
+    /// Setup name.
+    pub setup: String,
+    /// Workload id (or `mkfs`, `mount`).
+    pub workload: String,
+    /// Round.
+    pub round: u32,
+    /// The error message.
+    pub error: String,
+}
+
+/// A warning for the reader of the results.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Warning {
+    /// Setup it applies to, or empty for the whole run.
+    #[serde(default)]
+    pub setup: String,
+    /// Round, or 0 for all.
+    #[serde(default)]
+    pub round: u32,
+    /// The message.
+    pub message: String,
+}
+
+impl Results {
+    /// An empty results file with the current schema version.
+    pub fn new() -> Self {
+        Results {
+            schema_version: SCHEMA_VERSION,
+            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// Load a results file, with a clear error when it is missing or not fsbench's.
+    pub fn load(path: &Path) -> crate::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| crate::Error::io("cannot read results file", path, e))?;
+        let r: Results = serde_json::from_str(&text).map_err(|e| {
+            crate::Error::invalid(
+                path.display().to_string(),
+                format!("not an fsbench results.json: {e}"),
+            )
+        })?;
+        if r.schema_version > SCHEMA_VERSION {
+            return Err(crate::Error::invalid(
+                path.display().to_string(),
+                format!(
+                    "schema_version {} is newer than this fsbench understands ({}); upgrade fsbench",
+                    r.schema_version, SCHEMA_VERSION
+                ),
+            ));
+        }
+        Ok(r)
+    }
+
+    /// Write atomically: temp file in the same directory, fsync, rename, fsync the directory.
+    pub fn save(&self, path: &Path) -> crate::Result<()> {
+        let text = serde_json::to_vec_pretty(self)
+            .map_err(|e| crate::Error::Other(format!("cannot serialize results: {e}")))?;
+        write_atomic(path, &text)
+    }
+
+    /// Samples of one (setup, workload, metric), in round order.
+    pub fn values(&self, setup: &str, workload: &str, metric: &str) -> Vec<f64> {
+        let mut v: Vec<(u32, f64)> = self
+            .samples
+            .iter()
+            .filter(|s| s.setup == setup && s.workload == workload && s.metric == metric)
+            .map(|s| (s.round, s.value))
+            .collect();
+        v.sort_by_key(|(r, _)| *r);
+        v.into_iter().map(|(_, x)| x).collect()
+    }
+}
+
+/// Write `bytes` to `path` atomically (temp + fsync + rename + directory fsync).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| crate::Error::io("cannot create temporary file in", dir, e))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| crate::Error::io("cannot write", tmp.path(), e))?;
+    tmp.persist(path)
+        .map_err(|e| crate::Error::io("cannot rename into", path, e.error))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_atomic_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("results.json");
+        let mut r = Results::new();
+        r.samples.push(Sample {
+            setup: "ext4".into(),
+            workload: "randread".into(),
+            metric: "iops".into(),
+            unit: "IOPS".into(),
+            round: 2,
+            value: 10.0,
+        });
+        r.save(&p).unwrap();
+        let back = Results::load(&p).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.values("ext4", "randread", "iops"), vec![10.0]);
+    }
+}

@@ -1,0 +1,1 @@
+//! Statistics over samples: summaries, bootstrap intervals, comparisons, noise verdicts.
