@@ -4,8 +4,8 @@
 //! results are saved, exit 130). A second signal escalates: the process exits at once with 130,
 //! leaving cleanup to the kernel (autoclear loop devices) — the user asked twice.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);

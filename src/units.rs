@@ -9,7 +9,9 @@ use std::time::Duration;
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty size; write a number with an optional suffix such as 4k, 1M or 16G".into());
+        return Err(
+            "empty size; write a number with an optional suffix such as 4k, 1M or 16G".into(),
+        );
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -40,6 +40,14 @@ pub trait Filesystem: Send + Sync {
     fn min_device_size(&self) -> u64;
     /// Reject variant options this driver does not understand.
     fn validate(&self, setup: &SetupSpec) -> crate::Result<()>;
+    /// Mount an existing filesystem of this type (no mkfs; ZFS: `zpool import`).
+    fn mount(
+        &self,
+        device: &Path,
+        setup: &SetupSpec,
+        mountpoint: &Path,
+        timeout: Duration,
+    ) -> crate::Result<Box<dyn Mounted>>;
     /// Create the filesystem on `device` (timed) and mount it at `mountpoint`.
     fn create_and_mount(
         &self,

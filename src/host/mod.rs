@@ -1,5 +1,6 @@
-//! The host: caches, sync, quiescence, cgroups, provenance.
+//! The host: caches, sync, external commands, quiescence, cgroups, provenance.
 
 pub mod cache;
+pub mod command;
 
 pub use cache::{drop_caches, sync_all};

@@ -55,3 +55,6 @@ pub struct WorkloadContext<'a> {
     /// Seed for this step (derived from the run seed, setup and round).
     pub seed: u64,
 }
+
+pub mod meta;
+pub mod probe;

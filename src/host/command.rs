@@ -1,0 +1,165 @@
+//! Running external tools (mkfs, mount, zpool, fsck…) with a timeout and captured output.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a finished tool printed.
+#[derive(Debug, Clone, Default)]
+pub struct ToolOutput {
+    /// Exit status code (None when killed by a signal).
+    pub status: Option<i32>,
+    /// Captured stdout.
+    pub stdout: String,
+    /// Captured stderr.
+    pub stderr: String,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+impl ToolOutput {
+    /// stdout and stderr together, as a user would have seen them.
+    pub fn combined(&self) -> String {
+        let mut s = self.stdout.clone();
+        if !self.stderr.is_empty() {
+            if !s.is_empty() && !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s.push_str(&self.stderr);
+        }
+        s
+    }
+}
+
+/// Render argv as a shell-like command line for messages and records.
+pub fn display(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Run `argv` with no stdin, capture its output, kill it after `timeout`.
+///
+/// Returns `Err(Error::Tool)` when the program is missing, times out or exits non-zero; the
+/// message carries its stderr so the user sees the tool's own words.
+pub fn run(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
+    let out = run_unchecked(argv, timeout)?;
+    if out.status != Some(0) {
+        let msg = out.combined();
+        let msg = msg.trim();
+        return Err(crate::Error::tool(
+            display(argv),
+            format!(
+                "exit status {}{}{}",
+                out.status.map_or("signal".to_string(), |c| c.to_string()),
+                if msg.is_empty() { "" } else { ": " },
+                msg
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Like [`run`] but a non-zero exit is returned, not an error (for probes such as fsck -n).
+pub fn run_unchecked(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
+    let (prog, args) = argv
+        .split_first()
+        .ok_or_else(|| crate::Error::Other("empty command".into()))?;
+    let start = Instant::now();
+    let mut child = Command::new(prog)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            crate::Error::tool(
+                display(argv),
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    format!("{prog} is not installed or not on PATH")
+                } else {
+                    e.to_string()
+                },
+            )
+        })?;
+    // Drain pipes on threads so a chatty tool cannot block on a full pipe while we wait.
+    let mut so = child.stdout.take().expect("piped stdout");
+    let mut se = child.stderr.take().expect("piped stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(crate::Error::tool(
+                    display(argv),
+                    format!(
+                        "timed out after {:.0} s and was killed",
+                        timeout.as_secs_f64()
+                    ),
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(crate::Error::tool(display(argv), e.to_string())),
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(ToolOutput {
+        status: status.code(),
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        seconds,
+    })
+}
+
+/// Whether `prog` is on PATH.
+pub fn available(prog: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(prog).is_file()))
+        .unwrap_or(false)
+}
+
+/// Build an argv from string slices.
+pub fn argv<S: AsRef<str>>(parts: &[S]) -> Vec<String> {
+    parts.iter().map(|s| s.as_ref().to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_and_times_out() {
+        let out = run(
+            &argv(&["sh", "-c", "echo hi; echo err >&2"]),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(out.stdout.trim(), "hi");
+        assert_eq!(out.stderr.trim(), "err");
+        let e = run(&argv(&["sh", "-c", "exit 3"]), Duration::from_secs(5)).unwrap_err();
+        assert!(e.to_string().contains("exit status 3"), "{e}");
+        let e = run(&argv(&["sleep", "5"]), Duration::from_millis(200)).unwrap_err();
+        assert!(e.to_string().contains("timed out"), "{e}");
+        let e = run(&argv(&["no-such-tool-xyz"]), Duration::from_secs(1)).unwrap_err();
+        assert!(e.to_string().contains("not installed"), "{e}");
+        assert!(available("sh"));
+    }
+}

@@ -1,0 +1,1 @@
+//! Capability probes: reflink, snapshot, resize, corruption detection, fsck time.
