@@ -1,0 +1,110 @@
+//! fio as a cross-check backend: render a job as fio arguments, run fio, parse its JSON.
+//!
+//! The native engine earns trust by agreeing with fio on the same job; this module makes "the
+//! same job" precise. [`args`] renders a [`JobSpec`] with the engine's semantics, [`run`]
+//! executes it and returns the same [`IoReport`] the engine produces (with `engine = "fio"`),
+//! and [`command_line`] prints it for people who want to reproduce a step by hand.
+
+mod args;
+mod parse;
+
+pub use args::{FIO_SEED_MASK, PERCENTILE_LIST, args, command_line};
+pub use parse::parse_output;
+
+use crate::engine::{IoReport, JobSpec};
+use crate::host::command;
+use std::io::Read;
+use std::time::Duration;
+
+/// Slack on top of ramp + runtime before a time-based fio is considered hung (covers layout).
+const TIME_BASED_SLACK: Duration = Duration::from_secs(30 * 60);
+/// Size-based jobs end when their bytes are moved; this only guards against a hang.
+const SIZE_BASED_LIMIT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Run `spec` with fio and report it in the engine's terms.
+///
+/// When `spec.seed` is `None` a fresh seed is drawn here and passed as `randseed`, so every run
+/// differs (fio's `randrepeat=0`) yet the report records which sequence was used, as the engine
+/// does (masked to the 63 bits fio accepts). fio gets Ctrl-C with us (same process group) and still prints its JSON; the run then
+/// ends with [`crate::Error::Interrupted`].
+pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
+    if !command::available("fio") {
+        return Err(crate::Error::tool(
+            "fio",
+            "fio is not installed or not on PATH; install it (e.g. `apt-get install fio`) or use --engine fsbench",
+        ));
+    }
+    let mut spec = spec.clone();
+    let seed = spec.seed.unwrap_or_else(fresh_seed) & args::FIO_SEED_MASK;
+    spec.seed = Some(seed);
+    let mut argv = vec!["fio".to_string()];
+    argv.extend(args(&spec));
+    let timeout = match spec.runtime {
+        Some(rt) => rt + spec.ramp + TIME_BASED_SLACK,
+        None => SIZE_BASED_LIMIT,
+    };
+    let out = command::run_unchecked(&argv, timeout)?;
+    if crate::cancel::requested() {
+        return Err(crate::Error::Interrupted);
+    }
+    let parsed = parse_output(&out.stdout);
+    let mut report = match (out.status, parsed) {
+        (Some(0), Ok(report)) => report,
+        // fio prints a full (empty) JSON report even when it fails: show its stderr instead.
+        (status, parsed) => {
+            let why = stderr_summary(&out.stderr)
+                .or(parsed.err())
+                .unwrap_or_else(|| format!("exit status {status:?} without a message"));
+            return Err(crate::Error::tool(command::display(&argv), why));
+        }
+    };
+    report.seed = seed;
+    report.backend = spec.backend.as_str().to_string();
+    Ok(report)
+}
+
+/// fio's stderr on one line (it spreads one failure over several), or None when silent.
+fn stderr_summary(stderr: &str) -> Option<String> {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
+}
+
+/// 64 random bits from the kernel; falls back to clock ⊕ pid if /dev/urandom is unreadable.
+fn fresh_seed() -> u64 {
+    let mut buf = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .is_ok()
+    {
+        return u64::from_ne_bytes(buf);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stderr_is_folded_to_one_line() {
+        let err = "fsbench: you need to specify size=\nfio: pid=0, err=22/file:filesetup.c:1155\n";
+        assert_eq!(
+            stderr_summary(err).unwrap(),
+            "fsbench: you need to specify size=; fio: pid=0, err=22/file:filesetup.c:1155"
+        );
+        assert_eq!(stderr_summary(" \n"), None);
+    }
+
+    #[test]
+    fn seeds_differ() {
+        assert_ne!(fresh_seed(), fresh_seed());
+    }
+}
