@@ -2,5 +2,6 @@
 
 pub mod cache;
 pub mod command;
+pub mod provenance;
 
 pub use cache::{drop_caches, sync_all};
