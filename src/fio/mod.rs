@@ -7,6 +7,7 @@
 
 mod args;
 mod parse;
+mod process;
 
 pub use args::{FIO_SEED_MASK, PERCENTILE_LIST, args, command_line};
 pub use parse::parse_output;
@@ -25,8 +26,10 @@ const SIZE_BASED_LIMIT: Duration = Duration::from_secs(7 * 24 * 3600);
 ///
 /// When `spec.seed` is `None` a fresh seed is drawn here and passed as `randseed`, so every run
 /// differs (fio's `randrepeat=0`) yet the report records which sequence was used, as the engine
-/// does (masked to the 63 bits fio accepts). fio gets Ctrl-C with us (same process group) and still prints its JSON; the run then
-/// ends with [`crate::Error::Interrupted`].
+/// does (masked to the 63 bits fio accepts).
+///
+/// When a stop is requested ([`crate::cancel`]) fio gets SIGINT, ends early and still prints
+/// its JSON; the run then returns [`crate::Error::Interrupted`] rather than a partial report.
 pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
     if !command::available("fio") {
         return Err(crate::Error::tool(
@@ -43,7 +46,7 @@ pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
         Some(rt) => rt + spec.ramp + TIME_BASED_SLACK,
         None => SIZE_BASED_LIMIT,
     };
-    let out = command::run_unchecked(&argv, timeout)?;
+    let out = process::run(&argv, timeout)?;
     if crate::cancel::requested() {
         return Err(crate::Error::Interrupted);
     }
@@ -52,9 +55,13 @@ pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
         (Some(0), Ok(report)) => report,
         // fio prints a full (empty) JSON report even when it fails: show its stderr instead.
         (status, parsed) => {
-            let why = stderr_summary(&out.stderr)
-                .or(parsed.err())
-                .unwrap_or_else(|| format!("exit status {status:?} without a message"));
+            let why =
+                stderr_summary(&out.stderr)
+                    .or(parsed.err())
+                    .unwrap_or_else(|| match status {
+                        Some(code) => format!("exit status {code} without a message"),
+                        None => "killed by a signal".to_string(),
+                    });
             return Err(crate::Error::tool(command::display(&argv), why));
         }
     };
