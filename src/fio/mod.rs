@@ -31,6 +31,13 @@ const SIZE_BASED_LIMIT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// When a stop is requested ([`crate::cancel`]) fio gets SIGINT, ends early and still prints
 /// its JSON; the run then returns [`crate::Error::Interrupted`] rather than a partial report.
 pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
+    if spec.runtime.is_some_and(|rt| rt.as_micros() == 0) {
+        // fio reads runtime=0 as "no limit": a time-based job would never end.
+        return Err(crate::Error::invalid(
+            "--runtime",
+            "must be at least 1us for fio (0 means no limit to fio); give e.g. 10s, or drop --runtime for a size-based job",
+        ));
+    }
     if !command::available("fio") {
         return Err(crate::Error::tool(
             "fio",
@@ -108,6 +115,18 @@ mod tests {
             "fsbench: you need to specify size=; fio: pid=0, err=22/file:filesetup.c:1155"
         );
         assert_eq!(stderr_summary(" \n"), None);
+    }
+
+    #[test]
+    fn zero_runtime_is_refused_before_fio_starts() {
+        let spec = JobSpec {
+            filename: "/nonexistent/x".into(),
+            runtime: Some(Duration::from_nanos(500)),
+            ..JobSpec::default()
+        };
+        let e = run(&spec).unwrap_err();
+        assert_eq!(e.exit_code(), crate::error::EXIT_USAGE);
+        assert!(e.to_string().starts_with("--runtime: "), "{e}");
     }
 
     #[test]
