@@ -2,8 +2,11 @@
 //! (so these tests do not depend on fsbench's drivers) and must give the answer the filesystem
 //! is known to give. Root and the tools are required; otherwise each test prints `skipped:`.
 
+use fsbench::engine::{JobSpec, RwMode};
+use fsbench::host::cgroup;
 use fsbench::workload::WorkloadOutput;
 use fsbench::workload::probe::{self, ProbeFs, ProbeKind, ProbeOptions};
+use fsbench::workload::{compress, memcap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -86,10 +89,16 @@ struct ShellFs {
     mnt: PathBuf,
     pool: Option<String>,
     mounted: bool,
+    mount_opts: Option<String>,
 }
 
 impl ShellFs {
     fn new(fs: &str, size: u64) -> ShellFs {
+        ShellFs::with_options(fs, size, None, &[])
+    }
+
+    /// `mount_opts` for `mount -o`; `zfs_props` as `-O key=value` for `zpool create`.
+    fn with_options(fs: &str, size: u64, mount_opts: Option<&str>, zfs_props: &[&str]) -> ShellFs {
         let dir = tempfile::Builder::new()
             .prefix("fsbench-probe-test-")
             .tempdir_in("/var/tmp")
@@ -109,6 +118,7 @@ impl ShellFs {
             mnt,
             pool: None,
             mounted: false,
+            mount_opts: mount_opts.map(str::to_string),
         };
         let d = me.device.to_str().unwrap().to_string();
         let m = me.mnt.to_str().unwrap().to_string();
@@ -127,7 +137,12 @@ impl ShellFs {
                         .to_string_lossy()
                         .replace(['-', '.'], "")
                 );
-                sh(&["zpool", "create", "-m", &m, &pool, &d]).unwrap();
+                let mut args = vec!["zpool", "create", "-m", &m];
+                for p in zfs_props {
+                    args.extend(["-O", p]);
+                }
+                args.extend([pool.as_str(), d.as_str()]);
+                sh(&args).unwrap();
                 me.pool = Some(pool);
                 me.mounted = true;
                 return me;
@@ -167,12 +182,12 @@ impl ProbeFs for ShellFs {
                 Duration::from_secs(60),
             )?,
             None => {
-                sh(&[
-                    "mount",
-                    self.device.to_str().unwrap(),
-                    self.mnt.to_str().unwrap(),
-                ])
-                .map_err(fsbench::Error::Other)?;
+                let mut args = vec!["mount"];
+                if let Some(o) = &self.mount_opts {
+                    args.extend(["-o", o.as_str()]);
+                }
+                args.extend([self.device.to_str().unwrap(), self.mnt.to_str().unwrap()]);
+                sh(&args).map_err(fsbench::Error::Other)?;
             }
         }
         self.mounted = true;
@@ -307,5 +322,194 @@ fn fsck_answers() {
     for (fs, out) in run_probe(ProbeKind::Fsck, &["ext4", "xfs", "btrfs", "zfs"]) {
         assert_eq!(metric(&out, "clean"), 1.0, "{fs}: {out:?}");
         assert!(metric(&out, "seconds") > 0.0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compression ratio as the filesystem reports it.
+
+fn compress_on(fs: &str, mount_opts: Option<&str>, zfs_props: &[&str]) -> Option<WorkloadOutput> {
+    if let Some(why) = skip_reason(fs) {
+        println!("skipped: compress on {fs}: {why}");
+        return None;
+    }
+    let sfs = ShellFs::with_options(fs, 768 << 20, mount_opts, zfs_props);
+    let spec = compress::CompressSpec {
+        bytes: 48 << 20,
+        bs: 1 << 20,
+        seed: 9,
+    };
+    let out = compress::run(&sfs.mnt, fs, &spec).unwrap();
+    println!(
+        "compress on {fs} {mount_opts:?} {zfs_props:?}: {:?} {:?}",
+        out.metrics, out.notes
+    );
+    assert!(metric(&out, "bw_mib_s") > 0.0);
+    Some(out)
+}
+
+#[test]
+fn compress_ratio_as_reported() {
+    // Seed 003: text-like data compresses about 2.4:1 with zstd:3 on btrfs.
+    if let Some(out) = compress_on("btrfs", Some("compress=zstd:3"), &[]) {
+        let r = metric(&out, "compress_ratio");
+        assert!((2.0..3.0).contains(&r), "btrfs zstd:3 ratio {r}");
+    }
+    if let Some(out) = compress_on("btrfs", None, &[]) {
+        let r = metric(&out, "compress_ratio");
+        assert!((0.99..1.01).contains(&r), "uncompressed btrfs ratio {r}");
+    }
+    // zfs-fuse has no zstd or lz4; gzip is its strongest codec.
+    if let Some(out) = compress_on("zfs", None, &["compression=gzip"]) {
+        let r = metric(&out, "compress_ratio");
+        assert!(r > 1.8, "zfs gzip ratio {r}");
+    }
+    if let Some(out) = compress_on("zfs", None, &["compression=off"]) {
+        let r = metric(&out, "compress_ratio");
+        assert!((0.99..1.01).contains(&r), "zfs uncompressed ratio {r}");
+    }
+    if let Some(out) = compress_on("ext4", None, &[]) {
+        assert!(out.metrics.iter().all(|m| m.metric != "compress_ratio"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory-capped cgroups.
+
+fn cgroup_skip() -> Option<String> {
+    if !is_root() {
+        return Some("needs root to create cgroups".into());
+    }
+    cgroup::detect().err().map(|e| e.to_string())
+}
+
+#[test]
+fn cgroup_caps_a_child_and_cleans_up() {
+    if let Some(why) = cgroup_skip() {
+        println!("skipped: {why}");
+        return;
+    }
+    let cg = cgroup::MemoryCgroup::create(64 << 20).unwrap();
+    let dir = cg.path().to_path_buf();
+    assert!(dir.is_dir());
+    println!("cgroup {} (v2: {})", dir.display(), cg.is_v2());
+
+    // The child sees itself in the group.
+    let mut cmd = Command::new("cat");
+    cmd.arg("/proc/self/cgroup");
+    cg.configure(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success());
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&name),
+        "child not in {name}: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Within the cap: dd's 16 MiB buffer fits, and the peak shows it was charged here.
+    let mut cmd = Command::new("dd");
+    cmd.args(["if=/dev/zero", "of=/dev/null", "bs=16M", "count=4"]);
+    cg.configure(&mut cmd);
+    assert!(cmd.output().unwrap().status.success());
+    let peak = cg.peak_bytes().expect("peak memory is reported");
+    assert!(peak >= 16 << 20 && peak <= 64 << 20, "peak {peak}");
+
+    // Beyond the cap (no swap allowed): a 256 MiB buffer gets the child OOM-killed.
+    let mut cmd = Command::new("dd");
+    cmd.args(["if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"]);
+    cg.configure(&mut cmd);
+    let st = cmd.output().unwrap().status;
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        st.signal(),
+        Some(9),
+        "expected SIGKILL from the OOM killer, got {st}"
+    );
+    assert!(cg.oom_kills().unwrap_or(0) >= 1);
+
+    drop(cg);
+    assert!(!dir.exists(), "{} was not removed", dir.display());
+}
+
+/// A stand-in for `fsbench io --json`: records its argv and cgroup, prints a report.
+const FAKE_IO: &str = r#"#!/bin/sh
+echo "$@" > "$(dirname "$0")/args"
+cat /proc/self/cgroup > "$(dirname "$0")/cgroup"
+echo 'fsbench io: starting'
+echo '{"read":{"ios":0,"bytes":0,"iops":0,"bw_bytes":0,"lat_ns":{"min":0,"mean":0,"max":0,"p50":0,"p90":0,"p99":0,"p99_9":0,"p99_99":0}},"write":{"ios":2000,"bytes":8192000,"iops":1000.0,"bw_bytes":4096000.0,"lat_ns":{"min":1000,"mean":2000.0,"max":9000000,"p50":1500000,"p90":2000000,"p99":4000000,"p99_9":8000000,"p99_99":9000000}},"cpu":{"user_s":0.1,"sys_s":0.2},"runtime_s":2.0}'
+"#;
+
+#[test]
+fn memcap_runs_the_job_inside_the_cap() {
+    if let Some(why) = cgroup_skip() {
+        println!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("fake-fsbench");
+    std::fs::write(&exe, FAKE_IO).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let job = JobSpec {
+        filename: dir.path().join("c.bin"),
+        rw: RwMode::Randwrite,
+        bs: 4096,
+        iodepth: 16,
+        size: Some(64 << 20),
+        runtime: Some(Duration::from_secs(2)),
+        ..Default::default()
+    };
+    let out = memcap::run_with_exe(&exe, &job, 512 << 20).unwrap();
+    println!("{:?} {:?}", out.metrics, out.notes);
+    assert_eq!(metric(&out, "iops"), 1000.0);
+    assert_eq!(metric(&out, "lat_p99_ms"), 4.0);
+    assert_eq!(metric(&out, "memory_cap_bytes"), (512u64 << 20) as f64);
+    assert!(metric(&out, "peak_memory_bytes") > 0.0);
+    let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
+    assert!(
+        args.starts_with("io --filename")
+            && args.contains("--rw randwrite")
+            && args.trim_end().ends_with("--json"),
+        "{args}"
+    );
+    let cg = std::fs::read_to_string(dir.path().join("cgroup")).unwrap();
+    assert!(
+        cg.contains("fsbench-"),
+        "the job did not run in fsbench's cgroup: {cg}"
+    );
+}
+
+#[test]
+fn memcap_with_the_real_engine() {
+    if let Some(why) = cgroup_skip() {
+        println!("skipped: {why}");
+        return;
+    }
+    let exe = Path::new(env!("CARGO_BIN_EXE_fsbench"));
+    let help = Command::new(exe).args(["io", "--help"]).output().unwrap();
+    if !String::from_utf8_lossy(&help.stdout).contains("--filename") {
+        println!("skipped: `fsbench io` has no --filename flag in this tree yet");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = JobSpec {
+        filename: dir.path().join("c.bin"),
+        rw: RwMode::Randwrite,
+        bs: 4096,
+        iodepth: 16,
+        size: Some(256 << 20),
+        runtime: Some(Duration::from_secs(2)),
+        seed: Some(1),
+        ..Default::default()
+    };
+    match memcap::run_with_exe(exe, &job, 64 << 20) {
+        Ok(out) => {
+            println!("{:?} {:?}", out.metrics, out.notes);
+            assert!(metric(&out, "iops") > 0.0);
+            let peak = metric(&out, "peak_memory_bytes");
+            assert!(peak <= (64u64 << 20) as f64, "peak {peak} above the cap");
+        }
+        Err(e) => panic!("{e}"),
     }
 }
