@@ -6,9 +6,10 @@
 //! filesystem hands back the altered bytes. Handing back the ORIGINAL bytes means the probe
 //! hit the wrong place (a stale copy, or a cache): that is an error of the probe, not a result.
 //!
-//! The block is located with FIEMAP when the filesystem maps extents 1:1 onto the device, and
-//! verified by reading it there; otherwise (btrfs reports its own logical addresses, zfs-fuse
-//! reports nothing) the raw device is scanned for the block's unique pattern.
+//! Every copy of the block is found by scanning the raw device for its unique pattern (a few
+//! seconds for the probe's small image) and every copy is altered, so redundancy (btrfs DUP,
+//! ZFS copies=2) cannot mask the damage. FIEMAP is only a cross-check: btrfs reports its own
+//! logical addresses there and zfs-fuse reports no extents at all.
 
 use super::{ProbeFs, ProbeOptions, supported, sys};
 use crate::workload::{Metric, WorkloadOutput};
@@ -38,13 +39,18 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
     pfs.unmount()?;
     let located = locate_and_flip(&device, &expected, hint);
     pfs.mount()?;
-    let (offset, how) = located?;
+    let (offsets, how) = located?;
     crate::host::drop_caches()?;
 
     let path = pfs.mountpoint().join("fsbench-corruption");
+    let offset = offsets[0];
     let mut notes = vec![format!(
-        "flipped bytes {}..{} of file block {victim} at device offset {offset} (found by {how})",
-        FLIP.start, FLIP.end
+        "flipped bytes {}..{} of file block {victim} in {} cop{} at device offset(s) {:?} (found by {how})",
+        FLIP.start,
+        FLIP.end,
+        offsets.len(),
+        if offsets.len() == 1 { "y" } else { "ies" },
+        offsets
     )];
     let outcome = read_back(&path);
     let _ = std::fs::remove_file(&path);
@@ -124,13 +130,14 @@ fn fiemap_hint(path: &Path, victim: usize) -> Result<Option<u64>> {
         .map(|e| e.physical + (logical - e.logical)))
 }
 
-/// Find the victim block on the raw device and flip bytes in it. Returns its offset and how it
-/// was found.
+/// Find every copy of the victim block on the raw device and flip bytes in each, so that
+/// redundancy (btrfs DUP data, ZFS copies=2) cannot hide the damage by reading another copy.
+/// Returns the offsets and how the first was found.
 fn locate_and_flip(
     device: &Path,
     expected: &[u8],
     hint: Option<u64>,
-) -> Result<(u64, &'static str)> {
+) -> Result<(Vec<u64>, &'static str)> {
     let dev = OpenOptions::new()
         .read(true)
         .write(true)
@@ -138,39 +145,38 @@ fn locate_and_flip(
         .open(device)
         .map_err(|e| Error::io("cannot open (O_DIRECT)", device, e))?;
     let size = sys::device_size(device)?;
-    let mut found = None;
-    if let Some(off) = hint.filter(|o| o % SCAN_STEP as u64 == 0 && o + BLOCK as u64 <= size) {
-        if read_direct(&dev, device, off, BLOCK)?[..] == expected[..] {
-            found = Some((off, "FIEMAP"));
-        }
-    }
-    if found.is_none() {
-        found = scan(&dev, device, size, expected)?.map(|o| (o, "scanning the device"));
-    }
-    let (off, how) = found.ok_or_else(|| {
-        Error::workload(
+    let copies = scan(&dev, device, size, expected)?;
+    if copies.is_empty() {
+        return Err(Error::workload(
             "probe-corruption",
             format!(
                 "the file's block was not found on {} (encrypted, compressed or not yet written?)",
                 device.display()
             ),
-        )
-    })?;
-    // Read-modify-write the 4 KiB-aligned window holding the flipped sector (O_DIRECT needs
-    // alignment to the device's logical block size, at most 4 KiB).
-    let target = off + FLIP.start as u64;
-    let win = target & !(BLOCK as u64 - 1);
-    let mut buf = read_direct(&dev, device, win, BLOCK)?;
-    let at = (target - win) as usize;
-    for b in &mut buf[at..at + FLIP.len()] {
-        *b ^= 0xFF;
+        ));
     }
-    dev.write_all_at(&buf, win)
-        .map_err(|e| Error::io("cannot write", device, e))?;
+    let how = if hint.is_some_and(|h| copies.contains(&h)) {
+        "FIEMAP, confirmed by scanning the device"
+    } else {
+        "scanning the device"
+    };
+    for &off in &copies {
+        // Read-modify-write the 4 KiB-aligned window holding the flipped sector (O_DIRECT
+        // needs alignment to the device's logical block size, at most 4 KiB).
+        let target = off + FLIP.start as u64;
+        let win = target & !(BLOCK as u64 - 1);
+        let mut buf = read_direct(&dev, device, win, BLOCK)?;
+        let at = (target - win) as usize;
+        for b in &mut buf[at..at + FLIP.len()] {
+            *b ^= 0xFF;
+        }
+        dev.write_all_at(&buf, win)
+            .map_err(|e| Error::io("cannot write", device, e))?;
+    }
     dev.sync_all()
         .map_err(|e| Error::io("cannot fsync", device, e))?;
     sys::blkflsbuf(&dev, device)?;
-    Ok((off, how))
+    Ok((copies, how))
 }
 
 fn read_direct(dev: &File, path: &Path, off: u64, len: usize) -> Result<sys::AlignedBuf> {
@@ -180,8 +186,9 @@ fn read_direct(dev: &File, path: &Path, off: u64, len: usize) -> Result<sys::Ali
     Ok(buf)
 }
 
-/// Scan the device for `expected` at every 512-byte boundary; first match wins.
-fn scan(dev: &File, path: &Path, size: u64, expected: &[u8]) -> Result<Option<u64>> {
+/// Offsets of every copy of `expected` on the device, at 512-byte boundaries.
+fn scan(dev: &File, path: &Path, size: u64, expected: &[u8]) -> Result<Vec<u64>> {
+    let mut found = Vec::new();
     let head = &expected[..64];
     let mut buf = sys::AlignedBuf::new(SCAN_CHUNK);
     let mut pos = 0u64;
@@ -196,14 +203,14 @@ fn scan(dev: &File, path: &Path, size: u64, expected: &[u8]) -> Result<Option<u6
                 if off + BLOCK as u64 <= size
                     && read_direct(dev, path, off & !511, BLOCK)?[..] == expected[..]
                 {
-                    return Ok(Some(off));
+                    found.push(off);
                 }
             }
             i += SCAN_STEP;
         }
         pos += n as u64;
     }
-    Ok(None)
+    Ok(found)
 }
 
 enum ReadBack {

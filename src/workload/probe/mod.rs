@@ -169,17 +169,32 @@ pub fn run_with(
         .block_device()
         .ok_or_else(|| Error::workload(kind.id(), "the probe image has no block device"))?
         .to_path_buf();
+    let out = run_on_device(kind, opts, fs, setup, &device, scratch_dir);
+    drop(target);
+    out
+}
+
+/// Create the setup's filesystem on `device` (a scratch loop device: it is wiped, and
+/// `probe-resize` grows its backing file), run the probe, release the filesystem.
+pub fn run_on_device(
+    kind: ProbeKind,
+    opts: &ProbeOptions,
+    fs: &dyn Filesystem,
+    setup: &SetupSpec,
+    device: &Path,
+    scratch_dir: &Path,
+) -> Result<WorkloadOutput> {
     let mnt = tempfile::Builder::new()
         .prefix(&format!("fsbench-{}-", kind.id()))
         .tempdir_in(scratch_dir)
         .map_err(|e| Error::io("cannot create a mountpoint in", scratch_dir, e))?;
     let mountpoint = mnt.path().join("mnt");
     std::fs::create_dir_all(&mountpoint).map_err(|e| Error::io("cannot create", &mountpoint, e))?;
-    let (_mkfs, mounted) = fs.create_and_mount(&device, setup, &mountpoint, opts.timeout)?;
+    let (_mkfs, mounted) = fs.create_and_mount(device, setup, &mountpoint, opts.timeout)?;
     let mut pfs = DriverFs {
         fs,
         setup,
-        device,
+        device: device.to_path_buf(),
         mountpoint: mounted.path().to_path_buf(),
         mounted: Some(mounted),
         pool: None,
@@ -187,9 +202,8 @@ pub fn run_with(
         timeout: opts.timeout,
     };
     let out = run_on(kind, opts, &mut pfs);
-    // Release the filesystem before the target (loop device) goes away.
+    // Release the filesystem before the caller lets the loop device go.
     let released = pfs.release();
-    drop(target);
     let out = out?;
     released?;
     Ok(out)
@@ -262,7 +276,8 @@ impl ProbeFs for DriverFs<'_> {
     }
     fn mount(&mut self) -> Result<()> {
         if let Some(pool) = self.pool.take() {
-            return zpool_import(&pool, &self.device, &self.zdev, self.timeout);
+            zpool_import(&pool, &self.device, &self.zdev, self.timeout)?;
+            return wait_mounted(&self.mountpoint, Duration::from_secs(10));
         }
         let m = self
             .fs
@@ -298,6 +313,23 @@ pub fn zpool_import(pool: &str, device: &Path, link_dir: &Path, timeout: Duratio
         &command::argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]),
         timeout,
     )?;
+    Ok(())
+}
+
+/// Wait until something is mounted at `mountpoint` (zfs-fuse mounts datasets after `zpool
+/// import` returns); a probe reading the bare directory underneath would misjudge.
+pub fn wait_mounted(mountpoint: &Path, timeout: Duration) -> Result<()> {
+    let start = std::time::Instant::now();
+    while mount_source(mountpoint).is_none() {
+        if start.elapsed() > timeout {
+            return Err(Error::Other(format!(
+                "nothing is mounted at {} {:.0} s after mounting",
+                mountpoint.display(),
+                timeout.as_secs_f64()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     Ok(())
 }
 
