@@ -315,6 +315,19 @@ fn resize_answers() {
         // A ZFS pool cannot shrink its only vdev.
         let shrink = if fs == "zfs" { 0.0 } else { 1.0 };
         assert_eq!(metric(&out, "shrink_supported"), shrink, "{fs}: {out:?}");
+        // resize2fs shrinks only unmounted; btrfs and XFS shrink mounted.
+        if fs != "zfs" {
+            let online = if fs == "ext4" { 0.0 } else { 1.0 };
+            assert_eq!(metric(&out, "shrink_online"), online, "{fs}: {out:?}");
+        }
+        println!(
+            "{fs}: {}",
+            probe::verdict(ProbeKind::Resize, |n| out
+                .metrics
+                .iter()
+                .find(|m| m.metric == n)
+                .map(|m| m.value))
+        );
     }
 }
 

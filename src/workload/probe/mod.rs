@@ -366,6 +366,50 @@ fn unescape_mount(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One cell of the capability table (seed 001's integrity matrix, measured): a short verdict
+/// from a probe's metrics, looked up by name (e.g. medians from results.json).
+pub fn verdict(kind: ProbeKind, metric: impl Fn(&str) -> Option<f64>) -> String {
+    let yes = |name: &str| metric(name).map(|v| v >= 0.5);
+    let secs = |name: &str| metric(name).map(format_seconds).unwrap_or_default();
+    match kind {
+        ProbeKind::Reflink | ProbeKind::Snapshot => match yes("supported") {
+            Some(true) => format!("yes ({})", secs("seconds")),
+            Some(false) => "no".into(),
+            None => "?".into(),
+        },
+        ProbeKind::Resize => {
+            let dir = |d: &str| match yes(&format!("{d}_supported")) {
+                Some(true) => match yes(&format!("{d}_online")) {
+                    Some(false) => format!("{d} offline"),
+                    _ => format!("{d} online"),
+                },
+                Some(false) => format!("no {d}"),
+                None => format!("{d} ?"),
+            };
+            format!("{}, {}", dir("grow"), dir("shrink"))
+        }
+        ProbeKind::Corruption => match yes("detected") {
+            Some(true) => "detected (read error)".into(),
+            Some(false) => "not detected (bad data returned)".into(),
+            None => "?".into(),
+        },
+        ProbeKind::Fsck => match (yes("supported"), yes("clean")) {
+            (Some(false), _) => "n/a".into(),
+            (_, Some(true)) => format!("clean ({})", secs("seconds")),
+            (_, Some(false)) => format!("problems ({})", secs("seconds")),
+            _ => "?".into(),
+        },
+    }
+}
+
+fn format_seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
 /// `supported` metric (1/0).
 pub(crate) fn supported(name: &str, yes: bool) -> Metric {
     Metric::new(name, "bool", if yes { 1.0 } else { 0.0 })
@@ -397,6 +441,44 @@ mod tests {
     fn mountinfo_unescape() {
         assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
         assert_eq!(unescape_mount("/plain"), "/plain");
+    }
+
+    #[test]
+    fn verdicts_read_like_a_capability_table() {
+        let m = |pairs: &'static [(&'static str, f64)]| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+        };
+        assert_eq!(
+            verdict(
+                ProbeKind::Reflink,
+                m(&[("supported", 1.0), ("seconds", 0.0003)])
+            ),
+            "yes (0.3 ms)"
+        );
+        assert_eq!(verdict(ProbeKind::Snapshot, m(&[("supported", 0.0)])), "no");
+        assert_eq!(
+            verdict(
+                ProbeKind::Resize,
+                m(&[
+                    ("grow_supported", 1.0),
+                    ("grow_online", 0.0),
+                    ("shrink_supported", 0.0)
+                ])
+            ),
+            "grow offline, no shrink"
+        );
+        assert_eq!(
+            verdict(ProbeKind::Corruption, m(&[("detected", 1.0)])),
+            "detected (read error)"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Fsck,
+                m(&[("supported", 1.0), ("clean", 1.0), ("seconds", 2.5)])
+            ),
+            "clean (2.50 s)"
+        );
+        assert_eq!(verdict(ProbeKind::Fsck, m(&[])), "?");
     }
 
     #[test]

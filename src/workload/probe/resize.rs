@@ -13,46 +13,63 @@ use crate::{Error, Result};
 use std::path::Path;
 
 /// Run the resize probe on a mounted filesystem that lives on a loop device.
+///
+/// Metrics: `grow_supported`, `shrink_supported` (1/0); when supported, `<dir>_seconds` and
+/// `<dir>_online` (1 when the filesystem stayed mounted, 0 when it had to be unmounted).
 pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutput> {
     let mut out = WorkloadOutput::default();
-    match grow(pfs, opts) {
-        Ok((true, secs, note)) => {
-            out.metrics.push(supported("grow_supported", true));
-            out.metrics.push(Metric::new("grow_seconds", "s", secs));
-            out.notes.push(note);
-        }
-        Ok((false, _, note)) => {
-            out.metrics.push(supported("grow_supported", false));
-            out.notes.push(note);
-        }
-        Err(e) => {
-            out.metrics.push(supported("grow_supported", false));
-            out.notes.push(format!("grow failed: {e}"));
-        }
+    let grown = grow(pfs, opts);
+    record(&mut out, "grow", grown);
+    let shrunk = shrink(pfs, opts);
+    if shrunk.is_err() && !is_mounted(pfs.mountpoint()) {
+        // The caller needs the filesystem mounted again; failing that is fatal.
+        pfs.mount()?;
     }
-    match shrink(pfs, opts) {
-        Ok((true, secs, note)) => {
-            out.metrics.push(supported("shrink_supported", true));
-            out.metrics.push(Metric::new("shrink_seconds", "s", secs));
-            out.notes.push(note);
-        }
-        Ok((false, _, note)) => {
-            out.metrics.push(supported("shrink_supported", false));
-            out.notes.push(note);
-        }
-        Err(e) => {
-            // The filesystem must be mounted again for the caller; a failed remount is fatal.
-            if !is_mounted(pfs.mountpoint()) {
-                pfs.mount()?;
-            }
-            out.metrics.push(supported("shrink_supported", false));
-            out.notes.push(format!("shrink failed: {e}"));
-        }
-    }
+    record(&mut out, "shrink", shrunk);
     Ok(out)
 }
 
-type Step = (bool, f64, String);
+fn record(out: &mut WorkloadOutput, dir: &str, step: Result<Step>) {
+    match step {
+        Ok(s) => {
+            out.metrics
+                .push(supported(&format!("{dir}_supported"), s.changed));
+            if s.changed {
+                out.metrics
+                    .push(Metric::new(&format!("{dir}_seconds"), "s", s.seconds));
+                out.metrics
+                    .push(supported(&format!("{dir}_online"), s.online));
+            }
+            out.notes.push(s.note);
+        }
+        Err(e) => {
+            out.metrics
+                .push(supported(&format!("{dir}_supported"), false));
+            out.notes.push(format!("{dir} failed: {e}"));
+        }
+    }
+}
+
+/// What one resize direction did.
+struct Step {
+    /// The size statvfs reports changed in the asked direction.
+    changed: bool,
+    seconds: f64,
+    /// Done while mounted.
+    online: bool,
+    note: String,
+}
+
+impl Step {
+    fn unsupported(note: impl Into<String>) -> Step {
+        Step {
+            changed: false,
+            seconds: 0.0,
+            online: false,
+            note: note.into(),
+        }
+    }
+}
 
 fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
     let dev = pfs.device().to_path_buf();
@@ -80,14 +97,20 @@ fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
             let pool = super::zfs_pool(&mnt)?;
             argv(&["zpool", "online", "-e", &pool, &d])
         }
-        other => return Ok((false, 0.0, format!("no grow command known for {other}"))),
+        other => {
+            return Ok(Step::unsupported(format!(
+                "no grow command known for {other}"
+            )));
+        }
     };
+    let mut online = true;
     let (seconds, mut note) = match command::run(&cmd, opts.timeout) {
         Ok(out) => (out.seconds, String::new()),
         // ext4's online resize ioctl needs CAP_SYS_RESOURCE; without it (containers) the
         // filesystem can still grow offline, which is what an administrator would do.
         Err(e) if pfs.fs() == "ext4" => {
             let secs = ext4_offline_resize(pfs, None, opts)?;
+            online = false;
             (
                 secs,
                 format!(
@@ -107,6 +130,7 @@ fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
         pfs.mount()?;
         seconds += start.elapsed().as_secs_f64();
         after = settled_size(pfs.mountpoint(), before)?;
+        online = false;
         note.push_str(" (`zpool online -e` had no effect; the pool grew on export + import)");
     }
     note.insert_str(
@@ -118,7 +142,12 @@ fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
             after
         ),
     );
-    Ok((after > before, seconds, note))
+    Ok(Step {
+        changed: after > before,
+        seconds,
+        online,
+        note,
+    })
 }
 
 /// Unmount, `e2fsck -f -p`, `resize2fs` to `shrink_by` bytes less than now (or to the device
@@ -190,7 +219,7 @@ fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
             let cmd = argv(&["xfs_growfs", "-D", &target.to_string(), &m]);
             match command::run(&cmd, t) {
                 Ok(o) => (o.seconds, cmd),
-                Err(e) => return Ok((false, 0.0, format!("shrink: XFS refused: {e}"))),
+                Err(e) => return Ok(Step::unsupported(format!("shrink: XFS refused: {e}"))),
             }
         }
         "btrfs" => {
@@ -204,13 +233,15 @@ fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
             (command::run(&cmd, t)?.seconds, cmd)
         }
         "zfs" => {
-            return Ok((
-                false,
-                0.0,
-                "shrink: a ZFS pool cannot shrink a top-level vdev".into(),
+            return Ok(Step::unsupported(
+                "shrink: a ZFS pool cannot shrink its only top-level vdev",
             ));
         }
-        other => return Ok((false, 0.0, format!("no shrink command known for {other}"))),
+        other => {
+            return Ok(Step::unsupported(format!(
+                "no shrink command known for {other}"
+            )));
+        }
     };
     let mnt = pfs.mountpoint().to_path_buf();
     let after = sys::fs_size(&mnt)?;
@@ -224,7 +255,12 @@ fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
     if pfs.fs() == "xfs" {
         note.push_str(" (xfs_growfs calls this experimental: only unused space at the end of the last allocation group can go)");
     }
-    Ok((after < before, seconds, note))
+    Ok(Step {
+        changed: after < before,
+        seconds,
+        online: pfs.fs() != "ext4",
+        note,
+    })
 }
 
 /// ZFS reports the new space a moment after `zpool online -e`; other filesystems at once.
