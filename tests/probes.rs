@@ -475,8 +475,27 @@ fn cgroup_caps_a_child_and_cleans_up() {
     );
     assert!(cg.oom_kills().unwrap_or(0) >= 1);
 
+    // Buffered writes far beyond the cap are throttled (page cache reclaimed), not killed.
+    let cg2 = cgroup::MemoryCgroup::create(64 << 20).unwrap();
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let of = format!("of={}", scratch.path().join("big").display());
+    let mut cmd = Command::new("dd");
+    cmd.args(["if=/dev/zero", &of, "bs=1M", "count=256"]);
+    cg2.configure(&mut cmd);
+    let st = cmd.output().unwrap().status;
+    assert!(st.success(), "buffered dd in a 64 MiB cgroup: {st}");
+    let peak = cg2.peak_bytes().unwrap();
+    assert!(peak <= 64 << 20, "peak {peak} above the cap");
+    assert_eq!(
+        std::fs::metadata(scratch.path().join("big")).unwrap().len(),
+        256 << 20
+    );
+    let dir2 = cg2.path().to_path_buf();
+
     drop(cg);
+    drop(cg2);
     assert!(!dir.exists(), "{} was not removed", dir.display());
+    assert!(!dir2.exists(), "{} was not removed", dir2.display());
 }
 
 /// A stand-in for `fsbench io --json`: records its argv and cgroup, prints a report.

@@ -69,6 +69,9 @@ fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<Workl
     let mut left = spec.bytes;
     let mut at = 0usize;
     while left > 0 {
+        if crate::cancel::requested() {
+            return Err(Error::Interrupted);
+        }
         let n = left.min(spec.bs as u64) as usize;
         f.write_all(&pool[at..at + n])
             .map_err(|e| Error::io("cannot write", path, e))?;

@@ -156,6 +156,13 @@ pub fn run_with(
     setup: &SetupSpec,
     scratch_dir: &Path,
 ) -> Result<WorkloadOutput> {
+    if !ON_DISK.contains(&fs.name()) {
+        return Ok(unsupported(format!(
+            "{} is not an on-disk filesystem; capability probes need one of {}",
+            fs.name(),
+            ON_DISK.join(", ")
+        )));
+    }
     let size = opts.image_size(kind, fs.name()).max(fs.min_device_size());
     let target = crate::target::acquire(
         &crate::target::TargetKind::Image {
@@ -209,12 +216,18 @@ pub fn run_on_device(
     Ok(out)
 }
 
+/// Filesystems the probes know how to exercise.
+pub const ON_DISK: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
+
 /// Run one probe on an already mounted filesystem.
 pub fn run_on(
     kind: ProbeKind,
     opts: &ProbeOptions,
     pfs: &mut dyn ProbeFs,
 ) -> Result<WorkloadOutput> {
+    if crate::cancel::requested() {
+        return Err(Error::Interrupted);
+    }
     match kind {
         ProbeKind::Reflink => reflink::probe(pfs.mountpoint(), opts.reflink_bytes, opts.seed),
         ProbeKind::Snapshot => snapshot::probe(pfs, opts),
