@@ -57,7 +57,10 @@ fn clone_and_check(
                 ..Default::default()
             };
             if let Ok(Some(ext)) = sys::fiemap(&dst, dst_path) {
-                let shared = ext.iter().filter(|e| e.flags & 0x2000 != 0).count();
+                let shared = ext
+                    .iter()
+                    .filter(|e| e.flags & sys::FIEMAP_EXTENT_SHARED != 0)
+                    .count();
                 out.notes.push(format!(
                     "clone maps {} extent(s), {} flagged shared",
                     ext.len(),

@@ -26,6 +26,8 @@ pub const FIEMAP_EXTENT_ENCODED: u32 = 0x8;
 pub const FIEMAP_EXTENT_NOT_ALIGNED: u32 = 0x100;
 /// The data lives inside a metadata block.
 pub const FIEMAP_EXTENT_DATA_INLINE: u32 = 0x200;
+/// The extent is shared with another file (reflink, snapshot).
+pub const FIEMAP_EXTENT_SHARED: u32 = 0x2000;
 /// The physical location is not known (delalloc or a virtual mapping).
 pub const FIEMAP_EXTENT_UNKNOWN: u32 = 0x2;
 
@@ -209,7 +211,16 @@ pub fn loop_backing_file(dev: &Path) -> Result<PathBuf> {
             e,
         )
     })?;
-    Ok(PathBuf::from(text.trim_end_matches('\n')))
+    let path = text.trim_end_matches('\n');
+    if path.ends_with(" (deleted)") {
+        return Err(Error::refused(
+            dev,
+            format!(
+                "its backing file {path} was unlinked, so it cannot be enlarged; keep the image file while the probe runs"
+            ),
+        ));
+    }
+    Ok(PathBuf::from(path))
 }
 
 /// A heap buffer aligned for O_DIRECT.
