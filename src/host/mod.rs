@@ -1,6 +1,7 @@
 //! The host: caches, sync, external commands, quiescence, cgroups, provenance.
 
 pub mod cache;
+pub mod cgroup;
 pub mod command;
 pub mod provenance;
 

@@ -56,5 +56,7 @@ pub struct WorkloadContext<'a> {
     pub seed: u64,
 }
 
+pub mod compress;
+pub mod memcap;
 pub mod meta;
 pub mod probe;

@@ -1,1 +1,503 @@
 //! Capability probes: reflink, snapshot, resize, corruption detection, fsck time.
+//!
+//! Seed 001 tabulates features such as data checksums as claims; these probes measure them.
+//! Each probe formats its OWN small loop image with the setup's filesystem ([`run`]), so a
+//! probe that flips bytes or shrinks a filesystem never touches the filesystem under test.
+//! The probe logic itself works on any mounted filesystem through [`ProbeFs`], which is how the
+//! integration tests drive it on filesystems they built with shell tools.
+
+pub mod corruption;
+pub mod fsck;
+pub mod reflink;
+pub mod resize;
+pub mod snapshot;
+pub mod sys;
+
+use super::{Metric, WorkloadOutput};
+use crate::fs::{Filesystem, Mounted};
+use crate::host::command;
+use crate::plan::SetupSpec;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Which probe to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProbeKind {
+    /// `probe-reflink`: FICLONE a large file.
+    Reflink,
+    /// `probe-snapshot`: btrfs subvolume snapshot / zfs snapshot.
+    Snapshot,
+    /// `probe-resize`: grow and shrink on the image.
+    Resize,
+    /// `probe-corruption`: flip bytes under a file, see whether reading notices.
+    Corruption,
+    /// `probe-fsck`: time a read-only check of a filled filesystem.
+    Fsck,
+}
+
+impl ProbeKind {
+    /// Every probe, in report order.
+    pub const ALL: [ProbeKind; 5] = [
+        ProbeKind::Reflink,
+        ProbeKind::Snapshot,
+        ProbeKind::Resize,
+        ProbeKind::Corruption,
+        ProbeKind::Fsck,
+    ];
+
+    /// The workload id used in results.json.
+    pub fn id(self) -> &'static str {
+        match self {
+            ProbeKind::Reflink => "probe-reflink",
+            ProbeKind::Snapshot => "probe-snapshot",
+            ProbeKind::Resize => "probe-resize",
+            ProbeKind::Corruption => "probe-corruption",
+            ProbeKind::Fsck => "probe-fsck",
+        }
+    }
+
+    /// Parse a workload id (`probe-reflink`) or short name (`reflink`).
+    pub fn from_id(id: &str) -> Option<ProbeKind> {
+        let short = id.strip_prefix("probe-").unwrap_or(id);
+        ProbeKind::ALL
+            .into_iter()
+            .find(|k| k.id().strip_prefix("probe-") == Some(short))
+    }
+}
+
+/// Sizes the probes use; the defaults are the (1 GiB reflink), tests shrink them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeOptions {
+    /// Size of the file `probe-reflink` clones.
+    pub reflink_bytes: u64,
+    /// Size of the patterned file `probe-corruption` writes.
+    pub corruption_bytes: u64,
+    /// Small files `probe-fsck` creates before checking.
+    pub fsck_files: u32,
+    /// Bytes `probe-resize` grows the image by (and tries to shrink the filesystem by).
+    pub resize_step: u64,
+    /// Bytes `probe-resize` tries to shrink by: small, because XFS can only give back unused
+    /// space at the end of its last allocation group.
+    pub resize_shrink: u64,
+    /// Pattern seed.
+    pub seed: u64,
+    /// Timeout for each external tool.
+    pub timeout: Duration,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            reflink_bytes: 1 << 30,
+            corruption_bytes: 1 << 20,
+            fsck_files: 5000,
+            resize_step: 256 << 20,
+            resize_shrink: 32 << 20,
+            seed: 0x5eed_f5be,
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+impl ProbeOptions {
+    /// Image size a probe needs so that it has room to work (sparse, so mostly free).
+    pub fn image_size(&self, kind: ProbeKind, fs: &str) -> u64 {
+        // zfs-fuse and btrfs keep more metadata; xfs refuses to format below 300 MiB.
+        let base: u64 = if fs == "zfs" { 768 << 20 } else { 640 << 20 };
+        match kind {
+            ProbeKind::Reflink => base + self.reflink_bytes * 5 / 4,
+            ProbeKind::Resize => base.max(self.resize_step * 3),
+            _ => base + self.corruption_bytes * 2,
+        }
+    }
+}
+
+/// A mounted filesystem a probe may work on, unmount and mount again.
+pub trait ProbeFs {
+    /// Filesystem name (`ext4`, `xfs`, `btrfs`, `zfs`).
+    fn fs(&self) -> &str;
+    /// The block device it lives on (a loop device for resize).
+    fn device(&self) -> &Path;
+    /// Where it is mounted while mounted.
+    fn mountpoint(&self) -> &Path;
+    /// Unmount it (ZFS: export the pool) so the device is quiet.
+    fn unmount(&mut self) -> Result<()>;
+    /// Mount it again after [`ProbeFs::unmount`] (ZFS: import the pool).
+    fn mount(&mut self) -> Result<()>;
+    /// ZFS dataset mounted at the mountpoint (`pool/ds`), from /proc/self/mountinfo.
+    fn dataset(&self) -> Option<String> {
+        mount_source(self.mountpoint())
+    }
+}
+
+/// Run one probe on `fs` as configured by `setup`, on a fresh small image in `scratch_dir`.
+///
+/// This is the runner's entry point; the filesystem under test is never touched.
+pub fn run(
+    kind: ProbeKind,
+    fs: &dyn Filesystem,
+    setup: &SetupSpec,
+    scratch_dir: &Path,
+    timeout: Duration,
+) -> Result<WorkloadOutput> {
+    let opts = ProbeOptions {
+        timeout,
+        ..ProbeOptions::default()
+    };
+    run_with(kind, &opts, fs, setup, scratch_dir)
+}
+
+/// [`run`] with explicit sizes.
+pub fn run_with(
+    kind: ProbeKind,
+    opts: &ProbeOptions,
+    fs: &dyn Filesystem,
+    setup: &SetupSpec,
+    scratch_dir: &Path,
+) -> Result<WorkloadOutput> {
+    if !ON_DISK.contains(&fs.name()) {
+        return Ok(unsupported(format!(
+            "{} is not an on-disk filesystem; capability probes need one of {}",
+            fs.name(),
+            ON_DISK.join(", ")
+        )));
+    }
+    let size = opts.image_size(kind, fs.name()).max(fs.min_device_size());
+    let target = crate::target::acquire(
+        &crate::target::TargetKind::Image {
+            scratch_dir: scratch_dir.to_path_buf(),
+            size,
+            keep: false,
+        },
+        true,
+    )?;
+    let device = target
+        .block_device()
+        .ok_or_else(|| Error::workload(kind.id(), "the probe image has no block device"))?
+        .to_path_buf();
+    let out = run_on_device(kind, opts, fs, setup, &device, scratch_dir);
+    drop(target);
+    out
+}
+
+/// Create the setup's filesystem on `device` (a scratch loop device: it is wiped, and
+/// `probe-resize` grows its backing file), run the probe, release the filesystem.
+pub fn run_on_device(
+    kind: ProbeKind,
+    opts: &ProbeOptions,
+    fs: &dyn Filesystem,
+    setup: &SetupSpec,
+    device: &Path,
+    scratch_dir: &Path,
+) -> Result<WorkloadOutput> {
+    let mnt = tempfile::Builder::new()
+        .prefix(&format!("fsbench-{}-", kind.id()))
+        .tempdir_in(scratch_dir)
+        .map_err(|e| Error::io("cannot create a mountpoint in", scratch_dir, e))?;
+    let mountpoint = mnt.path().join("mnt");
+    std::fs::create_dir_all(&mountpoint).map_err(|e| Error::io("cannot create", &mountpoint, e))?;
+    let (_mkfs, mounted) = fs.create_and_mount(device, setup, &mountpoint, opts.timeout)?;
+    let mut pfs = DriverFs {
+        fs,
+        setup,
+        device: device.to_path_buf(),
+        mountpoint: mounted.path().to_path_buf(),
+        mounted: Some(mounted),
+        pool: None,
+        zdev: mnt.path().join("zdev"),
+        timeout: opts.timeout,
+    };
+    let out = run_on(kind, opts, &mut pfs);
+    // Release the filesystem before the caller lets the loop device go.
+    let released = pfs.release();
+    let out = out?;
+    released?;
+    Ok(out)
+}
+
+/// Filesystems the probes know how to exercise.
+pub const ON_DISK: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
+
+/// Run one probe on an already mounted filesystem.
+pub fn run_on(
+    kind: ProbeKind,
+    opts: &ProbeOptions,
+    pfs: &mut dyn ProbeFs,
+) -> Result<WorkloadOutput> {
+    if crate::cancel::requested() {
+        return Err(Error::Interrupted);
+    }
+    match kind {
+        ProbeKind::Reflink => reflink::probe(pfs.mountpoint(), opts.reflink_bytes, opts.seed),
+        ProbeKind::Snapshot => snapshot::probe(pfs, opts),
+        ProbeKind::Resize => resize::probe(pfs, opts),
+        ProbeKind::Corruption => corruption::probe(pfs, opts),
+        ProbeKind::Fsck => fsck::probe(pfs, opts),
+    }
+}
+
+/// A [`ProbeFs`] backed by fsbench's own filesystem drivers.
+struct DriverFs<'a> {
+    fs: &'a dyn Filesystem,
+    setup: &'a SetupSpec,
+    device: PathBuf,
+    mountpoint: PathBuf,
+    mounted: Option<Box<dyn Mounted>>,
+    /// ZFS pool exported by `unmount`, to import again.
+    pool: Option<String>,
+    /// Directory holding the link `zpool import -d` finds the device by.
+    zdev: PathBuf,
+    timeout: Duration,
+}
+
+impl DriverFs<'_> {
+    fn release(mut self) -> Result<()> {
+        if let Some(pool) = self.pool.take() {
+            // Exported and never re-imported: import so the driver's guard can destroy it.
+            let _ = zpool_import(&pool, &self.device, &self.zdev, self.timeout);
+        }
+        match self.mounted.take() {
+            Some(m) => m.release(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl ProbeFs for DriverFs<'_> {
+    fn fs(&self) -> &str {
+        self.fs.name()
+    }
+    fn device(&self) -> &Path {
+        &self.device
+    }
+    fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+    fn unmount(&mut self) -> Result<()> {
+        if self.fs.name() == "zfs" {
+            // The driver's guard destroys the pool on release; export keeps it for import.
+            let pool = zfs_pool(&self.mountpoint)?;
+            command::run(&command::argv(&["zpool", "export", &pool]), self.timeout)?;
+            self.pool = Some(pool);
+            return Ok(());
+        }
+        match self.mounted.take() {
+            Some(m) => m.release(),
+            None => Ok(()),
+        }
+    }
+    fn mount(&mut self) -> Result<()> {
+        if let Some(pool) = self.pool.take() {
+            zpool_import(&pool, &self.device, &self.zdev, self.timeout)?;
+            return wait_mounted(&self.mountpoint, Duration::from_secs(10));
+        }
+        let m = self
+            .fs
+            .mount(&self.device, self.setup, &self.mountpoint, self.timeout)?;
+        self.mountpoint = m.path().to_path_buf();
+        self.mounted = Some(m);
+        Ok(())
+    }
+}
+
+/// The pool of the ZFS dataset mounted at `mountpoint`.
+pub fn zfs_pool(mountpoint: &Path) -> Result<String> {
+    let ds = mount_source(mountpoint).ok_or_else(|| {
+        Error::Other(format!(
+            "no ZFS dataset is mounted at {}",
+            mountpoint.display()
+        ))
+    })?;
+    Ok(ds.split('/').next().unwrap_or(&ds).to_string())
+}
+
+/// `zpool import` the pool that lives on `device` only: `-d link_dir`, a directory holding one
+/// link to the device, so other pools and disks on the host are neither scanned nor imported.
+/// The pool remembers its vdev by that link, so `link_dir` must outlive the pool.
+pub fn zpool_import(pool: &str, device: &Path, link_dir: &Path, timeout: Duration) -> Result<()> {
+    std::fs::create_dir_all(link_dir).map_err(|e| Error::io("cannot create", link_dir, e))?;
+    let link = link_dir.join(device.file_name().unwrap_or(device.as_os_str()));
+    if std::fs::symlink_metadata(&link).is_err() {
+        std::os::unix::fs::symlink(device, &link)
+            .map_err(|e| Error::io("cannot link", device, e))?;
+    }
+    command::run(
+        &command::argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]),
+        timeout,
+    )?;
+    Ok(())
+}
+
+/// Wait until something is mounted at `mountpoint` (zfs-fuse mounts datasets after `zpool
+/// import` returns); a probe reading the bare directory underneath would misjudge.
+pub fn wait_mounted(mountpoint: &Path, timeout: Duration) -> Result<()> {
+    let start = std::time::Instant::now();
+    while mount_source(mountpoint).is_none() {
+        if start.elapsed() > timeout {
+            return Err(Error::Other(format!(
+                "nothing is mounted at {} {:.0} s after mounting",
+                mountpoint.display(),
+                timeout.as_secs_f64()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// The mount source (device or ZFS dataset) of the mount at exactly `mountpoint`.
+pub fn mount_source(mountpoint: &Path) -> Option<String> {
+    let want = std::fs::canonicalize(mountpoint).ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // Later lines are newer mounts; the last match is the visible one.
+    text.lines().rev().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mp = unescape_mount(left.split(' ').nth(4)?);
+        if Path::new(&mp) != want {
+            return None;
+        }
+        right.split(' ').nth(1).map(unescape_mount)
+    })
+}
+
+/// Undo /proc/self/mountinfo's octal escapes (`\040` for space).
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One cell of the capability table (seed 001's integrity matrix, measured): a short verdict
+/// from a probe's metrics, looked up by name (e.g. medians from results.json).
+pub fn verdict(kind: ProbeKind, metric: impl Fn(&str) -> Option<f64>) -> String {
+    let yes = |name: &str| metric(name).map(|v| v >= 0.5);
+    let secs = |name: &str| metric(name).map(format_seconds).unwrap_or_default();
+    match kind {
+        ProbeKind::Reflink | ProbeKind::Snapshot => match yes("supported") {
+            Some(true) => format!("yes ({})", secs("seconds")),
+            Some(false) => "no".into(),
+            None => "?".into(),
+        },
+        ProbeKind::Resize => {
+            let dir = |d: &str| match yes(&format!("{d}_supported")) {
+                Some(true) => match yes(&format!("{d}_online")) {
+                    Some(false) => format!("{d} offline"),
+                    _ => format!("{d} online"),
+                },
+                Some(false) => format!("no {d}"),
+                None => format!("{d} ?"),
+            };
+            format!("{}, {}", dir("grow"), dir("shrink"))
+        }
+        ProbeKind::Corruption => match yes("detected") {
+            Some(true) => "detected (read error)".into(),
+            Some(false) => "not detected (bad data returned)".into(),
+            None => "?".into(),
+        },
+        ProbeKind::Fsck => match (yes("supported"), yes("clean")) {
+            (Some(false), _) => "n/a".into(),
+            (_, Some(true)) => format!("clean ({})", secs("seconds")),
+            (_, Some(false)) => format!("problems ({})", secs("seconds")),
+            _ => "?".into(),
+        },
+    }
+}
+
+fn format_seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// `supported` metric (1/0).
+pub(crate) fn supported(name: &str, yes: bool) -> Metric {
+    Metric::new(name, "bool", if yes { 1.0 } else { 0.0 })
+}
+
+/// Output for a probe the filesystem cannot do at all.
+pub(crate) fn unsupported(note: impl Into<String>) -> WorkloadOutput {
+    WorkloadOutput {
+        metrics: vec![supported("supported", false)],
+        notes: vec![note.into()],
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip() {
+        for k in ProbeKind::ALL {
+            assert_eq!(ProbeKind::from_id(k.id()), Some(k));
+        }
+        assert_eq!(ProbeKind::from_id("fsck"), Some(ProbeKind::Fsck));
+        assert_eq!(ProbeKind::from_id("probe-nope"), None);
+    }
+
+    #[test]
+    fn mountinfo_unescape() {
+        assert_eq!(unescape_mount("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mount("/plain"), "/plain");
+    }
+
+    #[test]
+    fn verdicts_read_like_a_capability_table() {
+        let m = |pairs: &'static [(&'static str, f64)]| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+        };
+        assert_eq!(
+            verdict(
+                ProbeKind::Reflink,
+                m(&[("supported", 1.0), ("seconds", 0.0003)])
+            ),
+            "yes (0.3 ms)"
+        );
+        assert_eq!(verdict(ProbeKind::Snapshot, m(&[("supported", 0.0)])), "no");
+        assert_eq!(
+            verdict(
+                ProbeKind::Resize,
+                m(&[
+                    ("grow_supported", 1.0),
+                    ("grow_online", 0.0),
+                    ("shrink_supported", 0.0)
+                ])
+            ),
+            "grow offline, no shrink"
+        );
+        assert_eq!(
+            verdict(ProbeKind::Corruption, m(&[("detected", 1.0)])),
+            "detected (read error)"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Fsck,
+                m(&[("supported", 1.0), ("clean", 1.0), ("seconds", 2.5)])
+            ),
+            "clean (2.50 s)"
+        );
+        assert_eq!(verdict(ProbeKind::Fsck, m(&[])), "?");
+    }
+
+    #[test]
+    fn image_is_big_enough_for_the_clone() {
+        let o = ProbeOptions::default();
+        assert!(o.image_size(ProbeKind::Reflink, "btrfs") > o.reflink_bytes);
+        assert!(o.image_size(ProbeKind::Resize, "xfs") >= 300 << 20);
+    }
+}

@@ -1,0 +1,297 @@
+//! Memory pressure: run an I/O job inside a memory-capped cgroup (seed 003's 512 MiB
+//! buffered random-write test) and report it with the same metrics as the uncapped job.
+//!
+//! The job runs in a child process, `fsbench io --json …`, that joins the cgroup before exec:
+//! capping fsbench itself would also cap the runner, and a child is the only way to have every
+//! page of the job (page cache included) charged to the cap and nothing else.
+
+use super::{Metric, WorkloadOutput};
+use crate::engine::{DirectionReport, IoReport, JobSpec};
+use crate::host::cgroup::MemoryCgroup;
+use crate::{Error, Result};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Workload id prefix for capped jobs (`randwrite` becomes `randwrite-mem512m` in plans).
+pub const WORKLOAD: &str = "memcap";
+
+/// `fsbench io` arguments equivalent to `job` (the stable flags of DESIGN.md), `--json` last.
+pub fn io_args(job: &JobSpec) -> Vec<String> {
+    let mut a: Vec<String> = vec!["io".into()];
+    let mut push = |k: &str, v: String| {
+        a.push(k.into());
+        a.push(v);
+    };
+    push("--filename", job.filename.to_string_lossy().into_owned());
+    push("--rw", job.rw.as_str().into());
+    push("--bs", job.bs.to_string());
+    push("--iodepth", job.iodepth.to_string());
+    push("--numjobs", job.numjobs.to_string());
+    push("--ioengine", job.backend.as_str().into());
+    if let Some(size) = job.size {
+        push("--size", size.to_string());
+    }
+    if let Some(rt) = job.runtime {
+        push("--runtime", format!("{}ms", rt.as_millis()));
+    }
+    if !job.ramp.is_zero() {
+        push("--ramp", format!("{}ms", job.ramp.as_millis()));
+    }
+    if job.rw == crate::engine::RwMode::Randrw {
+        push("--rwmixread", job.rwmixread.to_string());
+    }
+    if job.fsync > 0 {
+        push("--fsync", job.fsync.to_string());
+    }
+    if job.offset_increment > 0 {
+        push("--offset-increment", job.offset_increment.to_string());
+    }
+    if let Some(seed) = job.seed {
+        push("--seed", seed.to_string());
+    }
+    if job.buffer_compress_percentage > 0 {
+        push(
+            "--buffer-compress-percentage",
+            job.buffer_compress_percentage.to_string(),
+        );
+    }
+    if job.direct {
+        a.push("--direct".into());
+    }
+    if job.verify {
+        a.push("--verify".into());
+    }
+    a.push("--json".into());
+    a
+}
+
+/// Run `job` through this executable inside a cgroup capped at `cap_bytes`.
+pub fn run(job: &JobSpec, cap_bytes: u64) -> Result<WorkloadOutput> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("cannot find fsbench's own executable", "/proc/self/exe", e))?;
+    run_with_exe(&exe, job, cap_bytes)
+}
+
+/// [`run`] with an explicit `fsbench` executable (tests run the built binary).
+pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<WorkloadOutput> {
+    let cg = MemoryCgroup::create(cap_bytes)?;
+    let args = io_args(job);
+    let mut cmd = Command::new(exe);
+    cmd.args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cg.configure(&mut cmd);
+    let shown = format!("{} {}", exe.display(), crate::host::command::display(&args));
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::tool(
+            &shown,
+            format!("cannot start inside {}: {e}", cg.path().display()),
+        )
+    })?;
+    let mut so = child.stdout.take().expect("piped");
+    let mut se = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    // Generous: time-based jobs end on their own; size-based ones get ten minutes.
+    let limit =
+        job.runtime.unwrap_or(Duration::from_secs(600)) + job.ramp + Duration::from_secs(120);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child
+            .try_wait()
+            .map_err(|e| Error::tool(&shown, e.to_string()))?
+        {
+            break st;
+        }
+        if crate::cancel::requested() || start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            if crate::cancel::requested() {
+                return Err(Error::Interrupted);
+            }
+            return Err(Error::tool(
+                &shown,
+                format!("still running after {} s; killed", limit.as_secs()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = t_out.join().unwrap_or_default();
+    let stderr = t_err.join().unwrap_or_default();
+    let peak = cg.peak_bytes();
+    let ooms = cg.oom_kills().unwrap_or(0);
+    if !status.success() {
+        let why = if ooms > 0 {
+            format!(
+                "the job was OOM-killed inside its {} cgroup ({} kill(s))",
+                crate::units::format_size(cap_bytes),
+                ooms
+            )
+        } else {
+            format!("exit {status}")
+        };
+        return Err(Error::workload(
+            WORKLOAD,
+            format!("{why}: {}", stderr.trim()),
+        ));
+    }
+    let report = parse_report(&stdout).map_err(|e| Error::tool(&shown, e))?;
+    let mut out = to_output(&report);
+    out.metrics
+        .push(Metric::new("memory_cap_bytes", "bytes", cap_bytes as f64));
+    if let Some(p) = peak {
+        out.metrics
+            .push(Metric::new("peak_memory_bytes", "bytes", p as f64));
+    }
+    out.notes.push(format!(
+        "ran in cgroup {} ({}) capped at {}",
+        cg.path().display(),
+        if cg.is_v2() { "v2" } else { "v1" },
+        crate::units::format_size(cap_bytes)
+    ));
+    Ok(out)
+}
+
+/// Parse `fsbench io --json` output (text before the first `{` is skipped).
+pub fn parse_report(stdout: &str) -> std::result::Result<IoReport, String> {
+    let json = stdout
+        .find('{')
+        .map(|i| &stdout[i..])
+        .ok_or_else(|| format!("printed no JSON: {}", stdout.trim()))?;
+    serde_json::from_str(json).map_err(|e| format!("printed JSON fsbench cannot read: {e}"))
+}
+
+/// Standard I/O metrics from a report. (A shim: `workload::io::to_output` belongs to the I/O
+/// workload owner; the lead may switch to it when merging, the names are the same.)
+pub fn to_output(r: &IoReport) -> WorkloadOutput {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mut m = vec![
+        Metric::new("iops", "IOPS", r.read.iops + r.write.iops),
+        Metric::new(
+            "bw_mib_s",
+            "MiB/s",
+            (r.read.bw_bytes + r.write.bw_bytes) / MIB,
+        ),
+    ];
+    if r.read.ios > 0 && r.write.ios > 0 {
+        m.push(Metric::new("read_iops", "IOPS", r.read.iops));
+        m.push(Metric::new("write_iops", "IOPS", r.write.iops));
+    }
+    // Latency of the direction that did the work (writes when both did, as fio users
+    // usually read the write side of a mixed job last; both are kept prefixed).
+    let main: &DirectionReport = if r.write.ios >= r.read.ios {
+        &r.write
+    } else {
+        &r.read
+    };
+    push_lat(&mut m, "", main);
+    if r.read.ios > 0 && r.write.ios > 0 {
+        push_lat(&mut m, "read_", &r.read);
+        push_lat(&mut m, "write_", &r.write);
+    }
+    m.push(Metric::new(
+        "bytes",
+        "bytes",
+        (r.read.bytes + r.write.bytes) as f64,
+    ));
+    if r.runtime_s > 0.0 {
+        m.push(Metric::new(
+            "cpu_util",
+            "ratio",
+            (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s,
+        ));
+    }
+    if let Some(dev) = &r.device {
+        m.push(Metric::new(
+            "device_write_bytes",
+            "bytes",
+            dev.write_bytes as f64,
+        ));
+        if let Some(wa) = dev.write_amplification {
+            m.push(Metric::new("write_amplification", "ratio", wa));
+        }
+    }
+    WorkloadOutput {
+        metrics: m,
+        series: if r.iops_series.is_empty() {
+            Vec::new()
+        } else {
+            vec![("iops".into(), r.iops_series.clone())]
+        },
+        notes: r.backend_note.iter().cloned().collect(),
+        ..Default::default()
+    }
+}
+
+fn push_lat(m: &mut Vec<Metric>, prefix: &str, d: &DirectionReport) {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    m.push(Metric::new(
+        &format!("{prefix}lat_p50_ms"),
+        "ms",
+        ms(d.lat_ns.p50),
+    ));
+    m.push(Metric::new(
+        &format!("{prefix}lat_p99_ms"),
+        "ms",
+        ms(d.lat_ns.p99),
+    ));
+    m.push(Metric::new(
+        &format!("{prefix}lat_p99_9_ms"),
+        "ms",
+        ms(d.lat_ns.p99_9),
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Backend, RwMode};
+    use std::path::PathBuf;
+
+    #[test]
+    fn args_use_the_io_vocabulary() {
+        let job = JobSpec {
+            filename: PathBuf::from("/mnt/x/c.bin"),
+            rw: RwMode::Randwrite,
+            bs: 4096,
+            iodepth: 16,
+            backend: Backend::IoUring,
+            size: Some(1 << 30),
+            runtime: Some(Duration::from_secs(60)),
+            seed: Some(7),
+            ..Default::default()
+        };
+        let a = io_args(&job).join(" ");
+        assert_eq!(
+            a,
+            "io --filename /mnt/x/c.bin --rw randwrite --bs 4096 --iodepth 16 --numjobs 1 \
+             --ioengine io_uring --size 1073741824 --runtime 60000ms --seed 7 --json"
+        );
+    }
+
+    #[test]
+    fn maps_a_report() {
+        let text = r#"noise {"read":{"ios":0,"bytes":0,"iops":0,"bw_bytes":0,"lat_ns":{"min":0,"mean":0,"max":0,"p50":0,"p90":0,"p99":0,"p99_9":0,"p99_99":0}},
+            "write":{"ios":1000,"bytes":4096000,"iops":500.0,"bw_bytes":2048000.0,"lat_ns":{"min":1,"mean":2.0,"max":3,"p50":1000000,"p90":2,"p99":3000000,"p99_9":5000000,"p99_99":9}},
+            "cpu":{"user_s":0.1,"sys_s":0.3},"runtime_s":2.0}"#;
+        let r = parse_report(text).unwrap();
+        let out = to_output(&r);
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get("iops"), 500.0);
+        assert_eq!(get("lat_p50_ms"), 1.0);
+        assert_eq!(get("lat_p99_9_ms"), 5.0);
+        assert!((get("cpu_util") - 0.2).abs() < 1e-9);
+        assert!(parse_report("nothing").is_err());
+    }
+}

@@ -1,0 +1,119 @@
+//! `probe-fsck`: how long a read-only consistency check of a filled filesystem takes, and
+//! whether it calls the filesystem clean.
+//!
+//! ext4 `e2fsck -fn`, XFS `xfs_repair -n`, btrfs `btrfs check --readonly` run on the
+//! unmounted device; ZFS has no offline checker, so its equivalent is `zpool scrub` on the
+//! live pool, waited for until `zpool status` no longer shows it in progress.
+
+use super::{ProbeFs, ProbeOptions, supported};
+use crate::host::command::{self, argv};
+use crate::workload::{Metric, WorkloadOutput};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const DIRS: u32 = 50;
+
+/// Fill, unmount, check, mount again.
+pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutput> {
+    let root = pfs.mountpoint().join("fsbench-fsck");
+    fill(&root, opts.fsck_files, opts.seed)?;
+    crate::host::sync_all();
+    let d = pfs.device().to_string_lossy().to_string();
+    let t = opts.timeout;
+    let (cmd, seconds, clean, text) = match pfs.fs() {
+        "zfs" => {
+            let pool = super::zfs_pool(pfs.mountpoint())?;
+            let (secs, clean, text) = zpool_scrub(&pool, t)?;
+            (argv(&["zpool", "scrub", &pool]), secs, clean, text)
+        }
+        fs => {
+            let cmd = match fs {
+                "ext4" => argv(&["e2fsck", "-fn", &d]),
+                "xfs" => argv(&["xfs_repair", "-n", &d]),
+                "btrfs" => argv(&["btrfs", "check", "--readonly", &d]),
+                other => {
+                    let _ = std::fs::remove_dir_all(&root);
+                    return Ok(super::unsupported(format!(
+                        "no read-only checker known for {other}"
+                    )));
+                }
+            };
+            pfs.unmount()?;
+            let res = command::run_unchecked(&cmd, t);
+            pfs.mount()?;
+            let out = res?;
+            (cmd, out.seconds, out.status == Some(0), out.combined())
+        }
+    };
+    let _ = std::fs::remove_dir_all(pfs.mountpoint().join("fsbench-fsck"));
+    let mut notes = vec![format!(
+        "`{}` over {} files",
+        command::display(&cmd),
+        opts.fsck_files
+    )];
+    if !clean {
+        notes.push(format!(
+            "the check reported problems: {}",
+            last_lines(&text, 5)
+        ));
+    }
+    Ok(WorkloadOutput {
+        metrics: vec![
+            supported("supported", true),
+            Metric::new("seconds", "s", seconds),
+            supported("clean", clean),
+        ],
+        notes,
+        ..Default::default()
+    })
+}
+
+/// `files` small files (1–8 KiB) spread over 50 directories.
+fn fill(root: &Path, files: u32, seed: u64) -> Result<()> {
+    let mut buf = vec![0u8; 8192];
+    super::sys::fill_pattern(&mut buf, seed);
+    for d in 0..DIRS {
+        let dir = root.join(format!("d{d:02}"));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
+    }
+    for i in 0..files {
+        let p = root.join(format!("d{:02}/f{i:05}", i % DIRS));
+        let len = 1024 * (1 + (i as usize * 7) % 8);
+        let mut f = std::fs::File::create(&p).map_err(|e| Error::io("cannot create", &p, e))?;
+        f.write_all(&buf[..len])
+            .map_err(|e| Error::io("cannot write", &p, e))?;
+    }
+    Ok(())
+}
+
+/// Start a scrub and wait for it; clean when `zpool status` reports no known data errors.
+fn zpool_scrub(pool: &str, timeout: Duration) -> Result<(f64, bool, String)> {
+    let start = Instant::now();
+    command::run(&argv(&["zpool", "scrub", pool]), timeout)?;
+    loop {
+        let st = command::run(&argv(&["zpool", "status", pool]), timeout)?;
+        if !st.stdout.contains("in progress") {
+            let secs = start.elapsed().as_secs_f64();
+            let clean = st.stdout.contains("No known data errors");
+            return Ok((secs, clean, st.stdout));
+        }
+        if start.elapsed() > timeout {
+            let _ = command::run(&argv(&["zpool", "scrub", "-s", pool]), timeout);
+            return Err(Error::tool(
+                format!("zpool scrub {pool}"),
+                format!(
+                    "still running after {:.0} s; stopped",
+                    timeout.as_secs_f64()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
