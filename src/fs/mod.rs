@@ -171,7 +171,7 @@ fn fits(name: &str, min: u64, size: u64, flag: &str) -> crate::Result<()> {
     let advice = if flag == "--image-size" {
         format!(
             "use --image-size {} or larger",
-            crate::units::fio_size(min.div_ceil(1 << 20) << 20)
+            crate::units::fio_size(min.div_ceil(1 << 20) << 20).to_uppercase()
         )
     } else {
         format!("use a larger device or skip {name}")

@@ -244,6 +244,10 @@ fn open_loop(path: &Path) -> io::Result<File> {
 /// Find a free loop device and bind `backing` to it. Another process may grab the same free
 /// device between GET_FREE and configure (EBUSY): then ask again.
 fn attach(backing: &File) -> io::Result<Attached> {
+    attach_with(backing, false)
+}
+
+fn attach_with(backing: &File, legacy_only: bool) -> io::Result<Attached> {
     let ctl = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -260,7 +264,12 @@ fn attach(backing: &File) -> io::Result<Attached> {
                 continue;
             }
         };
-        match configure(&dev, backing) {
+        let r = if legacy_only {
+            legacy_configure(&dev, backing)
+        } else {
+            configure(&dev, backing)
+        };
+        match r {
             Ok((block_size, method)) => {
                 return Ok(Attached {
                     path,
@@ -407,5 +416,39 @@ impl Drop for ImageTarget {
                 self.image.display()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The LOOP_SET_FD fallback still gives autoclear, 4 KiB blocks and direct I/O.
+    #[test]
+    fn legacy_attach_path() {
+        if !rustix::process::geteuid().is_root() || !Path::new("/dev/loop-control").exists() {
+            println!("skipped: legacy loop attach needs root and loop devices");
+            return;
+        }
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let (path, file) = create_image(dir.path(), 16 << 20).unwrap();
+        let att = attach_with(&file, true).unwrap();
+        drop(file);
+        assert_eq!(att.method, "LOOP_SET_FD");
+        let name = att.path.file_name().unwrap().to_str().unwrap().to_string();
+        let sys = PathBuf::from("/sys/block").join(&name);
+        let st = ioctl::loop_get_status(att.file.as_fd()).unwrap();
+        assert_ne!(st.lo_flags & LO_FLAGS_AUTOCLEAR, 0);
+        assert_eq!(
+            sysfs::read_attr(&sys, "queue/logical_block_size").unwrap(),
+            "4096"
+        );
+        assert_eq!(sysfs::read_attr(&sys, "loop/dio").unwrap(), "1");
+        assert_eq!(att.block_size, 4096);
+        // Autoclear: closing the last descriptor detaches the device.
+        drop(att);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(sysfs::read_attr(&sys, "loop/backing_file").is_none());
+        std::fs::remove_file(path).unwrap();
     }
 }

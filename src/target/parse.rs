@@ -71,7 +71,11 @@ fn article(word: &str) -> &'static str {
     match word.chars().next().map(|c| c.to_ascii_lowercase()) {
         // Acronyms read letter by letter: "an xfs", "an LVM2_member".
         Some('a' | 'e' | 'i' | 'o' | 'u' | 'x') => "an",
-        Some('l' | 'n' | 'f') if word.len() > 1 && !word[1..2].contains(['a', 'e', 'i', 'o', 'u']) => "an",
+        Some('l' | 'n' | 'f')
+            if word.len() > 1 && !word[1..2].contains(['a', 'e', 'i', 'o', 'u']) =>
+        {
+            "an"
+        }
         _ => "a",
     }
 }
