@@ -162,6 +162,13 @@ fn image_target_formats_and_mounts_every_filesystem() {
         println!("{name}: {} ({:.2} s)", rec.args.join(" "), rec.seconds);
         assert!(rec.args.contains(&dev.display().to_string()));
         assert_eq!(m.path(), mnt);
+        let e = t.discard().expect_err(name);
+        assert_eq!(
+            e.exit_code(),
+            2,
+            "discard under a mounted fs must be refused: {e}"
+        );
+        t.check_identity().unwrap();
         std::fs::write(mnt.join("hello"), b"fsbench").unwrap();
         assert_eq!(std::fs::read(mnt.join("hello")).unwrap(), b"fsbench");
         let opts = m.mount_options();

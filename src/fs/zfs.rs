@@ -70,10 +70,24 @@ fn zpool_works() -> bool {
     command::run(&argv(&["zpool", "list", "-H"]), Duration::from_secs(15)).is_ok()
 }
 
+fn wait_zpool(limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if zpool_works() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
 /// Start the zfs-fuse daemon when it is needed and not running. Returns a note for the
 /// record when fsbench started it.
 pub fn ensure_daemon() -> Result<Option<String>> {
     if !is_fuse() {
+        return Ok(None);
+    }
+    if zpool_works() {
         return Ok(None);
     }
     let running =
@@ -81,22 +95,24 @@ pub fn ensure_daemon() -> Result<Option<String>> {
             .map(|o| o.status == Some(0))
             .unwrap_or(false);
     if running {
-        return Ok(None);
+        // Someone (maybe another fsbench) just started it: give it time to listen.
+        if wait_zpool(Duration::from_secs(15)) {
+            return Ok(None);
+        }
+        return Err(Error::tool(
+            "zpool",
+            "a zfs-fuse daemon is running but zpool cannot reach it; restart zfs-fuse or skip zfs",
+        ));
     }
     // The daemon forks away; its stdio goes to /dev/null so it cannot hold our pipes open.
     let start = command::run(
         &argv(&["sh", "-c", "exec zfs-fuse </dev/null >/dev/null 2>&1"]),
         Duration::from_secs(30),
     );
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(15) {
-        if zpool_works() {
-            let note =
-                "fsbench started the zfs-fuse daemon (none was running); it was left running";
-            eprintln!("fsbench: note: {note}");
-            return Ok(Some(note.into()));
-        }
-        std::thread::sleep(Duration::from_millis(200));
+    if wait_zpool(Duration::from_secs(15)) {
+        let note = "fsbench started the zfs-fuse daemon (none was running); it was left running";
+        eprintln!("fsbench: note: {note}");
+        return Ok(Some(note.into()));
     }
     Err(Error::tool(
         "zfs-fuse",

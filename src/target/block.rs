@@ -93,11 +93,31 @@ pub(crate) fn verify_identity(path: &Path, dev: DevNum, size: u64) -> Result<()>
 }
 
 /// BLKDISCARD over the whole device; `Ok(false)` when the device does not support it.
+///
+/// Opened with O_EXCL so a device that got mounted or claimed since the checks is refused
+/// rather than discarded under a live filesystem; zfs-fuse does not claim its vdevs, so
+/// `zpool status` is asked too.
 pub(crate) fn discard_whole(path: &Path, size: u64) -> Result<bool> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    safety::check_zpool(path, &name).map_err(|r| Error::refused(path, r))?;
+    use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .write(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| Error::io("cannot open for discard", path, e))?;
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                Error::refused(
+                    path,
+                    "it is in use (mounted or claimed) and cannot be discarded; release it first",
+                )
+            } else {
+                Error::io("cannot open for discard", path, e)
+            }
+        })?;
     match ioctl::discard(f.as_fd(), 0, size) {
         Ok(()) => Ok(true),
         Err(e)

@@ -276,7 +276,7 @@ fn check_exclusive(path: &Path) -> Result<u64, String> {
 }
 
 /// zfs-fuse opens its vdevs without O_EXCL, so ask zpool whether the device is in a pool.
-fn check_zpool(path: &Path, name: &str) -> Result<(), String> {
+pub(crate) fn check_zpool(path: &Path, name: &str) -> Result<(), String> {
     if !command::available("zpool") {
         return Ok(());
     }
