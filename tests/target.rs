@@ -47,11 +47,25 @@ struct TestLoop {
 
 impl TestLoop {
     fn new(size: &str) -> Self {
+        Self::with(size, false)
+    }
+
+    /// `partitioned`: write an MBR with one Linux partition from 1 MiB to the end, attach
+    /// with partition scanning.
+    fn with(size: &str, partitioned: bool) -> Self {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let image = dir.path().join("disk.img");
         let (ok, out) = sh(&["truncate", "-s", size, image.to_str().unwrap()]);
         assert!(ok, "{out}");
-        let (ok, out) = sh(&["losetup", "-f", "--show", image.to_str().unwrap()]);
+        if partitioned {
+            write_mbr(&image);
+        }
+        let mut args = vec!["losetup", "-f", "--show"];
+        if partitioned {
+            args.push("-P");
+        }
+        args.push(image.to_str().unwrap());
+        let (ok, out) = sh(&args);
         assert!(ok, "{out}");
         TestLoop {
             dev: out.trim().to_string(),
@@ -63,6 +77,24 @@ impl TestLoop {
     fn checksum(&self) -> String {
         sh(&["cksum", self.image.to_str().unwrap()]).1
     }
+}
+
+fn write_mbr(image: &Path) {
+    use std::io::{Seek, SeekFrom, Write};
+    let len = std::fs::metadata(image).unwrap().len();
+    let start: u32 = 2048;
+    let sectors = (len / 512) as u32 - start;
+    let mut entry = [0u8; 16];
+    entry[4] = 0x83; // Linux
+    entry[8..12].copy_from_slice(&start.to_le_bytes());
+    entry[12..16].copy_from_slice(&sectors.to_le_bytes());
+    let mut f = std::fs::OpenOptions::new().write(true).open(image).unwrap();
+    f.seek(SeekFrom::Start(440)).unwrap();
+    f.write_all(&0x4653_4231u32.to_le_bytes()).unwrap(); // disk id
+    f.seek(SeekFrom::Start(446)).unwrap();
+    f.write_all(&entry).unwrap();
+    f.seek(SeekFrom::Start(510)).unwrap();
+    f.write_all(&[0x55, 0xAA]).unwrap();
 }
 
 impl Drop for TestLoop {
@@ -482,4 +514,80 @@ fn image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop() {
     assert_eq!(devs.len(), 4);
     drop(targets);
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+}
+
+/// Run by hand on a terminal (or under `script`), typing a wrong name:
+/// `echo nope | script -qec "cargo test --test target typed_confirmation -- --ignored" /dev/null`
+#[test]
+#[ignore = "needs a terminal on stdin"]
+fn typed_confirmation() {
+    use std::io::IsTerminal;
+    if skip_unless_root("confirmation") || !std::io::stdin().is_terminal() {
+        println!("skipped: stdin is not a terminal");
+        return;
+    }
+    let lo = TestLoop::new("16M");
+    let e = target::acquire(
+        &TargetKind::Device {
+            path: PathBuf::from(&lo.dev),
+            force_wipe: false,
+        },
+        false,
+    )
+    .err()
+    .expect("a wrong name must refuse");
+    println!("{e}");
+    assert!(
+        e.to_string().contains("the confirmation did not match"),
+        "{e}"
+    );
+}
+
+#[test]
+fn partitioned_device_refusals() {
+    if skip_unless_root("partition refusals") {
+        return;
+    }
+    if !fsbench::host::command::available("mkfs.ext4") {
+        println!("skipped: mkfs.ext4 missing");
+        return;
+    }
+    let lo = TestLoop::with("64M", true);
+    let part = format!("{}p1", lo.dev);
+    std::thread::sleep(Duration::from_millis(100));
+    if !Path::new(&part).exists() {
+        // Kernels without the msdos partition parser: add it by hand (BLKPG).
+        let (ok, out) = sh(&["partx", "-a", &lo.dev]);
+        if !ok || !Path::new(&part).exists() {
+            println!("skipped: the kernel did not create {part} ({out})");
+            return;
+        }
+    }
+    let (ok, out) = sh(&["mkfs.ext4", "-F", "-q", &part]);
+    assert!(ok, "{out}");
+    let mnt = tempfile::tempdir().unwrap();
+    let (ok, out) = sh(&["mount", &part, mnt.path().to_str().unwrap()]);
+    assert!(ok, "{out}");
+    let device = |force_wipe| TargetKind::Device {
+        path: PathBuf::from(&lo.dev),
+        force_wipe,
+    };
+    let e = target::acquire(&device(true), true).err().unwrap();
+    let _ = sh(&["umount", mnt.path().to_str().unwrap()]);
+    println!("{e}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "refusing to use {}: its partition {part} is mounted at {}; unmount it first",
+            lo.dev,
+            mnt.path().display()
+        )
+    );
+    let e = target::acquire(&device(false), true).err().unwrap();
+    println!("{e}");
+    assert!(e.to_string().contains("a dos partition table"), "{e}");
+    assert!(
+        e.to_string().ends_with("use --force-wipe to wipe it"),
+        "{e}"
+    );
 }
