@@ -14,8 +14,15 @@ pub fn ensure_mountpoint(mnt: &Path) -> Result<bool> {
     if mnt.is_dir() {
         return Ok(false);
     }
-    std::fs::create_dir_all(mnt).map_err(|e| Error::io("cannot create the mountpoint", mnt, e))?;
-    Ok(true)
+    // Another fsbench may remove the shared, empty mount root between our two mkdirs.
+    let mut tries = 0;
+    loop {
+        match std::fs::create_dir_all(mnt) {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 5 => tries += 1,
+            Err(e) => return Err(Error::io("cannot create the mountpoint", mnt, e)),
+        }
+    }
 }
 
 /// `mount -t FSTYPE [-o OPTS] SOURCE MNT` under a timeout.

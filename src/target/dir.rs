@@ -91,6 +91,8 @@ impl Target for DirTarget {
             if m.dev.major != 0
                 && let Some(f) = super::sysfs::queue_facts(m.dev)
             {
+                info.extra.insert("kernel_name".into(), f.name);
+                info.extra.insert("device_number".into(), m.dev.to_string());
                 info.model = f.model;
                 info.rotational = f.rotational;
                 info.scheduler = f.scheduler;
