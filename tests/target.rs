@@ -34,6 +34,14 @@ fn skip_unless_root(what: &str) -> bool {
     false
 }
 
+/// Whether `dev` is still bound to `image` (losetup -j cannot stat a deleted image).
+fn still_attached(dev: &Path, image: &Path) -> bool {
+    let name = dev.file_name().unwrap().to_str().unwrap();
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        .map(|b| b.trim().starts_with(image.to_str().unwrap()))
+        .unwrap_or(false)
+}
+
 fn mountinfo() -> String {
     std::fs::read_to_string("/proc/self/mountinfo").unwrap()
 }
@@ -233,8 +241,7 @@ fn image_target_formats_and_mounts_every_filesystem() {
         }
     }
     drop(t);
-    let (_, lj) = sh(&["losetup", "-j", image.to_str().unwrap()]);
-    assert!(lj.trim().is_empty(), "loop device left: {lj}");
+    assert!(!still_attached(&dev, &image), "loop device left");
     assert!(!image.exists(), "image left behind");
     assert!(!mountinfo().contains(dev.to_str().unwrap()));
     if fs::available("zfs").is_ok() {
@@ -590,4 +597,49 @@ fn partitioned_device_refusals() {
         e.to_string().ends_with("use --force-wipe to wipe it"),
         "{e}"
     );
+}
+
+#[test]
+fn busy_mount_is_detached_lazily_and_the_loop_device_still_goes() {
+    if skip_unless_root("busy unmount") {
+        return;
+    }
+    if fs::available("ext4").is_err() {
+        println!("skipped: mkfs.ext4 missing");
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let t = target::acquire(
+        &TargetKind::Image {
+            scratch_dir: scratch.path().to_path_buf(),
+            size: 64 << 20,
+            keep: false,
+        },
+        true,
+    )
+    .unwrap();
+    let image = PathBuf::from(t.info().path);
+    let dev = t.block_device().unwrap().to_path_buf();
+    let mnt = fs::unique_mountpoint("busy");
+    let (_, m) = fs::Ext4
+        .create_and_mount(&dev, &SetupSpec::plain("ext4"), &mnt, T)
+        .unwrap();
+    let open = std::fs::File::create(mnt.join("held-open")).unwrap();
+    m.release().unwrap();
+    assert!(!mountinfo().contains(mnt.to_str().unwrap()));
+    assert!(!mnt.exists());
+    drop(t);
+    assert!(!image.exists());
+    assert!(still_attached(&dev, &image), "the busy filesystem still holds the loop device");
+    drop(open);
+    // The lazily detached filesystem lets go of the loop device once the file closes.
+    let mut attached = true;
+    for _ in 0..50 {
+        attached = still_attached(&dev, &image);
+        if !attached {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!attached, "{} still attached to the image", dev.display());
 }
