@@ -600,7 +600,7 @@ fn partitioned_device_refusals() {
 }
 
 #[test]
-fn busy_mount_is_detached_lazily_and_the_loop_device_still_goes() {
+fn image_grows_and_a_busy_mount_is_detached_lazily() {
     if skip_unless_root("busy unmount") {
         return;
     }
@@ -618,7 +618,12 @@ fn busy_mount_is_detached_lazily_and_the_loop_device_still_goes() {
         true,
     )
     .unwrap();
+    let mut t = t;
+    t.resize(96 << 20).unwrap();
+    assert_eq!(t.info().size_bytes, 96 << 20);
+    t.check_identity().unwrap();
     let image = PathBuf::from(t.info().path);
+    assert_eq!(std::fs::metadata(&image).unwrap().len(), 96 << 20);
     let dev = t.block_device().unwrap().to_path_buf();
     let mnt = fs::unique_mountpoint("busy");
     let (_, m) = fs::Ext4
@@ -630,7 +635,10 @@ fn busy_mount_is_detached_lazily_and_the_loop_device_still_goes() {
     assert!(!mnt.exists());
     drop(t);
     assert!(!image.exists());
-    assert!(still_attached(&dev, &image), "the busy filesystem still holds the loop device");
+    assert!(
+        still_attached(&dev, &image),
+        "the busy filesystem still holds the loop device"
+    );
     drop(open);
     // The lazily detached filesystem lets go of the loop device once the file closes.
     let mut attached = true;

@@ -392,6 +392,30 @@ impl Target for ImageTarget {
         self.discard.set(ok);
         Ok(ok)
     }
+
+    fn resize(&mut self, new_size: u64) -> Result<()> {
+        self.check_identity()?;
+        let new_size = new_size.div_ceil(4096) * 4096;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.image)
+            .map_err(|e| Error::io("cannot open", &self.image, e))?;
+        f.set_len(new_size)
+            .map_err(|e| Error::io("cannot resize", &self.image, e))?;
+        let lf = self.loop_file.as_ref().expect("loop fd held until drop");
+        ioctl::ioctl_int(lf.as_fd(), ioctl::LOOP_SET_CAPACITY, 0)
+            .map_err(|e| Error::io("LOOP_SET_CAPACITY failed on", &self.loop_path, e))?;
+        let now = ioctl::device_size(lf.as_fd())
+            .map_err(|e| Error::io("cannot size", &self.loop_path, e))?;
+        self.size = now;
+        if now != new_size {
+            return Err(Error::Other(format!(
+                "{} is {now} bytes after resizing its image to {new_size}",
+                self.loop_path.display()
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Drop for ImageTarget {

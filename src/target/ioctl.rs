@@ -15,6 +15,8 @@ pub const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
 pub const LOOP_SET_STATUS64: libc::c_ulong = 0x4C04;
 /// `LOOP_GET_STATUS64`: read back device/inode of the backing file and flags.
 pub const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+/// `LOOP_SET_CAPACITY`: re-read the backing file's size.
+pub const LOOP_SET_CAPACITY: libc::c_ulong = 0x4C07;
 /// `LOOP_SET_DIRECT_IO`: switch direct I/O on a legacy-attached device.
 pub const LOOP_SET_DIRECT_IO: libc::c_ulong = 0x4C08;
 /// `LOOP_SET_BLOCK_SIZE`: logical block size of a legacy-attached device.

@@ -50,6 +50,15 @@ pub trait Target: Send {
     fn check_identity(&self) -> crate::Result<()>;
     /// Discard the whole device; `Ok(false)` when discard is unsupported.
     fn discard(&self) -> crate::Result<bool>;
+    /// Change the device's size (the resize probe grows a filesystem into new space).
+    /// Only image targets can; the new size becomes the one `check_identity` expects.
+    fn resize(&mut self, new_size: u64) -> crate::Result<()> {
+        let _ = new_size;
+        Err(crate::Error::Other(format!(
+            "a {} target cannot be resized",
+            self.info().kind
+        )))
+    }
 }
 
 /// Acquire a target. `yes` skips the interactive confirmation for devices.
