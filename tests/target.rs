@@ -443,6 +443,26 @@ fn bad_scratch_dir_and_dir_target() {
     assert!(e.to_string().contains("--scratch-dir"), "{e}");
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 
+    if !is_root() {
+        let e = target::acquire(
+            &TargetKind::Image {
+                scratch_dir: d.path().to_path_buf(),
+                size: 64 << 20,
+                keep: false,
+            },
+            true,
+        )
+        .err()
+        .unwrap();
+        println!("{e}");
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("needs root"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "image not removed"
+        );
+    }
     let t = target::acquire(&TargetKind::Dir(d.path().to_path_buf()), false).unwrap();
     let work = t.directory().unwrap().to_path_buf();
     assert_eq!(

@@ -137,8 +137,14 @@ impl ImageTarget {
         let fmd = file
             .metadata()
             .map_err(|e| Error::io("cannot stat", &image, e))?;
-        let att =
-            attach(&file).map_err(|e| Error::io("cannot attach a loop device to", &image, e))?;
+        let att = attach(&file).map_err(|e| match e.raw_os_error() {
+            Some(libc::EACCES) | Some(libc::EPERM) => Error::refused(
+                "/dev/loop-control",
+                "attaching the image to a loop device needs root; run fsbench as root, or use \
+                 --dir PATH to test an existing directory",
+            ),
+            _ => Error::io("cannot attach a loop device to", &image, e),
+        })?;
         drop(file);
         let dev = {
             let md =

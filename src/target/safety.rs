@@ -267,6 +267,8 @@ fn check_exclusive(path: &Path) -> Result<u64, String> {
                 "it cannot be opened exclusively (busy): a mount, device-mapper, md or \
                  another program is using it"
                     .to_string()
+            } else if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
+                format!("it cannot be opened ({e}); wiping a device needs root")
             } else {
                 format!("it cannot be opened: {e}")
             }
