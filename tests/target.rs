@@ -671,3 +671,54 @@ fn image_grows_and_a_busy_mount_is_detached_lazily() {
     }
     assert!(!attached, "{} still attached to the image", dev.display());
 }
+
+#[test]
+fn failed_mkfs_or_zpool_create_leaves_nothing() {
+    if skip_unless_root("failed mkfs") {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let t = target::acquire(
+        &TargetKind::Image {
+            scratch_dir: scratch.path().to_path_buf(),
+            size: 128 << 20,
+            keep: false,
+        },
+        true,
+    )
+    .unwrap();
+    let dev = t.block_device().unwrap().to_path_buf();
+    let mut cases = vec![];
+    if fs::available("ext4").is_ok() {
+        let mut s = SetupSpec::plain("ext4");
+        s.mkfs = vec!["-O".into(), "no_such_feature".into()];
+        cases.push(s);
+    }
+    if fs::available("zfs").is_ok() {
+        let mut s = SetupSpec::plain("zfs");
+        s.props
+            .insert("compression".into(), "no-such-algorithm".into());
+        cases.push(s);
+    }
+    for s in cases {
+        let d = fs::driver(&s.fs).unwrap();
+        d.validate(&s).unwrap();
+        let mnt = fs::unique_mountpoint("fail");
+        let e = d
+            .create_and_mount(&dev, &s, &mnt, T)
+            .err()
+            .expect("must fail");
+        println!("{e}");
+        assert_eq!(e.exit_code(), 1);
+        assert!(e.to_string().contains("failed: exit status"), "{e}");
+        assert!(!mnt.exists(), "{} left behind", mnt.display());
+        assert!(!mountinfo().contains(mnt.to_str().unwrap()));
+    }
+    if fs::available("zfs").is_ok() {
+        let (_, pools) = sh(&["zpool", "list", "-H", "-o", "name"]);
+        assert!(
+            !pools.contains(&format!("fsbench_{}_", std::process::id())),
+            "{pools}"
+        );
+    }
+}

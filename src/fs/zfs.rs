@@ -363,6 +363,7 @@ impl ZfsMount {
                 let _ = mount::unmount(&self.path);
             }
             remove_mountpoint(&self.path);
+            self.created_dir = false;
         }
         if let Some(d) = self.devdir.take() {
             let _ = std::fs::remove_dir_all(&d);
@@ -465,6 +466,8 @@ impl Drop for ZfsMount {
                 self.pool
             );
         }
+        // Also when zpool create failed and there was no pool to destroy.
+        self.tidy();
     }
 }
 
