@@ -1,4 +1,24 @@
 //! Filesystem drivers behind one trait: create (mkfs / zpool create), mount, describe, release.
+//!
+//! One file per driver. Mounts are RAII guards: dropping one unmounts it (or destroys the
+//! pool) and removes the mountpoint directory fsbench created under [`mount_root`].
+
+mod btrfs;
+mod ext4;
+pub mod mount;
+pub mod mountinfo;
+pub mod props;
+mod simple;
+mod tmpfs;
+pub mod variant;
+mod xfs;
+pub mod zfs;
+
+pub use btrfs::Btrfs;
+pub use ext4::Ext4;
+pub use tmpfs::Tmpfs;
+pub use xfs::Xfs;
+pub use zfs::Zfs;
 
 use crate::plan::SetupSpec;
 use std::collections::BTreeMap;
@@ -28,6 +48,12 @@ pub trait Mounted: Send {
     fn implementation(&self) -> String;
     /// Unmount / destroy now, reporting errors (Drop does the same silently).
     fn release(self: Box<Self>) -> crate::Result<()>;
+    /// Unmount but keep the filesystem on the device, so [`Filesystem::mount`] can mount it
+    /// again (probes that corrupt or resize it offline). ZFS exports the pool instead of
+    /// destroying it; for the others this is the same as [`Mounted::release`].
+    fn unmount(self: Box<Self>) -> crate::Result<()> {
+        self.release()
+    }
 }
 
 /// A filesystem driver.
@@ -60,8 +86,115 @@ pub trait Filesystem: Send + Sync {
 
 /// Look up a driver by name.
 pub fn driver(name: &str) -> Option<Box<dyn Filesystem>> {
-    let _ = name;
-    None
+    Some(match name {
+        "ext4" => Box::new(Ext4),
+        "xfs" => Box::new(Xfs),
+        "btrfs" => Box::new(Btrfs),
+        "zfs" => Box::new(Zfs),
+        "tmpfs" => Box::new(Tmpfs),
+        _ => return None,
+    })
+}
+
+/// Whether a driver's tools are present; `Err` says what is missing (unknown name, a tool,
+/// the ZFS module or zfs-fuse), in words fit for a "skipping setup" note. Root is the
+/// caller's check: `fsbench plan` needs none.
+pub fn available(name: &str) -> Result<(), String> {
+    let d = driver(name).ok_or_else(|| {
+        format!(
+            "unknown filesystem {name:?}; known filesystems: {}",
+            KNOWN.join(", ")
+        )
+    })?;
+    for tool in d.required_tools() {
+        if !crate::host::command::available(tool) {
+            return Err(format!(
+                "{name}: {tool} is not installed (package {})",
+                package_of(tool)
+            ));
+        }
+    }
+    if name == "zfs"
+        && !Path::new("/sys/module/zfs").exists()
+        && !crate::host::command::available("zfs-fuse")
+    {
+        return Err(
+            "zfs: the zfs kernel module is not loaded and zfs-fuse is not installed".into(),
+        );
+    }
+    Ok(())
+}
+
+fn package_of(tool: &str) -> &'static str {
+    match tool {
+        "mkfs.ext4" | "tune2fs" => "e2fsprogs",
+        "mkfs.xfs" | "xfs_info" => "xfsprogs",
+        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
+        "zpool" | "zfs" => "zfsutils-linux or zfs-fuse",
+        _ => "util-linux",
+    }
+}
+
+/// A fresh mountpoint path under [`mount_root`] (`/run/fsbench/<label>-<pid>-<n>`); the
+/// drivers create it and their guards remove it.
+pub fn unique_mountpoint(label: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let label: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    mount_root().join(format!("{label}-{}-{n}", std::process::id()))
+}
+
+/// Refuse a target smaller than a filesystem needs, naming the flag to change. `flag` is
+/// `--image-size` for images and `--device` for devices.
+pub fn check_fits(fs: &dyn Filesystem, size: u64, flag: &str) -> crate::Result<()> {
+    fits(fs.name(), fs.min_device_size(), size, flag)
+}
+
+fn fits(name: &str, min: u64, size: u64, flag: &str) -> crate::Result<()> {
+    if size >= min {
+        return Ok(());
+    }
+    let f = crate::units::format_size;
+    let advice = if flag == "--image-size" {
+        format!(
+            "use --image-size {} or larger",
+            crate::units::fio_size(min.div_ceil(1 << 20) << 20).to_uppercase()
+        )
+    } else {
+        format!("use a larger device or skip {name}")
+    };
+    Err(crate::Error::invalid(
+        flag,
+        format!(
+            "{name} needs at least {} but the target has {}; {advice}",
+            f(min),
+            f(size)
+        ),
+    ))
+}
+
+/// The size check at mkfs time, with the flag guessed from the device (loop = image).
+pub(crate) fn check_device_fits(name: &str, min: u64, device: &Path) -> crate::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let size = crate::target::size_of(device)?;
+    let is_loop = std::fs::metadata(device)
+        .map(|m| libc::major(m.rdev() as libc::dev_t) == 7)
+        .unwrap_or(false);
+    fits(
+        name,
+        min,
+        size,
+        if is_loop { "--image-size" } else { "--device" },
+    )
 }
 
 /// Names of every driver fsbench knows.

@@ -1,7 +1,19 @@
 //! Where the filesystems live: an image on a loop device, a scratch block device, or a directory.
+//!
+//! Each target is an RAII guard: dropping it detaches the loop device and deletes the image,
+//! or removes fsbench's subdirectory, so an error or Ctrl-C leaves nothing behind.
+
+pub mod block;
+pub mod dir;
+pub mod image;
+pub mod ioctl;
+pub mod parse;
+pub mod safety;
+pub mod sysfs;
 
 use crate::results::TargetInfo;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// How the user chose the target.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,10 +50,61 @@ pub trait Target: Send {
     fn check_identity(&self) -> crate::Result<()>;
     /// Discard the whole device; `Ok(false)` when discard is unsupported.
     fn discard(&self) -> crate::Result<bool>;
+    /// Change the device's size (the resize probe grows a filesystem into new space).
+    /// Only image targets can; the new size becomes the one `check_identity` expects.
+    fn resize(&mut self, new_size: u64) -> crate::Result<()> {
+        let _ = new_size;
+        Err(crate::Error::Other(format!(
+            "a {} target cannot be resized",
+            self.info().kind
+        )))
+    }
 }
 
 /// Acquire a target. `yes` skips the interactive confirmation for devices.
+///
+/// For a device every safety check runs here, before anything is written; the returned
+/// target re-checks its identity before each destructive step (`check_identity`).
 pub fn acquire(kind: &TargetKind, yes: bool) -> crate::Result<Box<dyn Target>> {
-    let _ = (kind, yes);
-    todo!("target::acquire")
+    Ok(match kind {
+        TargetKind::Image {
+            scratch_dir,
+            size,
+            keep,
+        } => Box::new(image::ImageTarget::acquire(scratch_dir, *size, *keep)?),
+        TargetKind::Device { path, force_wipe } => {
+            Box::new(block::BlockTarget::acquire(path, *force_wipe, yes)?)
+        }
+        TargetKind::Dir(path) => Box::new(dir::DirTarget::acquire(path)?),
+    })
+}
+
+/// Size in bytes of a block device or regular file (what a filesystem on it can use).
+pub fn size_of(path: &Path) -> crate::Result<u64> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let md = std::fs::metadata(path).map_err(|e| crate::Error::io("cannot stat", path, e))?;
+    if md.file_type().is_block_device() {
+        let f = std::fs::File::open(path).map_err(|e| crate::Error::io("cannot open", path, e))?;
+        ioctl::device_size(f.as_fd()).map_err(|e| crate::Error::io("cannot size", path, e))
+    } else {
+        Ok(md.len())
+    }
+}
+
+/// Whether BLKDISCARD worked, once tried (shared by image and device targets).
+#[derive(Debug, Default)]
+pub(crate) struct DiscardState(AtomicU8);
+
+impl DiscardState {
+    fn set(&self, ok: bool) {
+        self.0.store(if ok { 2 } else { 1 }, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Option<bool> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            v => Some(v == 2),
+        }
+    }
 }

@@ -1,0 +1,193 @@
+//! Mounting and unmounting, and the guard that unmounts kernel filesystems on drop.
+
+use super::Mounted;
+use super::mountinfo;
+use crate::host::command;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Create `mnt` (and parents) if missing; returns whether this call created it, so the
+/// guard removes only directories it made.
+pub fn ensure_mountpoint(mnt: &Path) -> Result<bool> {
+    if mnt.is_dir() {
+        return Ok(false);
+    }
+    // Another fsbench may remove the shared, empty mount root between our two mkdirs.
+    let mut tries = 0;
+    loop {
+        match std::fs::create_dir_all(mnt) {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 5 => tries += 1,
+            Err(e) => return Err(Error::io("cannot create the mountpoint", mnt, e)),
+        }
+    }
+}
+
+/// `mount -t FSTYPE [-o OPTS] SOURCE MNT` under a timeout.
+pub fn mount(
+    fstype: &str,
+    source: &str,
+    opts: Option<&str>,
+    mnt: &Path,
+    timeout: Duration,
+) -> Result<()> {
+    let mut argv = command::argv(&["mount", "-t", fstype]);
+    if let Some(o) = opts {
+        argv.push("-o".into());
+        argv.push(o.to_string());
+    }
+    argv.push(source.to_string());
+    argv.push(mnt.display().to_string());
+    command::run(&argv, timeout)?;
+    Ok(())
+}
+
+/// The options of the mount at `mnt`, as mountinfo shows them (per-mount + superblock).
+pub fn options_at(mnt: &Path) -> Option<String> {
+    let m = mountinfo::read().ok()?;
+    mountinfo::find_mount_point(&m, mnt).map(|e| e.all_options())
+}
+
+/// Whether something is mounted exactly at `mnt`.
+pub fn is_mounted(mnt: &Path) -> bool {
+    mountinfo::read()
+        .map(|m| mountinfo::find_mount_point(&m, mnt).is_some())
+        .unwrap_or(false)
+}
+
+/// Unmount `mnt`: retry a few times while busy (a workload's files may still be closing),
+/// then detach lazily as a last resort, with a warning.
+pub fn unmount(mnt: &Path) -> Result<()> {
+    let c = std::ffi::CString::new(mnt.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error::Other(format!("bad mountpoint {}", mnt.display())))?;
+    let mut last = std::io::Error::from_raw_os_error(libc::EBUSY);
+    for attempt in 0..6 {
+        // SAFETY: c is a valid NUL-terminated path.
+        if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
+            return Ok(());
+        }
+        last = std::io::Error::last_os_error();
+        match last.raw_os_error() {
+            Some(libc::EINVAL) | Some(libc::ENOENT) if !is_mounted(mnt) => return Ok(()),
+            Some(libc::EBUSY) => {
+                crate::host::sync_all();
+                std::thread::sleep(Duration::from_millis(200 * (attempt + 1)));
+            }
+            _ => break,
+        }
+    }
+    if last.raw_os_error() == Some(libc::EBUSY) {
+        // SAFETY: as above.
+        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
+            eprintln!(
+                "fsbench: warning: {} stayed busy; detached it lazily (it disappears once \
+                 its last open file is closed)",
+                mnt.display()
+            );
+            return Ok(());
+        }
+        last = std::io::Error::last_os_error();
+    }
+    Err(Error::io("cannot unmount", mnt, last))
+}
+
+/// Remove a mountpoint directory fsbench created (and its parent under the mount root if
+/// that is now empty).
+pub fn remove_mountpoint(mnt: &Path) {
+    if let Err(e) = std::fs::remove_dir(mnt)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        eprintln!(
+            "fsbench: warning: cannot remove the mountpoint {}: {e}",
+            mnt.display()
+        );
+    }
+    if let Some(parent) = mnt.parent()
+        && parent == super::mount_root()
+    {
+        let _ = std::fs::remove_dir(parent);
+    }
+}
+
+/// Describes a mounted kernel filesystem (tune2fs, xfs_info…).
+pub type Describe = fn(device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String>;
+
+/// A mounted kernel filesystem (ext4, XFS, Btrfs, tmpfs). Drop unmounts it.
+pub struct KernelMount {
+    /// Device it was mounted from (None for tmpfs).
+    pub device: Option<PathBuf>,
+    /// Mount point.
+    pub path: PathBuf,
+    /// Whether fsbench created the mountpoint directory.
+    pub created_dir: bool,
+    /// Property collector.
+    pub describe: Describe,
+    /// Extra properties known at mount time (tmpfs size…).
+    pub extra: BTreeMap<String, String>,
+    done: bool,
+}
+
+impl KernelMount {
+    /// Wrap an existing mount.
+    pub fn new(
+        device: Option<PathBuf>,
+        path: PathBuf,
+        created_dir: bool,
+        describe: Describe,
+    ) -> Self {
+        KernelMount {
+            device,
+            path,
+            created_dir,
+            describe,
+            extra: BTreeMap::new(),
+            done: false,
+        }
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        self.done = true;
+        let r = unmount(&self.path);
+        if r.is_ok() && self.created_dir {
+            remove_mountpoint(&self.path);
+        }
+        r
+    }
+}
+
+impl Mounted for KernelMount {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn mount_options(&self) -> String {
+        options_at(&self.path).unwrap_or_default()
+    }
+
+    fn properties(&self) -> BTreeMap<String, String> {
+        let mut m = (self.describe)(self.device.as_deref(), &self.path);
+        m.extend(self.extra.clone());
+        m
+    }
+
+    fn implementation(&self) -> String {
+        "linux".into()
+    }
+
+    fn release(mut self: Box<Self>) -> Result<()> {
+        self.teardown()
+    }
+}
+
+impl Drop for KernelMount {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("fsbench: warning: {e}");
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! The mkfs-then-mount flow shared by the kernel filesystems (ext4, XFS, Btrfs).
+
+use super::mount::{self, Describe, KernelMount};
+use super::{MkfsRecord, Mounted};
+use crate::Result;
+use crate::host::command;
+use crate::plan::SetupSpec;
+use std::path::Path;
+use std::time::Duration;
+
+/// How one kernel filesystem is made and described.
+pub struct KernelFs {
+    /// `-t` type for mount.
+    pub fstype: &'static str,
+    /// The mkfs program.
+    pub mkfs: &'static str,
+    /// Arguments before the user's (force, quiet).
+    pub default_args: &'static [&'static str],
+    /// Smallest device mkfs accepts, bytes.
+    pub min_size: u64,
+    /// Property collector.
+    pub describe: Describe,
+}
+
+impl KernelFs {
+    /// mkfs (timed, output kept), then mount.
+    pub fn create_and_mount(
+        &self,
+        device: &Path,
+        setup: &SetupSpec,
+        mnt: &Path,
+        timeout: Duration,
+    ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
+        super::check_device_fits(self.fstype, self.min_size, device)?;
+        let mut argv = command::argv(&[self.mkfs]);
+        argv.extend(self.default_args.iter().map(|s| s.to_string()));
+        argv.extend(setup.mkfs.iter().cloned());
+        argv.push(device.display().to_string());
+        let out = command::run(&argv, timeout)?;
+        let record = MkfsRecord {
+            args: argv,
+            output: out.combined(),
+            seconds: out.seconds,
+        };
+        let m = self.mount(device, setup, mnt, timeout)?;
+        Ok((record, m))
+    }
+
+    /// Mount an existing filesystem with the setup's mount options.
+    pub fn mount(
+        &self,
+        device: &Path,
+        setup: &SetupSpec,
+        mnt: &Path,
+        timeout: Duration,
+    ) -> Result<Box<dyn Mounted>> {
+        let created = mount::ensure_mountpoint(mnt)?;
+        let opts = setup.mount_option_string();
+        if let Err(e) = mount::mount(
+            self.fstype,
+            &device.display().to_string(),
+            opts.as_deref(),
+            mnt,
+            timeout,
+        ) {
+            if created {
+                mount::remove_mountpoint(mnt);
+            }
+            return Err(e);
+        }
+        Ok(Box::new(KernelMount::new(
+            Some(device.to_path_buf()),
+            mnt.to_path_buf(),
+            created,
+            self.describe,
+        )))
+    }
+}
+
+/// Run a describe tool briefly; an empty map when it is missing or fails (properties are
+/// provenance, never a reason to fail a run).
+pub fn tool_text(argv: &[&str]) -> String {
+    command::run(&command::argv(argv), Duration::from_secs(30))
+        .map(|o| o.stdout)
+        .unwrap_or_default()
+}

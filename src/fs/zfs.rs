@@ -1,0 +1,525 @@
+//! ZFS: a uniquely named single-vdev pool per setup, destroyed on release.
+//!
+//! Where there is no kernel module but zfs-fuse is installed, its daemon is started when no
+//! instance runs (and left running: other users may depend on it), and results are labelled
+//! `zfs-fuse` because its performance says nothing about OpenZFS in the kernel.
+
+use super::mount::{self, ensure_mountpoint, remove_mountpoint};
+use super::variant::{self, Accepts};
+use super::{Filesystem, MkfsRecord, Mounted, props};
+use crate::host::command::{self, argv};
+use crate::plan::SetupSpec;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The ZFS driver.
+pub struct Zfs;
+
+/// Dataset properties passed as `-O key=value`, plus the pool property `ashift`.
+const PROPS: &[&str] = &[
+    "ashift",
+    "recordsize",
+    "compression",
+    "atime",
+    "relatime",
+    "sync",
+    "checksum",
+    "logbias",
+    "primarycache",
+    "secondarycache",
+    "dedup",
+    "copies",
+    "xattr",
+    "redundant_metadata",
+    "dnodesize",
+    "acltype",
+];
+
+const ACCEPTS: Accepts = Accepts {
+    mkfs: true,
+    mount: false,
+    props: PROPS,
+    dir_attrs: &[],
+};
+
+/// SPA_MINDEVSIZE: ZFS refuses vdevs under 64 MiB.
+const MIN_SIZE: u64 = 64 << 20;
+
+static POOL_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// Whether ZFS here is zfs-fuse (no kernel module, zfs-fuse installed).
+pub fn is_fuse() -> bool {
+    !Path::new("/sys/module/zfs").exists() && command::available("zfs-fuse")
+}
+
+/// `zfs-fuse`, `OpenZFS 2.2.2`, or `zfs`.
+pub fn implementation() -> String {
+    if let Ok(v) = std::fs::read_to_string("/sys/module/zfs/version") {
+        format!("OpenZFS {}", v.trim())
+    } else if is_fuse() {
+        "zfs-fuse".into()
+    } else {
+        "zfs".into()
+    }
+}
+
+fn zpool_works() -> bool {
+    command::run(&argv(&["zpool", "list", "-H"]), Duration::from_secs(15)).is_ok()
+}
+
+fn wait_zpool(limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if zpool_works() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+/// Start the zfs-fuse daemon when it is needed and not running. Returns a note for the
+/// record when fsbench started it.
+pub fn ensure_daemon() -> Result<Option<String>> {
+    if !is_fuse() {
+        return Ok(None);
+    }
+    if zpool_works() {
+        return Ok(None);
+    }
+    let running =
+        command::run_unchecked(&argv(&["pgrep", "-x", "zfs-fuse"]), Duration::from_secs(10))
+            .map(|o| o.status == Some(0))
+            .unwrap_or(false);
+    if running {
+        // Someone (maybe another fsbench) just started it: give it time to listen.
+        if wait_zpool(Duration::from_secs(15)) {
+            return Ok(None);
+        }
+        return Err(Error::tool(
+            "zpool",
+            "a zfs-fuse daemon is running but zpool cannot reach it; restart zfs-fuse or skip zfs",
+        ));
+    }
+    // The daemon forks away; its stdio goes to /dev/null so it cannot hold our pipes open.
+    let start = command::run(
+        &argv(&["sh", "-c", "exec zfs-fuse </dev/null >/dev/null 2>&1"]),
+        Duration::from_secs(30),
+    );
+    if wait_zpool(Duration::from_secs(15)) {
+        let note = "fsbench started the zfs-fuse daemon (none was running); it was left running";
+        eprintln!("fsbench: note: {note}");
+        return Ok(Some(note.into()));
+    }
+    Err(Error::tool(
+        "zfs-fuse",
+        format!(
+            "the daemon did not come up within 15 s{}; start it by hand (`zfs-fuse`) or skip zfs",
+            start.err().map(|e| format!(" ({e})")).unwrap_or_default()
+        ),
+    ))
+}
+
+fn unique_pool() -> String {
+    format!(
+        "fsbench_{}_{}",
+        std::process::id(),
+        POOL_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn wait_mounted(mnt: &Path, timeout: Duration) -> bool {
+    let t0 = Instant::now();
+    loop {
+        if mount::is_mounted(mnt) {
+            return true;
+        }
+        if t0.elapsed() >= timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `zpool create` argv for a setup.
+pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> Vec<String> {
+    let ashift = setup
+        .props
+        .get("ashift")
+        .map(String::as_str)
+        .unwrap_or("12");
+    let mut a = argv(&["zpool", "create", "-f", "-o"]);
+    a.push(format!("ashift={ashift}"));
+    for (k, v) in &setup.props {
+        if k != "ashift" {
+            a.push("-O".into());
+            a.push(format!("{k}={v}"));
+        }
+    }
+    a.extend(setup.mkfs.iter().cloned());
+    a.push("-m".into());
+    a.push(mnt.display().to_string());
+    a.push(pool.into());
+    a.push(device.display().to_string());
+    a
+}
+
+impl Filesystem for Zfs {
+    fn name(&self) -> &'static str {
+        "zfs"
+    }
+
+    fn required_tools(&self) -> &'static [&'static str] {
+        &["zpool", "zfs"]
+    }
+
+    fn min_device_size(&self) -> u64 {
+        MIN_SIZE
+    }
+
+    fn validate(&self, setup: &SetupSpec) -> Result<()> {
+        if !setup.mount.is_empty() {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: zfs takes properties, not mount options (write e.g. \
+                     atime=off instead of mount=noatime); valid keys for zfs: {}",
+                    setup.name,
+                    ACCEPTS.keys().join(", ")
+                ),
+            ));
+        }
+        variant::check("zfs", setup, &ACCEPTS)?;
+        if let Some(rs) = setup.props.get("recordsize") {
+            let ok = crate::units::parse_size(rs)
+                .map(|v| v.is_power_of_two() && (512..=16 << 20).contains(&v))
+                .unwrap_or(false);
+            if !ok {
+                return Err(Error::invalid(
+                    "--fs",
+                    format!(
+                        "setup {:?}: recordsize={rs} is not a power of two between 512 and 16M \
+                         (e.g. recordsize=16K)",
+                        setup.name
+                    ),
+                ));
+            }
+        }
+        if let Some(a) = setup.props.get("ashift")
+            && !a.parse::<u32>().is_ok_and(|v| (9..=16).contains(&v))
+        {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: ashift={a} must be a number from 9 to 16 (12 = 4 KiB sectors)",
+                    setup.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn mount(
+        &self,
+        device: &Path,
+        _setup: &SetupSpec,
+        mountpoint: &Path,
+        timeout: Duration,
+    ) -> Result<Box<dyn Mounted>> {
+        let note = ensure_daemon()?;
+        // Import scans a directory: give it one holding only this device.
+        let devdir = super::unique_mountpoint("zdev");
+        std::fs::create_dir_all(&devdir).map_err(|e| Error::io("cannot create", &devdir, e))?;
+        let name = device.file_name().map(|n| n.to_owned()).unwrap_or_default();
+        let cleanup = |e: Error| {
+            let _ = std::fs::remove_dir_all(&devdir);
+            e
+        };
+        std::os::unix::fs::symlink(device, devdir.join(&name))
+            .map_err(|e| cleanup(Error::io("cannot link", device, e)))?;
+        let d = devdir.display().to_string();
+        let list = command::run_unchecked(&argv(&["zpool", "import", "-d", &d]), timeout)
+            .map_err(cleanup)?;
+        let Some(pool) = props::parse_zpool_import(&list.combined())
+            .into_iter()
+            .next()
+        else {
+            return Err(cleanup(Error::Other(format!(
+                "no exported ZFS pool found on {}",
+                device.display()
+            ))));
+        };
+        command::run(&argv(&["zpool", "import", "-d", &d, "-f", &pool]), timeout)
+            .map_err(cleanup)?;
+        let mut guard = ZfsMount {
+            pool: pool.clone(),
+            path: mountpoint.to_path_buf(),
+            created_dir: false,
+            devdir: Some(devdir),
+            note,
+            extra: BTreeMap::new(),
+            done: false,
+        };
+        guard.created_dir = ensure_mountpoint(mountpoint)?;
+        command::run(
+            &argv(&[
+                "zfs",
+                "set",
+                &format!("mountpoint={}", mountpoint.display()),
+                &pool,
+            ]),
+            timeout,
+        )?;
+        if !wait_mounted(mountpoint, Duration::from_secs(10)) {
+            return Err(Error::tool(
+                "zfs set mountpoint",
+                format!("pool {pool} did not appear at {}", mountpoint.display()),
+            ));
+        }
+        Ok(Box::new(guard))
+    }
+
+    fn create_and_mount(
+        &self,
+        device: &Path,
+        setup: &SetupSpec,
+        mountpoint: &Path,
+        timeout: Duration,
+    ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
+        super::check_device_fits("zfs", MIN_SIZE, device)?;
+        let note = ensure_daemon()?;
+        let pool = unique_pool();
+        let created_dir = ensure_mountpoint(mountpoint)?;
+        let args = create_argv(setup, &pool, device, mountpoint);
+        let mut guard = ZfsMount {
+            pool: pool.clone(),
+            path: mountpoint.to_path_buf(),
+            created_dir,
+            devdir: None,
+            note,
+            extra: BTreeMap::new(),
+            done: true, // nothing to destroy until zpool create succeeded
+        };
+        let out = match command::run(&args, timeout) {
+            Ok(o) => o,
+            Err(e) => {
+                // A half-made pool must not outlive the failure.
+                if pool_exists(&pool) {
+                    guard.done = false;
+                }
+                return Err(e);
+            }
+        };
+        guard.done = false;
+        if let Some(a) = args.iter().find_map(|a| a.strip_prefix("ashift=")) {
+            guard.extra.insert("zpool.ashift".into(), a.to_string());
+        }
+        if !wait_mounted(mountpoint, Duration::from_secs(10)) {
+            return Err(Error::tool(
+                command::display(&args),
+                format!("pool {pool} did not appear at {}", mountpoint.display()),
+            ));
+        }
+        let record = MkfsRecord {
+            args,
+            output: out.combined(),
+            seconds: out.seconds,
+        };
+        Ok((record, Box::new(guard)))
+    }
+}
+
+fn pool_exists(pool: &str) -> bool {
+    command::run(
+        &argv(&["zpool", "list", "-H", pool]),
+        Duration::from_secs(15),
+    )
+    .is_ok()
+}
+
+/// An imported, mounted pool. Drop destroys it.
+pub struct ZfsMount {
+    pool: String,
+    path: PathBuf,
+    created_dir: bool,
+    devdir: Option<PathBuf>,
+    note: Option<String>,
+    extra: BTreeMap<String, String>,
+    done: bool,
+}
+
+impl ZfsMount {
+    /// The pool's name.
+    pub fn pool(&self) -> &str {
+        &self.pool
+    }
+
+    fn tidy(&mut self) {
+        if self.created_dir {
+            if mount::is_mounted(&self.path) {
+                let _ = mount::unmount(&self.path);
+            }
+            remove_mountpoint(&self.path);
+            self.created_dir = false;
+        }
+        if let Some(d) = self.devdir.take() {
+            let _ = std::fs::remove_dir_all(&d);
+            remove_mountpoint(&d);
+        }
+    }
+
+    fn destroy(&mut self) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        self.done = true;
+        let a = argv(&["zpool", "destroy", "-f", &self.pool]);
+        let mut last = None;
+        for attempt in 0..4u64 {
+            match command::run(&a, Duration::from_secs(120)) {
+                Ok(_) => {
+                    last = None;
+                    break;
+                }
+                Err(e) => {
+                    if !pool_exists(&self.pool) {
+                        last = None;
+                        break;
+                    }
+                    last = Some(e);
+                    crate::host::sync_all();
+                    std::thread::sleep(Duration::from_millis(300 * (attempt + 1)));
+                }
+            }
+        }
+        self.tidy();
+        match last {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Mounted for ZfsMount {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn mount_options(&self) -> String {
+        mount::options_at(&self.path).unwrap_or_default()
+    }
+
+    fn properties(&self) -> BTreeMap<String, String> {
+        let out = command::run(
+            &argv(&[
+                "zfs",
+                "get",
+                "-H",
+                "-o",
+                "property,value",
+                "all",
+                &self.pool,
+            ]),
+            Duration::from_secs(30),
+        )
+        .map(|o| o.stdout)
+        .unwrap_or_default();
+        let mut m = props::parse_zfs_get(&out);
+        m.extend(self.extra.clone());
+        m.insert("zfs.pool".into(), self.pool.clone());
+        if let Some(n) = &self.note {
+            m.insert("note".into(), n.clone());
+        }
+        m
+    }
+
+    fn implementation(&self) -> String {
+        implementation()
+    }
+
+    fn release(mut self: Box<Self>) -> Result<()> {
+        self.destroy()
+    }
+
+    fn unmount(mut self: Box<Self>) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        // mountpoint=none first, so a later import does not mount at this (gone) path.
+        let t = Duration::from_secs(120);
+        command::run(&argv(&["zfs", "set", "mountpoint=none", &self.pool]), t)?;
+        command::run(&argv(&["zpool", "export", &self.pool]), t)?;
+        self.done = true;
+        self.tidy();
+        Ok(())
+    }
+}
+
+impl Drop for ZfsMount {
+    fn drop(&mut self) {
+        if let Err(e) = self.destroy() {
+            eprintln!(
+                "fsbench: warning: cannot destroy ZFS pool {}: {e}",
+                self.pool
+            );
+        }
+        // Also when zpool create failed and there was no pool to destroy.
+        self.tidy();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zpool_create_command() {
+        let mut s = SetupSpec::plain("zfs");
+        s.props.insert("recordsize".into(), "16K".into());
+        s.props.insert("compression".into(), "lz4".into());
+        let a = create_argv(
+            &s,
+            "fsbench_1_0",
+            Path::new("/dev/loop3"),
+            Path::new("/run/fsbench/m"),
+        );
+        assert_eq!(
+            command::display(&a),
+            "zpool create -f -o ashift=12 -O compression=lz4 -O recordsize=16K -m /run/fsbench/m fsbench_1_0 /dev/loop3"
+        );
+        s.props.insert("ashift".into(), "9".into());
+        let a = create_argv(&s, "p", Path::new("/d"), Path::new("/m"));
+        assert!(a.contains(&"ashift=9".to_string()));
+        assert_eq!(a.iter().filter(|x| x.starts_with("ashift")).count(), 1);
+    }
+
+    #[test]
+    fn validation() {
+        let mut s = SetupSpec::plain("zfs");
+        s.name = "zfs-16k".into();
+        s.props.insert("recordsize".into(), "16K".into());
+        Zfs.validate(&s).unwrap();
+        s.props.insert("recordsize".into(), "3K".into());
+        assert!(
+            Zfs.validate(&s)
+                .unwrap_err()
+                .to_string()
+                .contains("power of two")
+        );
+        let mut s = SetupSpec::plain("zfs");
+        s.mount = vec!["noatime".into()];
+        assert!(
+            Zfs.validate(&s)
+                .unwrap_err()
+                .to_string()
+                .contains("atime=off")
+        );
+        let mut s = SetupSpec::plain("zfs");
+        s.props.insert("bogus".into(), "1".into());
+        let e = Zfs.validate(&s).unwrap_err().to_string();
+        assert!(e.contains("\"bogus\"") && e.contains("recordsize"), "{e}");
+    }
+}
