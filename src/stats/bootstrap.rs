@@ -1,4 +1,4 @@
-//! Seeded percentile bootstrap: confidence interval of a median, and of a difference of medians.
+//! Seeded, smoothed percentile bootstrap: confidence interval of a median, and of a difference of medians.
 //!
 //! The generator is xoshiro256++ seeded from a caller-provided seed, so the same results file
 //! always yields the same intervals (reports and snapshots stay stable), while different keys
@@ -43,12 +43,32 @@ pub fn seed_for(parts: &[&str]) -> u64 {
     h
 }
 
-fn resample_median(rng: &mut Xoshiro256PlusPlus, v: &[f64], buf: &mut Vec<f64>) -> f64 {
+/// One standard normal draw (Box–Muller; the second value is discarded for simplicity).
+fn gauss(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    let u1 = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let u2 = ((rng.next_u64() >> 11) as f64) / (1u64 << 53) as f64;
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// Kernel bandwidth of the smoothed bootstrap: sd / √n (0 for constant data).
+fn bandwidth(v: &[f64]) -> f64 {
+    super::descriptive::stddev(v) / (v.len() as f64).sqrt() * SMOOTH
+}
+
+/// Scale of the smoothing kernel relative to sd/√n. Why smooth at all: the plain percentile
+/// bootstrap of a median only ever returns order statistics, and for small n its interval is
+/// too narrow (measured by `coverage_experiment`, 2,000 simulations each, normal/exponential:
+/// n = 15 → 93 %, n = 3 → 75 %). A Gaussian kernel of sd/√n gives 95–96 % at n = 15, 94 % at
+/// n = 5 and 85 % at n = 3 (three rounds simply cannot pin a median down better).
+const SMOOTH: f64 = 1.0;
+
+fn resample_median(rng: &mut Xoshiro256PlusPlus, v: &[f64], h: f64, buf: &mut Vec<f64>) -> f64 {
     buf.clear();
     let n = v.len() as u64;
     for _ in 0..v.len() {
         // Modulo bias is < n / 2^64: irrelevant for n of a few thousand at most.
-        buf.push(v[(rng.next_u64() % n) as usize]);
+        let x = v[(rng.next_u64() % n) as usize];
+        buf.push(if h > 0.0 { x + h * gauss(rng) } else { x });
     }
     sort(buf);
     median_sorted(buf)
@@ -70,8 +90,9 @@ pub fn median_ci(values: &[f64], seed: u64, resamples: usize, level: f64) -> Int
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut buf = Vec::with_capacity(values.len());
+    let h = bandwidth(values);
     let mut meds: Vec<f64> = (0..resamples)
-        .map(|_| resample_median(&mut rng, values, &mut buf))
+        .map(|_| resample_median(&mut rng, values, h, &mut buf))
         .collect();
     sort(&mut meds);
     outward(&meds, level)
@@ -95,10 +116,11 @@ fn outward(sorted: &[f64], level: f64) -> Interval {
 pub fn median_diff_ci(a: &[f64], b: &[f64], seed: u64, resamples: usize, level: f64) -> Interval {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut buf = Vec::new();
+    let (ha, hb) = (bandwidth(a), bandwidth(b));
     let mut diffs: Vec<f64> = (0..resamples)
         .map(|_| {
-            let ma = resample_median(&mut rng, a, &mut buf);
-            let mb = resample_median(&mut rng, b, &mut buf);
+            let ma = resample_median(&mut rng, a, ha, &mut buf);
+            let mb = resample_median(&mut rng, b, hb, &mut buf);
             mb - ma
         })
         .collect();
@@ -159,6 +181,33 @@ mod tests {
         }
         eprintln!("bootstrap coverage: {covered} of 200");
         assert!(covered >= 180, "covered {covered} of 200");
+    }
+
+    #[test]
+    #[ignore = "calibration experiment: cargo test coverage_experiment -- --ignored --nocapture"]
+    fn coverage_experiment() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(99);
+        for n in [3usize, 5, 15] {
+            let (mut cn, mut ce) = (0, 0);
+            let sims = 2000;
+            for i in 0..sims {
+                let v = normals(&mut rng, n);
+                if median_ci(&v, i, RESAMPLES, 0.95).contains(0.0) {
+                    cn += 1;
+                }
+                let ex: Vec<f64> = (0..n)
+                    .map(|_| -(((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64).ln())
+                    .collect();
+                if median_ci(&ex, i + 77, RESAMPLES, 0.95).contains(std::f64::consts::LN_2) {
+                    ce += 1;
+                }
+            }
+            eprintln!(
+                "n={n}: normal {:.3} exponential {:.3}",
+                cn as f64 / sims as f64,
+                ce as f64 / sims as f64
+            );
+        }
     }
 
     #[test]
