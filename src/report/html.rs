@@ -232,7 +232,7 @@ fn latency_charts(report: &Report) -> Vec<String> {
         let x = Axis {
             label: "percentile".into(),
             ticks: vec![
-                (0.30103, "p50".into()),
+                (std::f64::consts::LOG10_2, "p50".into()),
                 (1.0, "p90".into()),
                 (2.0, "p99".into()),
                 (3.0, "p99.9".into()),
@@ -258,7 +258,14 @@ fn linear_axis(label: &str, lo: f64, hi: f64) -> Axis {
         label: label.into(),
         ticks: svg::nice_ticks(lo, hi)
             .into_iter()
-            .map(|v| (v, metric::format_number(v)))
+            .map(|v| {
+                let text = if v.fract() == 0.0 {
+                    metric::format_number(v).trim_end_matches(".00").to_string()
+                } else {
+                    metric::format_number(v)
+                };
+                (v, text)
+            })
             .collect(),
     }
 }
@@ -395,6 +402,33 @@ fn scaling_charts(report: &Report) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::family;
+    use crate::report::{Exporter, Report};
+    use crate::results::{Results, Sample};
+
+    #[test]
+    fn scaling_curves_appear_for_queue_depth_families() {
+        let mut r = Results::new();
+        for (qd, iops) in [(1, 9_000.0), (8, 52_000.0), (32, 80_000.0)] {
+            for setup in ["ext4", "xfs"] {
+                for round in 1..=3 {
+                    r.samples.push(Sample {
+                        setup: setup.into(),
+                        workload: format!("randread-qd{qd}"),
+                        metric: "iops".into(),
+                        unit: "IOPS".into(),
+                        round,
+                        value: iops + f64::from(round),
+                    });
+                }
+            }
+        }
+        let html = String::from_utf8(super::Html.render(&Report::new(&r)).unwrap()).unwrap();
+        assert!(
+            html.contains("Random read — IOPS by queue depth"),
+            "no scaling chart"
+        );
+        assert!(html.contains(">32</text>"));
+    }
 
     #[test]
     fn families() {

@@ -246,6 +246,11 @@ fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit
             })
             .expect("non-empty");
         let noise: Vec<Option<Summary>> = setups.iter().map(|s| find(s, &noise_metric)).collect();
+        // A merged tail with no per-round counterpart has no noise estimate: rank nothing
+        // rather than claim a lead "beyond noise" that cannot be judged.
+        if stats::is_merged(m) && noise[best].is_none() {
+            return finish(workload, m, unit, direction, cells);
+        }
         let tied: Vec<usize> = present
             .iter()
             .copied()
@@ -265,6 +270,16 @@ fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit
             }
         }
     }
+    finish(workload, m, unit, direction, cells)
+}
+
+fn finish(
+    workload: &str,
+    m: &str,
+    unit: &str,
+    direction: Direction,
+    cells: Vec<Option<Cell>>,
+) -> Row {
     let label = format!(
         "{} — {}",
         metric::workload_label(workload),

@@ -115,7 +115,7 @@ pub struct Axis {
 
 /// A line chart with axes, ticks and a legend.
 pub fn lines(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
-    let (w, h, l, r, t, b) = (560.0, 300.0, 64.0, 16.0, 28.0, 64.0);
+    let (w, h, l, r, t, b) = (560.0, 300.0, 64.0, 30.0, 28.0, 64.0);
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(px, py) in series.iter().flat_map(|s| s.points.iter()) {
         if px.is_finite() && py.is_finite() {

@@ -84,6 +84,11 @@ pub fn metric_label(metric: &str) -> String {
         "device_write_bytes" => "bytes written to device",
         "write_amplification" => "write amplification",
         "bytes" => "bytes",
+        "size_bytes" => "size",
+        "avail_bytes" => "available",
+        "used_bytes" => "used",
+        "inodes" => "inodes",
+        "files_per_s" => "files/s",
         _ => "",
     };
     if !known.is_empty() {

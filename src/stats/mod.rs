@@ -42,13 +42,18 @@ pub fn summary_of(setup: &str, workload: &str, metric: &str, unit: &str, v: &[f6
     }
 }
 
+/// (setup, workload, metric).
+type Key = (String, String, String);
+/// A key, its unit and its (round, value) pairs.
+type Group = (Key, String, Vec<(u32, f64)>);
+
 /// Recompute `results.summary` from `results.samples` (median, min, max, mean, stddev, CI95),
 /// plus merged-histogram tail latencies (`lat_p99_ms_merged`…; `read_`/`write_` prefixed when a
 /// workload has both directions) whose `n` is the number of rounds merged.
 ///
 /// Order: setups as listed in `results.setups` (then any others), keys in first-seen order.
 pub fn summarize(results: &mut Results) {
-    let mut groups: Vec<((String, String, String), String, Vec<(u32, f64)>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     let mut index: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     for s in &results.samples {
         let key = (s.setup.clone(), s.workload.clone(), s.metric.clone());
