@@ -138,14 +138,19 @@ pub fn compare(a: &Results, b: &Results, a_name: &str, b_name: &str) -> crate::R
                 }
                 let change = verdict::compare(&va, &vb, bootstrap::seed_for(&[setup, w, &m]));
                 let dir = metric::direction(&m);
-                let verdict = match change.significant {
-                    None => "too few rounds to judge".to_string(),
-                    Some(false) => "no significant change".to_string(),
-                    Some(true) => match dir {
-                        metric::Direction::Neutral => "changed".to_string(),
-                        d if d.better(change.median_b, change.median_a) => "better".to_string(),
-                        _ => "worse".to_string(),
-                    },
+                let verdict = if unit == "bool" {
+                    // Probes are yes/no facts, not noisy measurements.
+                    if va == vb { "no change" } else { "changed" }.to_string()
+                } else {
+                    match change.significant {
+                        None => "too few rounds to judge".to_string(),
+                        Some(false) => "no significant change".to_string(),
+                        Some(true) => match dir {
+                            metric::Direction::Neutral => "changed".to_string(),
+                            d if d.better(change.median_b, change.median_a) => "better".to_string(),
+                            _ => "worse".to_string(),
+                        },
+                    }
                 };
                 rows.push(CompareRow {
                     setup: setup.clone(),

@@ -136,9 +136,10 @@ fn metric_rank(metric: &str) -> usize {
 /// Setup names in report order: as created, then any that only appear in samples.
 pub fn setup_order(results: &Results) -> Vec<String> {
     let mut v: Vec<String> = results.setups.iter().map(|s| s.name.clone()).collect();
-    for s in &results.summary {
-        if !v.contains(&s.setup) {
-            v.push(s.setup.clone());
+    let seen = results.summary.iter().map(|s| &s.setup);
+    for s in seen.chain(results.samples.iter().map(|s| &s.setup)) {
+        if !v.contains(s) {
+            v.push(s.clone());
         }
     }
     v
@@ -147,9 +148,10 @@ pub fn setup_order(results: &Results) -> Vec<String> {
 /// Workload ids in report order: as declared, then in first-seen order.
 pub fn workload_order(results: &Results) -> Vec<String> {
     let mut v: Vec<String> = results.workloads.iter().map(|w| w.id.clone()).collect();
-    for s in &results.summary {
-        if !v.contains(&s.workload) {
-            v.push(s.workload.clone());
+    let seen = results.summary.iter().map(|s| &s.workload);
+    for w in seen.chain(results.samples.iter().map(|s| &s.workload)) {
+        if !v.contains(w) {
+            v.push(w.clone());
         }
     }
     v
