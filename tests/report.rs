@@ -618,7 +618,12 @@ fn html_report_renders_in_headless_chromium() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(png.exists(), "no screenshot; chromium said:\n{stderr}");
     // The page has no script, so any console line at all (INFO:CONSOLE, ERROR:CONSOLE) is a bug.
-    for bad in ["Uncaught", ":CONSOLE", "Failed to load resource", "net::ERR_"] {
+    for bad in [
+        "Uncaught",
+        ":CONSOLE",
+        "Failed to load resource",
+        "net::ERR_",
+    ] {
         assert!(!stderr.contains(bad), "console error ({bad}):\n{stderr}");
     }
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
