@@ -23,10 +23,13 @@ pub fn run(args: ReportArgs) -> crate::Result<i32> {
         }
         Some(path) => {
             let bytes = exporter(args.format).render(&report)?;
-            crate::results::write_atomic(path, &bytes)?;
+            crate::report::write_shareable(path, &bytes)?;
             if args.format == Format::Csv {
                 let summary = path.with_extension("summary.csv");
-                crate::results::write_atomic(&summary, &Csv(CsvSection::Summary).render(&report)?)?;
+                crate::report::write_shareable(
+                    &summary,
+                    &Csv(CsvSection::Summary).render(&report)?,
+                )?;
                 eprintln!("wrote {} and {}", path.display(), summary.display());
             } else {
                 eprintln!("wrote {}", path.display());

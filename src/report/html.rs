@@ -98,7 +98,7 @@ impl Exporter for Html {
                 svgs: latency_charts(report),
             },
             ChartGroup {
-                title: "IOPS over time".into(),
+                title: "Throughput over time".into(),
                 note: "Per-second series of each job; solid = round 1, dashed = later rounds.".into(),
                 svgs: series_charts(report),
             },
@@ -274,10 +274,17 @@ fn series_charts(report: &Report) -> Vec<String> {
     let r = &report.results;
     let mut out = Vec::new();
     for w in super::model::workload_order(r) {
+        // IOPS when the job recorded it, else bandwidth (sequential jobs may only have that).
+        let Some((metric_name, unit)) = [("iops", "IOPS"), ("bw_mib_s", "MiB/s")]
+            .into_iter()
+            .find(|(m, _)| r.series.iter().any(|s| s.workload == w && s.metric == *m))
+        else {
+            continue;
+        };
         let recs: Vec<_> = r
             .series
             .iter()
-            .filter(|s| s.workload == w && s.metric == "iops" && !s.values.is_empty())
+            .filter(|s| s.workload == w && s.metric == metric_name && !s.values.is_empty())
             .collect();
         if recs.is_empty() {
             continue;
@@ -305,9 +312,9 @@ fn series_charts(report: &Report) -> Vec<String> {
             });
         }
         out.push(svg::lines(
-            &format!("{} — IOPS per second", metric::workload_label(&w)),
+            &format!("{} — {unit} per second", metric::workload_label(&w)),
             &linear_axis("seconds", 0.0, len as f64),
-            &linear_axis("IOPS", 0.0, hi),
+            &linear_axis(unit, 0.0, hi),
             &series,
         ));
     }

@@ -107,7 +107,16 @@ pub fn write_run_reports(results: &Results, out_dir: &Path) -> crate::Result<()>
         ("report.html", &html::Html as &dyn Exporter),
     ] {
         let bytes = exp.render(&report)?;
-        crate::results::write_atomic(&out_dir.join(name), &bytes)?;
+        write_shareable(&out_dir.join(name), &bytes)?;
     }
     Ok(())
+}
+
+/// Write a report atomically and make it world-readable: reports are meant to be shared, and
+/// the temporary file behind [`crate::results::write_atomic`] is created 0600.
+pub fn write_shareable(path: &Path, bytes: &[u8]) -> crate::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    crate::results::write_atomic(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| crate::Error::io("cannot set permissions of", path, e))
 }
