@@ -215,3 +215,100 @@ fn times(r: f64) -> String {
         format!("{r:.1}×")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::report::Report;
+    use crate::results::{Results, Sample, SetupInfo};
+
+    fn results(rows: &[(&str, &str, &str, &str, [f64; 3])]) -> Results {
+        let mut r = Results::new();
+        for (setup, workload, metric, unit, vals) in rows {
+            if !r.setups.iter().any(|s| s.name == *setup) {
+                r.setups.push(SetupInfo {
+                    name: setup.to_string(),
+                    fs: setup.to_string(),
+                    ..Default::default()
+                });
+            }
+            for (i, v) in vals.iter().enumerate() {
+                r.samples.push(Sample {
+                    setup: setup.to_string(),
+                    workload: workload.to_string(),
+                    metric: metric.to_string(),
+                    unit: unit.to_string(),
+                    round: i as u32 + 1,
+                    value: *v,
+                });
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn quotes_numbers_and_flags_noise() {
+        let r = results(&[
+            ("ext4", "rm-tree", "seconds", "s", [1.90, 1.91, 1.93]),
+            ("xfs", "rm-tree", "seconds", "s", [4.30, 4.35, 4.41]),
+            (
+                "ext4",
+                "randread",
+                "iops",
+                "IOPS",
+                [80_000.0, 81_000.0, 90_000.0],
+            ),
+            (
+                "xfs",
+                "randread",
+                "iops",
+                "IOPS",
+                [79_000.0, 82_000.0, 88_000.0],
+            ),
+        ]);
+        let rep = Report::new(&r);
+        let small = rep
+            .recommendations
+            .iter()
+            .find(|x| x.class.starts_with("Small"))
+            .unwrap();
+        assert_eq!(small.winner, "ext4");
+        assert!(!small.within_noise);
+        assert!(
+            small
+                .text
+                .contains("rm -rf 1.91 s vs 4.35 s on xfs (2.3× faster)"),
+            "{}",
+            small.text
+        );
+        let rand = rep
+            .recommendations
+            .iter()
+            .find(|x| x.class.starts_with("Random"))
+            .unwrap();
+        assert!(rand.within_noise, "{}", rand.text);
+        assert!(rand.text.contains("within noise"));
+        // Classes that were not measured are omitted.
+        assert!(
+            !rep.recommendations
+                .iter()
+                .any(|x| x.class.starts_with("Space"))
+        );
+    }
+
+    #[test]
+    fn warnings_cover_fuse_failures_and_few_rounds() {
+        let mut r = results(&[("zfs", "untar", "seconds", "s", [5.0, 5.1, 5.0])]);
+        r.samples.retain(|s| s.round == 1);
+        r.setups[0].implementation = "zfs-fuse".into();
+        r.failures.push(crate::results::Failure {
+            setup: "zfs".into(),
+            workload: "rm-tree".into(),
+            round: 1,
+            error: "boom".into(),
+        });
+        let w = Report::new(&r).warnings.join("\n");
+        assert!(w.contains("zfs-fuse"), "{w}");
+        assert!(w.contains("zfs rm-tree round 1: boom"), "{w}");
+        assert!(w.contains("Only 1 round(s)"), "{w}");
+    }
+}
