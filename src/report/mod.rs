@@ -1,9 +1,122 @@
 //! Exporters behind one trait (terminal, Markdown, CSV, JSON, HTML) and recommendations.
+//!
+//! A [`Report`] is built once from a results file: the summary is recomputed from the raw
+//! samples (so an edited or older file cannot carry stale statistics), rows are grouped into
+//! the seed-article tables ([`model`]), winners and ties are judged ([`crate::stats::verdict`]),
+//! warnings collected ([`warnings`]) and recommendations derived ([`recommend`]). Each format is
+//! one small [`Exporter`] in its own file and only formats that model:
+//!
+//! | format | file | notes |
+//! |---|---|---|
+//! | `table` | [`terminal`] | rows = tests, columns = setups, `★` best, `≈` within noise |
+//! | `md` | [`markdown`] | same layout as GitHub tables, plus recommendations and warnings |
+//! | `csv` | [`csv`] | tidy: one row per sample, or one per summary (`CsvSection`) |
+//! | `json` | [`json`] | the `Results` with its summary recomputed |
+//! | `html` | [`html`] | one self-contained page, inline SVG charts ([`svg`]), no network |
+
+pub mod compare;
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod model;
+pub mod recommend;
+pub mod svg;
+pub mod terminal;
+pub mod warnings;
 
 use crate::results::Results;
+use std::path::Path;
+
+/// Everything an exporter needs: recomputed results plus the judged tables.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The results with `summary` recomputed.
+    pub results: Results,
+    /// Setup names in column order.
+    pub setups: Vec<String>,
+    /// Tables in display order (I/O, metadata, capacity, probes, details).
+    pub tables: Vec<model::Table>,
+    /// One verdict per workload class that was measured.
+    pub recommendations: Vec<recommend::Recommendation>,
+    /// Warnings to show before the numbers are trusted.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Build the report (recomputes the summary).
+    pub fn new(results: &Results) -> Self {
+        let mut results = results.clone();
+        crate::stats::summarize(&mut results);
+        let setups = model::setup_order(&results);
+        let tables = model::tables(&results);
+        let recommendations = recommend::recommend(&tables, &setups);
+        let warnings = warnings::collect(&results);
+        Report {
+            results,
+            setups,
+            tables,
+            recommendations,
+            warnings,
+        }
+    }
+}
+
+/// One output format.
+pub trait Exporter {
+    /// Render the whole report as bytes (UTF-8 text for every format here).
+    fn render(&self, report: &Report) -> crate::Result<Vec<u8>>;
+}
+
+/// Output formats of `fsbench report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Terminal table.
+    Table,
+    /// Markdown.
+    Md,
+    /// Tidy CSV.
+    Csv,
+    /// results.json with the summary recomputed.
+    Json,
+    /// Self-contained HTML page with SVG charts.
+    Html,
+}
+
+/// The exporter of a format (CSV: the per-sample section).
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Table => Box::new(terminal::Terminal),
+        Format::Md => Box::new(markdown::Markdown),
+        Format::Csv => Box::new(csv::Csv(csv::CsvSection::Samples)),
+        Format::Json => Box::new(json::Json),
+        Format::Html => Box::new(html::Html),
+    }
+}
 
 /// The seed-style terminal table (rows = tests, columns = setups, median with (min–max)).
 pub fn render_terminal(results: &Results) -> String {
-    let _ = results;
-    todo!("report::render_terminal")
+    terminal::render(&Report::new(results))
+}
+
+/// Write `report.md` and `report.html` into `out_dir` (beside `results.json`).
+pub fn write_run_reports(results: &Results, out_dir: &Path) -> crate::Result<()> {
+    let report = Report::new(results);
+    for (name, exp) in [
+        ("report.md", &markdown::Markdown as &dyn Exporter),
+        ("report.html", &html::Html as &dyn Exporter),
+    ] {
+        let bytes = exp.render(&report)?;
+        write_shareable(&out_dir.join(name), &bytes)?;
+    }
+    Ok(())
+}
+
+/// Write a report atomically and make it world-readable: reports are meant to be shared, and
+/// the temporary file behind [`crate::results::write_atomic`] is created 0600.
+pub fn write_shareable(path: &Path, bytes: &[u8]) -> crate::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    crate::results::write_atomic(path, bytes)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+        .map_err(|e| crate::Error::io("cannot set permissions of", path, e))
 }

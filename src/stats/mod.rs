@@ -1,9 +1,212 @@
 //! Statistics over samples: summaries, bootstrap intervals, comparisons, noise verdicts.
+//!
+//! Everything here is a pure function of the samples (and a seed derived from their key), so
+//! any reader of a `results.json` recomputes the same summary. Submodules:
+//! [`descriptive`] (median, spread), [`bootstrap`] (seeded CIs), [`mann_whitney`] (rank test),
+//! [`merged`] (tail latency over all rounds' histograms), [`verdict`] (ties, host noise,
+//! significance of a change) and [`metric`] (which direction is better, labels, formatting).
 
-use crate::results::Results;
+pub mod bootstrap;
+pub mod descriptive;
+pub mod mann_whitney;
+pub mod merged;
+pub mod metric;
+pub mod verdict;
 
-/// Recompute `results.summary` from `results.samples` (median, min, max, mean, stddev, CI95).
+use crate::results::{Results, Summary};
+use std::collections::BTreeMap;
+
+/// Summary of one series of values (one (setup, workload, metric) over its rounds).
+pub fn summary_of(setup: &str, workload: &str, metric: &str, unit: &str, v: &[f64]) -> Summary {
+    let mut sorted = v.to_vec();
+    descriptive::sort(&mut sorted);
+    let ci = bootstrap::median_ci(
+        &sorted,
+        bootstrap::seed_for(&[setup, workload, metric]),
+        bootstrap::RESAMPLES,
+        0.95,
+    );
+    Summary {
+        setup: setup.into(),
+        workload: workload.into(),
+        metric: metric.into(),
+        unit: unit.into(),
+        n: v.len(),
+        median: descriptive::median_sorted(&sorted),
+        min: sorted.first().copied().unwrap_or(f64::NAN),
+        max: sorted.last().copied().unwrap_or(f64::NAN),
+        mean: descriptive::mean(&sorted),
+        stddev: descriptive::stddev(&sorted),
+        ci95_low: ci.low,
+        ci95_high: ci.high,
+    }
+}
+
+/// (setup, workload, metric).
+type Key = (String, String, String);
+/// A key, its unit and its (round, value) pairs.
+type Group = (Key, String, Vec<(u32, f64)>);
+
+/// Recompute `results.summary` from `results.samples` (median, min, max, mean, stddev, CI95),
+/// plus merged-histogram tail latencies (`lat_p99_ms_merged`…; `read_`/`write_` prefixed when a
+/// workload has both directions) whose `n` is the number of rounds merged.
+///
+/// Order: setups as listed in `results.setups` (then any others), keys in first-seen order.
 pub fn summarize(results: &mut Results) {
-    let _ = results;
-    todo!("stats::summarize")
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    for s in &results.samples {
+        let key = (s.setup.clone(), s.workload.clone(), s.metric.clone());
+        let i = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push((key, s.unit.clone(), Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].2.push((s.round, s.value));
+    }
+    let setup_rank = |name: &str| {
+        results
+            .setups
+            .iter()
+            .position(|s| s.name == name)
+            .unwrap_or(usize::MAX)
+    };
+    let mut out: Vec<(usize, usize, Summary)> = Vec::new();
+    for (i, ((setup, workload, metric), unit, vals)) in groups.iter().enumerate() {
+        let v: Vec<f64> = vals
+            .iter()
+            .map(|(_, x)| *x)
+            .filter(|x| x.is_finite())
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        out.push((
+            setup_rank(setup),
+            i,
+            summary_of(setup, workload, metric, unit, &v),
+        ));
+    }
+    // Merged histograms, one entry per (setup, workload, direction).
+    let mut hist: BTreeMap<(String, String, String), Vec<&crate::results::HistogramRecord>> =
+        BTreeMap::new();
+    for h in &results.histograms {
+        hist.entry((h.setup.clone(), h.workload.clone(), h.direction.clone()))
+            .or_default()
+            .push(h);
+    }
+    let base = groups.len();
+    for (j, ((setup, workload, dir), recs)) in hist.iter().enumerate() {
+        let m = merged::Merged::from_records(recs.iter().copied());
+        if m.count == 0 {
+            continue;
+        }
+        let both = hist
+            .keys()
+            .filter(|(s, w, _)| s == setup && w == workload)
+            .count()
+            > 1;
+        let prefix = if both {
+            format!("{dir}_")
+        } else {
+            String::new()
+        };
+        for (q, name) in merged::MERGED_QUANTILES {
+            let ms = m.quantile(q) as f64 / 1e6;
+            let metric = format!("{prefix}lat_{name}_ms_merged");
+            out.push((
+                setup_rank(setup),
+                base + j,
+                Summary {
+                    setup: setup.clone(),
+                    workload: workload.clone(),
+                    metric,
+                    unit: "ms".into(),
+                    n: m.rounds,
+                    median: ms,
+                    min: ms,
+                    max: ms,
+                    mean: ms,
+                    stddev: 0.0,
+                    ci95_low: ms,
+                    ci95_high: ms,
+                },
+            ));
+        }
+    }
+    out.sort_by_key(|(r, i, _)| (*r, *i));
+    results.summary = out.into_iter().map(|(_, _, s)| s).collect();
+}
+
+/// Whether a summary row comes from merged histograms rather than per-round samples.
+pub fn is_merged(metric: &str) -> bool {
+    metric.ends_with("_merged")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{HistogramRecord, Sample, SetupInfo};
+
+    #[test]
+    fn summarize_fills_summary_and_merged_tails() {
+        let mut r = Results::new();
+        for name in ["xfs", "ext4"] {
+            r.setups.push(SetupInfo {
+                name: name.into(),
+                ..Default::default()
+            });
+        }
+        for (round, v) in [(1, 10.0), (2, 14.0), (3, 12.0)] {
+            for setup in ["ext4", "xfs"] {
+                r.samples.push(Sample {
+                    setup: setup.into(),
+                    workload: "randread".into(),
+                    metric: "iops".into(),
+                    unit: "IOPS".into(),
+                    round,
+                    value: v,
+                });
+            }
+            r.histograms.push(HistogramRecord {
+                setup: "ext4".into(),
+                workload: "randread".into(),
+                round,
+                direction: "read".into(),
+                min_ns: 100_000,
+                max_ns: 9_000_000,
+                count: 100,
+                sum_ns: 100 * 200_000,
+                buckets: vec![[200_000, 99], [9_000_000, 1]],
+            });
+        }
+        summarize(&mut r);
+        assert_eq!(r.summary[0].setup, "xfs");
+        let s = r
+            .summary
+            .iter()
+            .find(|s| s.setup == "ext4" && s.metric == "iops")
+            .unwrap();
+        assert_eq!((s.n, s.median, s.min, s.max), (3, 12.0, 10.0, 14.0));
+        assert!((s.mean - 12.0).abs() < 1e-12 && (s.stddev - 2.0).abs() < 1e-12);
+        assert!(s.ci95_low < 12.0 && s.ci95_high > 12.0 && s.ci95_low > 6.0 && s.ci95_high < 18.0);
+        let p99 = r
+            .summary
+            .iter()
+            .find(|s| s.metric == "lat_p99_ms_merged")
+            .unwrap();
+        assert_eq!(p99.n, 3);
+        assert!((p99.median - 0.2).abs() < 1e-12, "{}", p99.median);
+        let p999 = r
+            .summary
+            .iter()
+            .find(|s| s.metric == "lat_p99_9_ms_merged")
+            .unwrap();
+        assert!((p999.median - 9.0).abs() < 1e-12);
+        let again = {
+            let mut c = r.clone();
+            summarize(&mut c);
+            c.summary
+        };
+        assert_eq!(again, r.summary, "summaries are deterministic");
+    }
 }

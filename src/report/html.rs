@@ -1,0 +1,453 @@
+//! HTML exporter: one self-contained page (inline CSS and SVG, no script, no network) rendered
+//! from `report.html.j2` with minijinja. Charts: bars with min–max whiskers per headline
+//! metric, latency percentile curves per workload from the merged histograms (log axes), IOPS
+//! over time per job from the per-second series, and scaling curves for workload families such
+//! as `randread-qd1…qd128` or `seqwrite-j1…j8`.
+
+use super::model::{Mark, TableKind, cell_text, unit_text};
+use super::svg::{self, Axis, Bar, Series};
+use super::{Exporter, Report};
+use crate::stats::merged::Merged;
+use crate::stats::metric;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+const TEMPLATE: &str = include_str!("report.html.j2");
+
+/// HTML exporter.
+pub struct Html;
+
+#[derive(Serialize)]
+struct HtmlCell {
+    text: String,
+    class: &'static str,
+}
+
+#[derive(Serialize)]
+struct HtmlRow {
+    label: String,
+    unit: String,
+    cells: Vec<HtmlCell>,
+}
+
+#[derive(Serialize)]
+struct HtmlTable {
+    title: String,
+    rows: Vec<HtmlRow>,
+}
+
+#[derive(Serialize)]
+struct ChartGroup {
+    title: String,
+    note: String,
+    svgs: Vec<String>,
+}
+
+impl Exporter for Html {
+    fn render(&self, report: &Report) -> crate::Result<Vec<u8>> {
+        let mut env = minijinja::Environment::new();
+        env.add_template("report.html", TEMPLATE)
+            .map_err(|e| crate::Error::Other(format!("HTML template: {e}")))?;
+        let tables: Vec<HtmlTable> = report
+            .tables
+            .iter()
+            .map(|t| HtmlTable {
+                title: t.title.clone(),
+                rows: t
+                    .rows
+                    .iter()
+                    .map(|r| HtmlRow {
+                        label: r.label.clone(),
+                        unit: unit_text(r),
+                        cells: r
+                            .cells
+                            .iter()
+                            .map(|c| match c {
+                                None => HtmlCell {
+                                    text: "–".into(),
+                                    class: "na",
+                                },
+                                Some(c) => HtmlCell {
+                                    text: match c.mark {
+                                        Mark::Best => format!("{} ★", cell_text(&c.summary)),
+                                        Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
+                                        Mark::None => cell_text(&c.summary),
+                                    },
+                                    class: match c.mark {
+                                        Mark::Best => "best",
+                                        Mark::Tied => "tie",
+                                        Mark::None => "",
+                                    },
+                                },
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let r = &report.results;
+        let charts = vec![
+            ChartGroup {
+                title: "Medians with min–max across rounds".into(),
+                note: "Bar = median; whisker = slowest to fastest round; outlined bar = best beyond noise.".into(),
+                svgs: bar_charts(report),
+            },
+            ChartGroup {
+                title: "Latency percentiles (all I/Os of all rounds)".into(),
+                note: "From the merged histograms; both axes logarithmic.".into(),
+                svgs: latency_charts(report),
+            },
+            ChartGroup {
+                title: "Throughput over time".into(),
+                note: "Per-second series of each job; solid = round 1, dashed = later rounds.".into(),
+                svgs: series_charts(report),
+            },
+            ChartGroup {
+                title: "Scaling".into(),
+                note: "Median across rounds per queue depth or job count.".into(),
+                svgs: scaling_charts(report),
+            },
+        ];
+        let charts: Vec<ChartGroup> = charts.into_iter().filter(|g| !g.svgs.is_empty()).collect();
+        use minijinja::Value;
+        let ctx = minijinja::context! {
+            host => Value::from(minijinja::value::Serde(&r.host)),
+            target => Value::from(minijinja::value::Serde(&r.target)),
+            target_size => crate::units::format_size(r.target.size_bytes),
+            started_at => &r.started_at,
+            version => &r.fsbench_version,
+            setups => &report.setups,
+            setup_info => Value::from(minijinja::value::Serde(&r.setups)),
+            tables => Value::from(minijinja::value::Serde(&tables)),
+            recommendations => Value::from(minijinja::value::Serde(&report.recommendations)),
+            warnings => &report.warnings,
+            charts => Value::from(minijinja::value::Serde(&charts)),
+            rounds => r.summary.iter().map(|s| s.n).max().unwrap_or(0),
+        };
+        let html = env
+            .get_template("report.html")
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| crate::Error::Other(format!("HTML template: {e}")))?;
+        Ok(html.into_bytes())
+    }
+}
+
+fn bar_charts(report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in report
+        .tables
+        .iter()
+        .filter(|t| t.kind != TableKind::Details)
+    {
+        for row in &t.rows {
+            if crate::stats::is_merged(&row.metric) {
+                continue;
+            }
+            let bars: Vec<Bar> = row
+                .cells
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    c.as_ref().map(|c| Bar {
+                        label: report.setups[i].clone(),
+                        value: c.summary.median,
+                        low: c.summary.min,
+                        high: c.summary.max,
+                        text: metric::format_value(c.summary.median, &c.summary.unit),
+                        color: i,
+                        best: c.mark == Mark::Best,
+                    })
+                })
+                .collect();
+            if !bars.is_empty() {
+                out.push(svg::bars(
+                    &format!("{} ({})", row.label, unit_text(row)),
+                    &bars,
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn fmt_ms(v: f64) -> String {
+    if v >= 1.0 {
+        format!("{v:.0} ms")
+    } else {
+        format!("{v} ms")
+    }
+}
+
+fn latency_charts(report: &Report) -> Vec<String> {
+    let r = &report.results;
+    let mut groups: BTreeMap<(usize, String, String), Vec<(usize, Merged)>> = BTreeMap::new();
+    let wl = super::model::workload_order(r);
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for h in &r.histograms {
+        let k = (h.setup.clone(), h.workload.clone(), h.direction.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (setup, workload, dir) in keys {
+        let m = Merged::from_records(
+            r.histograms
+                .iter()
+                .filter(|h| h.setup == setup && h.workload == workload && h.direction == dir),
+        );
+        if m.count == 0 {
+            continue;
+        }
+        let si = report.setups.iter().position(|s| *s == setup).unwrap_or(0);
+        let wi = wl.iter().position(|w| *w == workload).unwrap_or(usize::MAX);
+        groups.entry((wi, workload, dir)).or_default().push((si, m));
+    }
+    let qs: Vec<f64> = (0..=40)
+        .map(|i| 1.0 - 10f64.powf(-0.3 - f64::from(i) * 0.0925))
+        .collect();
+    let mut out = Vec::new();
+    for ((_, workload, dir), ms) in groups {
+        let mut series = Vec::new();
+        let (mut lo, mut hi) = (f64::MAX, f64::MIN);
+        for (si, m) in &ms {
+            let pts: Vec<(f64, f64)> = qs
+                .iter()
+                .filter(|q| (1.0 - **q) * m.count as f64 >= 1.0)
+                .map(|&q| {
+                    let ms = (m.quantile(q) as f64 / 1e6).max(1e-6);
+                    (-(1.0 - q).log10(), ms.log10())
+                })
+                .collect();
+            for p in &pts {
+                lo = lo.min(p.1);
+                hi = hi.max(p.1);
+            }
+            series.push(Series {
+                name: report.setups[*si].clone(),
+                color: *si,
+                dashed: false,
+                points: pts,
+            });
+        }
+        let x = Axis {
+            label: "percentile".into(),
+            ticks: vec![
+                (std::f64::consts::LOG10_2, "p50".into()),
+                (1.0, "p90".into()),
+                (2.0, "p99".into()),
+                (3.0, "p99.9".into()),
+                (4.0, "p99.99".into()),
+            ],
+        };
+        let y = Axis {
+            label: "latency".into(),
+            ticks: svg::log_ticks(lo, hi, fmt_ms),
+        };
+        out.push(svg::lines(
+            &format!("{} — {dir} latency", metric::workload_label(&workload)),
+            &x,
+            &y,
+            &series,
+        ));
+    }
+    out
+}
+
+fn linear_axis(label: &str, lo: f64, hi: f64) -> Axis {
+    Axis {
+        label: label.into(),
+        ticks: svg::nice_ticks(lo, hi)
+            .into_iter()
+            .map(|v| {
+                let text = if v.fract() == 0.0 {
+                    metric::format_number(v).trim_end_matches(".00").to_string()
+                } else {
+                    metric::format_number(v)
+                };
+                (v, text)
+            })
+            .collect(),
+    }
+}
+
+fn series_charts(report: &Report) -> Vec<String> {
+    let r = &report.results;
+    let mut out = Vec::new();
+    for w in super::model::workload_order(r) {
+        // IOPS when the job recorded it, else bandwidth (sequential jobs may only have that).
+        let Some((metric_name, unit)) = [("iops", "IOPS"), ("bw_mib_s", "MiB/s")]
+            .into_iter()
+            .find(|(m, _)| r.series.iter().any(|s| s.workload == w && s.metric == *m))
+        else {
+            continue;
+        };
+        let recs: Vec<_> = r
+            .series
+            .iter()
+            .filter(|s| s.workload == w && s.metric == metric_name && !s.values.is_empty())
+            .collect();
+        if recs.is_empty() {
+            continue;
+        }
+        let mut series = Vec::new();
+        let (mut hi, mut len) = (0.0_f64, 0usize);
+        for s in recs {
+            let si = report
+                .setups
+                .iter()
+                .position(|x| *x == s.setup)
+                .unwrap_or(0);
+            hi = s.values.iter().copied().fold(hi, f64::max);
+            len = len.max(s.values.len());
+            series.push(Series {
+                name: s.setup.clone(),
+                color: si,
+                dashed: s.round > 1,
+                points: s
+                    .values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| ((i + 1) as f64, *v))
+                    .collect(),
+            });
+        }
+        out.push(svg::lines(
+            &format!("{} — {unit} per second", metric::workload_label(&w)),
+            &linear_axis("seconds", 0.0, len as f64),
+            &linear_axis(unit, 0.0, hi),
+            &series,
+        ));
+    }
+    out
+}
+
+/// Split `randread-qd32` into (`randread`, `qd`, 32).
+fn family(id: &str) -> Option<(String, String, u32)> {
+    let (base, tail) = id.rsplit_once('-')?;
+    let p = if tail.starts_with("qd") {
+        "qd"
+    } else if tail.starts_with('j') {
+        "j"
+    } else {
+        return None;
+    };
+    let n: u32 = tail[p.len()..].parse().ok()?;
+    Some((base.to_string(), p.to_string(), n))
+}
+
+fn scaling_charts(report: &Report) -> Vec<String> {
+    let r = &report.results;
+    let mut fams: BTreeMap<(String, String), Vec<(u32, String)>> = BTreeMap::new();
+    for w in super::model::workload_order(r) {
+        if let Some((b, p, n)) = family(&w) {
+            fams.entry((b, p)).or_default().push((n, w));
+        }
+    }
+    let mut out = Vec::new();
+    for ((base, p), mut members) in fams {
+        if members.len() < 2 {
+            continue;
+        }
+        members.sort();
+        let metric_name = if r
+            .summary
+            .iter()
+            .any(|s| s.workload == members[0].1 && s.metric == "iops")
+        {
+            "iops"
+        } else {
+            "bw_mib_s"
+        };
+        let mut series = Vec::new();
+        let mut hi = 0.0_f64;
+        for (si, setup) in report.setups.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = members
+                .iter()
+                .filter_map(|(n, w)| {
+                    r.summary
+                        .iter()
+                        .find(|s| &s.setup == setup && &s.workload == w && s.metric == metric_name)
+                        .map(|s| (f64::from(*n).log2(), s.median))
+                })
+                .collect();
+            hi = pts.iter().map(|p| p.1).fold(hi, f64::max);
+            if !pts.is_empty() {
+                series.push(Series {
+                    name: setup.clone(),
+                    color: si,
+                    dashed: false,
+                    points: pts,
+                });
+            }
+        }
+        let x = Axis {
+            label: if p == "qd" {
+                "queue depth".into()
+            } else {
+                "jobs".into()
+            },
+            ticks: members
+                .iter()
+                .map(|(n, _)| (f64::from(*n).log2(), n.to_string()))
+                .collect(),
+        };
+        let unit = if metric_name == "iops" {
+            "IOPS"
+        } else {
+            "MiB/s"
+        };
+        out.push(svg::lines(
+            &format!("{} — {unit} by {}", metric::workload_label(&base), x.label),
+            &x,
+            &linear_axis(unit, 0.0, hi),
+            &series,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::family;
+    use crate::report::{Exporter, Report};
+    use crate::results::{Results, Sample};
+
+    #[test]
+    fn scaling_curves_appear_for_queue_depth_families() {
+        let mut r = Results::new();
+        for (qd, iops) in [(1, 9_000.0), (8, 52_000.0), (32, 80_000.0)] {
+            for setup in ["ext4", "xfs"] {
+                for round in 1..=3 {
+                    r.samples.push(Sample {
+                        setup: setup.into(),
+                        workload: format!("randread-qd{qd}"),
+                        metric: "iops".into(),
+                        unit: "IOPS".into(),
+                        round,
+                        value: iops + f64::from(round),
+                    });
+                }
+            }
+        }
+        let html = String::from_utf8(super::Html.render(&Report::new(&r)).unwrap()).unwrap();
+        assert!(
+            html.contains("Random read — IOPS by queue depth"),
+            "no scaling chart"
+        );
+        assert!(html.contains(">32</text>"));
+    }
+
+    #[test]
+    fn families() {
+        assert_eq!(
+            family("randread-qd32"),
+            Some(("randread".into(), "qd".into(), 32))
+        );
+        assert_eq!(
+            family("seqwrite-j4"),
+            Some(("seqwrite".into(), "j".into(), 4))
+        );
+        assert_eq!(family("rm-tree"), None);
+        assert_eq!(family("find-cold"), None);
+    }
+}

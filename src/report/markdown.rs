@@ -1,0 +1,121 @@
+//! Markdown exporter: the seed-article layout as GitHub tables (rows = tests, columns = setups),
+//! followed by recommendations, warnings and the setups' provenance.
+
+use super::model::{Mark, Table, TableKind, cell_text, unit_text};
+use super::{Exporter, Report};
+use std::fmt::Write;
+
+/// Markdown exporter.
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, report: &Report) -> crate::Result<Vec<u8>> {
+        Ok(render(report).into_bytes())
+    }
+}
+
+/// Escape the characters that would break a table cell.
+fn esc(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn table(out: &mut String, t: &Table, setups: &[String]) {
+    let _ = writeln!(out, "## {}\n", t.title);
+    let _ = write!(out, "| Test | Unit |");
+    for s in setups {
+        let _ = write!(out, " {} |", esc(s));
+    }
+    let _ = write!(out, "\n|---|---|");
+    for _ in setups {
+        let _ = write!(out, "---:|");
+    }
+    out.push('\n');
+    for r in &t.rows {
+        let _ = write!(out, "| {} | {} |", esc(&r.label), unit_text(r));
+        for c in &r.cells {
+            let text = match c {
+                None => "–".to_string(),
+                Some(c) => match c.mark {
+                    Mark::Best => format!("**{}** ★", cell_text(&c.summary)),
+                    Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
+                    Mark::None => cell_text(&c.summary),
+                },
+            };
+            let _ = write!(out, " {} |", esc(&text));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// The whole Markdown report.
+pub fn render(report: &Report) -> String {
+    let r = &report.results;
+    let mut out = String::new();
+    let _ = writeln!(out, "# fsbench report\n");
+    let n = r.summary.iter().map(|s| s.n).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "Host `{}` ({}, kernel {}), target {} `{}` ({}). Medians of {n} round(s) with (min–max) \
+         across rounds; **★** best beyond run-to-run noise, ≈ tied within noise; ↑ higher is \
+         better, ↓ lower is better. \"median of rounds\" latencies are the median of each round's \
+         percentile; \"all I/Os of all rounds\" come from the merged histograms.\n",
+        if r.host.hostname.is_empty() {
+            "?"
+        } else {
+            &r.host.hostname
+        },
+        r.host.cpu,
+        r.host.kernel,
+        r.target.kind,
+        r.target.path,
+        crate::units::format_size(r.target.size_bytes),
+    );
+    if !report.recommendations.is_empty() {
+        let _ = writeln!(out, "## Recommendations\n");
+        for rec in &report.recommendations {
+            let _ = writeln!(out, "- **{}** — {}", rec.class, rec.text);
+        }
+        out.push('\n');
+    }
+    if !report.warnings.is_empty() {
+        let _ = writeln!(out, "## Warnings\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "- ⚠ {w}");
+        }
+        out.push('\n');
+    }
+    for t in &report.tables {
+        if t.kind != TableKind::Details {
+            table(&mut out, t, &report.setups);
+        }
+    }
+    for t in report
+        .tables
+        .iter()
+        .filter(|t| t.kind == TableKind::Details)
+    {
+        table(&mut out, t, &report.setups);
+    }
+    let _ = writeln!(out, "## Setups\n");
+    let _ = writeln!(
+        out,
+        "| Setup | Filesystem | mkfs | Mount options |\n|---|---|---|---|"
+    );
+    for s in &r.setups {
+        let fs = if s.implementation.is_empty() {
+            s.fs.clone()
+        } else {
+            format!("{} ({})", s.fs, s.implementation)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` | `{}` |",
+            esc(&s.name),
+            esc(&fs),
+            esc(&s.mkfs_args.join(" ")),
+            esc(&s.mount_opts)
+        );
+    }
+    out
+}

@@ -1,0 +1,327 @@
+//! The report model: results grouped into seed-style tables with winners and ties marked.
+//!
+//! Exporters only format this model; every judgement (which row goes in which table, who wins,
+//! what ties) is made once, here.
+
+use crate::results::{Results, Summary};
+use crate::stats::metric::{self, Direction};
+use crate::stats::{self, verdict};
+use serde::Serialize;
+
+/// What a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableKind {
+    /// I/O jobs: IOPS, bandwidth, fsync rate, latency.
+    Io,
+    /// Metadata and small files: untar, find, rm, mkfs.
+    Metadata,
+    /// Usable space after mkfs: size, available, inodes.
+    Capacity,
+    /// Capability probes (reflink, snapshots, corruption detection…).
+    Probes,
+    /// Secondary metrics of every workload (p50, CPU, device bytes…).
+    Details,
+}
+
+/// How a cell is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    /// Nothing to say.
+    None,
+    /// Best median, and beyond noise of every other setup.
+    Best,
+    /// Best or within noise of the best (a shared lead).
+    Tied,
+}
+
+/// One cell: a setup's statistics on a row's metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// The statistics.
+    pub summary: Summary,
+    /// Winner/tie mark.
+    pub mark: Mark,
+}
+
+/// One row: a (workload, metric) across setups.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Workload id.
+    pub workload: String,
+    /// Metric name.
+    pub metric: String,
+    /// Human test name (`Random read — IOPS`).
+    pub label: String,
+    /// Unit as recorded.
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+    /// One cell per setup (report order); `None` when that setup has no value.
+    pub cells: Vec<Option<Cell>>,
+}
+
+/// A titled table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    /// Heading.
+    pub title: String,
+    /// What it holds.
+    pub kind: TableKind,
+    /// Rows in workload order.
+    pub rows: Vec<Row>,
+}
+
+/// Which table a workload belongs in, from its declared kind or, failing that, its id.
+pub fn table_kind(results: &Results, workload: &str) -> TableKind {
+    let kind = results
+        .workloads
+        .iter()
+        .find(|w| w.id == workload)
+        .map(|w| w.kind.as_str())
+        .unwrap_or("");
+    if workload.starts_with("probe") || kind == "probe" {
+        TableKind::Probes
+    } else if workload == "usable-space" || kind == "space" {
+        TableKind::Capacity
+    } else if matches!(workload, "untar" | "find-cold" | "rm-tree" | "mkfs")
+        || matches!(kind, "meta" | "mkfs")
+    {
+        TableKind::Metadata
+    } else {
+        TableKind::Io
+    }
+}
+
+/// Whether a metric is a headline of its table (the rest go to the details table).
+fn headline(kind: TableKind, metric: &str) -> bool {
+    match kind {
+        TableKind::Io => {
+            let m = metric
+                .trim_start_matches("read_")
+                .trim_start_matches("write_");
+            matches!(
+                m,
+                "iops" | "bw_mib_s" | "ops_per_s" | "lat_p99_ms" | "lat_p99_ms_merged"
+            ) || metric == "seconds"
+        }
+        TableKind::Metadata => matches!(metric, "seconds" | "ops_per_s" | "files_per_s"),
+        _ => true,
+    }
+}
+
+/// Display rank of a metric inside one workload.
+fn metric_rank(metric: &str) -> usize {
+    const ORDER: [&str; 12] = [
+        "iops",
+        "read_iops",
+        "write_iops",
+        "ops_per_s",
+        "bw_mib_s",
+        "seconds",
+        "lat_p50_ms",
+        "lat_p99_ms",
+        "lat_p99_ms_merged",
+        "read_lat_p99_ms_merged",
+        "write_lat_p99_ms_merged",
+        "lat_p99_9_ms",
+    ];
+    ORDER
+        .iter()
+        .position(|m| *m == metric)
+        .unwrap_or(ORDER.len())
+}
+
+/// Setup names in report order: as created, then any that only appear in samples.
+pub fn setup_order(results: &Results) -> Vec<String> {
+    let mut v: Vec<String> = results.setups.iter().map(|s| s.name.clone()).collect();
+    let seen = results.summary.iter().map(|s| &s.setup);
+    for s in seen.chain(results.samples.iter().map(|s| &s.setup)) {
+        if !v.contains(s) {
+            v.push(s.clone());
+        }
+    }
+    v
+}
+
+/// Workload ids in report order: as declared, then in first-seen order.
+pub fn workload_order(results: &Results) -> Vec<String> {
+    let mut v: Vec<String> = results.workloads.iter().map(|w| w.id.clone()).collect();
+    let seen = results.summary.iter().map(|s| &s.workload);
+    for w in seen.chain(results.samples.iter().map(|s| &s.workload)) {
+        if !v.contains(w) {
+            v.push(w.clone());
+        }
+    }
+    v
+}
+
+/// Build every non-empty table, in the order I/O, metadata, capacity, probes, details.
+pub fn tables(results: &Results) -> Vec<Table> {
+    let setups = setup_order(results);
+    let workloads = workload_order(results);
+    let kinds = [
+        (TableKind::Io, "I/O"),
+        (TableKind::Metadata, "Metadata and small files"),
+        (TableKind::Capacity, "Capacity after mkfs"),
+        (TableKind::Probes, "Capabilities (probes)"),
+    ];
+    let mut out: Vec<Table> = kinds
+        .iter()
+        .map(|(k, t)| Table {
+            title: t.to_string(),
+            kind: *k,
+            rows: Vec::new(),
+        })
+        .collect();
+    let mut details = Table {
+        title: "More metrics".into(),
+        kind: TableKind::Details,
+        rows: Vec::new(),
+    };
+    for w in &workloads {
+        let kind = table_kind(results, w);
+        let mut metrics: Vec<(&str, &str)> = Vec::new();
+        for s in results.summary.iter().filter(|s| &s.workload == w) {
+            if !metrics.iter().any(|(m, _)| *m == s.metric) {
+                metrics.push((&s.metric, &s.unit));
+            }
+        }
+        metrics.sort_by_key(|(m, _)| metric_rank(m));
+        for (m, unit) in metrics {
+            let row = build_row(results, &setups, w, m, unit);
+            if headline(kind, m) {
+                let t = out.iter_mut().find(|t| t.kind == kind).expect("kind");
+                t.rows.push(row);
+            } else {
+                details.rows.push(row);
+            }
+        }
+    }
+    out.push(details);
+    out.retain(|t| !t.rows.is_empty());
+    out
+}
+
+fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit: &str) -> Row {
+    let find = |setup: &str, metric: &str| {
+        results
+            .summary
+            .iter()
+            .find(|s| s.setup == setup && s.workload == workload && s.metric == metric)
+            .cloned()
+    };
+    let direction = metric::direction(m);
+    let mut cells: Vec<Option<Cell>> = setups
+        .iter()
+        .map(|s| {
+            find(s, m).map(|summary| Cell {
+                summary,
+                mark: Mark::None,
+            })
+        })
+        .collect();
+    // Merged tails carry no spread of their own: judge ties on the per-round counterpart.
+    let noise_metric = if stats::is_merged(m) {
+        m.trim_end_matches("_merged").to_string()
+    } else {
+        m.to_string()
+    };
+    let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
+    if direction != Direction::Neutral && present.len() >= 2 {
+        let med = |i: usize| {
+            cells[i]
+                .as_ref()
+                .map(|c| c.summary.median)
+                .unwrap_or(f64::NAN)
+        };
+        let best = present
+            .iter()
+            .copied()
+            .reduce(|a, b| {
+                if direction.better(med(b), med(a)) {
+                    b
+                } else {
+                    a
+                }
+            })
+            .expect("non-empty");
+        let noise: Vec<Option<Summary>> = setups.iter().map(|s| find(s, &noise_metric)).collect();
+        // A merged tail with no per-round counterpart has no noise estimate: rank nothing
+        // rather than claim a lead "beyond noise" that cannot be judged.
+        if stats::is_merged(m) && noise[best].is_none() {
+            return finish(workload, m, unit, direction, cells);
+        }
+        let tied: Vec<usize> = present
+            .iter()
+            .copied()
+            .filter(|&i| i != best)
+            .filter(|&i| match (&noise[best], &noise[i]) {
+                (Some(a), Some(b)) if !stats::is_merged(&a.metric) => {
+                    verdict::tie(a, b) || med(i) == med(best)
+                }
+                _ => med(i) == med(best),
+            })
+            .collect();
+        if tied.is_empty() {
+            cells[best].as_mut().expect("present").mark = Mark::Best;
+        } else {
+            for i in tied.into_iter().chain([best]) {
+                cells[i].as_mut().expect("present").mark = Mark::Tied;
+            }
+        }
+    }
+    finish(workload, m, unit, direction, cells)
+}
+
+fn finish(
+    workload: &str,
+    m: &str,
+    unit: &str,
+    direction: Direction,
+    cells: Vec<Option<Cell>>,
+) -> Row {
+    let label = format!(
+        "{} — {}",
+        metric::workload_label(workload),
+        metric::metric_label(m)
+    );
+    Row {
+        workload: workload.into(),
+        metric: m.into(),
+        label,
+        unit: unit.into(),
+        direction,
+        cells,
+    }
+}
+
+/// Cell text: median, with (min–max) when the rounds differ.
+pub fn cell_text(s: &Summary) -> String {
+    let med = metric::format_value(s.median, &s.unit);
+    if s.n <= 1 || s.min == s.max || stats::is_merged(&s.metric) {
+        med
+    } else {
+        format!(
+            "{med} ({}–{})",
+            metric::format_value(s.min, &s.unit),
+            metric::format_value(s.max, &s.unit)
+        )
+    }
+}
+
+/// Unit column text: unit plus ↑/↓ (bytes are shown scaled, so the unit says "size").
+pub fn unit_text(row: &Row) -> String {
+    let unit = match row.unit.as_str() {
+        "bytes" | "B" => "size",
+        "bool" => "yes/no",
+        u => u,
+    };
+    let arrow = row.direction.arrow();
+    if arrow.is_empty() {
+        unit.to_string()
+    } else {
+        format!("{unit} {arrow}")
+    }
+}
