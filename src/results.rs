@@ -327,6 +327,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())
         .map_err(|e| crate::Error::io("cannot write", tmp.path(), e))?;
+    // NamedTempFile is created 0600; results are meant to be shared and read by other users.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
     tmp.persist(path)
         .map_err(|e| crate::Error::io("cannot rename into", path, e.error))?;
     if let Ok(d) = std::fs::File::open(dir) {
