@@ -56,5 +56,6 @@ pub struct WorkloadContext<'a> {
     pub seed: u64,
 }
 
+pub mod io;
 pub mod meta;
 pub mod probe;
