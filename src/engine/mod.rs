@@ -68,7 +68,10 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
     };
 
     let layout_s = if resolved.needs_layout() {
-        layout::layout_with(
+        let mut created = CreatedGuard {
+            path: (!resolved.exists).then(|| resolved.path.clone()),
+        };
+        let s = layout::layout_with(
             &resolved.path,
             resolved.needed_len,
             layout::LayoutOptions {
@@ -77,7 +80,9 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
                 seed,
                 compress: spec.buffer_compress_percentage,
             },
-        )?
+        )?;
+        created.path = None;
+        s
     } else {
         0.0
     };
@@ -131,14 +136,28 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
                 })
             })
             .collect();
+        // First meeting: every job is set up. Without a ramp the window opens now, so take
+        // the "before" samples while the jobs still wait at the second meeting.
+        barrier.wait();
+        let mut before = None;
+        if spec.ramp.is_zero() {
+            before = Some((
+                CpuSnapshot::now(),
+                dev.as_ref().and_then(|d| d.counters().ok()),
+            ));
+        }
         barrier.wait();
         let start = Instant::now();
-        // The measured window opens when the ramp ends (or when every job already finished).
+        // With a ramp, the measured window opens when it ends (or when every job finished).
         while start.elapsed() < spec.ramp && finished.load(Ordering::SeqCst) < plans.len() {
             std::thread::sleep(Duration::from_millis(5).min(spec.ramp));
         }
-        let cpu0 = CpuSnapshot::now();
-        let dev0 = dev.as_ref().and_then(|d| d.counters().ok());
+        let (cpu0, dev0) = before.unwrap_or_else(|| {
+            (
+                CpuSnapshot::now(),
+                dev.as_ref().and_then(|d| d.counters().ok()),
+            )
+        });
         let t0 = Instant::now();
         let results: Vec<Result<JobResult>> = handles
             .into_iter()
@@ -284,6 +303,7 @@ fn job_thread(
         abort.store(true, Ordering::SeqCst);
     }
     barrier.wait();
+    barrier.wait();
     let (file, prepared) = setup?;
     let start = Instant::now();
     match prepared {
@@ -295,4 +315,18 @@ fn job_thread(
 enum Prepared {
     Psync(psync::PsyncJob),
     Uring(Box<uring::UringJob>),
+}
+
+/// Removes a file fsbench created when laying it out fails or is interrupted, so a failed
+/// run leaves nothing behind. Forgotten once the layout succeeded.
+struct CreatedGuard {
+    path: Option<std::path::PathBuf>,
+}
+
+impl Drop for CreatedGuard {
+    fn drop(&mut self) {
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
