@@ -20,6 +20,7 @@ struct Slot {
     issued: Instant,
     offset: u64,
     write: bool,
+    busy: bool,
 }
 
 /// Per-job state prepared before the clock starts. Field order matters: the ring is dropped
@@ -124,7 +125,8 @@ impl UringJob {
             Slot {
                 issued: start,
                 offset: 0,
-                write: false
+                write: false,
+                busy: false,
             };
             self.depth
         ];
@@ -135,6 +137,7 @@ impl UringJob {
         let mut since_sync = 0u32;
         let mut sync_due = false;
         let mut issuing = true;
+        let guard_overlap = plan.verify && plan.rw.writes() && self.depth > 1;
         loop {
             if should_stop(abort) {
                 issuing = false;
@@ -145,6 +148,11 @@ impl UringJob {
                     issuing = false;
                     break;
                 };
+                // A read racing a write of the same block could see half of it and report a
+                // false verify failure: with verify on, never overlap I/O to one block.
+                if guard_overlap && slots.iter().any(|sl| sl.busy && sl.offset == io.offset) {
+                    continue;
+                }
                 free.pop();
                 let s = slot as usize;
                 if io.write {
@@ -168,6 +176,7 @@ impl UringJob {
                 }
                 slots[s].offset = io.offset;
                 slots[s].write = io.write;
+                slots[s].busy = true;
                 pending.push(slot);
             }
             if inflight + pending.len() == 0 {
@@ -209,6 +218,7 @@ impl UringJob {
             for cqe in &mut cq {
                 let s = cqe.user_data() as usize;
                 let slot = slots[s];
+                slots[s].busy = false;
                 inflight -= 1;
                 free.push(s as u16);
                 let res = cqe.result();

@@ -317,6 +317,20 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
             ),
         ));
     }
+    if spec.verify && spec.rw.writes() && spec.numjobs > 1 && spec.offset_increment < region_len {
+        return Err(Error::invalid(
+            "--verify",
+            format!(
+                "with {} jobs writing, their regions overlap (--offset-increment {} < --size \
+                 {}), so one job's writes would fail another's checks; use \
+                 --offset-increment {} or more",
+                spec.numjobs,
+                fio_size(spec.offset_increment),
+                fio_size(region_len),
+                fio_size(region_len)
+            ),
+        ));
+    }
     let regions = (0..spec.numjobs as u64)
         .map(|k| (k * spec.offset_increment, region_len))
         .collect();

@@ -102,6 +102,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn runs_relative_to_the_workload_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = WorkloadContext {
+            dir: dir.path(),
+            device: None,
+            fs: "dir",
+            round: 1,
+            seed: 99,
+        };
+        let spec = JobSpec {
+            filename: "data".into(),
+            rw: engine::RwMode::Randrw,
+            rwmixread: 70,
+            size: Some(1 << 20),
+            iodepth: 4,
+            ..Default::default()
+        };
+        let out = run(&ctx, &spec).unwrap();
+        assert!(dir.path().join("data").exists());
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).map(|m| m.value);
+        assert!(get("iops").unwrap() > 0.0);
+        assert!(get("read_iops").is_some() && get("write_iops").is_some());
+        assert!(get("lat_p99_ms").unwrap() >= get("lat_p50_ms").unwrap());
+        let total: u64 = out.histograms.iter().map(|(_, h)| h.count()).sum();
+        assert_eq!(total, 256, "1 MiB in 4 KiB blocks, each once");
+    }
+
+    #[test]
     fn maps_a_mixed_report() {
         let mut h = LatencyHistogram::new();
         for v in [1_000_000u64, 2_000_000, 3_000_000] {
