@@ -523,3 +523,85 @@ fn loop_device_counts_bytes_and_refuses_bad_sizes() {
     assert_eq!(u(&v, &["read", "bytes"]), 64 << 20);
     assert!(u(&v["device"], &["read_bytes"]) >= 64 << 20);
 }
+
+#[test]
+fn io_uring_refusal_falls_back_to_psync_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let out = fsbench()
+        .env("FSBENCH_TEST_REFUSE_IO_URING", "1")
+        .args([
+            "io",
+            "--filename",
+            p(&f),
+            "--size",
+            "1M",
+            "--iodepth",
+            "8",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "psync");
+    assert!(
+        v["backend_note"]
+            .as_str()
+            .unwrap()
+            .contains("fell back to psync")
+    );
+    assert_eq!(u(&v, &["read", "bytes"]), 1 << 20);
+}
+
+#[test]
+fn wait_quiet_sees_quiet_and_busy_devices() {
+    use fsbench::measure::device;
+    use std::time::Duration;
+    let Some(lo) = Loop::attach(64 << 20) else {
+        return;
+    };
+    let dev = Path::new(&lo.dev);
+    let before = device::counters(dev).unwrap();
+    let q = device::wait_quiet(
+        dev,
+        Duration::from_millis(200),
+        1 << 20,
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert!(q.quiet, "{q:?}");
+    // Keep the device busy with direct writes while waiting: it never becomes quiet, and the
+    // wait gives up with a flag rather than an error.
+    let writer = {
+        let path = lo.dev.clone();
+        std::thread::spawn(move || {
+            io_json(&[
+                "--filename",
+                &path,
+                "--rw",
+                "write",
+                "--direct",
+                "--bs",
+                "1M",
+                "--runtime",
+                "3s",
+            ]);
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            v
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = device::wait_quiet(
+        dev,
+        Duration::from_millis(300),
+        64 << 10,
+        Duration::from_millis(600),
+    )
+    .unwrap();
+    let written = writer.join().unwrap();
+    assert!(!busy.quiet, "{busy:?}");
+    assert!(busy.last_window_bytes >= 64 << 10);
+    let after = device::counters(dev).unwrap();
+    assert!(before.delta(&after).write_bytes >= u(&written, &["write", "bytes"]));
+}

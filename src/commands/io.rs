@@ -40,11 +40,47 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     if args.json || args.output_format == OutputFormat::Json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| crate::Error::Other(format!("cannot encode the report: {e}")))?;
-        emit(&format!("{text}\n"));
+        emit(&format!("{}\n", collapse_pairs(&text)));
     } else {
         emit(&summary(&spec, &report));
     }
     Ok(crate::error::EXIT_OK)
+}
+
+/// Put each `[value, count]` histogram pair on one line: pretty JSON would spend four lines
+/// on each of hundreds of buckets.
+fn collapse_pairs(pretty: &str) -> String {
+    let lines: Vec<&str> = pretty.lines().collect();
+    let mut out = String::with_capacity(pretty.len());
+    let mut i = 0;
+    let is_num = |l: &str| {
+        let t = l.trim().trim_end_matches(',');
+        !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
+    };
+    while i < lines.len() {
+        let l = lines[i];
+        if l.trim() == "["
+            && i + 3 < lines.len()
+            && is_num(lines[i + 1])
+            && is_num(lines[i + 2])
+            && lines[i + 3].trim().starts_with(']')
+        {
+            let indent = &l[..l.len() - l.trim_start().len()];
+            out += &format!(
+                "{indent}[{} {}]{}\n",
+                lines[i + 1].trim(),
+                lines[i + 2].trim(),
+                &lines[i + 3].trim()[1..]
+            );
+            i += 4;
+        } else {
+            out += l;
+            out.push('\n');
+            i += 1;
+        }
+    }
+    out.pop();
+    out
 }
 
 /// Print to stdout; a closed pipe (`| head`) is not an error worth a panic.
@@ -136,4 +172,21 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
     }
     s += &format!("  seed {}\n", r.seed);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_collapse_and_stay_valid_json() {
+        let v = serde_json::json!({"h": [[1, 2], [30, 4]], "x": [5], "y": 1});
+        let text = collapse_pairs(&serde_json::to_string_pretty(&v).unwrap());
+        assert!(
+            text.contains("[1, 2],") && text.contains("[30, 4]\n"),
+            "{text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+    }
 }

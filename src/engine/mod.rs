@@ -50,7 +50,15 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
 
     let (backend, backend_note) = match spec.backend {
         Backend::Psync => (Backend::Psync, None),
-        Backend::IoUring => match uring::probe() {
+        Backend::IoUring => match uring::probe().and_then(|()| {
+            // Test hook: lets tests exercise the fallback without disabling io_uring for the
+            // whole machine (kernel.io_uring_disabled would hit every other process).
+            if std::env::var_os("FSBENCH_TEST_REFUSE_IO_URING").is_some() {
+                Err(std::io::Error::from_raw_os_error(libc::EPERM))
+            } else {
+                Ok(())
+            }
+        }) {
             Ok(()) => (Backend::IoUring, None),
             Err(e) => (
                 Backend::Psync,
