@@ -586,9 +586,7 @@ fn wait_quiet_sees_quiet_and_busy_devices() {
                 "1M",
                 "--runtime",
                 "3s",
-            ]);
-            stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            v
+            ])
         })
     };
     std::thread::sleep(Duration::from_millis(300));
