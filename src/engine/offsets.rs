@@ -14,34 +14,49 @@ pub struct NextIo {
     pub offset: u64,
 }
 
-/// A full-period walk over `[0, n)` in scrambled order without memory: an LCG modulo the next
-/// power of two (full period by Hull–Dobell: c odd, a ≡ 1 mod 4), skipping values ≥ n. The
-/// output is then xor-scrambled with a seed-dependent mask inside the power-of-two range
-/// (a bijection there, so still a permutation), which hides the LCG's weak low bits.
+/// A random permutation of `[0, n)` without memory, like fio's random map: a 4-round Feistel
+/// network is a keyed bijection on `[0, 2^bits)`; walking a counter through it and skipping
+/// values ≥ n (cycle walking) yields every block exactly once in a well-mixed order. `bits`
+/// is even and at most two above log2(n), so on average fewer than four steps per block.
 #[derive(Debug, Clone)]
 struct Permutation {
     n: u64,
+    half: u32,
     mask: u64,
-    a: u64,
-    c: u64,
-    x: u64,
-    xor: u64,
+    keys: [u64; 4],
+    counter: u64,
     left: u64,
 }
 
 impl Permutation {
     fn new(n: u64, rng: &mut Xoshiro) -> Self {
-        let m = n.next_power_of_two().max(4);
-        let mask = m - 1;
+        let mut bits = 64 - n.saturating_sub(1).leading_zeros();
+        bits = bits.max(2);
+        bits += bits % 2;
+        let half = bits / 2;
         Permutation {
             n,
-            mask,
-            a: ((rng.next_u64() & mask) & !3) | 1 | 4, // ≡ 1 mod 4 (bit 2 set to avoid a = 1)
-            c: (rng.next_u64() & mask) | 1,
-            x: rng.next_u64() & mask,
-            xor: rng.next_u64() & mask,
+            half,
+            mask: (1u64 << half) - 1,
+            keys: [
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+                rng.next_u64(),
+            ],
+            counter: 0,
             left: n,
         }
+    }
+
+    #[inline(always)]
+    fn encrypt(&self, x: u64) -> u64 {
+        let (mut l, mut r) = (x >> self.half, x & self.mask);
+        for k in self.keys {
+            let f = ((r ^ k).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 29) & self.mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half) | r
     }
 
     #[inline]
@@ -50,8 +65,8 @@ impl Permutation {
             return None;
         }
         loop {
-            self.x = (self.a.wrapping_mul(self.x).wrapping_add(self.c)) & self.mask;
-            let v = self.x ^ self.xor;
+            let v = self.encrypt(self.counter);
+            self.counter += 1;
             if v < self.n {
                 self.left -= 1;
                 return Some(v);
@@ -148,6 +163,21 @@ mod tests {
             }
             assert!(seen.iter().all(|&s| s), "n={n}");
         }
+    }
+
+    #[test]
+    fn permutation_is_well_mixed() {
+        // Consecutive blocks of a random walk should rarely be neighbours, and the low bit
+        // should not alternate (it did with a plain power-of-two LCG).
+        let n = 1 << 16;
+        let mut g = OffsetGen::new(RwMode::Randwrite, 0, 0, 1, n, false, 3);
+        let v: Vec<u64> = std::iter::from_fn(|| g.next_io())
+            .map(|i| i.offset)
+            .collect();
+        let near = v.windows(2).filter(|w| w[0].abs_diff(w[1]) <= 1).count();
+        assert!(near < 10, "{near} neighbouring steps");
+        let flips = v.windows(2).filter(|w| (w[0] ^ w[1]) & 1 == 1).count() as f64;
+        assert!((flips / n as f64 - 0.5).abs() < 0.02, "{flips}");
     }
 
     #[test]

@@ -150,8 +150,10 @@ impl UringJob {
                 };
                 // A read racing a write of the same block could see half of it and report a
                 // false verify failure: with verify on, never overlap I/O to one block.
+                // (Skipping it ends this refill: looping for another offset could spin forever
+                // on a region smaller than the queue.)
                 if guard_overlap && slots.iter().any(|sl| sl.busy && sl.offset == io.offset) {
-                    continue;
+                    break;
                 }
                 free.pop();
                 let s = slot as usize;
