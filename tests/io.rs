@@ -397,6 +397,8 @@ fn bad_input_exits_2_and_creates_nothing() {
         "--rwmixread",
     );
     io_rejects(&["--filename", m, "--size", "1k", "--bs", "4k"], "--size");
+    let e = io_rejects(&["--filename", m, "--size", "1000T"], "--size");
+    assert!(e.contains("free"), "{e}");
     let e = io_rejects(&["--filename", p(dir.path()), "--size", "1M"], "--filename");
     assert!(e.contains("directory"), "{e}");
     let nodir = dir.path().join("no/such/dir/f");
@@ -431,16 +433,35 @@ struct Loop {
 
 impl Loop {
     fn attach(size: u64) -> Option<Loop> {
+        Self::attach_with(size, &[])
+    }
+
+    fn attach_with(size: u64, extra: &[&str]) -> Option<Loop> {
         if !is_root() {
             println!("skipped: needs root for a loop device");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("img");
-        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
-        let out = std::process::Command::new("losetup")
-            .args(["-f", "--show", "-b", "4096", "--direct-io=on", p(&img)])
-            .output();
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(size).unwrap();
+        if extra.contains(&"-P") {
+            // One MBR partition of type 0x83 from 1 MiB to the end, in 4 KiB sectors (the
+            // loop device's logical block size, which MBR entries count in).
+            let mut mbr = [0u8; 512];
+            let e = &mut mbr[446..462];
+            e[4] = 0x83;
+            e[8..12].copy_from_slice(&256u32.to_le_bytes());
+            e[12..16].copy_from_slice(&((size / 4096 - 256) as u32).to_le_bytes());
+            mbr[510] = 0x55;
+            mbr[511] = 0xAA;
+            f.write_all_at(&mbr, 0).unwrap();
+        }
+        drop(f);
+        let mut args = vec!["-f", "--show", "-b", "4096", "--direct-io=on"];
+        args.extend_from_slice(extra);
+        args.push(p(&img));
+        let out = std::process::Command::new("losetup").args(&args).output();
         match out {
             Ok(o) if o.status.success() => Some(Loop {
                 dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
@@ -602,4 +623,63 @@ fn wait_quiet_sees_quiet_and_busy_devices() {
     assert!(busy.last_window_bytes >= 64 << 10);
     let after = device::counters(dev).unwrap();
     assert!(before.delta(&after).write_bytes >= u(&written, &["write", "bytes"]));
+}
+
+#[test]
+fn a_partition_has_its_own_counters() {
+    use fsbench::measure::device;
+    let Some(lo) = Loop::attach_with(64 << 20, &["-P"]) else {
+        return;
+    };
+    let base = Path::new(&lo.dev)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let sys = format!("/sys/block/{base}/{base}p1/dev");
+    if !Path::new(&sys).exists() {
+        // The partition scan at attach time may not run here; ask for it explicitly.
+        let _ = std::process::Command::new("partx")
+            .args(["-a", &lo.dev])
+            .status();
+    }
+    let Ok(majmin) = std::fs::read_to_string(&sys) else {
+        println!("skipped: the kernel did not create {base}p1");
+        return;
+    };
+    // Without udev no /dev node appears: make our own in a temp dir.
+    let nodes = tempfile::tempdir().unwrap();
+    let part = nodes.path().join(format!("{base}p1"));
+    let (maj, min) = majmin.trim().split_once(':').unwrap();
+    let c = std::ffi::CString::new(p(&part)).unwrap();
+    // SAFETY: c is a valid path; mknod creates a block special file.
+    let r = unsafe {
+        libc::mknod(
+            c.as_ptr(),
+            libc::S_IFBLK | 0o600,
+            libc::makedev(maj.parse().unwrap(), min.parse().unwrap()),
+        )
+    };
+    assert_eq!(r, 0, "mknod {}", std::io::Error::last_os_error());
+    let part = p(&part).to_string();
+    let bd = device::resolve(Path::new(&part)).unwrap();
+    assert_eq!(
+        bd.name,
+        Path::new(&part).file_name().unwrap().to_str().unwrap()
+    );
+    assert_eq!(device::logical_block_size(Path::new(&part)), Some(4096));
+    let v = io_json(&[
+        "--filename",
+        &part,
+        "--rw",
+        "write",
+        "--direct",
+        "--bs",
+        "64k",
+        "--size",
+        "4M",
+    ]);
+    assert_eq!(v["device"]["name"], bd.name.as_str());
+    assert!(u(&v["device"], &["write_bytes"]) >= 4 << 20);
 }

@@ -156,6 +156,15 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
                 opts.custom_flags(libc::O_DIRECT);
             }
             let file = opts.open(path).map_err(|e| {
+                if spec.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                    return Error::invalid(
+                        "--direct",
+                        format!(
+                            "the filesystem holding {shown} does not support O_DIRECT; drop \
+                             --direct"
+                        ),
+                    );
+                }
                 Error::invalid(
                     "--filename",
                     format!(
@@ -331,6 +340,9 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
             ),
         ));
     }
+    if !block_device && needed_len > current_len {
+        check_free_space(path, needed_len - current_len)?;
+    }
     let regions = (0..spec.numjobs as u64)
         .map(|k| (k * spec.offset_increment, region_len))
         .collect();
@@ -343,4 +355,28 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
         regions,
         needed_len,
     })
+}
+
+/// Refuse a layout that cannot fit, before writing gigabytes and failing with ENOSPC.
+fn check_free_space(path: &Path, extra: u64) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(st) = rustix::fs::statvfs(dir) else {
+        return Ok(());
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if extra > free {
+        return Err(Error::invalid(
+            "--size",
+            format!(
+                "laying out {} needs {} more, but only {} is free there; use a smaller --size",
+                path.display(),
+                format_size(extra),
+                format_size(free)
+            ),
+        ));
+    }
+    Ok(())
 }
