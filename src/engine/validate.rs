@@ -272,7 +272,17 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
         }
     }
 
-    let spread = spec.offset_increment * (spec.numjobs as u64 - 1);
+    let spread = spec
+        .offset_increment
+        .checked_mul(spec.numjobs as u64 - 1)
+        .filter(|s| s.checked_add(spec.size.unwrap_or(0)).is_some())
+        .ok_or_else(|| {
+            Error::invalid(
+                "--offset-increment",
+                "times the number of jobs runs past the largest possible offset (16 EiB); use \
+                 a smaller --offset-increment",
+            )
+        })?;
     let size = match spec.size {
         Some(0) => {
             return Err(Error::invalid(
