@@ -1,5 +1,132 @@
 //! Flags of `fsbench io`.
 
+use crate::engine::{Backend, RwMode};
+use crate::units::{duration_arg, size_arg};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Output formats of `fsbench io`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// A readable summary.
+    Normal,
+    /// The stable JSON report (same as --json).
+    Json,
+}
+
+/// Which engine runs the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    /// fsbench's own engine.
+    Fsbench,
+    /// The same job run with fio, parsed into the same report.
+    Fio,
+}
+
 /// Flags of `fsbench io`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct IoArgs {}
+#[command(after_long_help = "\
+Examples:
+  # 4k random reads for 10 s after a 2 s ramp, queue depth 32, on a 1 GiB file (laid out first)
+  fsbench io --filename /mnt/test/f --rw randread --bs 4k --iodepth 32 --size 1G --runtime 10s --ramp 2s
+
+  # the seed article's mixed test: 70 % reads, 4 jobs each on its own quarter, O_DIRECT
+  fsbench io --filename /dev/loop7 --rw randrw --rwmixread 70 --numjobs 4 \\
+      --size 4G --offset-increment 4G --direct --runtime 30s
+
+  # durability cost: fsync after every 4k write, JSON for scripts
+  fsbench io --filename /mnt/test/f --rw randwrite --size 256M --fsync 1 --runtime 10s --json
+
+  # write with integrity headers, then read them back and check every block
+  fsbench io --filename /mnt/test/f --rw write --size 64M --verify
+  fsbench io --filename /mnt/test/f --rw read --verify
+
+  # the same job run by fio, for a cross-check
+  fsbench io --filename /mnt/test/f --rw randread --size 1G --runtime 10s --engine fio
+
+Without --runtime a job is size-based: each job moves its region's bytes exactly once.
+Latency is submission to completion (fio's `lat`). A missing or short file is written
+sequentially first; the time it took is reported as layout_s. Exit codes: 0 ok, 1 the job
+failed (I/O error, verify mismatch), 2 bad input (nothing was created), 130 interrupted.")]
+pub struct IoArgs {
+    /// File or block device to test (a missing file is created and laid out).
+    #[arg(long, value_name = "PATH")]
+    pub filename: PathBuf,
+
+    /// Access pattern.
+    #[arg(long, value_enum, default_value = "randread")]
+    pub rw: RwMode,
+
+    /// Block size of each I/O (4k, 128k, 1M…).
+    #[arg(long, value_parser = size_arg, default_value = "4k", value_name = "SIZE")]
+    pub bs: u64,
+
+    /// I/Os in flight per job (io_uring; psync always has one).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub iodepth: u32,
+
+    /// Number of jobs, one thread each.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub numjobs: u32,
+
+    /// I/O backend.
+    #[arg(long, value_enum, default_value = "io_uring")]
+    pub ioengine: Backend,
+
+    /// Bypass the page cache (O_DIRECT, aligned buffers).
+    #[arg(long)]
+    pub direct: bool,
+
+    /// Bytes each job works on [default: the file's or device's size].
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub size: Option<u64>,
+
+    /// Run for this long after the ramp (time-based) instead of moving --size once.
+    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    pub runtime: Option<Duration>,
+
+    /// Warm-up before statistics start.
+    #[arg(long, value_parser = duration_arg, default_value = "0s", value_name = "DURATION")]
+    pub ramp: Duration,
+
+    /// Percentage of reads in --rw randrw, by I/O count.
+    #[arg(long, default_value_t = 50, value_name = "PERCENT")]
+    pub rwmixread: u8,
+
+    /// fsync after every N writes (0 = never); the fsync time counts in the runtime.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub fsync: u32,
+
+    /// Job k works on its own region starting at k × this offset.
+    #[arg(long, value_parser = size_arg, default_value = "0", value_name = "SIZE")]
+    pub offset_increment: u64,
+
+    /// Seed of the offset and data generators [default: fresh each run, reported].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Percentage of each written block that compresses (0 = incompressible).
+    #[arg(long, default_value_t = 0, value_name = "PERCENT")]
+    pub buffer_compress_percentage: u8,
+
+    /// Stamp each written block with a checked header (offset, seed, sequence, crc32c) and
+    /// check it on every read; a mismatch fails the job.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Block device whose counters give device bytes [default: the one under --filename].
+    #[arg(long, value_name = "DEV")]
+    pub device: Option<PathBuf>,
+
+    /// Print the JSON report (the stable interface) instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Output format (json is the same as --json).
+    #[arg(long, value_enum, default_value = "normal")]
+    pub output_format: OutputFormat,
+
+    /// Engine that runs the job.
+    #[arg(long, value_enum, default_value = "fsbench")]
+    pub engine: EngineChoice,
+}

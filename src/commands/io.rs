@@ -1,11 +1,192 @@
-//! `fsbench io`.
+//! `fsbench io`: one ad-hoc job, fio's vocabulary, the stable JSON report or a summary.
 
-use crate::cli::io::IoArgs;
+use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
+use crate::engine::{self, DirectionReport, IoReport, JobSpec};
+use crate::units::format_size;
+
+/// Turn the flags into a job.
+pub fn spec_from_args(a: &IoArgs) -> JobSpec {
+    JobSpec {
+        filename: a.filename.clone(),
+        rw: a.rw,
+        bs: a.bs,
+        iodepth: a.iodepth,
+        numjobs: a.numjobs,
+        backend: a.ioengine,
+        direct: a.direct,
+        size: a.size,
+        offset_increment: a.offset_increment,
+        runtime: a.runtime,
+        ramp: a.ramp,
+        rwmixread: a.rwmixread,
+        fsync: a.fsync,
+        seed: a.seed,
+        buffer_compress_percentage: a.buffer_compress_percentage,
+        verify: a.verify,
+        device: a.device.clone(),
+    }
+}
 
 /// Run `fsbench io`; returns the exit code.
 pub fn run(args: IoArgs) -> crate::Result<i32> {
-    let _ = args;
-    Err(crate::Error::Other(
-        "fsbench io: not implemented yet".into(),
-    ))
+    crate::cancel::install_handlers();
+    let spec = spec_from_args(&args);
+    // Validate before either engine touches anything, so bad input creates nothing.
+    engine::validate(&spec)?;
+    let report = match args.engine {
+        EngineChoice::Fsbench => engine::run(&spec)?,
+        EngineChoice::Fio => crate::fio::run(&spec)?,
+    };
+    if args.json || args.output_format == OutputFormat::Json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| crate::Error::Other(format!("cannot encode the report: {e}")))?;
+        emit(&format!("{}\n", collapse_pairs(&text)));
+    } else {
+        emit(&summary(&spec, &report));
+    }
+    Ok(crate::error::EXIT_OK)
+}
+
+/// Put each `[value, count]` histogram pair on one line: pretty JSON would spend four lines
+/// on each of hundreds of buckets.
+fn collapse_pairs(pretty: &str) -> String {
+    let lines: Vec<&str> = pretty.lines().collect();
+    let mut out = String::with_capacity(pretty.len());
+    let mut i = 0;
+    let is_num = |l: &str| {
+        let t = l.trim().trim_end_matches(',');
+        !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
+    };
+    while i < lines.len() {
+        let l = lines[i];
+        if l.trim() == "["
+            && i + 3 < lines.len()
+            && is_num(lines[i + 1])
+            && is_num(lines[i + 2])
+            && lines[i + 3].trim().starts_with(']')
+        {
+            let indent = &l[..l.len() - l.trim_start().len()];
+            out += &format!(
+                "{indent}[{} {}]{}\n",
+                lines[i + 1].trim(),
+                lines[i + 2].trim(),
+                &lines[i + 3].trim()[1..]
+            );
+            i += 4;
+        } else {
+            out += l;
+            out.push('\n');
+            i += 1;
+        }
+    }
+    out.pop();
+    out
+}
+
+/// Print to stdout; a closed pipe (`| head`) is not an error worth a panic.
+fn emit(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn ms(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+fn direction_lines(name: &str, d: &DirectionReport) -> String {
+    if d.ios == 0 {
+        return String::new();
+    }
+    let l = &d.lat_ns;
+    format!(
+        "  {name:<5} {:>10.0} IOPS  {:>9.1} MiB/s  {} I/Os, {}\n        lat min {}  avg {}  \
+         p50 {}  p99 {}  p99.9 {}  max {}\n",
+        d.iops,
+        d.bw_bytes / (1 << 20) as f64,
+        d.ios,
+        format_size(d.bytes),
+        ms(l.min as f64),
+        ms(l.mean),
+        ms(l.p50 as f64),
+        ms(l.p99 as f64),
+        ms(l.p99_9 as f64),
+        ms(l.max as f64),
+    )
+}
+
+/// The readable summary.
+pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
+    let mut s = format!(
+        "{} {} bs={} iodepth={} numjobs={}{} on {} ({} engine, backend {})\n",
+        spec.rw.as_str(),
+        if spec.runtime.is_some() {
+            "time-based"
+        } else {
+            "size-based"
+        },
+        crate::units::fio_size(spec.bs),
+        spec.iodepth,
+        spec.numjobs,
+        if spec.direct { " direct" } else { "" },
+        spec.filename.display(),
+        r.engine,
+        r.backend,
+    );
+    if let Some(note) = &r.backend_note {
+        s += &format!("  note: {note}\n");
+    }
+    s += &direction_lines("read", &r.read);
+    s += &direction_lines("write", &r.write);
+    s += &format!(
+        "  cpu   user {:.2} s  sys {:.2} s  ({:.0} % of one CPU; system {:.0} % busy)\n",
+        r.cpu.user_s,
+        r.cpu.sys_s,
+        if r.runtime_s > 0.0 {
+            100.0 * (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s
+        } else {
+            0.0
+        },
+        100.0 * r.cpu.system_util,
+    );
+    if let Some(d) = &r.device {
+        s += &format!(
+            "  device {}: read {}, wrote {}{}\n",
+            d.name,
+            format_size(d.read_bytes),
+            format_size(d.write_bytes),
+            d.write_amplification
+                .map(|w| format!(" (write amplification {w:.2})"))
+                .unwrap_or_default()
+        );
+    }
+    if r.fsyncs > 0 {
+        s += &format!("  fsyncs {}\n", r.fsyncs);
+    }
+    s += &format!("  runtime {:.2} s", r.runtime_s);
+    if r.layout_s > 0.0 {
+        s += &format!("  layout {:.2} s", r.layout_s);
+    }
+    s += &format!("  seed {}\n", r.seed);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_collapse_and_stay_valid_json() {
+        let v = serde_json::json!({"h": [[1, 2], [30, 4]], "x": [5], "y": 1});
+        let text = collapse_pairs(&serde_json::to_string_pretty(&v).unwrap());
+        assert!(
+            text.contains("[1, 2],") && text.contains("[30, 4]\n"),
+            "{text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+    }
 }

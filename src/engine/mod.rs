@@ -1,16 +1,340 @@
 //! The native I/O load generator: fio's job semantics, `io_uring` and `psync` backends.
 //!
-//! Entry point: [`run`] takes a validated [`JobSpec`] and returns an [`IoReport`], whose JSON
-//! form is the stable `fsbench io --json` interface (DESIGN.md).
+//! Entry point: [`run`] takes a [`JobSpec`] and returns an [`IoReport`], whose JSON form is the
+//! stable `fsbench io --json` interface (DESIGN.md). [`validate`] checks a spec against the
+//! real file or device without creating anything; [`layout`] writes a file sequentially.
+//!
+//! Design for low overhead per I/O: one thread per job, each with its own file descriptor,
+//! buffers, offset generator, histograms and per-second counters, merged only at the end; the
+//! hot loop neither allocates nor locks, and reads the clock twice per I/O (psync) or twice
+//! per batch (io_uring).
 
+pub mod buffer;
 pub mod job;
+pub mod layout;
+pub mod offsets;
+mod psync;
 pub mod report;
+pub mod rng;
+mod uring;
+pub mod validate;
+pub mod verify;
+mod worker;
 
 pub use job::{Backend, JobSpec, RwMode};
-pub use report::{CpuReport, DeviceReport, DirectionReport, IoReport, LatencyNs};
+pub use layout::layout;
+pub use report::{CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, LatencyNs};
+
+use crate::measure::{CpuSnapshot, LatencyHistogram, SecondSeries, device};
+use crate::{Error, Result};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use worker::{JobPlan, JobResult};
+
+/// Check `spec` against the real file or device; creates nothing. `Err` is
+/// [`Error::InvalidInput`] naming the flag at fault and what to do.
+pub fn validate(spec: &JobSpec) -> Result<()> {
+    validate::resolve(spec).map(|_| ())
+}
 
 /// Run one job to completion (or until [`crate::cancel`] fires) and report what was measured.
-pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
-    let _ = spec;
-    todo!("engine::run")
+///
+/// Steps: validate, pick the backend (io_uring, or psync with a note when the kernel refuses
+/// it), lay out the file if needed, start one thread per job, sample CPU and device counters
+/// at the edges of the measured window (after the ramp), then merge the threads' results.
+pub fn run(spec: &JobSpec) -> Result<IoReport> {
+    let resolved = validate::resolve(spec)?;
+    let seed = spec.seed.unwrap_or_else(rng::fresh_seed);
+
+    let (backend, backend_note) = match spec.backend {
+        Backend::Psync => (Backend::Psync, None),
+        Backend::IoUring => match uring::probe().and_then(|()| {
+            // Test hook: lets tests exercise the fallback without disabling io_uring for the
+            // whole machine (kernel.io_uring_disabled would hit every other process).
+            if std::env::var_os("FSBENCH_TEST_REFUSE_IO_URING").is_some() {
+                Err(std::io::Error::from_raw_os_error(libc::EPERM))
+            } else {
+                Ok(())
+            }
+        }) {
+            Ok(()) => (Backend::IoUring, None),
+            Err(e) => (
+                Backend::Psync,
+                Some(format!(
+                    "io_uring unavailable ({e}); fell back to psync (check \
+                     /proc/sys/kernel/io_uring_disabled or seccomp)"
+                )),
+            ),
+        },
+    };
+    let iodepth = if backend == Backend::Psync {
+        1
+    } else {
+        spec.iodepth
+    };
+
+    let layout_s = if resolved.needs_layout() {
+        let mut created = CreatedGuard {
+            path: (!resolved.exists).then(|| resolved.path.clone()),
+        };
+        let s = layout::layout_with(
+            &resolved.path,
+            resolved.needed_len,
+            layout::LayoutOptions {
+                direct: spec.direct,
+                verify_bs: spec.verify.then_some(spec.bs),
+                seed,
+                compress: spec.buffer_compress_percentage,
+            },
+        )?;
+        created.path = None;
+        s
+    } else {
+        0.0
+    };
+
+    let dev = match &spec.device {
+        Some(d) => device::resolve(d),
+        None => device::resolve(&resolved.path),
+    };
+
+    let plans: Vec<JobPlan> = resolved
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(k, &region)| {
+            let mut s = seed ^ (k as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+            JobPlan {
+                index: k,
+                path: resolved.path.clone(),
+                rw: spec.rw,
+                bs: spec.bs,
+                iodepth,
+                direct: spec.direct,
+                region,
+                fsync: spec.fsync,
+                verify: spec.verify,
+                run_seed: seed,
+                job_seed: rng::splitmix(&mut s),
+                compress: spec.buffer_compress_percentage,
+                rwmixread: spec.rwmixread,
+                ramp: spec.ramp,
+                runtime: spec.runtime,
+            }
+        })
+        .collect();
+
+    let abort = AtomicBool::new(false);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let barrier = Barrier::new(plans.len() + 1);
+    let (results, cpu, devdelta, window) = std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .iter()
+            .map(|plan| {
+                let (abort, barrier, finished) = (&abort, &barrier, &finished);
+                scope.spawn(move || {
+                    let r = job_thread(plan, backend, barrier, abort);
+                    if r.is_err() {
+                        abort.store(true, Ordering::SeqCst);
+                    }
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    r
+                })
+            })
+            .collect();
+        // First meeting: every job is set up. Without a ramp the window opens now, so take
+        // the "before" samples while the jobs still wait at the second meeting.
+        barrier.wait();
+        let mut before = None;
+        if spec.ramp.is_zero() {
+            before = Some((
+                CpuSnapshot::now(),
+                dev.as_ref().and_then(|d| d.counters().ok()),
+            ));
+        }
+        barrier.wait();
+        let start = Instant::now();
+        // With a ramp, the measured window opens when it ends (or when every job finished).
+        while start.elapsed() < spec.ramp && finished.load(Ordering::SeqCst) < plans.len() {
+            std::thread::sleep(Duration::from_millis(5).min(spec.ramp));
+        }
+        let (cpu0, dev0) = before.unwrap_or_else(|| {
+            (
+                CpuSnapshot::now(),
+                dev.as_ref().and_then(|d| d.counters().ok()),
+            )
+        });
+        let t0 = Instant::now();
+        let results: Vec<Result<JobResult>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Other("an I/O job thread panicked".into())))
+            })
+            .collect();
+        let window = t0.elapsed();
+        let cpu = cpu0.usage_until(&CpuSnapshot::now());
+        let dev1 = dev.as_ref().and_then(|d| d.counters().ok());
+        let devdelta = match (dev0, dev1) {
+            (Some(a), Some(b)) => Some(a.delta(&b)),
+            _ => None,
+        };
+        (results, cpu, devdelta, window)
+    });
+    if crate::cancel::requested() {
+        return Err(Error::Interrupted);
+    }
+    let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
+
+    let mut read = LatencyHistogram::new();
+    let mut write = LatencyHistogram::new();
+    let mut series = SecondSeries::default();
+    let mut fsyncs = 0;
+    let mut runtime = Duration::ZERO;
+    let mut jobs = Vec::with_capacity(results.len());
+    for (plan, r) in plans.iter().zip(&results) {
+        read.merge(&r.read);
+        write.merge(&r.write);
+        series.merge(&r.series);
+        fsyncs += r.fsyncs;
+        runtime = runtime.max(r.runtime);
+        jobs.push(JobDetail {
+            job: plan.index as u32,
+            region_start: plan.region.0,
+            region_len: plan.region.1,
+            ios: r.read.count() + r.write.count(),
+            min_offset: if r.max_end == 0 { 0 } else { r.min_offset },
+            max_end: r.max_end,
+        });
+    }
+    // A job's window runs from the ramp's end to its last completion; use the longest, as
+    // fio's group reporting does. Fall back to the wall window if a job recorded nothing.
+    let runtime_s = if runtime.is_zero() {
+        window.as_secs_f64()
+    } else {
+        runtime.as_secs_f64()
+    };
+    let rd = direction(&read, spec.bs, runtime_s);
+    let wr = direction(&write, spec.bs, runtime_s);
+    let device = dev.map(|d| {
+        let delta = devdelta.unwrap_or_default();
+        DeviceReport {
+            name: d.name,
+            read_bytes: delta.read_bytes,
+            write_bytes: delta.write_bytes,
+            write_amplification: (wr.bytes > 0).then(|| delta.write_bytes as f64 / wr.bytes as f64),
+        }
+    });
+    Ok(IoReport {
+        read: rd,
+        write: wr,
+        cpu: CpuReport {
+            user_s: cpu.user_s,
+            sys_s: cpu.sys_s,
+            system_util: cpu.system_util,
+        },
+        runtime_s,
+        backend: backend.as_str().to_string(),
+        backend_note,
+        seed,
+        layout_s,
+        fsyncs,
+        iops_series: series.iops(runtime_s),
+        bw_series: series.bandwidth(runtime_s),
+        device,
+        engine: "fsbench".into(),
+        jobs,
+    })
+}
+
+/// Summarise one direction.
+fn direction(h: &LatencyHistogram, bs: u64, runtime_s: f64) -> DirectionReport {
+    let ios = h.count();
+    let bytes = ios * bs;
+    let rate = |x: u64| {
+        if runtime_s > 0.0 {
+            x as f64 / runtime_s
+        } else {
+            0.0
+        }
+    };
+    DirectionReport {
+        ios,
+        bytes,
+        iops: rate(ios),
+        bw_bytes: rate(bytes),
+        lat_ns: LatencyNs {
+            min: h.min(),
+            mean: h.mean(),
+            max: h.max(),
+            p50: h.quantile(0.50),
+            p90: h.quantile(0.90),
+            p99: h.quantile(0.99),
+            p99_9: h.quantile(0.999),
+            p99_99: h.quantile(0.9999),
+        },
+        histogram: h.to_sparse(),
+        lat_sum_ns: h.sum(),
+    }
+}
+
+/// One job's thread: open, set up, meet the others at the barrier, run.
+fn job_thread(
+    plan: &JobPlan,
+    backend: Backend,
+    barrier: &Barrier,
+    abort: &AtomicBool,
+) -> Result<JobResult> {
+    // Set up everything before the barrier so the clock only sees I/O; but always reach the
+    // barrier, or the other threads would wait forever.
+    let setup = (|| -> Result<(std::fs::File, Prepared)> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).write(plan.rw.writes());
+        if plan.direct {
+            opts.custom_flags(libc::O_DIRECT);
+        }
+        let file = opts
+            .open(&plan.path)
+            .map_err(|e| Error::io("cannot open", &plan.path, e))?;
+        let prepared = match backend {
+            Backend::Psync => Prepared::Psync(psync::PsyncJob::setup(plan)),
+            Backend::IoUring => Prepared::Uring(Box::new(
+                uring::UringJob::setup(plan, &file)
+                    .map_err(|e| Error::io("cannot set up io_uring for", &plan.path, e))?,
+            )),
+        };
+        Ok((file, prepared))
+    })();
+    if setup.is_err() {
+        abort.store(true, Ordering::SeqCst);
+    }
+    barrier.wait();
+    barrier.wait();
+    let (file, prepared) = setup?;
+    let start = Instant::now();
+    match prepared {
+        Prepared::Psync(j) => j.run(plan, &file, start, abort),
+        Prepared::Uring(j) => j.run(plan, start, abort),
+    }
+}
+
+enum Prepared {
+    Psync(psync::PsyncJob),
+    Uring(Box<uring::UringJob>),
+}
+
+/// Removes a file fsbench created when laying it out fails or is interrupted, so a failed
+/// run leaves nothing behind. Forgotten once the layout succeeded.
+struct CreatedGuard {
+    path: Option<std::path::PathBuf>,
+}
+
+impl Drop for CreatedGuard {
+    fn drop(&mut self) {
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }

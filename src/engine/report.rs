@@ -99,10 +99,33 @@ pub struct IoReport {
     /// IOPS (reads + writes) per second of the measured window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub iops_series: Vec<f64>,
+    /// Bytes per second (reads + writes) per second of the measured window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bw_series: Vec<f64>,
     /// Device-level counters, when the file sits on a block device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceReport>,
     /// Which engine produced this: `fsbench` or `fio`.
     #[serde(default)]
     pub engine: String,
+    /// Per-job detail (region and offsets actually touched); empty from fio.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobDetail>,
+}
+
+/// What one job of a `numjobs` group did, so its region can be checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    /// Job number (0-based).
+    pub job: u32,
+    /// First byte of the job's region.
+    pub region_start: u64,
+    /// Length of the region.
+    pub region_len: u64,
+    /// I/Os completed in the measured window.
+    pub ios: u64,
+    /// Lowest offset touched (whole run, ramp included).
+    pub min_offset: u64,
+    /// End of the highest block touched.
+    pub max_end: u64,
 }

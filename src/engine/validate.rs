@@ -1,0 +1,392 @@
+//! Checks a [`JobSpec`] against the real file or device *before* anything is created, and
+//! works out what the run needs (regions, layout, alignment).
+
+use super::job::JobSpec;
+use super::verify::HEADER_LEN;
+use crate::units::{fio_size, format_size};
+use crate::{Error, Result};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Largest block size accepted (io_uring lengths are 32-bit; larger blocks are not a
+/// benchmark anyone means).
+pub const MAX_BS: u64 = 64 << 20;
+
+/// What validation learned about the target.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The file or device.
+    pub path: PathBuf,
+    /// True for a block device.
+    pub block_device: bool,
+    /// Whether the file exists now.
+    pub exists: bool,
+    /// Current length (file size or device size).
+    pub current_len: u64,
+    /// Logical block size that O_DIRECT offsets and lengths must respect.
+    pub logical_block: u64,
+    /// Each job's region: (start offset, length in bytes, a multiple of bs).
+    pub regions: Vec<(u64, u64)>,
+    /// Length the file must have before the run (end of the furthest region).
+    pub needed_len: u64,
+}
+
+impl Resolved {
+    /// Whether the file must be written sequentially first.
+    pub fn needs_layout(&self) -> bool {
+        !self.block_device && self.current_len < self.needed_len
+    }
+}
+
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+
+fn ioctl_u64(file: &std::fs::File, req: libc::c_ulong) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let mut v: u64 = 0;
+    // SAFETY: both ioctls write one integer into the pointer we pass.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), req as _, &mut v) };
+    (r == 0).then_some(v)
+}
+
+fn block_size_of_device(file: &std::fs::File) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET as _, &mut v) };
+    (r == 0 && v > 0).then_some(v as u64)
+}
+
+/// O_DIRECT offset alignment of a file, from statx(STATX_DIOALIGN) when the filesystem tells.
+fn dio_align(path: &Path) -> Option<u64> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statx fills the zeroed struct; c is a valid NUL-terminated path.
+    let (r, stx) = unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        let r = libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        );
+        (r, stx)
+    };
+    (r == 0 && stx.stx_mask & libc::STATX_DIOALIGN != 0 && stx.stx_dio_offset_align > 0)
+        .then_some(stx.stx_dio_offset_align as u64)
+}
+
+fn os_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Check `spec`; `Err` names the flag at fault and what to do. Creates nothing.
+pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
+    if spec.iodepth == 0 {
+        return Err(Error::invalid(
+            "--iodepth",
+            "0 is not a queue depth; use 1 or more (e.g. --iodepth 32 with io_uring)",
+        ));
+    }
+    if spec.numjobs == 0 {
+        return Err(Error::invalid(
+            "--numjobs",
+            "0 jobs would do nothing; use 1 or more",
+        ));
+    }
+    if spec.iodepth > 4096 {
+        return Err(Error::invalid("--iodepth", "at most 4096 is supported"));
+    }
+    if spec.bs == 0 || spec.bs > MAX_BS {
+        return Err(Error::invalid(
+            "--bs",
+            format!(
+                "{} is out of range; use 512 bytes to 64M (e.g. --bs 4k)",
+                spec.bs
+            ),
+        ));
+    }
+    if spec.rwmixread > 100 {
+        return Err(Error::invalid(
+            "--rwmixread",
+            "is a percentage; use 0 to 100",
+        ));
+    }
+    if spec.buffer_compress_percentage > 100 {
+        return Err(Error::invalid(
+            "--buffer-compress-percentage",
+            "is a percentage; use 0 to 100",
+        ));
+    }
+    if spec.verify && spec.bs < HEADER_LEN as u64 {
+        return Err(Error::invalid(
+            "--bs",
+            format!("--verify needs blocks of at least {HEADER_LEN} bytes for its header"),
+        ));
+    }
+    let path = &spec.filename;
+    if path.as_os_str().is_empty() {
+        return Err(Error::invalid(
+            "--filename",
+            "is required (a file or block device)",
+        ));
+    }
+    let shown = path.display();
+    let bs_text = fio_size(spec.bs);
+
+    let (block_device, exists, current_len, logical_block) = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(Error::invalid(
+                "--filename",
+                format!(
+                    "cannot use {shown}: it is a directory; name a file inside it, e.g. \
+                     {}",
+                    path.join("fsbench.dat").display()
+                ),
+            ));
+        }
+        Ok(meta) if meta.file_type().is_block_device() || meta.is_file() => {
+            let mut opts = std::fs::OpenOptions::new();
+            opts.read(true).write(spec.rw.writes());
+            if spec.direct {
+                opts.custom_flags(libc::O_DIRECT);
+            }
+            let file = opts.open(path).map_err(|e| {
+                if spec.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                    return Error::invalid(
+                        "--direct",
+                        format!(
+                            "the filesystem holding {shown} does not support O_DIRECT; drop \
+                             --direct"
+                        ),
+                    );
+                }
+                Error::invalid(
+                    "--filename",
+                    format!(
+                        "cannot open {shown} for {}: {}; check its permissions or choose \
+                         another path",
+                        if spec.rw.writes() {
+                            "writing"
+                        } else {
+                            "reading"
+                        },
+                        os_reason(&e)
+                    ),
+                )
+            })?;
+            if meta.file_type().is_block_device() {
+                let size = ioctl_u64(&file, BLKGETSIZE64).unwrap_or(0);
+                let lbs = block_size_of_device(&file).unwrap_or(512);
+                (true, true, size, lbs)
+            } else {
+                let lbs = dio_align(path)
+                    .or_else(|| crate::measure::device::logical_block_size(path))
+                    .unwrap_or(512);
+                (false, true, meta.len(), lbs)
+            }
+        }
+        Ok(_) => {
+            return Err(Error::invalid(
+                "--filename",
+                format!("{shown} is neither a regular file nor a block device"),
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if !parent.is_dir() {
+                return Err(Error::invalid(
+                    "--filename",
+                    format!(
+                        "cannot create {shown}: directory {} does not exist",
+                        parent.display()
+                    ),
+                ));
+            }
+            let c = CString::new(parent.as_os_str().as_bytes())
+                .map_err(|_| Error::invalid("--filename", "contains a NUL byte"))?;
+            // SAFETY: c is a valid NUL-terminated path.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(Error::invalid(
+                    "--filename",
+                    format!(
+                        "cannot create {shown} in {}: {}; choose a writable directory",
+                        parent.display(),
+                        os_reason(&e)
+                    ),
+                ));
+            }
+            if spec.size.is_none() {
+                let what = if spec.rw.writes() {
+                    "a write job"
+                } else {
+                    "a read job"
+                };
+                return Err(Error::invalid(
+                    "--size",
+                    format!(
+                        "{shown} does not exist and {what} needs --size to lay it out first \
+                         (e.g. --size 1G), or point --filename at an existing file"
+                    ),
+                ));
+            }
+            let lbs = crate::measure::device::logical_block_size(&parent).unwrap_or(512);
+            (false, false, 0, lbs)
+        }
+        Err(e) => {
+            return Err(Error::invalid(
+                "--filename",
+                format!("cannot access {shown}: {}", os_reason(&e)),
+            ));
+        }
+    };
+
+    if spec.direct {
+        if spec.bs % logical_block != 0 {
+            let suggest = fio_size(spec.bs.div_ceil(logical_block) * logical_block);
+            return Err(Error::invalid(
+                "--bs",
+                format!(
+                    "{bs_text} is not a multiple of the {logical_block}-byte logical block size \
+                     of {shown}, which --direct requires; use --bs {} or drop --direct",
+                    suggest
+                ),
+            ));
+        }
+        if spec.offset_increment % logical_block != 0 {
+            return Err(Error::invalid(
+                "--offset-increment",
+                format!(
+                    "must be a multiple of the {logical_block}-byte logical block size with \
+                     --direct"
+                ),
+            ));
+        }
+    }
+
+    let spread = spec
+        .offset_increment
+        .checked_mul(spec.numjobs as u64 - 1)
+        .filter(|s| s.checked_add(spec.size.unwrap_or(0)).is_some())
+        .ok_or_else(|| {
+            Error::invalid(
+                "--offset-increment",
+                "times the number of jobs runs past the largest possible offset (16 EiB); use \
+                 a smaller --offset-increment",
+            )
+        })?;
+    let size = match spec.size {
+        Some(0) => {
+            return Err(Error::invalid(
+                "--size",
+                "0 bytes is nothing to do; give e.g. --size 1G",
+            ));
+        }
+        Some(s) => s,
+        None => {
+            if current_len == 0 {
+                return Err(Error::invalid(
+                    "--size",
+                    format!("{shown} is empty; give --size so it can be laid out"),
+                ));
+            }
+            if current_len <= spread {
+                return Err(Error::invalid(
+                    "--offset-increment",
+                    format!(
+                        "job {} would start past the end of {shown} ({}); use a smaller \
+                         --offset-increment or give --size",
+                        spec.numjobs - 1,
+                        format_size(current_len)
+                    ),
+                ));
+            }
+            current_len - spread
+        }
+    };
+    let region_len = size / spec.bs * spec.bs;
+    if region_len == 0 {
+        return Err(Error::invalid(
+            "--size",
+            format!(
+                "{} is smaller than --bs {bs_text}; give a larger --size",
+                format_size(size)
+            ),
+        ));
+    }
+    let needed_len = spread + region_len;
+    if block_device && needed_len > current_len {
+        let fits = current_len.saturating_sub(spread) / spec.bs * spec.bs;
+        return Err(Error::invalid(
+            "--size",
+            format!(
+                "{} per job ends at byte {needed_len}, beyond the end of {shown} ({}); use \
+                 --size {} or less",
+                format_size(size),
+                format_size(current_len),
+                fio_size(fits)
+            ),
+        ));
+    }
+    if spec.verify && spec.rw.writes() && spec.numjobs > 1 && spec.offset_increment < region_len {
+        return Err(Error::invalid(
+            "--verify",
+            format!(
+                "with {} jobs writing, their regions overlap (--offset-increment {} < --size \
+                 {}), so one job's writes would fail another's checks; use \
+                 --offset-increment {} or more",
+                spec.numjobs,
+                fio_size(spec.offset_increment),
+                fio_size(region_len),
+                fio_size(region_len)
+            ),
+        ));
+    }
+    if !block_device && needed_len > current_len {
+        check_free_space(path, needed_len - current_len)?;
+    }
+    let regions = (0..spec.numjobs as u64)
+        .map(|k| (k * spec.offset_increment, region_len))
+        .collect();
+    Ok(Resolved {
+        path: path.clone(),
+        block_device,
+        exists,
+        current_len,
+        logical_block,
+        regions,
+        needed_len,
+    })
+}
+
+/// Refuse a layout that cannot fit, before writing gigabytes and failing with ENOSPC.
+fn check_free_space(path: &Path, extra: u64) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(st) = rustix::fs::statvfs(dir) else {
+        return Ok(());
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if extra > free {
+        return Err(Error::invalid(
+            "--size",
+            format!(
+                "laying out {} needs {} more, but only {} is free there; use a smaller --size",
+                path.display(),
+                format_size(extra),
+                format_size(free)
+            ),
+        ));
+    }
+    Ok(())
+}

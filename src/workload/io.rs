@@ -1,0 +1,181 @@
+//! I/O workloads (seqread, randwrite, randrw70, fsync-write…): a [`JobSpec`] run by the
+//! engine inside the filesystem under test, mapped to the standard metric names.
+
+use super::{Metric, WorkloadContext, WorkloadOutput};
+use crate::engine::{self, IoReport, JobSpec};
+use crate::measure::LatencyHistogram;
+
+/// Run `spec` in `ctx`: a relative filename lives in `ctx.dir`, the device defaults to
+/// `ctx.device`, the seed to `ctx.seed`.
+pub fn run(ctx: &WorkloadContext, spec: &JobSpec) -> crate::Result<WorkloadOutput> {
+    let mut spec = spec.clone();
+    if spec.filename.is_relative() {
+        spec.filename = ctx.dir.join(&spec.filename);
+    }
+    if spec.device.is_none() {
+        spec.device = ctx.device.map(|d| d.to_path_buf());
+    }
+    if spec.seed.is_none() {
+        spec.seed = Some(ctx.seed);
+    }
+    let report = engine::run(&spec)?;
+    Ok(to_output(&report))
+}
+
+fn histogram(d: &engine::DirectionReport) -> LatencyHistogram {
+    LatencyHistogram::from_sparse(&d.histogram, d.lat_ns.min, d.lat_ns.max, d.lat_sum_ns)
+}
+
+/// Map a report to DESIGN.md's metric names. Latency percentiles cover every I/O of the job
+/// (reads and writes together); `cpu_util` is the process's CPU time per second of the
+/// measured window, in % of one CPU.
+pub fn to_output(report: &IoReport) -> WorkloadOutput {
+    let mut out = WorkloadOutput::default();
+    let (r, w) = (&report.read, &report.write);
+    let m = &mut out.metrics;
+    m.push(Metric::new("iops", "IOPS", r.iops + w.iops));
+    if r.ios > 0 && w.ios > 0 {
+        m.push(Metric::new("read_iops", "IOPS", r.iops));
+        m.push(Metric::new("write_iops", "IOPS", w.iops));
+    }
+    m.push(Metric::new(
+        "bw_mib_s",
+        "MiB/s",
+        (r.bw_bytes + w.bw_bytes) / (1 << 20) as f64,
+    ));
+    let mut all = histogram(r);
+    all.merge(&histogram(w));
+    if all.count() > 0 {
+        m.push(Metric::new(
+            "lat_p50_ms",
+            "ms",
+            all.quantile(0.50) as f64 / 1e6,
+        ));
+        m.push(Metric::new(
+            "lat_p99_ms",
+            "ms",
+            all.quantile(0.99) as f64 / 1e6,
+        ));
+        m.push(Metric::new(
+            "lat_p99_9_ms",
+            "ms",
+            all.quantile(0.999) as f64 / 1e6,
+        ));
+    }
+    if report.runtime_s > 0.0 {
+        m.push(Metric::new(
+            "cpu_util",
+            "%",
+            100.0 * (report.cpu.user_s + report.cpu.sys_s) / report.runtime_s,
+        ));
+    }
+    if let Some(d) = &report.device {
+        m.push(Metric::new(
+            "device_write_bytes",
+            "bytes",
+            d.write_bytes as f64,
+        ));
+        if let Some(wa) = d.write_amplification {
+            m.push(Metric::new("write_amplification", "ratio", wa));
+        }
+    }
+    if report.fsyncs > 0 {
+        m.push(Metric::new("fsyncs", "count", report.fsyncs as f64));
+    }
+    if r.ios > 0 {
+        out.histograms.push(("read".into(), histogram(r)));
+    }
+    if w.ios > 0 {
+        out.histograms.push(("write".into(), histogram(w)));
+    }
+    if !report.iops_series.is_empty() {
+        out.series.push(("iops".into(), report.iops_series.clone()));
+    }
+    if let Some(note) = &report.backend_note {
+        out.notes.push(note.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_relative_to_the_workload_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = WorkloadContext {
+            dir: dir.path(),
+            device: None,
+            fs: "dir",
+            round: 1,
+            seed: 99,
+        };
+        let spec = JobSpec {
+            filename: "data".into(),
+            rw: engine::RwMode::Randrw,
+            rwmixread: 70,
+            size: Some(1 << 20),
+            iodepth: 4,
+            ..Default::default()
+        };
+        let out = run(&ctx, &spec).unwrap();
+        assert!(dir.path().join("data").exists());
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).map(|m| m.value);
+        assert!(get("iops").unwrap() > 0.0);
+        assert!(get("read_iops").is_some() && get("write_iops").is_some());
+        assert!(get("lat_p99_ms").unwrap() >= get("lat_p50_ms").unwrap());
+        let total: u64 = out.histograms.iter().map(|(_, h)| h.count()).sum();
+        assert_eq!(total, 256, "1 MiB in 4 KiB blocks, each once");
+    }
+
+    #[test]
+    fn maps_a_mixed_report() {
+        let mut h = LatencyHistogram::new();
+        for v in [1_000_000u64, 2_000_000, 3_000_000] {
+            h.record(v);
+        }
+        let dir = |iops: f64| engine::DirectionReport {
+            ios: 3,
+            bytes: 3 * 4096,
+            iops,
+            bw_bytes: iops * 4096.0,
+            lat_ns: engine::LatencyNs {
+                min: h.min(),
+                max: h.max(),
+                mean: h.mean(),
+                ..Default::default()
+            },
+            histogram: h.to_sparse(),
+            lat_sum_ns: h.sum(),
+        };
+        let report = IoReport {
+            read: dir(700.0),
+            write: dir(300.0),
+            runtime_s: 2.0,
+            cpu: engine::CpuReport {
+                user_s: 0.5,
+                sys_s: 0.5,
+                system_util: 0.1,
+            },
+            fsyncs: 3,
+            device: Some(engine::DeviceReport {
+                name: "loop9".into(),
+                read_bytes: 0,
+                write_bytes: 8192,
+                write_amplification: Some(2.0 / 3.0),
+            }),
+            ..Default::default()
+        };
+        let out = to_output(&report);
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get("iops"), 1000.0);
+        assert_eq!(get("read_iops"), 700.0);
+        assert_eq!(get("write_iops"), 300.0);
+        assert_eq!(get("cpu_util"), 50.0);
+        assert_eq!(get("fsyncs"), 3.0);
+        assert_eq!(get("device_write_bytes"), 8192.0);
+        assert!((get("lat_p50_ms") - 2.0).abs() < 0.02);
+        assert_eq!(out.histograms.len(), 2);
+    }
+}
