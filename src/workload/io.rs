@@ -61,6 +61,13 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
             "ms",
             all.quantile(0.999) as f64 / 1e6,
         ));
+    } else if r.ios + w.ios > 0 {
+        // No histogram (a report parsed from fio or an older fsbench): use the reported
+        // percentiles of the direction that did most of the I/O.
+        let d = if w.ios > r.ios { &w.lat_ns } else { &r.lat_ns };
+        m.push(Metric::new("lat_p50_ms", "ms", d.p50 as f64 / 1e6));
+        m.push(Metric::new("lat_p99_ms", "ms", d.p99 as f64 / 1e6));
+        m.push(Metric::new("lat_p99_9_ms", "ms", d.p99_9 as f64 / 1e6));
     }
     if report.runtime_s > 0.0 {
         m.push(Metric::new(

@@ -6,7 +6,7 @@
 //! page of the job (page cache included) charged to the cap and nothing else.
 
 use super::{Metric, WorkloadOutput};
-use crate::engine::{DirectionReport, IoReport, JobSpec};
+use crate::engine::{IoReport, JobSpec};
 use crate::host::cgroup::MemoryCgroup;
 use crate::{Error, Result};
 use std::io::Read;
@@ -147,7 +147,7 @@ pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<Workloa
         ));
     }
     let report = parse_report(&stdout).map_err(|e| Error::tool(&shown, e))?;
-    let mut out = to_output(&report);
+    let mut out = crate::workload::io::to_output(&report);
     out.metrics
         .push(Metric::new("memory_cap_bytes", "bytes", cap_bytes as f64));
     if let Some(p) = peak {
@@ -170,87 +170,6 @@ pub fn parse_report(stdout: &str) -> std::result::Result<IoReport, String> {
         .map(|i| &stdout[i..])
         .ok_or_else(|| format!("printed no JSON: {}", stdout.trim()))?;
     serde_json::from_str(json).map_err(|e| format!("printed JSON fsbench cannot read: {e}"))
-}
-
-/// Standard I/O metrics from a report. (A shim: `workload::io::to_output` belongs to the I/O
-/// workload owner; the lead may switch to it when merging, the names are the same.)
-pub fn to_output(r: &IoReport) -> WorkloadOutput {
-    const MIB: f64 = 1024.0 * 1024.0;
-    let mut m = vec![
-        Metric::new("iops", "IOPS", r.read.iops + r.write.iops),
-        Metric::new(
-            "bw_mib_s",
-            "MiB/s",
-            (r.read.bw_bytes + r.write.bw_bytes) / MIB,
-        ),
-    ];
-    if r.read.ios > 0 && r.write.ios > 0 {
-        m.push(Metric::new("read_iops", "IOPS", r.read.iops));
-        m.push(Metric::new("write_iops", "IOPS", r.write.iops));
-    }
-    // Latency of the direction that did the work (writes when both did, as fio users
-    // usually read the write side of a mixed job last; both are kept prefixed).
-    let main: &DirectionReport = if r.write.ios >= r.read.ios {
-        &r.write
-    } else {
-        &r.read
-    };
-    push_lat(&mut m, "", main);
-    if r.read.ios > 0 && r.write.ios > 0 {
-        push_lat(&mut m, "read_", &r.read);
-        push_lat(&mut m, "write_", &r.write);
-    }
-    m.push(Metric::new(
-        "bytes",
-        "bytes",
-        (r.read.bytes + r.write.bytes) as f64,
-    ));
-    if r.runtime_s > 0.0 {
-        m.push(Metric::new(
-            "cpu_util",
-            "ratio",
-            (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s,
-        ));
-    }
-    if let Some(dev) = &r.device {
-        m.push(Metric::new(
-            "device_write_bytes",
-            "bytes",
-            dev.write_bytes as f64,
-        ));
-        if let Some(wa) = dev.write_amplification {
-            m.push(Metric::new("write_amplification", "ratio", wa));
-        }
-    }
-    WorkloadOutput {
-        metrics: m,
-        series: if r.iops_series.is_empty() {
-            Vec::new()
-        } else {
-            vec![("iops".into(), r.iops_series.clone())]
-        },
-        notes: r.backend_note.iter().cloned().collect(),
-        ..Default::default()
-    }
-}
-
-fn push_lat(m: &mut Vec<Metric>, prefix: &str, d: &DirectionReport) {
-    let ms = |ns: u64| ns as f64 / 1e6;
-    m.push(Metric::new(
-        &format!("{prefix}lat_p50_ms"),
-        "ms",
-        ms(d.lat_ns.p50),
-    ));
-    m.push(Metric::new(
-        &format!("{prefix}lat_p99_ms"),
-        "ms",
-        ms(d.lat_ns.p99),
-    ));
-    m.push(Metric::new(
-        &format!("{prefix}lat_p99_9_ms"),
-        "ms",
-        ms(d.lat_ns.p99_9),
-    ));
 }
 
 #[cfg(test)]
@@ -286,12 +205,15 @@ mod tests {
             "write":{"ios":1000,"bytes":4096000,"iops":500.0,"bw_bytes":2048000.0,"lat_ns":{"min":1,"mean":2.0,"max":3,"p50":1000000,"p90":2,"p99":3000000,"p99_9":5000000,"p99_99":9}},
             "cpu":{"user_s":0.1,"sys_s":0.3},"runtime_s":2.0}"#;
         let r = parse_report(text).unwrap();
-        let out = to_output(&r);
+        let out = crate::workload::io::to_output(&r);
         let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
         assert_eq!(get("iops"), 500.0);
         assert_eq!(get("lat_p50_ms"), 1.0);
         assert_eq!(get("lat_p99_9_ms"), 5.0);
-        assert!((get("cpu_util") - 0.2).abs() < 1e-9);
+        assert!(
+            (get("cpu_util") - 20.0).abs() < 1e-9,
+            "cpu_util is % of one CPU"
+        );
         assert!(parse_report("nothing").is_err());
     }
 }
