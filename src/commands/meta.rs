@@ -1,11 +1,255 @@
-//! `fsbench meta`.
+//! `fsbench meta`: run the metadata and small-file workloads on an existing directory.
+//!
+//! All work happens in DIR/fsbench-meta-<pid>; a guard removes it on every exit path (success,
+//! failed workload, Ctrl-C via [`crate::cancel`], panic). A failed workload is reported with its
+//! error and the remaining workloads still run; the exit code is then 1.
 
 use crate::cli::meta::MetaArgs;
+use crate::workload::meta::{self, Corpus, CorpusSpec, FsmarkSpec, FsyncPolicy, SmallFilesSpec};
+use crate::workload::{Metric, WorkloadOutput};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Workload ids `fsbench meta` accepts (the same ids `fsbench run` records).
+pub const WORKLOADS: [&str; 5] = ["untar", "find-cold", "rm-tree", "smallfiles", "fsmark"];
+
+/// Removes fsbench's working directory when dropped.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if let Err(e) = meta::remove_all(&self.0) {
+            eprintln!(
+                "fsbench: warning: could not remove {}: {e}; remove it by hand",
+                self.0.display()
+            );
+        }
+    }
+}
+
+struct Options {
+    workloads: Vec<&'static str>,
+    corpus: Option<CorpusSpec>,
+    small: SmallFilesSpec,
+    fsmark: FsmarkSpec,
+    threads: usize,
+}
+
+fn resolve(args: &MetaArgs) -> Result<Options> {
+    match std::fs::metadata(&args.dir) {
+        Ok(m) if m.is_dir() => {}
+        _ => {
+            return Err(Error::invalid(
+                "--dir",
+                format!(
+                    "{} is not an existing directory; give a directory on the filesystem to test",
+                    args.dir.display()
+                ),
+            ));
+        }
+    }
+    let mut workloads = Vec::new();
+    for w in &args.workload {
+        let w = w.trim();
+        match WORKLOADS.iter().find(|&&k| k == w) {
+            Some(k) => workloads.push(*k),
+            None => {
+                return Err(Error::invalid(
+                    "--workload",
+                    format!(
+                        "unknown workload '{w}'; choose from {}",
+                        WORKLOADS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    if workloads.is_empty() {
+        return Err(Error::invalid("--workload", "give at least one workload"));
+    }
+    if args.threads == 0 {
+        return Err(Error::invalid("--threads", "must be at least 1"));
+    }
+    let scale = args.corpus_scale;
+    if !(scale > 0.0 && scale <= 100.0) {
+        return Err(Error::invalid(
+            "--corpus-scale",
+            format!("{scale} is out of range; use a factor in (0, 100]"),
+        ));
+    }
+    let scaled = |n: f64| ((n * scale).round() as u64).max(1);
+    let needs_tree = workloads
+        .iter()
+        .any(|w| matches!(*w, "untar" | "find-cold" | "rm-tree"));
+    let corpus = needs_tree.then(|| CorpusSpec {
+        copies: args.corpus_copies,
+        seed: args.corpus_seed,
+        from_dir: args.corpus_from.clone(),
+        file: args.corpus_file.clone(),
+        scale,
+    });
+    let small = SmallFilesSpec {
+        files: args.smallfiles.unwrap_or_else(|| scaled(50_000.0)),
+        dirs: args.smallfiles_dirs,
+        ..Default::default()
+    };
+    let small = SmallFilesSpec {
+        dirs: small.dirs.min(small.files),
+        ..small
+    };
+    let fsmark = FsmarkSpec {
+        threads: args.fsmark_threads,
+        files_per_thread: args.fsmark_files.unwrap_or_else(|| scaled(10_000.0)),
+        fsync: args.fsync.parse::<FsyncPolicy>()?,
+        ..Default::default()
+    };
+    Ok(Options {
+        workloads,
+        corpus,
+        small,
+        fsmark,
+        threads: args.threads,
+    })
+}
 
 /// Run `fsbench meta`; returns the exit code.
-pub fn run(args: MetaArgs) -> crate::Result<i32> {
-    let _ = args;
-    Err(crate::Error::Other(
-        "fsbench meta: not implemented yet".into(),
-    ))
+pub fn run(args: MetaArgs) -> Result<i32> {
+    crate::cancel::install_handlers();
+    let opts = resolve(&args)?;
+    // Bad corpus input is reported before anything is created.
+    let corpus = opts.corpus.as_ref().map(Corpus::build).transpose()?;
+    if let Some(c) = &corpus {
+        for n in c.notes() {
+            eprintln!("fsbench: note: {n}");
+        }
+    }
+    let work = args
+        .dir
+        .join(format!("fsbench-meta-{}", std::process::id()));
+    std::fs::create_dir(&work).map_err(|e| Error::io("cannot create", &work, e))?;
+    let guard = WorkDir(work.clone());
+    let tree = work.join("tree");
+
+    let mut samples: Vec<(&str, Metric)> = Vec::new();
+    let mut failures: Vec<(&str, String)> = Vec::new();
+    let mut tree_ready = false;
+    for &wl in &opts.workloads {
+        crate::cancel::check()?;
+        let res = step(wl, &opts, corpus.as_ref(), &work, &tree, &mut tree_ready);
+        match res {
+            Ok(out) => {
+                for n in &out.notes {
+                    eprintln!("fsbench: note: {n}");
+                }
+                samples.extend(out.metrics.into_iter().map(|m| (wl, m)));
+            }
+            Err(Error::Interrupted) => return Err(Error::Interrupted),
+            Err(e) => {
+                eprintln!("fsbench: {wl} failed: {e}");
+                failures.push((wl, e.to_string()));
+            }
+        }
+    }
+    drop(guard);
+    print(&samples, &failures, args.json);
+    Ok(if failures.is_empty() {
+        crate::error::EXIT_OK
+    } else {
+        crate::error::EXIT_FAILURE
+    })
+}
+
+/// Make sure the extracted tree exists for find-cold / rm-tree (an untimed untar if needed).
+fn ensure_tree(corpus: &Corpus, tree: &Path, threads: usize, ready: &mut bool) -> Result<()> {
+    if !*ready {
+        eprintln!("fsbench: note: extracting the corpus first (not measured)");
+        if let Err(e) = meta::untar(corpus, tree, threads) {
+            let _ = meta::remove_all(tree);
+            return Err(e);
+        }
+        *ready = true;
+    }
+    Ok(())
+}
+
+fn step(
+    wl: &str,
+    opts: &Options,
+    corpus: Option<&Corpus>,
+    work: &Path,
+    tree: &Path,
+    ready: &mut bool,
+) -> Result<WorkloadOutput> {
+    let t = opts.threads;
+    match wl {
+        "untar" => {
+            let c = corpus.expect("corpus built for tree workloads");
+            meta::remove_all(tree)?;
+            *ready = false;
+            match meta::untar(c, tree, t) {
+                Ok(out) => {
+                    *ready = true;
+                    Ok(out)
+                }
+                Err(e) => {
+                    // Free the space a partial tree holds before the next workload runs.
+                    let _ = meta::remove_all(tree);
+                    Err(e)
+                }
+            }
+        }
+        "find-cold" => {
+            let c = corpus.expect("corpus built for tree workloads");
+            ensure_tree(c, tree, t, ready)?;
+            meta::find_cold(tree, t, Some(c.entries()))
+        }
+        "rm-tree" => {
+            let c = corpus.expect("corpus built for tree workloads");
+            ensure_tree(c, tree, t, ready)?;
+            *ready = false;
+            meta::rm_tree_checked(tree, t, Some(c.entries()))
+        }
+        "smallfiles" => meta::smallfiles(work, &opts.small),
+        "fsmark" => meta::fsmark(work, &opts.fsmark),
+        other => unreachable!("workload {other} was validated"),
+    }
+}
+
+fn fmt_value(m: &Metric) -> String {
+    if m.unit == "s" {
+        format!("{:.3}", m.value)
+    } else {
+        format!("{:.0}", m.value)
+    }
+}
+
+fn print(samples: &[(&str, Metric)], failures: &[(&str, String)], json: bool) {
+    if json {
+        let s: Vec<_> = samples
+            .iter()
+            .map(|(w, m)| {
+                serde_json::json!({"workload": w, "metric": m.metric, "unit": m.unit, "value": m.value})
+            })
+            .collect();
+        let f: Vec<_> = failures
+            .iter()
+            .map(|(w, e)| serde_json::json!({"workload": w, "error": e}))
+            .collect();
+        println!("{}", serde_json::json!({"samples": s, "failures": f}));
+        return;
+    }
+    let mut t = comfy_table::Table::new();
+    t.set_header(["workload", "metric", "value", "unit"]);
+    for (w, m) in samples {
+        t.add_row([
+            w.to_string(),
+            m.metric.clone(),
+            fmt_value(m),
+            m.unit.clone(),
+        ]);
+    }
+    for (w, e) in failures {
+        t.add_row([w.to_string(), "FAILED".into(), e.clone(), String::new()]);
+    }
+    println!("{t}");
 }
