@@ -5,38 +5,28 @@
 //! one `unlinkat` relative to that fd. `d_type` decides file or directory; a `statat` is only
 //! needed when the filesystem reports `DT_UNKNOWN`. No path is resolved more than once.
 
-use super::walk::{open_root, open_subdir};
+use super::walk::{list, open_subdir};
 use super::{Metric, WorkloadOutput, open_dir, pool, syncfs};
 use crate::{Error, Result, cancel};
 use rayon::prelude::*;
-use rustix::fs::{AtFlags, Dir, FileType};
+use rustix::fs::{AtFlags, FileType};
 use rustix::io::Errno;
 use std::ffi::CString;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-fn remove_contents(mut dir: Dir, path: &Path, removed: &AtomicU64, parallel: bool) -> Result<()> {
+fn remove_contents(fd: OwnedFd, path: &Path, removed: &AtomicU64, parallel: bool) -> Result<()> {
     if cancel::requested() {
         return Err(Error::Interrupted);
     }
-    let mut names: Vec<(CString, FileType)> = Vec::new();
-    while let Some(e) = dir.read() {
-        let e = e.map_err(|e| Error::io("rm-tree: cannot read directory", path, e.into()))?;
-        let name = e.file_name();
-        if name == c"." || name == c".." {
-            continue;
-        }
-        names.push((name.to_owned(), e.file_type()));
-    }
-    let fd = dir
-        .fd()
-        .map_err(|e| Error::io("rm-tree: cannot read directory", path, e.into()))?;
+    let names = list(fd.as_fd(), path)?;
     let mut subdirs = Vec::new();
     let mut n = 0u64;
     for (name, mut ft) in names {
         if ft == FileType::Unknown {
-            let st = rustix::fs::statat(fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(
+            let st = rustix::fs::statat(&fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(
                 |e| {
                     Error::io(
                         "rm-tree: cannot stat",
@@ -51,7 +41,7 @@ fn remove_contents(mut dir: Dir, path: &Path, removed: &AtomicU64, parallel: boo
             subdirs.push(name);
             continue;
         }
-        match rustix::fs::unlinkat(fd, name.as_c_str(), AtFlags::empty()) {
+        match rustix::fs::unlinkat(&fd, name.as_c_str(), AtFlags::empty()) {
             Ok(()) => n += 1,
             // d_type lied (or raced): it is a directory after all.
             Err(Errno::ISDIR) => subdirs.push(name),
@@ -67,12 +57,9 @@ fn remove_contents(mut dir: Dir, path: &Path, removed: &AtomicU64, parallel: boo
     removed.fetch_add(n, Ordering::Relaxed);
     let one = |name: &CString| -> Result<()> {
         let sub_path = path.join(name.to_string_lossy().as_ref());
-        let sub = open_subdir(&dir, name, &sub_path)?;
+        let sub = open_subdir(fd.as_fd(), name, &sub_path)?;
         remove_contents(sub, &sub_path, removed, parallel)?;
-        let fd = dir
-            .fd()
-            .map_err(|e| Error::io("rm-tree: cannot read directory", path, e.into()))?;
-        rustix::fs::unlinkat(fd, name.as_c_str(), AtFlags::REMOVEDIR)
+        rustix::fs::unlinkat(&fd, name.as_c_str(), AtFlags::REMOVEDIR)
             .map_err(|e| Error::io("rm-tree: cannot remove directory", &sub_path, e.into()))?;
         removed.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -87,7 +74,7 @@ fn remove_contents(mut dir: Dir, path: &Path, removed: &AtomicU64, parallel: boo
 /// Remove `dir` and everything below it; returns the entries removed below `dir`.
 fn remove_tree(dir: &Path, threads: usize) -> Result<u64> {
     let removed = AtomicU64::new(0);
-    let root = open_root(dir)?;
+    let root = open_dir(dir)?;
     if threads > 1 {
         pool(threads)?.install(|| remove_contents(root, dir, &removed, true))?;
     } else {

@@ -6,7 +6,7 @@
 //! opened and read to EOF), `entries` (files) and `bytes`. The files are removed afterwards
 //! (not timed) so later workloads start from the same free space.
 
-use super::walk::{open_root, open_subdir};
+use super::walk::{list, open_subdir};
 use super::{Metric, WorkloadOutput, drop_caches_or_note, open_dir, remove, syncfs};
 use crate::{Error, Result, cancel};
 use rustix::fs::{Mode, OFlags};
@@ -122,35 +122,19 @@ fn run(root: &Path, spec: &SmallFilesSpec) -> Result<WorkloadOutput> {
     let mut buf = vec![0u8; (spec.size as usize).max(4096) + 4096];
     let (mut files, mut bytes) = (0u64, 0u64);
     let start = Instant::now();
-    let mut top = open_root(root)?;
-    let mut dirs = Vec::new();
-    while let Some(e) = top.read() {
-        let e = e.map_err(|e| Error::io("smallfiles: cannot read directory", root, e.into()))?;
-        if e.file_name().to_bytes().starts_with(b"d") {
-            dirs.push(e.file_name().to_owned());
-        }
-    }
-    for name in &dirs {
+    let top = open_dir(root)?;
+    let dirs = list(top.as_fd(), root)?;
+    for (name, _) in &dirs {
         let dpath = root.join(name.to_string_lossy().as_ref());
-        let mut d = open_subdir(&top, name, &dpath)?;
-        let dfd = d
-            .fd()
-            .map_err(|e| Error::io("smallfiles: cannot read directory", &dpath, e.into()))?
-            .try_clone_to_owned()
-            .map_err(|e| Error::io("smallfiles: cannot read directory", &dpath, e))?;
-        while let Some(e) = d.read() {
-            let e = e.map_err(|e| Error::io("smallfiles: cannot read", &dpath, e.into()))?;
-            let fname = e.file_name();
-            if fname == c"." || fname == c".." {
-                continue;
-            }
+        let dfd = open_subdir(top.as_fd(), name, &dpath)?;
+        for (fname, _) in list(dfd.as_fd(), &dpath)? {
             if cancel::requested() {
                 return Err(Error::Interrupted);
             }
             let fpath = || dpath.join(fname.to_string_lossy().as_ref());
             let fd = rustix::fs::openat(
                 dfd.as_fd(),
-                fname,
+                fname.as_c_str(),
                 OFlags::RDONLY | OFlags::CLOEXEC,
                 Mode::empty(),
             )
