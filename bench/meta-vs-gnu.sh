@@ -112,6 +112,9 @@ rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines() if l]
 vals = {}
 for fs, op, who, v in rows:
     vals.setdefault((fs, op, who), []).append(float(v))
+print("\nevery round (fs, operation, who, seconds):")
+for r in rows:
+    print("  " + " ".join(r))
 print(f"\nmedian of {sys.argv[3]} rounds, seconds (untar and rm include syncfs; walk is cold)\n")
 print("| filesystem | operation | fsbench s | GNU s | fsbench/GNU |")
 print("|---|---|---:|---:|---:|")

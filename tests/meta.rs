@@ -323,3 +323,34 @@ fn corpus_tarball_extracts_with_gnu_tar_to_the_same_tree() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(value(&json, "untar", "entries"), entries as f64);
 }
+
+#[test]
+fn ctrl_c_mid_untar_exits_130_and_removes_the_work_dir() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("fsbench");
+    let mut child = Sys::new(bin)
+        .args(["meta", "--dir"])
+        .arg(d.path())
+        .args(["--workload", "untar", "--corpus-copies", "20", "--corpus-scale", "0.2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the work directory exists (the corpus is built), then interrupt.
+    let t0 = std::time::Instant::now();
+    while leftovers(d.path()).is_empty() {
+        assert!(t0.elapsed().as_secs() < 60, "fsbench never started working");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(leftovers(d.path()).is_empty(), "work dir left behind");
+}

@@ -24,7 +24,7 @@ fn remove_contents(fd: OwnedFd, path: &Path, removed: &AtomicU64, parallel: bool
     let names = list(fd.as_fd(), path)?;
     let mut subdirs = Vec::new();
     let mut n = 0u64;
-    for (name, mut ft) in names {
+    for (name, mut ft, _) in names {
         if ft == FileType::Unknown {
             let st = rustix::fs::statat(&fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(
                 |e| {

@@ -124,10 +124,10 @@ fn run(root: &Path, spec: &SmallFilesSpec) -> Result<WorkloadOutput> {
     let start = Instant::now();
     let top = open_dir(root)?;
     let dirs = list(top.as_fd(), root)?;
-    for (name, _) in &dirs {
+    for (name, _, _) in &dirs {
         let dpath = root.join(name.to_string_lossy().as_ref());
         let dfd = open_subdir(top.as_fd(), name, &dpath)?;
-        for (fname, _) in list(dfd.as_fd(), &dpath)? {
+        for (fname, _, _) in list(dfd.as_fd(), &dpath)? {
             if cancel::requested() {
                 return Err(Error::Interrupted);
             }
