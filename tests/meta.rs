@@ -328,10 +328,17 @@ fn corpus_tarball_extracts_with_gnu_tar_to_the_same_tree() {
 fn ctrl_c_mid_untar_exits_130_and_removes_the_work_dir() {
     let d = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("fsbench");
-    let mut child = Sys::new(bin)
+    let child = Sys::new(bin)
         .args(["meta", "--dir"])
         .arg(d.path())
-        .args(["--workload", "untar", "--corpus-copies", "20", "--corpus-scale", "0.2"])
+        .args([
+            "--workload",
+            "untar",
+            "--corpus-copies",
+            "20",
+            "--corpus-scale",
+            "0.2",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -17,8 +17,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-fn remove_contents(fd: OwnedFd, path: &Path, removed: &AtomicU64, parallel: bool) -> Result<()> {
-    if cancel::requested() {
+/// How a removal runs: in parallel or not, and whether Ctrl-C stops it (not for cleanup).
+#[derive(Clone, Copy)]
+struct How {
+    parallel: bool,
+    cancellable: bool,
+}
+
+fn remove_contents(fd: OwnedFd, path: &Path, removed: &AtomicU64, how: How) -> Result<()> {
+    if how.cancellable && cancel::requested() {
         return Err(Error::Interrupted);
     }
     let names = list(fd.as_fd(), path)?;
@@ -58,13 +65,13 @@ fn remove_contents(fd: OwnedFd, path: &Path, removed: &AtomicU64, parallel: bool
     let one = |name: &CString| -> Result<()> {
         let sub_path = path.join(name.to_string_lossy().as_ref());
         let sub = open_subdir(fd.as_fd(), name, &sub_path)?;
-        remove_contents(sub, &sub_path, removed, parallel)?;
+        remove_contents(sub, &sub_path, removed, how)?;
         rustix::fs::unlinkat(&fd, name.as_c_str(), AtFlags::REMOVEDIR)
             .map_err(|e| Error::io("rm-tree: cannot remove directory", &sub_path, e.into()))?;
         removed.fetch_add(1, Ordering::Relaxed);
         Ok(())
     };
-    if parallel {
+    if how.parallel {
         subdirs.par_iter().try_for_each(one)
     } else {
         subdirs.iter().try_for_each(one)
@@ -72,23 +79,28 @@ fn remove_contents(fd: OwnedFd, path: &Path, removed: &AtomicU64, parallel: bool
 }
 
 /// Remove `dir` and everything below it; returns the entries removed below `dir`.
-fn remove_tree(dir: &Path, threads: usize) -> Result<u64> {
+fn remove_tree(dir: &Path, threads: usize, cancellable: bool) -> Result<u64> {
     let removed = AtomicU64::new(0);
     let root = open_dir(dir)?;
+    let how = How {
+        parallel: threads > 1,
+        cancellable,
+    };
     if threads > 1 {
-        pool(threads)?.install(|| remove_contents(root, dir, &removed, true))?;
+        pool(threads)?.install(|| remove_contents(root, dir, &removed, how))?;
     } else {
-        remove_contents(root, dir, &removed, false)?;
+        remove_contents(root, dir, &removed, how)?;
     }
     std::fs::remove_dir(dir).map_err(|e| Error::io("rm-tree: cannot remove directory", dir, e))?;
     Ok(removed.into_inner())
 }
 
-/// Best-effort cleanup for guards: remove `dir` if it exists (single-threaded, no sync).
+/// Cleanup for guards: remove `dir` if it exists (single-threaded, no sync). It keeps going
+/// after Ctrl-C, which is exactly when guards run.
 pub(crate) fn remove_all(dir: &Path) -> Result<()> {
     match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        _ => remove_tree(dir, 1).map(|_| ()),
+        _ => remove_tree(dir, 1, false).map(|_| ()),
     }
 }
 
@@ -111,7 +123,7 @@ pub fn rm_tree_checked(
         .unwrap_or(Path::new("."));
     let parent_fd = open_dir(parent)?;
     let start = Instant::now();
-    let removed = remove_tree(dir, threads)?;
+    let removed = remove_tree(dir, threads, true)?;
     syncfs(&parent_fd, parent)?;
     let secs = start.elapsed().as_secs_f64();
     if let Some(want) = expected.filter(|&w| w != removed) {
