@@ -132,10 +132,13 @@ pub fn run(args: MetaArgs) -> Result<i32> {
 
     let mut samples: Vec<(&str, Metric)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
-    let mut tree_ready = false;
+    let mut tree = Tree {
+        path: tree,
+        state: TreeState::Absent,
+    };
     for &wl in &opts.workloads {
         crate::cancel::check()?;
-        let res = step(wl, &opts, corpus.as_ref(), &work, &tree, &mut tree_ready);
+        let res = step(wl, &opts, corpus.as_ref(), &work, &mut tree);
         match res {
             Ok(out) => {
                 for n in &out.notes {
@@ -146,6 +149,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
                 eprintln!("fsbench: {wl} failed: {e}");
+                samples.push((wl, Metric::new("FAILED", "", f64::NAN)));
                 failures.push((wl, e.to_string()));
             }
         }
@@ -159,17 +163,39 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     })
 }
 
+/// Where the extracted corpus is and whether it can be used.
+struct Tree {
+    path: PathBuf,
+    state: TreeState,
+}
+
+#[derive(PartialEq)]
+enum TreeState {
+    Absent,
+    Ready,
+    /// The measured untar failed: later tree workloads fail at once instead of retrying it.
+    Failed,
+}
+
 /// Make sure the extracted tree exists for find-cold / rm-tree (an untimed untar if needed).
-fn ensure_tree(corpus: &Corpus, tree: &Path, threads: usize, ready: &mut bool) -> Result<()> {
-    if !*ready {
-        eprintln!("fsbench: note: extracting the corpus first (not measured)");
-        if let Err(e) = meta::untar(corpus, tree, threads) {
-            let _ = meta::remove_all(tree);
-            return Err(e);
+fn ensure_tree(wl: &str, corpus: &Corpus, tree: &mut Tree, threads: usize) -> Result<()> {
+    match tree.state {
+        TreeState::Ready => Ok(()),
+        TreeState::Failed => Err(Error::workload(
+            wl,
+            "not run: it needs the extracted corpus and untar failed",
+        )),
+        TreeState::Absent => {
+            eprintln!("fsbench: note: {wl}: extracting the corpus first (not measured)");
+            if let Err(e) = meta::untar(corpus, &tree.path, threads) {
+                let _ = meta::remove_all(&tree.path);
+                tree.state = TreeState::Failed;
+                return Err(e);
+            }
+            tree.state = TreeState::Ready;
+            Ok(())
         }
-        *ready = true;
     }
-    Ok(())
 }
 
 fn step(
@@ -177,37 +203,34 @@ fn step(
     opts: &Options,
     corpus: Option<&Corpus>,
     work: &Path,
-    tree: &Path,
-    ready: &mut bool,
+    tree: &mut Tree,
 ) -> Result<WorkloadOutput> {
     let t = opts.threads;
+    let corpus = || corpus.expect("the corpus is built when a tree workload is asked for");
     match wl {
         "untar" => {
-            let c = corpus.expect("corpus built for tree workloads");
-            meta::remove_all(tree)?;
-            *ready = false;
-            match meta::untar(c, tree, t) {
+            meta::remove_all(&tree.path)?;
+            match meta::untar(corpus(), &tree.path, t) {
                 Ok(out) => {
-                    *ready = true;
+                    tree.state = TreeState::Ready;
                     Ok(out)
                 }
                 Err(e) => {
                     // Free the space a partial tree holds before the next workload runs.
-                    let _ = meta::remove_all(tree);
+                    let _ = meta::remove_all(&tree.path);
+                    tree.state = TreeState::Failed;
                     Err(e)
                 }
             }
         }
         "find-cold" => {
-            let c = corpus.expect("corpus built for tree workloads");
-            ensure_tree(c, tree, t, ready)?;
-            meta::find_cold(tree, t, Some(c.entries()))
+            ensure_tree(wl, corpus(), tree, t)?;
+            meta::find_cold(&tree.path, t, Some(corpus().entries()))
         }
         "rm-tree" => {
-            let c = corpus.expect("corpus built for tree workloads");
-            ensure_tree(c, tree, t, ready)?;
-            *ready = false;
-            meta::rm_tree_checked(tree, t, Some(c.entries()))
+            ensure_tree(wl, corpus(), tree, t)?;
+            tree.state = TreeState::Absent;
+            meta::rm_tree_checked(&tree.path, t, Some(corpus().entries()))
         }
         "smallfiles" => meta::smallfiles(work, &opts.small),
         "fsmark" => meta::fsmark(work, &opts.fsmark),
@@ -216,7 +239,9 @@ fn step(
 }
 
 fn fmt_value(m: &Metric) -> String {
-    if m.unit == "s" {
+    if m.metric == "FAILED" {
+        "(error below)".into()
+    } else if m.unit == "s" {
         format!("{:.3}", m.value)
     } else {
         format!("{:.0}", m.value)
@@ -227,6 +252,7 @@ fn print(samples: &[(&str, Metric)], failures: &[(&str, String)], json: bool) {
     if json {
         let s: Vec<_> = samples
             .iter()
+            .filter(|(_, m)| m.metric != "FAILED")
             .map(|(w, m)| {
                 serde_json::json!({"workload": w, "metric": m.metric, "unit": m.unit, "value": m.value})
             })
@@ -248,8 +274,8 @@ fn print(samples: &[(&str, Metric)], failures: &[(&str, String)], json: bool) {
             m.unit.clone(),
         ]);
     }
-    for (w, e) in failures {
-        t.add_row([w.to_string(), "FAILED".into(), e.clone(), String::new()]);
-    }
     println!("{t}");
+    for (w, e) in failures {
+        println!("{w} failed: {e}");
+    }
 }
