@@ -148,9 +148,16 @@ pub fn run(args: MetaArgs) -> Result<i32> {
             }
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
-                eprintln!("fsbench: {wl} failed: {e}");
+                // Most errors already start with the workload id; name it once.
+                let msg = e.to_string();
+                let msg = if msg.starts_with(wl) {
+                    msg
+                } else {
+                    format!("{wl}: {msg}")
+                };
+                eprintln!("fsbench: failed: {msg}");
                 samples.push((wl, Metric::new("FAILED", "", f64::NAN)));
-                failures.push((wl, e.to_string()));
+                failures.push((wl, msg));
             }
         }
     }
@@ -275,7 +282,7 @@ fn print(samples: &[(&str, Metric)], failures: &[(&str, String)], json: bool) {
         ]);
     }
     println!("{t}");
-    for (w, e) in failures {
-        println!("{w} failed: {e}");
+    for (_, e) in failures {
+        println!("failed: {e}");
     }
 }
