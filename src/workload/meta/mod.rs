@@ -31,8 +31,9 @@ pub use smallfiles::{SmallFilesSpec, smallfiles};
 pub use untar::untar;
 pub use walk::find_cold;
 
-/// How to obtain the corpus.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// How to obtain the corpus. The default is the seed's shape: 3 synthetic copies, seed 1,
+/// scale 1 (105,003 entries).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CorpusSpec {
     /// Copies of the synthetic tree (≈35,000 entries each; default 3 ≈ 105,000 entries).
     pub copies: u32,
@@ -49,6 +50,18 @@ pub struct CorpusSpec {
 
 fn one() -> f64 {
     1.0
+}
+
+impl Default for CorpusSpec {
+    fn default() -> Self {
+        CorpusSpec {
+            copies: 3,
+            seed: 1,
+            from_dir: None,
+            file: None,
+            scale: 1.0,
+        }
+    }
 }
 
 /// Remove `dir` and everything under it without timing or syncing (for cleanup guards).

@@ -277,9 +277,21 @@ fn extract_copy(corpus: &Corpus, dest_fd: BorrowedFd<'_>, dest: &Path, i: u32) -
 /// `untar`: extract every copy under `dest` (created when missing), then `syncfs`; seconds
 /// include the sync. `threads` > 1 extracts copies in parallel (not for a tarball file, which
 /// is one stream). The result is verified by a walk: entries and file bytes must match.
+///
+/// On failure (ENOSPC, interrupt, short result) a `dest` that untar created itself is removed
+/// again, so a failed step does not keep the space; an existing `dest` is left to the caller.
 pub fn untar(corpus: &Corpus, dest: &Path, threads: usize) -> Result<WorkloadOutput> {
+    let created = !dest.exists();
     std::fs::create_dir_all(dest)
         .map_err(|e| Error::io("untar: cannot create directory", dest, e))?;
+    let res = untar_into(corpus, dest, threads);
+    if res.is_err() && created {
+        let _ = super::remove::remove_all(dest);
+    }
+    res
+}
+
+fn untar_into(corpus: &Corpus, dest: &Path, threads: usize) -> Result<WorkloadOutput> {
     let dest_fd = open_dir(dest)?;
     let mut out = WorkloadOutput {
         notes: corpus.notes().to_vec(),
@@ -374,6 +386,32 @@ mod tests {
         let out = untar(&c, &d.path().join("t"), 2).unwrap();
         let entries = out.metrics.iter().find(|m| m.metric == "entries").unwrap();
         assert_eq!(entries.value as u64, c.entries());
+    }
+
+    #[test]
+    fn a_failed_untar_removes_the_directory_it_created() {
+        let d = tempfile::tempdir().unwrap();
+        // A tarball whose second entry is a file where a directory already is: EEXIST.
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Directory);
+        h.set_size(0);
+        b.append_data(&mut h, "a/", std::io::empty()).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_size(1);
+        b.append_data(&mut h, "a", &b"x"[..]).unwrap();
+        let path = d.path().join("bad.tar");
+        std::fs::write(&path, b.into_inner().unwrap()).unwrap();
+        let c = Corpus::build(&super::super::CorpusSpec {
+            file: Some(path),
+            ..Default::default()
+        })
+        .unwrap();
+        let dest = d.path().join("t");
+        let err = untar(&c, &dest, 1).unwrap_err();
+        assert!(err.to_string().contains("untar: cannot create"), "{err}");
+        assert!(!dest.exists());
     }
 
     #[test]
