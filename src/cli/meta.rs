@@ -1,5 +1,66 @@
 //! Flags of `fsbench meta`.
 
-/// Flags of `fsbench meta`.
+use std::path::PathBuf;
+
+/// Flags of `fsbench meta`: metadata and small-file workloads on an existing directory.
+///
+/// Everything happens inside DIR/fsbench-meta-<pid>, which is removed afterwards, also after
+/// an error or Ctrl-C.
 #[derive(Debug, Clone, clap::Args)]
-pub struct MetaArgs {}
+pub struct MetaArgs {
+    /// Existing directory on the filesystem to test.
+    #[arg(long, value_name = "PATH")]
+    pub dir: PathBuf,
+
+    /// Workloads to run, in order: untar, find-cold, rm-tree, smallfiles, fsmark.
+    #[arg(long, value_delimiter = ',', default_value = "untar,find-cold,rm-tree")]
+    pub workload: Vec<String>,
+
+    /// Copies of the synthetic corpus (~35,000 entries each).
+    #[arg(long, default_value_t = 3, conflicts_with = "corpus_file")]
+    pub corpus_copies: u32,
+
+    /// Seed of the synthetic corpus.
+    #[arg(long, default_value_t = 1)]
+    pub corpus_seed: u64,
+
+    /// Size factor of the synthetic corpus and of the smallfiles/fsmark file counts (quick runs).
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub corpus_scale: f64,
+
+    /// Extract this tarball (e.g. from `fsbench corpus`) instead of the synthetic corpus.
+    #[arg(long, value_name = "F.tar", conflicts_with = "corpus_from")]
+    pub corpus_file: Option<PathBuf>,
+
+    /// Pack this real directory (e.g. /usr/share) and extract it --corpus-copies times.
+    #[arg(long, value_name = "DIR")]
+    pub corpus_from: Option<PathBuf>,
+
+    /// Threads for untar (copies in parallel), find-cold and rm-tree (parallel walk).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+
+    /// Files of the smallfiles workload (default 50,000 × corpus-scale).
+    #[arg(long, value_name = "N")]
+    pub smallfiles: Option<u64>,
+
+    /// Directories of the smallfiles workload.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub smallfiles_dirs: u64,
+
+    /// Writer threads of the fsmark workload.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub fsmark_threads: usize,
+
+    /// Files per fsmark thread (default 10,000 × corpus-scale).
+    #[arg(long, value_name = "N")]
+    pub fsmark_files: Option<u64>,
+
+    /// fsmark's fsync policy: none, file (fsync each file before close) or dir.
+    #[arg(long, default_value = "file", value_name = "POLICY")]
+    pub fsync: String,
+
+    /// Print `{"samples":[{workload, metric, unit, value}, …]}` instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
