@@ -112,10 +112,13 @@ fn target_choice(args: &RunArgs) -> crate::Result<TargetChoice> {
                 "cannot be combined with --dir; choose one target",
             ));
         }
-        (Some(dev), None) => TargetChoice::Device {
-            path: dev.clone(),
-            force_wipe: args.force_wipe,
-        },
+        (Some(dev), None) => {
+            check_block_device(dev)?;
+            TargetChoice::Device {
+                path: dev.clone(),
+                force_wipe: args.force_wipe,
+            }
+        }
         (None, Some(dir)) => TargetChoice::Dir { path: dir.clone() },
         (None, None) => {
             if args.image_size == 0 {
@@ -128,6 +131,26 @@ fn target_choice(args: &RunArgs) -> crate::Result<TargetChoice> {
             }
         }
     })
+}
+
+/// Cheap early refusal (only `stat`): `--device` must name a block device. The target module
+/// repeats the full safety checks (mounted, holders, signatures, O_EXCL) when acquiring.
+fn check_block_device(dev: &Path) -> crate::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(dev).map_err(|e| {
+        Error::refused(
+            dev,
+            format!("cannot stat it ({e}); give an existing block device such as /dev/sdb"),
+        )
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Err(Error::refused(
+            dev,
+            "it is not a block device; --device takes a whole disk or partition such as /dev/sdb \
+             (to benchmark on an image file, drop --device and use --image-size/--scratch-dir)",
+        ));
+    }
+    Ok(())
 }
 
 /// Bytes available to the plan, when it can be known without touching the target.
