@@ -8,7 +8,13 @@ use crate::plan::{Invocation, resolve::resolve};
 /// Run `fsbench run`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {
     let (inv, resume) = match &args.resume {
-        Some(out) => (Invocation::load(out)?, true),
+        Some(out) => {
+            eprintln!(
+                "fsbench: resuming with the options saved in {}; other flags (except --json) are ignored",
+                Invocation::path(out).display()
+            );
+            (Invocation::load(out)?, true)
+        }
         None => (resolve(&args, std::env::args().collect())?, false),
     };
     eprint!("{}", super::plan::summary(&inv));

@@ -67,6 +67,9 @@ pub fn total(plan: &Plan, formats: bool) -> Duration {
 /// `1 h 02 min`, `8 min 30 s`, `45 s`.
 pub fn format(d: Duration) -> String {
     let s = d.as_secs();
+    if s < 10 && d.subsec_millis() != 0 {
+        return format!("{:.1} s", d.as_secs_f64());
+    }
     if s >= 3600 {
         format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
     } else if s >= 60 {
@@ -83,6 +86,7 @@ mod tests {
     #[test]
     fn formats_durations() {
         assert_eq!(format(Duration::from_secs(45)), "45 s");
+        assert_eq!(format(Duration::from_millis(300)), "0.3 s");
         assert_eq!(format(Duration::from_secs(510)), "8 min 30 s");
         assert_eq!(format(Duration::from_secs(3720)), "1 h 02 min");
     }

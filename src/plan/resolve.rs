@@ -30,6 +30,12 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             "0 rounds would measure nothing; use --rounds 1 or more (3 lets the spread show)",
         ));
     }
+    if args.engine == super::EngineChoice::Fio && !crate::host::command::available("fio") {
+        return Err(Error::invalid(
+            "--engine",
+            "fio is not installed; install fio or use --engine fsbench",
+        ));
+    }
     if args.threads == 0 {
         return Err(Error::invalid("--threads", "must be at least 1"));
     }

@@ -56,6 +56,14 @@ impl RoundRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Entry {
+    /// A setup-round begins (again). Steps journaled by an earlier, unfinished attempt of the
+    /// same setup-round are void from here on.
+    RoundStart {
+        /// Setup name.
+        setup: String,
+        /// Round.
+        round: u32,
+    },
     /// A finished step (workload, mkfs, usable-space…) with what it recorded.
     Step {
         /// Workload id.
@@ -136,6 +144,9 @@ pub fn load_done(out: &Path) -> crate::Result<BTreeMap<(String, u32), RoundRecor
                     })
                     .absorb(record);
             }
+            Entry::RoundStart { setup, round } => {
+                pending.remove(&(setup, round));
+            }
             Entry::RoundDone { setup, round } => {
                 let key = (setup.clone(), round);
                 let rec = pending.remove(&key).unwrap_or(RoundRecord {
@@ -185,6 +196,19 @@ mod tests {
         })
         .unwrap();
         j.append(&step("xfs", 1, "randread", 3.0)).unwrap();
+        // A second attempt of ext4 round 2: the first, unfinished one must not leak into it.
+        j.append(&step("ext4", 2, "randread", 9.0)).unwrap();
+        j.append(&Entry::RoundStart {
+            setup: "ext4".into(),
+            round: 2,
+        })
+        .unwrap();
+        j.append(&step("ext4", 2, "randread", 4.0)).unwrap();
+        j.append(&Entry::RoundDone {
+            setup: "ext4".into(),
+            round: 2,
+        })
+        .unwrap();
         drop(j);
         // A torn final line, as after a crash mid-write.
         let p = Journal::path(dir.path());
@@ -192,9 +216,12 @@ mod tests {
         t.push_str("{\"event\":\"step\",\"workl");
         std::fs::write(&p, t).unwrap();
         let done = load_done(dir.path()).unwrap();
-        assert_eq!(done.len(), 1);
+        assert_eq!(done.len(), 2);
         let r = &done[&("ext4".to_string(), 1)];
         assert_eq!(r.samples.len(), 2);
         assert_eq!(r.samples[1].value, 2.0);
+        let r2 = &done[&("ext4".to_string(), 2)];
+        assert_eq!(r2.samples.len(), 1);
+        assert_eq!(r2.samples[0].value, 4.0);
     }
 }

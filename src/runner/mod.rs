@@ -9,6 +9,7 @@
 
 pub mod adapters;
 pub mod journal;
+pub mod mountinfo;
 pub mod progress;
 mod round;
 
@@ -19,6 +20,15 @@ use journal::{Entry, Journal, RoundRecord};
 use progress::Progress;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+/// statfs f_type of tmpfs.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// Whether `dir` lives on tmpfs (f_type's integer type differs between architectures).
+#[allow(clippy::unnecessary_cast)]
+fn is_tmpfs(dir: &Path) -> bool {
+    rustix::fs::statfs(dir).is_ok_and(|s| s.f_type as i64 == TMPFS_MAGIC)
+}
 
 /// How a run ended.
 #[derive(Debug)]
@@ -83,6 +93,20 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             });
         }
     }
+    if let crate::plan::TargetChoice::Image { scratch_dir, .. } = &inv.options.target
+        && is_tmpfs(scratch_dir)
+    {
+        let msg = format!(
+            "{} is tmpfs: the image lives in RAM, so the numbers measure memory, not a disk; use --scratch-dir on a real disk",
+            scratch_dir.display()
+        );
+        eprintln!("fsbench: warning: {msg}");
+        run_warnings.push(Warning {
+            setup: String::new(),
+            round: 0,
+            message: msg,
+        });
+    }
     if skipped.len() == plan.setups.len() {
         return Err(crate::Error::invalid(
             "--fs",
@@ -145,6 +169,10 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             round: sr.round,
             ..Default::default()
         };
+        runner.journal.append(&Entry::RoundStart {
+            setup: name.clone(),
+            round: sr.round,
+        })?;
         let r = runner.run_setup_round(*sr, &mut rec);
         records.insert((sr.round, sr.setup), rec);
         match r {
@@ -263,7 +291,14 @@ pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
                 id: w.id.clone(),
                 kind: w.kind.as_str().to_string(),
                 params,
-                fio_command: spec.as_ref().map(adapters::fio_command_line),
+                // fio names the job after the pattern; name it after the workload instead.
+                fio_command: spec.as_ref().map(|s| {
+                    adapters::fio_command_line(s).replacen(
+                        &format!("--name={} ", s.rw.as_str()),
+                        &format!("--name={} ", w.id),
+                        1,
+                    )
+                }),
             }
         })
         .collect()

@@ -172,10 +172,18 @@ impl Runner<'_> {
                 .map(Path::to_path_buf)
                 .ok_or_else(|| Error::Other("directory target without a directory".into()))?;
             let mut step = self.empty(&setup, round);
+            let m = super::mountinfo::mount_of(&work_root);
+            let mut properties = BTreeMap::new();
+            if let Some(m) = &m {
+                properties.insert("mount_point".to_string(), m.mount_point.clone());
+                properties.insert("source".to_string(), m.source.clone());
+            }
             step.setup_info = Some(SetupInfo {
                 name: setup.name.clone(),
-                fs: "dir".into(),
-                implementation: "existing directory".into(),
+                fs: m.as_ref().map_or("dir".into(), |m| m.fstype.clone()),
+                implementation: "existing directory (no mkfs)".into(),
+                mount_opts: m.map(|m| m.options).unwrap_or_default(),
+                properties,
                 ..Default::default()
             });
             self.commit(rec, "setup", step)?;
