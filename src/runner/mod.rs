@@ -173,7 +173,12 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             setup: name.clone(),
             round: sr.round,
         })?;
-        let r = runner.run_setup_round(*sr, &mut rec);
+        let mut r = runner.run_setup_round(*sr, &mut rec);
+        // Ctrl-C also reaches child tools (mkfs, zpool) through the process group; their
+        // failure is the interrupt, not a result, and the setup-round must not count as done.
+        if r.is_ok() && crate::cancel::requested() {
+            r = Err(crate::Error::Interrupted);
+        }
         records.insert((sr.round, sr.setup), rec);
         match r {
             Ok(()) => {
@@ -192,10 +197,6 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
                 fatal = Some(e);
                 break;
             }
-        }
-        if crate::cancel::requested() {
-            interrupted = true;
-            break;
         }
     }
     runner.progress.clear();

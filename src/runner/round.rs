@@ -97,7 +97,7 @@ impl Runner<'_> {
                 driver.create_and_mount(&dev, &setup, &mountpoint, self.inv.options.tool_timeout);
             let (mkfs, mounted) = match created {
                 Ok(x) => x,
-                Err(Error::Interrupted) => {
+                Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
                     let _ = std::fs::remove_dir(&mountpoint);
                     return Err(Error::Interrupted);
                 }
@@ -241,7 +241,9 @@ impl Runner<'_> {
                         add_output(&mut step, &setup.name, &w.id, round, out);
                     }
                 }
-                Err(Error::Interrupted) => return Err(Error::Interrupted),
+                Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
+                    return Err(Error::Interrupted);
+                }
                 Err(e) => {
                     self.progress.note(&format!(
                         "fsbench: {} round {round}: {} failed: {e}",
