@@ -15,8 +15,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Run one I/O job with the chosen engine and turn its report into metrics.
-/// TODO-merge: `crate::workload::io::run` (which should do exactly this).
-pub fn io_run(spec: &JobSpec, engine: EngineChoice) -> crate::Result<WorkloadOutput> {
+/// TODO-merge: `Fsbench => crate::workload::io::run(ctx, spec)`,
+/// `Fio => Ok(crate::workload::io::to_output(&crate::fio::run(spec)?))`.
+pub fn io_run(
+    ctx: &WorkloadContext<'_>,
+    spec: &JobSpec,
+    engine: EngineChoice,
+) -> crate::Result<WorkloadOutput> {
+    let _ = ctx;
     let report = match engine {
         EngineChoice::Fsbench => crate::engine::run(spec)?,
         EngineChoice::Fio => fio_run(spec)?,
@@ -159,7 +165,8 @@ pub fn fio_command_line(spec: &JobSpec) -> String {
 
 /// Wait until `dev` wrote less than `threshold` bytes over `window`; `Ok(false)` when it never
 /// got quiet within `timeout`. TODO-merge: `crate::measure::device::wait_quiet` (local stand-in
-/// reading /sys/class/block/<dev>/stat sector counters).
+/// reading /sys/class/block/<dev>/stat sector counters). The real one returns a
+/// `QuietOutcome`: forward as `.map(|o| o.quiet)`.
 pub fn wait_quiet(
     dev: &Path,
     window: Duration,
@@ -225,6 +232,19 @@ pub fn fs_available(name: &str) -> Result<(), String> {
     }
 }
 
+/// Tools whose versions go into the results.
+pub const TOOLS: &[&str] = &[
+    "mkfs.ext4",
+    "mkfs.xfs",
+    "mkfs.btrfs",
+    "zpool",
+    "zfs-fuse",
+    "fio",
+    "e2fsck",
+    "xfs_repair",
+    "btrfs",
+];
+
 /// Host provenance. TODO-merge: `crate::host::provenance::host_info()` (local stand-in).
 pub fn host_info() -> HostInfo {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
@@ -246,45 +266,43 @@ pub fn host_info() -> HostInfo {
     }
 }
 
-/// Versions of the external tools. TODO-merge: `crate::host::provenance::tool_versions()`.
+/// Versions of the external tools.
+/// TODO-merge: `crate::host::provenance::tool_versions(TOOLS)`.
 pub fn tool_versions() -> BTreeMap<String, String> {
     BTreeMap::new()
 }
 
 /// An I/O job inside a memory-capped cgroup (v1 or v2).
-/// TODO-merge: the probes helper's memcap runner (`crate::workload::probe::memcap`).
-pub fn memcap_run(
-    spec: &JobSpec,
-    limit_bytes: u64,
-    engine: EngineChoice,
+/// TODO-merge: `crate::workload::memcap::run(spec, limit_bytes)`.
+pub fn memcap_run(spec: &JobSpec, limit_bytes: u64) -> crate::Result<WorkloadOutput> {
+    let _ = (spec, limit_bytes);
+    todo!("TODO-merge: crate::workload::memcap::run")
+}
+
+/// Run a capability probe (`probe-reflink`…) for `setup` on a small image of its own in
+/// `scratch_dir` (the filesystem under test is not touched).
+/// TODO-merge: `let kind = crate::workload::probe::ProbeKind::from_id(id)` (unknown id →
+/// `Error::workload`), `let fs = crate::fs::driver(&setup.fs)`, then
+/// `crate::workload::probe::run(kind, fs.as_ref(), setup, scratch_dir, timeout)`.
+pub fn probe_run(
+    id: &str,
+    setup: &crate::plan::SetupSpec,
+    scratch_dir: &Path,
+    timeout: Duration,
 ) -> crate::Result<WorkloadOutput> {
-    let _ = (spec, limit_bytes, engine);
-    todo!("TODO-merge: crate::workload::probe memcap runner")
-}
-
-/// What a capability probe may need beyond the workload context.
-pub struct ProbeContext<'a> {
-    /// Where it runs.
-    pub ctx: WorkloadContext<'a>,
-    /// The setup (for resize/corruption: driver, options).
-    pub setup: &'a crate::plan::SetupSpec,
-    /// Mountpoint of the filesystem under test.
-    pub mountpoint: &'a Path,
-}
-
-/// Run a capability probe (`probe-reflink`…). TODO-merge: `crate::workload::probe::run`.
-pub fn probe_run(id: &str, p: &ProbeContext<'_>) -> crate::Result<WorkloadOutput> {
-    let _ = (id, p.ctx, p.setup, p.mountpoint);
+    let _ = (id, setup, scratch_dir, timeout);
     todo!("TODO-merge: crate::workload::probe::run")
 }
 
-/// Many small files. TODO-merge: `crate::workload::meta::smallfiles`.
-pub fn smallfiles(dir: &Path, threads: usize) -> crate::Result<WorkloadOutput> {
-    let _ = (dir, threads);
+/// Many small files. TODO-merge:
+/// `crate::workload::meta::smallfiles(dir, &crate::workload::meta::SmallFilesSpec::default())`.
+pub fn smallfiles(dir: &Path) -> crate::Result<WorkloadOutput> {
+    let _ = dir;
     todo!("TODO-merge: crate::workload::meta::smallfiles")
 }
 
-/// fs_mark-style creates with fsync. TODO-merge: `crate::workload::meta::fsmark`.
+/// fs_mark-style creates with fsync. TODO-merge: `crate::workload::meta::fsmark(dir,
+/// &crate::workload::meta::FsmarkSpec { threads, ..Default::default() })`.
 pub fn fsmark(dir: &Path, threads: usize) -> crate::Result<WorkloadOutput> {
     let _ = (dir, threads);
     todo!("TODO-merge: crate::workload::meta::fsmark")

@@ -283,6 +283,13 @@ impl Runner<'_> {
         let device = self.target.block_device().map(Path::to_path_buf);
         let defaults = plan.job_defaults(seed, device.clone());
         let tree = data_dir.join("tree");
+        let ctx = WorkloadContext {
+            dir: data_dir,
+            device: device.as_deref(),
+            fs: &setup.fs,
+            round,
+            seed,
+        };
         match w.kind {
             Kind::Mkfs => Ok(WorkloadOutput::default()),
             Kind::UsableSpace => usable_space(work_root),
@@ -291,7 +298,7 @@ impl Runner<'_> {
                     .job_spec(data_dir, &defaults)
                     .expect("layout has io params");
                 let t0 = Instant::now();
-                let mut out = self.io_with_fallback(spec.clone(), &setup.fs)?;
+                let mut out = self.io_with_fallback(&ctx, spec.clone())?;
                 std::fs::File::open(&spec.filename)
                     .and_then(|f| f.sync_all())
                     .map_err(|e| Error::io("cannot fsync", &spec.filename, e))?;
@@ -306,11 +313,11 @@ impl Runner<'_> {
             }
             Kind::Io => {
                 let spec = w.job_spec(data_dir, &defaults).expect("io has params");
-                self.io_with_fallback(spec, &setup.fs)
+                self.io_with_fallback(&ctx, spec)
             }
             Kind::Memcap => {
                 let spec = w.job_spec(data_dir, &defaults).expect("memcap has params");
-                adapters::memcap_run(&spec, w.memory_limit.unwrap_or(512 << 20), opts.engine)
+                adapters::memcap_run(&spec, w.memory_limit.unwrap_or(512 << 20))
             }
             Kind::Untar => {
                 let threads = opts.threads;
@@ -323,24 +330,16 @@ impl Runner<'_> {
                 crate::workload::meta::find_cold(&tree, threads, Some(expected))
             }
             Kind::RmTree => crate::workload::meta::rm_tree(&tree, opts.threads),
-            Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles"), opts.threads),
+            Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
             Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
             Kind::Probe => {
-                let ctx = WorkloadContext {
-                    dir: data_dir,
-                    device: device.as_deref(),
-                    fs: &setup.fs,
-                    round,
-                    seed,
+                // Probes build a small filesystem of their own next to the image (or in
+                // /var/tmp for device and directory targets); the one under test is untouched.
+                let scratch = match &opts.target {
+                    crate::plan::TargetChoice::Image { scratch_dir, .. } => scratch_dir.clone(),
+                    _ => PathBuf::from("/var/tmp"),
                 };
-                adapters::probe_run(
-                    &w.id,
-                    &adapters::ProbeContext {
-                        ctx,
-                        setup,
-                        mountpoint: work_root,
-                    },
-                )
+                adapters::probe_run(&w.id, setup, &scratch, opts.tool_timeout)
             }
         }
     }
@@ -349,16 +348,17 @@ impl Runner<'_> {
     /// buffered and say so in the results rather than failing the step.
     fn io_with_fallback(
         &mut self,
+        ctx: &WorkloadContext<'_>,
         spec: crate::engine::JobSpec,
-        fs: &str,
     ) -> crate::Result<WorkloadOutput> {
-        match adapters::io_run(&spec, self.inv.options.engine) {
+        match adapters::io_run(ctx, &spec, self.inv.options.engine) {
             Err(e) if spec.direct && is_direct_refusal(&e) => {
                 let mut buffered = spec.clone();
                 buffered.direct = false;
-                let mut out = adapters::io_run(&buffered, self.inv.options.engine)?;
+                let mut out = adapters::io_run(ctx, &buffered, self.inv.options.engine)?;
                 out.notes.push(format!(
-                    "{fs} refused O_DIRECT ({e}); this job ran buffered, so the page cache is part of its numbers"
+                    "{} refused O_DIRECT ({e}); this job ran buffered, so the page cache is part of its numbers",
+                    ctx.fs
                 ));
                 Ok(out)
             }
