@@ -30,6 +30,14 @@ pub fn io_run(
     Ok(to_output(&report, spec))
 }
 
+/// Write `path` sequentially to `size` bytes with incompressible data, fsync, and return the
+/// seconds it took (the `layout` workload: seed 000's "write a 16 GiB file").
+/// TODO-merge: `crate::engine::layout(path, size, direct)`.
+pub fn layout_file(path: &Path, size: u64, direct: bool) -> crate::Result<f64> {
+    let _ = (path, size, direct);
+    todo!("TODO-merge: crate::engine::layout")
+}
+
 /// Runs the job with fio and parses its JSON. TODO-merge: `crate::fio::run(spec)`.
 pub fn fio_run(spec: &JobSpec) -> crate::Result<IoReport> {
     let _ = spec;

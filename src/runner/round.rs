@@ -15,7 +15,6 @@ use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, 
 use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Unmounts (or destroys the pool) and removes the mountpoint when dropped: on success, error,
 /// panic or interrupt alike.
@@ -297,19 +296,31 @@ impl Runner<'_> {
                 let spec = w
                     .job_spec(data_dir, &defaults)
                     .expect("layout has io params");
-                let t0 = Instant::now();
-                let mut out = self.io_with_fallback(&ctx, spec.clone())?;
-                std::fs::File::open(&spec.filename)
-                    .and_then(|f| f.sync_all())
-                    .map_err(|e| Error::io("cannot fsync", &spec.filename, e))?;
-                let secs = t0.elapsed().as_secs_f64();
-                out.metrics
-                    .retain(|m| m.metric != "iops" && !m.metric.starts_with("lat_"));
-                out.metrics.push(Metric::new("seconds", "s", secs));
-                if let Some(bw) = out.metrics.iter_mut().find(|m| m.metric == "bw_mib_s") {
-                    bw.value = spec.size.unwrap_or(0) as f64 / 1048576.0 / secs.max(1e-9);
-                }
-                Ok(out)
+                let size = spec.size.unwrap_or(plan.file_size);
+                let mut notes = Vec::new();
+                let secs = match adapters::layout_file(&spec.filename, size, spec.direct) {
+                    Err(e) if spec.direct && is_direct_refusal(&e) => {
+                        let _ = std::fs::remove_file(&spec.filename);
+                        notes.push(format!(
+                            "{} refused O_DIRECT ({e}); the file was laid out buffered",
+                            setup.fs
+                        ));
+                        adapters::layout_file(&spec.filename, size, false)?
+                    }
+                    other => other?,
+                };
+                Ok(WorkloadOutput {
+                    metrics: vec![
+                        Metric::new("seconds", "s", secs),
+                        Metric::new(
+                            "bw_mib_s",
+                            "MiB/s",
+                            size as f64 / 1048576.0 / secs.max(1e-9),
+                        ),
+                    ],
+                    notes,
+                    ..Default::default()
+                })
             }
             Kind::Io => {
                 let spec = w.job_spec(data_dir, &defaults).expect("io has params");
