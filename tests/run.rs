@@ -206,15 +206,26 @@ fn plan_prints_steps_eta_and_fio_commands() {
     let z1 = text.find("1      zfs-16k").expect("round 1 zfs-16k");
     let e2 = text.find("2      ext4").expect("round 2 ext4");
     assert!(z1 < e2);
-    assert!(text.contains("fio --name=randread"), "{text}");
-    assert!(text.contains("--iodepth=8 --numjobs=4"), "{text}");
+    let randread = text
+        .lines()
+        .find(|l| l.starts_with("fio --name=randread "))
+        .unwrap_or_else(|| panic!("no fio line for randread:\n{text}"));
+    for part in [
+        "--rw=randread",
+        "--iodepth=8",
+        "--numjobs=4",
+        "--direct=1",
+        "--bs=4k",
+    ] {
+        assert!(randread.contains(part), "{part} missing: {randread}");
+    }
     let o = bin()
         .args(["plan", "--emit-fio", "--profile", "nvme"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("# randread-qd128") && text.contains("--iodepth=128"),
+        text.contains("fio --name=randread-qd128 ") && text.contains("--iodepth=128"),
         "{text}"
     );
     let help = bin().args(["run", "--help"]).output().unwrap();

@@ -54,7 +54,9 @@ impl RoundRecord {
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+// Externally tagged (`{"step":{…}}`): internally tagged or flattened enums buffer values through
+// serde's generic content, which cannot hold the u128 `sum_ns` of histograms.
+#[serde(rename_all = "snake_case")]
 pub enum Entry {
     /// A setup-round begins (again). Steps journaled by an earlier, unfinished attempt of the
     /// same setup-round are void from here on.
@@ -69,7 +71,6 @@ pub enum Entry {
         /// Workload id.
         workload: String,
         /// What it recorded (setup and round inside).
-        #[serde(flatten)]
         record: Box<RoundRecord>,
     },
     /// The setup-round finished and its filesystem was released.
@@ -127,9 +128,22 @@ pub fn load_done(out: &Path) -> crate::Result<BTreeMap<(String, u32), RoundRecor
     };
     let mut pending: BTreeMap<(String, u32), RoundRecord> = BTreeMap::new();
     let mut done = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(entry) = serde_json::from_str::<Entry>(line) else {
-            continue;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        let entry = match serde_json::from_str::<Entry>(line) {
+            Ok(e) => e,
+            // Only the last line may be torn (a crash in the middle of writing it).
+            Err(_) if i + 1 == lines.len() => continue,
+            Err(e) => {
+                return Err(crate::Error::invalid(
+                    "--resume",
+                    format!(
+                        "{} line {}: not a journal entry ({e}); the journal is damaged",
+                        path.display(),
+                        i + 1
+                    ),
+                ));
+            }
         };
         match entry {
             Entry::Step { record, .. } => {
@@ -171,6 +185,16 @@ mod tests {
             record: Box::new(RoundRecord {
                 setup: setup.into(),
                 round,
+                histograms: vec![HistogramRecord {
+                    setup: setup.into(),
+                    workload: workload.into(),
+                    round,
+                    direction: "read".into(),
+                    count: 2,
+                    sum_ns: u128::from(u64::MAX) + 5,
+                    buckets: vec![[1000, 2]],
+                    ..Default::default()
+                }],
                 samples: vec![Sample {
                     setup: setup.into(),
                     workload: workload.into(),
@@ -213,13 +237,14 @@ mod tests {
         // A torn final line, as after a crash mid-write.
         let p = Journal::path(dir.path());
         let mut t = std::fs::read_to_string(&p).unwrap();
-        t.push_str("{\"event\":\"step\",\"workl");
+        t.push_str("{\"step\":{\"workl");
         std::fs::write(&p, t).unwrap();
         let done = load_done(dir.path()).unwrap();
         assert_eq!(done.len(), 2);
         let r = &done[&("ext4".to_string(), 1)];
         assert_eq!(r.samples.len(), 2);
         assert_eq!(r.samples[1].value, 2.0);
+        assert_eq!(r.histograms[0].sum_ns, u128::from(u64::MAX) + 5);
         let r2 = &done[&("ext4".to_string(), 2)];
         assert_eq!(r2.samples.len(), 1);
         assert_eq!(r2.samples[0].value, 4.0);

@@ -276,6 +276,17 @@ impl Runner<'_> {
     }
 }
 
+/// Name the fio job after the workload (`--name=randread`) so fio's report says which it is.
+fn rename_fio_job(cmd: &str, id: &str) -> String {
+    match cmd.find("--name=") {
+        Some(i) => {
+            let end = cmd[i..].find(' ').map_or(cmd.len(), |e| i + e);
+            format!("{}--name={id}{}", &cmd[..i], &cmd[end..])
+        }
+        None => cmd.to_string(),
+    }
+}
+
 /// Workloads and their parameters for `results.json` (and `fsbench plan`), with the
 /// equivalent fio command line of each I/O job, its file under `dir`.
 pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
@@ -292,15 +303,25 @@ pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
                 id: w.id.clone(),
                 kind: w.kind.as_str().to_string(),
                 params,
-                // fio names the job after the pattern; name it after the workload instead.
-                fio_command: spec.as_ref().map(|s| {
-                    adapters::fio_command_line(s).replacen(
-                        &format!("--name={} ", s.rw.as_str()),
-                        &format!("--name={} ", w.id),
-                        1,
-                    )
-                }),
+                fio_command: spec
+                    .as_ref()
+                    .map(|s| rename_fio_job(&adapters::fio_command_line(s), &w.id)),
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_jobs_are_named_after_workloads() {
+        assert_eq!(
+            rename_fio_job("fio --name=fsbench --rw=read", "seqread"),
+            "fio --name=seqread --rw=read"
+        );
+        assert_eq!(rename_fio_job("fio --name=x", "a"), "fio --name=a");
+        assert_eq!(rename_fio_job("fio --rw=read", "a"), "fio --rw=read");
+    }
 }
