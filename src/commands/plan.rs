@@ -129,6 +129,11 @@ fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) 
             d
         }
         Kind::UsableSpace => "statvfs: size, available bytes, inodes".into(),
+        Kind::Compress => format!(
+            "write {} of text-like data (about 2.4:1), report MiB/s and the on-disk ratio",
+            format_size(w.size.unwrap_or(256 << 20))
+        ),
+        Kind::Probe => "capability probe on a small image of its own".into(),
         Kind::Untar | Kind::FindCold | Kind::RmTree => format!(
             "corpus {} cop{} at scale {}, {} thread(s)",
             p.corpus.copies,

@@ -29,6 +29,7 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec) -> f64 {
             Kind::RmTree => 4.0 * corpus,
             Kind::Smallfiles | Kind::Fsmark => 10.0,
             Kind::Probe => 10.0,
+            Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 2.0,
         }
 }
 

@@ -286,7 +286,7 @@ fn workload_table(t: toml::Table, base_id: &str, origin: &str) -> crate::Result<
     let ctx = format!("workload '{}'", raw.id);
     let kind = match raw.kind.as_deref() {
         Some(k) => Kind::parse(k).ok_or_else(|| {
-            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, untar, find-cold, rm-tree, smallfiles, fsmark or probe"))
+            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark or probe"))
         })?,
         None if raw.rw.is_some() => Kind::Io,
         None => catalog()
@@ -298,6 +298,11 @@ fn workload_table(t: toml::Table, base_id: &str, origin: &str) -> crate::Result<
     let mut spec = WorkloadSpec::simple(&raw.id, kind);
     spec.optional = raw.optional.unwrap_or(false);
     spec.baseline = raw.baseline.clone();
+    if kind == Kind::Compress
+        && let Some(s) = &raw.size
+    {
+        spec.size = Some(size_value(s, &format!("{ctx}: size"), origin)?);
+    }
     if kind == Kind::Probe && !raw.id.starts_with("probe-") {
         return Err(bad(origin, format!("{ctx}: probe ids start with probe-")));
     }

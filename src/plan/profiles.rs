@@ -80,6 +80,12 @@ mod tests {
         let p = par.io.as_ref().unwrap();
         assert_eq!((p.numjobs, p.iodepth, p.bs), (8, 4, 1 << 20));
         assert_eq!(par.baseline.as_deref(), Some("seqwrite"));
+        let c = v
+            .workloads
+            .iter()
+            .find(|w| w.kind == Kind::Compress)
+            .unwrap();
+        assert_eq!(c.size, Some(1 << 30));
         let cap = v.workloads.iter().find(|w| w.kind == Kind::Memcap).unwrap();
         assert_eq!(cap.memory_limit, Some(512 << 20));
         let n = load("nvme").unwrap();

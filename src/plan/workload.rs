@@ -31,6 +31,8 @@ pub enum Kind {
     Fsmark,
     /// A capability probe (`probe-reflink`…).
     Probe,
+    /// Write text-like (≈2.4:1) data and read the on-disk compression ratio back.
+    Compress,
 }
 
 impl Kind {
@@ -48,6 +50,7 @@ impl Kind {
             Kind::Smallfiles => "smallfiles",
             Kind::Fsmark => "fsmark",
             Kind::Probe => "probe",
+            Kind::Compress => "compress",
         }
     }
 
@@ -65,6 +68,7 @@ impl Kind {
             "smallfiles" => Kind::Smallfiles,
             "fsmark" => Kind::Fsmark,
             "probe" => Kind::Probe,
+            "compress" => Kind::Compress,
             _ => return None,
         })
     }
@@ -175,6 +179,9 @@ pub struct WorkloadSpec {
     /// (metric `scaling_factor`, seed 003's "factor over one job").
     #[serde(default)]
     pub baseline: Option<String>,
+    /// Bytes written by a `compress` workload (default 256 MiB).
+    #[serde(default)]
+    pub size: Option<u64>,
     /// Recorded in results; false for prerequisites run only because a selected workload
     /// needs them (`layout` before `randread`, `untar` before `find-cold`).
     #[serde(default = "yes")]
@@ -193,6 +200,7 @@ impl WorkloadSpec {
             io: None,
             memory_limit: None,
             baseline: None,
+            size: None,
             record: true,
             optional: false,
         }
@@ -304,6 +312,7 @@ pub fn catalog() -> Vec<WorkloadSpec> {
         WorkloadSpec::simple("rm-tree", Kind::RmTree),
         WorkloadSpec::simple("smallfiles", Kind::Smallfiles).opt(),
         WorkloadSpec::simple("fsmark", Kind::Fsmark).opt(),
+        WorkloadSpec::simple("compress", Kind::Compress).opt(),
         WorkloadSpec::simple("probe-reflink", Kind::Probe).opt(),
         WorkloadSpec::simple("probe-snapshot", Kind::Probe).opt(),
         WorkloadSpec::simple("probe-resize", Kind::Probe).opt(),

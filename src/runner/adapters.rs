@@ -302,6 +302,14 @@ pub fn probe_run(
     todo!("TODO-merge: crate::workload::probe::run")
 }
 
+/// Write `bytes` of text-like data in `dir`, report throughput and the on-disk compression
+/// ratio the filesystem reports. TODO-merge: `crate::workload::compress::run(dir, fs,
+/// &crate::workload::compress::CompressSpec { bytes, seed, ..Default::default() })`.
+pub fn compress_run(dir: &Path, fs: &str, bytes: u64, seed: u64) -> crate::Result<WorkloadOutput> {
+    let _ = (dir, fs, bytes, seed);
+    todo!("TODO-merge: crate::workload::compress::run")
+}
+
 /// Many small files. TODO-merge:
 /// `crate::workload::meta::smallfiles(dir, &crate::workload::meta::SmallFilesSpec::default())`.
 pub fn smallfiles(dir: &Path) -> crate::Result<WorkloadOutput> {

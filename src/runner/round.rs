@@ -343,6 +343,9 @@ impl Runner<'_> {
             Kind::RmTree => crate::workload::meta::rm_tree(&tree, opts.threads),
             Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
             Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
+            Kind::Compress => {
+                adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
+            }
             Kind::Probe => {
                 // Probes build a small filesystem of their own next to the image (or in
                 // /var/tmp for device and directory targets); the one under test is untouched.
