@@ -520,3 +520,85 @@ fn sigint_releases_everything_and_resume_completes() {
     let left = leftovers(scratch.path(), pid, &[]);
     assert!(left.is_empty(), "left behind after resume: {left:?}");
 }
+
+#[test]
+fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
+    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.btrfs"]) {
+        println!("skipped: {why}");
+        return;
+    }
+    for (profile, fs, setups) in [
+        (
+            "vps",
+            "ext4,btrfs-zstd=btrfs:mount=compress=zstd:3",
+            vec!["ext4", "btrfs-zstd"],
+        ),
+        ("nvme", "ext4", vec!["ext4"]),
+    ] {
+        let scratch = tempfile::tempdir().unwrap();
+        let out = scratch.path().join("out");
+        let o = bin()
+            .args([
+                "run",
+                "--yes",
+                "--profile",
+                profile,
+                "--fs",
+                fs,
+                "--image-size",
+                "1G",
+                "--file-size",
+                "64M",
+                "--runtime",
+                "1s",
+                "--ramp",
+                "0s",
+                "--rounds",
+                "1",
+                "--quiet-window",
+                "1s",
+                "--quiet-timeout",
+                "20s",
+            ])
+            .arg("--scratch-dir")
+            .arg(scratch.path())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{profile}: exit {:?}\n{}",
+            o.status.code(),
+            stderr(&o)
+        );
+        let r = load_results(&out);
+        let samples = r["samples"].as_array().unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+        for w in plan["plan"]["workloads"].as_array().unwrap() {
+            if w["record"] != true {
+                continue;
+            }
+            for s in &setups {
+                assert!(
+                    samples
+                        .iter()
+                        .any(|x| x["setup"] == *s && x["workload"] == w["id"]),
+                    "{profile}: no sample for {s}/{}",
+                    w["id"]
+                );
+            }
+        }
+        if profile == "vps" {
+            // The 8-writer job reports its factor over the single writer.
+            assert!(
+                samples
+                    .iter()
+                    .any(|x| x["workload"] == "par8-write" && x["metric"] == "scaling_factor")
+            );
+        }
+        let left = leftovers(scratch.path(), 0, &[]);
+        assert!(left.is_empty(), "{profile}: left behind: {left:?}");
+    }
+}

@@ -52,8 +52,18 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     let target = target_choice(args)?;
     let capacity = target_capacity(&target);
     let setups = choose_setups(args, &draft, &target)?;
-    let workloads = select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
+    let mut workloads =
+        select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     let file_size = size_data_file(args, &draft, capacity, &target)?;
+    // Per-workload files (vps: 1 GiB buffered and memory-capped files) never exceed the data
+    // file: with an explicit --file-size the user asked for that scale; otherwise the data file
+    // was already capped to fit the target.
+    for w in &mut workloads {
+        if let Some(io) = w.io.as_mut() {
+            io.size = io.size.map(|s| s.min(file_size));
+        }
+        w.size = w.size.map(|s| s.min(file_size));
+    }
     if let Some(cap) = capacity
         && target.formats()
     {
@@ -458,6 +468,23 @@ mod tests {
         // Standard sizes its file from RAM but never beyond half the target.
         let s = ok(&["--profile", "standard", "--image-size", "2G"]);
         assert!(s.plan.file_size <= 1 << 30);
+        // Per-workload sizes shrink with the data file.
+        let v = ok(&[
+            "--profile",
+            "vps",
+            "--image-size",
+            "1G",
+            "--file-size",
+            "64M",
+        ]);
+        for w in &v.plan.workloads {
+            assert!(
+                w.io.as_ref().and_then(|p| p.size).unwrap_or(0) <= 64 << 20,
+                "{}",
+                w.id
+            );
+            assert!(w.size.unwrap_or(0) <= 64 << 20, "{}", w.id);
+        }
     }
 
     #[test]
