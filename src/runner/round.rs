@@ -203,7 +203,14 @@ impl Runner<'_> {
                 data_dir.to_str().unwrap_or_default(),
             ]);
             if let Err(e) = crate::host::command::run(&argv, self.inv.options.tool_timeout) {
+                // Without +C the setup is not the variant it claims to be: measure nothing.
                 self.fail(rec, &setup, round, "nocow", &e.to_string())?;
+                if let Some(guard) = mount_guard.take()
+                    && let Err(e) = guard.release()
+                {
+                    self.fail(rec, &setup, round, "release", &e.to_string())?;
+                }
+                return Ok(());
             }
         }
 
