@@ -52,6 +52,12 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     let target = target_choice(args)?;
     let capacity = target_capacity(&target);
     let setups = choose_setups(args, &draft, &target)?;
+    // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
+    for s in &setups {
+        if let Some(d) = crate::fs::driver(&s.fs) {
+            d.validate(s)?;
+        }
+    }
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     let file_size = size_data_file(args, &draft, capacity, &target)?;
