@@ -1,5 +1,152 @@
-//! Flags of `fsbench run`.
+//! Flags of `fsbench run` and `fsbench plan` (the same flags: `plan` shows what `run` would do).
 
-/// Flags of `fsbench run`.
+use crate::plan::EngineChoice;
+use crate::units::{duration_arg, size_arg};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXAMPLES: &str = "\
+Examples:
+  # Default: quick profile, every filesystem whose tools are installed, on an 8 GiB sparse
+  # image in /var/tmp attached to a loop device (nothing of yours is touched):
+  sudo fsbench run
+
+  # See what would run, and the equivalent fio command of every I/O job:
+  fsbench plan --fs ext4,xfs --emit-fio
+
+  # Seed 000's method on a real scratch disk (WIPED; asks you to type its name):
+  sudo fsbench run --profile standard --device /dev/sdb --fs ext4,xfs,btrfs,zfs,zfs-16k=zfs:recordsize=16K
+
+  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], any zfs property)
+  sudo fsbench run --fs 'btrfs,btrfs-zstd=btrfs:mount=compress=zstd:3,btrfs-nocow=btrfs:nocow'
+  sudo fsbench run --fs 'ext4,ext4-tuned=ext4:mkfs=-m 1 -E lazy_itable_init=0;mount=noatime'
+
+  # Only some workloads, shorter, two rounds; opt-in workloads are chosen with --only:
+  sudo fsbench run --only randread,randwrite,fsync-write --runtime 10s --rounds 2
+  sudo fsbench run --only probe-reflink,probe-corruption,smallfiles
+
+  # No scratch disk or no root: benchmark an existing directory as it is (no mkfs):
+  fsbench run --dir ~/bench
+
+  # Continue an interrupted run (setup-rounds that finished are kept; a half-done one is
+  # redone from mkfs, because the filesystem has to be re-created):
+  sudo fsbench run --resume fsbench-results/20261130T121500Z
+
+Profiles: quick (default, ~10 min for 3 filesystems x 3 rounds), standard (seed 000: file = 4x RAM,
+60 s + 10 s ramp, 3 rounds), vps (seed 003: scaling, compression, 512 MiB memory cap), nvme
+(seed 001: queue depth 1..128 and numjobs sweeps). Exit codes: 0 ok, 1 a step failed,
+2 bad input or refusal (nothing was touched), 130 interrupted (everything was released).";
+
+/// Flags of `fsbench run` (and `fsbench plan`).
 #[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {}
+#[command(after_long_help = EXAMPLES)]
+pub struct RunArgs {
+    /// Setups to compare: filesystems and variants NAME=FS[:key=value;…], comma-separated or
+    /// repeated. Default: every filesystem whose tools are installed (ext4, xfs, btrfs, zfs).
+    #[arg(long, value_name = "SETUPS")]
+    pub fs: Vec<String>,
+
+    /// A TOML plan file (setups, workloads with parameters, sweeps, rounds, sizes).
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub plan: Option<PathBuf>,
+
+    /// A shipped profile: quick (default), standard, vps, nvme.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED.
+    #[arg(long, value_name = "DEV", conflicts_with = "dir")]
+    pub device: Option<PathBuf>,
+
+    /// Benchmark this existing directory as it is (no mkfs; only fsbench's subdirectory is touched).
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+
+    /// Size of the sparse image used when neither --device nor --dir is given.
+    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = size_arg)]
+    pub image_size: u64,
+
+    /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
+    pub scratch_dir: PathBuf,
+
+    /// Keep the image file afterwards.
+    #[arg(long)]
+    pub keep_image: bool,
+
+    /// Wipe a device even when it carries a filesystem, partition table or RAID/LVM/ZFS signature.
+    #[arg(long)]
+    pub force_wipe: bool,
+
+    /// Do not ask for confirmation (accepted in every target mode).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    /// Output directory (default: ./fsbench-results/<UTC timestamp>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Continue the run whose output directory is OUT, with its original options.
+    #[arg(long, value_name = "OUT")]
+    pub resume: Option<PathBuf>,
+
+    /// Rounds per setup (interleaved across setups).
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<u32>,
+
+    /// Measured time of each I/O job.
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub runtime: Option<Duration>,
+
+    /// Warm-up before each I/O job's measurement.
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub ramp: Option<Duration>,
+
+    /// Data file size (e.g. 256M, 16G, or 4xram).
+    #[arg(long, value_name = "SIZE")]
+    pub file_size: Option<String>,
+
+    /// Run only these workload ids (comma-separated); also selects opt-in ones (probe-*, smallfiles, fsmark).
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub only: Vec<String>,
+
+    /// Skip these workload ids (comma-separated).
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub skip: Vec<String>,
+
+    /// After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s].
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub quiet_window: Option<Duration>,
+
+    /// Bytes written per window under which the device counts as quiet.
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = size_arg)]
+    pub quiet_threshold: u64,
+
+    /// Give up waiting for quiet after this long (a warning goes into the results).
+    #[arg(long, value_name = "TIME", default_value = "120s", value_parser = duration_arg)]
+    pub quiet_timeout: Duration,
+
+    /// Load generator for the I/O jobs.
+    #[arg(long, value_enum, default_value = "fsbench")]
+    pub engine: EngineChoice,
+
+    /// Seed for offsets and data (default: random, recorded in the results).
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    /// Print results.json to stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+
+    /// (plan) Print the equivalent fio command line of every I/O job.
+    #[arg(long)]
+    pub emit_fio: bool,
+
+    /// Threads for metadata workloads (untar, find-cold, rm-tree).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+
+    /// Timeout for each mkfs, mount, zpool and other tool invocation.
+    #[arg(long, value_name = "TIME", default_value = "300s", value_parser = duration_arg)]
+    pub tool_timeout: Duration,
+}

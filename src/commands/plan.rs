@@ -1,11 +1,200 @@
-//! `fsbench plan`.
+//! `fsbench plan`: print what `fsbench run` would do with the same flags — the expanded steps,
+//! the ETA and the equivalent fio command of every I/O job — without touching anything.
 
 use crate::cli::run::RunArgs;
+use crate::plan::{Invocation, Kind, WorkloadSpec, eta, resolve::resolve};
+use crate::runner::adapters;
+use crate::units::format_size;
+use std::fmt::Write as _;
+use std::path::Path;
 
 /// Run `fsbench plan`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {
-    let _ = args;
-    Err(crate::Error::Other(
-        "fsbench plan: not implemented yet".into(),
-    ))
+    let inv = match &args.resume {
+        Some(out) => Invocation::load(out)?,
+        None => resolve(&args, std::env::args().collect())?,
+    };
+    if args.emit_fio {
+        print!("{}", fio_script(&inv));
+        return Ok(0);
+    }
+    print!("{}", summary(&inv));
+    println!();
+    print!("{}", steps_table(&inv));
+    println!();
+    print!("{}", fio_script(&inv));
+    Ok(0)
+}
+
+/// The plan in a few lines: profile, target, setups (with skip notes and warnings), rounds,
+/// sizes and the estimated duration.
+pub fn summary(inv: &Invocation) -> String {
+    let p = &inv.plan;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Plan: {}{}",
+        p.name,
+        if p.description.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", p.description)
+        }
+    );
+    let _ = writeln!(s, "Target: {}", inv.options.target.describe());
+    let setups: Vec<String> = p
+        .setups
+        .iter()
+        .map(|st| match adapters::fs_available(&st.fs) {
+            Ok(()) => st.name.clone(),
+            Err(why) => format!("{} (skipped: {why})", st.name),
+        })
+        .collect();
+    let _ = writeln!(s, "Setups: {}", setups.join(", "));
+    for st in &p.setups {
+        for w in &st.warnings {
+            let _ = writeln!(s, "  warning: {w}");
+        }
+    }
+    let ids: Vec<&str> = p.recorded().map(|w| w.id.as_str()).collect();
+    let _ = writeln!(s, "Workloads: {}", ids.join(", "));
+    let _ = writeln!(
+        s,
+        "Rounds: {} (interleaved across setups); I/O jobs run {} after a {} ramp; data file {}",
+        p.rounds,
+        eta::format(p.runtime),
+        eta::format(p.ramp),
+        format_size(p.file_size)
+    );
+    let _ = writeln!(
+        s,
+        "Results: {}",
+        inv.options.out.join("results.json").display()
+    );
+    let _ = writeln!(
+        s,
+        "Estimated time: {}",
+        eta::format(eta::total(p, inv.options.target.formats()))
+    );
+    s
+}
+
+/// One line per step: round, setup, workload, parameters.
+pub fn steps_table(inv: &Invocation) -> String {
+    let p = &inv.plan;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<6} {:<16} {:<20} parameters",
+        "round", "setup", "workload"
+    );
+    for sr in p.setup_rounds() {
+        let setup = &p.setups[sr.setup];
+        for w in &p.workloads {
+            if w.kind == Kind::Mkfs && !inv.options.target.formats() {
+                continue;
+            }
+            let mut params = describe(inv, w, setup);
+            if !w.record {
+                params.push_str("  [prerequisite, not recorded]");
+            }
+            let _ = writeln!(
+                s,
+                "{:<6} {:<16} {:<20} {params}",
+                sr.round, setup.name, w.id
+            );
+        }
+    }
+    s
+}
+
+fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) -> String {
+    let p = &inv.plan;
+    match w.kind {
+        Kind::Mkfs => {
+            let mut d = format!("create {}", setup.fs);
+            if !setup.mkfs.is_empty() {
+                d.push_str(&format!(" mkfs {}", setup.mkfs.join(" ")));
+            }
+            for (k, v) in &setup.props {
+                d.push_str(&format!(" -O {k}={v}"));
+            }
+            if let Some(m) = setup.mount_option_string() {
+                d.push_str(&format!(", mount -o {m}"));
+            }
+            if setup.nocow() {
+                d.push_str(", chattr +C data dir");
+            }
+            d.push_str(", then wait for a quiet device");
+            d
+        }
+        Kind::UsableSpace => "statvfs: size, available bytes, inodes".into(),
+        Kind::Compress => format!(
+            "write {} of text-like data (about 2.4:1), report MiB/s and the on-disk ratio",
+            format_size(w.size.unwrap_or(256 << 20))
+        ),
+        Kind::Probe => "capability probe on a small image of its own".into(),
+        Kind::Untar | Kind::FindCold | Kind::RmTree => format!(
+            "corpus {} cop{} at scale {}, {} thread(s)",
+            p.corpus.copies,
+            if p.corpus.copies == 1 { "y" } else { "ies" },
+            p.corpus.scale,
+            inv.options.threads
+        ),
+        _ => match &w.io {
+            Some(io) => {
+                let size = io.size.unwrap_or(p.file_size);
+                let mut d = format!(
+                    "{} bs={} jobs={} qd={} size={}",
+                    io.rw.as_str(),
+                    format_size(io.bs),
+                    io.numjobs,
+                    io.iodepth,
+                    format_size(size)
+                );
+                if io.split {
+                    d.push_str(" (each job its own part)");
+                }
+                if io.rw.reads() && io.rw.writes() {
+                    d.push_str(&format!(" read%={}", io.rwmixread));
+                }
+                if io.fsync > 0 {
+                    d.push_str(&format!(" fsync={}", io.fsync));
+                }
+                d.push_str(if io.direct { " direct" } else { " buffered" });
+                if io.compress > 0 {
+                    d.push_str(&format!(" compressible={}%", io.compress));
+                }
+                if let Some(m) = w.memory_limit {
+                    d.push_str(&format!(" memory cap {}", format_size(m)));
+                }
+                if w.kind == Kind::Layout {
+                    d.push_str(" (timed, size-based)");
+                } else {
+                    let rt = io.runtime.unwrap_or(p.runtime);
+                    let ramp = io.ramp.unwrap_or(p.ramp);
+                    d.push_str(&format!(
+                        " {} + {} ramp",
+                        eta::format(rt),
+                        eta::format(ramp)
+                    ));
+                }
+                d
+            }
+            None => String::new(),
+        },
+    }
+}
+
+/// The equivalent fio command of every I/O job; `$MNT` is the mountpoint of the setup.
+pub fn fio_script(inv: &Invocation) -> String {
+    let mut s = String::from(
+        "# Equivalent fio commands; MNT is the mounted filesystem under test (drop caches before each).\n",
+    );
+    for w in crate::runner::workload_infos(inv, Path::new("$MNT/fsbench")) {
+        if let Some(cmd) = w.fio_command {
+            let _ = writeln!(s, "# {}\n{cmd}", w.id);
+        }
+    }
+    s
 }

@@ -1,5 +1,199 @@
 //! Plans: pure data. Targets × setups × workloads × rounds, expanded into interleaved steps.
+//!
+//! A plan comes from a profile (`quick`, `standard`, `vps`, `nvme`; TOML inside the binary) or a
+//! plan file, then CLI overrides are applied ([`resolve`]). The resolved [`Plan`] is saved as
+//! `OUT/plan.json` so that `--resume` repeats exactly the same run.
 
+pub mod eta;
+pub mod file;
+pub mod options;
+pub mod profiles;
+pub mod resolve;
 pub mod setup;
+pub mod variant;
+pub mod workload;
 
+pub use options::{EngineChoice, Invocation, RunOptions, TargetChoice};
 pub use setup::SetupSpec;
+pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec};
+
+use crate::workload::meta::CorpusSpec;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How big the data file is: fixed, or a multiple of RAM (seed 000: 4× RAM so nothing fits in
+/// the page cache), capped to a share of the target.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum FileSize {
+    /// Exactly this many bytes.
+    Fixed(u64),
+    /// This multiple of the machine's RAM.
+    RamMultiple(f64),
+}
+
+impl FileSize {
+    /// Parse `256M`, `16G` or `4xram`.
+    pub fn parse(s: &str) -> Result<FileSize, String> {
+        let t = s.trim().to_ascii_lowercase();
+        if let Some(f) = t.strip_suffix("xram") {
+            let f: f64 = f
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{s}': write e.g. 4xram or a size such as 16G"))?;
+            if f > 0.0 && f.is_finite() {
+                return Ok(FileSize::RamMultiple(f));
+            }
+            return Err(format!("'{s}': the RAM multiple must be positive"));
+        }
+        crate::units::parse_size(&t).map(FileSize::Fixed)
+    }
+}
+
+/// Settings of the wait-until-quiet step after mkfs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QuietSpec {
+    /// Observation window.
+    pub window: Duration,
+    /// The device is quiet when it wrote less than this over the window, bytes.
+    pub threshold: u64,
+    /// Give up (with a warning in the results) after this long.
+    pub timeout: Duration,
+}
+
+/// A resolved plan: everything needed to run, nothing target-specific left to decide.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Profile or plan-file name.
+    pub name: String,
+    /// Description of the profile.
+    #[serde(default)]
+    pub description: String,
+    /// Setups, in order.
+    pub setups: Vec<SetupSpec>,
+    /// Workloads run in every setup-round, in order (prerequisites have `record = false`).
+    pub workloads: Vec<WorkloadSpec>,
+    /// Rounds (≥ 1), interleaved across setups.
+    pub rounds: u32,
+    /// Measured time per I/O job.
+    pub runtime: Duration,
+    /// Warm-up per I/O job.
+    pub ramp: Duration,
+    /// Data file size, bytes.
+    pub file_size: u64,
+    /// Corpus for untar / find-cold / rm-tree.
+    pub corpus: CorpusSpec,
+    /// Quiet wait after mkfs.
+    pub quiet: QuietSpec,
+}
+
+/// One setup-round: the unit of execution and of `--resume` (the filesystem is re-created for
+/// every setup-round, so a half-done one is redone from mkfs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetupRound {
+    /// Round, 1-based.
+    pub round: u32,
+    /// Index into [`Plan::setups`].
+    pub setup: usize,
+}
+
+impl Plan {
+    /// Setup-rounds in execution order: round 1 of every setup, then round 2, …
+    pub fn setup_rounds(&self) -> Vec<SetupRound> {
+        (1..=self.rounds)
+            .flat_map(|round| (0..self.setups.len()).map(move |setup| SetupRound { round, setup }))
+            .collect()
+    }
+
+    /// Workloads whose results are recorded.
+    pub fn recorded(&self) -> impl Iterator<Item = &WorkloadSpec> {
+        self.workloads.iter().filter(|w| w.record)
+    }
+
+    /// Defaults for building job specs.
+    pub fn job_defaults(&self, seed: u64, device: Option<std::path::PathBuf>) -> JobDefaults {
+        JobDefaults {
+            file_size: self.file_size,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            seed,
+            device,
+        }
+    }
+}
+
+/// Seed of one step, derived from the run seed so rounds differ but runs repeat.
+pub fn step_seed(run_seed: u64, setup: &str, round: u32, workload: &str) -> u64 {
+    // FNV-1a over the identifying strings; stable across platforms and Rust versions.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ run_seed;
+    for b in setup
+        .bytes()
+        .chain([0u8])
+        .chain(round.to_le_bytes())
+        .chain(workload.bytes())
+    {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(setups: &[&str], rounds: u32) -> Plan {
+        Plan {
+            name: "t".into(),
+            description: String::new(),
+            setups: setups.iter().map(|s| SetupSpec::plain(s)).collect(),
+            workloads: workload::catalog(),
+            rounds,
+            runtime: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            file_size: 1 << 20,
+            corpus: CorpusSpec::default(),
+            quiet: QuietSpec {
+                window: Duration::from_secs(1),
+                threshold: 1 << 20,
+                timeout: Duration::from_secs(10),
+            },
+        }
+    }
+
+    #[test]
+    fn rounds_interleave_across_setups() {
+        let p = plan(&["ext4", "xfs", "btrfs"], 2);
+        let order: Vec<(u32, &str)> = p
+            .setup_rounds()
+            .iter()
+            .map(|sr| (sr.round, p.setups[sr.setup].name.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (1, "ext4"),
+                (1, "xfs"),
+                (1, "btrfs"),
+                (2, "ext4"),
+                (2, "xfs"),
+                (2, "btrfs")
+            ]
+        );
+    }
+
+    #[test]
+    fn file_size_forms() {
+        assert_eq!(FileSize::parse("256M"), Ok(FileSize::Fixed(256 << 20)));
+        assert_eq!(FileSize::parse("4xRAM"), Ok(FileSize::RamMultiple(4.0)));
+        assert!(FileSize::parse("-1xram").is_err());
+        assert!(FileSize::parse("lots").is_err());
+    }
+
+    #[test]
+    fn step_seeds_differ_by_round_and_repeat() {
+        let a = step_seed(1, "ext4", 1, "randread");
+        assert_eq!(a, step_seed(1, "ext4", 1, "randread"));
+        assert_ne!(a, step_seed(1, "ext4", 2, "randread"));
+        assert_ne!(a, step_seed(2, "ext4", 1, "randread"));
+    }
+}

@@ -25,6 +25,10 @@ pub struct SetupSpec {
     /// The options as the user wrote them (for the record).
     #[serde(default)]
     pub raw: BTreeMap<String, String>,
+    /// Why this setup is less durable than the default (nobarrier, sync=disabled, nocow…);
+    /// printed before the run and carried into `results.json`.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 impl SetupSpec {
@@ -44,5 +48,10 @@ impl SetupSpec {
         } else {
             Some(self.mount.join(","))
         }
+    }
+
+    /// Whether fsbench's data directory gets `chattr +C` (Btrfs nodatacow).
+    pub fn nocow(&self) -> bool {
+        self.dir_attrs.iter().any(|a| a == "nocow")
     }
 }

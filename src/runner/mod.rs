@@ -1,1 +1,327 @@
 //! Executes a plan: guards, signals, journal and resume, progress.
+//!
+//! Order of business: skip setups whose tools are missing (printed, and a warning in the
+//! results) → acquire the target (safety checks happen there, before anything destructive) →
+//! for every setup-round in interleaved order, unless the journal says it is done: run it
+//! ([`round`]) → append `round_done` → save partial results. Ctrl-C sets
+//! [`crate::cancel`]; the current step stops, guards release mount, pool, loop device and image,
+//! partial results are saved and the caller exits 130.
+
+pub mod adapters;
+pub mod journal;
+pub mod mountinfo;
+pub mod progress;
+mod round;
+
+use crate::plan::{Invocation, SetupRound, eta};
+use crate::results::{Results, SetupInfo, Warning, WorkloadInfo};
+use crate::target::Target;
+use journal::{Entry, Journal, RoundRecord};
+use progress::Progress;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// statfs f_type of tmpfs.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+/// Whether `dir` lives on tmpfs (f_type's integer type differs between architectures).
+#[allow(clippy::unnecessary_cast)]
+fn is_tmpfs(dir: &Path) -> bool {
+    rustix::fs::statfs(dir).is_ok_and(|s| s.f_type as i64 == TMPFS_MAGIC)
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The results as saved to `OUT/results.json`.
+    pub results: Results,
+    /// True when the user interrupted the run (results are partial).
+    pub interrupted: bool,
+}
+
+/// State of one execution.
+pub(crate) struct Runner<'a> {
+    inv: &'a Invocation,
+    target: &'a dyn Target,
+    journal: Journal,
+    progress: Progress,
+    corpus: Option<crate::workload::meta::Corpus>,
+    warned: BTreeSet<String>,
+    run_warnings: Vec<Warning>,
+    run_id: String,
+}
+
+/// Run (or resume) an invocation. `resume` keeps the journal's finished setup-rounds.
+pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
+    let out = &inv.options.out;
+    let plan = &inv.plan;
+    if !resume && Journal::path(out).exists() {
+        return Err(crate::Error::invalid(
+            "--out",
+            format!(
+                "{} already holds a run; continue it with --resume {0} or choose another --out",
+                out.display()
+            ),
+        ));
+    }
+    let done = if resume {
+        journal::load_done(out)?
+    } else {
+        BTreeMap::new()
+    };
+
+    // Setups whose tools are missing are skipped, loudly.
+    let mut run_warnings = Vec::new();
+    let mut skipped = BTreeSet::new();
+    for s in &plan.setups {
+        if let Err(why) = adapters::fs_available(&s.fs) {
+            let msg = format!("setup {} skipped: {why}", s.name);
+            eprintln!("fsbench: note: {msg}");
+            run_warnings.push(Warning {
+                setup: s.name.clone(),
+                round: 0,
+                message: msg,
+            });
+            skipped.insert(s.name.clone());
+        }
+        for w in &s.warnings {
+            eprintln!("fsbench: warning: {w}");
+            run_warnings.push(Warning {
+                setup: s.name.clone(),
+                round: 0,
+                message: w.clone(),
+            });
+        }
+    }
+    if let crate::plan::TargetChoice::Image { scratch_dir, .. } = &inv.options.target
+        && is_tmpfs(scratch_dir)
+    {
+        let msg = format!(
+            "{} is tmpfs: the image lives in RAM, so the numbers measure memory, not a disk; use --scratch-dir on a real disk",
+            scratch_dir.display()
+        );
+        eprintln!("fsbench: warning: {msg}");
+        run_warnings.push(Warning {
+            setup: String::new(),
+            round: 0,
+            message: msg,
+        });
+    }
+    if skipped.len() == plan.setups.len() {
+        return Err(crate::Error::invalid(
+            "--fs",
+            "no setup can run: every chosen filesystem lacks its tools (see the notes above)",
+        ));
+    }
+
+    crate::cancel::install_handlers();
+    // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
+    let target = crate::target::acquire(&inv.options.target.to_kind(), inv.options.yes)?;
+    std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
+    if !resume {
+        inv.save()?;
+    }
+    let journal = Journal::open(out)?;
+
+    let srs: Vec<SetupRound> = plan
+        .setup_rounds()
+        .into_iter()
+        .filter(|sr| !skipped.contains(&plan.setups[sr.setup].name))
+        .collect();
+    let formats = inv.options.target.formats();
+    let total_est: f64 = srs
+        .iter()
+        .map(|sr| eta::setup_round_seconds(plan, sr.setup, formats))
+        .sum();
+    let steps = srs.len() * plan.workloads.len();
+    let mut runner = Runner {
+        inv,
+        target: target.as_ref(),
+        journal,
+        progress: Progress::new(steps, std::time::Duration::from_secs_f64(total_est)),
+        corpus: None,
+        warned: BTreeSet::new(),
+        run_warnings,
+        run_id: format!(
+            "{}-{:x}",
+            std::process::id(),
+            inv.options.seed & 0xffff_ffff
+        ),
+    };
+    let mut records: BTreeMap<(u32, usize), RoundRecord> = BTreeMap::new();
+    let mut interrupted = false;
+    let mut fatal = None;
+    for sr in &srs {
+        let name = &plan.setups[sr.setup].name;
+        if let Some(rec) = done.get(&(name.clone(), sr.round)) {
+            runner.progress.note(&format!(
+                "fsbench: round {} of {name} already done (journal); skipping",
+                sr.round
+            ));
+            runner
+                .progress
+                .finish(eta::setup_round_seconds(plan, sr.setup, formats));
+            records.insert((sr.round, sr.setup), rec.clone());
+            continue;
+        }
+        let mut rec = RoundRecord {
+            setup: name.clone(),
+            round: sr.round,
+            ..Default::default()
+        };
+        runner.journal.append(&Entry::RoundStart {
+            setup: name.clone(),
+            round: sr.round,
+        })?;
+        let mut r = runner.run_setup_round(*sr, &mut rec);
+        // Ctrl-C also reaches child tools (mkfs, zpool) through the process group; their
+        // failure is the interrupt, not a result, and the setup-round must not count as done.
+        if r.is_ok() && crate::cancel::requested() {
+            r = Err(crate::Error::Interrupted);
+        }
+        records.insert((sr.round, sr.setup), rec);
+        match r {
+            Ok(()) => {
+                runner.journal.append(&Entry::RoundDone {
+                    setup: name.clone(),
+                    round: sr.round,
+                })?;
+                let partial = runner.assemble(&records, true);
+                partial.save(&out.join("results.json"))?;
+            }
+            Err(crate::Error::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => {
+                fatal = Some(e);
+                break;
+            }
+        }
+    }
+    runner.progress.clear();
+    let mut results = runner.assemble(&records, interrupted || fatal.is_some());
+    drop(runner);
+    // Release the loop device / image before writing the final file.
+    drop(target);
+    if let Some(e) = fatal {
+        results.save(&out.join("results.json"))?;
+        return Err(e);
+    }
+    if !interrupted {
+        crate::stats::summarize(&mut results);
+        results.finished_at =
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    }
+    results.save(&out.join("results.json"))?;
+    Ok(Outcome {
+        results,
+        interrupted,
+    })
+}
+
+impl Runner<'_> {
+    /// Record a warning once per key for the whole run.
+    fn warn_once(&mut self, key: &str, setup: &str, message: &str) {
+        if self.warned.insert(format!("{key}/{setup}")) {
+            self.progress.note(&format!("fsbench: warning: {message}"));
+            self.run_warnings.push(Warning {
+                setup: setup.to_string(),
+                round: 0,
+                message: message.to_string(),
+            });
+        }
+    }
+
+    /// Build `results.json` from the setup-rounds recorded so far, in plan order, so a resumed
+    /// run produces the same file as an uninterrupted one.
+    fn assemble(&self, records: &BTreeMap<(u32, usize), RoundRecord>, partial: bool) -> Results {
+        let inv = self.inv;
+        let plan = &inv.plan;
+        let mut r = Results::new();
+        r.started_at = inv.started_at.clone();
+        r.partial = partial;
+        r.host = adapters::host_info();
+        r.host.tool_versions = adapters::tool_versions();
+        r.host
+            .extra
+            .insert("fsbench_seed".into(), inv.options.seed.to_string());
+        r.host.extra.insert("plan".into(), plan.name.clone());
+        r.target = self.target.info();
+        let mut infos: BTreeMap<&str, SetupInfo> = BTreeMap::new();
+        for sr in plan.setup_rounds() {
+            if let Some(rec) = records.get(&(sr.round, sr.setup)) {
+                if let Some(info) = &rec.setup_info {
+                    infos
+                        .entry(&plan.setups[sr.setup].name)
+                        .or_insert_with(|| info.clone());
+                }
+                r.samples.extend(rec.samples.iter().cloned());
+                r.histograms.extend(rec.histograms.iter().cloned());
+                r.series.extend(rec.series.iter().cloned());
+                r.failures.extend(rec.failures.iter().cloned());
+                r.warnings.extend(rec.warnings.iter().cloned());
+            }
+        }
+        r.setups = plan
+            .setups
+            .iter()
+            .filter_map(|s| infos.get(s.name.as_str()).cloned())
+            .collect();
+        let mut w = self.run_warnings.clone();
+        w.append(&mut r.warnings);
+        r.warnings = w;
+        r.workloads = workload_infos(inv, Path::new("$MNT/fsbench"));
+        r
+    }
+}
+
+/// Name the fio job after the workload (`--name=randread`) so fio's report says which it is.
+fn rename_fio_job(cmd: &str, id: &str) -> String {
+    match cmd.find("--name=") {
+        Some(i) => {
+            let end = cmd[i..].find(' ').map_or(cmd.len(), |e| i + e);
+            format!("{}--name={id}{}", &cmd[..i], &cmd[end..])
+        }
+        None => cmd.to_string(),
+    }
+}
+
+/// Workloads and their parameters for `results.json` (and `fsbench plan`), with the
+/// equivalent fio command line of each I/O job, its file under `dir`.
+pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
+    let plan = &inv.plan;
+    let defaults = plan.job_defaults(inv.options.seed, None);
+    plan.recorded()
+        .map(|w| {
+            let spec = w.job_spec(dir, &defaults);
+            let mut params = serde_json::to_value(w).unwrap_or_default();
+            if let (Some(s), Some(obj)) = (&spec, params.as_object_mut()) {
+                obj.insert("job".into(), serde_json::to_value(s).unwrap_or_default());
+            }
+            WorkloadInfo {
+                id: w.id.clone(),
+                kind: w.kind.as_str().to_string(),
+                params,
+                fio_command: spec
+                    .as_ref()
+                    .map(|s| rename_fio_job(&adapters::fio_command_line(s), &w.id)),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_jobs_are_named_after_workloads() {
+        assert_eq!(
+            rename_fio_job("fio --name=fsbench --rw=read", "seqread"),
+            "fio --name=seqread --rw=read"
+        );
+        assert_eq!(rename_fio_job("fio --name=x", "a"), "fio --name=a");
+        assert_eq!(rename_fio_job("fio --rw=read", "a"), "fio --rw=read");
+    }
+}

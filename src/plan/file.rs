@@ -1,0 +1,507 @@
+//! TOML plan files (`--plan FILE`) and the profiles shipped inside the binary.
+//!
+//! ```toml
+//! name = "mine"
+//! rounds = 3
+//! runtime = "30s"
+//! ramp = "5s"
+//! file_size = "4G"          # or "4xram" (times RAM, capped to fit the target)
+//! suite = "standard"        # start from the standard suite (else only [[workload]]s)
+//! fs = ["ext4", "xfs", "zfs-16k=zfs:recordsize=16K"]   # same syntax as --fs
+//!
+//! [[setup]]                 # or as tables
+//! name = "btrfs-zstd"
+//! fs = "btrfs"
+//! mount = ["noatime", "compress=zstd:3"]
+//!
+//! [[workload]]
+//! id = "randread"
+//! rw = "randread"
+//! bs = "4k"
+//! numjobs = 4
+//! sweep = { param = "iodepth", values = [1, 8, 32, 128] }   # → randread-qd1 … randread-qd128
+//! ```
+
+use super::variant;
+use super::workload::{IoParams, Kind, WorkloadSpec, catalog};
+use super::{FileSize, SetupSpec};
+use crate::Error;
+use crate::engine::{Backend, RwMode};
+use crate::units::{parse_duration, parse_size};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// A plan as written in a file or profile, before CLI overrides and target-dependent sizing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanDraft {
+    /// Profile or file name.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    /// Rounds per setup.
+    pub rounds: Option<u32>,
+    /// Measured time per I/O job.
+    pub runtime: Option<Duration>,
+    /// Warm-up per I/O job.
+    pub ramp: Option<Duration>,
+    /// Data file size.
+    pub file_size: Option<FileSize>,
+    /// Largest share of the target the data file may take when sized from RAM.
+    pub file_size_cap: Option<f64>,
+    /// Quiet-wait window (profiles may shorten it; `--quiet-window` wins).
+    pub quiet_window: Option<Duration>,
+    /// Setups (empty = every filesystem whose tools are present).
+    pub setups: Vec<SetupSpec>,
+    /// Every workload the plan can run, optional ones included, in order.
+    pub workloads: Vec<WorkloadSpec>,
+    /// Corpus copies for untar.
+    pub corpus_copies: Option<u32>,
+    /// Corpus scale (1.0 = full ≈35k entries per copy).
+    pub corpus_scale: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    name: Option<String>,
+    description: Option<String>,
+    rounds: Option<u32>,
+    runtime: Option<String>,
+    ramp: Option<String>,
+    file_size: Option<String>,
+    file_size_cap: Option<f64>,
+    quiet_window: Option<String>,
+    suite: Option<String>,
+    #[serde(default)]
+    fs: Vec<String>,
+    #[serde(default)]
+    setup: Vec<toml::Table>,
+    #[serde(default)]
+    workload: Vec<toml::Table>,
+    corpus: Option<RawCorpus>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCorpus {
+    copies: Option<u32>,
+    scale: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    id: String,
+    kind: Option<String>,
+    rw: Option<RwMode>,
+    bs: Option<toml::Value>,
+    iodepth: Option<u32>,
+    numjobs: Option<u32>,
+    split: Option<bool>,
+    rwmixread: Option<u8>,
+    fsync: Option<u32>,
+    direct: Option<bool>,
+    ioengine: Option<String>,
+    compress: Option<u8>,
+    runtime: Option<String>,
+    ramp: Option<String>,
+    size: Option<toml::Value>,
+    file: Option<String>,
+    verify: Option<bool>,
+    memory_limit: Option<toml::Value>,
+    baseline: Option<String>,
+    optional: Option<bool>,
+}
+
+fn bad(origin: &str, msg: impl Into<String>) -> Error {
+    Error::invalid(origin.to_string(), msg.into())
+}
+
+/// Parse a plan file's text. `origin` names it in errors (`--plan my.toml`, `profile quick`).
+pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
+    let raw: RawPlan = toml::from_str(text).map_err(|e| bad(origin, e.to_string()))?;
+    let dur = |v: &Option<String>, key: &str| -> crate::Result<Option<Duration>> {
+        v.as_deref()
+            .map(|s| parse_duration(s).map_err(|e| bad(origin, format!("{key}: {e}"))))
+            .transpose()
+    };
+    let mut d = PlanDraft {
+        name: raw.name.clone().unwrap_or_else(|| origin.to_string()),
+        description: raw.description.clone().unwrap_or_default(),
+        rounds: raw.rounds,
+        runtime: dur(&raw.runtime, "runtime")?,
+        ramp: dur(&raw.ramp, "ramp")?,
+        file_size: raw
+            .file_size
+            .as_deref()
+            .map(|s| FileSize::parse(s).map_err(|e| bad(origin, format!("file_size: {e}"))))
+            .transpose()?,
+        file_size_cap: raw.file_size_cap,
+        quiet_window: dur(&raw.quiet_window, "quiet_window")?,
+        corpus_copies: raw.corpus.as_ref().and_then(|c| c.copies),
+        corpus_scale: raw.corpus.as_ref().and_then(|c| c.scale),
+        ..Default::default()
+    };
+    if let Some(cap) = d.file_size_cap
+        && !(cap > 0.0 && cap <= 0.95)
+    {
+        return Err(bad(origin, "file_size_cap must be a fraction in (0, 0.95]"));
+    }
+    d.setups = variant::parse_fs_list(&raw.fs).map_err(|e| retag(e, origin))?;
+    for t in &raw.setup {
+        d.setups.push(setup_table(t, origin)?);
+    }
+    variant::check_unique(&d.setups).map_err(|e| retag(e, origin))?;
+    match raw.suite.as_deref() {
+        None => {}
+        Some("standard") => d.workloads = catalog(),
+        Some(other) => {
+            return Err(bad(
+                origin,
+                format!("suite = \"{other}\" is unknown; the only suite is \"standard\""),
+            ));
+        }
+    }
+    for t in &raw.workload {
+        let base_id = t.get("id").map(value_string).unwrap_or_default();
+        for w in expand_sweep(t, origin)? {
+            let spec = workload_table(w, &base_id, origin)?;
+            if let Some(slot) = d.workloads.iter_mut().find(|x| x.id == spec.id) {
+                *slot = spec;
+            } else {
+                d.workloads.push(spec);
+            }
+        }
+    }
+    if d.workloads.is_empty() {
+        return Err(bad(
+            origin,
+            "the plan has no workloads; add suite = \"standard\" or [[workload]] tables",
+        ));
+    }
+    Ok(d)
+}
+
+fn retag(e: Error, origin: &str) -> Error {
+    match e {
+        Error::InvalidInput { message, .. } => bad(origin, message),
+        other => other,
+    }
+}
+
+fn value_string(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn setup_table(t: &toml::Table, origin: &str) -> crate::Result<SetupSpec> {
+    let get = |k: &str| t.get(k).map(value_string);
+    let fs = get("fs").ok_or_else(|| bad(origin, "[[setup]] needs fs = \"ext4\"|\"xfs\"|…"))?;
+    let name = get("name").unwrap_or_else(|| fs.clone());
+    let mut pairs = Vec::new();
+    for (k, v) in t {
+        if k == "fs" || k == "name" {
+            continue;
+        }
+        match v {
+            toml::Value::Array(items) => {
+                let joined: Vec<String> = items.iter().map(value_string).collect();
+                let sep = if k == "mkfs" { " " } else { "," };
+                pairs.push((k.clone(), joined.join(sep)));
+            }
+            toml::Value::Boolean(b) => pairs.push((k.clone(), b.to_string())),
+            other => pairs.push((k.clone(), value_string(other))),
+        }
+    }
+    variant::build_setup(&name, &fs, &pairs, &format!("[[setup]] {name}"))
+        .map_err(|e| retag(e, origin))
+}
+
+/// Short id suffix for a swept parameter (`numjobs` → `j4`, `iodepth` → `qd32`).
+fn sweep_suffix(param: &str, value: &toml::Value) -> String {
+    let v = value_string(value).to_ascii_lowercase();
+    match param {
+        "numjobs" => format!("j{v}"),
+        "iodepth" => format!("qd{v}"),
+        "bs" => format!("bs{v}"),
+        "rwmixread" => format!("mix{v}"),
+        "memory_limit" => format!("mem{v}"),
+        other => format!("{other}{v}"),
+    }
+}
+
+/// Expand `sweep = { param, values }` into one table per value with ids `ID-SUFFIX`.
+fn expand_sweep(t: &toml::Table, origin: &str) -> crate::Result<Vec<toml::Table>> {
+    let Some(sweep) = t.get("sweep") else {
+        return Ok(vec![t.clone()]);
+    };
+    let id = t.get("id").map(value_string).unwrap_or_default();
+    let err = |m: &str| bad(origin, format!("workload '{id}': sweep {m}"));
+    let sweep = sweep
+        .as_table()
+        .ok_or_else(|| err("must be a table { param = \"…\", values = [...] }"))?;
+    let param = sweep
+        .get("param")
+        .and_then(|p| p.as_str())
+        .ok_or_else(|| err("needs param = \"numjobs\" (or another job parameter)"))?;
+    let values = sweep
+        .get("values")
+        .and_then(|v| v.as_array())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| err("needs a non-empty values = [...]"))?;
+    if matches!(param, "id" | "kind" | "sweep") {
+        return Err(err(&format!("cannot sweep '{param}'")));
+    }
+    let mut out = Vec::with_capacity(values.len());
+    for v in values {
+        let mut one = t.clone();
+        one.remove("sweep");
+        one.insert(param.to_string(), v.clone());
+        one.insert(
+            "id".into(),
+            toml::Value::String(format!("{id}-{}", sweep_suffix(param, v))),
+        );
+        out.push(one);
+    }
+    Ok(out)
+}
+
+fn size_value(v: &toml::Value, what: &str, origin: &str) -> crate::Result<u64> {
+    match v {
+        toml::Value::Integer(i) if *i > 0 => Ok(*i as u64),
+        toml::Value::String(s) => parse_size(s).map_err(|e| bad(origin, format!("{what}: {e}"))),
+        other => Err(bad(origin, format!("{what}: {other} is not a size"))),
+    }
+}
+
+/// Build one workload; `base_id` (the id before any sweep suffix) picks the standard job whose
+/// parameters it inherits, so `id = "randread"` with a sweep keeps 4 jobs × 4K.
+fn workload_table(t: toml::Table, base_id: &str, origin: &str) -> crate::Result<WorkloadSpec> {
+    let id_hint = t.get("id").map(value_string).unwrap_or_default();
+    let raw: RawWorkload = toml::Value::Table(t)
+        .try_into()
+        .map_err(|e| bad(origin, format!("[[workload]] {id_hint}: {e}")))?;
+    let ctx = format!("workload '{}'", raw.id);
+    let kind = match raw.kind.as_deref() {
+        Some(k) => Kind::parse(k).ok_or_else(|| {
+            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark or probe"))
+        })?,
+        None if raw.rw.is_some() => Kind::Io,
+        None => catalog()
+            .into_iter()
+            .find(|w| w.id == base_id)
+            .map(|w| w.kind)
+            .ok_or_else(|| bad(origin, format!("{ctx}: give kind = \"…\" or rw = \"…\"")))?,
+    };
+    let mut spec = WorkloadSpec::simple(&raw.id, kind);
+    spec.optional = raw.optional.unwrap_or(false);
+    spec.baseline = raw.baseline.clone();
+    if kind == Kind::Compress
+        && let Some(s) = &raw.size
+    {
+        spec.size = Some(size_value(s, &format!("{ctx}: size"), origin)?);
+    }
+    if kind == Kind::Probe && !raw.id.starts_with("probe-") {
+        return Err(bad(origin, format!("{ctx}: probe ids start with probe-")));
+    }
+    if kind.is_io() {
+        let base = catalog()
+            .into_iter()
+            .find(|w| w.id == base_id)
+            .and_then(|w| w.io);
+        let rw = raw.rw.or(base.as_ref().map(|b| b.rw)).ok_or_else(|| {
+            bad(
+                origin,
+                format!(
+                    "{ctx}: needs rw = \"read\"|\"write\"|\"randread\"|\"randwrite\"|\"randrw\""
+                ),
+            )
+        })?;
+        let mut p = base.unwrap_or_else(|| IoParams::new(rw, 4096, 1, 1));
+        p.rw = rw;
+        if let Some(bs) = &raw.bs {
+            p.bs = size_value(bs, &format!("{ctx}: bs"), origin)?;
+        }
+        if let Some(v) = raw.iodepth {
+            p.iodepth = v;
+        }
+        if let Some(v) = raw.numjobs {
+            p.numjobs = v;
+        }
+        if let Some(v) = raw.split {
+            p.split = v;
+        }
+        if let Some(v) = raw.rwmixread {
+            p.rwmixread = v;
+        }
+        if let Some(v) = raw.fsync {
+            p.fsync = v;
+        }
+        if let Some(v) = raw.direct {
+            p.direct = v;
+        }
+        if let Some(v) = raw.compress {
+            p.compress = v;
+        }
+        if let Some(v) = raw.verify {
+            p.verify = v;
+        }
+        if let Some(e) = raw.ioengine.as_deref() {
+            p.backend = match e {
+                "io_uring" => Backend::IoUring,
+                "psync" => Backend::Psync,
+                other => {
+                    return Err(bad(
+                        origin,
+                        format!("{ctx}: ioengine '{other}' is unknown; use io_uring or psync"),
+                    ));
+                }
+            };
+        }
+        let dur = |v: &Option<String>, key: &str| -> crate::Result<Option<Duration>> {
+            v.as_deref()
+                .map(|s| parse_duration(s).map_err(|e| bad(origin, format!("{ctx}: {key}: {e}"))))
+                .transpose()
+        };
+        p.runtime = dur(&raw.runtime, "runtime")?.or(p.runtime);
+        p.ramp = dur(&raw.ramp, "ramp")?.or(p.ramp);
+        if let Some(s) = &raw.size {
+            p.size = Some(size_value(s, &format!("{ctx}: size"), origin)?);
+        }
+        if raw.file.is_some() {
+            p.file = raw.file.clone();
+        }
+        if p.iodepth == 0 || p.numjobs == 0 || p.bs == 0 || p.rwmixread > 100 || p.compress > 100 {
+            return Err(bad(
+                origin,
+                format!(
+                    "{ctx}: iodepth, numjobs and bs must be > 0; rwmixread and compress are percentages"
+                ),
+            ));
+        }
+        spec.io = Some(p);
+    }
+    if kind == Kind::Memcap {
+        let m = raw.memory_limit.as_ref().ok_or_else(|| {
+            bad(
+                origin,
+                format!("{ctx}: memcap needs memory_limit = \"512M\""),
+            )
+        })?;
+        spec.memory_limit = Some(size_value(m, &format!("{ctx}: memory_limit"), origin)?);
+        if let Some(p) = spec.io.as_mut()
+            && p.file.is_none()
+        {
+            p.file = Some(format!("{}.dat", raw.id));
+        }
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_plan_with_setups_and_sweeps() {
+        let d = parse(
+            r#"
+            name = "mine"
+            rounds = 2
+            runtime = "3s"
+            ramp = "1s"
+            file_size = "4xram"
+            file_size_cap = 0.5
+            fs = ["ext4", "zfs-16k=zfs:recordsize=16K"]
+            [[setup]]
+            name = "btrfs-zstd"
+            fs = "btrfs"
+            mount = ["noatime", "compress=zstd:3"]
+            [[setup]]
+            name = "ext4-wb"
+            fs = "ext4"
+            mkfs = ["-m", "1"]
+            mount = "data=writeback"
+            [[workload]]
+            id = "seqwrite"
+            rw = "write"
+            bs = "1M"
+            iodepth = 4
+            sweep = { param = "numjobs", values = [1, 2, 4, 8] }
+            [[workload]]
+            id = "randread"
+            sweep = { param = "iodepth", values = [1, 32] }
+            [[workload]]
+            id = "capped"
+            kind = "memcap"
+            rw = "randwrite"
+            direct = false
+            memory_limit = "512M"
+            "#,
+            "--plan mine.toml",
+        )
+        .unwrap();
+        assert_eq!(d.rounds, Some(2));
+        assert_eq!(d.file_size, Some(FileSize::RamMultiple(4.0)));
+        let names: Vec<_> = d.setups.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ext4", "zfs-16k", "btrfs-zstd", "ext4-wb"]);
+        assert_eq!(d.setups[2].mount, ["noatime", "compress=zstd:3"]);
+        assert_eq!(d.setups[3].mkfs, ["-m", "1"]);
+        assert_eq!(d.setups[3].warnings.len(), 1);
+        let ids: Vec<_> = d.workloads.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "seqwrite-j1",
+                "seqwrite-j2",
+                "seqwrite-j4",
+                "seqwrite-j8",
+                "randread-qd1",
+                "randread-qd32",
+                "capped"
+            ]
+        );
+        let j8 = d.workloads[3].io.as_ref().unwrap();
+        assert_eq!((j8.numjobs, j8.iodepth, j8.bs), (8, 4, 1 << 20));
+        // randread inherits the standard job's parameters; only iodepth is swept.
+        let qd32 = d.workloads[5].io.as_ref().unwrap();
+        assert_eq!((qd32.numjobs, qd32.iodepth, qd32.bs), (4, 32, 4096));
+        let cap = &d.workloads[6];
+        assert_eq!(cap.kind, Kind::Memcap);
+        assert_eq!(cap.memory_limit, Some(512 << 20));
+        assert!(!cap.io.as_ref().unwrap().direct);
+    }
+
+    #[test]
+    fn errors_name_file_and_key() {
+        let e = parse("rounds = 2\nbogus = 1\nsuite=\"standard\"", "--plan p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--plan p.toml:") && e.contains("bogus"),
+            "{e}"
+        );
+        let e = parse(
+            "suite=\"standard\"\n[[setup]]\nfs=\"ext4\"\nname=\"x\"\nrecordsize=\"16K\"",
+            "--plan p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown key 'recordsize'"), "{e}");
+        let e = parse("name='x'", "--plan p.toml").unwrap_err().to_string();
+        assert!(e.contains("no workloads"), "{e}");
+        let e = parse(
+            "[[workload]]\nid='a'\nrw='read'\nsweep={param='numjobs', values=[]}",
+            "p",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("non-empty values"), "{e}");
+        let e = parse("[[workload]]\nid='a'\nrw='read'\nnumjob=3", "p")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("numjob"), "{e}");
+    }
+}

@@ -1,0 +1,157 @@
+//! Run options that are not part of the plan itself: where, how, and where results go.
+//! Saved with the plan as `OUT/plan.json` so `--resume OUT` repeats the original invocation.
+
+use super::Plan;
+use crate::target::TargetKind;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the filesystems live (serializable twin of [`TargetKind`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetChoice {
+    /// Sparse image on a loop device (the default).
+    Image {
+        /// Directory for the image.
+        scratch_dir: PathBuf,
+        /// Image size, bytes.
+        size: u64,
+        /// Keep the image afterwards.
+        keep: bool,
+    },
+    /// A scratch block device, wiped.
+    Device {
+        /// The device.
+        path: PathBuf,
+        /// Wipe even when it carries a signature.
+        force_wipe: bool,
+    },
+    /// An existing directory; no mkfs.
+    Dir {
+        /// The directory.
+        path: PathBuf,
+    },
+}
+
+impl TargetChoice {
+    /// The target module's view of this choice.
+    pub fn to_kind(&self) -> TargetKind {
+        match self {
+            TargetChoice::Image {
+                scratch_dir,
+                size,
+                keep,
+            } => TargetKind::Image {
+                scratch_dir: scratch_dir.clone(),
+                size: *size,
+                keep: *keep,
+            },
+            TargetChoice::Device { path, force_wipe } => TargetKind::Device {
+                path: path.clone(),
+                force_wipe: *force_wipe,
+            },
+            TargetChoice::Dir { path } => TargetKind::Dir(path.clone()),
+        }
+    }
+
+    /// Whether filesystems are created (image/device) or the directory is used as it is.
+    pub fn formats(&self) -> bool {
+        !matches!(self, TargetChoice::Dir { .. })
+    }
+
+    /// One line for the plan printout.
+    pub fn describe(&self) -> String {
+        match self {
+            TargetChoice::Image {
+                scratch_dir, size, ..
+            } => format!(
+                "{} sparse image in {} on a loop device (direct I/O)",
+                crate::units::format_size(*size),
+                scratch_dir.display()
+            ),
+            TargetChoice::Device { path, .. } => format!("block device {} (wiped)", path.display()),
+            TargetChoice::Dir { path } => format!("directory {} (no mkfs)", path.display()),
+        }
+    }
+}
+
+/// Which load generator runs the I/O jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineChoice {
+    /// fsbench's own io_uring/psync engine.
+    Fsbench,
+    /// fio, driven with the equivalent job (cross-check).
+    Fio,
+}
+
+/// Everything besides the plan that shapes a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// Target.
+    pub target: TargetChoice,
+    /// Skip the interactive device confirmation.
+    pub yes: bool,
+    /// Output directory.
+    pub out: PathBuf,
+    /// Load generator.
+    pub engine: EngineChoice,
+    /// Run seed (step seeds derive from it).
+    pub seed: u64,
+    /// Threads for metadata workloads.
+    pub threads: usize,
+    /// Timeout for mkfs, mount, zpool and friends.
+    pub tool_timeout: Duration,
+}
+
+/// What `OUT/plan.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Invocation {
+    /// fsbench version that wrote it.
+    pub fsbench_version: String,
+    /// The command line as typed.
+    pub argv: Vec<String>,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// The resolved plan.
+    pub plan: Plan,
+    /// The options.
+    pub options: RunOptions,
+}
+
+impl Invocation {
+    /// Path of the saved invocation inside an output directory.
+    pub fn path(out: &std::path::Path) -> PathBuf {
+        out.join("plan.json")
+    }
+
+    /// Save atomically.
+    pub fn save(&self) -> crate::Result<()> {
+        let text = serde_json::to_vec_pretty(self)
+            .map_err(|e| crate::Error::Other(format!("cannot serialize plan: {e}")))?;
+        crate::results::write_atomic(&Self::path(&self.options.out), &text)
+    }
+
+    /// Load the invocation of an earlier run for `--resume OUT`.
+    pub fn load(out: &std::path::Path) -> crate::Result<Invocation> {
+        let p = Self::path(out);
+        let text = std::fs::read_to_string(&p).map_err(|e| {
+            crate::Error::invalid(
+                "--resume",
+                format!(
+                    "{} has no readable plan.json ({e}); give the OUT directory of an earlier fsbench run",
+                    out.display()
+                ),
+            )
+        })?;
+        let mut inv: Invocation = serde_json::from_str(&text).map_err(|e| {
+            crate::Error::invalid(
+                "--resume",
+                format!("{}: not an fsbench plan: {e}", p.display()),
+            )
+        })?;
+        inv.options.out = out.to_path_buf();
+        Ok(inv)
+    }
+}

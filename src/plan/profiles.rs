@@ -1,0 +1,110 @@
+//! Profiles: TOML plans shipped inside the binary (`--profile NAME`).
+
+use super::file::{PlanDraft, parse};
+
+/// Every profile: (name, TOML text). `quick` is the default.
+pub const PROFILES: &[(&str, &str)] = &[
+    ("quick", include_str!("profiles/quick.toml")),
+    ("standard", include_str!("profiles/standard.toml")),
+    ("vps", include_str!("profiles/vps.toml")),
+    ("nvme", include_str!("profiles/nvme.toml")),
+];
+
+/// The profile used when neither `--profile` nor `--plan` is given.
+pub const DEFAULT: &str = "quick";
+
+/// Names of the shipped profiles.
+pub fn names() -> Vec<&'static str> {
+    PROFILES.iter().map(|(n, _)| *n).collect()
+}
+
+/// Load a shipped profile by name.
+pub fn load(name: &str) -> crate::Result<PlanDraft> {
+    let (_, text) = PROFILES.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+        crate::Error::invalid(
+            "--profile",
+            format!(
+                "unknown profile '{name}'; choose one of {}",
+                names().join(", ")
+            ),
+        )
+    })?;
+    parse(text, &format!("profile {name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::workload::{Kind, standard_ids};
+
+    #[test]
+    fn every_profile_parses() {
+        for n in names() {
+            let d = load(n).unwrap_or_else(|e| panic!("profile {n}: {e}"));
+            assert_eq!(d.name, n);
+            assert!(!d.workloads.is_empty());
+        }
+        assert!(
+            load("turbo")
+                .unwrap_err()
+                .to_string()
+                .contains("quick, standard, vps, nvme")
+        );
+    }
+
+    #[test]
+    fn quick_and_standard_are_the_standard_suite() {
+        for n in ["quick", "standard"] {
+            let d = load(n).unwrap();
+            let ids: Vec<String> = d
+                .workloads
+                .iter()
+                .filter(|w| !w.optional)
+                .map(|w| w.id.clone())
+                .collect();
+            assert_eq!(ids, standard_ids());
+            assert_eq!(d.rounds, Some(3));
+        }
+        let s = load("standard").unwrap();
+        assert_eq!(s.runtime, Some(std::time::Duration::from_secs(60)));
+        assert_eq!(s.ramp, Some(std::time::Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn vps_and_nvme_follow_their_seeds() {
+        let v = load("vps").unwrap();
+        let names: Vec<_> = v.setups.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ext4", "xfs", "btrfs", "btrfs-zstd"]);
+        assert_eq!(v.setups[3].mount, ["compress=zstd:3"]);
+        let par = v.workloads.iter().find(|w| w.id == "par8-write").unwrap();
+        let p = par.io.as_ref().unwrap();
+        assert_eq!((p.numjobs, p.iodepth, p.bs), (8, 4, 1 << 20));
+        assert_eq!(par.baseline.as_deref(), Some("seqwrite"));
+        let c = v
+            .workloads
+            .iter()
+            .find(|w| w.kind == Kind::Compress)
+            .unwrap();
+        assert_eq!(c.size, Some(1 << 30));
+        let cap = v.workloads.iter().find(|w| w.kind == Kind::Memcap).unwrap();
+        assert_eq!(cap.memory_limit, Some(512 << 20));
+        let n = load("nvme").unwrap();
+        let ids: Vec<_> = n.workloads.iter().map(|w| w.id.as_str()).collect();
+        for id in [
+            "randread-qd1",
+            "randread-qd128",
+            "randwrite-qd64",
+            "randread-j8",
+            "randwrite-j16",
+        ] {
+            assert!(ids.contains(&id), "{id} missing from {ids:?}");
+        }
+        let qd128 = n
+            .workloads
+            .iter()
+            .find(|w| w.id == "randread-qd128")
+            .unwrap();
+        let p = qd128.io.as_ref().unwrap();
+        assert!(p.direct && p.numjobs == 1 && p.iodepth == 128);
+    }
+}

@@ -1,0 +1,582 @@
+//! Turn `fsbench run|plan` flags into a validated [`Invocation`] (plan + options).
+//!
+//! Every refusal that can be decided without touching anything happens here, so bad input
+//! exits with code 2 before an image, loop device or filesystem exists: `--rounds 0`, unknown
+//! filesystems or variant keys, unknown workload ids in `--only`/`--skip`, a target too small for
+//! a chosen filesystem, a data file that cannot fit.
+
+use super::file::PlanDraft;
+use super::options::{Invocation, RunOptions, TargetChoice};
+use super::workload::{Kind, WorkloadSpec};
+use super::{FileSize, Plan, QuietSpec, SetupSpec, profiles, variant};
+use crate::Error;
+use crate::cli::run::RunArgs;
+use crate::units::format_size;
+use crate::workload::meta::CorpusSpec;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Filesystems tried when neither `--fs` nor the plan names any.
+pub const DEFAULT_FS: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
+
+/// Share of the target an explicit `--file-size` may take.
+const EXPLICIT_MAX_SHARE: f64 = 0.9;
+
+/// Resolve flags into an invocation. `argv` is recorded as given.
+pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
+    if args.rounds == Some(0) {
+        return Err(Error::invalid(
+            "--rounds",
+            "0 rounds would measure nothing; use --rounds 1 or more (3 lets the spread show)",
+        ));
+    }
+    if args.engine == super::EngineChoice::Fio && !crate::host::command::available("fio") {
+        return Err(Error::invalid(
+            "--engine",
+            "fio is not installed; install fio or use --engine fsbench",
+        ));
+    }
+    if args.threads == 0 {
+        return Err(Error::invalid("--threads", "must be at least 1"));
+    }
+    let draft = match (&args.plan, &args.profile) {
+        (Some(p), _) => {
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                Error::invalid("--plan", format!("cannot read {}: {e}", p.display()))
+            })?;
+            super::file::parse(&text, &format!("--plan {}", p.display()))?
+        }
+        (None, Some(name)) => profiles::load(name)?,
+        (None, None) => profiles::load(profiles::DEFAULT)?,
+    };
+    let target = target_choice(args)?;
+    let capacity = target_capacity(&target);
+    let setups = choose_setups(args, &draft, &target)?;
+    // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
+    for s in &setups {
+        if let Some(d) = crate::fs::driver(&s.fs) {
+            d.validate(s)?;
+        }
+    }
+    let mut workloads =
+        select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
+    let file_size = size_data_file(args, &draft, capacity, &target)?;
+    // Per-workload files (vps: 1 GiB buffered and memory-capped files) never exceed the data
+    // file: with an explicit --file-size the user asked for that scale; otherwise the data file
+    // was already capped to fit the target.
+    for w in &mut workloads {
+        if let Some(io) = w.io.as_mut() {
+            io.size = io.size.map(|s| s.min(file_size));
+        }
+        w.size = w.size.map(|s| s.min(file_size));
+    }
+    if let Some(cap) = capacity
+        && target.formats()
+    {
+        check_min_sizes(&setups, cap, &target)?;
+    }
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let plan = Plan {
+        name: draft.name.clone(),
+        description: draft.description.clone(),
+        setups,
+        workloads,
+        rounds: args.rounds.or(draft.rounds).unwrap_or(3),
+        runtime: args
+            .runtime
+            .or(draft.runtime)
+            .unwrap_or(Duration::from_secs(5)),
+        ramp: args.ramp.or(draft.ramp).unwrap_or(Duration::from_secs(1)),
+        file_size,
+        corpus: CorpusSpec {
+            copies: draft.corpus_copies.unwrap_or(1).max(1),
+            seed,
+            from_dir: None,
+            file: None,
+            scale: draft.corpus_scale.unwrap_or(0.1),
+        },
+        quiet: QuietSpec {
+            window: args
+                .quiet_window
+                .or(draft.quiet_window)
+                .unwrap_or(Duration::from_secs(10)),
+            threshold: args.quiet_threshold,
+            timeout: args.quiet_timeout,
+        },
+    };
+    if plan.runtime.is_zero() {
+        return Err(Error::invalid("--runtime", "must be longer than 0 s"));
+    }
+    let started = std::time::SystemTime::now();
+    let out = args.out.clone().unwrap_or_else(|| default_out(started));
+    Ok(Invocation {
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        argv,
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        plan,
+        options: RunOptions {
+            target,
+            yes: args.yes,
+            out,
+            engine: args.engine,
+            seed,
+            threads: args.threads,
+            tool_timeout: args.tool_timeout,
+        },
+    })
+}
+
+fn target_choice(args: &RunArgs) -> crate::Result<TargetChoice> {
+    Ok(match (&args.device, &args.dir) {
+        (Some(_), Some(_)) => {
+            return Err(Error::invalid(
+                "--device",
+                "cannot be combined with --dir; choose one target",
+            ));
+        }
+        (Some(dev), None) => {
+            check_block_device(dev)?;
+            TargetChoice::Device {
+                path: dev.clone(),
+                force_wipe: args.force_wipe,
+            }
+        }
+        (None, Some(dir)) => TargetChoice::Dir { path: dir.clone() },
+        (None, None) => {
+            if args.image_size == 0 {
+                return Err(Error::invalid("--image-size", "must be larger than 0"));
+            }
+            TargetChoice::Image {
+                scratch_dir: args.scratch_dir.clone(),
+                size: args.image_size,
+                keep: args.keep_image,
+            }
+        }
+    })
+}
+
+/// Cheap early refusal (only `stat`): `--device` must name a block device. The target module
+/// repeats the full safety checks (mounted, holders, signatures, O_EXCL) when acquiring.
+fn check_block_device(dev: &Path) -> crate::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(dev).map_err(|e| {
+        Error::refused(
+            dev,
+            format!("cannot stat it ({e}); give an existing block device such as /dev/sdb"),
+        )
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Err(Error::refused(
+            dev,
+            "it is not a block device; --device takes a whole disk or partition such as /dev/sdb \
+             (to benchmark on an image file, drop --device and use --image-size/--scratch-dir)",
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes available to the plan, when it can be known without touching the target.
+pub fn target_capacity(t: &TargetChoice) -> Option<u64> {
+    match t {
+        TargetChoice::Image { size, .. } => Some(*size),
+        TargetChoice::Device { path, .. } => block_device_size(path),
+        TargetChoice::Dir { path } => rustix::fs::statvfs(path)
+            .ok()
+            .map(|s| s.f_bavail.saturating_mul(s.f_frsize)),
+    }
+}
+
+/// Size of a block device from sysfs (read-only; nothing is opened on the device itself).
+fn block_device_size(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    let real = std::fs::canonicalize(path).ok()?;
+    if !std::fs::metadata(&real).ok()?.file_type().is_block_device() {
+        return None;
+    }
+    let name = real.file_name()?.to_str()?;
+    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(sectors * 512)
+}
+
+fn choose_setups(
+    args: &RunArgs,
+    draft: &PlanDraft,
+    target: &TargetChoice,
+) -> crate::Result<Vec<SetupSpec>> {
+    if let TargetChoice::Dir { .. } = target {
+        if !args.fs.is_empty() {
+            return Err(Error::invalid(
+                "--fs",
+                "cannot be used with --dir: the directory's own filesystem is measured as it is; \
+                 drop --fs, or use an image/--device to compare filesystems",
+            ));
+        }
+        return Ok(vec![SetupSpec::plain("dir")]);
+    }
+    if !args.fs.is_empty() {
+        return variant::parse_fs_list(&args.fs);
+    }
+    if !draft.setups.is_empty() {
+        return Ok(draft.setups.clone());
+    }
+    Ok(DEFAULT_FS.iter().map(|f| SetupSpec::plain(f)).collect())
+}
+
+/// Apply `--only` / `--skip` to every workload the plan knows, add prerequisites as
+/// unrecorded steps, and keep the plan's order.
+pub fn select_workloads(
+    all: &[WorkloadSpec],
+    only: &[String],
+    skip: &[String],
+    formats: bool,
+) -> crate::Result<Vec<WorkloadSpec>> {
+    let all: Vec<&WorkloadSpec> = all
+        .iter()
+        .filter(|w| formats || w.kind != Kind::Mkfs)
+        .collect();
+    let known = |flag: &str, ids: &[String]| -> crate::Result<()> {
+        for id in ids.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            if !all.iter().any(|w| w.id == id) {
+                let why = if id == "mkfs" && !formats {
+                    " (--dir mode creates no filesystem)".to_string()
+                } else {
+                    String::new()
+                };
+                return Err(Error::invalid(
+                    flag,
+                    format!(
+                        "unknown workload id '{id}'{why}; this plan has: {}",
+                        all.iter()
+                            .map(|w| w.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    };
+    known("--only", only)?;
+    known("--skip", skip)?;
+    let picked = |w: &WorkloadSpec| {
+        let chosen = if only.iter().any(|s| !s.trim().is_empty()) {
+            only.iter().any(|o| o.trim() == w.id)
+        } else {
+            !w.optional
+        };
+        chosen && !skip.iter().any(|s| s.trim() == w.id)
+    };
+    let mut needed: Vec<&str> = Vec::new();
+    for w in all.iter().filter(|w| picked(w)) {
+        needed.extend(w.requires());
+    }
+    let out: Vec<WorkloadSpec> = all
+        .iter()
+        .filter(|w| picked(w) || needed.contains(&w.id.as_str()) || w.kind == Kind::Mkfs)
+        .map(|w| {
+            let mut w = (*w).clone();
+            w.record = picked(&w);
+            w
+        })
+        .collect();
+    if !out.iter().any(|w| w.record) {
+        return Err(Error::invalid(
+            if only.is_empty() { "--skip" } else { "--only" },
+            "no workload is left to run",
+        ));
+    }
+    Ok(out)
+}
+
+fn size_data_file(
+    args: &RunArgs,
+    draft: &PlanDraft,
+    capacity: Option<u64>,
+    target: &TargetChoice,
+) -> crate::Result<u64> {
+    const MIB: u64 = 1 << 20;
+    let cap_share = draft.file_size_cap.unwrap_or(0.5);
+    let where_ = target.describe();
+    if let Some(text) = &args.file_size {
+        let fs = FileSize::parse(text).map_err(|e| Error::invalid("--file-size", e))?;
+        let bytes = match fs {
+            FileSize::Fixed(b) => b,
+            FileSize::RamMultiple(f) => (ram_bytes() as f64 * f) as u64,
+        };
+        if bytes < MIB {
+            return Err(Error::invalid("--file-size", "must be at least 1M"));
+        }
+        if let Some(cap) = capacity
+            && bytes as f64 > cap as f64 * EXPLICIT_MAX_SHARE
+        {
+            return Err(Error::invalid(
+                "--file-size",
+                format!(
+                    "{} does not fit on the {where_} ({} usable, and the filesystem needs room too); \
+                     use a smaller --file-size or a larger target",
+                    format_size(bytes),
+                    format_size(cap)
+                ),
+            ));
+        }
+        return Ok(bytes / MIB * MIB);
+    }
+    let wanted = match draft.file_size.unwrap_or(FileSize::Fixed(256 * MIB)) {
+        FileSize::Fixed(b) => b,
+        FileSize::RamMultiple(f) => (ram_bytes() as f64 * f) as u64,
+    };
+    let bytes = match capacity {
+        Some(cap) => wanted.min((cap as f64 * cap_share) as u64),
+        None => wanted,
+    };
+    Ok((bytes / MIB * MIB).max(MIB))
+}
+
+/// Smallest device each filesystem accepts, when the driver is not there to say.
+fn fallback_min_size(fs: &str) -> u64 {
+    match fs {
+        "xfs" => 300 << 20,
+        "btrfs" => 114 << 20,
+        "zfs" => 64 << 20,
+        "ext4" => 1 << 20,
+        _ => 0,
+    }
+}
+
+fn check_min_sizes(
+    setups: &[SetupSpec],
+    capacity: u64,
+    target: &TargetChoice,
+) -> crate::Result<()> {
+    for s in setups {
+        let min = crate::fs::driver(&s.fs)
+            .map(|d| d.min_device_size())
+            .unwrap_or_else(|| fallback_min_size(&s.fs));
+        if capacity < min {
+            let (flag, fix) = match target {
+                TargetChoice::Image { .. } => (
+                    "--image-size",
+                    format!(
+                        "use --image-size {} or more",
+                        crate::units::fio_size(min.next_power_of_two()).to_uppercase()
+                    ),
+                ),
+                _ => ("--device", "use a larger device".to_string()),
+            };
+            return Err(Error::invalid(
+                flag,
+                format!(
+                    "{} is too small for {} (setup {}): it needs at least {}; {fix}",
+                    format_size(capacity),
+                    s.fs,
+                    s.name,
+                    format_size(min)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Total RAM, bytes (sysinfo); 4 GiB when unknown, as in seed 000's VM.
+pub fn ram_bytes() -> u64 {
+    let info = rustix::system::sysinfo();
+    let b = (info.totalram as u64).saturating_mul(u64::from(info.mem_unit.max(1)));
+    if b == 0 { 4 << 30 } else { b }
+}
+
+fn random_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
+}
+
+/// `./fsbench-results/20261130T121500Z`.
+fn default_out(t: std::time::SystemTime) -> PathBuf {
+    let stamp: String = humantime::format_rfc3339_seconds(t)
+        .to_string()
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    PathBuf::from("fsbench-results").join(stamp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> RunArgs {
+        let mut v = vec!["fsbench", "plan"];
+        v.extend_from_slice(extra);
+        match Cli::try_parse_from(v).unwrap().command {
+            Command::Plan(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn ok(extra: &[&str]) -> Invocation {
+        resolve(&args(extra), vec![]).unwrap()
+    }
+
+    fn err(extra: &[&str]) -> String {
+        let e = resolve(&args(extra), vec![]).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn defaults_are_quick_on_an_image() {
+        let inv = ok(&[]);
+        assert_eq!(inv.plan.name, "quick");
+        assert_eq!(inv.plan.rounds, 3);
+        assert_eq!(inv.plan.file_size, 256 << 20);
+        let names: Vec<_> = inv.plan.setups.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, DEFAULT_FS);
+        assert!(matches!(inv.options.target, TargetChoice::Image { size, .. } if size == 8 << 30));
+        assert!(inv.options.out.starts_with("fsbench-results"));
+        // The quick profile must stay within ten minutes for three filesystems x three rounds.
+        let mut p = inv.plan.clone();
+        p.setups.truncate(3);
+        let eta = super::super::eta::total(&p, true);
+        assert!(eta.as_secs() <= 600, "quick ETA {eta:?}");
+    }
+
+    #[test]
+    fn overrides_apply() {
+        let inv = ok(&[
+            "--profile",
+            "standard",
+            "--rounds",
+            "2",
+            "--runtime",
+            "2s",
+            "--ramp",
+            "0s",
+            "--file-size",
+            "64M",
+            "--image-size",
+            "1G",
+            "--fs",
+            "ext4,xfs",
+        ]);
+        assert_eq!(inv.plan.rounds, 2);
+        assert_eq!(inv.plan.runtime, Duration::from_secs(2));
+        assert_eq!(inv.plan.ramp, Duration::ZERO);
+        assert_eq!(inv.plan.file_size, 64 << 20);
+        assert_eq!(inv.plan.setups.len(), 2);
+        // Standard sizes its file from RAM but never beyond half the target.
+        let s = ok(&["--profile", "standard", "--image-size", "2G"]);
+        assert!(s.plan.file_size <= 1 << 30);
+        // Per-workload sizes shrink with the data file.
+        let v = ok(&[
+            "--profile",
+            "vps",
+            "--image-size",
+            "1G",
+            "--file-size",
+            "64M",
+        ]);
+        for w in &v.plan.workloads {
+            assert!(
+                w.io.as_ref().and_then(|p| p.size).unwrap_or(0) <= 64 << 20,
+                "{}",
+                w.id
+            );
+            assert!(w.size.unwrap_or(0) <= 64 << 20, "{}", w.id);
+        }
+    }
+
+    #[test]
+    fn only_and_skip_select_and_add_prerequisites() {
+        let inv = ok(&["--only", "randread,find-cold"]);
+        let got: Vec<(&str, bool)> = inv
+            .plan
+            .workloads
+            .iter()
+            .map(|w| (w.id.as_str(), w.record))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("mkfs", false),
+                ("layout", false),
+                ("randread", true),
+                ("untar", false),
+                ("find-cold", true)
+            ]
+        );
+        let inv = ok(&["--skip", "untar,find-cold,rm-tree,mkfs"]);
+        assert!(inv.plan.workloads.iter().all(|w| w.id != "untar"));
+        assert!(
+            !inv.plan
+                .workloads
+                .iter()
+                .find(|w| w.id == "mkfs")
+                .unwrap()
+                .record
+        );
+        let inv = ok(&["--only", "probe-reflink"]);
+        assert!(
+            inv.plan
+                .workloads
+                .iter()
+                .any(|w| w.id == "probe-reflink" && w.record)
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_problem() {
+        assert!(err(&["--rounds", "0"]).contains("--rounds"));
+        assert!(err(&["--fs", "ext4,reiserfs"]).contains("unknown filesystem 'reiserfs'"));
+        assert!(err(&["--fs", "x=btrfs:recordsize=1M"]).contains("unknown key 'recordsize'"));
+        let e = err(&["--only", "randred"]);
+        assert!(e.contains("--only") && e.contains("'randred'"), "{e}");
+        assert!(err(&["--skip", "nope"]).contains("--skip"));
+        let e = err(&["--fs", "ext4,xfs", "--image-size", "100M"]);
+        assert!(
+            e.contains("--image-size") && e.contains("too small for xfs"),
+            "{e}"
+        );
+        let e = err(&["--fs", "zfs", "--image-size", "32M", "--file-size", "8M"]);
+        assert!(e.contains("too small for zfs"), "{e}");
+        let e = err(&["--image-size", "1G", "--file-size", "4G"]);
+        assert!(
+            e.contains("--file-size") && e.contains("does not fit"),
+            "{e}"
+        );
+        assert!(err(&["--dir", "/tmp", "--fs", "ext4"]).contains("--dir"));
+        assert!(err(&["--dir", "/tmp", "--only", "mkfs"]).contains("no filesystem"));
+        assert!(err(&["--profile", "nope"]).contains("quick, standard"));
+        assert!(err(&["--skip", "mkfs,usable-space,layout,seqread,seqwrite,randread,randwrite,randrw70,fsync-write,untar,find-cold,rm-tree"]).contains("no workload"));
+    }
+
+    #[test]
+    fn dir_mode_has_one_setup_and_no_mkfs() {
+        let inv = ok(&["--dir", "/tmp", "--file-size", "8M"]);
+        assert_eq!(inv.plan.setups.len(), 1);
+        assert_eq!(inv.plan.setups[0].fs, "dir");
+        assert!(inv.plan.workloads.iter().all(|w| w.kind != Kind::Mkfs));
+    }
+
+    #[test]
+    fn plan_file_and_sweeps_reach_the_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &p,
+            "rounds = 1\n[[workload]]\nid='seqwrite'\nrw='write'\nbs='1M'\niodepth=2\nsweep={param='numjobs',values=[1,4]}\n",
+        )
+        .unwrap();
+        let inv = ok(&["--plan", p.to_str().unwrap(), "--fs", "ext4"]);
+        let ids: Vec<_> = inv.plan.workloads.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids, ["seqwrite-j1", "seqwrite-j4"]);
+        assert_eq!(inv.plan.rounds, 1);
+    }
+}

@@ -1,0 +1,368 @@
+//! Parsing of setups: `--fs ext4,xfs,zfs-16k=zfs:recordsize=16K` and plan-file `[[setup]]` tables.
+//!
+//! Syntax: `NAME=FS[:key=value;key=value…]` or a bare `FS`. Options are separated by `;`
+//! because mount options themselves use commas (`mount=noatime,compress=zstd:3`). Several
+//! setups are separated by commas or by repeating `--fs`; a comma-separated piece that does not
+//! start a new setup (it is neither a known filesystem nor `NAME=FS…`) continues the mount list
+//! of the previous variant, so `btrfs-z=btrfs:mount=noatime,compress=zstd:3` reads as intended.
+//!
+//! Keys: `mkfs` (extra mkfs arguments, split on whitespace), `mount` (mount options, a comma
+//! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and on ZFS any other
+//! key becomes a dataset property at pool creation (`-O recordsize=16K`).
+
+use super::setup::SetupSpec;
+use crate::Error;
+
+/// Filesystem names a setup may use.
+pub fn known_filesystems() -> &'static [&'static str] {
+    crate::fs::KNOWN
+}
+
+/// Parse every `--fs` value (each may hold several comma-separated setups).
+pub fn parse_fs_list(values: &[String]) -> crate::Result<Vec<SetupSpec>> {
+    let mut pieces: Vec<String> = Vec::new();
+    for value in values {
+        let mut started = false;
+        for piece in value.split(',') {
+            let piece = piece.trim();
+            if piece.is_empty() {
+                continue;
+            }
+            if started && !starts_setup(piece) && pieces.last().is_some_and(|p| p.contains(':')) {
+                let last = pieces.last_mut().expect("checked");
+                last.push(',');
+                last.push_str(piece);
+            } else {
+                pieces.push(piece.to_string());
+                started = true;
+            }
+        }
+    }
+    let mut setups = Vec::with_capacity(pieces.len());
+    for p in &pieces {
+        setups.push(parse_setup(p)?);
+    }
+    check_unique(&setups)?;
+    Ok(setups)
+}
+
+/// Whether a comma-separated piece begins a new setup rather than continuing a mount list.
+fn starts_setup(piece: &str) -> bool {
+    if known_filesystems().contains(&piece) {
+        return true;
+    }
+    match piece.split_once('=') {
+        Some((name, rest)) => {
+            let fs = rest.split(':').next().unwrap_or("");
+            valid_name(name) && known_filesystems().contains(&fs)
+        }
+        None => false,
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+/// Parse one setup written `FS` or `NAME=FS[:key=value;…]`.
+pub fn parse_setup(text: &str) -> crate::Result<SetupSpec> {
+    let text = text.trim();
+    let (name, rest) = match text.split_once('=') {
+        Some((n, r)) if !n.contains(':') => (n.trim().to_string(), r.trim()),
+        _ => (String::new(), text),
+    };
+    let (fs, opts) = match rest.split_once(':') {
+        Some((f, o)) => (f.trim(), Some(o)),
+        None => (rest, None),
+    };
+    check_fs(fs, text)?;
+    let name = if name.is_empty() {
+        fs.to_string()
+    } else {
+        name
+    };
+    if !valid_name(&name) {
+        return Err(Error::invalid(
+            "--fs",
+            format!(
+                "setup name '{name}' in '{text}' may only use letters, digits, '-', '_' and '.'"
+            ),
+        ));
+    }
+    let mut pairs = Vec::new();
+    if let Some(opts) = opts {
+        for item in opts.split(';') {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            let (k, v) = match item.split_once('=') {
+                Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+                None => (item.to_string(), String::new()),
+            };
+            pairs.push((k, v));
+        }
+    }
+    build_setup(&name, fs, &pairs, text)
+}
+
+fn check_fs(fs: &str, context: &str) -> crate::Result<()> {
+    if known_filesystems().contains(&fs) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "--fs",
+            format!(
+                "unknown filesystem '{fs}' in '{context}'; known: {} (variants: NAME=FS:key=value;…)",
+                known_filesystems().join(", ")
+            ),
+        ))
+    }
+}
+
+/// Keys valid for a filesystem (ZFS additionally accepts any dataset property).
+pub fn valid_keys(fs: &str) -> &'static [&'static str] {
+    match fs {
+        "btrfs" => &["mkfs", "mount", "nocow"],
+        "zfs" => &[
+            "mkfs",
+            "mount",
+            "recordsize",
+            "compression",
+            "atime",
+            "sync",
+            "logbias",
+            "primarycache",
+            "…any zfs property",
+        ],
+        "tmpfs" => &["mount"],
+        _ => &["mkfs", "mount"],
+    }
+}
+
+/// Build a setup from `key = value` pairs (shared by `--fs` and plan files).
+pub fn build_setup(
+    name: &str,
+    fs: &str,
+    pairs: &[(String, String)],
+    context: &str,
+) -> crate::Result<SetupSpec> {
+    check_fs(fs, context)?;
+    let mut s = SetupSpec {
+        name: name.to_string(),
+        fs: fs.to_string(),
+        ..Default::default()
+    };
+    for (key, value) in pairs {
+        let record = |s: &mut SetupSpec| {
+            s.raw
+                .entry(key.clone())
+                .and_modify(|v: &mut String| {
+                    v.push(';');
+                    v.push_str(value)
+                })
+                .or_insert_with(|| value.clone());
+        };
+        match key.as_str() {
+            "mkfs" if fs != "tmpfs" => {
+                s.mkfs.extend(value.split_whitespace().map(str::to_string));
+            }
+            "mount" => {
+                s.mount.extend(
+                    value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|o| !o.is_empty())
+                        .map(str::to_string),
+                );
+            }
+            "nocow" if fs == "btrfs" => match value.as_str() {
+                "" | "true" | "1" | "yes" => s.dir_attrs.push("nocow".into()),
+                "false" | "0" | "no" => {}
+                other => {
+                    return Err(Error::invalid(
+                        "--fs",
+                        format!("'{context}': nocow takes no value or true/false, not '{other}'"),
+                    ));
+                }
+            },
+            k if fs == "zfs" && is_zfs_property(k) => {
+                if value.is_empty() {
+                    return Err(Error::invalid(
+                        "--fs",
+                        format!("'{context}': ZFS property '{k}' needs a value ({k}=…)"),
+                    ));
+                }
+                s.props.insert(k.to_string(), value.clone());
+            }
+            other => {
+                return Err(Error::invalid(
+                    "--fs",
+                    format!(
+                        "unknown key '{other}' for {fs} in '{context}'; valid keys: {}",
+                        valid_keys(fs).join(", ")
+                    ),
+                ));
+            }
+        }
+        record(&mut s);
+    }
+    s.warnings = durability_warnings(&s);
+    Ok(s)
+}
+
+fn is_zfs_property(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars().all(|c| {
+            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':' || c == '.'
+        })
+        && k != "nocow"
+}
+
+/// Why a setup is less durable than its filesystem's default, one sentence each.
+pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
+    let mut w = Vec::new();
+    for opt in &s.mount {
+        let o = opt.as_str();
+        if o == "nobarrier" || o == "barrier=0" {
+            w.push(format!(
+                "{}: mount option {o} disables write barriers; a power loss can corrupt the filesystem",
+                s.name
+            ));
+        } else if o == "data=writeback" {
+            w.push(format!(
+                "{}: data=writeback lets stale data appear in recently written files after a crash",
+                s.name
+            ));
+        } else if o == "nodatacow" || o == "nodatasum" {
+            w.push(format!(
+                "{}: mount option {o} turns off Btrfs data checksums; silent corruption goes undetected",
+                s.name
+            ));
+        } else if o == "async" && s.fs != "tmpfs" {
+            // `async` is the default for local filesystems; nothing to warn about.
+        }
+    }
+    if s.props.get("sync").is_some_and(|v| v == "disabled") {
+        w.push(format!(
+            "{}: ZFS sync=disabled acknowledges fsync before data is on disk; seconds of writes can vanish on power loss",
+            s.name
+        ));
+    }
+    if s.props.get("checksum").is_some_and(|v| v == "off") {
+        w.push(format!(
+            "{}: ZFS checksum=off stops detecting silent corruption",
+            s.name
+        ));
+    }
+    if s.nocow() {
+        w.push(format!(
+            "{}: nocow (chattr +C) stops Btrfs checksumming and compressing the data files; corruption goes undetected",
+            s.name
+        ));
+    }
+    w
+}
+
+/// Refuse two setups with the same name: samples are keyed by it.
+pub fn check_unique(setups: &[SetupSpec]) -> crate::Result<()> {
+    for (i, a) in setups.iter().enumerate() {
+        if setups[..i].iter().any(|b| b.name == a.name) {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup name '{}' is used twice; give variants their own names (NAME=FS:…)",
+                    a.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(t: &str) -> SetupSpec {
+        parse_setup(t).unwrap()
+    }
+
+    #[test]
+    fn plain_and_named_variants() {
+        let s = one("ext4");
+        assert_eq!((s.name.as_str(), s.fs.as_str()), ("ext4", "ext4"));
+        let z = one("zfs-16k=zfs:recordsize=16K");
+        assert_eq!(z.name, "zfs-16k");
+        assert_eq!(z.props.get("recordsize").unwrap(), "16K");
+        let b = one("btrfs-ssd=btrfs:mount=ssd");
+        assert_eq!(b.mount, vec!["ssd"]);
+        let c = one("btrfs-zstd=btrfs:mount=compress=zstd:3");
+        assert_eq!(c.mount, vec!["compress=zstd:3"]);
+        let e = one("ext4-tuned=ext4:mkfs=-m 1 -E lazy_itable_init=0;mount=noatime");
+        assert_eq!(e.mkfs, vec!["-m", "1", "-E", "lazy_itable_init=0"]);
+        assert_eq!(e.mount, vec!["noatime"]);
+        assert!(e.warnings.is_empty());
+        let n = one("btrfs-nocow=btrfs:nocow");
+        assert!(n.nocow());
+        assert_eq!(n.warnings.len(), 1);
+    }
+
+    #[test]
+    fn list_with_commas_inside_mount_options() {
+        let v = parse_fs_list(&[
+            "ext4,xfs,btrfs-z=btrfs:mount=noatime,compress=zstd:3,zfs".to_string(),
+            "zfs-16k=zfs:recordsize=16K;compression=off".into(),
+        ])
+        .unwrap();
+        let names: Vec<_> = v.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ext4", "xfs", "btrfs-z", "zfs", "zfs-16k"]);
+        assert_eq!(v[2].mount, vec!["noatime", "compress=zstd:3"]);
+        assert_eq!(v[4].props.len(), 2);
+    }
+
+    #[test]
+    fn repeated_mount_keys_accumulate() {
+        let s = one("e=ext4:mount=noatime;mount=data=writeback");
+        assert_eq!(s.mount, vec!["noatime", "data=writeback"]);
+        assert_eq!(s.warnings.len(), 1);
+        assert!(s.warnings[0].contains("data=writeback"));
+    }
+
+    #[test]
+    fn durability_warnings_cover_each_weakening() {
+        assert_eq!(one("a=ext4:mount=nobarrier").warnings.len(), 1);
+        assert_eq!(one("a=xfs:mount=barrier=0").warnings.len(), 1);
+        assert_eq!(one("a=zfs:sync=disabled").warnings.len(), 1);
+        assert!(one("a=zfs:sync=always").warnings.is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = parse_setup("ntfs").unwrap_err().to_string();
+        assert!(e.contains("unknown filesystem 'ntfs'"), "{e}");
+        let e = parse_setup("x=ext4:recordsize=16K")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown key 'recordsize'") && e.contains("mkfs, mount"),
+            "{e}"
+        );
+        let e = parse_setup("x=ext4:nocow").unwrap_err().to_string();
+        assert!(e.contains("unknown key 'nocow'"), "{e}");
+        let e = parse_setup("x=zfs:recordsize").unwrap_err().to_string();
+        assert!(e.contains("needs a value"), "{e}");
+        let e = parse_fs_list(&["ext4,ext4".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("used twice"), "{e}");
+        let e = parse_fs_list(&["ext4,bogus".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown filesystem 'bogus'"), "{e}");
+        assert_eq!(parse_setup("ntfs").unwrap_err().exit_code(), 2);
+    }
+}

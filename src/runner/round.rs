@@ -1,0 +1,555 @@
+//! One setup-round: check the device → discard → mkfs + mount (timed) → wait quiet →
+//! usable space → each workload after sync + drop caches → release.
+//!
+//! Every step's outcome is journaled as soon as it finishes. A failing workload becomes a
+//! `Failure` and the round goes on; an interrupt unwinds through the guards (unmount, pool
+//! destroy, data directory removal) and is passed up.
+
+use super::Runner;
+use super::adapters;
+use super::journal::{Entry, RoundRecord};
+use crate::Error;
+use crate::fs::Mounted;
+use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, step_seed};
+use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
+use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Unmounts (or destroys the pool) and removes the mountpoint when dropped: on success, error,
+/// panic or interrupt alike.
+struct MountGuard {
+    mounted: Option<Box<dyn Mounted>>,
+    mountpoint: PathBuf,
+}
+
+impl MountGuard {
+    fn release(mut self) -> crate::Result<()> {
+        let r = self.mounted.take().map_or(Ok(()), |m| m.release());
+        let _ = std::fs::remove_dir(&self.mountpoint);
+        r
+    }
+}
+
+impl Drop for MountGuard {
+    fn drop(&mut self) {
+        drop(self.mounted.take());
+        let _ = std::fs::remove_dir(&self.mountpoint);
+    }
+}
+
+/// Removes fsbench's own working directory in `--dir` mode (never anything else).
+struct DirGuard(Option<PathBuf>);
+
+impl Drop for DirGuard {
+    fn drop(&mut self) {
+        if let Some(d) = self.0.take()
+            && let Err(e) = std::fs::remove_dir_all(&d)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!("fsbench: warning: cannot remove {}: {e}", d.display());
+        }
+    }
+}
+
+impl Runner<'_> {
+    /// Run one setup-round, adding everything it records to `rec`.
+    pub(super) fn run_setup_round(
+        &mut self,
+        sr: SetupRound,
+        rec: &mut RoundRecord,
+    ) -> crate::Result<()> {
+        let plan = &self.inv.plan;
+        let setup = plan.setups[sr.setup].clone();
+        let round = sr.round;
+        let formats = self.inv.options.target.formats();
+        let mut mount_guard = None;
+        let work_root: PathBuf;
+        if formats {
+            let Some(dev) = self.target.block_device().map(Path::to_path_buf) else {
+                return Err(Error::Other("target has no block device to format".into()));
+            };
+            // Safety: the device must still be the one that passed the checks.
+            self.target.check_identity()?;
+            match self.target.discard() {
+                Ok(true) => {}
+                Ok(false) => self.warn_once("discard", "", "BLKDISCARD is not supported by the target; filesystems start on a device that was not discarded"),
+                Err(e) => self.warn_once("discard", "", &format!("discard failed: {e}")),
+            }
+            let Some(driver) = crate::fs::driver(&setup.fs) else {
+                self.fail(
+                    rec,
+                    &setup,
+                    round,
+                    "mkfs",
+                    &format!("no driver for {}", setup.fs),
+                )?;
+                return Ok(());
+            };
+            let mountpoint =
+                crate::fs::mount_root().join(format!("{}-{}", self.run_id, setup.name));
+            std::fs::create_dir_all(&mountpoint)
+                .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
+            let est = self.step_estimate_overhead(&setup);
+            self.progress.start(round, plan.rounds, &setup.name, "mkfs");
+            let created =
+                driver.create_and_mount(&dev, &setup, &mountpoint, self.inv.options.tool_timeout);
+            let (mkfs, mounted) = match created {
+                Ok(x) => x,
+                Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
+                    let _ = std::fs::remove_dir(&mountpoint);
+                    return Err(Error::Interrupted);
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_dir(&mountpoint);
+                    self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
+                    self.progress.finish(est);
+                    return Ok(());
+                }
+            };
+            let guard = MountGuard {
+                mounted: Some(mounted),
+                mountpoint,
+            };
+            let m = guard.mounted.as_ref().expect("just set");
+            work_root = m.path().to_path_buf();
+            let info = SetupInfo {
+                name: setup.name.clone(),
+                fs: setup.fs.clone(),
+                implementation: m.implementation(),
+                mkfs_args: mkfs.args.clone(),
+                mount_opts: m.mount_options(),
+                properties: m.properties(),
+                mkfs_output: mkfs.output.clone(),
+                warnings: setup.warnings.clone(),
+                options: setup.raw.clone(),
+            };
+            mount_guard = Some(guard);
+            let mut step = self.empty(&setup, round);
+            step.setup_info = Some(info);
+            if self.recorded("mkfs") {
+                step.samples.push(sample(
+                    &setup.name,
+                    "mkfs",
+                    round,
+                    &Metric::new("seconds", "s", mkfs.seconds),
+                ));
+            }
+            self.commit(rec, "mkfs", step)?;
+            // Wait for lazy init, commits and discards to settle before measuring.
+            let q = plan.quiet;
+            match adapters::wait_quiet(&dev, q.window, q.threshold, q.timeout) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let mut step = self.empty(&setup, round);
+                    step.warnings.push(Warning {
+                        setup: setup.name.clone(),
+                        round,
+                        message: format!(
+                            "the device did not go quiet (< {} written per {:?}) within {:?} after mkfs; background work may affect this round",
+                            crate::units::format_size(q.threshold), q.window, q.timeout
+                        ),
+                    });
+                    self.progress.note(&format!(
+                        "fsbench: warning: {}: device never went quiet in round {round}",
+                        setup.name
+                    ));
+                    self.commit(rec, "quiet", step)?;
+                }
+                Err(Error::Interrupted) => return Err(Error::Interrupted),
+                Err(e) => self.warn_once(
+                    "quiet",
+                    &setup.name,
+                    &format!("cannot watch the device for quiet: {e}"),
+                ),
+            }
+            self.progress.finish(est);
+        } else {
+            work_root = self
+                .target
+                .directory()
+                .map(Path::to_path_buf)
+                .ok_or_else(|| Error::Other("directory target without a directory".into()))?;
+            let mut step = self.empty(&setup, round);
+            let m = super::mountinfo::mount_of(&work_root);
+            let mut properties = BTreeMap::new();
+            if let Some(m) = &m {
+                properties.insert("mount_point".to_string(), m.mount_point.clone());
+                properties.insert("source".to_string(), m.source.clone());
+            }
+            step.setup_info = Some(SetupInfo {
+                name: setup.name.clone(),
+                fs: m.as_ref().map_or("dir".into(), |m| m.fstype.clone()),
+                implementation: "existing directory (no mkfs)".into(),
+                mount_opts: m.map(|m| m.options).unwrap_or_default(),
+                properties,
+                ..Default::default()
+            });
+            self.commit(rec, "setup", step)?;
+        }
+
+        // fsbench's own directory on the filesystem under test.
+        let data_dir = if formats {
+            work_root.join("fsbench")
+        } else {
+            work_root.join(format!("fsbench-{}", self.run_id))
+        };
+        std::fs::create_dir_all(&data_dir).map_err(|e| Error::io("cannot create", &data_dir, e))?;
+        let _dir_guard = DirGuard((!formats).then(|| data_dir.clone()));
+        if setup.nocow() {
+            let argv = crate::host::command::argv(&[
+                "chattr",
+                "+C",
+                data_dir.to_str().unwrap_or_default(),
+            ]);
+            if let Err(e) = crate::host::command::run(&argv, self.inv.options.tool_timeout) {
+                // Without +C the setup is not the variant it claims to be: measure nothing.
+                self.fail(rec, &setup, round, "nocow", &e.to_string())?;
+                if let Some(guard) = mount_guard.take()
+                    && let Err(e) = guard.release()
+                {
+                    self.fail(rec, &setup, round, "release", &e.to_string())?;
+                }
+                return Ok(());
+            }
+        }
+
+        let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
+        let workloads: Vec<WorkloadSpec> = plan.workloads.clone();
+        for w in workloads.iter().filter(|w| w.kind != Kind::Mkfs) {
+            crate::cancel::check()?;
+            let est = crate::plan::eta::workload_seconds(plan, w);
+            self.progress.start(round, plan.rounds, &setup.name, &w.id);
+            if w.kind != Kind::UsableSpace {
+                self.drop_caches();
+            }
+            let result = self.run_workload(w, &setup, round, &work_root, &data_dir);
+            let mut step = self.empty(&setup, round);
+            match result {
+                Ok(mut out) => {
+                    if let Some(bw) = out.metrics.iter().find(|m| m.metric == "bw_mib_s") {
+                        bandwidth.insert(w.id.clone(), bw.value);
+                    }
+                    if let Some(base) = &w.baseline
+                        && let (Some(b), Some(x)) = (bandwidth.get(base), bandwidth.get(&w.id))
+                        && *b > 0.0
+                    {
+                        out.metrics.push(Metric::new("scaling_factor", "x", x / b));
+                    }
+                    for n in &out.notes {
+                        step.warnings.push(Warning {
+                            setup: setup.name.clone(),
+                            round,
+                            message: format!("{}: {n}", w.id),
+                        });
+                    }
+                    if w.record {
+                        add_output(&mut step, &setup.name, &w.id, round, out);
+                    }
+                }
+                Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
+                    return Err(Error::Interrupted);
+                }
+                Err(e) => {
+                    self.progress.note(&format!(
+                        "fsbench: {} round {round}: {} failed: {e}",
+                        setup.name, w.id
+                    ));
+                    step.failures.push(Failure {
+                        setup: setup.name.clone(),
+                        workload: w.id.clone(),
+                        round,
+                        error: e.to_string(),
+                    });
+                }
+            }
+            self.commit(rec, &w.id, step)?;
+            self.progress.finish(est);
+        }
+
+        if let Some(guard) = mount_guard.take()
+            && let Err(e) = guard.release()
+        {
+            self.fail(rec, &setup, round, "release", &e.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn run_workload(
+        &mut self,
+        w: &WorkloadSpec,
+        setup: &SetupSpec,
+        round: u32,
+        work_root: &Path,
+        data_dir: &Path,
+    ) -> crate::Result<WorkloadOutput> {
+        let plan = &self.inv.plan;
+        let opts = &self.inv.options;
+        let seed = step_seed(opts.seed, &setup.name, round, &w.id);
+        let device = self.target.block_device().map(Path::to_path_buf);
+        let defaults = plan.job_defaults(seed, device.clone());
+        let tree = data_dir.join("tree");
+        let ctx = WorkloadContext {
+            dir: data_dir,
+            device: device.as_deref(),
+            fs: &setup.fs,
+            round,
+            seed,
+        };
+        match w.kind {
+            Kind::Mkfs => Ok(WorkloadOutput::default()),
+            Kind::UsableSpace => usable_space(work_root),
+            Kind::Layout => {
+                let spec = w
+                    .job_spec(data_dir, &defaults)
+                    .expect("layout has io params");
+                let size = spec.size.unwrap_or(plan.file_size);
+                let mut notes = Vec::new();
+                let secs = match adapters::layout_file(&spec.filename, size, spec.direct) {
+                    Err(e) if spec.direct && is_direct_refusal(&e) => {
+                        let _ = std::fs::remove_file(&spec.filename);
+                        notes.push(format!(
+                            "{} refused O_DIRECT ({e}); the file was laid out buffered",
+                            setup.fs
+                        ));
+                        adapters::layout_file(&spec.filename, size, false)?
+                    }
+                    other => other?,
+                };
+                Ok(WorkloadOutput {
+                    metrics: vec![
+                        Metric::new("seconds", "s", secs),
+                        Metric::new(
+                            "bw_mib_s",
+                            "MiB/s",
+                            size as f64 / 1048576.0 / secs.max(1e-9),
+                        ),
+                    ],
+                    notes,
+                    ..Default::default()
+                })
+            }
+            Kind::Io => {
+                let spec = w.job_spec(data_dir, &defaults).expect("io has params");
+                self.io_with_fallback(&ctx, spec)
+            }
+            Kind::Memcap => {
+                let spec = w.job_spec(data_dir, &defaults).expect("memcap has params");
+                adapters::memcap_run(&spec, w.memory_limit.unwrap_or(512 << 20))
+            }
+            Kind::Untar => {
+                let threads = opts.threads;
+                let corpus = self.corpus()?;
+                crate::workload::meta::untar(corpus, &tree, threads)
+            }
+            Kind::FindCold => {
+                let threads = opts.threads;
+                let expected = self.corpus()?.entries();
+                crate::workload::meta::find_cold(&tree, threads, Some(expected))
+            }
+            Kind::RmTree => crate::workload::meta::rm_tree(&tree, opts.threads),
+            Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
+            Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
+            Kind::Compress => {
+                adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
+            }
+            Kind::Probe => {
+                // Probes build a small filesystem of their own next to the image (or in
+                // /var/tmp for device and directory targets); the one under test is untouched.
+                let scratch = match &opts.target {
+                    crate::plan::TargetChoice::Image { scratch_dir, .. } => scratch_dir.clone(),
+                    _ => PathBuf::from("/var/tmp"),
+                };
+                adapters::probe_run(&w.id, setup, &scratch, opts.tool_timeout)
+            }
+        }
+    }
+
+    /// Run an I/O job; when the filesystem refuses O_DIRECT (EINVAL, e.g. zfs-fuse) run it
+    /// buffered and say so in the results rather than failing the step.
+    fn io_with_fallback(
+        &mut self,
+        ctx: &WorkloadContext<'_>,
+        spec: crate::engine::JobSpec,
+    ) -> crate::Result<WorkloadOutput> {
+        match adapters::io_run(ctx, &spec, self.inv.options.engine) {
+            Err(e) if spec.direct && is_direct_refusal(&e) => {
+                let mut buffered = spec.clone();
+                buffered.direct = false;
+                let mut out = adapters::io_run(ctx, &buffered, self.inv.options.engine)?;
+                out.notes.push(format!(
+                    "{} refused O_DIRECT ({e}); this job ran buffered, so the page cache is part of its numbers",
+                    ctx.fs
+                ));
+                Ok(out)
+            }
+            other => other,
+        }
+    }
+
+    fn corpus(&mut self) -> crate::Result<&crate::workload::meta::Corpus> {
+        if self.corpus.is_none() {
+            self.corpus = Some(crate::workload::meta::Corpus::build(&self.inv.plan.corpus)?);
+        }
+        Ok(self.corpus.as_ref().expect("just built"))
+    }
+
+    fn drop_caches(&mut self) {
+        if let Err(e) = crate::host::drop_caches() {
+            self.warn_once(
+                "drop_caches",
+                "",
+                &format!("caches were not dropped before workloads: {e}"),
+            );
+        }
+    }
+
+    fn recorded(&self, id: &str) -> bool {
+        self.inv
+            .plan
+            .workloads
+            .iter()
+            .any(|w| w.id == id && w.record)
+    }
+
+    fn step_estimate_overhead(&self, setup: &SetupSpec) -> f64 {
+        crate::plan::eta::setup_overhead_seconds(&self.inv.plan, &setup.fs, true)
+    }
+
+    fn empty(&self, setup: &SetupSpec, round: u32) -> RoundRecord {
+        RoundRecord {
+            setup: setup.name.clone(),
+            round,
+            ..Default::default()
+        }
+    }
+
+    /// Journal one step (fsync'd) and fold it into the setup-round's record.
+    fn commit(
+        &mut self,
+        rec: &mut RoundRecord,
+        workload: &str,
+        step: RoundRecord,
+    ) -> crate::Result<()> {
+        self.journal.append(&Entry::Step {
+            workload: workload.to_string(),
+            record: Box::new(step.clone()),
+        })?;
+        rec.absorb(step);
+        Ok(())
+    }
+
+    fn fail(
+        &mut self,
+        rec: &mut RoundRecord,
+        setup: &SetupSpec,
+        round: u32,
+        workload: &str,
+        error: &str,
+    ) -> crate::Result<()> {
+        self.progress.note(&format!(
+            "fsbench: {} round {round}: {workload} failed: {error}",
+            setup.name
+        ));
+        let mut step = self.empty(setup, round);
+        step.failures.push(Failure {
+            setup: setup.name.clone(),
+            workload: workload.to_string(),
+            round,
+            error: error.to_string(),
+        });
+        self.commit(rec, workload, step)
+    }
+}
+
+/// Whether an I/O error means "this filesystem does not do O_DIRECT".
+fn is_direct_refusal(e: &Error) -> bool {
+    let s = e.to_string();
+    s.contains("EINVAL") || s.contains("Invalid argument") || s.contains("os error 22")
+}
+
+fn sample(setup: &str, workload: &str, round: u32, m: &Metric) -> Sample {
+    Sample {
+        setup: setup.to_string(),
+        workload: workload.to_string(),
+        metric: m.metric.clone(),
+        unit: m.unit.clone(),
+        round,
+        value: m.value,
+    }
+}
+
+/// Turn a workload's output into results rows.
+pub(super) fn add_output(
+    step: &mut RoundRecord,
+    setup: &str,
+    workload: &str,
+    round: u32,
+    out: WorkloadOutput,
+) {
+    for m in out.metrics.iter().filter(|m| m.value.is_finite()) {
+        step.samples.push(sample(setup, workload, round, m));
+    }
+    for (direction, h) in out.histograms {
+        step.histograms.push(HistogramRecord {
+            setup: setup.to_string(),
+            workload: workload.to_string(),
+            round,
+            direction,
+            min_ns: h.min(),
+            max_ns: h.max(),
+            count: h.count(),
+            sum_ns: h.sum(),
+            buckets: h.to_sparse(),
+        });
+    }
+    for (metric, values) in out.series {
+        step.series.push(SeriesRecord {
+            setup: setup.to_string(),
+            workload: workload.to_string(),
+            round,
+            metric,
+            values,
+        });
+    }
+}
+
+/// `usable-space`: what statvfs reports right after mkfs (df's Size/Avail, inodes).
+fn usable_space(root: &Path) -> crate::Result<WorkloadOutput> {
+    let s = rustix::fs::statvfs(root).map_err(|e| Error::io("cannot statvfs", root, e.into()))?;
+    let f = s.f_frsize as f64;
+    Ok(WorkloadOutput {
+        metrics: vec![
+            Metric::new("size_bytes", "bytes", s.f_blocks as f64 * f),
+            Metric::new("avail_bytes", "bytes", s.f_bavail as f64 * f),
+            Metric::new("inodes_total", "count", s.f_files as f64),
+            Metric::new("inodes_free", "count", s.f_ffree as f64),
+        ],
+        ..Default::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usable_space_reads_statvfs() {
+        let d = tempfile::tempdir().unwrap();
+        let out = usable_space(d.path()).unwrap();
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert!(get("size_bytes") > 0.0);
+        assert!(get("avail_bytes") <= get("size_bytes"));
+    }
+
+    #[test]
+    fn direct_refusal_is_recognised() {
+        let e = Error::io(
+            "cannot open with O_DIRECT",
+            "/x",
+            std::io::Error::from_raw_os_error(22),
+        );
+        assert!(is_direct_refusal(&e));
+        assert!(!is_direct_refusal(&Error::Other("ENOSPC".into())));
+    }
+}

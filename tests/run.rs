@@ -1,0 +1,604 @@
+//! End-to-end tests of `fsbench run` / `fsbench plan` through the real binary.
+//!
+//! Privileged tests (loop devices, mkfs, mounts) run as root when the tools exist and print
+//! `skipped: <reason>` otherwise. Every test uses its own scratch directory, so checking for
+//! leftovers (loop devices backed by it, mounts under it or under fsbench's mount root for the
+//! child's pid, new fsbench pools) never confuses our resources with anyone else's.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fsbench"))
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn have(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// `None` when the test can run; otherwise why not.
+fn privileged(tools: &[&str]) -> Option<String> {
+    if !is_root() {
+        return Some("needs root (loop devices, mkfs, mount)".into());
+    }
+    for t in tools {
+        if !have(t) {
+            return Some(format!("{t} is not installed"));
+        }
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no /dev/loop-control".into());
+    }
+    None
+}
+
+fn sh(argv: &[&str]) -> Output {
+    Command::new(argv[0])
+        .args(&argv[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+}
+
+fn sh_ok(argv: &[&str]) -> String {
+    let o = sh(argv);
+    assert!(
+        o.status.success(),
+        "{argv:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Refusal: exit code 2 and a message containing every `needles`.
+fn assert_refused(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2, stderr:\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks '{n}':\n{err}");
+    }
+}
+
+fn zfs_pools() -> Vec<String> {
+    if !have("zpool") {
+        return vec![];
+    }
+    let o = sh(&["zpool", "list", "-H", "-o", "name"]);
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Loop devices backed by files under `scratch`, mounts of ours, new fsbench pools.
+fn leftovers(scratch: &Path, child_pid: u32, pools_before: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    let scratch = scratch.to_string_lossy().into_owned();
+    let loops = String::from_utf8_lossy(&sh(&["losetup", "-a"]).stdout).into_owned();
+    found.extend(
+        loops
+            .lines()
+            .filter(|l| l.contains(&scratch))
+            .map(|l| format!("loop: {l}")),
+    );
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let ours = format!("/run/fsbench/{child_pid}-");
+    found.extend(
+        mountinfo
+            .lines()
+            .filter(|l| l.contains(&ours) || l.contains(&scratch))
+            .map(|l| format!("mount: {l}")),
+    );
+    found.extend(
+        zfs_pools()
+            .into_iter()
+            .filter(|p| p.contains("fsbench") && !pools_before.contains(p))
+            .map(|p| format!("pool: {p}")),
+    );
+    found
+}
+
+fn load_results(out: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json exists");
+    serde_json::from_str(&text).expect("results.json is JSON")
+}
+
+/// Every (setup, workload, round) of the standard suite has at least one sample.
+fn assert_complete(r: &serde_json::Value, setups: &[&str], rounds: u32) {
+    let ids = [
+        "mkfs",
+        "usable-space",
+        "layout",
+        "seqread",
+        "seqwrite",
+        "randread",
+        "randwrite",
+        "randrw70",
+        "fsync-write",
+        "untar",
+        "find-cold",
+        "rm-tree",
+    ];
+    let samples = r["samples"].as_array().expect("samples");
+    let mut missing = Vec::new();
+    for s in setups {
+        for w in ids {
+            for round in 1..=rounds {
+                let hit = samples.iter().any(|x| {
+                    x["setup"] == *s && x["workload"] == w && x["round"] == u64::from(round)
+                });
+                if !hit {
+                    missing.push(format!("{s}/{w}/round {round}"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "missing samples: {missing:?}\nfailures: {}",
+        r["failures"]
+    );
+}
+
+#[test]
+fn refuses_bad_input_before_touching_anything() {
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path().to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut c = bin();
+        c.args(["run", "--yes", "--scratch-dir", s]).args(args);
+        c.output().unwrap()
+    };
+    assert_refused(
+        &run(&["--fs", "ext4,nosuchfs"]),
+        &["unknown filesystem 'nosuchfs'"],
+    );
+    assert_refused(
+        &run(&["--fs", "e=ext4:recordsize=16K"]),
+        &["unknown key 'recordsize'", "mkfs, mount"],
+    );
+    assert_refused(&run(&["--rounds", "0"]), &["--rounds"]);
+    assert_refused(&run(&["--only", "randred"]), &["--only", "randred"]);
+    assert_refused(
+        &run(&["--fs", "xfs", "--image-size", "100M"]),
+        &["--image-size", "too small for xfs"],
+    );
+    assert_refused(
+        &run(&["--fs", "zfs", "--image-size", "32M", "--file-size", "8M"]),
+        &["too small for zfs"],
+    );
+    // Nothing was created in the scratch directory.
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    // The same validation serves `fsbench plan`.
+    let o = bin()
+        .args(["plan", "--fs", "btrfs:bogus=1"])
+        .output()
+        .unwrap();
+    assert_refused(&o, &["unknown key 'bogus'"]);
+}
+
+#[test]
+fn plan_prints_steps_eta_and_fio_commands() {
+    let o = bin()
+        .args([
+            "plan",
+            "--fs",
+            "ext4,zfs-16k=zfs:recordsize=16K",
+            "--rounds",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("Estimated time:"), "{text}");
+    assert!(text.contains("-O recordsize=16K"), "{text}");
+    // Rounds interleave: round 1 of zfs-16k comes before round 2 of ext4.
+    let z1 = text.find("1      zfs-16k").expect("round 1 zfs-16k");
+    let e2 = text.find("2      ext4").expect("round 2 ext4");
+    assert!(z1 < e2);
+    let randread = text
+        .lines()
+        .find(|l| l.starts_with("fio --name=randread "))
+        .unwrap_or_else(|| panic!("no fio line for randread:\n{text}"));
+    for part in [
+        "--rw=randread",
+        "--iodepth=8",
+        "--numjobs=4",
+        "--direct=1",
+        "--bs=4k",
+    ] {
+        assert!(randread.contains(part), "{part} missing: {randread}");
+    }
+    let o = bin()
+        .args(["plan", "--emit-fio", "--profile", "nvme"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("fio --name=randread-qd128 ") && text.contains("--iodepth=128"),
+        "{text}"
+    );
+    let help = bin().args(["run", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Examples:"));
+}
+
+#[test]
+fn refuses_a_regular_file_as_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("not-a-disk.img");
+    std::fs::write(&f, vec![0xabu8; 1 << 20]).unwrap();
+    let o = bin()
+        .args([
+            "run",
+            "--yes",
+            "--fs",
+            "ext4",
+            "--device",
+            f.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_refused(&o, &["not-a-disk.img"]);
+    assert!(
+        std::fs::read(&f).unwrap().iter().all(|b| *b == 0xab),
+        "file changed"
+    );
+}
+
+/// A loop device of the test's own, with an ext4 filesystem holding a marker file.
+struct TestLoop {
+    image: PathBuf,
+    dev: String,
+    mnt: PathBuf,
+    mounted: bool,
+    _dir: tempfile::TempDir,
+}
+
+impl TestLoop {
+    fn new() -> TestLoop {
+        let dir = tempfile::tempdir().unwrap();
+        let image = dir.path().join("disk.img");
+        let f = std::fs::File::create(&image).unwrap();
+        f.set_len(64 << 20).unwrap();
+        drop(f);
+        let dev = sh_ok(&["losetup", "--find", "--show", image.to_str().unwrap()]);
+        sh_ok(&["mkfs.ext4", "-F", "-q", &dev]);
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        let mut l = TestLoop {
+            image,
+            dev,
+            mnt,
+            mounted: false,
+            _dir: dir,
+        };
+        l.mount();
+        std::fs::write(l.mnt.join("marker"), b"precious data").unwrap();
+        sh_ok(&["sync"]);
+        l
+    }
+
+    fn mount(&mut self) {
+        sh_ok(&["mount", &self.dev, self.mnt.to_str().unwrap()]);
+        self.mounted = true;
+    }
+
+    fn umount(&mut self) {
+        sh_ok(&["umount", self.mnt.to_str().unwrap()]);
+        self.mounted = false;
+    }
+
+    fn marker_intact(&mut self) -> bool {
+        let was = self.mounted;
+        if !was {
+            self.mount();
+        }
+        let ok = std::fs::read(self.mnt.join("marker")).is_ok_and(|d| d == b"precious data");
+        if !was {
+            self.umount();
+        }
+        ok
+    }
+}
+
+impl Drop for TestLoop {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = sh(&["umount", self.mnt.to_str().unwrap()]);
+        }
+        let _ = sh(&["losetup", "-d", &self.dev]);
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+#[test]
+fn refuses_mounted_and_signed_devices() {
+    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mount"]) {
+        println!("skipped: {why}");
+        return;
+    }
+    let mut l = TestLoop::new();
+    // Mounted: refused even with --force-wipe.
+    let o = bin()
+        .args([
+            "run",
+            "--yes",
+            "--force-wipe",
+            "--fs",
+            "ext4",
+            "--device",
+            &l.dev,
+        ])
+        .output()
+        .unwrap();
+    assert_refused(&o, &["mounted"]);
+    assert!(l.marker_intact());
+    // Unmounted but carrying ext4: refused without --force-wipe.
+    l.umount();
+    let o = bin()
+        .args(["run", "--yes", "--fs", "ext4", "--device", &l.dev])
+        .output()
+        .unwrap();
+    assert_refused(&o, &["--force-wipe"]);
+    assert!(l.marker_intact(), "the data on the device changed");
+}
+
+#[test]
+fn full_run_on_a_loop_image_over_four_filesystems() {
+    if let Some(why) = privileged(&[
+        "losetup",
+        "mkfs.ext4",
+        "mkfs.xfs",
+        "mkfs.btrfs",
+        "zpool",
+        "zfs-fuse",
+    ]) {
+        println!("skipped: {why}");
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    let pools = zfs_pools();
+    let child = bin()
+        .args([
+            "run",
+            "--yes",
+            "--fs",
+            "ext4,xfs,btrfs,zfs",
+            "--image-size",
+            "1G",
+            "--file-size",
+            "64M",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "0s",
+            "--rounds",
+            "2",
+            "--quiet-window",
+            "1s",
+            "--quiet-timeout",
+            "20s",
+            "--seed",
+            "42",
+        ])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{err}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let r = load_results(&out);
+    assert_eq!(r["partial"], false);
+    assert_complete(&r, &["ext4", "xfs", "btrfs", "zfs"], 2);
+    let setups = r["setups"].as_array().unwrap();
+    assert_eq!(setups.len(), 4);
+    for s in setups {
+        assert!(!s["mkfs_args"].as_array().unwrap().is_empty(), "{s}");
+        assert!(!s["mount_opts"].as_str().unwrap().is_empty(), "{s}");
+    }
+    assert!(r["summary"].as_array().is_some_and(|s| !s.is_empty()));
+    assert!(
+        r["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["fio_command"].is_string())
+    );
+    assert!(out.join("journal.jsonl").exists() && out.join("plan.json").exists());
+    // The table is printed.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ext4"));
+    let left = leftovers(scratch.path(), pid, &pools);
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_eq!(
+        std::fs::read_dir(scratch.path()).unwrap().count(),
+        1,
+        "image not deleted"
+    );
+}
+
+#[test]
+fn sigint_releases_everything_and_resume_completes() {
+    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.xfs"]) {
+        println!("skipped: {why}");
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    let child = bin()
+        .args([
+            "run",
+            "--yes",
+            "--fs",
+            "ext4,xfs",
+            "--image-size",
+            "1G",
+            "--file-size",
+            "64M",
+            "--runtime",
+            "2s",
+            "--ramp",
+            "0s",
+            "--rounds",
+            "2",
+            "--quiet-window",
+            "1s",
+            "--quiet-timeout",
+            "20s",
+            "--seed",
+            "7",
+        ])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until one setup-round is done and the next is under way, then interrupt.
+    let journal = out.join("journal.jsonl");
+    let t0 = Instant::now();
+    loop {
+        let j = std::fs::read_to_string(&journal).unwrap_or_default();
+        let done = j.matches("\"round_done\"").count();
+        if done >= 1
+            && j.lines().count() > j.lines().position(|l| l.contains("round_done")).unwrap() + 2
+        {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "run made no progress:\n{j}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "stderr:\n{}", stderr(&o));
+    let left = leftovers(scratch.path(), pid, &[]);
+    assert!(left.is_empty(), "left behind after SIGINT: {left:?}");
+    assert!(journal.exists());
+    let partial = load_results(&out);
+    assert_eq!(partial["partial"], true);
+    // Only the output directory remains in the scratch dir: the image is gone.
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 1);
+
+    let o = bin().arg("run").arg("--resume").arg(&out).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "resume failed:\n{err}");
+    assert!(err.contains("already done"), "{err}");
+    let r = load_results(&out);
+    assert_eq!(r["partial"], false);
+    assert_complete(&r, &["ext4", "xfs"], 2);
+    let left = leftovers(scratch.path(), pid, &[]);
+    assert!(left.is_empty(), "left behind after resume: {left:?}");
+}
+
+#[test]
+fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
+    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.btrfs"]) {
+        println!("skipped: {why}");
+        return;
+    }
+    for (profile, fs, setups) in [
+        (
+            "vps",
+            "ext4,btrfs-zstd=btrfs:mount=compress=zstd:3",
+            vec!["ext4", "btrfs-zstd"],
+        ),
+        ("nvme", "ext4", vec!["ext4"]),
+    ] {
+        let scratch = tempfile::tempdir().unwrap();
+        let out = scratch.path().join("out");
+        let o = bin()
+            .args([
+                "run",
+                "--yes",
+                "--profile",
+                profile,
+                "--fs",
+                fs,
+                "--image-size",
+                "1G",
+                "--file-size",
+                "64M",
+                "--runtime",
+                "1s",
+                "--ramp",
+                "0s",
+                "--rounds",
+                "1",
+                "--quiet-window",
+                "1s",
+                "--quiet-timeout",
+                "20s",
+            ])
+            .arg("--scratch-dir")
+            .arg(scratch.path())
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{profile}: exit {:?}\n{}",
+            o.status.code(),
+            stderr(&o)
+        );
+        let r = load_results(&out);
+        let samples = r["samples"].as_array().unwrap();
+        let plan: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+        for w in plan["plan"]["workloads"].as_array().unwrap() {
+            if w["record"] != true {
+                continue;
+            }
+            for s in &setups {
+                assert!(
+                    samples
+                        .iter()
+                        .any(|x| x["setup"] == *s && x["workload"] == w["id"]),
+                    "{profile}: no sample for {s}/{}",
+                    w["id"]
+                );
+            }
+        }
+        if profile == "vps" {
+            // The 8-writer job reports its factor over the single writer.
+            assert!(
+                samples
+                    .iter()
+                    .any(|x| x["workload"] == "par8-write" && x["metric"] == "scaling_factor")
+            );
+        }
+        let left = leftovers(scratch.path(), 0, &[]);
+        assert!(left.is_empty(), "{profile}: left behind: {left:?}");
+    }
+}
