@@ -9,6 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The privileged tests check that nothing of theirs is left (loops, mounts, pools); run them
+/// one at a time so one test's live pool is never taken for another's leftover.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fsbench"))
 }
@@ -323,6 +331,7 @@ impl Drop for TestLoop {
 
 #[test]
 fn refuses_mounted_and_signed_devices() {
+    let _serial = serial();
     if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mount"]) {
         println!("skipped: {why}");
         return;
@@ -355,6 +364,7 @@ fn refuses_mounted_and_signed_devices() {
 
 #[test]
 fn full_run_on_a_loop_image_over_four_filesystems() {
+    let _serial = serial();
     if let Some(why) = privileged(&[
         "losetup",
         "mkfs.ext4",
@@ -440,6 +450,7 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
 
 #[test]
 fn sigint_releases_everything_and_resume_completes() {
+    let _serial = serial();
     if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.xfs"]) {
         println!("skipped: {why}");
         return;
@@ -523,6 +534,7 @@ fn sigint_releases_everything_and_resume_completes() {
 
 #[test]
 fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
+    let _serial = serial();
     if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.btrfs"]) {
         println!("skipped: {why}");
         return;
