@@ -11,6 +11,8 @@ pub struct Progress {
     start: Instant,
     total_steps: usize,
     done_steps: usize,
+    estimate: f64,
+    done_weight: f64,
 }
 
 impl Progress {
@@ -21,7 +23,7 @@ impl Progress {
             let b = ProgressBar::new(estimate.as_secs().max(1));
             b.set_style(
                 ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} · {msg}",
+                    "{spinner} [{elapsed_precise}] {wide_bar} {prefix} · {msg}",
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
@@ -33,14 +35,32 @@ impl Progress {
             start: Instant::now(),
             total_steps,
             done_steps: 0,
+            estimate: estimate.as_secs_f64(),
+            done_weight: 0.0,
         }
+    }
+
+    /// Remaining time: the plan's estimate at first, then scaled by how fast the run has
+    /// actually gone so far (indicatif's own ETA reads 0 s until the first step ends).
+    fn eta(&self) -> String {
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let left = if self.done_weight > 0.0 {
+            elapsed * (self.estimate - self.done_weight).max(0.0) / self.done_weight
+        } else {
+            (self.estimate - elapsed).max(0.0)
+        };
+        let s = left.round() as u64;
+        format!("ETA {}m {:02}s", s / 60, s % 60)
     }
 
     /// A step begins.
     pub fn start(&mut self, round: u32, rounds: u32, setup: &str, workload: &str) {
         let msg = format!("round {round}/{rounds} · {setup} · {workload}");
         match &self.bar {
-            Some(b) => b.set_message(msg),
+            Some(b) => {
+                b.set_prefix(self.eta());
+                b.set_message(msg)
+            }
             None => eprintln!(
                 "[{:>5.0}s] [{}/{}] {msg}",
                 self.start.elapsed().as_secs_f64(),
@@ -53,8 +73,17 @@ impl Progress {
     /// A step ended; `weight` is its estimated seconds.
     pub fn finish(&mut self, weight: f64) {
         self.done_steps += 1;
+        self.done_weight += weight;
         if let Some(b) = &self.bar {
             b.inc(weight.round() as u64);
+            b.set_prefix(self.eta());
+        }
+    }
+
+    /// Change what the current step says it is doing.
+    pub fn doing(&self, what: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(what.to_string());
         }
     }
 

@@ -138,6 +138,10 @@ impl Runner<'_> {
             self.commit(rec, "mkfs", step)?;
             // Wait for lazy init, commits and discards to settle before measuring.
             let q = plan.quiet;
+            self.progress.doing(&format!(
+                "round {round}/{} · {} · waiting for the device to go quiet",
+                plan.rounds, setup.name
+            ));
             match adapters::wait_quiet(&dev, q.window, q.threshold, q.timeout) {
                 Ok(true) => {}
                 Ok(false) => {

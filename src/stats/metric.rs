@@ -94,6 +94,18 @@ pub fn metric_label(metric: &str) -> String {
     if !known.is_empty() {
         return known.to_string();
     }
+    // Per-side metrics of a mixed job (randrw70): "read p99 latency (median of rounds)".
+    for side in ["read_", "write_"] {
+        if let Some(rest) = metric
+            .strip_prefix(side)
+            .filter(|r| !r.ends_with("_merged"))
+        {
+            let base = metric_label(rest);
+            if base != rest.replace('_', " ") {
+                return format!("{} {base}", side.trim_end_matches('_'));
+            }
+        }
+    }
     if let Some(rest) = metric.strip_suffix("_merged") {
         // e.g. lat_p99_ms_merged, read_lat_p99_9_ms_merged
         let (dir, rest) = match rest.split_once("_lat_") {
@@ -259,5 +271,25 @@ mod tests {
             metric_label("read_lat_p99_9_ms_merged"),
             "read p99.9 latency (all I/Os of all rounds)"
         );
+    }
+}
+
+#[cfg(test)]
+mod side_label_tests {
+    use super::metric_label;
+
+    #[test]
+    fn per_side_metrics_of_a_mix_read_as_words() {
+        assert_eq!(
+            metric_label("read_lat_p99_ms"),
+            "read p99 latency (median of rounds)"
+        );
+        assert_eq!(metric_label("write_bw_mib_s"), "write bandwidth");
+        assert_eq!(metric_label("read_iops"), "read IOPS");
+        assert_eq!(
+            metric_label("read_lat_p99_ms_merged"),
+            "read p99 latency (all I/Os of all rounds)"
+        );
+        assert_eq!(metric_label("read_something_new"), "read something new");
     }
 }
