@@ -18,8 +18,9 @@
 # Targets per row: native IOPS >= 1.0x fio's, native CPU per I/O <= fio's, native p50 within
 # +-15 % of fio's `lat` p50. Goal: IOPS >= 1.25x.
 #
-# CPU: native reports its whole process (every thread); fio reports its job threads only
-# (usr_cpu/sys_cpu x job_runtime), which slightly favours fio.
+# CPU: both programs are measured the same way, from outside: user + system time of the whole
+# process (every thread, io_uring's io-wq workers included, which fio's own usr_cpu/sys_cpu
+# leave out), divided by the I/Os of ramp + runtime (measured I/Os scaled by the wall share).
 
 set -euo pipefail
 
@@ -97,9 +98,24 @@ ROWS=(
     "4k randwrite io_uring QD8 x2|randwrite|io_uring|8|2"
 )
 
+# Run a command with stdout to $OUT_FILE and write its whole-process CPU seconds to $OUT_FILE.cpu.
+measured() { # out cmd...
+    local out=$1
+    shift
+    python3 - "$out" "$@" <<'PY'
+import resource, subprocess, sys
+out, cmd = sys.argv[1], sys.argv[2:]
+with open(out, "w") as f:
+    rc = subprocess.call(cmd, stdout=f)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(out + ".cpu", "w").write(f"{r.ru_utime + r.ru_stime}\n")
+sys.exit(rc)
+PY
+}
+
 native() { # rw engine depth jobs out
-    "$FSBENCH" io --filename "$DEV" --rw "$1" --bs 4k --ioengine "$2" --iodepth "$3" \
-        --numjobs "$4" --direct --runtime "${RUNTIME}s" --ramp "${RAMP}s" --json >"$5"
+    measured "$5" "$FSBENCH" io --filename "$DEV" --rw "$1" --bs 4k --ioengine "$2" --iodepth "$3" \
+        --numjobs "$4" --direct --runtime "${RUNTIME}s" --ramp "${RAMP}s" --json
 }
 
 fio_run() { # rw engine depth jobs out — the same flags src/fio/args.rs renders
@@ -107,10 +123,10 @@ fio_run() { # rw engine depth jobs out — the same flags src/fio/args.rs render
     [[ $1 == *write* ]] && extra+=(--refill_buffers)
     local ramp=()
     [[ $RAMP -gt 0 ]] && ramp=(--ramp_time="${RAMP}s")
-    fio --name=fsbench --filename="$DEV" --rw="$1" --bs=4k --ioengine="$2" --iodepth="$3" \
+    measured "$5" fio --name=fsbench --filename="$DEV" --rw="$1" --bs=4k --ioengine="$2" --iodepth="$3" \
         --numjobs="$4" --thread --direct=1 --time_based --runtime="${RUNTIME}s" "${ramp[@]}" \
         --randrepeat=0 --norandommap "${extra[@]}" --group_reporting --lat_percentiles=1 \
-        --percentile_list=50:90:99:99.9:99.99 --output-format=json >"$5"
+        --percentile_list=50:90:99:99.9:99.99 --output-format=json
 }
 
 # --- header ----------------------------------------------------------------------------------
@@ -142,10 +158,14 @@ for row in "${ROWS[@]}"; do
 done
 
 # --- table -------------------------------------------------------------------------------------
-python3 - "$WORK" "$i" "$REPS" <<'PY'
+python3 - "$WORK" "$i" "$REPS" "$RAMP" "$RUNTIME" <<'PY'
 import json, statistics, sys
 
 work, nrows, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+wall_share = (int(sys.argv[4]) + int(sys.argv[5])) / int(sys.argv[5])
+
+def cpu(path):
+    return float(open(path + ".cpu").read())
 
 def load(path):
     text = open(path).read()
@@ -161,8 +181,7 @@ def native(d, engine):
     ios = sum(x["ios"] for x in dirs)
     main = max(dirs, key=lambda x: x["ios"])
     return dict(iops=sum(x["iops"] for x in dirs), ios=ios,
-                p50=main["lat_ns"]["p50"], p99=main["lat_ns"]["p99"],
-                cpu=d["cpu"]["user_s"] + d["cpu"]["sys_s"])
+                p50=main["lat_ns"]["p50"], p99=main["lat_ns"]["p99"])
 
 def fio(d):
     job = d["jobs"][0]
@@ -173,21 +192,26 @@ def fio(d):
     pct = main["lat_ns"].get("percentile") or main["clat_ns"]["percentile"]
     pick = lambda p: next(v for k, v in pct.items() if abs(float(k) - p) < 1e-6)
     return dict(iops=sum(x["iops"] for x in dirs), ios=sum(x["total_ios"] for x in dirs),
-                p50=pick(50.0), p99=pick(99.0),
-                cpu=(job["usr_cpu"] + job["sys_cpu"]) / 100 * job["job_runtime"] / 1000)
+                p50=pick(50.0), p99=pick(99.0))
 
 def medians(runs):
     return dict(iops=statistics.median(r["iops"] for r in runs),
                 p50=statistics.median(r["p50"] for r in runs) / 1000,
                 p99=statistics.median(r["p99"] for r in runs) / 1000,
-                cpu_per_mio=statistics.median(r["cpu"] / r["ios"] * 1e6 for r in runs))
+                cpu_per_mio=statistics.median(r["cpu"] / (r["ios"] * wall_share) * 1e6 for r in runs))
 
 rows = []
 for i in range(1, nrows + 1):
     name = open(f"{work}/row{i}.name").read().strip()
     engine = open(f"{work}/row{i}.engine").read().strip()
-    n = medians([native(load(f"{work}/row{i}-native-{r}.json"), engine) for r in range(1, reps + 1)])
-    f = medians([fio(load(f"{work}/row{i}-fio-{r}.json")) for r in range(1, reps + 1)])
+    def runs(who, parse):
+        out = []
+        for r in range(1, reps + 1):
+            path = f"{work}/row{i}-{who}-{r}.json"
+            out.append(dict(parse(load(path)), cpu=cpu(path)))
+        return out
+    n = medians(runs("native", lambda d: native(d, engine)))
+    f = medians(runs("fio", fio))
     rows.append((name, n, f))
 
 print("| job | engine | IOPS | p50 µs | p99 µs | CPU-s / M I/O |")
