@@ -485,7 +485,7 @@ fn unknown_filesystem_and_variant_keys() {
     let mut s = SetupSpec::plain("xfs");
     s.name = "xfs-odd".into();
     s.raw.insert("compression".into(), "lz4".into());
-    let e = fs::Xfs.validate(&s).unwrap_err();
+    let e = fs::XFS.validate(&s).unwrap_err();
     assert_eq!(e.exit_code(), 2);
     assert_eq!(
         e.to_string(),
@@ -646,7 +646,7 @@ fn image_grows_and_a_busy_mount_is_detached_lazily() {
     assert_eq!(std::fs::metadata(&image).unwrap().len(), 96 << 20);
     let dev = t.block_device().unwrap().to_path_buf();
     let mnt = fs::unique_mountpoint("busy");
-    let (_, m) = fs::Ext4
+    let (_, m) = fs::EXT4
         .create_and_mount(&dev, &SetupSpec::plain("ext4"), &mnt, T)
         .unwrap();
     let open = std::fs::File::create(mnt.join("held-open")).unwrap();

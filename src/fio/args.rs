@@ -127,6 +127,12 @@ fn shell_quote(s: &str) -> String {
         });
     if safe {
         s.to_string()
+    } else if let Some((pre, post)) = s.split_once("$MNT")
+        && shell_quote(pre) == pre
+        && shell_quote(post) == post
+    {
+        // `fsbench plan` writes paths as $MNT/…: double quotes let the user's shell expand it.
+        format!("\"{s}\"")
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
@@ -272,5 +278,18 @@ mod tests {
         assert_eq!(value(&a, "runtime"), Some("2500us"));
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote(""), "''");
+    }
+}
+
+#[cfg(test)]
+mod mnt_placeholder_tests {
+    #[test]
+    fn the_mountpoint_placeholder_stays_expandable() {
+        assert_eq!(
+            super::shell_quote("--filename=$MNT/fsbench/fsbench.dat"),
+            "\"--filename=$MNT/fsbench/fsbench.dat\""
+        );
+        assert_eq!(super::shell_quote("a b"), "'a b'");
+        assert_eq!(super::shell_quote("$HOME x"), "'$HOME x'");
     }
 }

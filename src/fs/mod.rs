@@ -8,16 +8,17 @@ mod ext4;
 pub mod mount;
 pub mod mountinfo;
 pub mod props;
-mod simple;
+pub mod simple;
 mod tmpfs;
 pub mod variant;
 mod xfs;
 pub mod zfs;
 
-pub use btrfs::Btrfs;
-pub use ext4::Ext4;
+pub use btrfs::BTRFS;
+pub use ext4::EXT4;
+pub use simple::KernelFs;
 pub use tmpfs::Tmpfs;
-pub use xfs::Xfs;
+pub use xfs::XFS;
 pub use zfs::Zfs;
 
 use crate::plan::SetupSpec;
@@ -87,9 +88,9 @@ pub trait Filesystem: Send + Sync {
 /// Look up a driver by name.
 pub fn driver(name: &str) -> Option<Box<dyn Filesystem>> {
     Some(match name {
-        "ext4" => Box::new(Ext4),
-        "xfs" => Box::new(Xfs),
-        "btrfs" => Box::new(Btrfs),
+        "ext4" => Box::new(EXT4),
+        "xfs" => Box::new(XFS),
+        "btrfs" => Box::new(BTRFS),
         "zfs" => Box::new(Zfs),
         "tmpfs" => Box::new(Tmpfs),
         _ => return None,

@@ -1,7 +1,9 @@
-//! The mkfs-then-mount flow shared by the kernel filesystems (ext4, XFS, Btrfs).
+//! The driver shared by the kernel filesystems (ext4, XFS, Btrfs): each is a [`KernelFs`]
+//! constant naming its mkfs, defaults, minimum size, accepted variant keys and describer.
 
 use super::mount::{self, Describe, KernelMount};
-use super::{MkfsRecord, Mounted};
+use super::variant::{self, Accepts};
+use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;
 use crate::host::command;
 use crate::plan::SetupSpec;
@@ -20,11 +22,31 @@ pub struct KernelFs {
     pub min_size: u64,
     /// Property collector.
     pub describe: Describe,
+    /// Variant keys this filesystem understands.
+    pub accepts: Accepts,
+    /// Programs that must be on PATH.
+    pub tools: &'static [&'static str],
 }
 
-impl KernelFs {
+impl Filesystem for KernelFs {
+    fn name(&self) -> &'static str {
+        self.fstype
+    }
+
+    fn required_tools(&self) -> &'static [&'static str] {
+        self.tools
+    }
+
+    fn min_device_size(&self) -> u64 {
+        self.min_size
+    }
+
+    fn validate(&self, setup: &SetupSpec) -> Result<()> {
+        variant::check(self.fstype, setup, &self.accepts)
+    }
+
     /// mkfs (timed, output kept), then mount.
-    pub fn create_and_mount(
+    fn create_and_mount(
         &self,
         device: &Path,
         setup: &SetupSpec,
@@ -47,7 +69,7 @@ impl KernelFs {
     }
 
     /// Mount an existing filesystem with the setup's mount options.
-    pub fn mount(
+    fn mount(
         &self,
         device: &Path,
         setup: &SetupSpec,

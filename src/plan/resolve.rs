@@ -90,7 +90,9 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
         file_size,
         corpus: CorpusSpec {
             copies: draft.corpus_copies.unwrap_or(1).max(1),
-            seed,
+            // The tree itself stays the same across runs (unless --seed is given) so that
+            // untar / find / rm of two runs can be compared; only I/O offsets vary per run.
+            seed: args.seed.unwrap_or(CorpusSpec::default().seed),
             from_dir: None,
             file: None,
             scale: draft.corpus_scale.unwrap_or(0.1),

@@ -73,6 +73,11 @@ pub fn param_differences(a: &Results, b: &Results) -> Vec<(String, Vec<String>)>
         let (mut fa, mut fb) = (Vec::new(), Vec::new());
         flatten("", &wa.params, &mut fa);
         flatten("", &wb.params, &mut fb);
+        // The random seed differs between runs by design (fio's randrepeat=0); it changes
+        // which blocks are hit, not what is measured.
+        let is_seed = |k: &String| k == "seed" || k.ends_with(".seed");
+        fa.retain(|(k, _)| !is_seed(k));
+        fb.retain(|(k, _)| !is_seed(k));
         let mut diffs = Vec::new();
         for (k, va) in &fa {
             match fb.iter().find(|(kb, _)| kb == k) {
@@ -302,4 +307,31 @@ pub fn render_markdown(c: &Comparison) -> String {
 /// JSON of a comparison.
 pub fn render_json(c: &Comparison) -> String {
     serde_json::to_string_pretty(c).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::param_differences;
+    use crate::results::{Results, WorkloadInfo};
+
+    fn with(params: serde_json::Value) -> Results {
+        let mut r = Results::new();
+        r.workloads.push(WorkloadInfo {
+            id: "randread".into(),
+            params,
+            ..Default::default()
+        });
+        r
+    }
+
+    #[test]
+    fn seeds_differ_by_design_but_block_sizes_do_not() {
+        let a = with(serde_json::json!({"job": {"bs": 4096, "seed": 1}}));
+        let b = with(serde_json::json!({"job": {"bs": 4096, "seed": 2}}));
+        assert!(param_differences(&a, &b).is_empty());
+        let c = with(serde_json::json!({"job": {"bs": 16384, "seed": 2}}));
+        let d = param_differences(&a, &c);
+        assert_eq!(d.len(), 1);
+        assert!(d[0].1[0].contains("job.bs 4096 vs 16384"), "{d:?}");
+    }
 }
