@@ -422,6 +422,10 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
     let r = load_results(&out);
     assert_eq!(r["partial"], false);
     assert_complete(&r, &["ext4", "xfs", "btrfs", "zfs"], 2);
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md beside results");
+    assert!(md.contains("| Test |") && md.contains("zfs"), "{md}");
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert!(html.contains("<svg"), "the HTML report has its charts");
     let setups = r["setups"].as_array().unwrap();
     assert_eq!(setups.len(), 4);
     for s in setups {

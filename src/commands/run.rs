@@ -20,6 +20,11 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     eprint!("{}", super::plan::summary(&inv));
     let outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;
+    // Reports are derived from results.json (re-render any time with `fsbench report`), so a
+    // failure to write them is a warning, never a reason to lose the run.
+    if let Err(e) = crate::report::write_run_reports(&outcome.results, out) {
+        eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
+    }
     if outcome.interrupted {
         eprintln!(
             "fsbench: interrupted; everything was released. Partial results: {}\n\
@@ -44,7 +49,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
             f.setup, f.round, f.workload, f.error
         );
     }
-    eprintln!("fsbench: results: {}", out.join("results.json").display());
+    eprintln!(
+        "fsbench: results: {} (reports: report.md, report.html beside it)",
+        out.join("results.json").display()
+    );
     Ok(if outcome.results.failures.is_empty() {
         EXIT_OK
     } else {

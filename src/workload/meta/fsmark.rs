@@ -26,6 +26,16 @@ pub enum FsyncPolicy {
     Dir,
 }
 
+impl std::fmt::Display for FsyncPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FsyncPolicy::None => "none",
+            FsyncPolicy::File => "per file",
+            FsyncPolicy::Dir => "per directory",
+        })
+    }
+}
+
 impl std::str::FromStr for FsyncPolicy {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
@@ -142,7 +152,7 @@ pub fn fsmark(dir: &Path, spec: &FsmarkSpec) -> Result<WorkloadOutput> {
             Metric::new("ops_per_s", "files/s", made as f64 / secs.max(1e-9)),
         ],
         notes: vec![format!(
-            "fsmark: {} threads, {} files of {} bytes each, fsync {:?}",
+            "fsmark: {} threads, {} files of {} bytes each, fsync {}",
             spec.threads, spec.files_per_thread, spec.size, spec.fsync
         )],
         ..Default::default()
