@@ -53,6 +53,10 @@ pub struct Results {
     /// Warnings that apply to the whole run or a setup (durability weakened, device never quiet…).
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// What workloads observed along the way (how a probe decided, a backend fallback…):
+    /// context for the reader, not a caution.
+    #[serde(default)]
+    pub notes: Vec<Warning>,
 }
 
 /// Provenance of the machine.

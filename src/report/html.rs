@@ -121,6 +121,7 @@ impl Exporter for Html {
             tables => Value::from(minijinja::value::Serde(&tables)),
             recommendations => Value::from(minijinja::value::Serde(&report.recommendations)),
             warnings => &report.warnings,
+            notes => &report.notes,
             charts => Value::from(minijinja::value::Serde(&charts)),
             rounds => r.summary.iter().map(|s| s.n).max().unwrap_or(0),
         };

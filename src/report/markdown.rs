@@ -90,6 +90,13 @@ pub fn render(report: &Report) -> String {
             table(&mut out, t, &report.setups);
         }
     }
+    if !report.notes.is_empty() {
+        let _ = writeln!(out, "## Notes from the workloads\n");
+        for n in &report.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
     for t in report
         .tables
         .iter()

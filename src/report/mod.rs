@@ -41,6 +41,8 @@ pub struct Report {
     pub recommendations: Vec<recommend::Recommendation>,
     /// Warnings to show before the numbers are trusted.
     pub warnings: Vec<String>,
+    /// Workload notes (`setup, round N: workload: note`), shown by Markdown and HTML only.
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -52,12 +54,14 @@ impl Report {
         let tables = model::tables(&results);
         let recommendations = recommend::recommend(&tables, &setups);
         let warnings = warnings::collect(&results);
+        let notes = warnings::notes(&results);
         Report {
             results,
             setups,
             tables,
             recommendations,
             warnings,
+            notes,
         }
     }
 }

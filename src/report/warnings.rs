@@ -1,8 +1,26 @@
 //! Warnings a reader must see before trusting the numbers: recorded ones (durability weakened,
 //! device never quiet…), failed steps, zfs-fuse labelling, too few rounds, and noisy hosts.
 
-use crate::results::Results;
+use crate::results::{Results, Warning};
 use crate::stats::{metric, verdict};
+
+/// A recorded warning or note as one line: `setup, round N: message`.
+fn line(x: &Warning) -> String {
+    let mut prefix = String::new();
+    if !x.setup.is_empty() {
+        prefix.push_str(&x.setup);
+        if x.round > 0 {
+            prefix.push_str(&format!(", round {}", x.round));
+        }
+        prefix.push_str(": ");
+    }
+    format!("{prefix}{}", x.message)
+}
+
+/// The workloads' notes, one line each.
+pub fn notes(results: &Results) -> Vec<String> {
+    results.notes.iter().map(line).collect()
+}
 
 /// Every warning for a results file, most important first, one sentence each.
 pub fn collect(results: &Results) -> Vec<String> {
@@ -10,17 +28,7 @@ pub fn collect(results: &Results) -> Vec<String> {
     if results.partial {
         w.push("This run is partial (interrupted or still running): some setups or rounds are missing.".to_string());
     }
-    for x in &results.warnings {
-        let mut prefix = String::new();
-        if !x.setup.is_empty() {
-            prefix.push_str(&x.setup);
-            if x.round > 0 {
-                prefix.push_str(&format!(", round {}", x.round));
-            }
-            prefix.push_str(": ");
-        }
-        w.push(format!("{prefix}{}", x.message));
-    }
+    w.extend(results.warnings.iter().map(line));
     for s in &results.setups {
         for m in &s.warnings {
             let line = format!("{}: {m}", s.name);

@@ -33,6 +33,9 @@ pub struct RoundRecord {
     /// Warnings.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// Workload notes.
+    #[serde(default)]
+    pub notes: Vec<Warning>,
     /// Setup description (mkfs args/output, mount options, properties) when it was created.
     #[serde(default)]
     pub setup_info: Option<SetupInfo>,
@@ -46,6 +49,7 @@ impl RoundRecord {
         self.series.extend(other.series);
         self.failures.extend(other.failures);
         self.warnings.extend(other.warnings);
+        self.notes.extend(other.notes);
         if other.setup_info.is_some() {
             self.setup_info = other.setup_info;
         }

@@ -261,6 +261,7 @@ impl Runner<'_> {
                 r.series.extend(rec.series.iter().cloned());
                 r.failures.extend(rec.failures.iter().cloned());
                 r.warnings.extend(rec.warnings.iter().cloned());
+                r.notes.extend(rec.notes.iter().cloned());
             }
         }
         r.setups = plan

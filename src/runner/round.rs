@@ -241,7 +241,7 @@ impl Runner<'_> {
                         out.metrics.push(Metric::new("scaling_factor", "x", x / b));
                     }
                     for n in &out.notes {
-                        step.warnings.push(Warning {
+                        step.notes.push(Warning {
                             setup: setup.name.clone(),
                             round,
                             message: format!("{}: {n}", w.id),
