@@ -72,36 +72,60 @@ pub fn run_unchecked(argv: &[String], timeout: Duration) -> crate::Result<ToolOu
     let (prog, args) = argv
         .split_first()
         .ok_or_else(|| crate::Error::Other("empty command".into()))?;
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    run_child(&mut cmd, &display(argv), timeout, OnCancel::Wait)
+}
+
+/// What to do with a running child when the user asks fsbench to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCancel {
+    /// Let it finish: short tools (mkfs, mount, zpool) already got the terminal's SIGINT.
+    Wait,
+    /// Send it SIGINT once and keep collecting its output (fio then prints its JSON).
+    Interrupt,
+    /// Kill it and return [`crate::Error::Interrupted`].
+    Kill,
+}
+
+/// Spawn `cmd` with no stdin and captured output, wait at most `timeout`, and handle a stop
+/// request as `on_cancel` says. `shown` names the command in errors.
+pub fn run_child(
+    cmd: &mut Command,
+    shown: &str,
+    timeout: Duration,
+    on_cancel: OnCancel,
+) -> crate::Result<ToolOutput> {
     let start = Instant::now();
-    let mut child = Command::new(prog)
-        .args(args)
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| {
             crate::Error::tool(
-                display(argv),
+                shown,
                 if e.kind() == std::io::ErrorKind::NotFound {
-                    format!("{prog} is not installed or not on PATH")
+                    format!(
+                        "{} is not installed or not on PATH",
+                        cmd.get_program().to_string_lossy()
+                    )
                 } else {
                     e.to_string()
                 },
             )
         })?;
     // Drain pipes on threads so a chatty tool cannot block on a full pipe while we wait.
-    let mut so = child.stdout.take().expect("piped stdout");
-    let mut se = child.stderr.take().expect("piped stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let t_out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let t_err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let mut interrupted = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st,
@@ -109,15 +133,33 @@ pub fn run_unchecked(argv: &[String], timeout: Duration) -> crate::Result<ToolOu
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(crate::Error::tool(
-                    display(argv),
+                    shown,
                     format!(
                         "timed out after {:.0} s and was killed",
                         timeout.as_secs_f64()
                     ),
                 ));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(crate::Error::tool(display(argv), e.to_string())),
+            Ok(None) => {
+                if crate::cancel::requested() {
+                    match on_cancel {
+                        OnCancel::Wait => {}
+                        OnCancel::Interrupt if !interrupted => {
+                            interrupted = true;
+                            // SAFETY: kill(2) on the pid of a child we have not reaped yet.
+                            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+                        }
+                        OnCancel::Interrupt => {}
+                        OnCancel::Kill => {
+                            let _ = child.kill();
+                            let _ = child.wait();
+                            return Err(crate::Error::Interrupted);
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(crate::Error::tool(shown, e.to_string())),
         }
     };
     let seconds = start.elapsed().as_secs_f64();

@@ -9,10 +9,11 @@ use super::{Metric, WorkloadOutput};
 use crate::engine::{IoReport, JobSpec};
 use crate::host::cgroup::MemoryCgroup;
 use crate::{Error, Result};
-use std::io::Read;
+
+use crate::host::command::OnCancel;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Workload id prefix for capped jobs (`randwrite` becomes `randwrite-mem512m` in plans).
 pub const WORKLOAD: &str = "memcap";
@@ -79,59 +80,17 @@ pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<Workloa
     let cg = MemoryCgroup::create(cap_bytes)?;
     let args = io_args(job);
     let mut cmd = Command::new(exe);
-    cmd.args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(&args);
     cg.configure(&mut cmd);
     let shown = format!("{} {}", exe.display(), crate::host::command::display(&args));
-    let mut child = cmd.spawn().map_err(|e| {
-        Error::tool(
-            &shown,
-            format!("cannot start inside {}: {e}", cg.path().display()),
-        )
-    })?;
-    let mut so = child.stdout.take().expect("piped");
-    let mut se = child.stderr.take().expect("piped");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
     // Generous: time-based jobs end on their own; size-based ones get ten minutes.
     let limit =
         job.runtime.unwrap_or(Duration::from_secs(600)) + job.ramp + Duration::from_secs(120);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child
-            .try_wait()
-            .map_err(|e| Error::tool(&shown, e.to_string()))?
-        {
-            break st;
-        }
-        if crate::cancel::requested() || start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            if crate::cancel::requested() {
-                return Err(Error::Interrupted);
-            }
-            return Err(Error::tool(
-                &shown,
-                format!("still running after {} s; killed", limit.as_secs()),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = t_out.join().unwrap_or_default();
-    let stderr = t_err.join().unwrap_or_default();
+    let out = crate::host::command::run_child(&mut cmd, &shown, limit, OnCancel::Kill)?;
+    let (stdout, stderr) = (out.stdout, out.stderr);
     let peak = cg.peak_bytes();
     let ooms = cg.oom_kills().unwrap_or(0);
-    if !status.success() {
+    if out.status != Some(0) {
         let why = if ooms > 0 {
             format!(
                 "the job was OOM-killed inside its {} cgroup ({} kill(s))",
@@ -139,7 +98,11 @@ pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<Workloa
                 ooms
             )
         } else {
-            format!("exit {status}")
+            format!(
+                "exit {}",
+                out.status
+                    .map_or("by signal".to_string(), |c| c.to_string())
+            )
         };
         return Err(Error::workload(
             WORKLOAD,
