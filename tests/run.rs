@@ -618,3 +618,46 @@ fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
         assert!(left.is_empty(), "{profile}: left behind: {left:?}");
     }
 }
+
+#[test]
+fn enospc_is_a_failed_step_and_the_run_goes_on() {
+    let _serial = serial();
+    if let Some(why) = privileged(&["losetup", "mkfs.ext4"]) {
+        println!("skipped: {why}");
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    // The standard corpus (three 35,000-entry copies, ~560 MB) cannot fit in 128 MiB.
+    let o = bin()
+        .args(["run", "--yes", "--profile", "standard", "--fs", "ext4"])
+        .args(["--image-size", "128M", "--file-size", "8M", "--rounds", "1"])
+        .args(["--runtime", "1s", "--ramp", "0s", "--quiet-window", "1s"])
+        .args(["--only", "untar,find-cold,rm-tree,randread"])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = load_results(&out);
+    let failures = r["failures"].as_array().unwrap();
+    let failed = |w: &str| {
+        failures
+            .iter()
+            .find(|f| f["workload"] == w)
+            .map(|f| f["error"].as_str().unwrap().to_string())
+    };
+    assert!(
+        failed("untar").unwrap().contains("No space left on device"),
+        "{failures:?}"
+    );
+    assert!(failed("find-cold").unwrap().contains("untar failed"));
+    // The other workloads of the setup-round still ran and were recorded.
+    let samples = r["samples"].as_array().unwrap();
+    assert!(samples.iter().any(|s| s["workload"] == "randread"));
+    assert!(!samples.iter().any(|s| s["workload"] == "untar"));
+    let left = leftovers(scratch.path(), 0, &[]);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

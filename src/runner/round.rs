@@ -219,6 +219,7 @@ impl Runner<'_> {
         }
 
         let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
+        let mut untar_failed = false;
         let workloads: Vec<WorkloadSpec> = plan.workloads.clone();
         for w in workloads.iter().filter(|w| w.kind != Kind::Mkfs) {
             crate::cancel::check()?;
@@ -227,7 +228,16 @@ impl Runner<'_> {
             if w.kind != Kind::UsableSpace {
                 self.drop_caches();
             }
-            let result = self.run_workload(w, &setup, round, &work_root, &data_dir);
+            let needs_tree = matches!(w.kind, Kind::FindCold | Kind::RmTree);
+            let result = if untar_failed && needs_tree {
+                Err(Error::workload(
+                    &w.id,
+                    "not run: it needs the extracted corpus and untar failed",
+                ))
+            } else {
+                self.run_workload(w, &setup, round, &work_root, &data_dir)
+            };
+            untar_failed |= w.kind == Kind::Untar && result.is_err();
             let mut step = self.empty(&setup, round);
             match result {
                 Ok(mut out) => {
@@ -351,7 +361,10 @@ impl Runner<'_> {
                 let expected = self.corpus()?.entries();
                 crate::workload::meta::find_cold(&tree, threads, Some(expected))
             }
-            Kind::RmTree => crate::workload::meta::rm_tree(&tree, opts.threads),
+            Kind::RmTree => {
+                let expected = self.corpus()?.entries();
+                crate::workload::meta::rm_tree_checked(&tree, opts.threads, Some(expected))
+            }
             Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
             Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
             Kind::Compress => {
