@@ -9,7 +9,6 @@
 
 pub mod adapters;
 pub mod journal;
-pub mod mountinfo;
 pub mod progress;
 mod round;
 

@@ -175,17 +175,23 @@ impl Runner<'_> {
                 .map(Path::to_path_buf)
                 .ok_or_else(|| Error::Other("directory target without a directory".into()))?;
             let mut step = self.empty(&setup, round);
-            let m = super::mountinfo::mount_of(&work_root);
+            let m = std::fs::canonicalize(&work_root).ok().and_then(|real| {
+                let entries = crate::fs::mountinfo::read().ok()?;
+                crate::fs::mountinfo::containing(&entries, &real)
+            });
             let mut properties = BTreeMap::new();
             if let Some(m) = &m {
-                properties.insert("mount_point".to_string(), m.mount_point.clone());
+                properties.insert(
+                    "mount_point".to_string(),
+                    m.mount_point.display().to_string(),
+                );
                 properties.insert("source".to_string(), m.source.clone());
             }
             step.setup_info = Some(SetupInfo {
                 name: setup.name.clone(),
-                fs: m.as_ref().map_or("dir".into(), |m| m.fstype.clone()),
+                fs: m.as_ref().map_or("dir".into(), |m| m.fs_type.clone()),
                 implementation: "existing directory (no mkfs)".into(),
-                mount_opts: m.map(|m| m.options).unwrap_or_default(),
+                mount_opts: m.map(|m| m.all_options()).unwrap_or_default(),
                 properties,
                 ..Default::default()
             });
