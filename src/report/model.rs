@@ -104,9 +104,15 @@ fn headline(kind: TableKind, metric: &str) -> bool {
             matches!(
                 m,
                 "iops" | "bw_mib_s" | "ops_per_s" | "lat_p99_ms" | "lat_p99_ms_merged"
-            ) || metric == "seconds"
+            ) || matches!(
+                metric,
+                "seconds" | "compress_ratio" | "scaling_factor" | "peak_memory_bytes"
+            )
         }
-        TableKind::Metadata => matches!(metric, "seconds" | "ops_per_s" | "files_per_s"),
+        TableKind::Metadata => matches!(
+            metric,
+            "seconds" | "ops_per_s" | "files_per_s" | "create_files_per_s" | "read_files_per_s"
+        ),
         _ => true,
     }
 }

@@ -61,6 +61,7 @@ pub fn direction(metric: &str) -> Direction {
         || has("detected")
         || has("saved")
         || has("ratio")
+        || has("scaling_factor")
     {
         Direction::HigherIsBetter
     } else {
@@ -89,6 +90,14 @@ pub fn metric_label(metric: &str) -> String {
         "used_bytes" => "used",
         "inodes" => "inodes",
         "files_per_s" => "files/s",
+        "compress_ratio" => "on-disk compression ratio",
+        "scaling_factor" => "factor over its baseline job",
+        "peak_memory_bytes" => "peak memory in the cgroup",
+        "memory_cap_bytes" => "cgroup memory cap",
+        "create_files_per_s" => "create files/s",
+        "read_files_per_s" => "read-back files/s",
+        "inodes_total" => "inodes total",
+        "inodes_free" => "inodes free",
         _ => "",
     };
     if !known.is_empty() {
