@@ -184,6 +184,11 @@ fn refuses_bad_input_before_touching_anything() {
         &run(&["--fs", "zfs", "--image-size", "32M", "--file-size", "8M"]),
         &["too small for zfs"],
     );
+    assert_refused(
+        &run(&["--corpus-from", "/nonexistent/tree"]),
+        &["--corpus-from", "/nonexistent/tree", "not a directory"],
+    );
+    assert_refused(&run(&["--corpus-scale", "0"]), &["--corpus-scale"]);
     // Nothing was created in the scratch directory.
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
     // The same validation serves `fsbench plan`.

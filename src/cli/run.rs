@@ -142,6 +142,24 @@ pub struct RunArgs {
     #[arg(long)]
     pub emit_fio: bool,
 
+    /// Copies of the synthetic corpus for untar/find-cold/rm-tree (≈35,000 entries each;
+    /// standard: 3, quick: 1).
+    #[arg(long, value_name = "N")]
+    pub corpus_copies: Option<u32>,
+
+    /// Size of each synthetic copy relative to the full tree (quick: 0.1, standard: 1).
+    #[arg(long, value_name = "X")]
+    pub corpus_scale: Option<f64>,
+
+    /// Pack this real directory (e.g. /usr/share) as the corpus instead of the synthetic tree,
+    /// as seed 000 did; it is read into memory once and never from the filesystem under test.
+    #[arg(long, value_name = "DIR", conflicts_with = "corpus_file")]
+    pub corpus_from: Option<std::path::PathBuf>,
+
+    /// Use this tarball as the corpus (e.g. one written by `fsbench corpus`).
+    #[arg(long, value_name = "FILE.tar")]
+    pub corpus_file: Option<std::path::PathBuf>,
+
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: usize,

@@ -134,13 +134,19 @@ fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) 
             format_size(w.size.unwrap_or(256 << 20))
         ),
         Kind::Probe => "capability probe on a small image of its own".into(),
-        Kind::Untar | Kind::FindCold | Kind::RmTree => format!(
-            "corpus {} cop{} at scale {}, {} thread(s)",
-            p.corpus.copies,
-            if p.corpus.copies == 1 { "y" } else { "ies" },
-            p.corpus.scale,
-            inv.options.threads
-        ),
+        Kind::Untar | Kind::FindCold | Kind::RmTree => {
+            let source = match (&p.corpus.from_dir, &p.corpus.file) {
+                (Some(d), _) => format!("corpus packed from {}", d.display()),
+                (None, Some(f)) => format!("corpus from {}", f.display()),
+                (None, None) => format!(
+                    "corpus {} cop{} at scale {}",
+                    p.corpus.copies,
+                    if p.corpus.copies == 1 { "y" } else { "ies" },
+                    p.corpus.scale
+                ),
+            };
+            format!("{source}, {} thread(s)", inv.options.threads)
+        }
         _ => match &w.io {
             Some(io) => {
                 let size = io.size.unwrap_or(p.file_size);

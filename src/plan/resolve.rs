@@ -75,6 +75,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     {
         check_min_sizes(&setups, cap, &target)?;
     }
+    check_corpus_flags(args)?;
     let seed = args.seed.unwrap_or_else(random_seed);
     let plan = Plan {
         name: draft.name.clone(),
@@ -89,13 +90,17 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
         ramp: args.ramp.or(draft.ramp).unwrap_or(Duration::from_secs(1)),
         file_size,
         corpus: CorpusSpec {
-            copies: draft.corpus_copies.unwrap_or(1).max(1),
+            copies: args
+                .corpus_copies
+                .or(draft.corpus_copies)
+                .unwrap_or(1)
+                .max(1),
             // The tree itself stays the same across runs (unless --seed is given) so that
             // untar / find / rm of two runs can be compared; only I/O offsets vary per run.
             seed: args.seed.unwrap_or(CorpusSpec::default().seed),
-            from_dir: None,
-            file: None,
-            scale: draft.corpus_scale.unwrap_or(0.1),
+            from_dir: args.corpus_from.clone(),
+            file: args.corpus_file.clone(),
+            scale: args.corpus_scale.or(draft.corpus_scale).unwrap_or(0.1),
         },
         quiet: QuietSpec {
             window: args
@@ -406,6 +411,44 @@ fn default_out(t: std::time::SystemTime) -> PathBuf {
         .filter(|c| *c != '-' && *c != ':')
         .collect();
     PathBuf::from("fsbench-results").join(stamp)
+}
+
+/// Refuse corpus flags that cannot work before anything is formatted (exit 2).
+fn check_corpus_flags(args: &RunArgs) -> crate::Result<()> {
+    if let Some(d) = &args.corpus_from
+        && !d.is_dir()
+    {
+        return Err(Error::invalid(
+            "--corpus-from",
+            format!(
+                "{} is not a directory; give a directory to pack, such as /usr/share",
+                d.display()
+            ),
+        ));
+    }
+    if let Some(f) = &args.corpus_file
+        && !f.is_file()
+    {
+        return Err(Error::invalid(
+            "--corpus-file",
+            format!(
+                "{} is not a file; write one with `fsbench corpus --out FILE.tar`",
+                f.display()
+            ),
+        ));
+    }
+    if args.corpus_copies == Some(0) {
+        return Err(Error::invalid("--corpus-copies", "must be at least 1"));
+    }
+    if let Some(x) = args.corpus_scale
+        && !(x > 0.0 && x <= 1.0)
+    {
+        return Err(Error::invalid(
+            "--corpus-scale",
+            format!("{x} is out of range; use a fraction in (0, 1], e.g. 0.1"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
