@@ -463,7 +463,13 @@ fn bad_scratch_dir_and_dir_target() {
             "image not removed"
         );
     }
-    let t = target::acquire(&TargetKind::Dir(d.path().to_path_buf()), false).unwrap();
+    let t = target::acquire(
+        &TargetKind::Dir {
+            path: d.path().to_path_buf(),
+        },
+        false,
+    )
+    .unwrap();
     let work = t.directory().unwrap().to_path_buf();
     assert_eq!(
         work.file_name().unwrap().to_str().unwrap(),

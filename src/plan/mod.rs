@@ -13,7 +13,7 @@ pub mod setup;
 pub mod variant;
 pub mod workload;
 
-pub use options::{EngineChoice, Invocation, RunOptions, TargetChoice};
+pub use options::{EngineChoice, Invocation, RunOptions};
 pub use setup::SetupSpec;
 pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec};
 

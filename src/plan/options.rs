@@ -7,75 +7,6 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where the filesystems live (serializable twin of [`TargetKind`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TargetChoice {
-    /// Sparse image on a loop device (the default).
-    Image {
-        /// Directory for the image.
-        scratch_dir: PathBuf,
-        /// Image size, bytes.
-        size: u64,
-        /// Keep the image afterwards.
-        keep: bool,
-    },
-    /// A scratch block device, wiped.
-    Device {
-        /// The device.
-        path: PathBuf,
-        /// Wipe even when it carries a signature.
-        force_wipe: bool,
-    },
-    /// An existing directory; no mkfs.
-    Dir {
-        /// The directory.
-        path: PathBuf,
-    },
-}
-
-impl TargetChoice {
-    /// The target module's view of this choice.
-    pub fn to_kind(&self) -> TargetKind {
-        match self {
-            TargetChoice::Image {
-                scratch_dir,
-                size,
-                keep,
-            } => TargetKind::Image {
-                scratch_dir: scratch_dir.clone(),
-                size: *size,
-                keep: *keep,
-            },
-            TargetChoice::Device { path, force_wipe } => TargetKind::Device {
-                path: path.clone(),
-                force_wipe: *force_wipe,
-            },
-            TargetChoice::Dir { path } => TargetKind::Dir(path.clone()),
-        }
-    }
-
-    /// Whether filesystems are created (image/device) or the directory is used as it is.
-    pub fn formats(&self) -> bool {
-        !matches!(self, TargetChoice::Dir { .. })
-    }
-
-    /// One line for the plan printout.
-    pub fn describe(&self) -> String {
-        match self {
-            TargetChoice::Image {
-                scratch_dir, size, ..
-            } => format!(
-                "{} sparse image in {} on a loop device (direct I/O)",
-                crate::units::format_size(*size),
-                scratch_dir.display()
-            ),
-            TargetChoice::Device { path, .. } => format!("block device {} (wiped)", path.display()),
-            TargetChoice::Dir { path } => format!("directory {} (no mkfs)", path.display()),
-        }
-    }
-}
-
 /// Which load generator runs the I/O jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -90,7 +21,7 @@ pub enum EngineChoice {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOptions {
     /// Target.
-    pub target: TargetChoice,
+    pub target: TargetKind,
     /// Skip the interactive device confirmation.
     pub yes: bool,
     /// Output directory.

@@ -6,11 +6,12 @@
 //! a chosen filesystem, a data file that cannot fit.
 
 use super::file::PlanDraft;
-use super::options::{Invocation, RunOptions, TargetChoice};
+use super::options::{Invocation, RunOptions};
 use super::workload::{Kind, WorkloadSpec};
 use super::{FileSize, Plan, QuietSpec, SetupSpec, profiles, variant};
 use crate::Error;
 use crate::cli::run::RunArgs;
+use crate::target::TargetKind;
 use crate::units::format_size;
 use crate::workload::meta::CorpusSpec;
 use std::path::{Path, PathBuf};
@@ -133,7 +134,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     })
 }
 
-fn target_choice(args: &RunArgs) -> crate::Result<TargetChoice> {
+fn target_choice(args: &RunArgs) -> crate::Result<TargetKind> {
     Ok(match (&args.device, &args.dir) {
         (Some(_), Some(_)) => {
             return Err(Error::invalid(
@@ -143,17 +144,17 @@ fn target_choice(args: &RunArgs) -> crate::Result<TargetChoice> {
         }
         (Some(dev), None) => {
             check_block_device(dev)?;
-            TargetChoice::Device {
+            TargetKind::Device {
                 path: dev.clone(),
                 force_wipe: args.force_wipe,
             }
         }
-        (None, Some(dir)) => TargetChoice::Dir { path: dir.clone() },
+        (None, Some(dir)) => TargetKind::Dir { path: dir.clone() },
         (None, None) => {
             if args.image_size == 0 {
                 return Err(Error::invalid("--image-size", "must be larger than 0"));
             }
-            TargetChoice::Image {
+            TargetKind::Image {
                 scratch_dir: args.scratch_dir.clone(),
                 size: args.image_size,
                 keep: args.keep_image,
@@ -183,11 +184,11 @@ fn check_block_device(dev: &Path) -> crate::Result<()> {
 }
 
 /// Bytes available to the plan, when it can be known without touching the target.
-pub fn target_capacity(t: &TargetChoice) -> Option<u64> {
+pub fn target_capacity(t: &TargetKind) -> Option<u64> {
     match t {
-        TargetChoice::Image { size, .. } => Some(*size),
-        TargetChoice::Device { path, .. } => block_device_size(path),
-        TargetChoice::Dir { path } => rustix::fs::statvfs(path)
+        TargetKind::Image { size, .. } => Some(*size),
+        TargetKind::Device { path, .. } => block_device_size(path),
+        TargetKind::Dir { path } => rustix::fs::statvfs(path)
             .ok()
             .map(|s| s.f_bavail.saturating_mul(s.f_frsize)),
     }
@@ -212,9 +213,9 @@ fn block_device_size(path: &Path) -> Option<u64> {
 fn choose_setups(
     args: &RunArgs,
     draft: &PlanDraft,
-    target: &TargetChoice,
+    target: &TargetKind,
 ) -> crate::Result<Vec<SetupSpec>> {
-    if let TargetChoice::Dir { .. } = target {
+    if let TargetKind::Dir { .. } = target {
         if !args.fs.is_empty() {
             return Err(Error::invalid(
                 "--fs",
@@ -303,7 +304,7 @@ fn size_data_file(
     args: &RunArgs,
     draft: &PlanDraft,
     capacity: Option<u64>,
-    target: &TargetChoice,
+    target: &TargetKind,
 ) -> crate::Result<u64> {
     const MIB: u64 = 1 << 20;
     let cap_share = draft.file_size_cap.unwrap_or(0.5);
@@ -354,18 +355,14 @@ fn fallback_min_size(fs: &str) -> u64 {
     }
 }
 
-fn check_min_sizes(
-    setups: &[SetupSpec],
-    capacity: u64,
-    target: &TargetChoice,
-) -> crate::Result<()> {
+fn check_min_sizes(setups: &[SetupSpec], capacity: u64, target: &TargetKind) -> crate::Result<()> {
     for s in setups {
         let min = crate::fs::driver(&s.fs)
             .map(|d| d.min_device_size())
             .unwrap_or_else(|| fallback_min_size(&s.fs));
         if capacity < min {
             let (flag, fix) = match target {
-                TargetChoice::Image { .. } => (
+                TargetKind::Image { .. } => (
                     "--image-size",
                     format!(
                         "use --image-size {} or more",
@@ -484,7 +481,7 @@ mod tests {
         assert_eq!(inv.plan.file_size, 256 << 20);
         let names: Vec<_> = inv.plan.setups.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, DEFAULT_FS);
-        assert!(matches!(inv.options.target, TargetChoice::Image { size, .. } if size == 8 << 30));
+        assert!(matches!(inv.options.target, TargetKind::Image { size, .. } if size == 8 << 30));
         assert!(inv.options.out.starts_with("fsbench-results"));
         // The quick profile must stay within ten minutes for three filesystems x three rounds.
         let mut p = inv.plan.clone();

@@ -92,7 +92,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             });
         }
     }
-    if let crate::plan::TargetChoice::Image { scratch_dir, .. } = &inv.options.target
+    if let crate::target::TargetKind::Image { scratch_dir, .. } = &inv.options.target
         && is_tmpfs(scratch_dir)
     {
         let msg = format!(
@@ -115,7 +115,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
 
     crate::cancel::install_handlers();
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
-    let target = crate::target::acquire(&inv.options.target.to_kind(), inv.options.yes)?;
+    let target = crate::target::acquire(&inv.options.target, inv.options.yes)?;
     std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
     if !resume {
         inv.save()?;

@@ -380,7 +380,7 @@ impl Runner<'_> {
                 // Probes build a small filesystem of their own next to the image (or in
                 // /var/tmp for device and directory targets); the one under test is untouched.
                 let scratch = match &opts.target {
-                    crate::plan::TargetChoice::Image { scratch_dir, .. } => scratch_dir.clone(),
+                    crate::target::TargetKind::Image { scratch_dir, .. } => scratch_dir.clone(),
                     _ => PathBuf::from("/var/tmp"),
                 };
                 adapters::probe_run(&w.id, setup, &scratch, opts.tool_timeout)

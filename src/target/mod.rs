@@ -15,8 +15,9 @@ use crate::results::TargetInfo;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// How the user chose the target.
-#[derive(Debug, Clone, PartialEq)]
+/// How the user chose the target. Serializable because `OUT/plan.json` keeps it for `--resume`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     /// A sparse image file on a loop device with direct I/O (the default).
     Image {
@@ -35,7 +36,32 @@ pub enum TargetKind {
         force_wipe: bool,
     },
     /// An existing mounted directory: no mkfs.
-    Dir(PathBuf),
+    Dir {
+        /// The directory.
+        path: PathBuf,
+    },
+}
+
+impl TargetKind {
+    /// Whether filesystems are created (image/device) or the directory is used as it is.
+    pub fn formats(&self) -> bool {
+        !matches!(self, TargetKind::Dir { .. })
+    }
+
+    /// One line for the plan printout.
+    pub fn describe(&self) -> String {
+        match self {
+            TargetKind::Image {
+                scratch_dir, size, ..
+            } => format!(
+                "{} sparse image in {} on a loop device (direct I/O)",
+                crate::units::format_size(*size),
+                scratch_dir.display()
+            ),
+            TargetKind::Device { path, .. } => format!("block device {} (wiped)", path.display()),
+            TargetKind::Dir { path } => format!("directory {} (no mkfs)", path.display()),
+        }
+    }
 }
 
 /// An acquired target. Dropping it releases everything it holds (loop device, image).
@@ -75,7 +101,7 @@ pub fn acquire(kind: &TargetKind, yes: bool) -> crate::Result<Box<dyn Target>> {
         TargetKind::Device { path, force_wipe } => {
             Box::new(block::BlockTarget::acquire(path, *force_wipe, yes)?)
         }
-        TargetKind::Dir(path) => Box::new(dir::DirTarget::acquire(path)?),
+        TargetKind::Dir { path } => Box::new(dir::DirTarget::acquire(path)?),
     })
 }
 
