@@ -17,6 +17,9 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "zpool",
     "zfs-fuse",
     "fio",
+    "e2fsck",
+    "xfs_repair",
+    "btrfs",
 ];
 
 /// How long one `--version` call may take before the tool is recorded as absent.

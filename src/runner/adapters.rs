@@ -3,9 +3,7 @@
 
 use crate::engine::JobSpec;
 use crate::plan::EngineChoice;
-use crate::results::HostInfo;
 use crate::workload::{WorkloadContext, WorkloadOutput};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -49,29 +47,6 @@ pub fn fs_available(name: &str) -> Result<(), String> {
         return Ok(());
     }
     crate::fs::available(name)
-}
-
-/// Tools whose versions go into the results.
-pub const TOOLS: &[&str] = &[
-    "mkfs.ext4",
-    "mkfs.xfs",
-    "mkfs.btrfs",
-    "zpool",
-    "zfs-fuse",
-    "fio",
-    "e2fsck",
-    "xfs_repair",
-    "btrfs",
-];
-
-/// Host provenance.
-pub fn host_info() -> HostInfo {
-    crate::host::provenance::host_info()
-}
-
-/// Versions of the external tools.
-pub fn tool_versions() -> BTreeMap<String, String> {
-    crate::host::provenance::tool_versions(TOOLS)
 }
 
 /// An I/O job inside a memory-capped cgroup (v1 or v2).

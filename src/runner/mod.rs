@@ -240,8 +240,9 @@ impl Runner<'_> {
         let mut r = Results::new();
         r.started_at = inv.started_at.clone();
         r.partial = partial;
-        r.host = adapters::host_info();
-        r.host.tool_versions = adapters::tool_versions();
+        r.host = crate::host::provenance::host_info();
+        r.host.tool_versions =
+            crate::host::provenance::tool_versions(crate::host::provenance::DEFAULT_TOOLS);
         r.host
             .extra
             .insert("fsbench_seed".into(), inv.options.seed.to_string());
