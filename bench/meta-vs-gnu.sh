@@ -1,38 +1,42 @@
 #!/usr/bin/env bash
-# fsbench's untar / walk / rm against GNU tar, find and rm -rf on the same corpus.
+# fsbench's untar / cold walk / rm against GNU tar, find and rm -rf, on ext4, XFS and Btrfs.
 #
-# Builds the corpus once with `fsbench corpus`, then on a private tmpfs and on a private ext4
-# loop image (direct I/O, so the host page cache does not flatter) runs, alternately
-# (fsbench, GNU, fsbench, GNU, …), ROUNDS rounds and prints medians and fsbench/GNU ratios
-# (target <= 1.0, goal <= 0.8). Both sides read the same tarball from outside the filesystem
-# under test and both end untar and rm with syncfs (`sync -f`); both walks start after
-# `sync; echo 3 > drop_caches` and stat every entry (`find -printf '%s\n'` needs the size).
-# Finally the peak RSS of a 105k-entry untar + walk + rm by fsbench (synthetic corpus held in
-# memory) is measured with /usr/bin/time -v (or getrusage via python3).
+# For each filesystem (a private loop image with direct I/O, so the host page cache does not
+# flatter) and each corpus size (COPIES_LIST, default "1 3": 35,001 and 105,003 entries), it
+# alternates ROUNDS times:
+#   own trees   fsbench meta untar,find-cold,rm-tree   vs  tar -xf; find -printf; rm -rf
+#               (each tool walks the tree it extracted itself: layout + walk speed together)
+#   same tree   GNU tar extracts once; then fsbench meta --existing and find walk that same tree,
+#               alternately (walk speed alone, layout held equal)
+# Every walk is truly cold: the filesystem is frozen and thawed (journal checkpointed, so no
+# metadata stays pinned in memory) and caches are dropped; fsbench does the same internally.
+# Untar and rm end with syncfs on both sides. Output: per filesystem, size and operation the
+# median seconds of each tool and the fsbench/GNU ratio with its min–max across rounds.
 #
-# Usage (root): bench/meta-vs-gnu.sh   env: FSBENCH, COPIES (3), ROUNDS (3), IMG_SIZE (3G)
+# Usage (root): bench/meta-vs-gnu.sh
+#   env: FSBENCH (target/release/fsbench), ROUNDS (3), COPIES_LIST ("1 3"), FSLIST ("ext4 xfs btrfs")
 set -euo pipefail
 
 FSBENCH=${FSBENCH:-$(dirname "$0")/../target/release/fsbench}
-COPIES=${COPIES:-3}
 ROUNDS=${ROUNDS:-3}
-IMG_SIZE=${IMG_SIZE:-3G}
+COPIES_LIST=${COPIES_LIST:-"1 3"}
+FSLIST=${FSLIST:-"ext4 xfs btrfs"}
 
 if [ "$(id -u)" != 0 ]; then
-    echo "meta-vs-gnu.sh: needs root (mount, losetup, drop_caches)" >&2
+    echo "meta-vs-gnu.sh: needs root (mount, losetup, fsfreeze, drop_caches)" >&2
     exit 2
 fi
-for t in tar find rm mkfs.ext4 losetup python3; do
+for t in tar find rm losetup fsfreeze python3; do
     command -v "$t" >/dev/null || { echo "meta-vs-gnu.sh: $t not found" >&2; exit 2; }
 done
 [ -x "$FSBENCH" ] || { echo "meta-vs-gnu.sh: $FSBENCH missing; cargo build --release" >&2; exit 2; }
 
-WORK=$(mktemp -d /tmp/fsbench-meta-vs-gnu.XXXXXX)
-MOUNTS=()
+WORK=$(mktemp -d /var/tmp/fsbench-meta-vs-gnu.XXXXXX)
+MNT=""
 LOOP=""
 cleanup() {
     set +e
-    for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount "${MOUNTS[$i]}" 2>/dev/null; done
+    [ -n "$MNT" ] && umount "$MNT" 2>/dev/null
     [ -n "$LOOP" ] && losetup -d "$LOOP"
     rm -rf "$WORK"
 }
@@ -41,93 +45,99 @@ trap 'exit 130' INT TERM
 
 now() { date +%s%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+cold() { sync -f "$1"; fsfreeze -f "$MNT"; fsfreeze -u "$MNT"; echo 3 > /proc/sys/vm/drop_caches; }
+record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$WORK/results.tsv"; }
 
-echo "== corpus: $COPIES copies"
-"$FSBENCH" corpus --copies "$COPIES" --out "$WORK/corpus.tar"
+fresh_fs() { # fs
+    [ -n "$MNT" ] && umount "$MNT"
+    [ -n "$LOOP" ] && losetup -d "$LOOP"
+    rm -f "$WORK/img"
+    truncate -s 4G "$WORK/img"
+    LOOP=$(losetup -f --show --direct-io=on "$WORK/img")
+    case $1 in
+        ext4) mkfs.ext4 -q -F "$LOOP" ;;
+        xfs) mkfs.xfs -q -f "$LOOP" ;;
+        btrfs) mkfs.btrfs -q -f "$LOOP" >/dev/null ;;
+    esac
+    MNT="$WORK/mnt"
+    mkdir -p "$MNT"
+    mount "$LOOP" "$MNT"
+}
 
-mkdir "$WORK/tmpfs" "$WORK/ext4"
-mount -t tmpfs -o size=3g fsbench-meta-vs-gnu "$WORK/tmpfs"
-MOUNTS+=("$WORK/tmpfs")
-truncate -s "$IMG_SIZE" "$WORK/ext4.img"
-LOOP=$(losetup -f --show --direct-io=on "$WORK/ext4.img")
-mkfs.ext4 -q -F "$LOOP"
-mount "$LOOP" "$WORK/ext4"
-MOUNTS+=("$WORK/ext4")
-
-RESULTS="$WORK/results.tsv"
-: > "$RESULTS"
-
-fsbench_round() { # fs mountpoint round
-    local out
-    out=$("$FSBENCH" meta --dir "$2" --workload untar,find-cold,rm-tree \
-        --corpus-file "$WORK/corpus.tar" --json)
-    python3 -c '
+fsbench_own() { # key
+    "$FSBENCH" meta --dir "$MNT" --workload untar,find-cold,rm-tree \
+        --corpus-file "$WORK/corpus.tar" --json 2>/dev/null | python3 -c '
 import json, sys
-d = json.loads(sys.argv[1])
+d = json.load(sys.stdin)
 assert not d["failures"], d["failures"]
 for s in d["samples"]:
     if s["metric"] == "seconds":
-        op = {"untar": "untar", "find-cold": "walk", "rm-tree": "rm"}[s["workload"]]
-        print("%s\t%s\tfsbench\t%.3f" % (sys.argv[2], op, s["value"]))
-' "$out" "$1" >> "$RESULTS"
+        op = {"untar": "untar", "find-cold": "walk-own", "rm-tree": "rm"}[s["workload"]]
+        print("%s\t%s\tfsbench\t%.4f" % (sys.argv[1], op, s["value"]))
+' "$1" | while IFS=$'\t' read -r k op who v; do record "$k" "$op" "$who" "$v" x; done
 }
 
-gnu_round() { # fs mountpoint round
-    local d="$2/gnu" t0 t1
+gnu_own() { # key
+    local d="$MNT/gnu" t0 t1
     mkdir "$d"
     t0=$(now); tar -xf "$WORK/corpus.tar" -C "$d"; sync -f "$d"; t1=$(now)
-    printf '%s\tuntar\tgnu\t%s\n' "$1" "$(secs "$t0" "$t1")" >> "$RESULTS"
-    drop
+    record "$1" untar gnu "$(secs "$t0" "$t1")" x
+    cold "$d"
     t0=$(now); find "$d" -printf '%s\n' > /dev/null; t1=$(now)
-    printf '%s\twalk\tgnu\t%s\n' "$1" "$(secs "$t0" "$t1")" >> "$RESULTS"
-    t0=$(now); rm -rf "$d"; sync -f "$2"; t1=$(now)
-    printf '%s\trm\tgnu\t%s\n' "$1" "$(secs "$t0" "$t1")" >> "$RESULTS"
+    record "$1" walk-own gnu "$(secs "$t0" "$t1")" x
+    t0=$(now); rm -rf "$d"; sync -f "$MNT"; t1=$(now)
+    record "$1" rm gnu "$(secs "$t0" "$t1")" x
 }
 
-for fs in tmpfs ext4; do
-    for r in $(seq "$ROUNDS"); do
-        echo "== $fs round $r/$ROUNDS"
-        fsbench_round "$fs" "$WORK/$fs" "$r"
-        gnu_round "$fs" "$WORK/$fs" "$r"
+same_tree() { # key
+    local d="$MNT/shared" t0 t1 v
+    cold "$d"
+    v=$("$FSBENCH" meta --dir "$d" --existing --json 2>/dev/null | python3 -c '
+import json, sys
+print([s["value"] for s in json.load(sys.stdin)["samples"] if s["metric"] == "seconds"][0])')
+    record "$1" walk-same fsbench "$v" x
+    cold "$d"
+    t0=$(now); find "$d" -printf '%s\n' > /dev/null; t1=$(now)
+    record "$1" walk-same gnu "$(secs "$t0" "$t1")" x
+}
+
+: > "$WORK/results.tsv"
+for copies in $COPIES_LIST; do
+    "$FSBENCH" corpus --copies "$copies" --out "$WORK/corpus.tar" >/dev/null
+    entries=$(tar -tf "$WORK/corpus.tar" | wc -l)
+    for fs in $FSLIST; do
+        key="$fs $entries"
+        fresh_fs "$fs"
+        mkdir "$MNT/shared"
+        tar -xf "$WORK/corpus.tar" -C "$MNT/shared"
+        for r in $(seq "$ROUNDS"); do
+            echo "== $fs, $entries entries, round $r/$ROUNDS" >&2
+            # Alternate who goes first, so neither always follows the other's writes.
+            if [ $((r % 2)) = 1 ]; then fsbench_own "$key"; gnu_own "$key"; else gnu_own "$key"; fsbench_own "$key"; fi
+            same_tree "$key"
+        done
     done
 done
 
-echo "== peak RSS: fsbench untar + walk + rm of the in-memory corpus ($COPIES copies) on tmpfs"
-RSS_CMD=("$FSBENCH" meta --dir "$WORK/tmpfs" --workload untar,find-cold,rm-tree
-    --corpus-copies "$COPIES" --json)
-if [ -x /usr/bin/time ]; then
-    /usr/bin/time -v "${RSS_CMD[@]}" > /dev/null 2> "$WORK/time.txt"
-    RSS_KB=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$WORK/time.txt")
-else
-    RSS_KB=$(python3 -c '
-import resource, subprocess, sys
-subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "${RSS_CMD[@]}")
-fi
-
-python3 - "$RESULTS" "$RSS_KB" "$ROUNDS" <<'PY'
+python3 - "$WORK/results.tsv" "$ROUNDS" <<'PY'
 import statistics, sys
-rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines() if l]
 vals = {}
-for fs, op, who, v in rows:
-    vals.setdefault((fs, op, who), []).append(float(v))
-print("\nevery round (fs, operation, who, seconds):")
-for r in rows:
-    print("  " + " ".join(r))
-print(f"\nmedian of {sys.argv[3]} rounds, seconds (untar and rm include syncfs; walk is cold)\n")
-print("| filesystem | operation | fsbench s | GNU s | fsbench/GNU |")
-print("|---|---|---:|---:|---:|")
-names = {"untar": "untar (tar -xf)", "walk": "walk (find -printf %s)", "rm": "rm (rm -rf)"}
-worst = 0.0
-for fs in ("tmpfs", "ext4"):
-    for op in ("untar", "walk", "rm"):
-        a = statistics.median(vals[(fs, op, "fsbench")])
-        b = statistics.median(vals[(fs, op, "gnu")])
-        worst = max(worst, a / b)
-        print(f"| {fs} | {names[op]} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
-rss = int(sys.argv[2]) / 1024
-print(f"\npeak RSS of fsbench untar + walk + rm (in-memory corpus): {rss:.1f} MiB "
-      f"({'OK, < 100 MiB' if rss < 100 else 'OVER 100 MiB'})")
-print(f"worst ratio {worst:.2f} (target <= 1.0, goal <= 0.8)")
+for line in open(sys.argv[1]).read().splitlines():
+    key, op, who, v, _ = line.split("\t")
+    vals.setdefault((key, op, who), []).append(float(v))
+print(f"median of {sys.argv[2]} rounds; ratio = fsbench/GNU (median, min-max of per-round ratios)\n")
+print("| filesystem | entries | operation | fsbench s | GNU s | fsbench/GNU | range |")
+print("|---|---:|---|---:|---:|---:|---|")
+names = {"untar": "untar (tar -xf)", "walk-own": "cold walk, own tree", "walk-same": "cold walk, same tree", "rm": "rm (rm -rf)"}
+worst = {}
+for key in dict.fromkeys(k for k, _, _ in vals):
+    fs, entries = key.split()
+    for op in ("untar", "walk-own", "walk-same", "rm"):
+        a, b = vals[(key, op, "fsbench")], vals[(key, op, "gnu")]
+        ratios = [x / y for x, y in zip(a, b)]
+        r = statistics.median(a) / statistics.median(b)
+        worst[op] = max(worst.get(op, 0), r)
+        print(f"| {fs} | {int(entries):,} | {names[op]} | {statistics.median(a):.3f} | "
+              f"{statistics.median(b):.3f} | {r:.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
+print("\nworst median ratio per operation: " + ", ".join(f"{names[k]} {v:.2f}" for k, v in worst.items()))
 PY

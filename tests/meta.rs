@@ -361,3 +361,64 @@ fn ctrl_c_mid_untar_exits_130_and_removes_the_work_dir() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert!(leftovers(d.path()).is_empty(), "work dir left behind");
 }
+
+/// `--existing` walks the given tree itself: the count equals `find DIR | wc -l` and nothing is
+/// created or removed (the listing of the tree is the same before and after).
+#[test]
+fn existing_walks_what_find_counts_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("data");
+    for d in ["a/b/c", "a/d", "e"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for (i, f) in ["a/x", "a/b/y", "a/b/c/z", "e/w", "top"].iter().enumerate() {
+        std::fs::write(root.join(f), vec![b'x'; i * 100]).unwrap();
+    }
+    std::os::unix::fs::symlink("a/x", root.join("link")).unwrap();
+    let listing = || {
+        let out = Sys::new("find").arg(&root).output().unwrap();
+        assert!(out.status.success());
+        let mut v: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing();
+    let out = Command::cargo_bin("fsbench")
+        .unwrap()
+        .args(["meta", "--existing", "--json", "--dir"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["metric"] == "entries")
+        .expect("an entries sample")["value"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(entries as usize, before.len(), "find counts {before:?}");
+    assert_eq!(
+        listing(),
+        before,
+        "--existing must not create or remove anything"
+    );
+
+    // Asking for anything but the walk with --existing is bad input.
+    Command::cargo_bin("fsbench")
+        .unwrap()
+        .args(["meta", "--existing", "--workload", "untar", "--dir"])
+        .arg(&root)
+        .assert()
+        .code(2);
+}

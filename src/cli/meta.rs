@@ -13,8 +13,19 @@ pub struct MetaArgs {
     pub dir: PathBuf,
 
     /// Workloads to run, in order: untar, find-cold, rm-tree, smallfiles, fsmark.
+    ///
+    /// find-cold and rm-tree need a tree: without untar before them, fsbench extracts the
+    /// corpus first (not measured, ~105,000 entries by default) and deletes it afterwards. To
+    /// walk a tree that is already there instead, use --existing.
     #[arg(long, value_delimiter = ',', default_value = "untar,find-cold,rm-tree")]
     pub workload: Vec<String>,
+
+    /// Walk DIR itself cold (find-cold only): nothing is extracted, created or deleted.
+    ///
+    /// This is how to measure a cold walk over your own data: caches are dropped, then every
+    /// entry below DIR is stat-ed, as `find DIR -printf '%s\n'` does.
+    #[arg(long, conflicts_with_all = ["corpus_file", "corpus_from"])]
+    pub existing: bool,
 
     /// Copies of the synthetic corpus (~35,000 entries each).
     #[arg(long, default_value_t = 3, conflicts_with = "corpus_file")]

@@ -115,6 +115,9 @@ fn resolve(args: &MetaArgs) -> Result<Options> {
 /// Run `fsbench meta`; returns the exit code.
 pub fn run(args: MetaArgs) -> Result<i32> {
     crate::cancel::install_handlers();
+    if args.existing {
+        return walk_existing(&args);
+    }
     let opts = resolve(&args)?;
     // Bad corpus input is reported before anything is created.
     let corpus = opts.corpus.as_ref().map(Corpus::build).transpose()?;
@@ -170,6 +173,35 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     })
 }
 
+/// `--existing`: walk DIR itself, cold, and create nothing.
+fn walk_existing(args: &MetaArgs) -> Result<i32> {
+    if !std::fs::metadata(&args.dir).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::invalid(
+            "--dir",
+            format!("{} is not an existing directory", args.dir.display()),
+        ));
+    }
+    let asked: Vec<&str> = args.workload.iter().map(|w| w.trim()).collect();
+    // The default list is untar,find-cold,rm-tree; with --existing only the walk makes sense.
+    let default = ["untar", "find-cold", "rm-tree"];
+    if asked != ["find-cold"] && asked != default {
+        return Err(Error::invalid(
+            "--existing",
+            "walks an existing tree and runs find-cold only; drop --workload or use --workload find-cold",
+        ));
+    }
+    if args.threads == 0 {
+        return Err(Error::invalid("--threads", "must be at least 1"));
+    }
+    let out = meta::find_cold(&args.dir, args.threads, None, true)?;
+    for n in &out.notes {
+        eprintln!("fsbench: note: {n}");
+    }
+    let samples: Vec<(&str, Metric)> = out.metrics.into_iter().map(|m| ("find-cold", m)).collect();
+    print(&samples, &[], args.json);
+    Ok(crate::error::EXIT_OK)
+}
+
 /// Where the extracted corpus is and whether it can be used.
 struct Tree {
     path: PathBuf,
@@ -193,7 +225,10 @@ fn ensure_tree(wl: &str, corpus: &Corpus, tree: &mut Tree, threads: usize) -> Re
             "not run: it needs the extracted corpus and untar failed",
         )),
         TreeState::Absent => {
-            eprintln!("fsbench: note: {wl}: extracting the corpus first (not measured)");
+            eprintln!(
+                "fsbench: note: {wl}: extracting the corpus first into {} (not measured; removed afterwards; --existing walks a tree you already have)",
+                tree.path.display()
+            );
             if let Err(e) = meta::untar(corpus, &tree.path, threads) {
                 let _ = meta::remove_all(&tree.path);
                 tree.state = TreeState::Failed;
@@ -232,7 +267,7 @@ fn step(
         }
         "find-cold" => {
             ensure_tree(wl, corpus(), tree, t)?;
-            meta::find_cold(&tree.path, t, Some(corpus().entries()))
+            meta::find_cold(&tree.path, t, Some(corpus().entries()), false)
         }
         "rm-tree" => {
             ensure_tree(wl, corpus(), tree, t)?;

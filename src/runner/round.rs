@@ -365,7 +365,7 @@ impl Runner<'_> {
             Kind::FindCold => {
                 let threads = opts.threads;
                 let expected = self.corpus()?.entries();
-                crate::workload::meta::find_cold(&tree, threads, Some(expected))
+                crate::workload::meta::find_cold(&tree, threads, Some(expected), false)
             }
             Kind::RmTree => {
                 let expected = self.corpus()?.entries();

@@ -118,12 +118,33 @@ pub(crate) fn count(dir: &Path, threads: usize) -> Result<(u64, u64)> {
 
 /// `find-cold`: drop caches, walk `dir` and stat every entry; `expected` entries are checked.
 ///
+/// With `include_root` the root itself is stat-ed and counted too, as `find DIR` does (used
+/// when walking a user's existing tree, so the count matches `find DIR | wc -l`).
 /// Without root the caches cannot be dropped: the walk runs warm and a note says so.
-pub fn find_cold(dir: &Path, threads: usize, expected: Option<u64>) -> Result<WorkloadOutput> {
+pub fn find_cold(
+    dir: &Path,
+    threads: usize,
+    expected: Option<u64>,
+    include_root: bool,
+) -> Result<WorkloadOutput> {
     let mut out = WorkloadOutput::default();
+    match crate::host::cache::checkpoint(dir) {
+        Ok(true) => {}
+        Ok(false) => out.notes.push(
+            "find-cold: the journal was not checkpointed (filesystem of / or of fsbench, or it cannot be frozen); metadata written just before may still be cached".into(),
+        ),
+        Err(e) => out
+            .notes
+            .push(format!("find-cold: the journal was not checkpointed: {e}")),
+    }
     drop_caches_or_note("find-cold", &mut out.notes);
     let start = Instant::now();
-    let (entries, _) = count(dir, threads)?;
+    let mut entries = 0;
+    if include_root {
+        std::fs::symlink_metadata(dir).map_err(|e| Error::io("cannot stat", dir, e))?;
+        entries += 1;
+    }
+    entries += count(dir, threads)?.0;
     let secs = start.elapsed().as_secs_f64();
     if let Some(want) = expected.filter(|&w| w != entries) {
         return Err(Error::workload(
