@@ -59,6 +59,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             d.validate(s)?;
         }
     }
+    check_variant_args(&setups, &target)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     let file_size = size_data_file(args, &draft, capacity, &target)?;
@@ -179,6 +180,19 @@ fn check_block_device(dev: &Path) -> crate::Result<()> {
             "it is not a block device; --device takes a whole disk or partition such as /dev/sdb \
              (to benchmark on an image file, drop --device and use --image-size/--scratch-dir)",
         ));
+    }
+    Ok(())
+}
+
+/// Refuse variant `mkfs=`/`mount=` words that could reach a device other than the target
+/// (positional arguments, external journals, other devices, paths outside the scratch area).
+/// Also run on `--resume`, whose plan.json may have been edited.
+pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> {
+    let scratch = crate::fs::variant_args::scratch_area(target);
+    for s in setups {
+        if let Some(d) = crate::fs::driver(&s.fs) {
+            crate::fs::variant_args::check(s, d.arg_rules(), &scratch)?;
+        }
     }
     Ok(())
 }
