@@ -70,7 +70,11 @@ pub trait Filesystem: Send + Sync {
     /// Reject variant options this driver does not understand.
     fn validate(&self, setup: &SetupSpec) -> crate::Result<()>;
     /// How this driver's tools read `mkfs=`/`mount=` words (for [`variant_args::check`]).
-    fn arg_rules(&self) -> &variant_args::ArgRules;
+    /// Without its own rules a driver still gets the generic checks: no positional words, no
+    /// devices, no paths outside the scratch area.
+    fn arg_rules(&self) -> &variant_args::ArgRules {
+        &variant_args::ArgRules::NONE
+    }
     /// Mount an existing filesystem of this type (no mkfs; ZFS: `zpool import`).
     fn mount(
         &self,
