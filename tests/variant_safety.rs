@@ -226,6 +226,20 @@ fn variants_naming_another_device_are_refused_and_it_stays_untouched() {
             vec!["\"/var/tmp/some-file\"".into(), "positional".into()],
         ),
     ];
+    // A bare word that is a symlink to the victim in the working directory.
+    let cwd = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::os::unix::fs::symlink(&victim.dev, cwd.path().join("disk")).unwrap();
+    let o = bin()
+        .current_dir(cwd.path())
+        .args(["plan", "--fs", "e=ext4:mount=noatime,usrjquota=disk"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        refusal_line(&o).contains("a block device, relative to the working directory"),
+        "{}",
+        stderr(&o)
+    );
     for (args, needles) in &cases {
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
         if !a.contains(&"--image-size") && !a.contains(&"--device") {
@@ -364,6 +378,23 @@ fn legitimate_variants_still_run() {
         "{opts}"
     );
     assert!(words(&setup("x")).contains(&"-K".to_string()));
+    // A plan.json edited to name a device is refused on --resume too.
+    let saved = s.join("out/plan.json");
+    let mut inv: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    inv["plan"]["setups"][0]["mkfs"] = serde_json::json!(["/dev/fsbench-no-such-disk"]);
+    std::fs::write(&saved, serde_json::to_vec(&inv).unwrap()).unwrap();
+    let o = bin()
+        .args(["run", "--resume"])
+        .arg(s.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        refusal_line(&o).contains("\"/dev/fsbench-no-such-disk\" is a positional"),
+        "{}",
+        stderr(&o)
+    );
     // Only the image is gone, the output stays.
     let left: Vec<PathBuf> = std::fs::read_dir(s)
         .unwrap()

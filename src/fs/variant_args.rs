@@ -271,6 +271,16 @@ impl Ctx<'_> {
             // only when it is absolute (`/var/tmp/a=b`).
             if looks_like_path(piece) && (!piece.contains('=') || piece.starts_with('/')) {
                 self.path(arg, piece)?;
+            } else if is_block_device(piece) {
+                // A bare word that happens to name a device in the working directory.
+                return Err(self.refuse(
+                    arg,
+                    format!(
+                        "names {}, a block device, relative to the working directory; \
+                         {MULTI_DEVICE}",
+                        resolve_lexically(Path::new(piece)).display()
+                    ),
+                ));
             }
         }
         Ok(())
@@ -327,7 +337,7 @@ impl Ctx<'_> {
                 format!("is {what}")
             }
         };
-        if std::fs::metadata(w).is_ok_and(|m| m.file_type().is_block_device()) {
+        if is_block_device(w) {
             return Some(via("a block device"));
         }
         if full.starts_with("/dev") || abs.starts_with("/dev") {
@@ -351,6 +361,11 @@ fn candidates(text: &str) -> Vec<&str> {
     }
     v.retain(|s| !s.is_empty());
     v
+}
+
+/// Whether `p` is, or links to, a block device (relative paths from the working directory).
+fn is_block_device(p: &str) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 fn looks_like_path(s: &str) -> bool {
