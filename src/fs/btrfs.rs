@@ -56,6 +56,7 @@ pub const ARGS: ArgRules = ArgRules {
     device_options: &[],
     multi_device_words: &[],
     mount_device_keys: &["device"],
+    mount_inner_path_keys: &["subvol"],
 };
 
 fn describe(device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String> {
@@ -141,6 +142,9 @@ mod tests {
         no(&["-r", "/etc"], &[], "outside fsbench's scratch area");
         no(&["--data"], &[], "needs a value");
         no(&[], &["device=/dev/sdz"], "not supported yet");
+        // subvol= is a path inside the new filesystem, not on the host.
+        assert_eq!(verdict(&ARGS, &[], &["subvol=/"]), "");
+        no(&[], &["subvol=/dev/sdz"], "device path");
         no(&[], &["noatime", "device=sdz"], "another device");
     }
 }

@@ -45,6 +45,9 @@ pub struct ArgRules {
     pub multi_device_words: &'static [&'static str],
     /// Mount option keys that name another device (`logdev`, `journal_path`): always refused.
     pub mount_device_keys: &'static [&'static str],
+    /// Mount option keys whose value is a path inside the new filesystem (Btrfs `subvol=/`),
+    /// not on the host: only device forms are refused there.
+    pub mount_inner_path_keys: &'static [&'static str],
 }
 
 impl ArgRules {
@@ -57,6 +60,7 @@ impl ArgRules {
         device_options: &[],
         multi_device_words: &[],
         mount_device_keys: &[],
+        mount_inner_path_keys: &[],
     };
 }
 
@@ -250,6 +254,13 @@ impl Ctx<'_> {
                 &arg,
                 format!("names another device for the filesystem; {MULTI_DEVICE}"),
             ));
+        }
+        if self.rules.mount_inner_path_keys.contains(&key) {
+            let value = item.split_once('=').map_or("", |(_, v)| v);
+            return match self.names_device(value) {
+                Some(why) => Err(self.refuse(&arg, format!("{why}; {MULTI_DEVICE}"))),
+                None => Ok(()),
+            };
         }
         self.generic(&arg, item)
     }

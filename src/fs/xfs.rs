@@ -62,6 +62,7 @@ pub const ARGS: ArgRules = ArgRules {
     ],
     multi_device_words: &[],
     mount_device_keys: &["logdev", "rtdev"],
+    mount_inner_path_keys: &[],
 };
 
 fn describe(_device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String> {

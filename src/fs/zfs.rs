@@ -77,6 +77,7 @@ pub const ARGS: ArgRules = ArgRules {
         "spare", "log", "cache", "special", "dedup",
     ],
     mount_device_keys: &[],
+    mount_inner_path_keys: &[],
 };
 
 /// SPA_MINDEVSIZE: ZFS refuses vdevs under 64 MiB.
