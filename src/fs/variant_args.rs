@@ -211,8 +211,8 @@ impl Ctx<'_> {
             format!(
                 "is a positional argument: {tool} reads those as devices (or a size), and fsbench \
                  adds the target itself; mkfs= takes options only (e.g. mkfs=-m 1 -E \
-                 lazy_itable_init=0; attach a value to its option if fsbench does not know the \
-                 option: -X5)"
+                 lazy_itable_init=0; write the value of an option fsbench does not know \
+                 attached: -X5 or --opt=5)"
             ),
         )
     }

@@ -614,6 +614,40 @@ mod tests {
     }
 
     #[test]
+    fn variant_arguments_naming_devices_are_refused_from_every_source() {
+        let e = err(&["--fs", "b=btrfs:mkfs=-m raid1 -d raid1 /dev/sdc1 /dev/sdc2"]);
+        assert!(
+            e.contains("\"/dev/sdc1\"") && e.contains("multi-device setups"),
+            "{e}"
+        );
+        let e = err(&["--fs", "e=ext4:mount=noatime,journal_path=/dev/sdz"]);
+        assert!(e.contains("journal_path=/dev/sdz"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &p,
+            "suite = \"standard\"\n[[setup]]\nfs = \"ext4\"\nname = \"j\"\nmkfs = [\"-J\", \"device=/dev/sdz\"]\n",
+        )
+        .unwrap();
+        let e = err(&["--plan", p.to_str().unwrap()]);
+        assert!(e.contains("external journal device"), "{e}");
+        // Paths inside the scratch directory are allowed; outside they are not.
+        let inside = format!("e=ext4:mkfs=-d {}", dir.path().join("tree").display());
+        ok(&[
+            "--scratch-dir",
+            dir.path().to_str().unwrap(),
+            "--fs",
+            &inside,
+        ]);
+        let e = err(&["--scratch-dir", "/var/tmp", "--fs", &inside]);
+        assert!(e.contains("outside fsbench's scratch area"), "{e}");
+        // Every shipped profile's variants pass.
+        for name in profiles::names() {
+            ok(&["--profile", name]);
+        }
+    }
+
+    #[test]
     fn dir_mode_has_one_setup_and_no_mkfs() {
         let inv = ok(&["--dir", "/tmp", "--file-size", "8M"]);
         assert_eq!(inv.plan.setups.len(), 1);
