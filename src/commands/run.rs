@@ -13,7 +13,9 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
                 "fsbench: resuming with the options saved in {}; other flags (except --json) are ignored",
                 Invocation::path(out).display()
             );
-            (Invocation::load(out)?, true)
+            let inv = Invocation::load(out)?;
+            crate::plan::resolve::check_variant_args(&inv.plan.setups, &inv.options.target)?;
+            (inv, true)
         }
         None => (resolve(&args, std::env::args().collect())?, false),
     };

@@ -3,6 +3,7 @@
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
+use super::variant_args::{ArgRules, OptKey};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -12,6 +13,50 @@ const ACCEPTS: Accepts = Accepts {
     props: &[],
     // nocow: `chattr +C` on the data directory (applied by the workload runner).
     dir_attrs: &["nocow"],
+    args: ARGS,
+};
+
+/// How mkfs.btrfs and the Btrfs mount options read a variant's words. Every positional word
+/// is another device of a multi-device filesystem (`-m raid1 -d raid1 /dev/sdc1 /dev/sdc2`).
+pub const ARGS: ArgRules = ArgRules {
+    mkfs_tool: "mkfs.btrfs",
+    short_with_value: "AbdlLmnOrRsuU",
+    long_with_value: &[
+        "alloc-start",
+        "byte-count",
+        "data",
+        "metadata",
+        "csum",
+        "checksum",
+        "nodesize",
+        "sectorsize",
+        "features",
+        "runtime-features",
+        "label",
+        "uuid",
+        "device-uuid",
+        "rootdir",
+        "subvol",
+        "compress",
+        "inode-flags",
+        "leafsize",
+    ],
+    path_options: &[
+        OptKey {
+            option: "-r",
+            key: "",
+            what: "a directory to copy in",
+        },
+        OptKey {
+            option: "--rootdir",
+            key: "",
+            what: "a directory to copy in",
+        },
+    ],
+    device_options: &[],
+    multi_device_words: &[],
+    mount_device_keys: &["device"],
+    mount_inner_path_keys: &["subvol"],
 };
 
 fn describe(device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String> {
@@ -44,3 +89,62 @@ pub const BTRFS: KernelFs = KernelFs {
     accepts: ACCEPTS,
     tools: &["mkfs.btrfs", "mount"],
 };
+
+#[cfg(test)]
+mod tests {
+    use super::ARGS;
+    use crate::fs::variant_args::tests::verdict;
+
+    #[test]
+    fn btrfs_single_device_options_pass_and_extra_devices_are_refused() {
+        let ok = |mkfs: &[&str], mount: &[&str]| assert_eq!(verdict(&ARGS, mkfs, mount), "");
+        ok(
+            &[
+                "-m",
+                "dup",
+                "--nodesize",
+                "16k",
+                "--csum=xxhash",
+                "-O",
+                "no-holes",
+                "-K",
+            ],
+            &[],
+        );
+        ok(
+            &["-L", "data", "--label=x"],
+            &["noatime", "compress=zstd:3", "ssd"],
+        );
+        let no = |mkfs: &[&str], mount: &[&str], want: &str| {
+            let e = verdict(&ARGS, mkfs, mount);
+            assert!(e.contains(want), "{mkfs:?} {mount:?}: {e}");
+        };
+        // Seed 004's two-device RAID1, copied into a variant.
+        let e = verdict(
+            &ARGS,
+            &["-m", "raid1", "-d", "raid1", "/dev/sdc1", "/dev/sdc2"],
+            &[],
+        );
+        assert!(
+            e.contains("\"/dev/sdc1\"") && e.contains("positional") && e.contains("multi-device"),
+            "{e}"
+        );
+        no(
+            &["/dev/loop0"],
+            &[],
+            "mkfs.btrfs would make it part of the filesystem",
+        );
+        no(
+            &["--rootdir", "/etc"],
+            &[],
+            "outside fsbench's scratch area",
+        );
+        no(&["-r", "/etc"], &[], "outside fsbench's scratch area");
+        no(&["--data"], &[], "needs a value");
+        no(&[], &["device=/dev/sdz"], "not supported yet");
+        // subvol= is a path inside the new filesystem, not on the host.
+        assert_eq!(verdict(&ARGS, &[], &["subvol=/"]), "");
+        no(&[], &["subvol=/dev/sdz"], "device path");
+        no(&[], &["noatime", "device=sdz"], "another device");
+    }
+}

@@ -3,6 +3,7 @@
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
+use super::variant_args::{ArgRules, OptKey};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -11,6 +12,48 @@ const ACCEPTS: Accepts = Accepts {
     mount: true,
     props: &[],
     dir_attrs: &[],
+    args: ARGS,
+};
+
+/// How mke2fs and the ext4 mount options read a variant's words.
+pub const ARGS: ArgRules = ArgRules {
+    mkfs_tool: "mkfs.ext4",
+    // mke2fs getopt: "b:cd:e:g:i:jl:m:no:qr:s:t:vC:DE:FG:I:J:KL:M:N:O:R:ST:U:Vz:".
+    short_with_value: "bdegilmorstCEGIJLMNORTUz",
+    long_with_value: &[],
+    path_options: &[
+        OptKey {
+            option: "-d",
+            key: "",
+            what: "a directory to copy in",
+        },
+        OptKey {
+            option: "-l",
+            key: "",
+            what: "a bad-blocks list file",
+        },
+        OptKey {
+            option: "-z",
+            key: "",
+            what: "an undo file",
+        },
+    ],
+    device_options: &[
+        OptKey {
+            option: "-J",
+            key: "device",
+            what: "an external journal device",
+        },
+        OptKey {
+            option: "-O",
+            key: "journal_dev",
+            what: "the journal_dev feature (the target would become another filesystem's \
+                   external journal)",
+        },
+    ],
+    multi_device_words: &[],
+    mount_device_keys: &["journal_path", "journal_dev"],
+    mount_inner_path_keys: &["usrjquota", "grpjquota"],
 };
 
 fn describe(device: Option<&Path>, _mnt: &Path) -> BTreeMap<String, String> {
@@ -31,3 +74,64 @@ pub const EXT4: KernelFs = KernelFs {
     accepts: ACCEPTS,
     tools: &["mkfs.ext4", "mount"],
 };
+
+#[cfg(test)]
+mod tests {
+    use super::ARGS;
+    use crate::fs::variant_args::tests::verdict;
+
+    #[test]
+    fn ext4_options_pass_and_device_forms_are_refused() {
+        let ok = |mkfs: &[&str], mount: &[&str]| assert_eq!(verdict(&ARGS, mkfs, mount), "");
+        ok(
+            &["-m", "1", "-E", "lazy_itable_init=0"],
+            &["noatime", "commit=60"],
+        );
+        ok(
+            &[
+                "-b",
+                "4096",
+                "-T",
+                "news",
+                "-L",
+                "data",
+                "-O",
+                "^has_journal",
+            ],
+            &[],
+        );
+        ok(
+            &["-qm1", "-Elazy_itable_init=0,lazy_journal_init=1"],
+            &["data=ordered"],
+        );
+        let no = |mkfs: &[&str], mount: &[&str], want: &str| {
+            let e = verdict(&ARGS, mkfs, mount);
+            assert!(e.contains(want), "{mkfs:?} {mount:?}: {e}");
+        };
+        no(&["-J", "device=/dev/sdz"], &[], "external journal device");
+        no(&["-Jdevice=UUID=1234"], &[], "not supported yet");
+        no(
+            &["-F", "-J", "size=64,device=LABEL=j"],
+            &[],
+            "external journal device",
+        );
+        no(
+            &["-O", "^metadata_csum,journal_dev"],
+            &[],
+            "journal_dev feature",
+        );
+        no(&["-d", "/etc"], &[], "outside fsbench's scratch area");
+        no(
+            &["-z", "undo.e2undo"],
+            &[],
+            "outside fsbench's scratch area",
+        );
+        no(&["-l", "/dev/sdz"], &[], "device path");
+        no(&["/dev/sdz"], &[], "positional");
+        no(&["-m", "1", "100000"], &[], "positional");
+        no(&["-m"], &[], "needs a value");
+        no(&[], &["journal_path=/dev/sdz"], "not supported yet");
+        no(&[], &["journal_dev=2049"], "another device");
+        no(&[], &["noatime", "usrjquota=/dev/sdz"], "device path");
+    }
+}

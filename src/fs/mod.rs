@@ -3,6 +3,7 @@
 //! One file per driver. Mounts are RAII guards: dropping one unmounts it (or destroys the
 //! pool) and removes the mountpoint directory fsbench created under [`mount_root`].
 
+pub mod argv_guard;
 mod btrfs;
 mod ext4;
 pub mod mount;
@@ -11,6 +12,7 @@ pub mod props;
 pub mod simple;
 mod tmpfs;
 pub mod variant;
+pub mod variant_args;
 mod xfs;
 pub mod zfs;
 
@@ -67,6 +69,12 @@ pub trait Filesystem: Send + Sync {
     fn min_device_size(&self) -> u64;
     /// Reject variant options this driver does not understand.
     fn validate(&self, setup: &SetupSpec) -> crate::Result<()>;
+    /// How this driver's tools read `mkfs=`/`mount=` words (for [`variant_args::check`]).
+    /// Without its own rules a driver still gets the generic checks: no positional words, no
+    /// devices, no paths outside the scratch area.
+    fn arg_rules(&self) -> &variant_args::ArgRules {
+        &variant_args::ArgRules::NONE
+    }
     /// Mount an existing filesystem of this type (no mkfs; ZFS: `zpool import`).
     fn mount(
         &self,

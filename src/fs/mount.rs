@@ -40,6 +40,8 @@ pub fn mount(
     }
     argv.push(source.to_string());
     argv.push(mnt.display().to_string());
+    // The source is the target (a device, or `tmpfs`); no other device may appear.
+    super::argv_guard::check(&argv, Path::new(source))?;
     command::run(&argv, timeout)?;
     Ok(())
 }

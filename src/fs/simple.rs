@@ -3,6 +3,7 @@
 
 use super::mount::{self, Describe, KernelMount};
 use super::variant::{self, Accepts};
+use super::variant_args::ArgRules;
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;
 use crate::host::command;
@@ -45,6 +46,10 @@ impl Filesystem for KernelFs {
         variant::check(self.fstype, setup, &self.accepts)
     }
 
+    fn arg_rules(&self) -> &ArgRules {
+        &self.accepts.args
+    }
+
     /// mkfs (timed, output kept), then mount.
     fn create_and_mount(
         &self,
@@ -58,6 +63,7 @@ impl Filesystem for KernelFs {
         argv.extend(self.default_args.iter().map(|s| s.to_string()));
         argv.extend(setup.mkfs.iter().cloned());
         argv.push(device.display().to_string());
+        super::argv_guard::check(&argv, device)?;
         let out = command::run(&argv, timeout)?;
         let record = MkfsRecord {
             args: argv,

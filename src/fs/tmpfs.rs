@@ -3,6 +3,7 @@
 
 use super::mount::{self, KernelMount};
 use super::variant::{self, Accepts};
+use super::variant_args::ArgRules;
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::plan::SetupSpec;
 use crate::{Error, Result};
@@ -18,6 +19,7 @@ const ACCEPTS: Accepts = Accepts {
     mount: true,
     props: &["size"],
     dir_attrs: &[],
+    args: ArgRules::NONE,
 };
 
 fn ram_bytes() -> u64 {
@@ -76,6 +78,10 @@ impl Filesystem for Tmpfs {
     fn validate(&self, setup: &SetupSpec) -> Result<()> {
         variant::check("tmpfs", setup, &ACCEPTS)?;
         options(setup).map(drop)
+    }
+
+    fn arg_rules(&self) -> &ArgRules {
+        &ACCEPTS.args
     }
 
     fn mount(

@@ -1,5 +1,6 @@
 //! Which variant keys each driver understands, and the check that rejects the rest.
 
+use super::variant_args::ArgRules;
 use crate::plan::SetupSpec;
 use crate::{Error, Result};
 
@@ -13,6 +14,8 @@ pub struct Accepts {
     pub props: &'static [&'static str],
     /// Data-directory attributes (`nocow`).
     pub dir_attrs: &'static [&'static str],
+    /// How the tools read `mkfs=`/`mount=` words: which options take values, paths, devices.
+    pub args: ArgRules,
 }
 
 impl Accepts {
@@ -101,6 +104,7 @@ mod tests {
         mount: true,
         props: &[],
         dir_attrs: &[],
+        args: ArgRules::NONE,
     };
 
     #[test]

@@ -3,6 +3,7 @@
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
+use super::variant_args::{ArgRules, OptKey};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -11,6 +12,57 @@ const ACCEPTS: Accepts = Accepts {
     mount: true,
     props: &[],
     dir_attrs: &[],
+    args: ARGS,
+};
+
+/// How mkfs.xfs and the XFS mount options read a variant's words.
+pub const ARGS: ArgRules = ArgRules {
+    mkfs_tool: "mkfs.xfs",
+    // mkfs.xfs: -b -c -d -i -l -L -m -n -p -r -s take values; -f -K -N -q -V are flags.
+    short_with_value: "bcdilLmnprs",
+    long_with_value: &[],
+    path_options: &[
+        OptKey {
+            option: "-p",
+            key: "",
+            what: "a prototype file",
+        },
+        OptKey {
+            option: "-c",
+            key: "options",
+            what: "a config file",
+        },
+    ],
+    device_options: &[
+        OptKey {
+            option: "-l",
+            key: "logdev",
+            what: "an external log device",
+        },
+        OptKey {
+            option: "-l",
+            key: "name",
+            what: "an external log device",
+        },
+        OptKey {
+            option: "-r",
+            key: "rtdev",
+            what: "a realtime device",
+        },
+        OptKey {
+            option: "-r",
+            key: "name",
+            what: "a realtime device",
+        },
+        OptKey {
+            option: "-d",
+            key: "name",
+            what: "the data device (fsbench names the target itself)",
+        },
+    ],
+    multi_device_words: &[],
+    mount_device_keys: &["logdev", "rtdev"],
+    mount_inner_path_keys: &[],
 };
 
 fn describe(_device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String> {
@@ -28,3 +80,49 @@ pub const XFS: KernelFs = KernelFs {
     accepts: ACCEPTS,
     tools: &["mkfs.xfs", "mount"],
 };
+
+#[cfg(test)]
+mod tests {
+    use super::ARGS;
+    use crate::fs::variant_args::tests::verdict;
+
+    #[test]
+    fn xfs_options_pass_and_external_devices_are_refused() {
+        let ok = |mkfs: &[&str], mount: &[&str]| assert_eq!(verdict(&ARGS, mkfs, mount), "");
+        ok(&["-K"], &[]);
+        ok(
+            &[
+                "-m",
+                "crc=1,reflink=1",
+                "-l",
+                "size=64m",
+                "-d",
+                "agcount=4",
+                "-i",
+                "size=512",
+            ],
+            &["noatime", "logbsize=256k"],
+        );
+        let no = |mkfs: &[&str], mount: &[&str], want: &str| {
+            let e = verdict(&ARGS, mkfs, mount);
+            assert!(e.contains(want), "{mkfs:?} {mount:?}: {e}");
+        };
+        no(
+            &["-l", "logdev=/dev/sdz,size=64m"],
+            &[],
+            "external log device",
+        );
+        no(&["-l", "size=64m,logdev=sdz"], &[], "external log device");
+        no(&["-r", "rtdev=/dev/sdz"], &[], "realtime device");
+        no(&["-d", "name=/dev/sdz"], &[], "data device");
+        no(&["-p", "/etc/proto"], &[], "outside fsbench's scratch area");
+        no(
+            &["-c", "options=/etc/xfs.conf"],
+            &[],
+            "outside fsbench's scratch area",
+        );
+        no(&["-f", "/dev/sdz"], &[], "positional");
+        no(&[], &["logdev=/dev/sdz"], "not supported yet");
+        no(&[], &["noatime", "rtdev=/dev/sdz"], "not supported yet");
+    }
+}

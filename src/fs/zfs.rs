@@ -6,6 +6,7 @@
 
 use super::mount::{self, ensure_mountpoint, remove_mountpoint};
 use super::variant::{self, Accepts};
+use super::variant_args::{ArgRules, OptKey};
 use super::{Filesystem, MkfsRecord, Mounted, props};
 use crate::host::command::{self, argv};
 use crate::plan::SetupSpec;
@@ -43,6 +44,40 @@ const ACCEPTS: Accepts = Accepts {
     mount: false,
     props: PROPS,
     dir_attrs: &[],
+    args: ARGS,
+};
+
+/// How `zpool create` reads the words of `mkfs=`: any positional word is a vdev (a device or
+/// a vdev type that adds devices), so only options pass.
+pub const ARGS: ArgRules = ArgRules {
+    mkfs_tool: "zpool create",
+    // zpool create: -o -O -m -R -t take values; -f -n -d are flags.
+    short_with_value: "oOmRt",
+    long_with_value: &[],
+    path_options: &[
+        OptKey {
+            option: "-R",
+            key: "",
+            what: "an alternate root",
+        },
+        OptKey {
+            option: "-m",
+            key: "",
+            what: "a mountpoint",
+        },
+        OptKey {
+            option: "-o",
+            key: "cachefile",
+            what: "a cache file",
+        },
+    ],
+    device_options: &[],
+    multi_device_words: &[
+        "mirror", "raidz", "raidz1", "raidz2", "raidz3", "draid", "draid1", "draid2", "draid3",
+        "spare", "log", "cache", "special", "dedup",
+    ],
+    mount_device_keys: &[],
+    mount_inner_path_keys: &[],
 };
 
 /// SPA_MINDEVSIZE: ZFS refuses vdevs under 64 MiB.
@@ -222,6 +257,10 @@ impl Filesystem for Zfs {
         Ok(())
     }
 
+    fn arg_rules(&self) -> &ArgRules {
+        &ACCEPTS.args
+    }
+
     fn mount(
         &self,
         device: &Path,
@@ -252,8 +291,9 @@ impl Filesystem for Zfs {
                 device.display()
             ))));
         };
-        command::run(&argv(&["zpool", "import", "-d", &d, "-f", &pool]), timeout)
-            .map_err(cleanup)?;
+        let import = argv(&["zpool", "import", "-d", &d, "-f", &pool]);
+        super::argv_guard::check(&import, device).map_err(cleanup)?;
+        command::run(&import, timeout).map_err(cleanup)?;
         let mut guard = ZfsMount {
             pool: pool.clone(),
             path: mountpoint.to_path_buf(),
@@ -294,6 +334,12 @@ impl Filesystem for Zfs {
         let pool = unique_pool();
         let created_dir = ensure_mountpoint(mountpoint)?;
         let args = create_argv(setup, &pool, device, mountpoint);
+        if let Err(e) = super::argv_guard::check(&args, device) {
+            if created_dir {
+                remove_mountpoint(mountpoint);
+            }
+            return Err(e);
+        }
         let mut guard = ZfsMount {
             pool: pool.clone(),
             path: mountpoint.to_path_buf(),
@@ -521,5 +567,26 @@ mod tests {
         s.props.insert("bogus".into(), "1".into());
         let e = Zfs.validate(&s).unwrap_err().to_string();
         assert!(e.contains("\"bogus\"") && e.contains("recordsize"), "{e}");
+    }
+
+    #[test]
+    fn zpool_options_pass_and_vdevs_are_refused() {
+        use crate::fs::variant_args::tests::verdict;
+        let ok = |mkfs: &[&str]| assert_eq!(verdict(&ARGS, mkfs, &[]), "");
+        ok(&["-o", "autoexpand=on", "-O", "atime=off", "-d"]);
+        let no = |mkfs: &[&str], want: &str| {
+            let e = verdict(&ARGS, mkfs, &[]);
+            assert!(e.contains(want), "{mkfs:?}: {e}");
+        };
+        no(&["mirror"], "vdev type");
+        no(&["log", "/dev/sdz"], "vdev type");
+        no(&["/dev/sdz"], "positional");
+        no(&["-R", "/etc"], "outside fsbench's scratch area");
+        no(&["-m", "/"], "outside fsbench's scratch area");
+        no(
+            &["-o", "cachefile=/etc/zpool.cache"],
+            "outside fsbench's scratch area",
+        );
+        no(&["-O", "atime=off", "UUID=1234"], "by UUID");
     }
 }

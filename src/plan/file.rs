@@ -208,8 +208,27 @@ fn setup_table(t: &toml::Table, origin: &str) -> crate::Result<SetupSpec> {
         match v {
             toml::Value::Array(items) => {
                 let joined: Vec<String> = items.iter().map(value_string).collect();
-                let sep = if k == "mkfs" { " " } else { "," };
-                pairs.push((k.clone(), joined.join(sep)));
+                // mkfs words are re-split like a shell: quote those that would not stay one word.
+                let text = if k == "mkfs" {
+                    joined
+                        .iter()
+                        .map(|w| {
+                            if w.is_empty()
+                                || w.contains(|c: char| {
+                                    c.is_whitespace() || matches!(c, '\'' | '"' | '\\')
+                                })
+                            {
+                                format!("'{}'", w.replace('\'', "'\\''"))
+                            } else {
+                                w.clone()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                } else {
+                    joined.join(",")
+                };
+                pairs.push((k.clone(), text));
             }
             toml::Value::Boolean(b) => pairs.push((k.clone(), b.to_string())),
             other => pairs.push((k.clone(), value_string(other))),

@@ -59,6 +59,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             d.validate(s)?;
         }
     }
+    check_variant_args(&setups, &target)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     let file_size = size_data_file(args, &draft, capacity, &target)?;
@@ -179,6 +180,19 @@ fn check_block_device(dev: &Path) -> crate::Result<()> {
             "it is not a block device; --device takes a whole disk or partition such as /dev/sdb \
              (to benchmark on an image file, drop --device and use --image-size/--scratch-dir)",
         ));
+    }
+    Ok(())
+}
+
+/// Refuse variant `mkfs=`/`mount=` words that could reach a device other than the target
+/// (positional arguments, external journals, other devices, paths outside the scratch area).
+/// Also run on `--resume`, whose plan.json may have been edited.
+pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> {
+    let scratch = crate::fs::variant_args::scratch_area(target);
+    for s in setups {
+        if let Some(d) = crate::fs::driver(&s.fs) {
+            crate::fs::variant_args::check(s, d.arg_rules(), &scratch)?;
+        }
     }
     Ok(())
 }
@@ -597,6 +611,40 @@ mod tests {
         assert!(err(&["--dir", "/tmp", "--only", "mkfs"]).contains("no filesystem"));
         assert!(err(&["--profile", "nope"]).contains("quick, standard"));
         assert!(err(&["--skip", "mkfs,usable-space,layout,seqread,seqwrite,randread,randwrite,randrw70,fsync-write,untar,find-cold,rm-tree"]).contains("no workload"));
+    }
+
+    #[test]
+    fn variant_arguments_naming_devices_are_refused_from_every_source() {
+        let e = err(&["--fs", "b=btrfs:mkfs=-m raid1 -d raid1 /dev/sdc1 /dev/sdc2"]);
+        assert!(
+            e.contains("\"/dev/sdc1\"") && e.contains("multi-device setups"),
+            "{e}"
+        );
+        let e = err(&["--fs", "e=ext4:mount=noatime,journal_path=/dev/sdz"]);
+        assert!(e.contains("journal_path=/dev/sdz"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &p,
+            "suite = \"standard\"\n[[setup]]\nfs = \"ext4\"\nname = \"j\"\nmkfs = [\"-J\", \"device=/dev/sdz\"]\n",
+        )
+        .unwrap();
+        let e = err(&["--plan", p.to_str().unwrap()]);
+        assert!(e.contains("external journal device"), "{e}");
+        // Paths inside the scratch directory are allowed; outside they are not.
+        let inside = format!("e=ext4:mkfs=-d {}", dir.path().join("tree").display());
+        ok(&[
+            "--scratch-dir",
+            dir.path().to_str().unwrap(),
+            "--fs",
+            &inside,
+        ]);
+        let e = err(&["--scratch-dir", "/var/tmp", "--fs", &inside]);
+        assert!(e.contains("outside fsbench's scratch area"), "{e}");
+        // Every shipped profile's variants pass.
+        for name in profiles::names() {
+            ok(&["--profile", name]);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! start a new setup (it is neither a known filesystem nor `NAME=FS…`) continues the mount list
 //! of the previous variant, so `btrfs-z=btrfs:mount=noatime,compress=zstd:3` reads as intended.
 //!
-//! Keys: `mkfs` (extra mkfs arguments, split on whitespace), `mount` (mount options, a comma
+//! Keys: `mkfs` (extra mkfs arguments, split into words as a shell would: `'…'`, `"…"`, `\\`), `mount` (mount options, a comma
 //! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and on ZFS any other
 //! key becomes a dataset property at pool creation (`-O recordsize=16K`).
 
@@ -168,7 +168,10 @@ pub fn build_setup(
         };
         match key.as_str() {
             "mkfs" if fs != "tmpfs" => {
-                s.mkfs.extend(value.split_whitespace().map(str::to_string));
+                let words = shell_words(value).map_err(|why| {
+                    Error::invalid("--fs", format!("'{context}': mkfs={value}: {why}"))
+                })?;
+                s.mkfs.extend(words);
             }
             "mount" => {
                 s.mount.extend(
@@ -212,6 +215,59 @@ pub fn build_setup(
     }
     s.warnings = durability_warnings(&s);
     Ok(s)
+}
+
+/// Split `text` into words the way a POSIX shell does (whitespace separates; `'…'` is literal;
+/// `"…"` and `\` escape), so `mkfs=-L 'my label'` reaches mkfs as two words, and the safety
+/// checks see exactly the words the tool will.
+pub fn shell_words(text: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(ch) => w.push(ch),
+                        None => return Err("unterminated ' quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                let w = cur.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(ch @ ('"' | '\\' | '$' | '`')) => w.push(ch),
+                            Some(ch) => {
+                                w.push('\\');
+                                w.push(ch);
+                            }
+                            None => return Err("unterminated \" quote".into()),
+                        },
+                        Some(ch) => w.push(ch),
+                        None => return Err("unterminated \" quote".into()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(ch) => cur.get_or_insert_with(String::new).push(ch),
+                None => return Err("trailing \\".into()),
+            },
+            c => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(cur);
+    Ok(words)
 }
 
 fn is_zfs_property(k: &str) -> bool {
@@ -309,6 +365,16 @@ mod tests {
         let n = one("btrfs-nocow=btrfs:nocow");
         assert!(n.nocow());
         assert_eq!(n.warnings.len(), 1);
+    }
+
+    #[test]
+    fn mkfs_words_split_like_a_shell() {
+        let e = one("e=ext4:mkfs=-L 'my label' -E \"a b\" x\\ y");
+        assert_eq!(e.mkfs, ["-L", "my label", "-E", "a b", "x y"]);
+        assert_eq!(shell_words("  -m   1 ").unwrap(), ["-m", "1"]);
+        assert_eq!(shell_words("''").unwrap(), [""]);
+        let e = parse_setup("e=ext4:mkfs=-L 'x").unwrap_err();
+        assert!(e.to_string().contains("unterminated"), "{e}");
     }
 
     #[test]

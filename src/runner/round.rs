@@ -100,6 +100,11 @@ impl Runner<'_> {
                     let _ = std::fs::remove_dir(&mountpoint);
                     return Err(Error::Interrupted);
                 }
+                // A command that named another device was refused: stop the run (exit 2).
+                Err(e @ Error::Refused { .. }) => {
+                    let _ = std::fs::remove_dir(&mountpoint);
+                    return Err(e);
+                }
                 Err(e) => {
                     let _ = std::fs::remove_dir(&mountpoint);
                     self.fail(rec, &setup, round, "mkfs", &e.to_string())?;

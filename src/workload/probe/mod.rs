@@ -322,10 +322,9 @@ pub fn zpool_import(pool: &str, device: &Path, link_dir: &Path, timeout: Duratio
         std::os::unix::fs::symlink(device, &link)
             .map_err(|e| Error::io("cannot link", device, e))?;
     }
-    command::run(
-        &command::argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]),
-        timeout,
-    )?;
+    let import = command::argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]);
+    crate::fs::argv_guard::check(&import, device)?;
+    command::run(&import, timeout)?;
     Ok(())
 }
 
