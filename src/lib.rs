@@ -5,6 +5,7 @@
 //! everything else lives here so that integration tests and benches can reach it.
 
 pub mod cancel;
+pub mod claims;
 pub mod cli;
 pub mod commands;
 pub mod engine;

@@ -122,6 +122,8 @@ impl Exporter for Html {
             recommendations => Value::from(minijinja::value::Serde(&report.recommendations)),
             warnings => &report.warnings,
             notes => &report.notes,
+            claims => Value::from(minijinja::value::Serde(&crate::claims::render::rows(&report.claims))),
+            claims_title => crate::claims::render::TITLE,
             charts => Value::from(minijinja::value::Serde(&charts)),
             rounds => r.summary.iter().map(|s| s.n).max().unwrap_or(0),
         };

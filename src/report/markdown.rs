@@ -78,6 +78,10 @@ pub fn render(report: &Report) -> String {
         }
         out.push('\n');
     }
+    if !report.claims.is_empty() {
+        out.push_str(&crate::claims::render::markdown(&report.claims));
+        out.push('\n');
+    }
     if !report.warnings.is_empty() {
         let _ = writeln!(out, "## Warnings\n");
         for w in &report.warnings {

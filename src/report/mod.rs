@@ -43,6 +43,8 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Workload notes (`setup, round N: workload: note`), shown by Markdown and HTML only.
     pub notes: Vec<String>,
+    /// The seeds' claims judged on these results ([`crate::claims`]).
+    pub claims: Vec<crate::claims::ClaimResult>,
 }
 
 impl Report {
@@ -55,6 +57,7 @@ impl Report {
         let recommendations = recommend::recommend(&tables, &setups);
         let warnings = warnings::collect(&results);
         let notes = warnings::notes(&results);
+        let claims = crate::claims::evaluate(&results);
         Report {
             results,
             setups,
@@ -62,6 +65,7 @@ impl Report {
             recommendations,
             warnings,
             notes,
+            claims,
         }
     }
 }

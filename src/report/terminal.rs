@@ -96,6 +96,16 @@ pub fn render(report: &Report) -> String {
         }
         out.push('\n');
     }
+    // The terminal lists only the claims this run measured; the rest are counted (md/html list
+    // them with what each needs).
+    if report
+        .claims
+        .iter()
+        .any(|c| c.outcome != crate::claims::Outcome::NotMeasured)
+    {
+        out.push_str(&crate::claims::render::text(&report.claims, true));
+        out.push('\n');
+    }
     if !report.warnings.is_empty() {
         out.push_str("Warnings\n");
         for w in &report.warnings {

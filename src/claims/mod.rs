@@ -1,0 +1,229 @@
+//! The published claims, checked on this disk.
+//!
+//! The four comparisons the project started from make concrete claims ("ext4 deletes a tree
+//! 2.3x faster than XFS", "ZFS recordsize=16K doubles 4K random I/O"), and several contradict
+//! each other. They ship as data (`claims.toml`, embedded in the binary); [`evaluate`] turns a
+//! results file into one [`Verdict`] per claim: confirmed, refuted, inconclusive, or not measured
+//! when the run lacks a setup or workload the claim needs. Nothing is guessed: a claim whose
+//! inputs are missing says which.
+//!
+//! How to add a claim: append a `[[claim]]` table to `claims.toml` (its header documents the
+//! fields); the unit tests check that every claim parses and names a known assertion.
+
+pub mod render;
+mod verdict;
+
+pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
+
+use serde::Deserialize;
+
+/// The shipped claims file.
+const CLAIMS_TOML: &str = include_str!("claims.toml");
+
+/// One testable claim.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// Stable id.
+    pub id: String,
+    /// Seed file and section.
+    pub source: String,
+    /// The claim in one line.
+    pub claim: String,
+    /// Selector of the setup in the numerator (or the only setup).
+    pub a: String,
+    /// Selector of the setup in the denominator; none for a claim about one setup's value.
+    #[serde(default)]
+    pub b: Option<String>,
+    /// Workload id.
+    pub workload: String,
+    /// Metric id.
+    pub metric: String,
+    /// What the ratio (or value) must do.
+    #[serde(rename = "assert")]
+    pub assertion: Assertion,
+    /// Bound of `above` / `below`.
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// Lower bound of `between`.
+    #[serde(default)]
+    pub low: Option<f64>,
+    /// Upper bound of `between`.
+    #[serde(default)]
+    pub high: Option<f64>,
+    /// The seed's own figures, as it printed them.
+    pub seed_figure: String,
+    /// The ratio (or value) the seed's figures imply; 0 when it gave none.
+    pub seed_ratio: f64,
+    /// What a run must contain to measure it, for the "not measured" line.
+    #[serde(default)]
+    pub needs: Option<String>,
+    /// Claims that contradict each other share a group.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// The comparison a claim asserts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Assertion {
+    /// The ratio exceeds `threshold`.
+    Above,
+    /// The ratio stays under `threshold`.
+    Below,
+    /// The ratio lies within `[low, high]` (a tie, or "about N %").
+    Between,
+}
+
+impl Claim {
+    /// The accepted range of the ratio, as `(low, high)`; open ends are infinite.
+    pub fn range(&self) -> (f64, f64) {
+        match self.assertion {
+            Assertion::Above => (self.threshold.unwrap_or(f64::NAN), f64::INFINITY),
+            Assertion::Below => (f64::NEG_INFINITY, self.threshold.unwrap_or(f64::NAN)),
+            Assertion::Between => (self.low.unwrap_or(f64::NAN), self.high.unwrap_or(f64::NAN)),
+        }
+    }
+
+    /// The assertion in words: "> 1.05", "< 0.2", "0.90–1.11".
+    pub fn expectation(&self) -> String {
+        let (lo, hi) = self.range();
+        match self.assertion {
+            Assertion::Above => format!("> {}", trim(lo)),
+            Assertion::Below => format!("< {}", trim(hi)),
+            Assertion::Between => format!("{}–{}", trim(lo), trim(hi)),
+        }
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimsFile {
+    claim: Vec<Claim>,
+}
+
+/// Every shipped claim, in file order.
+pub fn all() -> Vec<Claim> {
+    let f: ClaimsFile = toml::from_str(CLAIMS_TOML).expect("claims.toml is checked by its tests");
+    f.claim
+}
+
+/// A parsed setup selector: `FS` or `FS+KEY:VALUE+KEY:VALUE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selector {
+    /// Filesystem driver name.
+    pub fs: String,
+    /// Variant options the setup must carry, as (key, value).
+    pub options: Vec<(String, String)>,
+}
+
+impl Selector {
+    /// Parse `ext4`, `btrfs+mount:ssd`, `zfs+recordsize:16K`.
+    pub fn parse(s: &str) -> Selector {
+        let mut parts = s.split('+');
+        let fs = parts.next().unwrap_or_default().to_string();
+        let options = parts
+            .filter_map(|p| p.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Selector { fs, options }
+    }
+
+    /// Whether a setup (driver and the variant options as the user wrote them) matches.
+    ///
+    /// A bare `FS` matches only the filesystem with no options at all, so "ext4" never
+    /// silently picks `ext4 data=writeback`. Mount options match item by item in the comma
+    /// list; other keys match when equal, ignoring case (`16K` = `16k`).
+    pub fn matches(&self, fs: &str, options: &std::collections::BTreeMap<String, String>) -> bool {
+        if fs != self.fs {
+            return false;
+        }
+        if self.options.is_empty() {
+            return options.is_empty();
+        }
+        options.len() == self.options.len()
+            && self.options.iter().all(|(k, v)| {
+                options.get(k).is_some_and(|have| {
+                    if k == "mount" {
+                        let want: Vec<&str> = v.split(',').collect();
+                        want.iter().all(|w| have.split(',').any(|h| h == *w))
+                    } else {
+                        have.eq_ignore_ascii_case(v)
+                    }
+                })
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    #[test]
+    fn every_claim_parses_and_is_complete() {
+        let claims = all();
+        assert!(claims.len() >= 20, "{} claims", claims.len());
+        let mut ids = BTreeSet::new();
+        for c in &claims {
+            assert!(ids.insert(c.id.clone()), "duplicate id {}", c.id);
+            let (lo, hi) = c.range();
+            assert!(
+                !lo.is_nan() && !hi.is_nan() && lo < hi,
+                "{}: bad bounds",
+                c.id
+            );
+            assert!(!c.claim.is_empty() && !c.seed_figure.is_empty(), "{}", c.id);
+        }
+        // Every seed is represented.
+        for seed in ["000", "001", "003", "004"] {
+            assert!(
+                claims.iter().any(|c| c.source.contains(seed)),
+                "seed {seed}"
+            );
+        }
+        // Contradicting claims come in groups of at least two.
+        let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in &claims {
+            if let Some(g) = &c.group {
+                *groups.entry(g).or_default() += 1;
+            }
+        }
+        assert!(
+            groups.len() >= 3 && groups.values().all(|&n| n >= 2),
+            "{groups:?}"
+        );
+    }
+
+    #[test]
+    fn selectors_match_exactly() {
+        let opts = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let plain = Selector::parse("ext4");
+        assert!(plain.matches("ext4", &opts(&[])));
+        assert!(!plain.matches("ext4", &opts(&[("mount", "data=writeback")])));
+        assert!(!plain.matches("xfs", &opts(&[])));
+        let ssd = Selector::parse("btrfs+mount:ssd");
+        assert!(ssd.matches("btrfs", &opts(&[("mount", "noatime,ssd")])));
+        assert!(!ssd.matches("btrfs", &opts(&[("mount", "nossd")])));
+        let zfs = Selector::parse("zfs+recordsize:16K");
+        assert!(zfs.matches("zfs", &opts(&[("recordsize", "16k")])));
+        assert!(!zfs.matches(
+            "zfs",
+            &opts(&[("recordsize", "16k"), ("compression", "off")])
+        ));
+        let zstd = Selector::parse("btrfs+mount:compress=zstd:3");
+        assert_eq!(
+            zstd.options,
+            [("mount".to_string(), "compress=zstd:3".to_string())]
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! The "What the articles say vs this disk" section, as terminal text and as Markdown.
+
+use super::{ClaimResult, Outcome};
+
+/// Title of the section in every format.
+pub const TITLE: &str = "What the articles say vs this disk";
+
+fn ratio(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// "0.45 (0.41–0.52)", or the reason it was not measured.
+fn measured(r: &ClaimResult) -> String {
+    match (r.measured, r.range) {
+        (Some(m), Some((lo, hi))) if r.n >= 2 => {
+            format!("{} ({}–{})", ratio(m), ratio(lo), ratio(hi))
+        }
+        (Some(m), _) => ratio(m),
+        _ => "—".into(),
+    }
+}
+
+fn what(r: &ClaimResult) -> String {
+    let c = &r.claim;
+    match r.setups.as_slice() {
+        [a, b] => format!("{a}/{b} {} {}", c.workload, c.metric),
+        [a] => format!("{a} {} {}", c.workload, c.metric),
+        _ => format!("{} {}", c.workload, c.metric),
+    }
+}
+
+fn counts(results: &[ClaimResult]) -> String {
+    let n = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
+    format!(
+        "{} confirmed, {} refuted, {} inconclusive, {} not measured",
+        n(Outcome::Confirmed),
+        n(Outcome::Refuted),
+        n(Outcome::Inconclusive),
+        n(Outcome::NotMeasured)
+    )
+}
+
+fn coverage_note(results: &[ClaimResult]) -> String {
+    let ns: std::collections::BTreeSet<usize> =
+        results.iter().filter(|r| r.n >= 2).map(|r| r.n).collect();
+    let parts: Vec<String> = ns
+        .iter()
+        .map(|&n| format!("n = {n}: {:.0} %", 100.0 * super::interval_coverage(n)))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "Ratios are a/b per interleaved round: median (range of the rounds). The range covers the median ratio with probability {}.",
+            parts.join(", ")
+        )
+    }
+}
+
+/// Plain text, lines under 100 columns; `measured_only` leaves the "not measured" claims out
+/// of the list (their count stays in the summary line).
+pub fn text(results: &[ClaimResult], measured_only: bool) -> String {
+    let mut s = format!("{TITLE}: {}\n", counts(results));
+    let note = coverage_note(results);
+    if !note.is_empty() {
+        s.push_str(&textwrap(&note, 98, "  "));
+    }
+    let mut group: Option<&str> = None;
+    for r in results {
+        if measured_only && r.outcome == Outcome::NotMeasured {
+            continue;
+        }
+        let g = r.claim.group.as_deref();
+        let contradicts = g.is_some() && g == group;
+        group = g;
+        let mark = if contradicts { "  ↔ " } else { "  " };
+        s.push_str(&format!(
+            "{mark}{:<12} {}\n",
+            r.outcome.word().to_uppercase(),
+            r.claim.claim
+        ));
+        let detail = if r.outcome == Outcome::NotMeasured {
+            format!(
+                "{}; seed {}: {}",
+                r.reason, r.claim.source, r.claim.seed_figure
+            )
+        } else {
+            let mut d = format!(
+                "{}: {} (claim {}; seed {}: {})",
+                what(r),
+                measured(r),
+                r.claim.expectation(),
+                r.claim.source,
+                r.claim.seed_figure
+            );
+            if !r.reason.is_empty() {
+                d.push_str(&format!("; {}", r.reason));
+            }
+            d
+        };
+        s.push_str(&textwrap(&detail, 98, "               "));
+    }
+    s
+}
+
+/// Markdown: a summary line, the coverage note and one table row per claim.
+pub fn markdown(results: &[ClaimResult]) -> String {
+    let mut s = format!("## {TITLE}\n\n{}.", counts(results));
+    let note = coverage_note(results);
+    if !note.is_empty() {
+        s.push(' ');
+        s.push_str(&note);
+    }
+    s.push_str(" Claims marked ↔ contradict the one above them.\n\n");
+    s.push_str("| verdict | claim | measured | claim says | seed's figure | source |\n");
+    s.push_str("|---|---|---|---|---|---|\n");
+    let mut group: Option<&str> = None;
+    for r in results {
+        let g = r.claim.group.as_deref();
+        let mark = if g.is_some() && g == group {
+            "↔ "
+        } else {
+            ""
+        };
+        group = g;
+        let m = if r.outcome == Outcome::NotMeasured {
+            r.reason.clone()
+        } else {
+            let mut m = format!("{}: {}", what(r), measured(r));
+            if !r.reason.is_empty() {
+                m.push_str(&format!(" — {}", r.reason));
+            }
+            m
+        };
+        s.push_str(&format!(
+            "| {mark}**{}** | {} | {} | {} | {} | {} |\n",
+            r.outcome.word(),
+            r.claim.claim.replace('|', "\\|"),
+            m.replace('|', "\\|"),
+            r.claim.expectation(),
+            r.claim.seed_figure.replace('|', "\\|"),
+            r.claim.source
+        ));
+    }
+    s
+}
+
+/// One row of the HTML claims table, already formatted.
+#[derive(Debug, serde::Serialize)]
+pub struct Row {
+    /// "↔ " when it contradicts the row above.
+    pub mark: &'static str,
+    /// Verdict word.
+    pub verdict: &'static str,
+    /// CSS class: the verdict, kebab-case.
+    pub class: String,
+    /// The claim.
+    pub claim: String,
+    /// What was measured, or why not.
+    pub measured: String,
+    /// The claim's accepted range.
+    pub expect: String,
+    /// The seed's figure.
+    pub seed: String,
+    /// Seed file and section.
+    pub source: String,
+}
+
+/// The claims as rows for the HTML report.
+pub fn rows(results: &[ClaimResult]) -> Vec<Row> {
+    let mut group: Option<&str> = None;
+    results
+        .iter()
+        .map(|r| {
+            let g = r.claim.group.as_deref();
+            let mark = if g.is_some() && g == group {
+                "↔ "
+            } else {
+                ""
+            };
+            group = g;
+            let measured = if r.outcome == Outcome::NotMeasured {
+                r.reason.clone()
+            } else if r.reason.is_empty() {
+                format!("{}: {}", what(r), measured(r))
+            } else {
+                format!("{}: {} — {}", what(r), measured(r), r.reason)
+            };
+            Row {
+                mark,
+                verdict: r.outcome.word(),
+                class: r.outcome.word().replace(' ', "-"),
+                claim: r.claim.claim.clone(),
+                measured,
+                expect: r.claim.expectation(),
+                seed: r.claim.seed_figure.clone(),
+                source: r.claim.source.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Wrap `text` at `width` columns, every line indented by `indent` (the first included).
+fn textwrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in text.split_whitespace() {
+        if line.chars().count() + word.chars().count() + 1 > width && line.trim() != "" {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(indent);
+        }
+        if line.trim() != "" {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if line.trim() != "" {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Results, Sample, SetupInfo};
+
+    #[test]
+    fn text_fits_100_columns_and_counts_everything() {
+        let mut res = Results {
+            setups: vec![
+                SetupInfo {
+                    name: "ext4".into(),
+                    fs: "ext4".into(),
+                    ..Default::default()
+                },
+                SetupInfo {
+                    name: "btrfs".into(),
+                    fs: "btrfs".into(),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        for r in 1..=3 {
+            for (s, v) in [("ext4", 1000.0), ("btrfs", 550.0 + r as f64 * 10.0)] {
+                res.samples.push(Sample {
+                    setup: s.into(),
+                    workload: "randwrite".into(),
+                    metric: "iops".into(),
+                    unit: "IOPS".into(),
+                    round: r,
+                    value: v,
+                });
+            }
+        }
+        let all = super::super::evaluate(&res);
+        let t = text(&all, false);
+        for l in t.lines() {
+            assert!(l.chars().count() <= 100, "too wide: {l}");
+        }
+        assert!(t.contains("CONFIRMED") && t.contains("REFUTED") && t.contains("NOT MEASURED"));
+        assert!(t.contains("↔"), "contradicting claims are marked");
+        let md = markdown(&all);
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| ")).count(),
+            all.len() + 1
+        );
+    }
+}

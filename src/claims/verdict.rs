@@ -1,0 +1,412 @@
+//! One verdict per claim from a results file.
+//!
+//! Rounds are interleaved across setups, so round r of setup a and round r of setup b ran side
+//! by side under the same host conditions: the claim's ratio is taken per round (a_r / b_r) and
+//! its spread is the range of those paired ratios. The range of n paired values covers their
+//! population median with probability 1 − 2·0.5ⁿ (75 % at n = 3, 94 % at n = 5), whatever their
+//! distribution; that is the coverage printed beside it. A claim is confirmed when the whole
+//! range lies inside the asserted range, refuted when the whole range lies outside it, and
+//! inconclusive when it straddles a bound or only one round exists.
+
+use super::{Claim, Selector};
+use crate::results::{Results, SetupInfo};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What the measurement says about a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// The whole measured range satisfies the claim.
+    Confirmed,
+    /// The whole measured range contradicts it.
+    Refuted,
+    /// The range straddles the claim's bound, or there is a single round.
+    Inconclusive,
+    /// The run lacks a setup, workload or metric the claim needs.
+    NotMeasured,
+}
+
+impl Outcome {
+    /// Upper-case word for tables.
+    pub fn word(self) -> &'static str {
+        match self {
+            Outcome::Confirmed => "confirmed",
+            Outcome::Refuted => "refuted",
+            Outcome::Inconclusive => "inconclusive",
+            Outcome::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// A claim and what this run says about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimResult {
+    /// The claim (id, text, seed figure…).
+    #[serde(skip)]
+    pub claim: Claim,
+    /// Claim id (for JSON).
+    pub id: String,
+    /// The verdict.
+    pub outcome: Outcome,
+    /// Setup names used for a and b.
+    pub setups: Vec<String>,
+    /// Median of the paired per-round ratios (or of the values, for one-setup claims).
+    pub measured: Option<f64>,
+    /// Smallest and largest paired ratio.
+    pub range: Option<(f64, f64)>,
+    /// Paired rounds.
+    pub n: usize,
+    /// Probability that `range` covers the median ratio (1 − 2·0.5ⁿ).
+    pub coverage: f64,
+    /// Why it is not measured or inconclusive, in words.
+    pub reason: String,
+}
+
+/// Probability that the min–max of n values covers their population median.
+pub fn interval_coverage(n: usize) -> f64 {
+    if n < 2 {
+        0.0
+    } else {
+        1.0 - 2.0 * 0.5f64.powi(n as i32)
+    }
+}
+
+fn find_setup<'a>(results: &'a Results, sel: &str) -> Option<&'a SetupInfo> {
+    let s = Selector::parse(sel);
+    results
+        .setups
+        .iter()
+        .find(|info| s.matches(&info.fs, &info.options))
+}
+
+fn values(results: &Results, setup: &str, workload: &str, metric: &str) -> BTreeMap<u32, f64> {
+    results
+        .samples
+        .iter()
+        .filter(|s| s.setup == setup && s.workload == workload && s.metric == metric)
+        .filter(|s| s.value.is_finite())
+        .map(|s| (s.round, s.value))
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn not_measured(claim: &Claim, reason: String) -> ClaimResult {
+    let reason = match &claim.needs {
+        Some(needs) => format!("{reason} (needs {needs})"),
+        None => reason,
+    };
+    ClaimResult {
+        claim: claim.clone(),
+        id: claim.id.clone(),
+        outcome: Outcome::NotMeasured,
+        setups: Vec::new(),
+        measured: None,
+        range: None,
+        n: 0,
+        coverage: 0.0,
+        reason,
+    }
+}
+
+/// Judge one claim against a results file.
+pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
+    let Some(a) = find_setup(results, &claim.a) else {
+        return not_measured(claim, format!("no setup {} in this run", claim.a));
+    };
+    let b = match &claim.b {
+        Some(sel) => match find_setup(results, sel) {
+            Some(b) => Some(b),
+            None => return not_measured(claim, format!("no setup {sel} in this run")),
+        },
+        None => None,
+    };
+    let va = values(results, &a.name, &claim.workload, &claim.metric);
+    if va.is_empty() {
+        return not_measured(
+            claim,
+            format!(
+                "{} has no {} / {} samples",
+                a.name, claim.workload, claim.metric
+            ),
+        );
+    }
+    let mut paired: Vec<f64> = match b {
+        Some(b) => {
+            let vb = values(results, &b.name, &claim.workload, &claim.metric);
+            if vb.is_empty() {
+                return not_measured(
+                    claim,
+                    format!(
+                        "{} has no {} / {} samples",
+                        b.name, claim.workload, claim.metric
+                    ),
+                );
+            }
+            va.iter()
+                .filter_map(|(r, x)| vb.get(r).map(|y| (x, y)))
+                .filter(|(_, y)| **y != 0.0)
+                .map(|(x, y)| x / y)
+                .collect()
+        }
+        None => va.values().copied().collect(),
+    };
+    let mut setups = vec![a.name.clone()];
+    setups.extend(b.map(|b| b.name.clone()));
+    if paired.is_empty() {
+        return not_measured(
+            claim,
+            "no round where both setups have a non-zero value".to_string(),
+        );
+    }
+    let n = paired.len();
+    let measured = median(&mut paired);
+    let (lo, hi) = (paired[0], paired[n - 1]);
+    let (want_lo, want_hi) = claim.range();
+    // "above"/"below" are strict: a ratio exactly at the threshold does not satisfy them.
+    let inside = match claim.assertion {
+        super::Assertion::Above => lo > want_lo,
+        super::Assertion::Below => hi < want_hi,
+        super::Assertion::Between => lo >= want_lo && hi <= want_hi,
+    };
+    let outside = match claim.assertion {
+        super::Assertion::Above => hi <= want_lo,
+        super::Assertion::Below => lo >= want_hi,
+        super::Assertion::Between => hi < want_lo || lo > want_hi,
+    };
+    let (outcome, reason) = if n < 2 {
+        (
+            Outcome::Inconclusive,
+            "one round only: no spread to judge against".to_string(),
+        )
+    } else if inside {
+        (Outcome::Confirmed, String::new())
+    } else if outside {
+        (Outcome::Refuted, String::new())
+    } else {
+        (
+            Outcome::Inconclusive,
+            format!("the rounds' range straddles {}", claim.expectation()),
+        )
+    };
+    ClaimResult {
+        claim: claim.clone(),
+        id: claim.id.clone(),
+        outcome,
+        setups,
+        measured: Some(measured),
+        range: Some((lo, hi)),
+        n,
+        coverage: interval_coverage(n),
+        reason,
+    }
+}
+
+/// Judge every shipped claim, contradicting claims next to each other.
+pub fn evaluate(results: &Results) -> Vec<ClaimResult> {
+    let claims = super::all();
+    let mut out: Vec<ClaimResult> = Vec::with_capacity(claims.len());
+    let mut placed = vec![false; claims.len()];
+    for i in 0..claims.len() {
+        if placed[i] {
+            continue;
+        }
+        placed[i] = true;
+        out.push(judge(&claims[i], results));
+        if let Some(g) = &claims[i].group {
+            for j in i + 1..claims.len() {
+                if !placed[j] && claims[j].group.as_ref() == Some(g) {
+                    placed[j] = true;
+                    out.push(judge(&claims[j], results));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Sample;
+
+    fn setup(name: &str, fs: &str, opts: &[(&str, &str)]) -> SetupInfo {
+        SetupInfo {
+            name: name.into(),
+            fs: fs.into(),
+            options: opts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn results(setups: Vec<SetupInfo>, samples: &[(&str, &str, &str, u32, f64)]) -> Results {
+        Results {
+            setups,
+            samples: samples
+                .iter()
+                .map(|&(setup, workload, metric, round, value)| Sample {
+                    setup: setup.into(),
+                    workload: workload.into(),
+                    metric: metric.into(),
+                    unit: String::new(),
+                    round,
+                    value,
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn claim(id: &str) -> Claim {
+        super::super::all()
+            .into_iter()
+            .find(|c| c.id == id)
+            .unwrap()
+    }
+
+    fn rm(ext4: [f64; 3], xfs: [f64; 3]) -> Results {
+        let mut s = Vec::new();
+        for r in 0..3 {
+            s.push(("ext4", "rm-tree", "seconds", r as u32 + 1, ext4[r]));
+            s.push(("xfs", "rm-tree", "seconds", r as u32 + 1, xfs[r]));
+        }
+        results(
+            vec![setup("ext4", "ext4", &[]), setup("xfs", "xfs", &[])],
+            &s,
+        )
+    }
+
+    #[test]
+    fn confirmed_when_every_round_agrees() {
+        let r = judge(
+            &claim("ext4-rm-faster-than-xfs"),
+            &rm([1.9, 2.0, 2.1], [4.3, 4.4, 4.0]),
+        );
+        assert_eq!(r.outcome, Outcome::Confirmed, "{r:?}");
+        assert_eq!(r.n, 3);
+        assert!((r.coverage - 0.75).abs() < 1e-12);
+        let (lo, hi) = r.range.unwrap();
+        assert!(lo < r.measured.unwrap() && r.measured.unwrap() < hi);
+    }
+
+    #[test]
+    fn refuted_when_every_round_disagrees() {
+        let r = judge(
+            &claim("ext4-rm-faster-than-xfs"),
+            &rm([4.0, 4.1, 4.2], [2.0, 2.1, 1.9]),
+        );
+        assert_eq!(r.outcome, Outcome::Refuted, "{r:?}");
+    }
+
+    #[test]
+    fn inconclusive_at_the_boundary() {
+        // Round 2's ratio is above 1, the others below: the range straddles the bound.
+        let r = judge(
+            &claim("ext4-rm-faster-than-xfs"),
+            &rm([1.9, 2.2, 2.0], [2.0, 2.0, 2.1]),
+        );
+        assert_eq!(r.outcome, Outcome::Inconclusive, "{r:?}");
+        assert!(r.reason.contains("< 1"), "{}", r.reason);
+        // A ratio exactly at the bound in every round is not "below" it: refuted.
+        let r = judge(
+            &claim("ext4-rm-faster-than-xfs"),
+            &rm([2.0, 2.0, 2.0], [2.0, 2.0, 2.0]),
+        );
+        assert_eq!(r.outcome, Outcome::Refuted, "{r:?}");
+    }
+
+    #[test]
+    fn not_measured_names_what_is_missing() {
+        let r = judge(&claim("zfs-16k-randread"), &rm([1.0; 3], [1.0; 3]));
+        assert_eq!(r.outcome, Outcome::NotMeasured);
+        assert!(r.reason.contains("zfs+recordsize:16K"), "{}", r.reason);
+        let r = judge(&claim("ext4-xfs-randread-tie"), &rm([1.0; 3], [1.0; 3]));
+        assert_eq!(r.outcome, Outcome::NotMeasured);
+        assert!(r.reason.contains("randread / iops"), "{}", r.reason);
+        // A plain selector does not pick a variant.
+        let res = results(
+            vec![setup("e", "ext4", &[("mount", "data=writeback")])],
+            &[("e", "randread", "iops", 1, 5.0)],
+        );
+        assert_eq!(
+            judge(&claim("ext4-xfs-randread-tie"), &res).outcome,
+            Outcome::NotMeasured
+        );
+    }
+
+    #[test]
+    fn single_setup_claims_and_single_rounds() {
+        let res = results(
+            vec![setup("b", "btrfs", &[])],
+            &[
+                ("b", "probe-corruption", "detected", 1, 1.0),
+                ("b", "probe-corruption", "detected", 2, 1.0),
+            ],
+        );
+        assert_eq!(
+            judge(&claim("btrfs-detects-corruption"), &res).outcome,
+            Outcome::Confirmed
+        );
+        let one = rm([1.0, f64::NAN, f64::NAN], [2.0, f64::NAN, f64::NAN]);
+        let r = judge(&claim("ext4-rm-faster-than-xfs"), &one);
+        assert_eq!(r.outcome, Outcome::Inconclusive);
+        assert_eq!(r.n, 1);
+    }
+
+    #[test]
+    fn contradicting_claims_are_adjacent() {
+        let all = evaluate(&rm([1.0; 3], [1.0; 3]));
+        let pos: Vec<usize> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.claim.group.as_deref() == Some("btrfs-randwrite"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(pos.len(), 3);
+        assert!(pos.windows(2).all(|w| w[1] == w[0] + 1), "{pos:?}");
+    }
+
+    #[test]
+    fn coverage_of_the_range_is_what_it_says() {
+        // Simulate: n paired ratios from a skewed distribution; how often does their min–max
+        // contain the true median?
+        use rand_core::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        for n in [2usize, 3, 5, 10] {
+            let trials = 10_000;
+            let mut hits = 0;
+            for _ in 0..trials {
+                // Exponential(1): median ln 2.
+                let v: Vec<f64> = (0..n)
+                    .map(|_| {
+                        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                        -(1.0 - u).ln()
+                    })
+                    .collect();
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if lo <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= hi {
+                    hits += 1;
+                }
+            }
+            let measured = hits as f64 / trials as f64;
+            assert!(
+                (measured - interval_coverage(n)).abs() < 0.02,
+                "n={n}: measured {measured}, claimed {}",
+                interval_coverage(n)
+            );
+        }
+    }
+}
