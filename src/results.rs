@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Current schema version of `results.json`.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Current schema version of `results.json`. 2: `summary` rows carry `ci_low`, `ci_high` and
+/// `ci_coverage` (an exact interval with its true coverage) instead of `ci95_low`/`ci95_high`;
+/// version 1 files still load (the old names are aliases, the summary is recomputed anyway).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole results file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
