@@ -120,17 +120,22 @@ pub struct Movement {
     pub detectable_pct: f64,
     /// Degrees of freedom of the test.
     pub df: f64,
+    /// The (1 − α) confidence interval of the change, in percent (low, high): what a forest
+    /// plot draws. It excludes 0 exactly when p < α (before the correction across metrics).
+    pub ci_pct: (f64, f64),
 }
 
 impl Movement {
     /// Read a log-scale contrast.
     pub fn of(c: &Contrast) -> Self {
         let pct = |x: f64| x.exp_m1() * 100.0;
+        let half = student_t::quantile(1.0 - ALPHA / 2.0, c.df()) * c.se();
         Movement {
             pct: pct(c.estimate),
             p: c.p_value(),
             detectable_pct: pct(c.detectable(ALPHA, POWER)),
             df: c.df(),
+            ci_pct: (pct(c.estimate - half), pct(c.estimate + half)),
         }
     }
 }
@@ -323,5 +328,7 @@ mod tests {
         let b = rounds(&mut rng, 5, 1300.0, 0.03);
         let j = judge(&a, &b, &[]).unwrap();
         assert!(j.raw.p < 0.001 && j.raw.pct > 20.0, "{j:?}");
+        let (lo, hi) = j.raw.ci_pct;
+        assert!(lo > 0.0 && lo < j.raw.pct && j.raw.pct < hi, "{j:?}");
     }
 }
