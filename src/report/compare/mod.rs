@@ -624,4 +624,76 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert!(d[0].1[0].contains("job.bs 4096 vs 16384"), "{d:?}");
     }
+
+    /// Two setups, five rounds each: A at 100 and 50, B with both 20 % slower (drift), and
+    /// optionally something extra on ext4.
+    fn pair(ext4_factor: f64, kernel_b: &str) -> (Results, Results) {
+        use crate::results::{Sample, SetupInfo};
+        let mk = |factor_all: f64, ext4: f64, kernel: &str| {
+            let mut r = Results::new();
+            r.host.kernel = kernel.into();
+            for (name, base) in [("ext4", 100.0), ("xfs", 50.0)] {
+                r.setups.push(SetupInfo {
+                    name: name.into(),
+                    fs: name.into(),
+                    ..Default::default()
+                });
+                for round in 1..=5u32 {
+                    let jitter = 1.0 + 0.01 * f64::from(round % 3);
+                    let f = if name == "ext4" { ext4 } else { 1.0 };
+                    r.samples.push(Sample {
+                        setup: name.into(),
+                        workload: "randread".into(),
+                        metric: "iops".into(),
+                        unit: "IOPS".into(),
+                        round,
+                        value: base * factor_all * f * jitter,
+                    });
+                }
+            }
+            r
+        };
+        (mk(1.0, 1.0, "6.18"), mk(0.8, ext4_factor, kernel_b))
+    }
+
+    fn verdict_of(c: &super::Comparison, setup: &str) -> super::Verdict {
+        c.rows
+            .iter()
+            .find(|r| r.setup == setup)
+            .unwrap()
+            .verdict
+            .clone()
+    }
+
+    #[test]
+    fn roles_follow_what_differs() {
+        use super::{ControlChoice, Options, Verdict, compare};
+        // Nothing recorded differs: no control, judged against zero: a 20 % drop is "worse".
+        let (a, b) = pair(1.0, "6.18");
+        let c = compare(&a, &b, "a", "b", &Options::default()).unwrap();
+        assert_eq!(c.control_choice, ControlChoice::None);
+        assert_eq!(verdict_of(&c, "ext4"), Verdict::Worse);
+        // Named control: ext4's 20 % is xfs's 20 %, i.e. drift.
+        let opts = Options {
+            control: vec!["xfs".into()],
+        };
+        let c = compare(&a, &b, "a", "b", &opts).unwrap();
+        assert_eq!(c.control_choice, ControlChoice::Explicit);
+        assert_eq!(verdict_of(&c, "ext4"), Verdict::NoChange);
+        assert_eq!(verdict_of(&c, "xfs"), Verdict::Drifted);
+        // A further halving on ext4 is a change beyond the drift.
+        let (a, b2) = pair(0.5, "6.18");
+        let c = compare(&a, &b2, "a", "b", &opts).unwrap();
+        assert_eq!(verdict_of(&c, "ext4"), Verdict::Worse);
+        let row = c.rows.iter().find(|r| r.setup == "ext4").unwrap();
+        assert!(
+            (row.beyond_control_pct.unwrap() + 50.0).abs() < 1e-9,
+            "{row:?}"
+        );
+        // The kernel changed: every setup changed, none is a control.
+        let (a, b3) = pair(1.0, "6.19");
+        let c = compare(&a, &b3, "a", "b", &Options::default()).unwrap();
+        assert_eq!(c.control_choice, ControlChoice::None);
+        assert_eq!(c.host_differences, ["kernel \"6.18\" vs \"6.19\""]);
+    }
 }
