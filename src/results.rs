@@ -8,13 +8,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Current schema version of `results.json`.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Current schema version of `results.json`. 2: `summary` rows carry `ci_low`, `ci_high` and
+/// `ci_coverage` (an exact interval with its true coverage) instead of `ci95_low`/`ci95_high`;
+/// version 1 files still load (the old names are aliases, the summary is recomputed anyway).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole results file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Results {
-    /// Schema version; see [`SCHEMA_VERSION`].
+    /// Schema version; see [`SCHEMA_VERSION`]. A file without one is read as the current one.
+    #[serde(default = "current_schema")]
     pub schema_version: u32,
     /// fsbench version that wrote the file.
     #[serde(default)]
@@ -29,17 +32,22 @@ pub struct Results {
     #[serde(default)]
     pub partial: bool,
     /// The machine.
+    #[serde(default)]
     pub host: HostInfo,
     /// Where the filesystems lived.
+    #[serde(default)]
     pub target: TargetInfo,
     /// The filesystems and variants, as created.
+    #[serde(default)]
     pub setups: Vec<SetupInfo>,
     /// The workloads and their parameters (used by `compare` to refuse mismatched runs).
     #[serde(default)]
     pub workloads: Vec<WorkloadInfo>,
     /// One row per measured value.
     pub samples: Vec<Sample>,
-    /// Derived per (setup, workload, metric) statistics.
+    /// Derived per (setup, workload, metric) statistics. Optional on input: `report` and
+    /// `compare` recompute it from `samples` (so a file filtered with jq needs only samples).
+    #[serde(default)]
     pub summary: Vec<Summary>,
     /// Latency histograms per (setup, workload, round, direction), mergeable across rounds.
     #[serde(default)]
@@ -57,6 +65,10 @@ pub struct Results {
     /// context for the reader, not a caution.
     #[serde(default)]
     pub notes: Vec<Warning>,
+}
+
+fn current_schema() -> u32 {
+    SCHEMA_VERSION
 }
 
 /// Provenance of the machine.
@@ -197,10 +209,17 @@ pub struct Summary {
     /// Sample standard deviation.
     #[serde(default)]
     pub stddev: f64,
-    /// 95 % bootstrap confidence interval of the median, low end.
-    pub ci95_low: f64,
-    /// 95 % bootstrap confidence interval of the median, high end.
-    pub ci95_high: f64,
+    /// Confidence interval of the median, low end: an order statistic (see `ci_coverage`).
+    /// Files written before the interval was exact call it `ci95_low`.
+    #[serde(alias = "ci95_low")]
+    pub ci_low: f64,
+    /// Confidence interval of the median, high end.
+    #[serde(alias = "ci95_high")]
+    pub ci_high: f64,
+    /// The interval's exact coverage (0.75 at n = 3, 0.9375 at n = 5, ≥ 0.95 from n = 6);
+    /// 0 when there is no interval (one round, merged histogram tails).
+    #[serde(default)]
+    pub ci_coverage: f64,
 }
 
 /// A latency histogram, sparse: `buckets` holds `[value_ns, count]` pairs for non-empty buckets.

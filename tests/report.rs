@@ -477,6 +477,19 @@ fn write_variant(dir: &Path, name: &str, f: impl Fn(&mut Results)) -> PathBuf {
     p
 }
 
+/// Prose paragraphs are wrapped for the terminal: compare them with whitespace collapsed.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Verdict column of the terminal table rows (the last cell after two spaces).
+fn verdicts(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(" %  ") || l.ends_with("(derived)"))
+        .filter_map(|l| l.rsplit("  ").next().map(str::to_string))
+        .collect()
+}
+
 #[test]
 fn compare_same_file_says_no_significant_change() {
     let f = fixture_path();
@@ -485,9 +498,18 @@ fn compare_same_file_says_no_significant_change() {
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(text.contains("No significant change in any of"), "{text}");
-    assert!(text.contains("no significant change"));
-    assert!(!text.contains("better") && !text.contains("worse"));
+    let flat = flat(&text);
+    assert!(flat.contains("an A/A comparison"), "{text}");
+    assert!(flat.contains("judged metric(s) changed beyond noise after the Benjamini–Hochberg"));
+    assert!(
+        text.starts_with("A = ") && text.contains("\n0 of "),
+        "{text}"
+    );
+    let v = verdicts(&text);
+    assert!(v.iter().any(|x| x == "no significant change"), "{v:?}");
+    assert!(!v.iter().any(|x| x == "better" || x == "worse"), "{v:?}");
+    // Facts and derived quantities are shown, never judged.
+    assert!(text.contains("not judged (fixed fact)") || text.contains("not judged (derived)"));
 }
 
 #[test]
@@ -565,6 +587,177 @@ fn compare_detects_a_real_change_and_refuses_different_parameters() {
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(text.contains("too few rounds to judge"), "{text}");
+}
+
+/// Two separate runs 17 minutes apart; the host got 25 % slower on every time in between
+/// (xfs and btrfs unchanged), and ext4's mount options changed. With the unchanged setups as
+/// the control, ext4's +25 % is the drift and not a change; an extra 2× on ext4 rm-tree is.
+#[test]
+fn compare_warns_about_drift_and_judges_against_unchanged_setups() {
+    let dir = tempfile::tempdir().unwrap();
+    let slower = |r: &mut Results, extra_ext4_rm: f64| {
+        r.started_at = "2026-10-08T03:29:00Z".into();
+        r.finished_at = "2026-10-08T05:41:00Z".into();
+        for s in r.samples.iter_mut().filter(|s| s.metric == "seconds") {
+            s.value *= 1.25;
+            if s.setup == "ext4" && s.workload == "rm-tree" {
+                s.value *= extra_ext4_rm;
+            }
+        }
+        r.setups[0].mount_opts = "rw,relatime,commit=60".into();
+    };
+    let b = write_variant(dir.path(), "b.json", |r| slower(r, 1.0));
+    let out = fsbench()
+        .args([
+            "compare",
+            fixture_path().to_str().unwrap(),
+            b.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let prose = flat(&text);
+    assert!(
+        prose.contains(
+            "Warning: A and B are separate runs, not interleaved: B started 17 min after A finished"
+        ),
+        "{text}"
+    );
+    assert!(prose.contains("fsbench run --fs A,B"), "{text}");
+    assert!(
+        prose.contains("Control: xfs, btrfs did not change"),
+        "{text}"
+    );
+    assert!(
+        prose.contains("mount options \"rw,relatime\" vs \"rw,relatime,commit=60\""),
+        "{text}"
+    );
+    let rm = text
+        .lines()
+        .find(|l| l.starts_with("ext4 ") && l.contains("rm-tree seconds"))
+        .unwrap();
+    assert!(
+        rm.contains("+25.0 %") && rm.ends_with("no significant change"),
+        "{rm}"
+    );
+    // The controls themselves moved: that is the drift, reported as such.
+    assert!(text.contains("drifted (control)"), "{text}");
+    assert!(
+        prose.contains("Control xfs moved by a median |Δ| of"),
+        "{text}"
+    );
+
+    let c = write_variant(dir.path(), "c.json", |r| slower(r, 2.0));
+    let out = fsbench()
+        .args([
+            "compare",
+            fixture_path().to_str().unwrap(),
+            c.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["timing"]["kind"], "separate");
+    assert_eq!(v["control_choice"], "automatic");
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["setup"] == "ext4" && r["workload"] == "rm-tree" && r["metric"] == "seconds")
+        .unwrap();
+    assert_eq!(row["verdict"]["kind"], "worse", "{row}");
+    assert!(
+        (row["beyond_control_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6,
+        "{row}"
+    );
+
+    fsbench()
+        .args([
+            "compare",
+            fixture_path().to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--control",
+            "zfs",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--control: no setup named 'zfs' in both files; setups in both: ext4, xfs, btrfs",
+        ));
+}
+
+/// `--split-rounds` compares a run's odd rounds with its even rounds; a results file whose
+/// summary was dropped (as after a jq filter of its samples) is accepted by report and compare.
+#[test]
+fn split_rounds_and_files_without_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fsbench()
+        .args([
+            "compare",
+            "--split-rounds",
+            fixture_path().to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("(rounds 1, 3)") && text.contains("(rounds 2)"),
+        "{text}"
+    );
+    assert!(
+        flat(&text).contains("A and B come from the same run"),
+        "{text}"
+    );
+    assert!(text.contains("too few rounds to judge"), "{text}");
+
+    // jq '.samples |= map(select(.round <= 2)) | del(.summary)', done with serde_json.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture_path()).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("summary");
+    v["samples"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["round"].as_u64().unwrap() <= 2);
+    let filtered = dir.path().join("filtered.json");
+    std::fs::write(&filtered, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = fsbench()
+        .args(["report", filtered.to_str().unwrap(), "--format", "json"])
+        .assert()
+        .success();
+    let back: Results = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let s = back
+        .summary
+        .iter()
+        .find(|s| s.setup == "ext4" && s.workload == "rm-tree" && s.metric == "seconds")
+        .expect("summary recomputed from the samples");
+    assert_eq!(s.n, 2);
+    assert_eq!((s.ci_low, s.ci_high, s.ci_coverage), (s.min, s.max, 0.5));
+    fsbench()
+        .args([
+            "compare",
+            filtered.to_str().unwrap(),
+            fixture_path().to_str().unwrap(),
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("too few rounds to judge"));
+
+    let mut one = v.clone();
+    one["samples"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["round"].as_u64().unwrap() == 1);
+    let one_path = dir.path().join("one.json");
+    std::fs::write(&one_path, serde_json::to_string(&one).unwrap()).unwrap();
+    fsbench()
+        .args(["compare", "--split-rounds", one_path.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--split-rounds: the file has 1 round(s)",
+        ));
 }
 
 /// Render the HTML report in headless Chromium; the screenshot must not be blank and the

@@ -1,4 +1,5 @@
-//! `fsbench compare`: deltas between two results files and whether they are significant.
+//! `fsbench compare`: deltas between two results files (or the two halves of one), whether
+//! they exceed noise and drift, and what the rounds could have detected.
 
 use crate::cli::compare::{CompareArgs, CompareFormat};
 use crate::report::compare;
@@ -7,14 +8,33 @@ use std::io::Write;
 
 /// Run `fsbench compare`; returns the exit code.
 pub fn run(args: CompareArgs) -> crate::Result<i32> {
-    let a = Results::load(&args.a)?;
-    let b = Results::load(&args.b)?;
-    let c = compare::compare(
-        &a,
-        &b,
-        &args.a.display().to_string(),
-        &args.b.display().to_string(),
-    )?;
+    let (a, b, a_name, b_name) = match (&args.split_rounds, &args.a, &args.b) {
+        (Some(path), _, _) => {
+            let r = Results::load(path)?;
+            let (odd, even) = compare::split::split_rounds(&r)?;
+            let name =
+                |h: &Results| format!("{} ({})", path.display(), compare::split::rounds_label(h));
+            let (an, bn) = (name(&odd), name(&even));
+            (odd, even, an, bn)
+        }
+        (None, Some(pa), Some(pb)) => (
+            Results::load(pa)?,
+            Results::load(pb)?,
+            pa.display().to_string(),
+            pb.display().to_string(),
+        ),
+        // clap requires both files unless --split-rounds is given.
+        _ => {
+            return Err(crate::Error::invalid(
+                "compare",
+                "give two results files (A.json B.json) or --split-rounds RESULTS.json",
+            ));
+        }
+    };
+    let opts = compare::Options {
+        control: args.control.clone(),
+    };
+    let c = compare::compare(&a, &b, &a_name, &b_name, &opts)?;
     let text = match args.format {
         CompareFormat::Table => compare::render_text(&c),
         CompareFormat::Md => compare::render_markdown(&c),

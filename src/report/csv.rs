@@ -58,7 +58,7 @@ impl Exporter for Csv {
             }
             CsvSection::Summary => {
                 out.push_str(
-                    "setup,workload,metric,unit,direction,n,median,min,max,mean,stddev,ci95_low,ci95_high\n",
+                    "setup,workload,metric,unit,direction,n,median,min,max,mean,stddev,ci_low,ci_high,ci_coverage\n",
                 );
                 for s in &r.summary {
                     let dir = match metric::direction(&s.metric) {
@@ -68,7 +68,7 @@ impl Exporter for Csv {
                     };
                     let _ = writeln!(
                         out,
-                        "{},{},{},{},{dir},{},{},{},{},{},{},{},{}",
+                        "{},{},{},{},{dir},{},{},{},{},{},{},{},{},{}",
                         field(&s.setup),
                         field(&s.workload),
                         field(&s.metric),
@@ -79,8 +79,9 @@ impl Exporter for Csv {
                         num(s.max),
                         num(s.mean),
                         num(s.stddev),
-                        num(s.ci95_low),
-                        num(s.ci95_high)
+                        num(s.ci_low),
+                        num(s.ci_high),
+                        num(s.ci_coverage)
                     );
                 }
             }

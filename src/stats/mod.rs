@@ -1,16 +1,22 @@
-//! Statistics over samples: summaries, bootstrap intervals, comparisons, noise verdicts.
+//! Statistics over samples: summaries, intervals, comparisons, noise verdicts.
 //!
-//! Everything here is a pure function of the samples (and a seed derived from their key), so
-//! any reader of a `results.json` recomputes the same summary. Submodules:
-//! [`descriptive`] (median, spread), [`bootstrap`] (seeded CIs), [`mann_whitney`] (rank test),
-//! [`merged`] (tail latency over all rounds' histograms), [`verdict`] (ties, host noise,
-//! significance of a change) and [`metric`] (which direction is better, labels, formatting).
+//! Everything here is a pure function of the samples, so any reader of a `results.json`
+//! recomputes the same summary. Submodules: [`descriptive`] (median, spread),
+//! [`median_interval`] (exact order-statistic interval of a median, labelled with its true
+//! coverage), [`merged`] (tail latency over all rounds' histograms), [`change`] (how much a
+//! metric moved between two results, against zero or a control's drift), [`student_t`] (the
+//! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
+//! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`metric`]
+//! (which direction is better, labels, formatting).
 
-pub mod bootstrap;
+pub mod change;
 pub mod descriptive;
-pub mod mann_whitney;
+pub mod fdr;
+pub mod judged;
+pub mod median_interval;
 pub mod merged;
 pub mod metric;
+pub mod student_t;
 pub mod verdict;
 
 use crate::results::{Results, Summary};
@@ -20,12 +26,7 @@ use std::collections::BTreeMap;
 pub fn summary_of(setup: &str, workload: &str, metric: &str, unit: &str, v: &[f64]) -> Summary {
     let mut sorted = v.to_vec();
     descriptive::sort(&mut sorted);
-    let ci = bootstrap::median_ci(
-        &sorted,
-        bootstrap::seed_for(&[setup, workload, metric]),
-        bootstrap::RESAMPLES,
-        0.95,
-    );
+    let ci = median_interval::median_interval(&sorted, median_interval::TARGET);
     Summary {
         setup: setup.into(),
         workload: workload.into(),
@@ -37,8 +38,9 @@ pub fn summary_of(setup: &str, workload: &str, metric: &str, unit: &str, v: &[f6
         max: sorted.last().copied().unwrap_or(f64::NAN),
         mean: descriptive::mean(&sorted),
         stddev: descriptive::stddev(&sorted),
-        ci95_low: ci.low,
-        ci95_high: ci.high,
+        ci_low: ci.low,
+        ci_high: ci.high,
+        ci_coverage: ci.coverage,
     }
 }
 
@@ -47,7 +49,8 @@ type Key = (String, String, String);
 /// A key, its unit and its (round, value) pairs.
 type Group = (Key, String, Vec<(u32, f64)>);
 
-/// Recompute `results.summary` from `results.samples` (median, min, max, mean, stddev, CI95),
+/// Recompute `results.summary` from `results.samples` (median, min, max, mean, stddev, the
+/// median's interval),
 /// plus merged-histogram tail latencies (`lat_p99_ms_merged`…; `read_`/`write_` prefixed when a
 /// workload has both directions) whose `n` is the number of rounds merged.
 ///
@@ -127,8 +130,9 @@ pub fn summarize(results: &mut Results) {
                     max: ms,
                     mean: ms,
                     stddev: 0.0,
-                    ci95_low: ms,
-                    ci95_high: ms,
+                    ci_low: ms,
+                    ci_high: ms,
+                    ci_coverage: 0.0,
                 },
             ));
         }
@@ -188,7 +192,8 @@ mod tests {
             .unwrap();
         assert_eq!((s.n, s.median, s.min, s.max), (3, 12.0, 10.0, 14.0));
         assert!((s.mean - 12.0).abs() < 1e-12 && (s.stddev - 2.0).abs() < 1e-12);
-        assert!(s.ci95_low < 12.0 && s.ci95_high > 12.0 && s.ci95_low > 6.0 && s.ci95_high < 18.0);
+        // Three rounds: the interval is min–max, and says it covers 75 %.
+        assert_eq!((s.ci_low, s.ci_high, s.ci_coverage), (10.0, 14.0, 0.75));
         let p99 = r
             .summary
             .iter()
