@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 struct MountGuard {
     mounted: Option<Box<dyn Mounted>>,
     mountpoint: PathBuf,
+    /// The mountpoint directory's ledger entry; dropped (after Drop removed the directory).
+    _dir: crate::host::ledger::Held,
 }
 
 impl MountGuard {
@@ -88,6 +90,9 @@ impl Runner<'_> {
             };
             let mountpoint =
                 crate::fs::mount_root().join(format!("{}-{}", self.run_id, setup.name));
+            let dir_held = crate::host::ledger::hold(crate::host::ledger::Item::Dir {
+                path: mountpoint.clone(),
+            })?;
             std::fs::create_dir_all(&mountpoint)
                 .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
             let est = self.step_estimate_overhead(&setup);
@@ -110,6 +115,7 @@ impl Runner<'_> {
             let guard = MountGuard {
                 mounted: Some(mounted),
                 mountpoint,
+                _dir: dir_held,
             };
             let m = guard.mounted.as_ref().expect("just set");
             work_root = m.path().to_path_buf();
