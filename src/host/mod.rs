@@ -7,5 +7,6 @@ pub mod command;
 pub mod ledger;
 pub mod provenance;
 pub mod stdio;
+pub mod tuning;
 
 pub use cache::{drop_caches, sync_all};

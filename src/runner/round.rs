@@ -66,6 +66,8 @@ impl Runner<'_> {
         let round = sr.round;
         let formats = self.inv.options.target.formats();
         let mut mount_guard = None;
+        // Host tunings, put back when this guard goes (round end, error, interrupt, panic).
+        let mut tuned: Option<crate::host::tuning::Applied> = None;
         let work_root: PathBuf;
         if formats {
             let Some(dev) = self.target.block_device().map(Path::to_path_buf) else {
@@ -73,6 +75,15 @@ impl Runner<'_> {
             };
             // Safety: the device must still be the one that passed the checks.
             self.target.check_identity()?;
+            if !setup.host.is_empty() {
+                match crate::host::tuning::apply(&setup.host, Some(&dev)) {
+                    Ok(a) => tuned = Some(a),
+                    Err(e) => {
+                        self.fail(rec, &setup, round, "host-settings", &e.to_string())?;
+                        return Ok(());
+                    }
+                }
+            }
             match self.target.discard() {
                 Ok(true) => {}
                 Ok(false) => self.warn_once("discard", "", "BLKDISCARD is not supported by the target; filesystems start on a device that was not discarded"),
@@ -129,6 +140,7 @@ impl Runner<'_> {
                 mkfs_output: mkfs.output.clone(),
                 warnings: setup.warnings.clone(),
                 options: setup.raw.clone(),
+                host: tuned.as_ref().map(|t| t.live.clone()).unwrap_or_default(),
             };
             mount_guard = Some(guard);
             let mut step = self.empty(&setup, round);
@@ -297,6 +309,11 @@ impl Runner<'_> {
             && let Err(e) = guard.release()
         {
             self.fail(rec, &setup, round, "release", &e.to_string())?;
+        }
+        if let Some(t) = tuned.take()
+            && let Err(e) = t.restore()
+        {
+            self.fail(rec, &setup, round, "restore", &e.to_string())?;
         }
         Ok(())
     }
