@@ -488,14 +488,21 @@ fn a_ledger_naming_what_is_no_longer_ours_releases_nothing() {
     assert_eq!(std::fs::read_to_string(&setting).unwrap(), "30\n");
 }
 
-/// SIGHUP (a closed terminal) mid-run: exit 129, everything released, partial results, the
-/// sysctl variant put back; `--resume` completes.
+/// SIGHUP (a closed terminal) and SIGINT (Ctrl-C) mid-run: exit 128 + signal, everything
+/// released, partial results, the sysctl variant put back; `--resume` completes.
 #[test]
-fn sighup_is_an_interrupt_and_resume_completes() {
+fn sighup_and_sigint_are_interrupts_and_resume_completes() {
     let _s = serial();
     if !privileged(&["losetup", "mkfs.ext4"]) {
         return;
     }
+    use rustix::process::Signal;
+    for (sig, code) in [(Signal::HUP, 129), (Signal::INT, 130)] {
+        interrupt_then_resume(sig, code);
+    }
+}
+
+fn interrupt_then_resume(sig: rustix::process::Signal, want_code: i32) {
     let scratch = Scratch::new();
     let original = read_trim("/proc/sys/vm/dirty_background_ratio");
     let want = if original == "7" { "6" } else { "7" };
@@ -504,14 +511,14 @@ fn sighup_is_an_interrupt_and_resume_completes() {
     let pid = run.pid();
     run.wait_for("· bg · randread");
     assert_eq!(read_trim("/proc/sys/vm/dirty_background_ratio"), want);
-    run.signal(rustix::process::Signal::HUP);
+    run.signal(sig);
     let (code, text) = run.wait();
-    assert_eq!(code, Some(129), "{text}");
+    assert_eq!(code, Some(want_code), "{sig:?}: {text}");
     assert!(text.contains("--resume"), "{text}");
     assert_eq!(
         read_trim("/proc/sys/vm/dirty_background_ratio"),
         original,
-        "put back on SIGHUP"
+        "put back on {sig:?}"
     );
     assert!(leftovers(scratch.path(), pid).is_empty());
     assert!(
