@@ -8,7 +8,9 @@
 //!
 //! Keys: `mkfs` (extra mkfs arguments, split into words as a shell would: `'…'`, `"…"`, `\\`), `mount` (mount options, a comma
 //! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and on ZFS any other
-//! key becomes a dataset property at pool creation (`-O recordsize=16K`).
+//! key becomes a dataset property at pool creation (`-O recordsize=16K`). Host tunings apply
+//! to every filesystem: `sched=`, `read_ahead_kb=`, `nr_requests=`, `nomerges=`,
+//! `wbt_lat_usec=` (the target device's queue) and `sysctl.vm.*` / `sysctl.fs.*`.
 
 use super::setup::SetupSpec;
 use crate::Error;
@@ -192,6 +194,10 @@ pub fn build_setup(
                     ));
                 }
             },
+            k if crate::host::tuning::is_host_key(k) => {
+                s.host
+                    .push(crate::host::tuning::parse(fs, k, value, context)?);
+            }
             k if fs == "zfs" && is_zfs_property(k) => {
                 if value.is_empty() {
                     return Err(Error::invalid(
@@ -205,8 +211,9 @@ pub fn build_setup(
                 return Err(Error::invalid(
                     "--fs",
                     format!(
-                        "unknown key '{other}' for {fs} in '{context}'; valid keys: {}",
-                        valid_keys(fs).join(", ")
+                        "unknown key '{other}' for {fs} in '{context}'; valid keys: {}, and host tunings: {}",
+                        valid_keys(fs).join(", "),
+                        crate::host::tuning::KEYS_HELP
                     ),
                 ));
             }
@@ -298,6 +305,16 @@ pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
                 "{}: mount option {o} turns off Btrfs data checksums; silent corruption goes undetected",
                 s.name
             ));
+        } else if let Some(n) = o
+            .strip_prefix("commit=")
+            .and_then(|n| n.parse::<u32>().ok())
+            && n > default_commit_seconds(&s.fs)
+        {
+            w.push(format!(
+                "{}: commit={n} lets up to {n} s of acknowledged writes vanish on power loss (default {} s)",
+                s.name,
+                default_commit_seconds(&s.fs)
+            ));
         } else if o == "async" && s.fs != "tmpfs" {
             // `async` is the default for local filesystems; nothing to warn about.
         }
@@ -321,6 +338,11 @@ pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
         ));
     }
     w
+}
+
+/// The journal commit interval a filesystem uses by default (ext4 5 s, Btrfs 30 s).
+fn default_commit_seconds(fs: &str) -> u32 {
+    if fs == "btrfs" { 30 } else { 5 }
 }
 
 /// Refuse two setups with the same name: samples are keyed by it.

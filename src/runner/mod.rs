@@ -273,6 +273,13 @@ impl Runner<'_> {
         w.append(&mut r.warnings);
         r.warnings = w;
         r.workloads = workload_infos(inv, Path::new("$MNT/fsbench"));
+        if let Some(e) = crate::host::stdio::error() {
+            r.notes.push(Warning {
+                setup: String::new(),
+                round: 0,
+                message: e.to_string(),
+            });
+        }
         r
     }
 }
