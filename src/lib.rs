@@ -7,6 +7,7 @@
 pub mod cancel;
 pub mod cli;
 pub mod commands;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod fio;

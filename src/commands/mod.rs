@@ -4,6 +4,7 @@ use crate::cli::{Cli, Command};
 
 pub mod compare;
 pub mod corpus;
+pub mod doctor;
 pub mod io;
 pub mod meta;
 pub mod plan;
@@ -20,5 +21,6 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Corpus(a) => corpus::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Doctor(a) => doctor::run(a),
     }
 }
