@@ -17,6 +17,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         }
         None => (resolve(&args, std::env::args().collect())?, false),
     };
+    if args.install_missing {
+        // Before the summary, so its "skipped: not installed" notes reflect the new state.
+        crate::doctor::in_run::install_missing(&inv, false)?;
+    }
     eprint!("{}", super::plan::summary(&inv));
     let outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;

@@ -20,6 +20,8 @@ pub struct InstallPlan {
     pub reasons: Vec<(String, Vec<String>)>,
     /// Missing tools this distribution has no package for: (tool, needed by).
     pub unpackaged: Vec<(String, String)>,
+    /// The tools the packages are meant to bring (checked after installing).
+    pub tools: Vec<String>,
 }
 
 impl InstallPlan {
@@ -80,18 +82,21 @@ pub fn plan(
         packages: Vec::new(),
         reasons: Vec::new(),
         unpackaged: Vec::new(),
+        tools: Vec::new(),
     };
     for n in needs.iter().filter(|n| !present(&n.tool)) {
+        let Some(pkg) = manager.and_then(|m| tools::package(&n.tool, m, kernel_zfs)) else {
+            p.unpackaged.push((n.tool.clone(), n.needed_by.clone()));
+            continue;
+        };
+        p.tools.push(n.tool.clone());
         let why = format!("{} for {}", n.tool, n.needed_by);
-        match manager.and_then(|m| tools::package(&n.tool, m, kernel_zfs)) {
-            Some(pkg) => match p.reasons.iter_mut().find(|(k, _)| k == pkg) {
-                Some((_, w)) => w.push(why),
-                None => {
-                    p.packages.push(pkg.to_string());
-                    p.reasons.push((pkg.to_string(), vec![why]));
-                }
-            },
-            None => p.unpackaged.push((n.tool.clone(), n.needed_by.clone())),
+        match p.reasons.iter_mut().find(|(k, _)| k == pkg) {
+            Some((_, w)) => w.push(why),
+            None => {
+                p.packages.push(pkg.to_string());
+                p.reasons.push((pkg.to_string(), vec![why]));
+            }
         }
     }
     p
@@ -122,7 +127,7 @@ pub fn install(p: &InstallPlan, dry_run: bool) -> crate::Result<()> {
         ));
     };
     if dry_run {
-        eprintln!("fsbench: --dry-run: nothing was installed");
+        eprintln!("fsbench: dry run: nothing was installed");
         return Ok(());
     }
     if !rustix::process::geteuid().is_root() {
@@ -139,22 +144,33 @@ pub fn install(p: &InstallPlan, dry_run: bool) -> crate::Result<()> {
     }
     let refs: Vec<&str> = p.packages.iter().map(String::as_str).collect();
     let argv = m.install_argv(&refs);
-    if !run_visible(&argv)? {
-        // A fresh image often has empty package lists: refresh once and try again.
-        if let Some(refresh) = m.refresh_argv() {
-            eprintln!(
-                "fsbench: retrying after {}",
-                crate::host::command::display(&refresh)
-            );
-            if run_visible(&refresh)? && run_visible(&argv)? {
-                return Ok(());
-            }
-        }
+    let mut ok = run_visible(&argv)?;
+    // A fresh image often has empty package lists: refresh once and try again.
+    if !ok && let Some(refresh) = m.refresh_argv() {
+        ok = run_visible(&refresh)? && run_visible(&argv)?;
+    }
+    if !ok {
         return Err(Error::tool(
             crate::host::command::display(&argv),
             "the package manager failed (its output is above)",
         ));
     }
+    let still: Vec<&str> = p
+        .tools
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !tools::present(t))
+        .collect();
+    if !still.is_empty() {
+        return Err(Error::tool(
+            crate::host::command::display(&argv),
+            format!(
+                "it succeeded, but {} is still not found on PATH",
+                still.join(", ")
+            ),
+        ));
+    }
+    eprintln!("fsbench: installed {}", p.packages.join(" "));
     Ok(())
 }
 

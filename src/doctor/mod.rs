@@ -18,6 +18,7 @@
 
 pub mod checks;
 pub mod facts;
+pub mod in_run;
 pub mod install;
 pub mod render;
 pub mod tools;
