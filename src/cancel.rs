@@ -1,14 +1,21 @@
-//! Process-wide cancellation: SIGINT/SIGTERM set a flag that long loops poll.
+//! Process-wide cancellation: SIGINT, SIGTERM, SIGQUIT and SIGHUP set a flag that long loops
+//! poll.
 //!
 //! The first signal asks for a clean stop (workloads end, guards release everything, partial
-//! results are saved, exit 130). A second signal escalates: the process exits at once with 130,
-//! leaving cleanup to the kernel (autoclear loop devices) — the user asked twice.
+//! results are saved, exit 128 + the signal's number: 130 for Ctrl-C, 129 for a closed
+//! terminal, so `--resume` continues). A second SIGINT, SIGTERM or SIGQUIT escalates: the
+//! process exits at once, leaving cleanup to the kernel (autoclear loop devices) and to the
+//! next fsbench (the ledger) — the user asked twice. SIGHUP never escalates: a closing
+//! terminal sends it more than once (the kernel to the foreground group, the shell to its
+//! jobs). SIGHUP also points the descriptors that were the terminal at /dev/null, so nothing
+//! fails writing to a terminal that is gone ([`crate::host::stdio`]).
 
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+static FIRST: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
 
 /// True once the user asked to stop.
@@ -31,23 +38,51 @@ pub fn check() -> crate::Result<()> {
     }
 }
 
-/// Install SIGINT/SIGTERM handlers (idempotent). The handler only touches atomics.
+/// The signal that asked to stop (0 when none did, e.g. [`request`]).
+pub fn signal() -> i32 {
+    FIRST.load(Ordering::SeqCst)
+}
+
+/// Exit code after an interrupt: 128 + the first signal's number, 130 when no signal did it.
+pub fn exit_code() -> i32 {
+    match signal() {
+        0 => crate::error::EXIT_INTERRUPTED,
+        s => 128 + s,
+    }
+}
+
+/// The signals handled, and whether a second one escalates.
+const HANDLED: [(i32, bool); 4] = [
+    (signal_hook::consts::SIGINT, true),
+    (signal_hook::consts::SIGTERM, true),
+    (signal_hook::consts::SIGQUIT, true),
+    (signal_hook::consts::SIGHUP, false),
+];
+
+/// Install the handlers (idempotent). The handler only touches atomics, dup2 and _exit.
 pub fn install_handlers() {
     INSTALL.call_once(|| {
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            // SAFETY: the handler only performs async-signal-safe atomic operations and _exit.
+        crate::host::stdio::prepare_hangup();
+        for (sig, escalates) in HANDLED {
+            // SAFETY: the handler only performs async-signal-safe operations (atomics,
+            // dup2 in on_hangup, _exit).
             let res = unsafe {
-                signal_hook::low_level::register(sig, || {
-                    let n = SIGNALS.fetch_add(1, Ordering::SeqCst);
+                signal_hook::low_level::register(sig, move || {
+                    if sig == signal_hook::consts::SIGHUP {
+                        crate::host::stdio::on_hangup();
+                    }
+                    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                     REQUESTED.store(true, Ordering::SeqCst);
-                    if n >= 1 {
+                    if escalates && SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
                         // Second signal: the user insists; leave now.
-                        signal_hook::low_level::exit(130);
+                        signal_hook::low_level::exit(128 + FIRST.load(Ordering::SeqCst));
                     }
                 })
             };
             if let Err(e) = res {
-                eprintln!("fsbench: warning: cannot install signal handler: {e}");
+                crate::host::stdio::note(&format!(
+                    "fsbench: warning: cannot install a handler for signal {sig}: {e}"
+                ));
             }
         }
     });

@@ -1,7 +1,8 @@
 //! Typed errors with context, and the exit codes they map to.
 //!
 //! Exit codes: 0 success, 1 a run or workload failed, 2 bad input or a refusal before anything
-//! destructive happened, 130 interrupted (Ctrl-C / SIGTERM) after cleanup.
+//! destructive happened, 128 + signal number when interrupted (130 Ctrl-C, 129 SIGHUP, 131 SIGQUIT,
+//! 143 SIGTERM) after cleanup.
 
 use std::path::PathBuf;
 
@@ -11,7 +12,7 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit code for bad input or a safety refusal; nothing was created or changed.
 pub const EXIT_USAGE: i32 = 2;
-/// Exit code after an interrupt (SIGINT/SIGTERM) once everything was released.
+/// Exit code after an interrupt that no signal caused (a signal gives 128 + its number).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Every error fsbench reports. The message names the bad input and what to do about it.
@@ -76,7 +77,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::InvalidInput { .. } | Error::Refused { .. } => EXIT_USAGE,
-            Error::Interrupted => EXIT_INTERRUPTED,
+            Error::Interrupted => crate::cancel::exit_code(),
             _ => EXIT_FAILURE,
         }
     }

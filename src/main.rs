@@ -7,7 +7,7 @@ fn main() {
     match fsbench::commands::dispatch(cli) {
         Ok(code) => std::process::exit(code),
         Err(err) => {
-            eprintln!("fsbench: error: {err}");
+            fsbench::host::stdio::note(&format!("fsbench: error: {err}"));
             std::process::exit(err.exit_code());
         }
     }

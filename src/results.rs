@@ -141,6 +141,10 @@ pub struct SetupInfo {
     /// The variant options as the user wrote them.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// Host tunings as read back while the setup ran (`sched` → `mq-deadline`,
+    /// `sysctl.vm.dirty_ratio` → `10`); put back afterwards.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub host: BTreeMap<String, String>,
 }
 
 /// A workload and the parameters it ran with.

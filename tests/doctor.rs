@@ -316,3 +316,71 @@ fn run_records_the_doctors_findings_in_results() {
         assert!(codes.contains(&"rotational-virtual"), "{codes:?}");
     }
 }
+
+#[test]
+fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
+    if !privileged("doctor --restore", &[]) {
+        return;
+    }
+    // A ledger of a dead process (a child that has exited) that changed a "setting": a file of
+    // our own stands in for /proc/sys/..., so the test changes nothing on the host.
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger");
+    std::fs::create_dir(&ledger).unwrap();
+    let setting = dir.path().join("dirty_ratio");
+    std::fs::write(&setting, "10\n").unwrap();
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let file = serde_json::json!({
+        "pid": dead, "start_time": 12345, "argv": ["fsbench", "run"],
+        "entries": [{"id": 1, "item": {"kind": "setting", "path": setting,
+                     "original": "20", "applied": "10"}}]
+    });
+    std::fs::write(
+        ledger.join(format!("{dead}-12345.json")),
+        serde_json::to_vec(&file).unwrap(),
+    )
+    .unwrap();
+    let doctor = |args: &[&str]| {
+        bin()
+            .env("FSBENCH_LEDGER_DIR", &ledger)
+            .arg("doctor")
+            .args(["--sample", "0s", "--json"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Plain doctor only reports it.
+    let o = doctor(&[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = findings(&v);
+    assert!(
+        f.iter()
+            .any(|(c, s, t)| c == "unrestored-tunings" && *s == format!("pid {dead}")
+                && t.contains("dirty_ratio")),
+        "{f:#?}"
+    );
+    assert_eq!(std::fs::read_to_string(&setting).unwrap(), "10\n");
+    // --dry-run says what it would do and does nothing.
+    let o = doctor(&["--restore", "--dry-run"]);
+    assert!(stderr(&o).contains("would release setting"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&setting).unwrap(), "10\n");
+    // --restore puts it back, one line for the item, and the finding is gone.
+    let o = doctor(&["--restore"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("recovery (pid {dead}): released setting")),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&setting).unwrap().trim(), "20");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        !findings(&v).iter().any(|(c, _, _)| c == "unrestored-tunings"),
+        "{v}"
+    );
+    // Nothing left: --cleanup has nothing to do.
+    let o = doctor(&["--cleanup"]);
+    assert!(stderr(&o).contains("nothing to restore or release"), "{}", stderr(&o));
+}

@@ -17,14 +17,20 @@ Examples:
   sudo fsbench doctor --install-missing
   fsbench doctor --install-missing --dry-run --fs ext4,xfs,btrfs,zfs --engine fio
 
+  # After a crash or kill -9: put back settings and release what the dead run held
+  sudo fsbench doctor --cleanup --dry-run
+  sudo fsbench doctor --restore
+
   # Your own fio job against ZFS: is it the queue-depth trap?
   fsbench doctor --dir /tank/bench --ioengine libaio --iodepth 32 --json
 
-Exit codes: 0 the checks ran (findings or not), 1 an installation failed, 2 bad input or refusal.";
+Exit codes: 0 the checks ran (findings or not), 1 an installation or a release failed,
+2 bad input or refusal.";
 
 /// Flags of `fsbench doctor`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_long_help = EXAMPLES)]
+#[command(group(clap::ArgGroup::new("action").args(["install_missing", "cleanup", "restore"]).multiple(true)))]
 pub struct DoctorArgs {
     /// Inspect this block device (read-only: sysfs and stat, the device is never opened).
     #[arg(long, value_name = "DEV", conflicts_with = "dir")]
@@ -79,7 +85,17 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub install_missing: bool,
 
-    /// With --install-missing: print what would be installed, install nothing.
-    #[arg(long, requires = "install_missing")]
+    /// Release what killed fsbench runs still hold (mounts, pools, loop devices, images,
+    /// settings; from their ledgers), one line per item (root).
+    #[arg(long)]
+    pub cleanup: bool,
+
+    /// Put back host settings (sysctls, block-queue attributes) a killed run left changed;
+    /// the rest of what that run held is released with them (root).
+    #[arg(long)]
+    pub restore: bool,
+
+    /// With --install-missing, --cleanup or --restore: print what would be done, do nothing.
+    #[arg(long, requires = "action")]
     pub dry_run: bool,
 }

@@ -5,7 +5,8 @@ use crate::cli::doctor::DoctorArgs;
 use crate::doctor::facts::{IoJobFact, Request};
 use crate::doctor::tools::{self, Wants};
 use crate::doctor::{self as doc, install, render};
-use crate::error::EXIT_OK;
+use crate::error::{EXIT_FAILURE, EXIT_OK};
+use crate::host::ledger::{self, Outcome};
 use crate::plan::{EngineChoice, FileSize};
 use crate::{Error, Result};
 use std::os::unix::fs::FileTypeExt;
@@ -13,6 +14,10 @@ use std::os::unix::fs::FileTypeExt;
 /// Run `fsbench doctor`; returns the exit code.
 pub fn run(args: DoctorArgs) -> Result<i32> {
     let req = request(&args)?;
+    let mut code = EXIT_OK;
+    if args.cleanup || args.restore {
+        code = recover(&args)?;
+    }
     if args.install_missing {
         install::install(&install::plan_here(&tools::needs(&req.wants)), args.dry_run)?;
     }
@@ -22,7 +27,42 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
     } else {
         print!("{}", render::table(&diagnosis, render::terminal_width()));
     }
-    Ok(EXIT_OK)
+    Ok(code)
+}
+
+/// `--cleanup` / `--restore`: the ledger's recovery of dead runs, one line per item (on
+/// stdout, or stderr when stdout carries `--json`). Exit 1 when an item could not be released.
+fn recover(args: &DoctorArgs) -> Result<i32> {
+    let flag = if args.restore { "--restore" } else { "--cleanup" };
+    if !args.dry_run && !rustix::process::geteuid().is_root() {
+        return Err(Error::invalid(
+            flag,
+            "putting settings back and releasing mounts and loop devices needs root; run it with              sudo, or add --dry-run to see what would be done",
+        ));
+    }
+    let lines = ledger::recover_stale(args.dry_run);
+    let say = |s: &str| {
+        if args.json {
+            eprintln!("{s}");
+        } else {
+            println!("{s}");
+        }
+    };
+    let mine: Vec<_> = lines.iter().filter(|l| l.outcome != Outcome::Live).collect();
+    if mine.is_empty() {
+        say("fsbench: nothing to restore or release: no killed fsbench run left anything behind");
+    }
+    for l in &mine {
+        say(&l.to_string());
+    }
+    for l in lines.iter().filter(|l| l.outcome == Outcome::Live) {
+        say(&l.to_string());
+    }
+    Ok(if mine.iter().any(|l| l.outcome == Outcome::Failed) {
+        EXIT_FAILURE
+    } else {
+        EXIT_OK
+    })
 }
 
 /// Turn the flags into what to look at, refusing bad input before anything is read.

@@ -1,28 +1,36 @@
-//! `fsbench run`: resolve flags (or reload `OUT/plan.json` for `--resume`), print the plan and
-//! its ETA, execute it, then print the seed-style table.
+//! `fsbench run`: resolve flags (or reload `OUT/plan.json` for `--resume`), release what
+//! killed runs left behind (the ledger), print the plan and its ETA, execute it, then print the
+//! seed-style table.
 
 use crate::cli::run::RunArgs;
-use crate::error::{EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{EXIT_FAILURE, EXIT_OK};
+use crate::host::stdio::{self, note};
 use crate::plan::{Invocation, resolve::resolve};
 
 /// Run `fsbench run`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {
+    // From here on a closed pipe or a vanished terminal cannot make a write fail (and panic).
+    let relay = stdio::Relay::install();
     let (inv, resume) = match &args.resume {
         Some(out) => {
-            eprintln!(
+            note(&format!(
                 "fsbench: resuming with the options saved in {}; other flags (except --json) are ignored",
                 Invocation::path(out).display()
-            );
+            ));
             (Invocation::load(out)?, true)
         }
         None => (resolve(&args, std::env::args().collect())?, false),
     };
+    if rustix::process::geteuid().is_root() {
+        // What a killed fsbench held (mounts, loop devices, images, settings) goes first.
+        crate::host::ledger::recover_and_report();
+    }
     if args.install_missing {
         // Before the summary, so its "skipped: not installed" notes reflect the new state.
         crate::doctor::in_run::install_missing(&inv, false)?;
     }
     eprint!("{}", super::plan::summary(&inv));
-    let outcome = crate::runner::execute(&inv, resume)?;
+    let mut outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;
     // Reports are derived from results.json (re-render any time with `fsbench report`), so a
     // failure to write them is a warning, never a reason to lose the run.
@@ -36,7 +44,9 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
             out.join("results.json").display(),
             out.display()
         );
-        return Ok(EXIT_INTERRUPTED);
+        drop(relay);
+        note_output_error(&mut outcome.results, out);
+        return Ok(crate::cancel::exit_code());
     }
     let table = crate::report::render_terminal(&outcome.results);
     if args.json {
@@ -57,9 +67,29 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         "fsbench: results: {} (reports: report.md, report.html beside it)",
         out.join("results.json").display()
     );
+    // Wait for the relays to deliver everything, so a write that failed at the very end is
+    // known before the process exits.
+    drop(relay);
+    note_output_error(&mut outcome.results, out);
     Ok(if outcome.results.failures.is_empty() {
         EXIT_OK
     } else {
         EXIT_FAILURE
     })
+}
+
+/// A write to stdout/stderr that failed after results.json was saved is added to its notes.
+fn note_output_error(results: &mut crate::results::Results, out: &std::path::Path) {
+    let Some(e) = stdio::error() else { return };
+    if results.notes.iter().any(|n| n.message == e) {
+        return;
+    }
+    results.notes.push(crate::results::Warning {
+        setup: String::new(),
+        round: 0,
+        message: e.to_string(),
+    });
+    if let Err(err) = results.save(&out.join("results.json")) {
+        note(&format!("fsbench: warning: {err}"));
+    }
 }

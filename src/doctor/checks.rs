@@ -23,6 +23,16 @@ pub const CHECKS: &[Check] = &[
         run: missing_tools,
     },
     Check {
+        code: "unrestored-tunings",
+        title: "host settings a killed run left changed",
+        run: unrestored_tunings,
+    },
+    Check {
+        code: "stale-resources",
+        title: "mounts, loop devices, images a killed run still holds",
+        run: stale_resources,
+    },
+    Check {
         code: "tmpfs",
         title: "scratch or target directory in RAM",
         run: tmpfs,
@@ -167,6 +177,52 @@ fn missing_tools(f: &Facts) -> Vec<Finding> {
             )
         })
         .collect()
+}
+
+fn unrestored_tunings(f: &Facts) -> Vec<Finding> {
+    f.stale
+        .iter()
+        .filter(|s| s.setting)
+        .map(|s| {
+            finding(
+                "unrestored-tunings",
+                Severity::Warn,
+                &format!("pid {}", s.pid),
+                format!("a killed fsbench (pid {}) left a {}", s.pid, s.item),
+                "the host is not in its own configuration, so every benchmark (and everything                  else) now runs with that setting",
+                "sudo fsbench doctor --restore (any fsbench run as root also puts it back first)"
+                    .into(),
+            )
+        })
+        .collect()
+}
+
+fn stale_resources(f: &Facts) -> Vec<Finding> {
+    let items: Vec<&super::facts::StaleItem> = f.stale.iter().filter(|s| !s.setting).collect();
+    if items.is_empty() {
+        return Vec::new();
+    }
+    let mut pids: Vec<u32> = items.iter().map(|s| s.pid).collect();
+    pids.dedup();
+    vec![finding(
+        "stale-resources",
+        Severity::Warn,
+        "host",
+        format!(
+            "killed fsbench run(s) (pid {}) still hold: {}",
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            items
+                .iter()
+                .map(|s| s.item.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        "leftover mounts, loop devices and images take memory, disk space and device numbers,          and a leftover pool or mount can be mistaken for a new run's",
+        "sudo fsbench doctor --cleanup (--dry-run first to see each item)".into(),
+    )]
 }
 
 fn tmpfs(f: &Facts) -> Vec<Finding> {
@@ -919,6 +975,34 @@ mod tests {
             found[1].fix,
             "fsbench doctor --install-missing (installs zfs-fuse)"
         );
+    }
+
+    #[test]
+    fn what_killed_runs_left_behind() {
+        let mut f = facts(vec![]);
+        let item = |pid: u32, item: &str, setting: bool| super::super::facts::StaleItem {
+            pid,
+            item: item.into(),
+            setting,
+        };
+        f.stale = vec![
+            item(
+                7,
+                "setting /proc/sys/vm/dirty_ratio (was \"20\", set to \"10\")",
+                true,
+            ),
+            item(7, "mount /run/fsbench/ext4-7-0 (/dev/loop3)", false),
+            item(7, "loop device /dev/loop3 on /var/tmp/fsbench-7-0.img", false),
+        ];
+        assert_eq!(
+            codes(&f),
+            ["unrestored-tunings:pid 7", "stale-resources:host"]
+        );
+        let t = unrestored_tunings(&f);
+        assert!(t[0].finding.contains("dirty_ratio") && t[0].fix.contains("--restore"));
+        let s = stale_resources(&f);
+        assert!(s[0].finding.contains("(pid 7) still hold: mount /run/fsbench/ext4-7-0"));
+        assert!(s[0].fix.contains("--cleanup"));
     }
 
     #[test]

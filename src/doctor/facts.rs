@@ -29,6 +29,19 @@ pub struct Facts {
     pub io_jobs: Vec<IoJobFact>,
     /// Programs the requested setups need and that are not installed.
     pub missing_tools: Vec<MissingTool>,
+    /// What killed fsbench runs still hold (their ledgers), as recovery would release it.
+    pub stale: Vec<StaleItem>,
+}
+
+/// One item a dead fsbench process still holds, from its ledger.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StaleItem {
+    /// The dead process.
+    pub pid: u32,
+    /// The item in the ledger's words (`setting /proc/sys/vm/dirty_ratio (was "20", …)`).
+    pub item: String,
+    /// Whether it is a kernel setting left changed (else a mount, loop device, image…).
+    pub setting: bool,
 }
 
 /// Memory, CPU and load.
@@ -324,7 +337,23 @@ pub fn gather(req: &Request) -> Facts {
         buffered_io: req.buffered_io,
         io_jobs: req.io_jobs.clone(),
         missing_tools,
+        stale: stale_items(),
     }
+}
+
+/// A dry run of the ledger's recovery: what dead runs hold, nothing released.
+fn stale_items() -> Vec<StaleItem> {
+    use crate::host::ledger::{self, Outcome};
+    ledger::recover_stale(true)
+        .into_iter()
+        .filter(|l| l.outcome == Outcome::WouldRelease && !l.item.is_empty())
+        .map(|l| StaleItem {
+            pid: l.pid,
+            // The ledger names a setting item "setting PATH (was …, set to …)".
+            setting: l.item.starts_with("setting "),
+            item: l.item,
+        })
+        .collect()
 }
 
 fn read(path: &str) -> String {

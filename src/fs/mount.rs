@@ -3,36 +3,45 @@
 use super::Mounted;
 use super::mountinfo;
 use crate::host::command;
+use crate::host::ledger::{self, Held, Item};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Create `mnt` (and parents) if missing; returns whether this call created it, so the
-/// guard removes only directories it made.
-pub fn ensure_mountpoint(mnt: &Path) -> Result<bool> {
+/// Create `mnt` (and parents) if missing; returns its ledger entry when this call created it
+/// (`Some` = created), so the guard removes only directories it made.
+pub fn ensure_mountpoint(mnt: &Path) -> Result<Option<Held>> {
     if mnt.is_dir() {
-        return Ok(false);
+        return Ok(None);
     }
+    let held = ledger::hold(Item::Dir {
+        path: mnt.to_path_buf(),
+    })?;
     // Another fsbench may remove the shared, empty mount root between our two mkdirs.
     let mut tries = 0;
     loop {
         match std::fs::create_dir_all(mnt) {
-            Ok(()) => return Ok(true),
+            Ok(()) => return Ok(Some(held)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && tries < 5 => tries += 1,
             Err(e) => return Err(Error::io("cannot create the mountpoint", mnt, e)),
         }
     }
 }
 
-/// `mount -t FSTYPE [-o OPTS] SOURCE MNT` under a timeout.
+/// `mount -t FSTYPE [-o OPTS] SOURCE MNT` under a timeout, recorded in the ledger first; the
+/// returned entry goes once the mount is gone (keep it in the mount's guard).
 pub fn mount(
     fstype: &str,
     source: &str,
     opts: Option<&str>,
     mnt: &Path,
     timeout: Duration,
-) -> Result<()> {
+) -> Result<Held> {
+    let held = ledger::hold(Item::Mount {
+        target: mnt.to_path_buf(),
+        source: source.to_string(),
+    })?;
     let mut argv = command::argv(&["mount", "-t", fstype]);
     if let Some(o) = opts {
         argv.push("-o".into());
@@ -40,8 +49,14 @@ pub fn mount(
     }
     argv.push(source.to_string());
     argv.push(mnt.display().to_string());
-    command::run(&argv, timeout)?;
-    Ok(())
+    if let Err(e) = command::run(&argv, timeout) {
+        // A timed-out mount may still have happened: then the entry stays for recovery.
+        if is_mounted(mnt) {
+            held.keep();
+        }
+        return Err(e);
+    }
+    Ok(held)
 }
 
 /// The options of the mount at `mnt`, as mountinfo shows them (per-mount + superblock).
@@ -126,6 +141,8 @@ pub struct KernelMount {
     pub describe: Describe,
     /// Extra properties known at mount time (tmpfs size…).
     pub extra: BTreeMap<String, String>,
+    /// Ledger entries of the mount and its directory, removed once both are gone.
+    pub held: Vec<Held>,
     done: bool,
 }
 
@@ -143,6 +160,7 @@ impl KernelMount {
             created_dir,
             describe,
             extra: BTreeMap::new(),
+            held: Vec::new(),
             done: false,
         }
     }
@@ -153,8 +171,14 @@ impl KernelMount {
         }
         self.done = true;
         let r = unmount(&self.path);
-        if r.is_ok() && self.created_dir {
-            remove_mountpoint(&self.path);
+        if r.is_ok() {
+            if self.created_dir {
+                remove_mountpoint(&self.path);
+            }
+            self.held.clear();
+        } else {
+            // Still mounted: the entries stay, so the next fsbench finishes the job.
+            self.held.drain(..).for_each(Held::keep);
         }
         r
     }
@@ -187,7 +211,7 @@ impl Mounted for KernelMount {
 impl Drop for KernelMount {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
-            eprintln!("fsbench: warning: {e}");
+            crate::host::stdio::note(&format!("fsbench: warning: {e}"));
         }
     }
 }

@@ -76,26 +76,33 @@ impl Filesystem for KernelFs {
         mnt: &Path,
         timeout: Duration,
     ) -> Result<Box<dyn Mounted>> {
-        let created = mount::ensure_mountpoint(mnt)?;
+        let dir_held = mount::ensure_mountpoint(mnt)?;
+        let created = dir_held.is_some();
         let opts = setup.mount_option_string();
-        if let Err(e) = mount::mount(
+        let held = match mount::mount(
             self.fstype,
             &device.display().to_string(),
             opts.as_deref(),
             mnt,
             timeout,
         ) {
-            if created {
-                mount::remove_mountpoint(mnt);
+            Ok(h) => h,
+            Err(e) => {
+                if created {
+                    mount::remove_mountpoint(mnt);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
-        Ok(Box::new(KernelMount::new(
+        };
+        let mut m = KernelMount::new(
             Some(device.to_path_buf()),
             mnt.to_path_buf(),
             created,
             self.describe,
-        )))
+        );
+        m.held.push(held);
+        m.held.extend(dir_held);
+        Ok(Box::new(m))
     }
 }
 

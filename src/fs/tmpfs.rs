@@ -99,14 +99,18 @@ impl Filesystem for Tmpfs {
         timeout: Duration,
     ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
         let (opts, size) = options(setup)?;
-        let created = mount::ensure_mountpoint(mountpoint)?;
+        let dir_held = mount::ensure_mountpoint(mountpoint)?;
+        let created = dir_held.is_some();
         let t0 = Instant::now();
-        if let Err(e) = mount::mount("tmpfs", "fsbench-tmpfs", Some(&opts), mountpoint, timeout) {
-            if created {
-                mount::remove_mountpoint(mountpoint);
+        let held = match mount::mount("tmpfs", "fsbench-tmpfs", Some(&opts), mountpoint, timeout) {
+            Ok(h) => h,
+            Err(e) => {
+                if created {
+                    mount::remove_mountpoint(mountpoint);
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
+        };
         let record = MkfsRecord {
             args: crate::host::command::argv(&[
                 "mount",
@@ -121,6 +125,8 @@ impl Filesystem for Tmpfs {
             seconds: t0.elapsed().as_secs_f64(),
         };
         let mut m = KernelMount::new(None, mountpoint.to_path_buf(), created, describe);
+        m.held.push(held);
+        m.held.extend(dir_held);
         m.extra.insert("tmpfs.size".into(), size.to_string());
         m.extra.insert(
             "note".into(),

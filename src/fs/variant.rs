@@ -43,7 +43,11 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
         if k.is_empty() {
             format!("{fs} takes no options")
         } else {
-            format!("valid keys for {fs}: {}", k.join(", "))
+            format!(
+                "valid keys for {fs}: {}; host tunings: {}",
+                k.join(", "),
+                crate::host::tuning::KEYS_HELP
+            )
         }
     };
     let bad = |key: &str| {
@@ -84,7 +88,9 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
             || (k == "mount" && acc.mount)
             || acc.props.contains(&k)
             || acc.dir_attrs.contains(&k)
-            || (ATTR_KEYS.contains(&k) && !acc.dir_attrs.is_empty());
+            || (ATTR_KEYS.contains(&k) && !acc.dir_attrs.is_empty())
+            // Host tunings belong to the host, not the driver (checked by host::tuning).
+            || setup.host.iter().any(|h| h.key == k);
         if !ok {
             return Err(bad(k));
         }
@@ -115,7 +121,7 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         assert_eq!(
             e.to_string(),
-            "--fs: setup \"ext4-x\": ext4 does not understand \"recordsize\"; valid keys for ext4: mkfs, mount"
+            "--fs: setup \"ext4-x\": ext4 does not understand \"recordsize\"; valid keys for ext4: mkfs, mount; host tunings: sched, read_ahead_kb, nr_requests, nomerges, wbt_lat_usec, sysctl.vm.*, sysctl.fs.*"
         );
         let mut s = SetupSpec::plain("ext4");
         s.dir_attrs = vec!["nocow".into()];

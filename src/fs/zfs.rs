@@ -8,6 +8,7 @@ use super::mount::{self, ensure_mountpoint, remove_mountpoint};
 use super::variant::{self, Accepts};
 use super::{Filesystem, MkfsRecord, Mounted, props};
 use crate::host::command::{self, argv};
+use crate::host::ledger::{self, Held, Item};
 use crate::plan::SetupSpec;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -252,6 +253,7 @@ impl Filesystem for Zfs {
                 device.display()
             ))));
         };
+        let held = ledger::hold(Item::Zpool { name: pool.clone() }).map_err(cleanup)?;
         command::run(&argv(&["zpool", "import", "-d", &d, "-f", &pool]), timeout)
             .map_err(cleanup)?;
         let mut guard = ZfsMount {
@@ -261,9 +263,12 @@ impl Filesystem for Zfs {
             devdir: Some(devdir),
             note,
             extra: BTreeMap::new(),
+            held: vec![held],
             done: false,
         };
-        guard.created_dir = ensure_mountpoint(mountpoint)?;
+        let dir_held = ensure_mountpoint(mountpoint)?;
+        guard.created_dir = dir_held.is_some();
+        guard.held.extend(dir_held);
         command::run(
             &argv(&[
                 "zfs",
@@ -292,7 +297,8 @@ impl Filesystem for Zfs {
         super::check_device_fits("zfs", MIN_SIZE, device)?;
         let note = ensure_daemon()?;
         let pool = unique_pool();
-        let created_dir = ensure_mountpoint(mountpoint)?;
+        let dir_held = ensure_mountpoint(mountpoint)?;
+        let created_dir = dir_held.is_some();
         let args = create_argv(setup, &pool, device, mountpoint);
         let mut guard = ZfsMount {
             pool: pool.clone(),
@@ -301,8 +307,12 @@ impl Filesystem for Zfs {
             devdir: None,
             note,
             extra: BTreeMap::new(),
+            held: dir_held.into_iter().collect(),
             done: true, // nothing to destroy until zpool create succeeded
         };
+        guard
+            .held
+            .push(ledger::hold(Item::Zpool { name: pool.clone() })?);
         let out = match command::run(&args, timeout) {
             Ok(o) => o,
             Err(e) => {
@@ -348,6 +358,8 @@ pub struct ZfsMount {
     devdir: Option<PathBuf>,
     note: Option<String>,
     extra: BTreeMap<String, String>,
+    /// Ledger entries (pool, mountpoint directory), removed once both are gone.
+    held: Vec<Held>,
     done: bool,
 }
 
@@ -397,8 +409,15 @@ impl ZfsMount {
         }
         self.tidy();
         match last {
-            Some(e) => Err(e),
-            None => Ok(()),
+            Some(e) => {
+                // The pool is still there: the next fsbench destroys it.
+                self.held.drain(..).for_each(Held::keep);
+                Err(e)
+            }
+            None => {
+                self.held.clear();
+                Ok(())
+            }
         }
     }
 }
@@ -454,6 +473,8 @@ impl Mounted for ZfsMount {
         command::run(&argv(&["zpool", "export", &self.pool]), t)?;
         self.done = true;
         self.tidy();
+        // Exported on purpose (a probe imports it again, recording it anew).
+        self.held.clear();
         Ok(())
     }
 }

@@ -97,6 +97,8 @@ pub struct MemoryCgroup {
     limit: u64,
     /// `<path>/cgroup.procs` as a C string, prepared before fork for the child.
     procs: CString,
+    /// Ledger entry, removed with the directory.
+    held: Option<crate::host::ledger::Held>,
 }
 
 impl MemoryCgroup {
@@ -144,6 +146,8 @@ impl MemoryCgroup {
         let path = parent.join(name);
         let procs = CString::new(path.join("cgroup.procs").as_os_str().as_encoded_bytes())
             .map_err(|_| Error::Other(format!("cgroup path {} contains NUL", path.display())))?;
+        let held =
+            crate::host::ledger::hold(crate::host::ledger::Item::Cgroup { path: path.clone() })?;
         std::fs::create_dir(&path).map_err(|e| Error::io("cannot create cgroup", &path, e))?;
         // From here on Drop removes the directory if configuration fails.
         let cg = MemoryCgroup {
@@ -151,6 +155,7 @@ impl MemoryCgroup {
             v2,
             limit,
             procs,
+            held: Some(held),
         };
         if v2 {
             cg.write("memory.max", &limit.to_string())?;
@@ -262,11 +267,20 @@ impl Drop for MemoryCgroup {
         let mut last = None;
         for _ in 0..50 {
             match std::fs::remove_dir(&self.path) {
-                Ok(()) => return,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+                Ok(()) => {
+                    drop(self.held.take());
+                    return;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    drop(self.held.take());
+                    return;
+                }
                 Err(e) => last = Some(e),
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Some(h) = self.held.take() {
+            h.keep();
         }
         if let Some(e) = last {
             eprintln!(

@@ -115,6 +115,17 @@ pub fn run_child(
                 },
             )
         })?;
+    // Recorded (best effort: tools also run unprivileged, where there is no ledger) so that
+    // after fsbench is killed the next one stops a tool still writing to the target.
+    let _held = crate::host::ledger::start_time_of(child.id()).and_then(|start_time| {
+        crate::host::ledger::hold(crate::host::ledger::Item::Process {
+            pid: child.id(),
+            start_time,
+            name: shown.split_whitespace().next().unwrap_or(shown).to_string(),
+            data_dir: None,
+        })
+        .ok()
+    });
     // Drain pipes on threads so a chatty tool cannot block on a full pipe while we wait.
     let drain = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {

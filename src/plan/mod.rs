@@ -14,7 +14,7 @@ pub mod variant;
 pub mod workload;
 
 pub use options::{EngineChoice, Invocation, RunOptions};
-pub use setup::SetupSpec;
+pub use setup::{HostSetting, SetupSpec};
 pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec};
 
 use crate::workload::meta::CorpusSpec;

@@ -59,6 +59,8 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             d.validate(s)?;
         }
     }
+    // Host tunings against this kernel and target: a key or value it refuses stops here.
+    crate::host::tuning::validate(&setups, &target)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     let file_size = size_data_file(args, &draft, capacity, &target)?;

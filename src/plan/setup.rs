@@ -25,10 +25,24 @@ pub struct SetupSpec {
     /// The options as the user wrote them (for the record).
     #[serde(default)]
     pub raw: BTreeMap<String, String>,
+    /// Host tunings applied for this setup's rounds and put back after: block-queue
+    /// settings of the target device and sysctls (see [`crate::host::tuning`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<HostSetting>,
     /// Why this setup is less durable than the default (nobarrier, sync=disabled, nocow…);
     /// printed before the run and carried into `results.json`.
     #[serde(default)]
     pub warnings: Vec<String>,
+}
+
+/// One host tuning of a setup, as written: `sched` = `mq-deadline`,
+/// `sysctl.vm.dirty_ratio` = `10`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSetting {
+    /// The setup key.
+    pub key: String,
+    /// The value to set.
+    pub value: String,
 }
 
 impl SetupSpec {

@@ -8,7 +8,9 @@
 //!
 //! Keys: `mkfs` (extra mkfs arguments, split on whitespace), `mount` (mount options, a comma
 //! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and on ZFS any other
-//! key becomes a dataset property at pool creation (`-O recordsize=16K`).
+//! key becomes a dataset property at pool creation (`-O recordsize=16K`). Host tunings apply
+//! to every filesystem: `sched=`, `read_ahead_kb=`, `nr_requests=`, `nomerges=`,
+//! `wbt_lat_usec=` (the target device's queue) and `sysctl.vm.*` / `sysctl.fs.*`.
 
 use super::setup::SetupSpec;
 use crate::Error;
@@ -189,6 +191,10 @@ pub fn build_setup(
                     ));
                 }
             },
+            k if crate::host::tuning::is_host_key(k) => {
+                s.host
+                    .push(crate::host::tuning::parse(fs, k, value, context)?);
+            }
             k if fs == "zfs" && is_zfs_property(k) => {
                 if value.is_empty() {
                     return Err(Error::invalid(
@@ -202,8 +208,9 @@ pub fn build_setup(
                 return Err(Error::invalid(
                     "--fs",
                     format!(
-                        "unknown key '{other}' for {fs} in '{context}'; valid keys: {}",
-                        valid_keys(fs).join(", ")
+                        "unknown key '{other}' for {fs} in '{context}'; valid keys: {}, and host tunings: {}",
+                        valid_keys(fs).join(", "),
+                        crate::host::tuning::KEYS_HELP
                     ),
                 ));
             }

@@ -272,6 +272,13 @@ impl Runner<'_> {
         r.notes = n;
         r.host_findings = self.host_findings.clone();
         r.workloads = workload_infos(inv, Path::new("$MNT/fsbench"));
+        if let Some(e) = crate::host::stdio::error() {
+            r.notes.push(Warning {
+                setup: String::new(),
+                round: 0,
+                message: e.to_string(),
+            });
+        }
         r
     }
 }

@@ -21,6 +21,8 @@ use std::path::{Path, PathBuf};
 struct MountGuard {
     mounted: Option<Box<dyn Mounted>>,
     mountpoint: PathBuf,
+    /// The mountpoint directory's ledger entry; dropped (after Drop removed the directory).
+    _dir: crate::host::ledger::Held,
 }
 
 impl MountGuard {
@@ -64,6 +66,8 @@ impl Runner<'_> {
         let round = sr.round;
         let formats = self.inv.options.target.formats();
         let mut mount_guard = None;
+        // Host tunings, put back when this guard goes (round end, error, interrupt, panic).
+        let mut tuned: Option<crate::host::tuning::Applied> = None;
         let work_root: PathBuf;
         if formats {
             let Some(dev) = self.target.block_device().map(Path::to_path_buf) else {
@@ -71,6 +75,15 @@ impl Runner<'_> {
             };
             // Safety: the device must still be the one that passed the checks.
             self.target.check_identity()?;
+            if !setup.host.is_empty() {
+                match crate::host::tuning::apply(&setup.host, Some(&dev)) {
+                    Ok(a) => tuned = Some(a),
+                    Err(e) => {
+                        self.fail(rec, &setup, round, "host-settings", &e.to_string())?;
+                        return Ok(());
+                    }
+                }
+            }
             match self.target.discard() {
                 Ok(true) => {}
                 Ok(false) => self.warn_once("discard", "", "BLKDISCARD is not supported by the target; filesystems start on a device that was not discarded"),
@@ -88,6 +101,9 @@ impl Runner<'_> {
             };
             let mountpoint =
                 crate::fs::mount_root().join(format!("{}-{}", self.run_id, setup.name));
+            let dir_held = crate::host::ledger::hold(crate::host::ledger::Item::Dir {
+                path: mountpoint.clone(),
+            })?;
             std::fs::create_dir_all(&mountpoint)
                 .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
             let est = self.step_estimate_overhead(&setup);
@@ -110,6 +126,7 @@ impl Runner<'_> {
             let guard = MountGuard {
                 mounted: Some(mounted),
                 mountpoint,
+                _dir: dir_held,
             };
             let m = guard.mounted.as_ref().expect("just set");
             work_root = m.path().to_path_buf();
@@ -123,6 +140,7 @@ impl Runner<'_> {
                 mkfs_output: mkfs.output.clone(),
                 warnings: setup.warnings.clone(),
                 options: setup.raw.clone(),
+                host: tuned.as_ref().map(|t| t.live.clone()).unwrap_or_default(),
             };
             mount_guard = Some(guard);
             let mut step = self.empty(&setup, round);
@@ -291,6 +309,11 @@ impl Runner<'_> {
             && let Err(e) = guard.release()
         {
             self.fail(rec, &setup, round, "release", &e.to_string())?;
+        }
+        if let Some(t) = tuned.take()
+            && let Err(e) = t.restore()
+        {
+            self.fail(rec, &setup, round, "restore", &e.to_string())?;
         }
         Ok(())
     }

@@ -8,6 +8,7 @@ use super::block::{device_info, discard_whole};
 use super::ioctl::{self, LO_FLAGS_AUTOCLEAR, LO_FLAGS_DIRECT_IO, LoopConfig};
 use super::sysfs::{self, DevNum};
 use super::{DiscardState, Target};
+use crate::host::ledger::{self, Held, Item};
 use crate::results::TargetInfo;
 use crate::{Error, Result};
 use std::fs::File;
@@ -38,6 +39,9 @@ pub struct ImageTarget {
     backing_fs: String,
     warning: Option<String>,
     discard: DiscardState,
+    /// Ledger entries, dropped after the loop device is detached / the image deleted.
+    held_loop: Option<Held>,
+    held_image: Option<Held>,
 }
 
 /// Deletes a freshly created image if anything fails before the target is complete.
@@ -132,11 +136,19 @@ impl ImageTarget {
             eprintln!("fsbench: warning: {w}");
         }
 
-        let (image, file) = create_image(scratch_dir, size)?;
+        let (image, file, held_image) = create_image(scratch_dir, size, !keep)?;
         let mut guard = ImageFileGuard(Some(image.clone()));
         let fmd = file
             .metadata()
             .map_err(|e| Error::io("cannot stat", &image, e))?;
+        let image_id = (fmd.dev(), fmd.ino());
+        // Recorded before attaching; which device the kernel hands out is filled in after.
+        let loop_item = |device: Option<PathBuf>| Item::Loop {
+            device,
+            image: image.clone(),
+            image_id,
+        };
+        let held_loop = ledger::hold(loop_item(None))?;
         let att = attach(&file).map_err(|e| match e.raw_os_error() {
             Some(libc::EACCES) | Some(libc::EPERM) => Error::refused(
                 "/dev/loop-control",
@@ -146,6 +158,7 @@ impl ImageTarget {
             _ => Error::io("cannot attach a loop device to", &image, e),
         })?;
         drop(file);
+        held_loop.set(loop_item(Some(att.path.clone())))?;
         let dev = {
             let md =
                 std::fs::metadata(&att.path).map_err(|e| Error::io("cannot stat", &att.path, e))?;
@@ -168,7 +181,7 @@ impl ImageTarget {
         guard.0 = None;
         Ok(ImageTarget {
             image,
-            image_id: (fmd.dev(), fmd.ino()),
+            image_id,
             keep,
             size,
             loop_path: att.path,
@@ -180,6 +193,8 @@ impl ImageTarget {
             backing_fs,
             warning,
             discard: DiscardState::default(),
+            held_loop: Some(held_loop),
+            held_image,
         })
     }
 
@@ -196,10 +211,20 @@ impl ImageTarget {
 
 static IMAGE_COUNTER: AtomicU32 = AtomicU32::new(0);
 
-fn create_image(dir: &Path, size: u64) -> Result<(PathBuf, File)> {
+/// Create a sparse image; with `record`, it is in the ledger (name first, then its inode) so
+/// recovery deletes it after a crash. A kept image (`--keep-image`) is not recorded.
+fn create_image(dir: &Path, size: u64, record: bool) -> Result<(PathBuf, File, Option<Held>)> {
     loop {
         let n = IMAGE_COUNTER.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!("fsbench-{}-{n}.img", std::process::id()));
+        let held = if record {
+            Some(ledger::hold(Item::Image {
+                path: path.clone(),
+                id: None,
+            })?)
+        } else {
+            None
+        };
         match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -208,11 +233,21 @@ fn create_image(dir: &Path, size: u64) -> Result<(PathBuf, File)> {
             .open(&path)
         {
             Ok(f) => {
+                if let (Some(h), Ok(md)) = (&held, f.metadata()) {
+                    let item = Item::Image {
+                        path: path.clone(),
+                        id: Some((md.dev(), md.ino())),
+                    };
+                    if let Err(e) = h.set(item) {
+                        let _ = std::fs::remove_file(&path);
+                        return Err(e);
+                    }
+                }
                 if let Err(e) = f.set_len(size) {
                     let _ = std::fs::remove_file(&path);
                     return Err(Error::io("cannot size the image", &path, e));
                 }
-                return Ok((path, f));
+                return Ok((path, f, held));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(Error::io("cannot create the image", &path, e)),
@@ -432,20 +467,29 @@ impl Drop for ImageTarget {
             if let Err(e) = ioctl::ioctl_int(f.as_fd(), ioctl::LOOP_CLR_FD, 0)
                 && e.raw_os_error() != Some(libc::ENXIO)
             {
-                eprintln!(
+                crate::host::stdio::note(&format!(
                     "fsbench: warning: cannot detach {}: {e}",
                     self.loop_path.display()
-                );
+                ));
+                // Left in the ledger: the next fsbench detaches it if it still backs the image.
+                if let Some(h) = self.held_loop.take() {
+                    h.keep();
+                }
             }
         }
+        drop(self.held_loop.take());
         if self.keep {
-            eprintln!("fsbench: kept the image {}", self.image.display());
+            crate::host::stdio::note(&format!("fsbench: kept the image {}", self.image.display()));
         } else if let Err(e) = std::fs::remove_file(&self.image) {
-            eprintln!(
+            crate::host::stdio::note(&format!(
                 "fsbench: warning: cannot delete the image {}: {e}",
                 self.image.display()
-            );
+            ));
+            if let Some(h) = self.held_image.take() {
+                h.keep();
+            }
         }
+        drop(self.held_image.take());
     }
 }
 
@@ -461,7 +505,7 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let (path, file) = create_image(dir.path(), 16 << 20).unwrap();
+        let (path, file, _held) = create_image(dir.path(), 16 << 20, false).unwrap();
         let att = attach_with(&file, true).unwrap();
         drop(file);
         assert_eq!(att.method, "LOOP_SET_FD");

@@ -1,0 +1,548 @@
+//! Recovery's release of one ledger item: check that the live object still is the recorded
+//! one, then release it; anything that does not match is reported and left alone.
+
+use super::{Alive, Item, Outcome, alive};
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A kernel setting's value as fsbench compares it: the `[active]` entry of a scheduler list,
+/// otherwise the text with its whitespace collapsed (`4096\t16384` → `4096 16384`).
+pub fn setting_value(text: &str) -> String {
+    if text.contains('[') {
+        crate::target::sysfs::parse_scheduler(text)
+    } else {
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Exclusive lock on the ledger directory for the duration of a recovery.
+pub(super) struct RecoveryLock {
+    _file: Option<std::fs::File>,
+}
+
+impl RecoveryLock {
+    pub(super) fn take(dir: &Path) -> RecoveryLock {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(".recovery.lock"))
+            .ok();
+        if let Some(f) = &f {
+            use std::os::fd::AsRawFd;
+            // SAFETY: flock on a descriptor we own; released when it is closed.
+            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+        }
+        RecoveryLock { _file: f }
+    }
+}
+
+type Verdict = (Outcome, String);
+
+fn would(dry_run: bool, what: &str) -> Option<Verdict> {
+    dry_run.then(|| (Outcome::WouldRelease, what.to_string()))
+}
+
+/// Release one item if it still matches its record.
+pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
+    match item {
+        Item::Image { path, id } => image(path, *id, dry_run),
+        Item::Loop {
+            device,
+            image,
+            image_id,
+        } => loop_device(device.as_deref(), image, *image_id, dry_run),
+        Item::Dir { path } => dir(path, dry_run),
+        Item::Mount { target, source } => mount(target, source, dry_run),
+        Item::Zpool { name } => zpool(name, dry_run),
+        Item::Process {
+            pid,
+            start_time,
+            name,
+            data_dir,
+        } => process(*pid, *start_time, name, data_dir.as_deref(), dry_run),
+        Item::Cgroup { path } => cgroup(path, dry_run),
+        Item::Setting {
+            path,
+            original,
+            applied,
+        } => setting(path, original, applied, dry_run),
+    }
+}
+
+fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
+    let entries = match crate::fs::mountinfo::read() {
+        Ok(e) => e,
+        Err(e) => return (Outcome::Failed, format!("cannot read mountinfo: {e}")),
+    };
+    let Some(m) = crate::fs::mountinfo::find_mount_point(&entries, target) else {
+        return (Outcome::AlreadyGone, "not mounted".into());
+    };
+    if m.source != source {
+        return (
+            Outcome::NotOurs,
+            format!(
+                "{} is now mounted from {} ({}), not the recorded {source}; left mounted",
+                target.display(),
+                m.source,
+                m.fs_type
+            ),
+        );
+    }
+    if let Some(v) = would(dry_run, &format!("would unmount {}", target.display())) {
+        return v;
+    }
+    match crate::fs::mount::unmount(target) {
+        Ok(()) => (Outcome::Released, format!("unmounted ({})", m.fs_type)),
+        Err(e) => (Outcome::Failed, e.to_string()),
+    }
+}
+
+fn dir(path: &Path, dry_run: bool) -> Verdict {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => return (Outcome::AlreadyGone, "does not exist".into()),
+        Ok(m) if !m.is_dir() => {
+            return (
+                Outcome::NotOurs,
+                "is no longer a directory; left alone".into(),
+            );
+        }
+        Ok(_) => {}
+    }
+    if crate::fs::mount::is_mounted(path) {
+        return (
+            Outcome::Failed,
+            "something is mounted on it; left alone".into(),
+        );
+    }
+    if std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_some()) {
+        return (
+            Outcome::NotOurs,
+            "is not empty (something else wrote into it); left alone".into(),
+        );
+    }
+    if let Some(v) = would(dry_run, "would remove the empty directory") {
+        return v;
+    }
+    match std::fs::remove_dir(path) {
+        Ok(()) => (Outcome::Released, "removed the empty directory".into()),
+        Err(e) => (Outcome::Failed, format!("cannot remove it: {e}")),
+    }
+}
+
+/// Which file a loop device is bound to: `None` when unbound.
+fn loop_backing(dev: &Path) -> std::io::Result<Option<((u64, u64), String)>> {
+    let f = std::fs::OpenOptions::new().read(true).open(dev)?;
+    match crate::target::ioctl::loop_get_status(f.as_fd()) {
+        Ok(st) => {
+            let name = dev
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let file = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default();
+            Ok(Some(((st.lo_device, st.lo_inode), file)))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Loop devices currently bound to the file with `id` (and, so that a reused inode number is
+/// not mistaken for the image, whose backing file name is `image`).
+fn loops_backing(image: &Path, id: (u64, u64)) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let dev = PathBuf::from("/dev").join(&name);
+        if let Ok(Some((bid, file))) = loop_backing(&dev)
+            && bid == id
+            && same_file_name(&file, image)
+        {
+            v.push(dev);
+        }
+    }
+    v.sort();
+    v
+}
+
+/// sysfs shows a deleted backing file as `PATH (deleted)`.
+fn same_file_name(shown: &str, image: &Path) -> bool {
+    let img = image.display().to_string();
+    shown == img || shown.strip_suffix(" (deleted)") == Some(img.as_str())
+}
+
+fn detach(dev: &Path) -> Verdict {
+    let f = match std::fs::OpenOptions::new().read(true).open(dev) {
+        Ok(f) => f,
+        Err(e) => return (Outcome::Failed, format!("cannot open it: {e}")),
+    };
+    match crate::target::ioctl::ioctl_int(f.as_fd(), crate::target::ioctl::LOOP_CLR_FD, 0) {
+        // With other openers left the kernel turns this into autoclear on last close.
+        Ok(_) => (Outcome::Released, "detached".into()),
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            (Outcome::AlreadyGone, "already detached".into())
+        }
+        Err(e) => (Outcome::Failed, format!("LOOP_CLR_FD failed: {e}")),
+    }
+}
+
+fn loop_device(device: Option<&Path>, image: &Path, id: (u64, u64), dry_run: bool) -> Verdict {
+    let Some(dev) = device else {
+        // Killed between asking for a free device and recording which: look for any loop
+        // device that backs exactly the recorded image.
+        let found = loops_backing(image, id);
+        if found.is_empty() {
+            return (
+                Outcome::AlreadyGone,
+                "no loop device backs the image".into(),
+            );
+        }
+        if dry_run {
+            return (
+                Outcome::WouldRelease,
+                format!("would detach {}", show(&found)),
+            );
+        }
+        let all: Vec<Verdict> = found.iter().map(|d| detach(d)).collect();
+        let failed = all.iter().find(|v| v.0 == Outcome::Failed).cloned();
+        return failed.unwrap_or_else(|| (Outcome::Released, format!("detached {}", show(&found))));
+    };
+    match loop_backing(dev) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            (Outcome::AlreadyGone, "the device no longer exists".into())
+        }
+        Err(e) => (
+            Outcome::Failed,
+            format!("cannot query {}: {e}", dev.display()),
+        ),
+        Ok(None) => (Outcome::AlreadyGone, "already detached (autoclear)".into()),
+        Ok(Some((bid, file))) if bid != id || !same_file_name(&file, image) => (
+            Outcome::NotOurs,
+            format!(
+                "{} now backs {} (inode {}:{}), not the recorded {} (inode {}:{}); left attached",
+                dev.display(),
+                if file.is_empty() {
+                    "another file"
+                } else {
+                    &file
+                },
+                bid.0,
+                bid.1,
+                image.display(),
+                id.0,
+                id.1
+            ),
+        ),
+        Ok(Some(_)) => would(dry_run, &format!("would detach {}", dev.display()))
+            .unwrap_or_else(|| detach(dev)),
+    }
+}
+
+fn show(devs: &[PathBuf]) -> String {
+    devs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn image(path: &Path, id: Option<(u64, u64)>, dry_run: bool) -> Verdict {
+    let md = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(_) => return (Outcome::AlreadyGone, "already deleted".into()),
+    };
+    let Some(id) = id else {
+        return (
+            Outcome::Failed,
+            "fsbench was killed before it recorded which file this is; check it and delete it by hand"
+                .into(),
+        );
+    };
+    if !md.is_file() || (md.dev(), md.ino()) != id {
+        return (
+            Outcome::NotOurs,
+            format!(
+                "{} is now another file (inode {}:{}, recorded {}:{}); left alone",
+                path.display(),
+                md.dev(),
+                md.ino(),
+                id.0,
+                id.1
+            ),
+        );
+    }
+    // Autoclear detaches a loop device once its last user (a mount just unmounted) is gone;
+    // give the kernel a moment before deciding the image is still in use.
+    let t0 = Instant::now();
+    let mut users = loops_backing(path, id);
+    while !users.is_empty() && !dry_run && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+        users = loops_backing(path, id);
+    }
+    if !users.is_empty() && !dry_run {
+        return (
+            Outcome::Failed,
+            format!("{} still backs it; not deleted", show(&users)),
+        );
+    }
+    if let Some(v) = would(
+        dry_run,
+        &format!("would delete it ({})", crate::units::format_size(md.len())),
+    ) {
+        return v;
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => (
+            Outcome::Released,
+            format!("deleted ({})", crate::units::format_size(md.len())),
+        ),
+        Err(e) => (Outcome::Failed, format!("cannot delete it: {e}")),
+    }
+}
+
+fn zpool(name: &str, dry_run: bool) -> Verdict {
+    let t = Duration::from_secs(60);
+    let argv = |a: &[&str]| crate::host::command::argv(a);
+    if !crate::host::command::available("zpool") {
+        return (Outcome::Failed, "zpool is not installed".into());
+    }
+    let listed = crate::host::command::run_unchecked(&argv(&["zpool", "list", "-H", name]), t);
+    match listed {
+        Ok(o) if o.status == Some(0) => {}
+        Ok(o) if o.combined().contains("no such pool") => {
+            return (Outcome::AlreadyGone, "no such pool".into());
+        }
+        Ok(o) => {
+            return (
+                Outcome::Failed,
+                format!("zpool list failed: {}", o.combined().trim()),
+            );
+        }
+        Err(e) => return (Outcome::Failed, e.to_string()),
+    }
+    if let Some(v) = would(dry_run, "would destroy the pool") {
+        return v;
+    }
+    match crate::host::command::run(&argv(&["zpool", "destroy", "-f", name]), t) {
+        Ok(_) => (Outcome::Released, "destroyed".into()),
+        Err(e) => (Outcome::Failed, e.to_string()),
+    }
+}
+
+fn process(
+    pid: u32,
+    start_time: u64,
+    name: &str,
+    data_dir: Option<&Path>,
+    dry_run: bool,
+) -> Verdict {
+    let remove_data = |how: String| -> Verdict {
+        let Some(d) = data_dir.filter(|d| d.exists()) else {
+            return (Outcome::Released, how);
+        };
+        match std::fs::remove_dir_all(d) {
+            Ok(()) => (
+                Outcome::Released,
+                format!("{how}; removed its data directory {}", d.display()),
+            ),
+            Err(e) => (
+                Outcome::Failed,
+                format!("{how}; cannot remove {}: {e}", d.display()),
+            ),
+        }
+    };
+    match alive(pid, start_time) {
+        Alive::Reused(t) => (
+            Outcome::NotOurs,
+            format!(
+                "pid {pid} now belongs to another process (start time {t}, recorded {start_time}); not signalled"
+            ),
+        ),
+        Alive::Gone => {
+            if dry_run {
+                return (
+                    Outcome::WouldRelease,
+                    "not running; would remove its data directory".into(),
+                );
+            }
+            match data_dir.filter(|d| d.exists()) {
+                None => (Outcome::AlreadyGone, "not running".into()),
+                Some(_) => remove_data("not running".into()),
+            }
+        }
+        Alive::Same => {
+            if let Some(v) = would(dry_run, &format!("would stop {name} (SIGTERM)")) {
+                return v;
+            }
+            // SAFETY: kill(2) on a PID whose start time we just matched.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            let t0 = Instant::now();
+            while alive(pid, start_time) == Alive::Same && t0.elapsed() < Duration::from_secs(15) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let how = if alive(pid, start_time) == Alive::Same {
+                // SAFETY: as above, still the same process.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                std::thread::sleep(Duration::from_millis(200));
+                "stopped (SIGKILL after 15 s of SIGTERM)"
+            } else {
+                "stopped (SIGTERM)"
+            };
+            remove_data(how.into())
+        }
+    }
+}
+
+fn cgroup(path: &Path, dry_run: bool) -> Verdict {
+    if !path.is_dir() {
+        return (Outcome::AlreadyGone, "already removed".into());
+    }
+    let named_ours = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("fsbench-"));
+    if !path.starts_with("/sys/fs/cgroup") || !named_ours {
+        return (
+            Outcome::NotOurs,
+            "not an fsbench cgroup under /sys/fs/cgroup; left alone".into(),
+        );
+    }
+    let pids = || {
+        std::fs::read_to_string(path.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse::<i32>().ok())
+            .collect::<Vec<_>>()
+    };
+    let left = pids();
+    if let Some(v) = would(
+        dry_run,
+        &format!("would stop its {} process(es) and remove it", left.len()),
+    ) {
+        return v;
+    }
+    if !left.is_empty() {
+        // The processes in fsbench's own group are fsbench's (a memory-capped job).
+        if std::fs::write(path.join("cgroup.kill"), "1").is_err() {
+            for p in &left {
+                // SAFETY: kill(2); the PIDs were just read from the group's member list.
+                unsafe { libc::kill(*p, libc::SIGKILL) };
+            }
+        }
+    }
+    let t0 = Instant::now();
+    loop {
+        match std::fs::remove_dir(path) {
+            Ok(()) => {
+                return (
+                    Outcome::Released,
+                    if left.is_empty() {
+                        "removed".into()
+                    } else {
+                        format!("killed {} process(es) and removed it", left.len())
+                    },
+                );
+            }
+            Err(_) if t0.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            Err(e) => return (Outcome::Failed, format!("cannot remove it: {e}")),
+        }
+    }
+}
+
+fn setting(path: &Path, original: &str, applied: &str, dry_run: bool) -> Verdict {
+    let now = match std::fs::read_to_string(path) {
+        Ok(t) => setting_value(&t),
+        Err(e) => {
+            return (
+                Outcome::AlreadyGone,
+                format!("cannot read it any more ({e}); the device may be gone"),
+            );
+        }
+    };
+    if now == setting_value(original) {
+        return (Outcome::AlreadyGone, format!("already {original:?}"));
+    }
+    if now != setting_value(applied) {
+        return (
+            Outcome::NotOurs,
+            format!(
+                "now {now:?}, neither the original {original:?} nor fsbench's {applied:?}: someone else changed it; left as is"
+            ),
+        );
+    }
+    if let Some(v) = would(dry_run, &format!("would put back {original:?}")) {
+        return v;
+    }
+    match std::fs::write(path, original) {
+        Ok(()) => {
+            let back = std::fs::read_to_string(path)
+                .map(|t| setting_value(&t))
+                .unwrap_or_default();
+            if back == setting_value(original) {
+                (Outcome::Released, format!("put back {original:?}"))
+            } else {
+                (
+                    Outcome::Failed,
+                    format!("wrote {original:?} but it reads {back:?}"),
+                )
+            }
+        }
+        Err(e) => (Outcome::Failed, format!("cannot write {original:?}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_compare_normalised() {
+        assert_eq!(setting_value("none [bfq] kyber\n"), "bfq");
+        assert_eq!(
+            setting_value("4096\t16384  4194304\n"),
+            "4096 16384 4194304"
+        );
+        assert_eq!(setting_value("20\n"), "20");
+    }
+
+    #[test]
+    fn deleted_backing_files_still_match_their_name() {
+        let p = Path::new("/var/tmp/fsbench-1-0.img");
+        assert!(same_file_name("/var/tmp/fsbench-1-0.img", p));
+        assert!(same_file_name("/var/tmp/fsbench-1-0.img (deleted)", p));
+        assert!(!same_file_name("/var/tmp/other.img", p));
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_signalled() {
+        let me = std::process::id();
+        let real = super::super::start_time_of(me).unwrap();
+        let (o, why) = process(me, real + 1, "daemon", None, false);
+        assert_eq!(o, Outcome::NotOurs);
+        assert!(why.contains("another process"), "{why}");
+    }
+
+    #[test]
+    fn a_setting_someone_else_changed_is_left() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("dirty_ratio");
+        std::fs::write(&p, "30\n").unwrap();
+        let (o, _) = setting(&p, "20", "10", false);
+        assert_eq!(o, Outcome::NotOurs);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "30\n");
+        std::fs::write(&p, "10\n").unwrap();
+        let (o, why) = setting(&p, "20", "10", false);
+        assert_eq!(o, Outcome::Released, "{why}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap().trim(), "20");
+    }
+}
