@@ -114,10 +114,23 @@ fn doctor_on_a_loop_device_finds_rotational_no_direct_io_and_a_file_above_ram() 
     }
     let lp = TestLoop::new();
     // Field 5 of stat counts completed writes: the doctor must not add any.
-    let writes = |lp: &TestLoop| lp.sys("stat").split_whitespace().nth(4).unwrap().to_string();
+    let writes = |lp: &TestLoop| {
+        lp.sys("stat")
+            .split_whitespace()
+            .nth(4)
+            .unwrap()
+            .to_string()
+    };
     let before = writes(&lp);
     let o = bin()
-        .args(["doctor", "--device", &lp.dev, "--file-size", "64G", "--json"])
+        .args([
+            "doctor",
+            "--device",
+            &lp.dev,
+            "--file-size",
+            "64G",
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -143,7 +156,12 @@ fn doctor_on_a_loop_device_finds_rotational_no_direct_io_and_a_file_above_ram() 
     // The facts name the device and its backing file.
     let dev = &v["facts"]["devices"][0];
     assert_eq!(dev["path"], lp.dev.as_str());
-    assert!(dev["loop_backing"].as_str().unwrap().ends_with("doctor.img"));
+    assert!(
+        dev["loop_backing"]
+            .as_str()
+            .unwrap()
+            .ends_with("doctor.img")
+    );
     assert!(dev["activity"]["seconds"].as_f64().unwrap() > 0.5, "{dev}");
     assert_eq!(writes(&lp), before, "the doctor wrote to the device");
 
@@ -162,7 +180,10 @@ fn doctor_on_a_loop_device_finds_rotational_no_direct_io_and_a_file_above_ram() 
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("loop-direct-io") && text.contains("page-cache"), "{text}");
+    assert!(
+        text.contains("loop-direct-io") && text.contains("page-cache"),
+        "{text}"
+    );
     assert!(text.lines().all(|l| l.chars().count() <= 90), "{text}");
 }
 
@@ -289,8 +310,7 @@ fn run_records_the_doctors_findings_in_results() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let hf = r["host_findings"].as_array().expect("host_findings");
     let codes: Vec<&str> = hf.iter().map(|f| f["code"].as_str().unwrap()).collect();
     // The loop device fsbench attached has direct I/O: that check must pass.
@@ -356,15 +376,19 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = findings(&v);
     assert!(
-        f.iter()
-            .any(|(c, s, t)| c == "unrestored-tunings" && *s == format!("pid {dead}")
-                && t.contains("dirty_ratio")),
+        f.iter().any(|(c, s, t)| c == "unrestored-tunings"
+            && *s == format!("pid {dead}")
+            && t.contains("dirty_ratio")),
         "{f:#?}"
     );
     assert_eq!(std::fs::read_to_string(&setting).unwrap(), "10\n");
     // --dry-run says what it would do and does nothing.
     let o = doctor(&["--restore", "--dry-run"]);
-    assert!(stderr(&o).contains("would release setting"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("would release setting"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read_to_string(&setting).unwrap(), "10\n");
     // --restore puts it back, one line for the item, and the finding is gone.
     let o = doctor(&["--restore"]);
@@ -377,10 +401,16 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
     assert_eq!(std::fs::read_to_string(&setting).unwrap().trim(), "20");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(
-        !findings(&v).iter().any(|(c, _, _)| c == "unrestored-tunings"),
+        !findings(&v)
+            .iter()
+            .any(|(c, _, _)| c == "unrestored-tunings"),
         "{v}"
     );
     // Nothing left: --cleanup has nothing to do.
     let o = doctor(&["--cleanup"]);
-    assert!(stderr(&o).contains("nothing to restore or release"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nothing to restore or release"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -33,7 +33,11 @@ pub fn run(args: DoctorArgs) -> Result<i32> {
 /// `--cleanup` / `--restore`: the ledger's recovery of dead runs, one line per item (on
 /// stdout, or stderr when stdout carries `--json`). Exit 1 when an item could not be released.
 fn recover(args: &DoctorArgs) -> Result<i32> {
-    let flag = if args.restore { "--restore" } else { "--cleanup" };
+    let flag = if args.restore {
+        "--restore"
+    } else {
+        "--cleanup"
+    };
     if !args.dry_run && !rustix::process::geteuid().is_root() {
         return Err(Error::invalid(
             flag,
@@ -48,7 +52,10 @@ fn recover(args: &DoctorArgs) -> Result<i32> {
             println!("{s}");
         }
     };
-    let mine: Vec<_> = lines.iter().filter(|l| l.outcome != Outcome::Live).collect();
+    let mine: Vec<_> = lines
+        .iter()
+        .filter(|l| l.outcome != Outcome::Live)
+        .collect();
     if mine.is_empty() {
         say("fsbench: nothing to restore or release: no killed fsbench run left anything behind");
     }

@@ -316,12 +316,15 @@ fn scheduler(f: &Facts) -> Vec<Finding> {
                 "scheduler",
                 Severity::Warn,
                 &d.disk,
-                format!("{} is {kind} and uses the {} scheduler", d.disk, d.scheduler),
+                format!(
+                    "{} is {kind} and uses the {} scheduler",
+                    d.disk, d.scheduler
+                ),
                 "on flash a scheduler only adds work per request (seed 001: bfq added up to 35 % \
                  latency on NVMe), so the numbers would partly measure the scheduler",
                 format!(
                     "echo none > /sys/block/{}/queue/scheduler (until reboot; a udev rule makes \
-                     it permanent), or measure both on purpose",
+                     it permanent), or measure both: --fs 'ext4,ext4-none=ext4:sched=none'",
                     d.disk
                 ),
             )
@@ -376,7 +379,10 @@ fn write_cache(f: &Facts) -> Vec<Finding> {
                 "write-cache",
                 Severity::Warn,
                 &d.disk,
-                format!("{} ({kind}) reports write through: the guest sends no cache flushes", d.disk),
+                format!(
+                    "{} ({kind}) reports write through: the guest sends no cache flushes",
+                    d.disk
+                ),
                 "fsync then returns once the hypervisor has the data, which may still sit in the \
                  host's RAM, so fsync-write and database numbers can be far better than the disk \
                  can durably do",
@@ -388,7 +394,10 @@ fn write_cache(f: &Facts) -> Vec<Finding> {
                 "write-cache",
                 Severity::Info,
                 &d.disk,
-                format!("{} has no volatile write cache, or it is off (write through)", d.disk),
+                format!(
+                    "{} has no volatile write cache, or it is off (write through)",
+                    d.disk
+                ),
                 "fsync costs only the write itself; fsync-heavy results compare only with disks \
                  in the same mode",
                 "nothing to fix (hdparm -W / sdparm show a disk's setting)".into(),
@@ -450,7 +459,10 @@ fn page_cache(f: &Facts) -> Vec<Finding> {
             "page-cache",
             Severity::Warn,
             "host",
-            format!("data file {} is smaller than RAM ({now})", format_size(size)),
+            format!(
+                "data file {} is smaller than RAM ({now})",
+                format_size(size)
+            ),
             "the page cache can hold the whole file, so buffered reads and writes measure memory, \
              not the disk (seed 000 used a file of 4x RAM for this reason)",
             "use --file-size 4xram (the target needs that much room), or keep to the O_DIRECT \
@@ -517,7 +529,10 @@ fn swap(f: &Facts) -> Vec<Finding> {
                 "swap",
                 Severity::Warn,
                 &d.disk,
-                format!("swap {} lives on {}, a device in use here", s.path, s.device),
+                format!(
+                    "swap {} lives on {}, a device in use here",
+                    s.path, s.device
+                ),
                 "swapping during the run adds I/O the filesystem under test did not do",
                 format!("swapoff {} for the benchmark", s.path),
             ));
@@ -634,7 +649,9 @@ fn device_busy(f: &Facts) -> Vec<Finding> {
 
 fn zfs_wanted(f: &Facts) -> bool {
     f.setups.iter().any(|(_, fs)| fs == "zfs")
-        || f.dirs.iter().any(|d| d.fs_type == "zfs" || d.fs_type == "fuse.zfs")
+        || f.dirs
+            .iter()
+            .any(|d| d.fs_type == "zfs" || d.fs_type == "fuse.zfs")
 }
 
 fn zfs_fuse(f: &Facts) -> Vec<Finding> {
@@ -805,7 +822,10 @@ mod tests {
         let mut f = facts(vec![]);
         assert!(page_cache(&f).is_empty(), "no file size, nothing to say");
         f.file_size = Some(GIB);
-        assert!(page_cache(&f).is_empty(), "O_DIRECT only: the cache is bypassed");
+        assert!(
+            page_cache(&f).is_empty(),
+            "O_DIRECT only: the cache is bypassed"
+        );
         f.buffered_io = true;
         let small = page_cache(&f);
         assert_eq!(small[0].severity, Severity::Warn);
@@ -813,7 +833,11 @@ mod tests {
         f.file_size = Some(64 * GIB);
         let big = page_cache(&f);
         assert_eq!(big[0].severity, Severity::Info);
-        assert!(big[0].finding.contains("64 GiB is larger than RAM (RAM 16 GiB"));
+        assert!(
+            big[0]
+                .finding
+                .contains("64 GiB is larger than RAM (RAM 16 GiB")
+        );
         assert!(big[0].fix.contains("--image-size 80G"), "{}", big[0].fix);
     }
 
@@ -854,7 +878,10 @@ mod tests {
     #[test]
     fn cpu_governor_boost_and_load() {
         let mut f = facts(vec![]);
-        assert!(cpu_governor(&f).is_empty(), "no cpufreq (VM): nothing to say");
+        assert!(
+            cpu_governor(&f).is_empty(),
+            "no cpufreq (VM): nothing to say"
+        );
         f.host.governors = vec!["performance".into()];
         assert!(cpu_governor(&f).is_empty());
         f.host.governors = vec!["performance".into(), "powersave".into()];
@@ -876,7 +903,10 @@ mod tests {
             bytes: 4096,
         });
         let mut f = facts(vec![d.clone()]);
-        assert!(device_busy(&f).is_empty(), "a few I/Os a second is background noise");
+        assert!(
+            device_busy(&f).is_empty(),
+            "a few I/Os a second is background noise"
+        );
         d.activity = Some(Activity {
             seconds: 1.0,
             ios: 400,
@@ -944,11 +974,18 @@ mod tests {
             iodepth: 32,
             numjobs: 1,
         }];
-        assert!(zfs_fuse(&f).is_empty() && zfs_libaio(&f).is_empty(), "no ZFS asked for");
+        assert!(
+            zfs_fuse(&f).is_empty() && zfs_libaio(&f).is_empty(),
+            "no ZFS asked for"
+        );
         f.setups = vec![("zfs".into(), "zfs".into())];
         assert_eq!(zfs_fuse(&f).len(), 1);
         let trap = zfs_libaio(&f);
-        assert!(trap[0].fix.contains("numjobs=4, iodepth=8"), "{}", trap[0].fix);
+        assert!(
+            trap[0].fix.contains("numjobs=4, iodepth=8"),
+            "{}",
+            trap[0].fix
+        );
         f.host.kernel_zfs = true;
         assert!(zfs_fuse(&f).is_empty());
         f.io_jobs[0].ioengine = "io_uring".into();
@@ -992,7 +1029,11 @@ mod tests {
                 true,
             ),
             item(7, "mount /run/fsbench/ext4-7-0 (/dev/loop3)", false),
-            item(7, "loop device /dev/loop3 on /var/tmp/fsbench-7-0.img", false),
+            item(
+                7,
+                "loop device /dev/loop3 on /var/tmp/fsbench-7-0.img",
+                false,
+            ),
         ];
         assert_eq!(
             codes(&f),
@@ -1001,7 +1042,10 @@ mod tests {
         let t = unrestored_tunings(&f);
         assert!(t[0].finding.contains("dirty_ratio") && t[0].fix.contains("--restore"));
         let s = stale_resources(&f);
-        assert!(s[0].finding.contains("(pid 7) still hold: mount /run/fsbench/ext4-7-0"));
+        assert!(
+            s[0].finding
+                .contains("(pid 7) still hold: mount /run/fsbench/ext4-7-0")
+        );
         assert!(s[0].fix.contains("--cleanup"));
     }
 

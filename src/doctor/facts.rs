@@ -260,17 +260,16 @@ pub fn gather(req: &Request) -> Facts {
         dirs.push(DirFacts {
             role: role.clone(),
             path: path.display().to_string(),
-            fs_type: entry.as_ref().map(|e| e.fs_type.clone()).unwrap_or_default(),
+            fs_type: entry
+                .as_ref()
+                .map(|e| e.fs_type.clone())
+                .unwrap_or_default(),
             source: entry.as_ref().map(|e| e.source.clone()).unwrap_or_default(),
         });
         if let Ok(md) = std::fs::metadata(path) {
             let dev = DevNum::from_dev(md.dev());
             if dev.major != 0 {
-                wanted.push((
-                    dev,
-                    String::new(),
-                    format!("holds {}", path.display()),
-                ));
+                wanted.push((dev, String::new(), format!("holds {}", path.display())));
             }
         }
     }
@@ -443,7 +442,7 @@ fn sample_activity(devices: &mut [(DevNum, DeviceFacts)], host: &mut HostFacts, 
             })
         })
         .collect();
-    moved.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    moved.sort_by_key(|p| std::cmp::Reverse(p.bytes));
     moved.truncate(5);
     host.io_processes = moved;
 }
@@ -530,7 +529,10 @@ mod tests {
     fn virtual_disks_are_recognised_by_name_and_model() {
         assert_eq!(virtual_kind("loop3", "").as_deref(), Some("loop device"));
         assert_eq!(virtual_kind("vda", "").as_deref(), Some("virtio disk"));
-        assert_eq!(virtual_kind("xvdb", "").as_deref(), Some("Xen virtual disk"));
+        assert_eq!(
+            virtual_kind("xvdb", "").as_deref(),
+            Some("Xen virtual disk")
+        );
         assert_eq!(
             virtual_kind("sda", "QEMU HARDDISK   ").as_deref(),
             Some("virtual disk (QEMU HARDDISK)")
@@ -541,11 +543,15 @@ mod tests {
 
     #[test]
     fn proc_files_parse() {
-        let m = parse_meminfo("MemTotal:       24588000 kB\nMemAvailable:   20000 kB\nHugePages_Total:       0\n");
+        let m = parse_meminfo(
+            "MemTotal:       24588000 kB\nMemAvailable:   20000 kB\nHugePages_Total:       0\n",
+        );
         assert_eq!(m["MemTotal"], 24_588_000);
         assert_eq!(m["HugePages_Total"], 0);
         assert_eq!(
-            parse_proc_io("rchar: 10\nwchar: 5\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"),
+            parse_proc_io(
+                "rchar: 10\nwchar: 5\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"
+            ),
             12288
         );
         let s = parse_swaps(

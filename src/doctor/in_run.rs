@@ -80,7 +80,8 @@ pub fn install_missing(inv: &Invocation, dry_run: bool) -> crate::Result<()> {
 /// Gather and check for this run.
 pub fn diagnose(inv: &Invocation, target: &dyn Target) -> Diagnosis {
     let mut d = super::diagnose(super::facts::gather(&request(inv, target)));
-    d.findings.retain(|f| !NOT_IN_RUN.contains(&f.code.as_str()));
+    d.findings
+        .retain(|f| !NOT_IN_RUN.contains(&f.code.as_str()));
     d
 }
 

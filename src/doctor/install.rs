@@ -34,7 +34,9 @@ impl InstallPlan {
     pub fn describe(&self) -> String {
         let mut s = String::new();
         if self.nothing_missing() {
-            s.push_str("fsbench: nothing to install: every program the requested setups need is present\n");
+            s.push_str(
+                "fsbench: nothing to install: every program the requested setups need is present\n",
+            );
             return s;
         }
         if let Some(m) = self.manager
@@ -136,9 +138,9 @@ pub fn install(p: &InstallPlan, dry_run: bool) -> crate::Result<()> {
             format!(
                 "installing packages needs root; run the same command with sudo, or install them \
                  yourself: {}",
-                crate::host::command::display(&m.install_argv(
-                    &p.packages.iter().map(String::as_str).collect::<Vec<_>>()
-                ))
+                crate::host::command::display(
+                    &m.install_argv(&p.packages.iter().map(String::as_str).collect::<Vec<_>>())
+                )
             ),
         ));
     }
@@ -196,13 +198,6 @@ fn run_visible(argv: &[String]) -> crate::Result<bool> {
 mod tests {
     use super::*;
 
-    fn need(tool: &str, by: &str) -> Need {
-        Need {
-            tool: tool.into(),
-            needed_by: by.into(),
-        }
-    }
-
     fn fresh_debian(tool: &str) -> bool {
         // What a fresh Debian has: ext4's tools and mount, nothing else.
         ["mkfs.ext4", "mount", "tune2fs"].contains(&tool)
@@ -230,7 +225,10 @@ mod tests {
             text.contains("will install 4 package(s) with apt-get"),
             "{text}"
         );
-        assert!(text.contains("zpool for zfs, zfs for zfs, zfs-fuse for zfs"), "{text}");
+        assert!(
+            text.contains("zpool for zfs, zfs for zfs, zfs-fuse for zfs"),
+            "{text}"
+        );
         assert!(text.contains(
             "command: apt-get install -y --no-install-recommends xfsprogs btrfs-progs zfs-fuse fio"
         ));
@@ -248,7 +246,10 @@ mod tests {
                 ("zfs-fuse".into(), "zfs".into())
             ]
         );
-        assert!(p.describe().contains("has no package on dnf; install OpenZFS"));
+        assert!(
+            p.describe()
+                .contains("has no package on dnf; install OpenZFS")
+        );
         // With the kernel module, dnf's zfs package brings zpool and zfs.
         let p = plan(&needs()[..6], &fresh_debian, Some(Manager::Dnf), true);
         assert_eq!(p.packages, ["xfsprogs", "btrfs-progs", "zfs"]);

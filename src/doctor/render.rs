@@ -16,7 +16,7 @@ pub fn table(d: &Diagnosis, width: Option<u16>) -> String {
         let mut t = Table::new();
         t.load_style(presets::UTF8_FULL)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["Check", "Finding", "Why it matters", "Fix"]);
+            .set_header(["Finding", "Why it matters", "Fix"]);
         if let Some(w) = width {
             t.set_width(w);
         }
@@ -25,9 +25,9 @@ pub fn table(d: &Diagnosis, width: Option<u16>) -> String {
                 Severity::Warn => "⚠ ",
                 Severity::Info => "ℹ ",
             };
+            // The check's code heads the finding: three wide columns read better than four.
             t.add_row([
-                format!("{mark}{}", f.code),
-                f.finding.clone(),
+                format!("{mark}{}\n{}", f.code, f.finding),
                 f.why.clone(),
                 f.fix.clone(),
             ]);
@@ -119,7 +119,7 @@ mod tests {
         for line in text.lines() {
             assert!(line.chars().count() <= 80, "too wide: {line}");
         }
-        assert!(text.contains("⚠ load"));
+        assert!(text.contains("⚠ load\n") || text.contains("⚠ load "));
         assert!(text.ends_with("1 warning(s), 0 note(s). Passed: scheduler, swap.\n"));
         let v: serde_json::Value = serde_json::from_str(&json(&d).unwrap()).unwrap();
         assert_eq!(v["findings"][0]["severity"], "warn");
