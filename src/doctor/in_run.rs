@@ -15,8 +15,9 @@ use std::time::Duration;
 /// How long `fsbench run` watches the devices for other I/O before it starts.
 const SAMPLE: Duration = Duration::from_secs(1);
 
-/// Checks the run skips: the runner itself notes each setup it skips for missing tools.
-const NOT_IN_RUN: &[&str] = &["missing-tools"];
+/// Checks the run leaves out because the run already says it: the runner notes each setup
+/// it skips for missing tools, and the reports label every zfs-fuse setup.
+const NOT_IN_RUN: &[&str] = &["missing-tools", "zfs-fuse"];
 
 /// What to look at for this run.
 pub fn request(inv: &Invocation, target: &dyn Target) -> Request {
@@ -92,6 +93,11 @@ pub fn as_warning(f: &Finding) -> Warning {
         round: 0,
         message: f.one_line(),
     }
+}
+
+/// The short form printed when the run starts: what and the fix (the why is in the results).
+pub fn short_line(f: &Finding) -> String {
+    format!("doctor {}: {}; fix: {}", f.code, f.finding, f.fix)
 }
 
 /// Whether a finding is a warning (else a note).

@@ -101,11 +101,12 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     let mut run_notes = Vec::new();
     for f in &diagnosis.findings {
         let w = crate::doctor::in_run::as_warning(f);
+        let line = crate::doctor::in_run::short_line(f);
         if crate::doctor::in_run::is_warning(f) {
-            eprintln!("fsbench: warning: {}", w.message);
+            eprintln!("fsbench: warning: {line}");
             run_warnings.push(w);
         } else {
-            eprintln!("fsbench: note: {}", w.message);
+            eprintln!("fsbench: note: {line}");
             run_notes.push(w);
         }
     }
