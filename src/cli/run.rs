@@ -37,8 +37,13 @@ Examples:
 
 Profiles: quick (default, ~10 min for 3 filesystems x 3 rounds), standard (seed 000: file = 4x RAM,
 60 s + 10 s ramp, 3 rounds), vps (seed 003: scaling, compression, 512 MiB memory cap), nvme
-(seed 001: queue depth 1..128 and numjobs sweeps). Exit codes: 0 ok, 1 a step failed,
-2 bad input or refusal (nothing was touched), 130 interrupted (everything was released).";
+(seed 001: queue depth 1..128 and numjobs sweeps), tuning (seed 001's host and mount tunings as
+variants). Host tunings in a setup: sched=, read_ahead_kb=, nr_requests=, nomerges=,
+wbt_lat_usec= (the target device's queue) and sysctl.vm.* / sysctl.fs.*, always put back.
+Exit codes: 0 ok, 1 a step failed, 2 bad input or refusal (nothing was touched), 128 + signal
+when interrupted (130 Ctrl-C, 129 closed terminal, 143 SIGTERM; everything was released, continue
+with --resume). A killed run's mounts, loop devices, images and settings are released by the next
+fsbench run (its ledger is in /run/fsbench/ledger).";
 
 /// Flags of `fsbench run` (and `fsbench plan`).
 #[derive(Debug, Clone, clap::Args)]
@@ -53,7 +58,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     pub plan: Option<PathBuf>,
 
-    /// A shipped profile: quick (default), standard, vps, nvme.
+    /// A shipped profile: quick (default), standard, vps, nvme, tuning.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
 

@@ -13,6 +13,10 @@ pub mod run;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
+    // `run` (as root) puts back what a killed run changed; the others say so.
+    if !matches!(cli.command, Command::Run(_)) {
+        crate::host::ledger::hint_unrestored();
+    }
     match cli.command {
         Command::Run(a) => run::run(a),
         Command::Plan(a) => plan::run(a),

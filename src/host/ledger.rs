@@ -13,8 +13,11 @@
 //!   (PID and start time from `/proc/PID/stat`), release what it names in reverse order, only
 //!   when the live object still matches the record; one line per item. A live process's
 //!   ledger is never touched.
+//! - [`restore_settings`]`(dry_run)`: the same for changed settings only (`doctor --restore`).
+//! - [`stale`]: what dead processes' ledgers hold, touching nothing (for `doctor`'s findings).
 //! - [`recover_and_report`]: the prologue of every command that needs root (`run`,
 //!   `run --resume`, `doctor`): recovery with its lines printed to stderr.
+//!   [`hint_unrestored`]: what other commands print when a killed run left settings changed.
 //! - [`dir`]: where ledgers live, `/run/fsbench/ledger` (`FSBENCH_LEDGER_DIR` overrides it, for
 //!   tests that must not see each other's ledgers).
 //!
@@ -384,11 +387,63 @@ pub(crate) fn alive(pid: u32, start_time: u64) -> Alive {
 /// Release what the ledgers of dead processes hold (see the module docs). With `dry_run`
 /// nothing is changed and the lines say what would be done.
 pub fn recover_stale(dry_run: bool) -> Vec<RecoveryLine> {
-    recover_in(&dir(), dry_run)
+    recover_in(&dir(), dry_run, |_| true)
 }
 
-/// [`recover_stale`] on a given ledger directory.
-pub fn recover_in(ledger_dir: &Path, dry_run: bool) -> Vec<RecoveryLine> {
+/// Put back the settings (sysctls, queue attributes) that dead processes' ledgers record as
+/// changed; their other entries stay for [`recover_stale`].
+pub fn restore_settings(dry_run: bool) -> Vec<RecoveryLine> {
+    recover_in(&dir(), dry_run, |i| matches!(i, Item::Setting { .. }))
+}
+
+/// What the ledgers of dead processes hold, as (pid, item) in acquisition order. Reads only.
+pub fn stale() -> Vec<(u32, Item)> {
+    let mut v = Vec::new();
+    for (_, file) in ledger_files(&dir()) {
+        if file.pid != std::process::id() && alive(file.pid, file.start_time) != Alive::Same {
+            v.extend(file.entries.into_iter().map(|e| (file.pid, e.item)));
+        }
+    }
+    v
+}
+
+/// For commands that do not recover (no root needed): one note when a killed fsbench left a
+/// setting changed.
+pub fn hint_unrestored() {
+    let n = stale()
+        .iter()
+        .filter(|(_, i)| matches!(i, Item::Setting { .. }))
+        .count();
+    if n > 0 {
+        crate::host::stdio::note(&format!(
+            "fsbench: note: a killed fsbench left {n} host setting(s) changed; `sudo fsbench run` \
+             puts them back first, or run `sudo fsbench doctor --restore`"
+        ));
+    }
+}
+
+/// Readable ledger files in `ledger_dir`, sorted by name.
+fn ledger_files(ledger_dir: &Path) -> Vec<(PathBuf, LedgerFile)> {
+    let Ok(rd) = std::fs::read_dir(ledger_dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|p| LedgerFile::load(&p).ok().map(|f| (p, f)))
+        .collect()
+}
+
+/// [`recover_stale`] on a given ledger directory, acting only on items `wanted` selects.
+pub fn recover_in(
+    ledger_dir: &Path,
+    dry_run: bool,
+    wanted: impl Fn(&Item) -> bool,
+) -> Vec<RecoveryLine> {
     let mut lines = Vec::new();
     let Ok(rd) = std::fs::read_dir(ledger_dir) else {
         return lines; // no ledger directory: nothing was ever recorded
@@ -435,6 +490,10 @@ pub fn recover_in(ledger_dir: &Path, dry_run: bool) -> Vec<RecoveryLine> {
         }
         let mut kept = Vec::new();
         for entry in file.entries.iter().rev() {
+            if !wanted(&entry.item) {
+                kept.push(entry.clone());
+                continue;
+            }
             let (outcome, detail) = release::release(&entry.item, dry_run);
             lines.push(RecoveryLine {
                 pid: file.pid,
@@ -527,10 +586,49 @@ mod tests {
         };
         let p = d.path().join("1-x.json");
         f.store(&p).unwrap();
-        let lines = recover_in(d.path(), false);
+        let lines = recover_in(d.path(), false, |_| true);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0].outcome, Outcome::Live);
         assert!(target.exists() && p.exists());
+    }
+
+    #[test]
+    fn restoring_settings_only_keeps_the_other_entries() {
+        let d = tempfile::tempdir().unwrap();
+        let dir_item = Item::Dir {
+            path: d.path().join("keep-me"),
+        };
+        std::fs::create_dir(d.path().join("keep-me")).unwrap();
+        let knob = d.path().join("knob");
+        std::fs::write(&knob, "10\n").unwrap();
+        let f = LedgerFile {
+            pid: 1,
+            start_time: u64::MAX,
+            argv: vec![],
+            entries: vec![
+                Entry {
+                    id: 1,
+                    item: dir_item.clone(),
+                },
+                Entry {
+                    id: 2,
+                    item: Item::Setting {
+                        path: knob.clone(),
+                        original: "20".into(),
+                        applied: "10".into(),
+                    },
+                },
+            ],
+        };
+        let p = d.path().join("1-dead.json");
+        f.store(&p).unwrap();
+        let lines = recover_in(d.path(), false, |i| matches!(i, Item::Setting { .. }));
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0].outcome, Outcome::Released);
+        assert_eq!(std::fs::read_to_string(&knob).unwrap(), "20");
+        let left = LedgerFile::load(&p).unwrap();
+        assert_eq!(left.entries.len(), 1);
+        assert_eq!(left.entries[0].item, dir_item);
     }
 
     #[test]
@@ -557,11 +655,11 @@ mod tests {
         };
         let p = d.path().join("1-dead.json");
         f.store(&p).unwrap();
-        let dry = recover_in(d.path(), true);
+        let dry = recover_in(d.path(), true, |_| true);
         // A dry run changes nothing, so `a` still holds `b` and would not be removed yet.
         assert_eq!(dry[0].outcome, Outcome::WouldRelease, "{dry:?}");
         assert!(b.exists() && p.exists());
-        let lines = recover_in(d.path(), false);
+        let lines = recover_in(d.path(), false, |_| true);
         // b (acquired last) goes first, so a is empty by the time it is removed.
         assert!(lines[0].item.ends_with("/a/b"), "{lines:?}");
         assert!(lines.iter().all(|l| l.outcome == Outcome::Released));

@@ -228,7 +228,7 @@ pub fn validate(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> 
                     }
                 }
             } else {
-                validate_sysctl(h).map_err(|m| bad(m))?;
+                validate_sysctl(h).map_err(bad)?;
             }
         }
     }

@@ -8,6 +8,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("standard", include_str!("profiles/standard.toml")),
     ("vps", include_str!("profiles/vps.toml")),
     ("nvme", include_str!("profiles/nvme.toml")),
+    ("tuning", include_str!("profiles/tuning.toml")),
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.
@@ -48,7 +49,7 @@ mod tests {
             load("turbo")
                 .unwrap_err()
                 .to_string()
-                .contains("quick, standard, vps, nvme")
+                .contains("quick, standard, vps, nvme, tuning")
         );
     }
 
@@ -68,6 +69,49 @@ mod tests {
         let s = load("standard").unwrap();
         assert_eq!(s.runtime, Some(std::time::Duration::from_secs(60)));
         assert_eq!(s.ramp, Some(std::time::Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn tuning_varies_seed_001s_advice_against_the_defaults() {
+        let t = load("tuning").unwrap();
+        let ids: Vec<String> = t
+            .workloads
+            .iter()
+            .filter(|w| !w.optional)
+            .map(|w| w.id.clone())
+            .collect();
+        assert_eq!(ids, standard_ids(), "the I/O and metadata suites");
+        let get = |n: &str| t.setups.iter().find(|s| s.name == n).unwrap();
+        let host = |n: &str| {
+            get(n)
+                .host
+                .iter()
+                .map(|h| format!("{}={}", h.key, h.value))
+                .collect::<Vec<_>>()
+        };
+        for (n, s) in [
+            ("ext4-none", "none"),
+            ("ext4-deadline", "mq-deadline"),
+            ("ext4-bfq", "bfq"),
+        ] {
+            assert_eq!(host(n), [format!("sched={s}")]);
+        }
+        assert_eq!(
+            host("ext4-dirty"),
+            [
+                "sysctl.vm.dirty_ratio=10",
+                "sysctl.vm.dirty_background_ratio=5"
+            ]
+        );
+        assert_eq!(get("xfs-logbsize").mount, ["logbsize=256k"]);
+        assert_eq!(get("btrfs-discard").mount, ["discard=async"]);
+        assert!(get("ext4").host.is_empty());
+        assert!(
+            get("ext4-commit60")
+                .warnings
+                .iter()
+                .any(|w| w.contains("60 s"))
+        );
     }
 
     #[test]

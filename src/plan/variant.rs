@@ -249,6 +249,16 @@ pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
                 "{}: mount option {o} turns off Btrfs data checksums; silent corruption goes undetected",
                 s.name
             ));
+        } else if let Some(n) = o
+            .strip_prefix("commit=")
+            .and_then(|n| n.parse::<u32>().ok())
+            && n > default_commit_seconds(&s.fs)
+        {
+            w.push(format!(
+                "{}: commit={n} lets up to {n} s of acknowledged writes vanish on power loss (default {} s)",
+                s.name,
+                default_commit_seconds(&s.fs)
+            ));
         } else if o == "async" && s.fs != "tmpfs" {
             // `async` is the default for local filesystems; nothing to warn about.
         }
@@ -272,6 +282,11 @@ pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
         ));
     }
     w
+}
+
+/// The journal commit interval a filesystem uses by default (ext4 5 s, Btrfs 30 s).
+fn default_commit_seconds(fs: &str) -> u32 {
+    if fs == "btrfs" { 30 } else { 5 }
 }
 
 /// Refuse two setups with the same name: samples are keyed by it.

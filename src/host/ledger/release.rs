@@ -383,8 +383,12 @@ fn process(
             if let Some(v) = would(dry_run, &format!("would stop {name} (SIGTERM)")) {
                 return v;
             }
-            // SAFETY: kill(2) on a PID whose start time we just matched.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            // SAFETY: kill(2) on a PID whose start time we just matched. SIGCONT so that a
+            // stopped process gets to act on the SIGTERM.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+                libc::kill(pid as libc::pid_t, libc::SIGCONT);
+            }
             let t0 = Instant::now();
             while alive(pid, start_time) == Alive::Same && t0.elapsed() < Duration::from_secs(15) {
                 std::thread::sleep(Duration::from_millis(100));
