@@ -349,12 +349,16 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
     std::fs::create_dir(&ledger).unwrap();
     let setting = dir.path().join("dirty_ratio");
     std::fs::write(&setting, "10\n").unwrap();
+    // And a mountpoint directory it made, which only --cleanup removes.
+    let mnt = dir.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
     let mut child = Command::new("true").spawn().unwrap();
     let dead = child.id();
     child.wait().unwrap();
     let file = serde_json::json!({
         "pid": dead, "start_time": 12345, "argv": ["fsbench", "run"],
-        "entries": [{"id": 1, "item": {"kind": "setting", "path": setting,
+        "entries": [{"id": 1, "item": {"kind": "dir", "path": mnt}},
+                    {"id": 2, "item": {"kind": "setting", "path": setting,
                      "original": "20", "applied": "10"}}]
     });
     std::fs::write(
@@ -381,6 +385,11 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
             && t.contains("dirty_ratio")),
         "{f:#?}"
     );
+    assert!(
+        f.iter()
+            .any(|(c, _, t)| c == "stale-resources" && t.contains("directory")),
+        "{f:#?}"
+    );
     assert_eq!(std::fs::read_to_string(&setting).unwrap(), "10\n");
     // --dry-run says what it would do and does nothing.
     let o = doctor(&["--restore", "--dry-run"]);
@@ -390,7 +399,8 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
         stderr(&o)
     );
     assert_eq!(std::fs::read_to_string(&setting).unwrap(), "10\n");
-    // --restore puts it back, one line for the item, and the finding is gone.
+    // --restore puts the setting back (one line for it), the finding is gone, the directory
+    // stays for --cleanup.
     let o = doctor(&["--restore"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -406,7 +416,13 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
             .any(|(c, _, _)| c == "unrestored-tunings"),
         "{v}"
     );
-    // Nothing left: --cleanup has nothing to do.
+    assert!(!stderr(&o).contains("directory"), "{}", stderr(&o));
+    assert!(mnt.is_dir());
+    let o = doctor(&["--cleanup"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("released directory"), "{}", stderr(&o));
+    assert!(!mnt.exists());
+    // Nothing left.
     let o = doctor(&["--cleanup"]);
     assert!(
         stderr(&o).contains("nothing to restore or release"),

@@ -90,8 +90,8 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub cleanup: bool,
 
-    /// Put back host settings (sysctls, block-queue attributes) a killed run left changed;
-    /// the rest of what that run held is released with them (root).
+    /// Put back host settings (sysctls, block-queue attributes) a killed run left changed,
+    /// and nothing else (--cleanup releases the rest) (root).
     #[arg(long)]
     pub restore: bool,
 

@@ -44,7 +44,12 @@ fn recover(args: &DoctorArgs) -> Result<i32> {
             "putting settings back and releasing mounts and loop devices needs root; run it with              sudo, or add --dry-run to see what would be done",
         ));
     }
-    let lines = ledger::recover_stale(args.dry_run);
+    // --restore puts back settings only; --cleanup releases everything dead runs hold.
+    let lines = if args.cleanup {
+        ledger::recover_stale(args.dry_run)
+    } else {
+        ledger::restore_settings(args.dry_run)
+    };
     let say = |s: &str| {
         if args.json {
             eprintln!("{s}");

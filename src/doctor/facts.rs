@@ -340,17 +340,21 @@ pub fn gather(req: &Request) -> Facts {
     }
 }
 
-/// A dry run of the ledger's recovery: what dead runs hold, nothing released.
+/// What dead runs' ledgers hold (read only). A setting counts only while it still reads the
+/// value fsbench wrote: one someone already put back, or changed again, is not ours to report.
 fn stale_items() -> Vec<StaleItem> {
-    use crate::host::ledger::{self, Outcome};
-    ledger::recover_stale(true)
+    use crate::host::ledger::{self, Item};
+    ledger::stale()
         .into_iter()
-        .filter(|l| l.outcome == Outcome::WouldRelease && !l.item.is_empty())
-        .map(|l| StaleItem {
-            pid: l.pid,
-            // The ledger names a setting item "setting PATH (was …, set to …)".
-            setting: l.item.starts_with("setting "),
-            item: l.item,
+        .filter(|(_, item)| match item {
+            Item::Setting { path, applied, .. } => std::fs::read_to_string(path)
+                .is_ok_and(|now| ledger::setting_value(&now) == ledger::setting_value(applied)),
+            _ => true,
+        })
+        .map(|(pid, item)| StaleItem {
+            pid,
+            setting: matches!(item, Item::Setting { .. }),
+            item: item.to_string(),
         })
         .collect()
 }
