@@ -13,8 +13,9 @@ pub mod run;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
-    // `run` (as root) puts back what a killed run changed; the others say so.
-    if !matches!(cli.command, Command::Run(_)) {
+    // `run` (as root) puts back what a killed run changed, `doctor` lists it as a finding;
+    // the others say so.
+    if !matches!(cli.command, Command::Run(_) | Command::Doctor(_)) {
         crate::host::ledger::hint_unrestored();
     }
     match cli.command {
