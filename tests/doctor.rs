@@ -335,7 +335,10 @@ fn run_records_the_doctors_findings_in_results() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     for f in hf.iter().filter(|f| f["severity"] == "warn") {
         let code = f["code"].as_str().unwrap();
-        assert!(md.contains(&format!("doctor {code} ")), "{code} not in report.md");
+        assert!(
+            md.contains(&format!("doctor {code} ")),
+            "{code} not in report.md"
+        );
     }
     // The loop device is virtual: when it says it spins, the run must have said so.
     if r["target"]["rotational"].as_bool() == Some(true) {

@@ -333,7 +333,7 @@ fn scheduler(f: &Facts) -> Vec<Finding> {
 }
 
 fn rotational_virtual(f: &Facts) -> Vec<Finding> {
-    disks(f)
+    let flagged: Vec<&DeviceFacts> = disks(f)
         .into_iter()
         .filter(|d| d.rotational == Some(true) && d.virtual_kind.is_some() && !d.zram)
         // A loop device over a real spinning disk is right to say it spins.
@@ -343,6 +343,18 @@ fn rotational_virtual(f: &Facts) -> Vec<Finding> {
                     .as_ref()
                     .is_some_and(|b| b.rotational == Some(true) && !b.is_virtual))
         })
+        .collect();
+    // A flagged loop device names the disk it inherits from; that disk needs no row of its own.
+    let inherited_from: Vec<&str> = flagged
+        .iter()
+        .filter(|d| is_loop(d))
+        .filter_map(|d| d.backing.as_ref().map(|b| b.disk.as_str()))
+        .collect();
+    // Btrfs is what the flag costs most; without a Btrfs setup it is context, not a warning.
+    let btrfs = f.setups.is_empty() || f.setups.iter().any(|(_, fs)| fs == "btrfs");
+    flagged
+        .into_iter()
+        .filter(|d| !inherited_from.contains(&d.disk.as_str()))
         .map(|d| {
             let kind = d.virtual_kind.as_deref().unwrap_or("virtual disk");
             let (inherited, flag_on) = match (&d.backing, is_loop(d)) {
@@ -351,7 +363,7 @@ fn rotational_virtual(f: &Facts) -> Vec<Finding> {
             };
             finding(
                 "rotational-virtual",
-                Severity::Warn,
+                if btrfs { Severity::Warn } else { Severity::Info },
                 &d.disk,
                 format!("{} ({kind}) reports rotational=1{inherited}", d.disk),
                 "a virtual disk is rarely a spinning disk underneath, but the kernel believes the \
@@ -784,10 +796,18 @@ mod tests {
             rotational: Some(true),
             is_virtual: true,
         });
-        let found = rotational_virtual(&facts(vec![lp.clone(), vda]));
-        assert_eq!(found.len(), 2);
+        // The loop names vda; vda gets no second row.
+        let found = rotational_virtual(&facts(vec![lp.clone(), vda.clone()]));
+        assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].finding.contains("inherited from vda"), "{found:?}");
         assert!(found[0].fix.contains("/sys/block/vda/queue/rotational"));
+        assert_eq!(found[0].severity, Severity::Warn);
+        let alone = rotational_virtual(&facts(vec![vda.clone()]));
+        assert_eq!(alone[0].subject, "vda");
+        // Without a Btrfs setup it is context.
+        let mut ext4_only = facts(vec![vda]);
+        ext4_only.setups = vec![("ext4".into(), "ext4".into())];
+        assert_eq!(rotational_virtual(&ext4_only)[0].severity, Severity::Info);
         // Over a real spinning disk the flag is right.
         lp.backing = Some(BackingFacts {
             disk: "sda".into(),
