@@ -249,6 +249,21 @@ fn install_missing_dry_run_on_a_fresh_debian_path() {
         .map(|(_, s, _)| s)
         .collect();
     assert_eq!(missing, ["xfs", "btrfs", "zfs"]);
+
+    // `fsbench plan --install-missing` says what `run --install-missing` would install.
+    let o = bin()
+        .env("PATH", path.path())
+        .args(["plan", "--install-missing", "--fs", "ext4,xfs"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("will install 1 package(s) with apt-get")
+            && err.contains("xfsprogs             mkfs.xfs for xfs")
+            && err.contains("dry run: nothing was installed"),
+        "{err}"
+    );
 }
 
 #[test]

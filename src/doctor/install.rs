@@ -118,16 +118,19 @@ pub fn plan_here(needs: &[Need]) -> InstallPlan {
 /// package manager, before anything is run.
 pub fn install(p: &InstallPlan, dry_run: bool) -> crate::Result<()> {
     eprint!("{}", p.describe());
-    if p.packages.is_empty() {
-        return Ok(());
-    }
     let Some(m) = p.manager else {
+        if p.nothing_missing() {
+            return Ok(());
+        }
         return Err(Error::invalid(
             "--install-missing",
             "no supported package manager (apt-get, dnf, zypper, pacman) was found; install the \
              programs above yourself",
         ));
     };
+    if p.packages.is_empty() {
+        return Ok(());
+    }
     if dry_run {
         eprintln!("fsbench: dry run: nothing was installed");
         return Ok(());
@@ -264,6 +267,8 @@ mod tests {
         assert!(install(&p, false).is_ok(), "nothing to do needs no root");
         let p = plan(&needs(), &fresh_debian, None, false);
         assert!(p.packages.is_empty() && !p.unpackaged.is_empty());
+        let e = install(&p, true).unwrap_err().to_string();
+        assert!(e.contains("no supported package manager"), "{e}");
     }
 
     #[test]
