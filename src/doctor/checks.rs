@@ -637,7 +637,10 @@ fn device_busy(f: &Facts) -> Vec<Finding> {
             let who = if procs.is_empty() {
                 String::new()
             } else {
-                format!("; storage I/O by {}", procs.join(", "))
+                format!(
+                    "; processes doing storage I/O meanwhile (on any device): {}",
+                    procs.join(", ")
+                )
             };
             finding(
                 "device-busy",
