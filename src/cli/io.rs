@@ -47,7 +47,7 @@ Examples:
 Without --runtime a job is size-based: each job moves its region's bytes exactly once.
 Latency is submission to completion (fio's `lat`). A missing or short file is written
 sequentially first; the time it took is reported as layout_s. Exit codes: 0 ok, 1 the job
-failed (I/O error, verify mismatch), 2 bad input (nothing was created), 130 interrupted.")]
+failed (I/O error, verify mismatch), 2 bad input (nothing was created), 128 + signal when interrupted (130 Ctrl-C).")]
 pub struct IoArgs {
     /// File or block device to test (a missing file is created and laid out).
     #[arg(long, value_name = "PATH")]

@@ -59,6 +59,19 @@ pub fn summary(inv: &Invocation) -> String {
         for w in &st.warnings {
             let _ = writeln!(s, "  warning: {w}");
         }
+        if !st.host.is_empty() {
+            let h: Vec<String> = st
+                .host
+                .iter()
+                .map(|h| format!("{}={}", h.key, h.value))
+                .collect();
+            let _ = writeln!(
+                s,
+                "  host tunings of {}: {} (put back after each of its rounds)",
+                st.name,
+                h.join(", ")
+            );
+        }
     }
     let ids: Vec<&str> = p.recorded().map(|w| w.id.as_str()).collect();
     let _ = writeln!(s, "Workloads: {}", ids.join(", "));

@@ -150,6 +150,15 @@ pub fn queue_dir(dev: &Path) -> Option<PathBuf> {
     Some(crate::target::sysfs::whole_disk(&sys).join("queue"))
 }
 
+/// Whether a block device is a partition (its queue is its disk's, shared with siblings).
+fn is_partition(dev: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dev)
+        .ok()
+        .and_then(|md| crate::target::sysfs::DevNum::from_dev(md.rdev()).sysfs_dir())
+        .is_some_and(|sys| crate::target::sysfs::is_partition(&sys))
+}
+
 /// A loop device's queue directory, standing in for the image's loop device before it exists
 /// (every loop device offers the same schedulers and attributes).
 fn any_loop_queue() -> Option<PathBuf> {
@@ -204,7 +213,17 @@ pub fn validate(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> 
                             h.key
                         )));
                     }
-                    TargetKind::Device { path, .. } => queue_dir(path),
+                    TargetKind::Device { path, .. } => {
+                        if is_partition(path) {
+                            return Err(bad(format!(
+                                "{} sets the queue of the whole disk, which is more than the target partition {}; use the whole disk as --device or drop {}",
+                                h.key,
+                                path.display(),
+                                h.key
+                            )));
+                        }
+                        queue_dir(path)
+                    }
                     TargetKind::Image { .. } => any_loop_queue(),
                 };
                 // Without a queue to look at (no loop device yet) the kernel decides at apply.
