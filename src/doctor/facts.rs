@@ -19,7 +19,8 @@ pub struct Facts {
     pub devices: Vec<DeviceFacts>,
     /// Directories involved: the scratch directory for images, or the `--dir` target.
     pub dirs: Vec<DirFacts>,
-    /// The setups asked for: (name, filesystem).
+    /// The setups asked for: (name, filesystem); `{"name", "fs"}` objects in JSON.
+    #[serde(serialize_with = "setups_as_objects")]
     pub setups: Vec<(String, String)>,
     /// Data file size, when one was given or planned.
     pub file_size: Option<u64>,
@@ -357,6 +358,18 @@ fn stale_items() -> Vec<StaleItem> {
             item: item.to_string(),
         })
         .collect()
+}
+
+fn setups_as_objects<S: serde::Serializer>(
+    v: &[(String, String)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for (name, fs) in v {
+        seq.serialize_element(&serde_json::json!({"name": name, "fs": fs}))?;
+    }
+    seq.end()
 }
 
 fn read(path: &str) -> String {
