@@ -8,6 +8,7 @@ pub mod cancel;
 pub mod claims;
 pub mod cli;
 pub mod commands;
+pub mod doctor;
 pub mod engine;
 pub mod error;
 pub mod fio;

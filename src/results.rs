@@ -65,6 +65,10 @@ pub struct Results {
     /// context for the reader, not a caution.
     #[serde(default)]
     pub notes: Vec<Warning>,
+    /// What `fsbench doctor`'s checks found on this host and target when the run started
+    /// (also listed among `warnings` and `notes` as text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_findings: Vec<crate::doctor::Finding>,
 }
 
 fn current_schema() -> u32 {

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 pub mod compare;
 pub mod corpus;
+pub mod doctor;
 pub mod io;
 pub mod meta;
 pub mod report;
@@ -40,4 +41,6 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two results files: deltas and whether they are significant.
     Compare(compare::CompareArgs),
+    /// Check the host and target for what would skew a benchmark (read-only), and the fixes.
+    Doctor(doctor::DoctorArgs),
 }

@@ -11,6 +11,9 @@ Examples:
   # image in /var/tmp attached to a loop device (nothing of yours is touched):
   sudo fsbench run
 
+  # On a fresh machine: install what the four filesystems need first, then run
+  sudo fsbench run --install-missing
+
   # See what would run, and the equivalent fio command of every I/O job:
   fsbench plan --fs ext4,xfs --emit-fio
 
@@ -138,6 +141,11 @@ pub struct RunArgs {
     /// Seed for offsets and data (default: random, recorded in the results).
     #[arg(long)]
     pub seed: Option<u64>,
+
+    /// Install the packages the setups need first (apt-get, dnf, zypper, pacman; root), so no
+    /// filesystem is skipped for missing tools. `fsbench plan` only prints what it would install.
+    #[arg(long)]
+    pub install_missing: bool,
 
     /// Print results.json to stdout at the end.
     #[arg(long)]

@@ -4,6 +4,7 @@ use crate::cli::{Cli, Command};
 
 pub mod compare;
 pub mod corpus;
+pub mod doctor;
 pub mod io;
 pub mod meta;
 pub mod plan;
@@ -12,8 +13,9 @@ pub mod run;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
-    // `run` (as root) puts back what a killed run changed; the others say so.
-    if !matches!(cli.command, Command::Run(_)) {
+    // `run` (as root) puts back what a killed run changed, `doctor` lists it as a finding;
+    // the others say so.
+    if !matches!(cli.command, Command::Run(_) | Command::Doctor(_)) {
         crate::host::ledger::hint_unrestored();
     }
     match cli.command {
@@ -24,5 +26,6 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Corpus(a) => corpus::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Doctor(a) => doctor::run(a),
     }
 }

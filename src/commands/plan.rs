@@ -14,6 +14,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         Some(out) => Invocation::load(out)?,
         None => resolve(&args, std::env::args().collect())?,
     };
+    if args.install_missing {
+        // What `fsbench run --install-missing` would install; plan never changes the host.
+        crate::doctor::in_run::install_missing(&inv, true)?;
+    }
     if args.emit_fio {
         print!("{}", fio_script(&inv));
         return Ok(0);

@@ -27,6 +27,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         // What a killed fsbench held (mounts, loop devices, images, settings) goes first.
         crate::host::ledger::recover_and_report();
     }
+    if args.install_missing {
+        // Before the summary, so its "skipped: not installed" notes reflect the new state.
+        crate::doctor::in_run::install_missing(&inv, false)?;
+    }
     eprint!("{}", super::plan::summary(&inv));
     let mut outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;

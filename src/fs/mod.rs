@@ -118,8 +118,8 @@ pub fn available(name: &str) -> Result<(), String> {
     for tool in d.required_tools() {
         if !crate::host::command::available(tool) {
             return Err(format!(
-                "{name}: {tool} is not installed (package {})",
-                package_of(tool)
+                "{name}: {tool} is not installed (package {}; --install-missing installs it)",
+                crate::doctor::tools::debian_package(tool)
             ));
         }
     }
@@ -128,20 +128,12 @@ pub fn available(name: &str) -> Result<(), String> {
         && !crate::host::command::available("zfs-fuse")
     {
         return Err(
-            "zfs: the zfs kernel module is not loaded and zfs-fuse is not installed".into(),
+            "zfs: the zfs kernel module is not loaded and zfs-fuse is not installed \
+             (--install-missing installs zfs-fuse)"
+                .into(),
         );
     }
     Ok(())
-}
-
-fn package_of(tool: &str) -> &'static str {
-    match tool {
-        "mkfs.ext4" | "tune2fs" => "e2fsprogs",
-        "mkfs.xfs" | "xfs_info" => "xfsprogs",
-        "mkfs.btrfs" | "btrfs" => "btrfs-progs",
-        "zpool" | "zfs" => "zfsutils-linux or zfs-fuse",
-        _ => "util-linux",
-    }
 }
 
 /// A fresh mountpoint path under [`mount_root`] (`/run/fsbench/<label>-<pid>-<n>`); the

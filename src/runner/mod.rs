@@ -20,15 +20,6 @@ use progress::Progress;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// statfs f_type of tmpfs.
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-
-/// Whether `dir` lives on tmpfs (f_type's integer type differs between architectures).
-#[allow(clippy::unnecessary_cast)]
-fn is_tmpfs(dir: &Path) -> bool {
-    rustix::fs::statfs(dir).is_ok_and(|s| s.f_type as i64 == TMPFS_MAGIC)
-}
-
 /// How a run ended.
 #[derive(Debug)]
 pub struct Outcome {
@@ -47,6 +38,8 @@ pub(crate) struct Runner<'a> {
     corpus: Option<crate::workload::meta::Corpus>,
     warned: BTreeSet<String>,
     run_warnings: Vec<Warning>,
+    run_notes: Vec<Warning>,
+    host_findings: Vec<crate::doctor::Finding>,
     run_id: String,
 }
 
@@ -92,20 +85,6 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             });
         }
     }
-    if let crate::target::TargetKind::Image { scratch_dir, .. } = &inv.options.target
-        && is_tmpfs(scratch_dir)
-    {
-        let msg = format!(
-            "{} is tmpfs: the image lives in RAM, so the numbers measure memory, not a disk; use --scratch-dir on a real disk",
-            scratch_dir.display()
-        );
-        eprintln!("fsbench: warning: {msg}");
-        run_warnings.push(Warning {
-            setup: String::new(),
-            round: 0,
-            message: msg,
-        });
-    }
     if skipped.len() == plan.setups.len() {
         return Err(crate::Error::invalid(
             "--fs",
@@ -116,6 +95,21 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     crate::cancel::install_handlers();
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
     let target = crate::target::acquire(&inv.options.target, inv.options.yes)?;
+    // `fsbench doctor`'s checks (tmpfs scratch dir, rotational virtual disk, scheduler, busy
+    // device…) on the target as the filesystems will see it, recorded with the results.
+    let diagnosis = crate::doctor::in_run::diagnose(inv, target.as_ref());
+    let mut run_notes = Vec::new();
+    for f in &diagnosis.findings {
+        let w = crate::doctor::in_run::as_warning(f);
+        let line = crate::doctor::in_run::short_line(f);
+        if crate::doctor::in_run::is_warning(f) {
+            eprintln!("fsbench: warning: {line}");
+            run_warnings.push(w);
+        } else {
+            eprintln!("fsbench: note: {line}");
+            run_notes.push(w);
+        }
+    }
     std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
     if !resume {
         inv.save()?;
@@ -141,6 +135,8 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         corpus: None,
         warned: BTreeSet::new(),
         run_warnings,
+        run_notes,
+        host_findings: diagnosis.findings,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
@@ -272,6 +268,10 @@ impl Runner<'_> {
         let mut w = self.run_warnings.clone();
         w.append(&mut r.warnings);
         r.warnings = w;
+        let mut n = self.run_notes.clone();
+        n.append(&mut r.notes);
+        r.notes = n;
+        r.host_findings = self.host_findings.clone();
         r.workloads = workload_infos(inv, Path::new("$MNT/fsbench"));
         if let Some(e) = crate::host::stdio::error() {
             r.notes.push(Warning {
