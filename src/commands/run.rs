@@ -7,16 +7,23 @@ use crate::plan::{Invocation, resolve::resolve};
 
 /// Run `fsbench run`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {
-    let (inv, resume) = match &args.resume {
+    let (mut inv, resume) = match &args.resume {
         Some(out) => {
             eprintln!(
-                "fsbench: resuming with the options saved in {}; other flags (except --json) are ignored",
+                "fsbench: resuming with the options saved in {}; other flags (except --json \
+                 and --yes) are ignored",
                 Invocation::path(out).display()
             );
             (Invocation::load(out)?, true)
         }
         None => (resolve(&args, std::env::args().collect())?, false),
     };
+    // --yes counts on resume too; a device run saved without it asks again (or refuses
+    // without a terminal) before the plan is even printed.
+    inv.options.yes |= args.yes;
+    if let crate::target::TargetKind::Device { path, .. } = &inv.options.target {
+        crate::target::consent::preflight(path, inv.options.yes)?;
+    }
     eprint!("{}", super::plan::summary(&inv));
     let outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;

@@ -13,6 +13,7 @@ mod tmpfs;
 pub mod variant;
 mod xfs;
 pub mod zfs;
+pub mod zfs_daemon;
 
 pub use btrfs::BTRFS;
 pub use ext4::EXT4;
