@@ -216,10 +216,10 @@ impl Drop for ShellFs {
             if let Err(e) = last {
                 eprintln!("cleanup: {e}");
             }
-        } else if self.mounted {
-            if let Err(e) = sh(&["umount", self.mnt.to_str().unwrap()]) {
-                eprintln!("cleanup: {e}");
-            }
+        } else if self.mounted
+            && let Err(e) = sh(&["umount", self.mnt.to_str().unwrap()])
+        {
+            eprintln!("cleanup: {e}");
         }
         if let Err(e) = sh(&["losetup", "-d", self.device.to_str().unwrap()]) {
             eprintln!("cleanup: {e}");
