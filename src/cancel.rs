@@ -9,6 +9,8 @@
 //! terminal sends it more than once (the kernel to the foreground group, the shell to its
 //! jobs). SIGHUP also points the descriptors that were the terminal at /dev/null, so nothing
 //! fails writing to a terminal that is gone ([`crate::host::stdio`]).
+//! Daemons fsbench started ([`register_child`]) get SIGTERM on that immediate exit, since the
+//! kernel would not stop them.
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
@@ -17,6 +19,27 @@ static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 static FIRST: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
+/// PIDs of daemons fsbench started (0 = free slot); read by the signal handler.
+static CHILDREN: [AtomicI32; 4] = [const { AtomicI32::new(0) }; 4];
+
+/// Remember a daemon's PID so an immediate exit (second signal) still stops it.
+pub fn register_child(pid: u32) {
+    for slot in &CHILDREN {
+        if slot
+            .compare_exchange(0, pid as i32, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// Forget a daemon's PID once it was stopped and reaped.
+pub fn unregister_child(pid: u32) {
+    for slot in &CHILDREN {
+        let _ = slot.compare_exchange(pid as i32, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
 
 /// True once the user asked to stop.
 #[inline]
@@ -74,7 +97,15 @@ pub fn install_handlers() {
                     let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                     REQUESTED.store(true, Ordering::SeqCst);
                     if escalates && SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-                        // Second signal: the user insists; leave now.
+                        // Second signal: the user insists; leave now, taking our daemons along.
+                        for slot in &CHILDREN {
+                            let pid = slot.load(Ordering::SeqCst);
+                            if pid > 0 {
+                                // kill(2) is async-signal-safe; the pid is a daemon we started
+                                // and have not reaped (it is unregistered on reaping).
+                                libc::kill(pid, libc::SIGTERM);
+                            }
+                        }
                         signal_hook::low_level::exit(128 + FIRST.load(Ordering::SeqCst));
                     }
                 })

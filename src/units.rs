@@ -86,7 +86,7 @@ pub fn format_size(bytes: u64) -> String {
 /// Format a size the way fio's command line accepts it (`4k`, `16g`, or plain bytes).
 pub fn fio_size(bytes: u64) -> String {
     for (shift, s) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if bytes >= (1 << shift) && bytes % (1 << shift) == 0 {
+        if bytes >= (1 << shift) && bytes.is_multiple_of(1 << shift) {
             return format!("{}{s}", bytes >> shift);
         }
     }

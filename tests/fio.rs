@@ -1,19 +1,20 @@
 //! fio backend against the real fio: the rendered job must do what the spec says.
 
+mod common;
+
 use fsbench::engine::{Backend, JobSpec, RwMode};
 use std::time::Duration;
 
-fn fio_missing() -> bool {
-    if fsbench::host::command::available("fio") {
-        return false;
-    }
-    eprintln!("skipped: fio is not installed");
-    true
+/// fio is installed, or skip (fail under FSBENCH_REQUIRE_PRIVILEGED=1).
+fn fio_test(name: &str) -> bool {
+    common::privileged(&format!("fio::{name}"))
+        .tools(&["fio"])
+        .ok()
 }
 
 #[test]
 fn size_based_jobs_move_exactly_size_bytes() {
-    if fio_missing() {
+    if !fio_test("size_based_jobs_move_exactly_size_bytes") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -67,7 +68,7 @@ fn size_based_jobs_move_exactly_size_bytes() {
 
 #[test]
 fn time_based_job_reports_consistent_rates() {
-    if fio_missing() {
+    if !fio_test("time_based_job_reports_consistent_rates") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -102,7 +103,7 @@ fn time_based_job_reports_consistent_rates() {
 
 #[test]
 fn fio_failure_is_a_tool_error_naming_fio() {
-    if fio_missing() {
+    if !fio_test("fio_failure_is_a_tool_error_naming_fio") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

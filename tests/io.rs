@@ -1,5 +1,8 @@
 //! End-to-end tests of `fsbench io`: the real binary on temp files (and, as root, on a loop
-//! device attached here and detached by a guard).
+//! device attached here and detached by a guard; without root those print `skipped:`, or fail
+//! under `FSBENCH_REQUIRE_PRIVILEGED=1` ([`common`])).
+
+mod common;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -48,10 +51,7 @@ fn u(v: &Value, path: &[&str]) -> u64 {
         .unwrap_or_else(|| panic!("{path:?} missing in {v}"))
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+use common::{is_root, require};
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -432,13 +432,13 @@ struct Loop {
 }
 
 impl Loop {
-    fn attach(size: u64) -> Option<Loop> {
-        Self::attach_with(size, &[])
+    /// For the privileged test `name`; `None` (skipped) when loop devices are not available.
+    fn attach(name: &str, size: u64) -> Option<Loop> {
+        Self::attach_with(name, size, &[])
     }
 
-    fn attach_with(size: u64, extra: &[&str]) -> Option<Loop> {
-        if !is_root() {
-            println!("skipped: needs root for a loop device");
+    fn attach_with(name: &str, size: u64, extra: &[&str]) -> Option<Loop> {
+        if !common::privileged(name).loop_devices().case_ok() {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -462,23 +462,18 @@ impl Loop {
         args.extend_from_slice(extra);
         args.push(p(&img));
         let out = std::process::Command::new("losetup").args(&args).output();
-        match out {
-            Ok(o) if o.status.success() => Some(Loop {
-                dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-                _dir: dir,
-            }),
-            Ok(o) => {
-                println!(
-                    "skipped: losetup failed: {}",
-                    String::from_utf8_lossy(&o.stderr)
-                );
-                None
+        let failed = match out {
+            Ok(o) if o.status.success() => {
+                return Some(Loop {
+                    dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                    _dir: dir,
+                });
             }
-            Err(e) => {
-                println!("skipped: losetup not runnable: {e}");
-                None
-            }
-        }
+            Ok(o) => format!("losetup failed: {}", String::from_utf8_lossy(&o.stderr)),
+            Err(e) => format!("losetup not runnable: {e}"),
+        };
+        require(&format!("{name}: a loop device ({failed})"), false);
+        None
     }
 }
 
@@ -492,9 +487,11 @@ impl Drop for Loop {
 
 #[test]
 fn loop_device_counts_bytes_and_refuses_bad_sizes() {
-    let Some(lo) = Loop::attach(64 << 20) else {
+    let name = "io::loop_device_counts_bytes_and_refuses_bad_sizes";
+    let Some(lo) = Loop::attach(name, 64 << 20) else {
         return;
     };
+    common::ran(name);
     let d = lo.dev.as_str();
     let e = io_rejects(&["--filename", d, "--size", "128M"], "--size");
     assert!(e.contains("beyond the end"), "{e}");
@@ -579,9 +576,11 @@ fn io_uring_refusal_falls_back_to_psync_and_says_so() {
 fn wait_quiet_sees_quiet_and_busy_devices() {
     use fsbench::measure::device;
     use std::time::Duration;
-    let Some(lo) = Loop::attach(64 << 20) else {
+    let name = "io::wait_quiet_sees_quiet_and_busy_devices";
+    let Some(lo) = Loop::attach(name, 64 << 20) else {
         return;
     };
+    common::ran(name);
     let dev = Path::new(&lo.dev);
     let before = device::counters(dev).unwrap();
     let q = device::wait_quiet(
@@ -628,7 +627,8 @@ fn wait_quiet_sees_quiet_and_busy_devices() {
 #[test]
 fn a_partition_has_its_own_counters() {
     use fsbench::measure::device;
-    let Some(lo) = Loop::attach_with(64 << 20, &["-P"]) else {
+    let name = "io::a_partition_has_its_own_counters";
+    let Some(lo) = Loop::attach_with(name, 64 << 20, &["-P"]) else {
         return;
     };
     let base = Path::new(&lo.dev)
@@ -644,10 +644,15 @@ fn a_partition_has_its_own_counters() {
             .args(["-a", &lo.dev])
             .status();
     }
-    let Ok(majmin) = std::fs::read_to_string(&sys) else {
-        println!("skipped: the kernel did not create {base}p1");
+    let majmin = std::fs::read_to_string(&sys);
+    if !require(
+        &format!("{name}: the kernel did not create {base}p1"),
+        majmin.is_ok(),
+    ) {
         return;
-    };
+    }
+    common::ran(name);
+    let majmin = majmin.unwrap();
     // Without udev no /dev node appears: make our own in a temp dir.
     let nodes = tempfile::tempdir().unwrap();
     let part = nodes.path().join(format!("{base}p1"));

@@ -2,23 +2,16 @@
 //!
 //! The privileged tests make their own loop images in a temp dir, format and mount them inside
 //! a guard that unmounts and detaches on drop, and print `skipped: <reason>` when not root or a
-//! tool is missing.
+//! tool is missing (under `FSBENCH_REQUIRE_PRIVILEGED=1` they fail instead, see [`common`]).
+
+mod common;
 
 use assert_cmd::Command;
 use fsbench::workload::meta::{Corpus, CorpusSpec};
 use std::path::{Path, PathBuf};
 use std::process::Command as Sys;
 
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
-fn have(tool: &str) -> bool {
-    Sys::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+use common::require;
 
 /// A loop-attached, formatted, mounted image; everything is released on drop.
 struct Mounted {
@@ -29,13 +22,16 @@ struct Mounted {
 }
 
 impl Mounted {
+    /// `Err(why not)` when it cannot be set up here (prerequisites missing, losetup/mkfs/mount
+    /// failing); callers pass that to [`require`].
     fn new(fs: &str, size_mib: u64) -> Result<Mounted, String> {
-        if !is_root() {
-            return Err("not root".into());
-        }
         let mkfs = format!("mkfs.{fs}");
-        if !have(&mkfs) || !have("losetup") {
-            return Err(format!("{mkfs} or losetup not installed"));
+        if let Some(missing) = common::privileged(fs)
+            .loop_devices()
+            .tools(&[&mkfs, "mount"])
+            .missing()
+        {
+            return Err(missing);
         }
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let img = dir.path().join(format!("{fs}.img"));
@@ -127,14 +123,17 @@ fn all_workloads_on_ext4_and_xfs_verify_their_counts() {
         ..Default::default()
     })
     .unwrap();
+    let test = "meta::all_workloads_on_ext4_and_xfs_verify_their_counts";
+    let mut ran = 0;
     for fs in ["ext4", "xfs"] {
         let m = match Mounted::new(fs, 512) {
             Ok(m) => m,
             Err(reason) => {
-                println!("skipped: {fs}: {reason}");
+                require(&format!("{test}: {reason}"), false);
                 continue;
             }
         };
+        ran += 1;
         let out = fsbench()
             .args(["meta", "--dir"])
             .arg(&m.mnt)
@@ -177,19 +176,22 @@ fn all_workloads_on_ext4_and_xfs_verify_their_counts() {
         }
         assert!(leftovers(&m.mnt).is_empty(), "{fs}: work dir left behind");
     }
+    common::ran_cases(test, ran, 2);
 }
 
 #[test]
 fn enospc_during_untar_fails_that_step_and_the_run_goes_on() {
     let (img, dev, mnt);
     {
+        let test = "meta::enospc_during_untar_fails_that_step_and_the_run_goes_on";
         let m = match Mounted::new("ext4", 16) {
             Ok(m) => m,
             Err(reason) => {
-                println!("skipped: {reason}");
+                require(&format!("{test}: {reason}"), false);
                 return;
             }
         };
+        common::ran(test);
         // ~3 × 0.2 × 187 MB of files cannot fit in 16 MiB.
         let out = fsbench()
             .args(["meta", "--dir"])
@@ -261,8 +263,10 @@ fn bad_input_exits_2_with_the_flag_named() {
 
 #[test]
 fn corpus_tarball_extracts_with_gnu_tar_to_the_same_tree() {
-    if !have("tar") {
-        println!("skipped: tar not installed");
+    if !common::privileged("meta::corpus_tarball_extracts_with_gnu_tar_to_the_same_tree")
+        .tools(&["tar"])
+        .ok()
+    {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -1,6 +1,9 @@
 //! Capability probes on real filesystems: each is built on its own loop image with shell tools
 //! (so these tests do not depend on fsbench's drivers) and must give the answer the filesystem
-//! is known to give. Root and the tools are required; otherwise each test prints `skipped:`.
+//! is known to give. Root and the tools are required; otherwise each test prints `skipped:`,
+//! or fails under `FSBENCH_REQUIRE_PRIVILEGED=1` ([`common`]).
+
+mod common;
 
 use fsbench::engine::{JobSpec, RwMode};
 use fsbench::fs::{Filesystem, MkfsRecord, Mounted};
@@ -30,13 +33,8 @@ fn sh(args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn have(prog: &str) -> bool {
-    fsbench::host::command::available(prog)
-}
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+use common::is_root;
+use fsbench::fs::zfs_daemon::{self, DaemonHold};
 
 /// Tools each filesystem needs in these tests.
 fn tools(fs: &str) -> &'static [&'static str] {
@@ -49,39 +47,27 @@ fn tools(fs: &str) -> &'static [&'static str] {
     }
 }
 
-/// Why `fs` cannot be tested here, if it cannot.
-fn skip_reason(fs: &str) -> Option<String> {
-    if !is_root() {
-        return Some("needs root (loop devices, mkfs, mount)".into());
+/// Whether `fs` can be tested here; otherwise skip (fail under FSBENCH_REQUIRE_PRIVILEGED=1)
+/// naming what is missing. `case` names the test and filesystem.
+fn can_test(case: &str, fs: &str) -> bool {
+    let mut needs = common::privileged(case)
+        .loop_devices()
+        .tools(&["mount", "umount"])
+        .tools(tools(fs));
+    if fs == "zfs" {
+        needs = needs.zfs();
     }
-    for t in ["losetup", "mount", "umount"].iter().chain(tools(fs)) {
-        if !have(t) {
-            return Some(format!("{t} is not installed"));
-        }
-    }
-    if fs == "zfs" && !zfs_daemon() {
-        return Some("zfs-fuse is not running and could not be started".into());
-    }
-    None
+    needs.case_ok()
 }
 
-/// zfs-fuse needs its daemon; start it when none runs (it stays up for other users).
-fn zfs_daemon() -> bool {
-    let running = || {
-        Command::new("pgrep")
-            .args(["-x", "zfs-fuse"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    };
-    if running() {
-        return true;
-    }
-    if !have("zfs-fuse") || Command::new("zfs-fuse").status().is_err() {
-        return false;
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    running()
+/// For ZFS, the daemon (zfs-fuse) kept up while the hold lives; fsbench starts it when none
+/// runs and stops it when the last hold is dropped.
+fn zfs_hold(fs: &str) -> Option<DaemonHold> {
+    (fs == "zfs").then(|| {
+        zfs_daemon::ensure()
+            .unwrap_or_else(|e| panic!("zfs: {e}"))
+            .0
+    })
 }
 
 /// A filesystem on a loop image in a temp dir; everything is released on drop.
@@ -93,6 +79,8 @@ struct ShellFs {
     pool: Option<String>,
     mounted: bool,
     mount_opts: Option<String>,
+    /// Dropped after `Drop` destroyed the pool.
+    _zfs: Option<DaemonHold>,
 }
 
 impl ShellFs {
@@ -128,6 +116,7 @@ impl ShellFs {
             pool: None,
             mounted: false,
             mount_opts: mount_opts.map(str::to_string),
+            _zfs: zfs_hold(fs),
         };
         let d = me.device.to_str().unwrap().to_string();
         let m = me.mnt.to_str().unwrap().to_string();
@@ -227,10 +216,10 @@ impl Drop for ShellFs {
             if let Err(e) = last {
                 eprintln!("cleanup: {e}");
             }
-        } else if self.mounted {
-            if let Err(e) = sh(&["umount", self.mnt.to_str().unwrap()]) {
-                eprintln!("cleanup: {e}");
-            }
+        } else if self.mounted
+            && let Err(e) = sh(&["umount", self.mnt.to_str().unwrap()])
+        {
+            eprintln!("cleanup: {e}");
         }
         if let Err(e) = sh(&["losetup", "-d", self.device.to_str().unwrap()]) {
             eprintln!("cleanup: {e}");
@@ -262,9 +251,9 @@ fn metric(out: &WorkloadOutput, name: &str) -> f64 {
 fn run_probe(kind: ProbeKind, filesystems: &[&str]) -> Vec<(String, WorkloadOutput)> {
     let opts = small_opts();
     let mut results = Vec::new();
+    let test = format!("probes::{}", kind.id());
     for fs in filesystems {
-        if let Some(why) = skip_reason(fs) {
-            println!("skipped: {} on {fs}: {why}", kind.id());
+        if !can_test(&format!("{test} on {fs}"), fs) {
             continue;
         }
         let mut sfs = ShellFs::new(fs, 768 << 20);
@@ -277,6 +266,7 @@ fn run_probe(kind: ProbeKind, filesystems: &[&str]) -> Vec<(String, WorkloadOutp
         drop(sfs);
         results.push((fs.to_string(), out));
     }
+    common::ran_cases(&test, results.len(), filesystems.len());
     results
 }
 
@@ -347,14 +337,16 @@ fn corruption_answers() {
 #[test]
 fn corruption_with_redundant_copies() {
     let opts = small_opts();
+    let test = "probes::corruption_with_redundant_copies";
+    let mut ran = 0;
     for (fs, props, mkfs) in [
         ("btrfs", &[][..], &["-d", "dup"][..]),
         ("zfs", &["copies=2"][..], &[][..]),
     ] {
-        if let Some(why) = skip_reason(fs) {
-            println!("skipped: redundant corruption on {fs}: {why}");
+        if !can_test(&format!("{test} on {fs}"), fs) {
             continue;
         }
+        ran += 1;
         let mut sfs = ShellFs::with_options(fs, 768 << 20, None, props, mkfs);
         let out = probe::run_on(ProbeKind::Corruption, &opts, &mut sfs)
             .unwrap_or_else(|e| panic!("{fs}: {e}"));
@@ -362,6 +354,7 @@ fn corruption_with_redundant_copies() {
         assert_eq!(metric(&out, "detected"), 1.0, "{fs}: {out:?}");
         assert!(out.notes[0].contains("2 copies"), "{fs}: {:?}", out.notes);
     }
+    common::ran_cases(test, ran, 2);
 }
 
 #[test]
@@ -376,8 +369,7 @@ fn fsck_answers() {
 // Compression ratio as the filesystem reports it.
 
 fn compress_on(fs: &str, mount_opts: Option<&str>, zfs_props: &[&str]) -> Option<WorkloadOutput> {
-    if let Some(why) = skip_reason(fs) {
-        println!("skipped: compress on {fs}: {why}");
+    if !can_test(&format!("probes::compress_ratio_as_reported on {fs}"), fs) {
         return None;
     }
     let sfs = ShellFs::with_options(fs, 768 << 20, mount_opts, zfs_props, &[]);
@@ -397,43 +389,59 @@ fn compress_on(fs: &str, mount_opts: Option<&str>, zfs_props: &[&str]) -> Option
 
 #[test]
 fn compress_ratio_as_reported() {
+    let mut ran = 0;
     // Seed 003: text-like data compresses about 2.4:1 with zstd:3 on btrfs.
     if let Some(out) = compress_on("btrfs", Some("compress=zstd:3"), &[]) {
+        ran += 1;
         let r = metric(&out, "compress_ratio");
         assert!((2.0..3.0).contains(&r), "btrfs zstd:3 ratio {r}");
     }
     if let Some(out) = compress_on("btrfs", None, &[]) {
+        ran += 1;
         let r = metric(&out, "compress_ratio");
         assert!((0.99..1.01).contains(&r), "uncompressed btrfs ratio {r}");
     }
     // zfs-fuse has no zstd or lz4; gzip is its strongest codec.
     if let Some(out) = compress_on("zfs", None, &["compression=gzip"]) {
+        ran += 1;
         let r = metric(&out, "compress_ratio");
         assert!(r > 1.8, "zfs gzip ratio {r}");
     }
     if let Some(out) = compress_on("zfs", None, &["compression=off"]) {
+        ran += 1;
         let r = metric(&out, "compress_ratio");
         assert!((0.99..1.01).contains(&r), "zfs uncompressed ratio {r}");
     }
     if let Some(out) = compress_on("ext4", None, &[]) {
+        ran += 1;
         assert!(out.metrics.iter().all(|m| m.metric != "compress_ratio"));
     }
+    common::ran_cases("probes::compress_ratio_as_reported", ran, 5);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Memory-capped cgroups.
 
-fn cgroup_skip() -> Option<String> {
-    if !is_root() {
-        return Some("needs root to create cgroups".into());
-    }
-    cgroup::detect().err().map(|e| e.to_string())
+/// Root and a usable cgroup hierarchy, or skip (fail under FSBENCH_REQUIRE_PRIVILEGED=1).
+fn cgroup_test(name: &str) -> bool {
+    let root = is_root();
+    let detected = if root {
+        cgroup::detect().err().map(|e| e.to_string())
+    } else {
+        None
+    };
+    common::privileged(name)
+        .need("root (to create cgroups)", root)
+        .need(
+            &format!("a memory cgroup ({})", detected.as_deref().unwrap_or("")),
+            detected.is_none(),
+        )
+        .ok()
 }
 
 #[test]
 fn cgroup_caps_a_child_and_cleans_up() {
-    if let Some(why) = cgroup_skip() {
-        println!("skipped: {why}");
+    if !cgroup_test("probes::cgroup_caps_a_child_and_cleans_up") {
         return;
     }
     let cg = cgroup::MemoryCgroup::create(64 << 20).unwrap();
@@ -508,8 +516,7 @@ echo '{"read":{"ios":0,"bytes":0,"iops":0,"bw_bytes":0,"lat_ns":{"min":0,"mean":
 
 #[test]
 fn memcap_runs_the_job_inside_the_cap() {
-    if let Some(why) = cgroup_skip() {
-        println!("skipped: {why}");
+    if !cgroup_test("probes::memcap_runs_the_job_inside_the_cap") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -548,16 +555,12 @@ fn memcap_runs_the_job_inside_the_cap() {
 
 #[test]
 fn memcap_with_the_real_engine() {
-    if let Some(why) = cgroup_skip() {
-        println!("skipped: {why}");
+    if !cgroup_test("probes::memcap_with_the_real_engine") {
         return;
     }
     let exe = Path::new(env!("CARGO_BIN_EXE_fsbench"));
     let help = Command::new(exe).args(["io", "--help"]).output().unwrap();
-    if !String::from_utf8_lossy(&help.stdout).contains("--filename") {
-        println!("skipped: `fsbench io` has no --filename flag in this tree yet");
-        return;
-    }
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--filename"));
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let job = JobSpec {
         filename: dir.path().join("c.bin"),
@@ -721,11 +724,15 @@ impl Filesystem for ShellDriver {
 #[test]
 fn entry_point_through_a_driver() {
     let opts = small_opts();
-    for fs in ["ext4", "xfs", "btrfs", "zfs"] {
-        if let Some(why) = skip_reason(fs) {
-            println!("skipped: driver entry point on {fs}: {why}");
+    let test = "probes::entry_point_through_a_driver";
+    let all = ["ext4", "xfs", "btrfs", "zfs"];
+    let mut ran = 0;
+    for fs in all {
+        if !can_test(&format!("{test} on {fs}"), fs) {
             continue;
         }
+        ran += 1;
+        let _zfs = zfs_hold(fs);
         let driver = ShellDriver(fs);
         let setup = SetupSpec::plain(fs);
         let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -746,4 +753,5 @@ fn entry_point_through_a_driver() {
             );
         }
     }
+    common::ran_cases(test, ran, all.len());
 }

@@ -6,6 +6,8 @@
 //! (synthetic numbers modelled on seed 000's ext4/XFS/Btrfs tables, labelled as a test fixture
 //! inside the file). `FSBENCH_UPDATE_FIXTURES=1 cargo test --test report` rewrites it.
 
+mod common;
+
 use assert_cmd::Command;
 use fsbench::results::{
     HistogramRecord, HostInfo, Results, Sample, SeriesRecord, SetupInfo, TargetInfo, Warning,
@@ -770,9 +772,13 @@ fn html_report_renders_in_headless_chromium() {
             .output()
             .is_ok_and(|o| o.status.success())
     }) else {
-        eprintln!("skipped: chromium not installed");
+        common::require(
+            "report::html_report_renders_in_headless_chromium: chromium",
+            false,
+        );
         return;
     };
+    common::ran("report::html_report_renders_in_headless_chromium");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("report.html");
     fsbench()

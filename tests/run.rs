@@ -1,10 +1,14 @@
 //! End-to-end tests of `fsbench run` / `fsbench plan` through the real binary.
 //!
-//! Privileged tests (loop devices, mkfs, mounts) run as root when the tools exist and print
-//! `skipped: <reason>` otherwise. Every test uses its own scratch directory, so checking for
+//! Privileged tests (loop devices, mkfs, mounts) run as root when the tools exist; otherwise
+//! they print `skipped: <reason>`, or fail under `FSBENCH_REQUIRE_PRIVILEGED=1` ([`common`]).
+//! Every test uses its own scratch directory, so checking for
 //! leftovers (loop devices backed by it, mounts under it or under fsbench's mount root for the
 //! child's pid, new fsbench pools) never confuses our resources with anyone else's.
 
+mod common;
+
+use common::have;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -21,29 +25,12 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fsbench"))
 }
 
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
-fn have(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
-
-/// `None` when the test can run; otherwise why not.
-fn privileged(tools: &[&str]) -> Option<String> {
-    if !is_root() {
-        return Some("needs root (loop devices, mkfs, mount)".into());
-    }
-    for t in tools {
-        if !have(t) {
-            return Some(format!("{t} is not installed"));
-        }
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return Some("no /dev/loop-control".into());
-    }
-    None
+/// Root, loop devices and `tools`, or skip (fail under FSBENCH_REQUIRE_PRIVILEGED=1).
+fn privileged(name: &str, tools: &[&str]) -> bool {
+    common::privileged(&format!("run::{name}"))
+        .loop_devices()
+        .tools(tools)
+        .ok()
 }
 
 fn sh(argv: &[&str]) -> Output {
@@ -337,8 +324,10 @@ impl Drop for TestLoop {
 #[test]
 fn refuses_mounted_and_signed_devices() {
     let _serial = serial();
-    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mount"]) {
-        println!("skipped: {why}");
+    if !privileged(
+        "refuses_mounted_and_signed_devices",
+        &["mkfs.ext4", "mount"],
+    ) {
         return;
     }
     let mut l = TestLoop::new();
@@ -370,17 +359,16 @@ fn refuses_mounted_and_signed_devices() {
 #[test]
 fn full_run_on_a_loop_image_over_four_filesystems() {
     let _serial = serial();
-    if let Some(why) = privileged(&[
-        "losetup",
-        "mkfs.ext4",
-        "mkfs.xfs",
-        "mkfs.btrfs",
-        "zpool",
-        "zfs-fuse",
-    ]) {
-        println!("skipped: {why}");
+    // ZFS in the kernel or zfs-fuse, whichever is installed.
+    if !common::privileged("run::full_run_on_a_loop_image_over_four_filesystems")
+        .loop_devices()
+        .tools(&["mkfs.ext4", "mkfs.xfs", "mkfs.btrfs"])
+        .zfs()
+        .ok()
+    {
         return;
     }
+    let daemons_before = zfs_fuse_pids();
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("out");
     let pools = zfs_pools();
@@ -455,13 +443,42 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
         1,
         "image not deleted"
     );
+    // A zfs-fuse daemon the run started is gone with it; one that ran before is untouched.
+    let after = zfs_fuse_pids();
+    assert_eq!(
+        after, daemons_before,
+        "zfs-fuse daemons before the run {daemons_before:?}, after {after:?}"
+    );
+    if daemons_before.is_empty() && zfs_is_fuse() {
+        assert!(
+            err.contains("stopped the zfs-fuse daemon it started"),
+            "{err}"
+        );
+    }
+}
+
+/// PIDs of running zfs-fuse daemons.
+fn zfs_fuse_pids() -> Vec<String> {
+    let o = sh(&["pgrep", "-x", "zfs-fuse"]);
+    let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+fn zfs_is_fuse() -> bool {
+    !Path::new("/sys/module/zfs").exists()
 }
 
 #[test]
 fn sigint_releases_everything_and_resume_completes() {
     let _serial = serial();
-    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.xfs"]) {
-        println!("skipped: {why}");
+    if !privileged(
+        "sigint_releases_everything_and_resume_completes",
+        &["mkfs.ext4", "mkfs.xfs"],
+    ) {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -544,8 +561,10 @@ fn sigint_releases_everything_and_resume_completes() {
 #[test]
 fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
     let _serial = serial();
-    if let Some(why) = privileged(&["losetup", "mkfs.ext4", "mkfs.btrfs"]) {
-        println!("skipped: {why}");
+    if !privileged(
+        "vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes",
+        &["mkfs.ext4", "mkfs.btrfs"],
+    ) {
         return;
     }
     for (profile, fs, setups) in [
@@ -627,8 +646,10 @@ fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
 #[test]
 fn enospc_is_a_failed_step_and_the_run_goes_on() {
     let _serial = serial();
-    if let Some(why) = privileged(&["losetup", "mkfs.ext4"]) {
-        println!("skipped: {why}");
+    if !privileged(
+        "enospc_is_a_failed_step_and_the_run_goes_on",
+        &["mkfs.ext4"],
+    ) {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -665,4 +686,296 @@ fn enospc_is_a_failed_step_and_the_run_goes_on() {
     assert!(!samples.iter().any(|s| s["workload"] == "untar"));
     let left = leftovers(scratch.path(), 0, &[]);
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consent: `--device` wipes only after the device name was typed on the terminal, or `--yes`.
+
+/// A blank loop device of the test's own (no signature, like a new disk), detached on drop.
+struct BlankLoop {
+    dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl BlankLoop {
+    fn new() -> BlankLoop {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let image = dir.path().join("blank.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(256 << 20)
+            .unwrap();
+        let dev = sh_ok(&["losetup", "--find", "--show", image.to_str().unwrap()]);
+        BlankLoop { dev, _dir: dir }
+    }
+
+    /// The kernel name (`loop7`), which is what the prompt asks for.
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    /// Checksum of every byte of the device.
+    fn checksum(&self) -> String {
+        sh_ok(&["cksum", &self.dev])
+    }
+}
+
+impl Drop for BlankLoop {
+    fn drop(&mut self) {
+        let _ = sh(&["losetup", "-d", &self.dev]);
+    }
+}
+
+/// A small, quick run on `dev` writing to `out`.
+fn device_run_args(dev: &str, out: &Path) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "run",
+        "--device",
+        dev,
+        "--fs",
+        "ext4",
+        "--only",
+        "seqread",
+        "--file-size",
+        "16M",
+        "--runtime",
+        "1s",
+        "--ramp",
+        "0s",
+        "--rounds",
+        "1",
+        "--quiet-window",
+        "1s",
+        "--quiet-timeout",
+        "20s",
+        "--out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.push(out.display().to_string());
+    a
+}
+
+/// How a run on a pseudo-terminal ended and everything it printed there.
+struct PtyRun {
+    code: Option<i32>,
+    screen: String,
+}
+
+/// Run fsbench with a fresh pseudo-terminal as its controlling terminal (stdout and stderr
+/// on it, as for a user at a console) while `stdin` arrives through a pipe; once the prompt
+/// shows, `typed` is typed on the terminal (`\x04` at the start of a line is Ctrl-D: EOF).
+fn run_on_pty(args: &[String], stdin: &[u8], typed: &[u8]) -> PtyRun {
+    use std::ffi::CStr;
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: plain libc pty calls on a descriptor we own; ptsname_r writes into `buf`.
+    let (master, slave_path) = unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(m >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let master = std::fs::File::from(OwnedFd::from_raw_fd(m));
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let mut buf = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, buf.as_mut_ptr(), buf.len()), 0);
+        let path = CStr::from_ptr(buf.as_ptr()).to_str().unwrap().to_string();
+        (master, path)
+    };
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&slave_path)
+        .unwrap();
+    let mut cmd = bin();
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap());
+    // SAFETY: setsid and ioctl are async-signal-safe; fd 2 is the pty slave by now.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(2, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    // Only the child may hold the slave, so reading the master ends (EIO) when it exits.
+    drop(cmd);
+    drop(slave);
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin).unwrap();
+    drop(pipe);
+    let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let screen = screen.clone();
+        let mut m = master.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = m.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let shown = || String::from_utf8_lossy(&screen.lock().unwrap()).into_owned();
+    let t0 = Instant::now();
+    while !shown().contains("to continue: ") {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no prompt:\n{}",
+            shown()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = (&master).write_all(typed);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > Duration::from_secs(600) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fsbench did not finish:\n{}", shown());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    reader.join().unwrap();
+    PtyRun {
+        code: status.code(),
+        screen: shown(),
+    }
+}
+
+#[test]
+fn a_script_without_yes_is_refused_before_anything_is_written() {
+    let _serial = serial();
+    if !privileged(
+        "a_script_without_yes_is_refused_before_anything_is_written",
+        &["cksum"],
+    ) {
+        return;
+    }
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let lo = BlankLoop::new();
+    let before = lo.checksum();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    for extra in [&[][..], &["--force-wipe"][..]] {
+        // `echo loopN | fsbench run --device /dev/loopN` without a controlling terminal.
+        let mut cmd = bin();
+        cmd.args(device_run_args(&lo.dev, &out))
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // SAFETY: setsid is async-signal-safe; the child then has no controlling terminal.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{}", lo.name()).unwrap();
+        drop(stdin);
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        println!("{extra:?}: exit {:?}: {err}", o.status.code());
+        assert_refused(&o, &[&lo.dev, "pass --yes"]);
+        assert_eq!(err.trim_end().lines().count(), 1, "one line:\n{err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "fsbench: error: refusing to use {}: wiping it needs confirmation and there is \
+                 no terminal to ask on; pass --yes to confirm non-interactively",
+                lo.dev
+            )
+        );
+        assert_eq!(lo.checksum(), before, "the device was written");
+        assert!(!out.exists(), "{} was created", out.display());
+    }
+}
+
+#[test]
+fn typed_confirmation_on_a_terminal() {
+    let _serial = serial();
+    if !privileged("typed_confirmation_on_a_terminal", &["mkfs.ext4", "cksum"]) {
+        return;
+    }
+    let lo = BlankLoop::new();
+    let before = lo.checksum();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    let args = device_run_args(&lo.dev, &out);
+    // stdin carries the right name each time: only what is typed on the terminal counts.
+    let right = format!("{}\n", lo.name());
+    for (case, typed, says) in [
+        (
+            "wrong name",
+            &b"loop999\n"[..],
+            "the confirmation did not match (typed \"loop999\"",
+        ),
+        (
+            "empty line",
+            &b"\n"[..],
+            "the confirmation did not match (an empty line was typed",
+        ),
+        (
+            "end of input",
+            &b"\x04"[..],
+            "no confirmation was typed (end of input)",
+        ),
+    ] {
+        let r = run_on_pty(&args, right.as_bytes(), typed);
+        println!("--- {case}: exit {:?}\n{}", r.code, r.screen.trim_end());
+        assert_eq!(r.code, Some(2), "{case}:\n{}", r.screen);
+        assert!(
+            r.screen.contains(&format!(
+                "Type the device name ({}) to continue: ",
+                lo.name()
+            )),
+            "{case}: no prompt:\n{}",
+            r.screen
+        );
+        assert!(
+            r.screen
+                .contains(&format!("refusing to use {}: {says}", lo.dev)),
+            "{case}:\n{}",
+            r.screen
+        );
+        assert_eq!(lo.checksum(), before, "{case}: the device was written");
+        assert!(!out.exists(), "{case}: {} was created", out.display());
+    }
+    // The right name typed (and a wrong one on stdin): the run proceeds and wipes.
+    let r = run_on_pty(&args, b"loop999\n", right.as_bytes());
+    let tail: Vec<&str> = r.screen.trim_end().lines().rev().take(3).collect();
+    println!(
+        "--- right name: exit {:?}\n{}\n[…]\n{}",
+        r.code,
+        r.screen
+            .lines()
+            .find(|l| l.contains("to continue: "))
+            .unwrap_or(""),
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(r.code, Some(0), "{}", r.screen);
+    assert!(out.join("results.json").exists(), "{}", r.screen);
+    assert_ne!(
+        lo.checksum(),
+        before,
+        "the accepted run did not format the device"
+    );
 }

@@ -1,6 +1,9 @@
 //! Targets and filesystem drivers against the real kernel: loop images, mkfs, mounts, zpools,
-//! and the safety refusals for `--device`. Privileged parts run as root with the tools present
-//! and print `skipped: <reason>` otherwise.
+//! and the safety refusals for `--device`. Privileged parts run as root with the tools present;
+//! otherwise they print `skipped: <reason>`, or fail under `FSBENCH_REQUIRE_PRIVILEGED=1`
+//! ([`common`]).
+
+mod common;
 
 use fsbench::fs::{self, Filesystem};
 use fsbench::plan::SetupSpec;
@@ -11,9 +14,7 @@ use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
 
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+use common::{is_root, require};
 
 fn sh(args: &[&str]) -> (bool, String) {
     let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
@@ -22,16 +23,9 @@ fn sh(args: &[&str]) -> (bool, String) {
     (out.status.success(), s)
 }
 
-fn skip_unless_root(what: &str) -> bool {
-    if !is_root() {
-        println!("skipped: {what} needs root");
-        return true;
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        println!("skipped: {what} needs loop devices (/dev/loop-control)");
-        return true;
-    }
-    false
+/// Root and loop devices, or skip (fail under FSBENCH_REQUIRE_PRIVILEGED=1).
+fn loop_test(name: &str) -> bool {
+    common::privileged(name).loop_devices().ok()
 }
 
 /// Whether `dev` is still bound to `image` (losetup -j cannot stat a deleted image).
@@ -161,9 +155,12 @@ fn expect(fs: &str, opts: &str, props: &std::collections::BTreeMap<String, Strin
 
 #[test]
 fn image_target_formats_and_mounts_every_filesystem() {
-    if skip_unless_root("image target") {
+    let name = "target::image_target_formats_and_mounts_every_filesystem";
+    if !common::privileged(name).loop_devices().case_ok() {
         return;
     }
+    // Keeps a zfs-fuse daemon started below up until the pool checks at the end are done.
+    let _zfs = fsbench::fs::zfs_daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let kind = TargetKind::Image {
         scratch_dir: scratch.path().to_path_buf(),
@@ -186,9 +183,11 @@ fn image_target_formats_and_mounts_every_filesystem() {
     t.check_identity().unwrap();
 
     let mut tried = 0;
-    for name in ["ext4", "xfs", "btrfs", "zfs"] {
-        if let Err(why) = fs::available(name) {
-            println!("skipped: {why}");
+    let all = ["ext4", "xfs", "btrfs", "zfs"];
+    let test = name;
+    for name in all {
+        let avail = fs::available(name);
+        if !require(&format!("{test}: {name}: {avail:?}"), avail.is_ok()) {
             continue;
         }
         tried += 1;
@@ -249,14 +248,17 @@ fn image_target_formats_and_mounts_every_filesystem() {
         let mine = format!("fsbench_{}_", std::process::id());
         assert!(!pools.contains(&mine), "pool left: {pools}");
     }
-    println!("exercised {tried} filesystems");
+    common::ran_cases(test, tried, all.len());
 }
 
 #[test]
 fn too_small_image_is_refused_before_mkfs() {
-    if skip_unless_root("image size check") {
+    let test = "target::too_small_image_is_refused_before_mkfs";
+    if !common::privileged(test).loop_devices().case_ok() {
         return;
     }
+    // Keeps a zfs-fuse daemon started below up until the checks at the end are done.
+    let _zfs = fsbench::fs::zfs_daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let kind = TargetKind::Image {
         scratch_dir: scratch.path().to_path_buf(),
@@ -265,11 +267,13 @@ fn too_small_image_is_refused_before_mkfs() {
     };
     let t = target::acquire(&kind, true).unwrap();
     let dev = t.block_device().unwrap().to_path_buf();
+    let mut tried = 0;
     for name in ["xfs", "zfs"] {
-        if let Err(why) = fs::available(name) {
-            println!("skipped: {why}");
+        let avail = fs::available(name);
+        if !require(&format!("{test}: {name}: {avail:?}"), avail.is_ok()) {
             continue;
         }
+        tried += 1;
         let d = fs::driver(name).unwrap();
         let mnt = fs::unique_mountpoint("small");
         let e = d
@@ -289,11 +293,15 @@ fn too_small_image_is_refused_before_mkfs() {
     }
     let (_, sig) = sh(&["blkid", "-p", dev.to_str().unwrap()]);
     assert!(sig.trim().is_empty(), "nothing may be written: {sig}");
+    common::ran_cases(test, tried, 2);
 }
 
 #[test]
 fn tmpfs_reference_mounts_with_a_size() {
-    if skip_unless_root("tmpfs mount") {
+    if !common::privileged("target::tmpfs_reference_mounts_with_a_size")
+        .root()
+        .ok()
+    {
         return;
     }
     let mut s = SetupSpec::plain("tmpfs");
@@ -332,11 +340,11 @@ fn device_refusals_leave_data_untouched() {
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("it is not a block device"), "{e}");
 
-    if skip_unless_root("device refusals") {
-        return;
-    }
-    if !fsbench::host::command::available("mkfs.ext4") {
-        println!("skipped: mkfs.ext4 missing");
+    if !common::privileged("target::device_refusals_leave_data_untouched")
+        .loop_devices()
+        .tools(&["mkfs.ext4", "mount", "blkid"])
+        .ok()
+    {
         return;
     }
     let lo = TestLoop::new("64M");
@@ -501,7 +509,7 @@ fn unknown_filesystem_and_variant_keys() {
 
 #[test]
 fn image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop() {
-    if skip_unless_root("tmpfs scratch dir") {
+    if !loop_test("target::image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop") {
         return;
     }
     if let Some(shm) = Some(Path::new("/dev/shm")).filter(|p| p.is_dir()) {
@@ -549,40 +557,14 @@ fn image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop() {
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
 }
 
-/// Run by hand on a terminal (or under `script`), typing a wrong name:
-/// `echo nope | script -qec "cargo test --test target typed_confirmation -- --ignored" /dev/null`
-#[test]
-#[ignore = "needs a terminal on stdin"]
-fn typed_confirmation() {
-    use std::io::IsTerminal;
-    if skip_unless_root("confirmation") || !std::io::stdin().is_terminal() {
-        println!("skipped: stdin is not a terminal");
-        return;
-    }
-    let lo = TestLoop::new("16M");
-    let e = target::acquire(
-        &TargetKind::Device {
-            path: PathBuf::from(&lo.dev),
-            force_wipe: false,
-        },
-        false,
-    )
-    .err()
-    .expect("a wrong name must refuse");
-    println!("{e}");
-    assert!(
-        e.to_string().contains("the confirmation did not match"),
-        "{e}"
-    );
-}
-
 #[test]
 fn partitioned_device_refusals() {
-    if skip_unless_root("partition refusals") {
-        return;
-    }
-    if !fsbench::host::command::available("mkfs.ext4") {
-        println!("skipped: mkfs.ext4 missing");
+    let test = "target::partitioned_device_refusals";
+    if !common::privileged(test)
+        .loop_devices()
+        .tools(&["mkfs.ext4", "mount"])
+        .case_ok()
+    {
         return;
     }
     let lo = TestLoop::with("64M", true);
@@ -591,11 +573,14 @@ fn partitioned_device_refusals() {
     if !Path::new(&part).exists() {
         // Kernels without the msdos partition parser: add it by hand (BLKPG).
         let (ok, out) = sh(&["partx", "-a", &lo.dev]);
-        if !ok || !Path::new(&part).exists() {
-            println!("skipped: the kernel did not create {part} ({out})");
+        if !require(
+            &format!("{test}: the kernel did not create {part} ({out})"),
+            ok && Path::new(&part).exists(),
+        ) {
             return;
         }
     }
+    common::ran(test);
     let (ok, out) = sh(&["mkfs.ext4", "-F", "-q", &part]);
     assert!(ok, "{out}");
     let mnt = tempfile::tempdir().unwrap();
@@ -627,11 +612,11 @@ fn partitioned_device_refusals() {
 
 #[test]
 fn image_grows_and_a_busy_mount_is_detached_lazily() {
-    if skip_unless_root("busy unmount") {
-        return;
-    }
-    if fs::available("ext4").is_err() {
-        println!("skipped: mkfs.ext4 missing");
+    if !common::privileged("target::image_grows_and_a_busy_mount_is_detached_lazily")
+        .loop_devices()
+        .need("ext4 (mkfs.ext4)", fs::available("ext4").is_ok())
+        .ok()
+    {
         return;
     }
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -680,9 +665,12 @@ fn image_grows_and_a_busy_mount_is_detached_lazily() {
 
 #[test]
 fn failed_mkfs_or_zpool_create_leaves_nothing() {
-    if skip_unless_root("failed mkfs") {
+    let test = "target::failed_mkfs_or_zpool_create_leaves_nothing";
+    if !common::privileged(test).loop_devices().case_ok() {
         return;
     }
+    // Keeps a zfs-fuse daemon started below up until the checks at the end are done.
+    let _zfs = fsbench::fs::zfs_daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let t = target::acquire(
         &TargetKind::Image {
@@ -695,17 +683,22 @@ fn failed_mkfs_or_zpool_create_leaves_nothing() {
     .unwrap();
     let dev = t.block_device().unwrap().to_path_buf();
     let mut cases = vec![];
-    if fs::available("ext4").is_ok() {
+    let avail = |name: &str| {
+        let a = fs::available(name);
+        require(&format!("{test}: {name}: {a:?}"), a.is_ok())
+    };
+    if avail("ext4") {
         let mut s = SetupSpec::plain("ext4");
         s.mkfs = vec!["-O".into(), "no_such_feature".into()];
         cases.push(s);
     }
-    if fs::available("zfs").is_ok() {
+    if avail("zfs") {
         let mut s = SetupSpec::plain("zfs");
         s.props
             .insert("compression".into(), "no-such-algorithm".into());
         cases.push(s);
     }
+    let n_cases = cases.len();
     for s in cases {
         let d = fs::driver(&s.fs).unwrap();
         d.validate(&s).unwrap();
@@ -727,4 +720,5 @@ fn failed_mkfs_or_zpool_create_leaves_nothing() {
             "{pools}"
         );
     }
+    common::ran_cases(test, n_cases, 2);
 }

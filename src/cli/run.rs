@@ -86,7 +86,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub force_wipe: bool,
 
-    /// Do not ask for confirmation (accepted in every target mode).
+    /// Consent to wipe --device without being asked; needed where there is no terminal
+    /// (scripts, CI). Without it the device name must be typed on the terminal. Accepted in
+    /// every target mode.
     #[arg(long, short = 'y')]
     pub yes: bool,
 

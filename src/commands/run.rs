@@ -11,10 +11,11 @@ use crate::plan::{Invocation, resolve::resolve};
 pub fn run(args: RunArgs) -> crate::Result<i32> {
     // From here on a closed pipe or a vanished terminal cannot make a write fail (and panic).
     let relay = stdio::Relay::install();
-    let (inv, resume) = match &args.resume {
+    let (mut inv, resume) = match &args.resume {
         Some(out) => {
             note(&format!(
-                "fsbench: resuming with the options saved in {}; other flags (except --json) are ignored",
+                "fsbench: resuming with the options saved in {}; other flags (except --json \
+                 and --yes) are ignored",
                 Invocation::path(out).display()
             ));
             let inv = Invocation::load(out)?;
@@ -23,6 +24,12 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         }
         None => (resolve(&args, std::env::args().collect())?, false),
     };
+    // --yes counts on resume too; a device run saved without it asks again (or refuses
+    // without a terminal) before the plan is even printed.
+    inv.options.yes |= args.yes;
+    if let crate::target::TargetKind::Device { path, .. } = &inv.options.target {
+        crate::target::consent::preflight(path, inv.options.yes)?;
+    }
     if rustix::process::geteuid().is_root() {
         // What a killed fsbench held (mounts, loop devices, images, settings) goes first.
         crate::host::ledger::recover_and_report();

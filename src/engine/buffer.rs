@@ -44,18 +44,31 @@ impl BufferPool {
     }
 
     /// Pointer to buffer `i` (for the kernel).
+    ///
+    /// # Panics
+    /// When `i` is not below the pool's count, in release builds too: the pointer goes to the
+    /// kernel and to [`BufferPool::buf`], so an out-of-range index must never become one.
     #[inline]
     pub fn ptr(&self, i: usize) -> *mut u8 {
-        debug_assert!(i < self.count);
-        // SAFETY: i < count, so the offset stays inside the allocation.
+        assert!(
+            i < self.count,
+            "buffer index {i} out of range (pool of {})",
+            self.count
+        );
+        // SAFETY: i < count (checked above), so the offset stays inside the allocation.
         unsafe { self.ptr.add(i * self.stride()) }
     }
 
     /// Buffer `i` as a slice.
+    ///
+    /// # Panics
+    /// When `i` is not below the pool's count (checked by [`BufferPool::ptr`]).
     #[inline]
     pub fn buf(&mut self, i: usize) -> &mut [u8] {
-        // SAFETY: the range lies inside the allocation and we hold &mut self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr(i), self.bs) }
+        let p = self.ptr(i);
+        // SAFETY: `ptr` checked i < count, so `bs` bytes from p lie inside the allocation
+        // (stride >= bs), and &mut self makes this the only live reference into the pool.
+        unsafe { std::slice::from_raw_parts_mut(p, self.bs) }
     }
 
     /// iovecs for io_uring buffer registration.
@@ -139,6 +152,13 @@ mod tests {
             assert_eq!(p.buf(i).len(), 4608);
         }
         assert_eq!(p.iovecs().len(), 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer index 3 out of range (pool of 3)")]
+    fn out_of_range_index_panics_in_every_build() {
+        let mut p = BufferPool::new(4096, 3);
+        let _ = p.buf(3);
     }
 
     #[test]

@@ -250,7 +250,7 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
     };
 
     if spec.direct {
-        if spec.bs % logical_block != 0 {
+        if !spec.bs.is_multiple_of(logical_block) {
             let suggest = fio_size(spec.bs.div_ceil(logical_block) * logical_block);
             return Err(Error::invalid(
                 "--bs",
@@ -261,7 +261,7 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
                 ),
             ));
         }
-        if spec.offset_increment % logical_block != 0 {
+        if !spec.offset_increment.is_multiple_of(logical_block) {
             return Err(Error::invalid(
                 "--offset-increment",
                 format!(

@@ -106,9 +106,9 @@ fn escape_filename(name: &str) -> String {
 /// A duration in the largest fio unit that represents it exactly (fio accepts us/ms/s).
 fn fio_duration(d: Duration) -> String {
     let us = d.as_micros();
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1_000 == 0 {
+    } else if us.is_multiple_of(1_000) {
         format!("{}ms", us / 1_000)
     } else {
         format!("{us}us")

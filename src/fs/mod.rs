@@ -15,6 +15,7 @@ pub mod variant;
 pub mod variant_args;
 mod xfs;
 pub mod zfs;
+pub mod zfs_daemon;
 
 pub use btrfs::BTRFS;
 pub use ext4::EXT4;

@@ -1,12 +1,14 @@
 //! ZFS: a uniquely named single-vdev pool per setup, destroyed on release.
 //!
 //! Where there is no kernel module but zfs-fuse is installed, its daemon is started when no
-//! instance runs (and left running: other users may depend on it), and results are labelled
-//! `zfs-fuse` because its performance says nothing about OpenZFS in the kernel.
+//! instance runs and stopped again when fsbench is done ([`super::zfs_daemon`]; one already
+//! running is left alone), and results are labelled `zfs-fuse` because its performance says
+//! nothing about OpenZFS in the kernel.
 
 use super::mount::{self, ensure_mountpoint, remove_mountpoint};
 use super::variant::{self, Accepts};
 use super::variant_args::{ArgRules, OptKey};
+use super::zfs_daemon::{self, DaemonHold};
 use super::{Filesystem, MkfsRecord, Mounted, props};
 use crate::host::command::{self, argv};
 use crate::host::ledger::{self, Held, Item};
@@ -100,63 +102,6 @@ pub fn implementation() -> String {
     } else {
         "zfs".into()
     }
-}
-
-fn zpool_works() -> bool {
-    command::run(&argv(&["zpool", "list", "-H"]), Duration::from_secs(15)).is_ok()
-}
-
-fn wait_zpool(limit: Duration) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if zpool_works() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    false
-}
-
-/// Start the zfs-fuse daemon when it is needed and not running. Returns a note for the
-/// record when fsbench started it.
-pub fn ensure_daemon() -> Result<Option<String>> {
-    if !is_fuse() {
-        return Ok(None);
-    }
-    if zpool_works() {
-        return Ok(None);
-    }
-    let running =
-        command::run_unchecked(&argv(&["pgrep", "-x", "zfs-fuse"]), Duration::from_secs(10))
-            .map(|o| o.status == Some(0))
-            .unwrap_or(false);
-    if running {
-        // Someone (maybe another fsbench) just started it: give it time to listen.
-        if wait_zpool(Duration::from_secs(15)) {
-            return Ok(None);
-        }
-        return Err(Error::tool(
-            "zpool",
-            "a zfs-fuse daemon is running but zpool cannot reach it; restart zfs-fuse or skip zfs",
-        ));
-    }
-    // The daemon forks away; its stdio goes to /dev/null so it cannot hold our pipes open.
-    let start = command::run(
-        &argv(&["sh", "-c", "exec zfs-fuse </dev/null >/dev/null 2>&1"]),
-        Duration::from_secs(30),
-    );
-    if wait_zpool(Duration::from_secs(15)) {
-        let note = "fsbench started the zfs-fuse daemon (none was running); it was left running";
-        eprintln!("fsbench: note: {note}");
-        return Ok(Some(note.into()));
-    }
-    Err(Error::tool(
-        "zfs-fuse",
-        format!(
-            "the daemon did not come up within 15 s{}; start it by hand (`zfs-fuse`) or skip zfs",
-            start.err().map(|e| format!(" ({e})")).unwrap_or_default()
-        ),
-    ))
 }
 
 fn unique_pool() -> String {
@@ -269,7 +214,7 @@ impl Filesystem for Zfs {
         mountpoint: &Path,
         timeout: Duration,
     ) -> Result<Box<dyn Mounted>> {
-        let note = ensure_daemon()?;
+        let (daemon, note) = zfs_daemon::ensure()?;
         // Import scans a directory: give it one holding only this device.
         let devdir = super::unique_mountpoint("zdev");
         std::fs::create_dir_all(&devdir).map_err(|e| Error::io("cannot create", &devdir, e))?;
@@ -305,6 +250,7 @@ impl Filesystem for Zfs {
             extra: BTreeMap::new(),
             held: vec![held],
             done: false,
+            _daemon: daemon,
         };
         let dir_held = ensure_mountpoint(mountpoint)?;
         guard.created_dir = dir_held.is_some();
@@ -335,7 +281,7 @@ impl Filesystem for Zfs {
         timeout: Duration,
     ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
         super::check_device_fits("zfs", MIN_SIZE, device)?;
-        let note = ensure_daemon()?;
+        let (daemon, note) = zfs_daemon::ensure()?;
         let pool = unique_pool();
         let dir_held = ensure_mountpoint(mountpoint)?;
         let created_dir = dir_held.is_some();
@@ -355,6 +301,7 @@ impl Filesystem for Zfs {
             extra: BTreeMap::new(),
             held: dir_held.into_iter().collect(),
             done: true, // nothing to destroy until zpool create succeeded
+            _daemon: daemon,
         };
         guard
             .held
@@ -407,6 +354,8 @@ pub struct ZfsMount {
     /// Ledger entries (pool, mountpoint directory), removed once both are gone.
     held: Vec<Held>,
     done: bool,
+    /// Dropped last (after `Drop` destroyed the pool), so the daemon outlives the pool.
+    _daemon: DaemonHold,
 }
 
 impl ZfsMount {

@@ -141,8 +141,7 @@ pub fn run_child(
         match child.try_wait() {
             Ok(Some(st)) => break st,
             Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_tree(&mut child);
                 return Err(crate::Error::tool(
                     shown,
                     format!(
@@ -162,8 +161,7 @@ pub fn run_child(
                         }
                         OnCancel::Interrupt => {}
                         OnCancel::Kill => {
-                            let _ = child.kill();
-                            let _ = child.wait();
+                            kill_tree(&mut child);
                             return Err(crate::Error::Interrupted);
                         }
                     }
@@ -180,6 +178,70 @@ pub fn run_child(
         stderr: t_err.join().unwrap_or_default(),
         seconds,
     })
+}
+
+/// Kill `child` and every process below it, then reap `child`.
+///
+/// A tool killed alone can leave its own children running (a shell's pipeline, fio's job
+/// processes, mkfs helpers), re-parented to init where nobody waits for them. So the tree is
+/// collected while `child` still links it, frozen with SIGSTOP so nothing forks meanwhile,
+/// and killed.
+fn kill_tree(child: &mut std::process::Child) {
+    let root = child.id();
+    let mut tree = vec![root];
+    // Repeat: a process may fork between the scan and its SIGSTOP.
+    for _ in 0..3 {
+        let before = tree.len();
+        for pid in descendants(root) {
+            if !tree.contains(&pid) {
+                tree.push(pid);
+            }
+        }
+        for &pid in &tree {
+            // SAFETY: kill(2); `root` is our unreaped child and the others were found below it
+            // a moment ago (a pid reused in between is the accepted, tiny risk of any kill).
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+        }
+        if tree.len() == before {
+            break;
+        }
+    }
+    for &pid in tree.iter().rev() {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    let _ = child.wait();
+}
+
+/// Every process whose parent chain leads to `root` (from /proc/*/stat).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            if let Some(ppid) = parse_ppid(&stat) {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// The parent pid in a /proc/PID/stat line (the command name may contain spaces and `)`).
+fn parse_ppid(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Whether `prog` is on PATH.
@@ -211,6 +273,30 @@ mod tests {
         assert!(e.to_string().contains("exit status 3"), "{e}");
         let e = run(&argv(&["sleep", "5"]), Duration::from_millis(200)).unwrap_err();
         assert!(e.to_string().contains("timed out"), "{e}");
+        // The whole tree goes on timeout, not only the direct child.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let script = format!("sleep 600 & echo $! > {}; wait", pidfile.display());
+        let e = run(&argv(&["sh", "-c", &script]), Duration::from_millis(500)).unwrap_err();
+        assert!(e.to_string().contains("timed out"), "{e}");
+        let grandchild: u32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..100).any(|_| {
+            let st = std::fs::read_to_string(format!("/proc/{grandchild}/stat"));
+            // Gone, or a zombie waiting for init to reap it.
+            let dead = st.as_ref().map_or(true, |s| {
+                s[s.rfind(')').unwrap() + 1..].split_whitespace().next() == Some("Z")
+            });
+            if !dead {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            dead
+        });
+        assert!(gone, "the tool's child {grandchild} survived the timeout");
+        assert_eq!(parse_ppid("12 (a b) c) S 7 12 12"), Some(7));
         let e = run(&argv(&["no-such-tool-xyz"]), Duration::from_secs(1)).unwrap_err();
         assert!(e.to_string().contains("not installed"), "{e}");
         assert!(available("sh"));

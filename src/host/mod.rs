@@ -1,9 +1,10 @@
-//! The host: caches, sync, external commands, quiescence, cgroups, provenance, the ledger of
-//! held resources, output that survives a vanished terminal.
+//! The host: caches, sync, external commands, daemons, quiescence, cgroups, provenance, the
+//! ledger of held resources, output that survives a vanished terminal.
 
 pub mod cache;
 pub mod cgroup;
 pub mod command;
+pub mod daemon;
 pub mod ledger;
 pub mod provenance;
 pub mod stdio;

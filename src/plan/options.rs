@@ -22,7 +22,7 @@ pub enum EngineChoice {
 pub struct RunOptions {
     /// Target.
     pub target: TargetKind,
-    /// Skip the interactive device confirmation.
+    /// Consent to wipe a device without the typed confirmation (`--yes`).
     pub yes: bool,
     /// Output directory.
     pub out: PathBuf,

@@ -93,6 +93,9 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     }
 
     crate::cancel::install_handlers();
+    // A zfs-fuse daemon fsbench starts stays up across setups and is stopped when this
+    // returns (done, failed or interrupted), after the target and every pool are released.
+    let _zfs_daemon = crate::fs::zfs_daemon::hold();
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
     let target = crate::target::acquire(&inv.options.target, inv.options.yes)?;
     // `fsbench doctor`'s checks (tmpfs scratch dir, rotational virtual disk, scheduler, busy

@@ -1,11 +1,11 @@
 //! `--device /dev/X`: a real scratch disk, wiped after the safety checks pass.
 
+use super::consent;
 use super::safety::{self, Checked};
 use super::sysfs::{self, DevNum};
 use super::{DiscardState, Target, ioctl};
 use crate::results::TargetInfo;
 use crate::{Error, Result};
-use std::io::{BufRead, IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -18,51 +18,29 @@ pub struct BlockTarget {
 }
 
 impl BlockTarget {
-    /// Check `path`, ask for confirmation on a terminal unless `yes`, and take it.
+    /// Check `path`, then get consent (`yes`, or the name typed on the terminal), and take it.
+    ///
+    /// Both the checks and the question only read the device; nothing is written here.
     pub fn acquire(path: &Path, force_wipe: bool, yes: bool) -> Result<Self> {
         let checked = safety::check_device(path, force_wipe)?;
-        if !yes && std::io::stdin().is_terminal() {
-            confirm(&checked)?;
+        let facts = sysfs::queue_facts(checked.dev).unwrap_or_default();
+        let mut description = crate::units::format_size(checked.size);
+        if !facts.model.is_empty() {
+            description.push_str(", ");
+            description.push_str(&facts.model);
         }
+        consent::confirm(
+            &consent::Question {
+                path: &checked.path,
+                name: &checked.name,
+                description,
+            },
+            yes,
+        )?;
         Ok(BlockTarget {
             checked,
             discard: DiscardState::default(),
         })
-    }
-}
-
-/// Ask the user to type the device name; anything else refuses.
-fn confirm(c: &Checked) -> Result<()> {
-    let facts = sysfs::queue_facts(c.dev).unwrap_or_default();
-    let model = if facts.model.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", facts.model)
-    };
-    eprint!(
-        "fsbench will ERASE ALL DATA on {} ({}{model}).\nType the device name ({}) to continue: ",
-        c.path.display(),
-        crate::units::format_size(c.size),
-        c.name
-    );
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .map_err(|e| Error::io("cannot read the confirmation from", "stdin", e))?;
-    let typed = line.trim();
-    if typed == c.name || Path::new(typed) == c.path || typed == format!("/dev/{}", c.name) {
-        Ok(())
-    } else {
-        Err(Error::refused(
-            &c.path,
-            format!(
-                "the confirmation did not match (typed {typed:?}, expected {:?}); nothing was \
-                 changed (--yes skips this question)",
-                c.name
-            ),
-        ))
     }
 }
 

@@ -4,6 +4,7 @@
 //! or removes fsbench's subdirectory, so an error or Ctrl-C leaves nothing behind.
 
 pub mod block;
+pub mod consent;
 pub mod dir;
 pub mod image;
 pub mod ioctl;
@@ -87,7 +88,8 @@ pub trait Target: Send {
     }
 }
 
-/// Acquire a target. `yes` skips the interactive confirmation for devices.
+/// Acquire a target. For devices, `yes` is the consent to wipe; without it the device name
+/// must be typed on the terminal ([`consent::confirm`]).
 ///
 /// For a device every safety check runs here, before anything is written; the returned
 /// target re-checks its identity before each destructive step (`check_identity`).

@@ -360,7 +360,11 @@ impl TextGen {
                 self.pending.extend_from_slice(&self.vocab[idx]);
             }
         }
-        let end: &[u8] = if self.next() % 3 == 0 { b".\n" } else { b"\n" };
+        let end: &[u8] = if self.next().is_multiple_of(3) {
+            b".\n"
+        } else {
+            b"\n"
+        };
         self.pending.extend_from_slice(end);
     }
 
