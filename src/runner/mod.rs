@@ -11,6 +11,7 @@ pub mod adapters;
 pub mod journal;
 pub mod progress;
 mod round;
+mod writeback;
 
 use crate::plan::{Invocation, SetupRound, eta};
 use crate::results::{Results, SetupInfo, Warning, WorkloadInfo};

@@ -8,9 +8,10 @@
 use super::Runner;
 use super::adapters;
 use super::journal::{Entry, RoundRecord};
+use super::writeback;
 use crate::Error;
 use crate::fs::Mounted;
-use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, step_seed};
+use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, WriteAccounting, step_seed};
 use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
 use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
 use std::collections::BTreeMap;
@@ -295,6 +296,9 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Run one workload; for one that writes, also count what the device writes after it
+    /// until the filesystem has written back what it caused (the engine does this for its
+    /// own I/O jobs, the runner for everything else).
     fn run_workload(
         &mut self,
         w: &WorkloadSpec,
@@ -302,6 +306,40 @@ impl Runner<'_> {
         round: u32,
         work_root: &Path,
         data_dir: &Path,
+    ) -> crate::Result<WorkloadOutput> {
+        let rule = self.inv.plan.quiet.after_job();
+        let by_runner = match w.kind.write_accounting() {
+            WriteAccounting::Runner => true,
+            WriteAccounting::Engine => {
+                self.inv.options.engine == crate::plan::EngineChoice::Fio
+                    && w.io.as_ref().is_some_and(|p| p.rw.writes())
+            }
+            WriteAccounting::None => false,
+        };
+        let tracked = if by_runner {
+            let device = match self.target.block_device() {
+                Some(d) => crate::measure::device::resolve(d),
+                None => crate::measure::device::resolve(data_dir),
+            };
+            writeback::start(device)
+        } else {
+            None
+        };
+        let mut out = self.run_workload_inner(w, setup, round, work_root, data_dir, rule)?;
+        if let Some(t) = tracked {
+            t.finish(data_dir, rule, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn run_workload_inner(
+        &mut self,
+        w: &WorkloadSpec,
+        setup: &SetupSpec,
+        round: u32,
+        work_root: &Path,
+        data_dir: &Path,
+        rule: crate::measure::SettleRule,
     ) -> crate::Result<WorkloadOutput> {
         let plan = &self.inv.plan;
         let opts = &self.inv.options;
@@ -315,6 +353,7 @@ impl Runner<'_> {
             fs: &setup.fs,
             round,
             seed,
+            settle: Some(rule),
         };
         match w.kind {
             Kind::Mkfs => Ok(WorkloadOutput::default()),
@@ -339,6 +378,7 @@ impl Runner<'_> {
                 Ok(WorkloadOutput {
                     metrics: vec![
                         Metric::new("seconds", "s", secs),
+                        Metric::new("bytes", "bytes", size as f64),
                         Metric::new(
                             "bw_mib_s",
                             "MiB/s",

@@ -84,6 +84,10 @@ pub fn metric_label(metric: &str) -> String {
         "cpu_util" => "CPU",
         "device_write_bytes" => "bytes written to device",
         "write_amplification" => "write amplification",
+        "device_write_bytes_total" => "bytes written to device, until written back",
+        "write_amplification_total" => "write amplification, until written back",
+        "device_bytes_per_file" => "device bytes per file (in the job)",
+        "device_bytes_per_file_total" => "device bytes per file, until written back",
         "bytes" => "bytes",
         "size_bytes" => "size",
         "avail_bytes" => "available",
@@ -255,6 +259,9 @@ mod tests {
             "cpu_util",
             "write_amplification",
             "device_write_bytes",
+            "write_amplification_total",
+            "device_write_bytes_total",
+            "device_bytes_per_file_total",
         ] {
             assert_eq!(direction(m), LowerIsBetter, "{m}");
         }

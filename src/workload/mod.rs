@@ -54,6 +54,9 @@ pub struct WorkloadContext<'a> {
     pub round: u32,
     /// Seed for this step (derived from the run seed, setup and round).
     pub seed: u64,
+    /// After a job that writes, sync and wait for the device under this rule to count what
+    /// the filesystem writes back later (`None`: the in-job window only).
+    pub settle: Option<crate::measure::SettleRule>,
 }
 
 pub mod compress;
