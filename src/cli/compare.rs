@@ -17,8 +17,10 @@ pub enum CompareFormat {
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompareArgs {
     /// The earlier (baseline) results.json.
+    #[arg(value_hint = clap::ValueHint::FilePath)]
     pub a: PathBuf,
     /// The later results.json.
+    #[arg(value_hint = clap::ValueHint::FilePath)]
     pub b: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]

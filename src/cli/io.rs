@@ -54,7 +54,7 @@ write_amplification_total include what the filesystem wrote back after the job. 
 is not part of the runtime, IOPS or latency.")]
 pub struct IoArgs {
     /// File or block device to test (a missing file is created and laid out).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     pub filename: PathBuf,
 
     /// Access pattern.
@@ -119,7 +119,7 @@ pub struct IoArgs {
     pub verify: bool,
 
     /// Block device whose counters give device bytes [default: the one under --filename].
-    #[arg(long, value_name = "DEV")]
+    #[arg(long, value_name = "DEV", value_hint = clap::ValueHint::FilePath)]
     pub device: Option<PathBuf>,
 
     /// After a job that writes, do not syncfs and wait for the device to go quiet (the

@@ -9,6 +9,8 @@ pub mod io;
 pub mod meta;
 pub mod report;
 pub mod run;
+pub mod shell;
+pub mod suggest;
 
 /// fsbench: which Linux filesystem, with which options, is best for my workload on this disk?
 ///
@@ -40,4 +42,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two results files: deltas and whether they are significant.
     Compare(compare::CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Write man pages: fsbench.1 and one per subcommand (or print fsbench.1).
+    Man(shell::ManArgs),
 }

@@ -9,6 +9,7 @@ pub mod meta;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod shell;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
@@ -20,5 +21,7 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Corpus(a) => corpus::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man(a) => shell::man(a),
     }
 }
