@@ -130,7 +130,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     let guard = WorkDir(work.clone());
     let tree = work.join("tree");
 
-    let mut samples: Vec<(&str, Metric)> = Vec::new();
+    let mut samples: Vec<(String, Metric)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
     let mut tree = Tree {
         path: tree,
@@ -144,7 +144,13 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                 for n in &out.notes {
                     eprintln!("fsbench: note: {n}");
                 }
-                samples.extend(out.metrics.into_iter().map(|m| (wl, m)));
+                // A cold-cache walk that ran warm is reported under its warm name.
+                let id = if out.ran_warm {
+                    crate::workload::warm_id(wl)
+                } else {
+                    wl.to_string()
+                };
+                samples.extend(out.metrics.into_iter().map(|m| (id.clone(), m)));
             }
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
@@ -156,7 +162,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                     format!("{wl}: {msg}")
                 };
                 eprintln!("fsbench: failed: {msg}");
-                samples.push((wl, Metric::new("FAILED", "", f64::NAN)));
+                samples.push((wl.to_string(), Metric::new("FAILED", "", f64::NAN)));
                 failures.push((wl, msg));
             }
         }
@@ -255,7 +261,7 @@ fn fmt_value(m: &Metric) -> String {
     }
 }
 
-fn print(samples: &[(&str, Metric)], failures: &[(&str, String)], json: bool) {
+fn print(samples: &[(String, Metric)], failures: &[(&str, String)], json: bool) {
     if json {
         let s: Vec<_> = samples
             .iter()

@@ -17,7 +17,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         }
         None => (resolve(&args, std::env::args().collect())?, false),
     };
-    eprint!("{}", super::plan::summary(&inv));
+    eprint!(
+        "{}",
+        super::plan::summary(&inv, super::plan::ResultsLine::Run)
+    );
     let outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;
     // Reports are derived from results.json (re-render any time with `fsbench report`), so a

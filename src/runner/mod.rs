@@ -133,7 +133,8 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         .iter()
         .map(|sr| eta::setup_round_seconds(plan, sr.setup, formats))
         .sum();
-    let steps = srs.len() * plan.workloads.len();
+    let per_round = progress::steps_per_round(plan, formats);
+    let steps = srs.len() * per_round;
     let mut runner = Runner {
         inv,
         target: target.as_ref(),
@@ -160,7 +161,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             ));
             runner
                 .progress
-                .finish(eta::setup_round_seconds(plan, sr.setup, formats));
+                .skip(per_round, eta::setup_round_seconds(plan, sr.setup, formats));
             records.insert((sr.round, sr.setup), rec.clone());
             continue;
         }

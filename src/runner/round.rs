@@ -85,6 +85,9 @@ impl Runner<'_> {
                     "mkfs",
                     &format!("no driver for {}", setup.fs),
                 )?;
+                let est = self.step_estimate_overhead(&setup);
+                self.progress.skip(1, est);
+                self.skip_workload_steps();
                 return Ok(());
             };
             let mountpoint =
@@ -105,6 +108,7 @@ impl Runner<'_> {
                     let _ = std::fs::remove_dir(&mountpoint);
                     self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
                     self.progress.finish(est);
+                    self.skip_workload_steps();
                     return Ok(());
                 }
             };
@@ -221,6 +225,7 @@ impl Runner<'_> {
                 {
                     self.fail(rec, &setup, round, "release", &e.to_string())?;
                 }
+                self.skip_workload_steps();
                 return Ok(());
             }
         }
@@ -248,6 +253,13 @@ impl Runner<'_> {
             let mut step = self.empty(&setup, round);
             match result {
                 Ok(mut out) => {
+                    // Caches that could not be dropped make a cold-cache workload warm: record it
+                    // under its warm name so no report calls it cold.
+                    let id = if out.ran_warm {
+                        crate::workload::warm_id(&w.id)
+                    } else {
+                        w.id.clone()
+                    };
                     if let Some(bw) = out.metrics.iter().find(|m| m.metric == "bw_mib_s") {
                         bandwidth.insert(w.id.clone(), bw.value);
                     }
@@ -261,11 +273,11 @@ impl Runner<'_> {
                         step.notes.push(Warning {
                             setup: setup.name.clone(),
                             round,
-                            message: format!("{}: {n}", w.id),
+                            message: format!("{id}: {n}"),
                         });
                     }
                     if w.record {
-                        add_output(&mut step, &setup.name, &w.id, round, out);
+                        add_output(&mut step, &setup.name, &id, round, out);
                     }
                 }
                 Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
@@ -411,8 +423,9 @@ impl Runner<'_> {
                 let expected = self.corpus()?.entries();
                 crate::workload::meta::rm_tree_checked(&tree, opts.threads, Some(expected))
             }
-            Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
-            Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
+            // Each creates its own subdirectory of the data directory.
+            Kind::Smallfiles => adapters::smallfiles(data_dir),
+            Kind::Fsmark => adapters::fsmark(data_dir, opts.threads),
             Kind::Compress => {
                 adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
             }
@@ -465,6 +478,22 @@ impl Runner<'_> {
                 &format!("caches were not dropped before workloads: {e}"),
             );
         }
+    }
+
+    /// This setup-round's workloads will not run: count them done for the progress line.
+    fn skip_workload_steps(&mut self) {
+        let plan = &self.inv.plan;
+        let ws: Vec<&WorkloadSpec> = plan
+            .workloads
+            .iter()
+            .filter(|w| w.kind != Kind::Mkfs)
+            .collect();
+        let weight: f64 = ws
+            .iter()
+            .map(|w| crate::plan::eta::workload_seconds(plan, w))
+            .sum();
+        let n = ws.len();
+        self.progress.skip(n, weight);
     }
 
     fn recorded(&self, id: &str) -> bool {

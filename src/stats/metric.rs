@@ -146,6 +146,7 @@ pub fn workload_label(id: &str) -> String {
         "fsync-write" => "Write + fsync",
         "untar" => "Untar the corpus",
         "find-cold" => "find over the tree, cold cache",
+        "find-warm" => "find over the tree, warm cache (caches could not be dropped)",
         "rm-tree" => "rm -rf the tree",
         "mkfs" => "mkfs / zpool create",
         "usable-space" => "Usable space (df)",
@@ -163,6 +164,7 @@ pub fn workload_short(id: &str) -> String {
     match id {
         "rm-tree" => "rm -rf".into(),
         "find-cold" => "cold find".into(),
+        "find-warm" => "warm find".into(),
         "fsync-write" => "write+fsync".into(),
         "randrw70" => "70/30 mix".into(),
         "usable-space" => "usable space".into(),

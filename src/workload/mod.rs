@@ -39,6 +39,19 @@ pub struct WorkloadOutput {
     pub series: Vec<(String, Vec<f64>)>,
     /// Notes for the reader (backend fallback, unsupported discard…).
     pub notes: Vec<String>,
+    /// A cold-cache workload ran warm (caches could not be dropped): its results are recorded
+    /// under [`warm_id`] so no exporter labels them cold.
+    pub ran_warm: bool,
+}
+
+/// The id a cold-cache workload is recorded under when it ran warm: `find-cold` →
+/// `find-warm` (any other id gets `-warm` appended).
+pub fn warm_id(id: &str) -> String {
+    if id.contains("cold") {
+        id.replace("cold", "warm")
+    } else {
+        format!("{id}-warm")
+    }
 }
 
 /// What a workload may know about where it runs.

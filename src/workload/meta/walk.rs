@@ -118,10 +118,11 @@ pub(crate) fn count(dir: &Path, threads: usize) -> Result<(u64, u64)> {
 
 /// `find-cold`: drop caches, walk `dir` and stat every entry; `expected` entries are checked.
 ///
-/// Without root the caches cannot be dropped: the walk runs warm and a note says so.
+/// Without root the caches cannot be dropped: the walk runs warm, a note says so and the
+/// output is marked [`WorkloadOutput::ran_warm`] (recorded as `find-warm`).
 pub fn find_cold(dir: &Path, threads: usize, expected: Option<u64>) -> Result<WorkloadOutput> {
     let mut out = WorkloadOutput::default();
-    drop_caches_or_note("find-cold", &mut out.notes);
+    out.ran_warm = !drop_caches_or_note("find-cold", &mut out.notes);
     let start = Instant::now();
     let (entries, _) = count(dir, threads)?;
     let secs = start.elapsed().as_secs_f64();
