@@ -17,14 +17,14 @@ pub enum CompareFormat {
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompareArgs {
     /// The earlier (baseline) results.json.
-    #[arg(required_unless_present = "split_rounds")]
+    #[arg(required_unless_present = "split_rounds", value_hint = clap::ValueHint::FilePath)]
     pub a: Option<PathBuf>,
     /// The later results.json.
-    #[arg(required_unless_present = "split_rounds")]
+    #[arg(required_unless_present = "split_rounds", value_hint = clap::ValueHint::FilePath)]
     pub b: Option<PathBuf>,
     /// Compare the odd rounds of one results.json with its even rounds: an A/A check of how
     /// often chance alone is flagged (the rounds were interleaved, so drift hits both halves).
-    #[arg(long, value_name = "RESULTS.json", conflicts_with_all = ["a", "b"])]
+    #[arg(long, value_name = "RESULTS.json", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["a", "b"])]
     pub split_rounds: Option<PathBuf>,
     /// Setups to use as the control: their movement between A and B is taken as drift and the
     /// other setups are judged against it. Default: the setups whose configuration did not

@@ -18,10 +18,10 @@ pub struct CorpusArgs {
     pub scale: f64,
 
     /// Pack this real directory instead of generating.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub from: Option<PathBuf>,
 
     /// Where to write the tarball.
-    #[arg(long, value_name = "FILE.tar")]
+    #[arg(long, value_name = "FILE.tar", value_hint = clap::ValueHint::FilePath)]
     pub out: PathBuf,
 }

@@ -47,10 +47,14 @@ Examples:
 Without --runtime a job is size-based: each job moves its region's bytes exactly once.
 Latency is submission to completion (fio's `lat`). A missing or short file is written
 sequentially first; the time it took is reported as layout_s. Exit codes: 0 ok, 1 the job
-failed (I/O error, verify mismatch), 2 bad input (nothing was created), 128 + signal when interrupted (130 Ctrl-C).")]
+failed (I/O error, verify mismatch), 2 bad input (nothing was created), 128 + signal when interrupted (130 Ctrl-C).
+After a job that writes, fsbench syncs the filesystem and waits until the device wrote less
+than 1 MiB in 1 s (at most 30 s; --no-settle skips it): the device's write_bytes_total and
+write_amplification_total include what the filesystem wrote back after the job. The wait
+is not part of the runtime, IOPS or latency.")]
 pub struct IoArgs {
     /// File or block device to test (a missing file is created and laid out).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     pub filename: PathBuf,
 
     /// Access pattern.
@@ -115,8 +119,13 @@ pub struct IoArgs {
     pub verify: bool,
 
     /// Block device whose counters give device bytes [default: the one under --filename].
-    #[arg(long, value_name = "DEV")]
+    #[arg(long, value_name = "DEV", value_hint = clap::ValueHint::FilePath)]
     pub device: Option<PathBuf>,
+
+    /// After a job that writes, do not syncfs and wait for the device to go quiet (the
+    /// report then has only the in-job device window, no write_bytes_total).
+    #[arg(long)]
+    pub no_settle: bool,
 
     /// Print the JSON report (the stable interface) instead of a summary.
     #[arg(long)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, clap::Args)]
 pub struct MetaArgs {
     /// Existing directory on the filesystem to test.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::DirPath)]
     pub dir: PathBuf,
 
     /// Workloads to run, in order: untar, find-cold, rm-tree, smallfiles, fsmark.
@@ -40,11 +40,11 @@ pub struct MetaArgs {
     pub corpus_scale: f64,
 
     /// Extract this tarball (e.g. from `fsbench corpus`) instead of the synthetic corpus.
-    #[arg(long, value_name = "F.tar", conflicts_with = "corpus_from")]
+    #[arg(long, value_name = "F.tar", conflicts_with = "corpus_from", value_hint = clap::ValueHint::FilePath)]
     pub corpus_file: Option<PathBuf>,
 
     /// Pack this real directory (e.g. /usr/share) and extract it --corpus-copies times.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub corpus_from: Option<PathBuf>,
 
     /// Threads for untar (copies in parallel), find-cold and rm-tree (parallel walk).

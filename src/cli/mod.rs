@@ -10,6 +10,8 @@ pub mod io;
 pub mod meta;
 pub mod report;
 pub mod run;
+pub mod shell;
+pub mod suggest;
 
 /// fsbench: which Linux filesystem, with which options, is best for my workload on this disk?
 ///
@@ -43,4 +45,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Check the host and target for what would skew a benchmark (read-only), and the fixes.
     Doctor(doctor::DoctorArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Write man pages: fsbench.1 and one per subcommand (or print fsbench.1).
+    Man(shell::ManArgs),
 }

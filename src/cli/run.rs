@@ -1,7 +1,9 @@
 //! Flags of `fsbench run` and `fsbench plan` (the same flags: `plan` shows what `run` would do).
 
+use super::suggest::{Suggest, profile_names, workload_ids};
 use crate::plan::EngineChoice;
 use crate::units::{duration_arg, size_arg};
+use clap::ValueHint;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -55,19 +57,19 @@ pub struct RunArgs {
     pub fs: Vec<String>,
 
     /// A TOML plan file (setups, workloads with parameters, sweeps, rounds, sizes).
-    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    #[arg(long, value_name = "FILE", conflicts_with = "profile", value_hint = ValueHint::FilePath)]
     pub plan: Option<PathBuf>,
 
     /// A shipped profile: quick (default), standard, vps, nvme, tuning.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = Suggest::new(profile_names))]
     pub profile: Option<String>,
 
     /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED.
-    #[arg(long, value_name = "DEV", conflicts_with = "dir")]
+    #[arg(long, value_name = "DEV", conflicts_with = "dir", value_hint = ValueHint::FilePath)]
     pub device: Option<PathBuf>,
 
     /// Benchmark this existing directory as it is (no mkfs; only fsbench's subdirectory is touched).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
 
     /// Size of the sparse image used when neither --device nor --dir is given.
@@ -75,7 +77,7 @@ pub struct RunArgs {
     pub image_size: u64,
 
     /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
-    #[arg(long, value_name = "DIR", default_value = "/var/tmp")]
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp", value_hint = ValueHint::DirPath)]
     pub scratch_dir: PathBuf,
 
     /// Keep the image file afterwards.
@@ -93,11 +95,11 @@ pub struct RunArgs {
     pub yes: bool,
 
     /// Output directory (default: ./fsbench-results/<UTC timestamp>).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out: Option<PathBuf>,
 
     /// Continue the run whose output directory is OUT, with its original options.
-    #[arg(long, value_name = "OUT")]
+    #[arg(long, value_name = "OUT", value_hint = ValueHint::DirPath)]
     pub resume: Option<PathBuf>,
 
     /// Rounds per setup (interleaved across setups).
@@ -117,11 +119,11 @@ pub struct RunArgs {
     pub file_size: Option<String>,
 
     /// Run only these workload ids (comma-separated); also selects opt-in ones (probe-*, smallfiles, fsmark).
-    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    #[arg(long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(workload_ids), hide_possible_values = true)]
     pub only: Vec<String>,
 
     /// Skip these workload ids (comma-separated).
-    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    #[arg(long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(workload_ids), hide_possible_values = true)]
     pub skip: Vec<String>,
 
     /// After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s].
@@ -168,11 +170,11 @@ pub struct RunArgs {
 
     /// Pack this real directory (e.g. /usr/share) as the corpus instead of the synthetic tree,
     /// as seed 000 did; it is read into memory once and never from the filesystem under test.
-    #[arg(long, value_name = "DIR", conflicts_with = "corpus_file")]
+    #[arg(long, value_name = "DIR", conflicts_with = "corpus_file", value_hint = ValueHint::DirPath)]
     pub corpus_from: Option<std::path::PathBuf>,
 
     /// Use this tarball as the corpus (e.g. one written by `fsbench corpus`).
-    #[arg(long, value_name = "FILE.tar")]
+    #[arg(long, value_name = "FILE.tar", value_hint = ValueHint::FilePath)]
     pub corpus_file: Option<std::path::PathBuf>,
 
     /// Threads for metadata workloads (untar, find-cold, rm-tree).

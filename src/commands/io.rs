@@ -34,7 +34,10 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     // Validate before either engine touches anything, so bad input creates nothing.
     engine::validate(&spec)?;
     let report = match args.engine {
-        EngineChoice::Fsbench => engine::run(&spec)?,
+        EngineChoice::Fsbench => {
+            let settle = (!args.no_settle).then(crate::measure::SettleRule::default);
+            engine::run_with(&spec, settle)?
+        }
         EngineChoice::Fio => crate::fio::run(&spec)?,
     };
     if args.json || args.output_format == OutputFormat::Json {
@@ -154,7 +157,7 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
     );
     if let Some(d) = &r.device {
         s += &format!(
-            "  device {}: read {}, wrote {}{}\n",
+            "  device {}: read {}, wrote {}{} in the job\n",
             d.name,
             format_size(d.read_bytes),
             format_size(d.write_bytes),
@@ -162,6 +165,26 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
                 .map(|w| format!(" (write amplification {w:.2})"))
                 .unwrap_or_default()
         );
+        if let Some(t) = d.write_bytes_total {
+            s += &format!(
+                "         wrote {}{} until written back (syncfs + {:.1} s wait{})\n",
+                format_size(t),
+                d.write_amplification_total
+                    .map(|w| format!(" (write amplification {w:.2})"))
+                    .unwrap_or_default(),
+                d.settle_s.unwrap_or(0.0),
+                if d.settle_quiet == Some(false) {
+                    ", still writing at the cap"
+                } else {
+                    ""
+                }
+            );
+        }
+        if let Some(n) = &d.settle_note {
+            s += &format!("  note: {n}\n");
+        }
+    } else if let Some(n) = &r.device_note {
+        s += &format!("  device: {n}\n");
     }
     if r.fsyncs > 0 {
         s += &format!("  fsyncs {}\n", r.fsyncs);

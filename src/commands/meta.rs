@@ -133,7 +133,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     let guard = WorkDir(work.clone());
     let tree = work.join("tree");
 
-    let mut samples: Vec<(&str, Metric)> = Vec::new();
+    let mut samples: Vec<(String, Metric)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
     let mut tree = Tree {
         path: tree,
@@ -147,7 +147,13 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                 for n in &out.notes {
                     eprintln!("fsbench: note: {n}");
                 }
-                samples.extend(out.metrics.into_iter().map(|m| (wl, m)));
+                // A cold-cache walk that ran warm is reported under its warm name.
+                let id = if out.ran_warm {
+                    crate::workload::warm_id(wl)
+                } else {
+                    wl.to_string()
+                };
+                samples.extend(out.metrics.into_iter().map(|m| (id.clone(), m)));
             }
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
@@ -159,7 +165,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                     format!("{wl}: {msg}")
                 };
                 eprintln!("fsbench: failed: {msg}");
-                samples.push((wl, Metric::new("FAILED", "", f64::NAN)));
+                samples.push((wl.to_string(), Metric::new("FAILED", "", f64::NAN)));
                 failures.push((wl, msg));
             }
         }
@@ -197,7 +203,16 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
     for n in &out.notes {
         eprintln!("fsbench: note: {n}");
     }
-    let samples: Vec<(&str, Metric)> = out.metrics.into_iter().map(|m| ("find-cold", m)).collect();
+    let id = if out.ran_warm {
+        "find-warm"
+    } else {
+        "find-cold"
+    };
+    let samples: Vec<(String, Metric)> = out
+        .metrics
+        .into_iter()
+        .map(|m| (id.to_string(), m))
+        .collect();
     print(&samples, &[], args.json);
     Ok(crate::error::EXIT_OK)
 }
@@ -290,7 +305,7 @@ fn fmt_value(m: &Metric) -> String {
     }
 }
 
-fn print(samples: &[(&str, Metric)], failures: &[(&str, String)], json: bool) {
+fn print(samples: &[(String, Metric)], failures: &[(&str, String)], json: bool) {
     if json {
         let s: Vec<_> = samples
             .iter()

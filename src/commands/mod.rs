@@ -10,6 +10,7 @@ pub mod meta;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod shell;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
@@ -27,5 +28,7 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Completions(a) => shell::completions(a),
+        Command::Man(a) => shell::man(a),
     }
 }

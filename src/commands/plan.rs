@@ -22,7 +22,12 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         print!("{}", fio_script(&inv));
         return Ok(0);
     }
-    print!("{}", summary(&inv));
+    let results = if args.out.is_some() || args.resume.is_some() {
+        ResultsLine::PlannedIn
+    } else {
+        ResultsLine::PlannedDefault
+    };
+    print!("{}", summary(&inv, results));
     println!();
     print!("{}", steps_table(&inv));
     println!();
@@ -30,9 +35,20 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     Ok(0)
 }
 
+/// What the summary says about the results file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsLine {
+    /// `fsbench run`: the file this run writes.
+    Run,
+    /// `fsbench plan --out DIR` (or `--resume`): where a run would write.
+    PlannedIn,
+    /// `fsbench plan` without `--out`: a run picks its own timestamped directory.
+    PlannedDefault,
+}
+
 /// The plan in a few lines: profile, target, setups (with skip notes and warnings), rounds,
 /// sizes and the estimated duration.
-pub fn summary(inv: &Invocation) -> String {
+pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     let p = &inv.plan;
     let mut s = String::new();
     let _ = writeln!(
@@ -83,11 +99,15 @@ pub fn summary(inv: &Invocation) -> String {
         eta::format(p.ramp),
         format_size(p.file_size)
     );
-    let _ = writeln!(
-        s,
-        "Results: {}",
-        inv.options.out.join("results.json").display()
-    );
+    let file = inv.options.out.join("results.json");
+    let _ = match results {
+        ResultsLine::Run => writeln!(s, "Results: {}", file.display()),
+        ResultsLine::PlannedIn => writeln!(s, "Results: a run would write {}", file.display()),
+        ResultsLine::PlannedDefault => writeln!(
+            s,
+            "Results: a run would write fsbench-results/<UTC timestamp of the run>/results.json (or --out DIR)"
+        ),
+    };
     let _ = writeln!(
         s,
         "Estimated time: {}",

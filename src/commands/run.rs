@@ -38,7 +38,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         // Before the summary, so its "skipped: not installed" notes reflect the new state.
         crate::doctor::in_run::install_missing(&inv, false)?;
     }
-    eprint!("{}", super::plan::summary(&inv));
+    eprint!(
+        "{}",
+        super::plan::summary(&inv, super::plan::ResultsLine::Run)
+    );
     let mut outcome = crate::runner::execute(&inv, resume)?;
     let out = &inv.options.out;
     // Reports are derived from results.json (re-render any time with `fsbench report`), so a

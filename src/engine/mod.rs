@@ -45,6 +45,13 @@ pub fn validate(spec: &JobSpec) -> Result<()> {
 /// it), lay out the file if needed, start one thread per job, sample CPU and device counters
 /// at the edges of the measured window (after the ramp), then merge the threads' results.
 pub fn run(spec: &JobSpec) -> Result<IoReport> {
+    run_with(spec, None)
+}
+
+/// [`run`], and for a job that writes, keep counting device writes after it ended: `syncfs`
+/// and a wait for quiet under `settle` (not part of the job's runtime, IOPS or latency),
+/// reported as `write_bytes_total` / `write_amplification_total`.
+pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> Result<IoReport> {
     let resolved = validate::resolve(spec)?;
     let seed = spec.seed.unwrap_or_else(rng::fresh_seed);
 
@@ -95,10 +102,12 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
         0.0
     };
 
-    let dev = match &spec.device {
-        Some(d) => device::resolve(d),
-        None => device::resolve(&resolved.path),
-    };
+    let located = device::locate(spec.device.as_deref().unwrap_or(&resolved.path));
+    let device_note = located
+        .as_ref()
+        .err()
+        .map(|why| format!("no device counters: {why}"));
+    let dev = located.ok();
 
     let plans: Vec<JobPlan> = resolved
         .regions
@@ -129,7 +138,7 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
     let abort = AtomicBool::new(false);
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let barrier = Barrier::new(plans.len() + 1);
-    let (results, cpu, devdelta, window) = std::thread::scope(|scope| {
+    let (results, cpu, dev0, dev1, window) = std::thread::scope(|scope| {
         let handles: Vec<_> = plans
             .iter()
             .map(|plan| {
@@ -177,16 +186,39 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
         let window = t0.elapsed();
         let cpu = cpu0.usage_until(&CpuSnapshot::now());
         let dev1 = dev.as_ref().and_then(|d| d.counters().ok());
-        let devdelta = match (dev0, dev1) {
-            (Some(a), Some(b)) => Some(a.delta(&b)),
-            _ => None,
-        };
-        (results, cpu, devdelta, window)
+        (results, cpu, dev0, dev1, window)
     });
+    let devdelta = match (dev0, dev1) {
+        (Some(a), Some(b)) => Some(a.delta(&b)),
+        _ => None,
+    };
     if crate::cancel::requested() {
         return Err(Error::Interrupted);
     }
     let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
+    // After the job: what the filesystem still writes because of it.
+    let mut settle_note = None;
+    let settled = match (settle, &dev, dev1) {
+        (Some(rule), Some(d), Some(end)) if spec.rw.writes() => {
+            match crate::measure::settle::settle(d, &resolved.path, end, rule) {
+                Ok(s) => {
+                    if !s.quiet {
+                        settle_note = Some(format!(
+                            "the device was still writing {:?} after the job; the total counts what it wrote until then",
+                            rule.cap
+                        ));
+                    }
+                    Some(s)
+                }
+                Err(Error::Interrupted) => return Err(Error::Interrupted),
+                Err(e) => {
+                    settle_note = Some(format!("no total after the job: {e}"));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
 
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();
@@ -220,11 +252,18 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {
         let delta = devdelta.unwrap_or_default();
+        let total = settled.map(|s| delta.write_bytes + s.after.write_bytes);
+        let ratio = |bytes: u64| (wr.bytes > 0).then(|| bytes as f64 / wr.bytes as f64);
         DeviceReport {
             name: d.name,
             read_bytes: delta.read_bytes,
             write_bytes: delta.write_bytes,
-            write_amplification: (wr.bytes > 0).then(|| delta.write_bytes as f64 / wr.bytes as f64),
+            write_amplification: ratio(delta.write_bytes),
+            write_bytes_total: total,
+            write_amplification_total: total.and_then(ratio),
+            settle_s: settled.map(|s| s.seconds),
+            settle_quiet: settled.map(|s| s.quiet),
+            settle_note,
         }
     });
     Ok(IoReport {
@@ -244,6 +283,7 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
         iops_series: series.iops(runtime_s),
         bw_series: series.bandwidth(runtime_s),
         device,
+        device_note,
         engine: "fsbench".into(),
         jobs,
     })

@@ -68,6 +68,22 @@ pub struct DeviceReport {
     pub write_bytes: u64,
     /// Device write bytes / job write bytes (None when the job wrote nothing).
     pub write_amplification: Option<f64>,
+    /// Bytes the device wrote in the job's window plus after it, until `syncfs` and a quiet
+    /// device (present when the job wrote and the wait ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_total: Option<u64>,
+    /// `write_bytes_total` / job write bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_amplification_total: Option<f64>,
+    /// Seconds spent in the syncfs and the wait after the job (not part of `runtime_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_s: Option<f64>,
+    /// Whether the device went quiet before the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_quiet: Option<bool>,
+    /// Why the total is missing or incomplete, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_note: Option<String>,
 }
 
 /// The full report of one job.
@@ -105,6 +121,9 @@ pub struct IoReport {
     /// Device-level counters, when the file sits on a block device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceReport>,
+    /// Why there are no device counters, when there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_note: Option<String>,
     /// Which engine produced this: `fsbench` or `fio`.
     #[serde(default)]
     pub engine: String,

@@ -181,6 +181,17 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
             })?;
             if meta.file_type().is_block_device() {
                 let size = ioctl_u64(&file, BLKGETSIZE64).unwrap_or(0);
+                if size == 0 {
+                    // A device cannot be laid out or grown by fsbench: no --size helps.
+                    return Err(Error::invalid(
+                        "--filename",
+                        format!(
+                            "{shown} is a block device of size 0 (e.g. a loop device without a \
+                             backing size, or zram before its disksize is set); give the device \
+                             a size first, or choose another device"
+                        ),
+                    ));
+                }
                 let lbs = block_size_of_device(&file).unwrap_or(512);
                 (true, true, size, lbs)
             } else {

@@ -11,13 +11,19 @@ pub fn sync_all() {
 /// (the `--dir` mode without root) record a warning instead of failing.
 pub fn drop_caches() -> crate::Result<()> {
     sync_all();
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| {
-        crate::Error::io(
-            "cannot drop caches (run as root, or accept warm caches) via",
-            "/proc/sys/vm/drop_caches",
-            e,
-        )
-    })
+    // Test hook: lets root-run tests see the unprivileged path (warm caches) without
+    // dropping privileges for the whole test binary.
+    let refused = std::env::var_os("FSBENCH_TEST_REFUSE_DROP_CACHES")
+        .map(|_| Err(std::io::Error::from_raw_os_error(libc::EACCES)));
+    refused
+        .unwrap_or_else(|| std::fs::write("/proc/sys/vm/drop_caches", b"3\n"))
+        .map_err(|e| {
+            crate::Error::io(
+                "cannot drop caches (run as root, or accept warm caches) via",
+                "/proc/sys/vm/drop_caches",
+                e,
+            )
+        })
 }
 
 /// Write every journaled metadata block of the filesystem holding `dir` to its home location,

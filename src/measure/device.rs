@@ -2,6 +2,7 @@
 //!
 //! The device under a file is found through `st_dev` → `/sys/dev/block/MAJ:MIN`; a partition
 //! has its own `stat` file, which is the one used (it counts exactly that partition's I/O).
+//! Filesystems with an anonymous `st_dev` (Btrfs) are traced through mountinfo and sysfs.
 
 use crate::{Error, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -58,19 +59,53 @@ impl DeviceCounters {
     }
 }
 
-/// A block device whose counters can be sampled.
+/// A block device whose counters can be sampled: one device, or every device of a
+/// multi-device filesystem (Btrfs), whose counters are summed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockDevice {
-    /// Kernel name (`loop3`, `zram0`, `sda1`).
+    /// Kernel name (`loop3`, `zram0`, `sda1`; `loop3+loop4` for several).
     pub name: String,
-    /// Its `stat` file in sysfs.
-    pub stat_path: PathBuf,
+    /// The members' `stat` files in sysfs (at least one).
+    pub stat_paths: Vec<PathBuf>,
 }
 
 impl BlockDevice {
-    /// Read the counters now.
+    /// Read the counters now (summed over the members).
     pub fn counters(&self) -> Result<DeviceCounters> {
-        read_counters(&self.stat_path)
+        let mut sum = DeviceCounters::default();
+        for p in &self.stat_paths {
+            let c = read_counters(p)?;
+            sum.reads += c.reads;
+            sum.read_bytes += c.read_bytes;
+            sum.writes += c.writes;
+            sum.write_bytes += c.write_bytes;
+            sum.discards += c.discards;
+            sum.flushes += c.flushes;
+        }
+        Ok(sum)
+    }
+
+    /// One device from its sysfs directory.
+    fn from_sysfs(dir: &Path) -> Option<BlockDevice> {
+        BlockDevice::from_members(&[dir.to_path_buf()])
+    }
+
+    /// A device set from the members' sysfs directories (each must have a `stat` file).
+    fn from_members(dirs: &[PathBuf]) -> Option<BlockDevice> {
+        let mut names = Vec::new();
+        let mut stat_paths = Vec::new();
+        for d in dirs {
+            let stat = d.join("stat");
+            if !stat.exists() {
+                return None;
+            }
+            names.push(d.file_name()?.to_string_lossy().into_owned());
+            stat_paths.push(stat);
+        }
+        (!stat_paths.is_empty()).then(|| BlockDevice {
+            name: names.join("+"),
+            stat_paths,
+        })
     }
 }
 
@@ -93,23 +128,93 @@ fn sysfs_dir(dev: u64) -> Option<PathBuf> {
 }
 
 /// The block device at `path`: the device itself for a device node, otherwise the device the
-/// file or directory lives on. `None` when there is none (tmpfs, FUSE, overlay…).
+/// file or directory lives on. `None` when there is none (tmpfs, FUSE, overlay…);
+/// [`locate`] says why.
 pub fn resolve(path: &Path) -> Option<BlockDevice> {
+    locate(path).ok()
+}
+
+/// Like [`resolve`], but `Err` says why no device with counters was found.
+///
+/// A file whose `st_dev` is anonymous (`0:N`: every Btrfs filesystem, FUSE, ZFS) is traced
+/// through the mount that holds it: for Btrfs, the devices sysfs lists under
+/// `/sys/fs/btrfs/<uuid>/devices` for the mount's source device.
+pub fn locate(path: &Path) -> std::result::Result<BlockDevice, String> {
     let meta = std::fs::metadata(path)
         .ok()
-        .or_else(|| path.parent().and_then(|p| std::fs::metadata(p).ok()))?;
-    let dev = if meta.file_type().is_block_device() {
-        meta.rdev()
-    } else {
-        meta.dev()
-    };
-    let dir = sysfs_dir(dev)?;
-    let stat_path = dir.join("stat");
-    if !stat_path.exists() {
-        return None;
+        .or_else(|| path.parent().and_then(|p| std::fs::metadata(p).ok()))
+        .ok_or_else(|| format!("{}: cannot stat it or its directory", path.display()))?;
+    if meta.file_type().is_block_device() {
+        let dev = meta.rdev();
+        return sysfs_dir(dev)
+            .and_then(|d| BlockDevice::from_sysfs(&d))
+            .ok_or_else(|| {
+                format!(
+                    "{}: device {}:{} has no counters in /sys/dev/block",
+                    path.display(),
+                    libc::major(dev),
+                    libc::minor(dev)
+                )
+            });
     }
-    let name = dir.file_name()?.to_string_lossy().into_owned();
-    Some(BlockDevice { name, stat_path })
+    if let Some(d) = sysfs_dir(meta.dev()).and_then(|d| BlockDevice::from_sysfs(&d)) {
+        return Ok(d);
+    }
+    under_mount(path)
+}
+
+/// The device(s) under the mount holding `path`, for filesystems with an anonymous `st_dev`.
+fn under_mount(path: &Path) -> std::result::Result<BlockDevice, String> {
+    let real = std::fs::canonicalize(path)
+        .or_else(|_| std::fs::canonicalize(path.parent().unwrap_or(Path::new("/"))))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let entries = crate::fs::mountinfo::read().map_err(|e| e.to_string())?;
+    let m = crate::fs::mountinfo::containing(&entries, &real)
+        .ok_or_else(|| format!("{}: no mount holds it", path.display()))?;
+    let on = format!(
+        "{} is on {} ({} at {})",
+        path.display(),
+        m.fs_type,
+        m.source,
+        m.mount_point.display()
+    );
+    match m.fs_type.as_str() {
+        "btrfs" => {
+            let name = std::fs::canonicalize(&m.source)
+                .ok()
+                .and_then(|s| s.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .ok_or_else(|| format!("{on}, whose source is not a device node"))?;
+            let members = btrfs_members(Path::new("/sys/fs/btrfs"), &name).ok_or_else(|| {
+                format!("{on}, but /sys/fs/btrfs lists no filesystem with {name}")
+            })?;
+            BlockDevice::from_members(&members)
+                .ok_or_else(|| format!("{on}, but its devices have no counters in sysfs"))
+        }
+        "zfs" | "fuse.zfs" => Err(format!(
+            "{on}: fsbench does not map a pool to its vdevs, so there are no device counters; \
+             pass --device with the pool's device"
+        )),
+        _ => Err(format!("{on}, which has no block device under it")),
+    }
+}
+
+/// The sysfs directories of every device of the Btrfs filesystem that has `member` (a kernel
+/// device name) among its devices, found under `sys_btrfs` (`/sys/fs/btrfs`).
+fn btrfs_members(sys_btrfs: &Path, member: &str) -> Option<Vec<PathBuf>> {
+    for fs in std::fs::read_dir(sys_btrfs).ok()?.flatten() {
+        let devices = fs.path().join("devices");
+        if !devices.join(member).exists() {
+            continue;
+        }
+        let mut members: Vec<PathBuf> = std::fs::read_dir(&devices)
+            .ok()?
+            .flatten()
+            .map(|e| std::fs::canonicalize(e.path()).unwrap_or_else(|_| e.path()))
+            .collect();
+        members.sort();
+        return Some(members);
+    }
+    None
 }
 
 /// Public reader: counters of the device at `path` (a device node, or any path on it).
@@ -127,7 +232,7 @@ pub fn counters(path: &Path) -> Result<DeviceCounters> {
 /// Logical block size of the device at `path` (a device node or a path on it), if known.
 pub fn logical_block_size(path: &Path) -> Option<u64> {
     let dev = resolve(path)?;
-    let dir = dev.stat_path.parent()?;
+    let dir = dev.stat_paths.first()?.parent()?;
     // Partitions have no queue/ of their own: ask the parent disk.
     let q = dir.join("queue/logical_block_size");
     let q = if q.exists() {
@@ -164,6 +269,16 @@ pub fn wait_quiet(
             dev.display()
         ))
     })?;
+    wait_quiet_on(&device, window, threshold_bytes, timeout)
+}
+
+/// [`wait_quiet`] on a device already resolved.
+pub fn wait_quiet_on(
+    device: &BlockDevice,
+    window: Duration,
+    threshold_bytes: u64,
+    timeout: Duration,
+) -> Result<QuietOutcome> {
     let start = Instant::now();
     let tick = Duration::from_millis(100).min(window);
     loop {
@@ -214,9 +329,50 @@ mod tests {
     }
 
     #[test]
+    fn btrfs_members_are_every_device_of_the_filesystem_holding_one() {
+        let sys = tempfile::tempdir().unwrap();
+        let a = sys.path().join("0f5e-uuid/devices");
+        let b = sys.path().join("77aa-uuid/devices");
+        std::fs::create_dir_all(sys.path().join("features")).unwrap();
+        for (d, names) in [(&a, &["loop3", "loop4"][..]), (&b, &["sdb"][..])] {
+            for n in names {
+                std::fs::create_dir_all(d.join(n)).unwrap();
+            }
+        }
+        let m = btrfs_members(sys.path(), "loop4").unwrap();
+        let names: Vec<_> = m
+            .iter()
+            .map(|p| p.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["loop3", "loop4"]);
+        assert_eq!(btrfs_members(sys.path(), "sdb").unwrap().len(), 1);
+        assert!(btrfs_members(sys.path(), "loop9").is_none());
+    }
+
+    #[test]
+    fn a_device_set_sums_its_members() {
+        let d = tempfile::tempdir().unwrap();
+        for (n, w) in [("loop3", 8), ("loop4", 2)] {
+            std::fs::create_dir(d.path().join(n)).unwrap();
+            std::fs::write(
+                d.path().join(n).join("stat"),
+                format!("1 0 2 0 1 0 {w} 0 0 0 0"),
+            )
+            .unwrap();
+        }
+        let set =
+            BlockDevice::from_members(&[d.path().join("loop3"), d.path().join("loop4")]).unwrap();
+        assert_eq!(set.name, "loop3+loop4");
+        assert_eq!(set.counters().unwrap().write_bytes, 10 * 512);
+        assert!(BlockDevice::from_members(&[d.path().join("nope")]).is_none());
+    }
+
+    #[test]
     fn tmpfs_has_no_device() {
         if Path::new("/dev/shm").exists() {
             assert!(resolve(Path::new("/dev/shm")).is_none());
+            let why = locate(Path::new("/dev/shm")).unwrap_err();
+            assert!(why.contains("no block device"), "{why}");
         }
     }
 }

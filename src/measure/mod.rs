@@ -8,8 +8,10 @@ pub mod cpu;
 pub mod device;
 pub mod histogram;
 pub mod series;
+pub mod settle;
 
 pub use cpu::{CpuSnapshot, CpuUsage};
 pub use device::{DeviceCounters, QuietOutcome};
 pub use histogram::LatencyHistogram;
 pub use series::SecondSeries;
+pub use settle::{SettleRule, Settled};

@@ -19,7 +19,16 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec) -> f64 {
         p.runtime.unwrap_or(plan.runtime).as_secs_f64() + p.ramp.unwrap_or(plan.ramp).as_secs_f64()
     };
     let corpus = f64::from(plan.corpus.copies.max(1)) * plan.corpus.scale.max(0.01);
+    // A writing workload is followed by syncfs and at least one quiet window.
+    let writes = w.kind.write_accounting() != super::WriteAccounting::None
+        && io.is_none_or(|p| p.rw.writes());
+    let settle = if writes {
+        plan.quiet.after_job().window.as_secs_f64()
+    } else {
+        0.0
+    };
     PER_STEP
+        + settle
         + match w.kind {
             Kind::Mkfs | Kind::UsableSpace => 0.0,
             Kind::Layout => io.and_then(|p| p.size).unwrap_or(plan.file_size) as f64 / LAYOUT_BPS,

@@ -15,7 +15,7 @@ pub mod workload;
 
 pub use options::{EngineChoice, Invocation, RunOptions};
 pub use setup::{HostSetting, SetupSpec};
-pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec};
+pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec, WriteAccounting};
 
 use crate::workload::meta::CorpusSpec;
 use serde::{Deserialize, Serialize};
@@ -94,6 +94,14 @@ pub struct SetupRound {
     pub round: u32,
     /// Index into [`Plan::setups`].
     pub setup: usize,
+}
+
+impl QuietSpec {
+    /// The rule for the wait after a writing workload: this one's threshold, a window of at
+    /// most 1 s and a cap of at most 30 s.
+    pub fn after_job(&self) -> crate::measure::SettleRule {
+        crate::measure::SettleRule::after_job(self.window, self.threshold, self.timeout)
+    }
 }
 
 impl Plan {

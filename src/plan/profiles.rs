@@ -19,6 +19,23 @@ pub fn names() -> Vec<&'static str> {
     PROFILES.iter().map(|(n, _)| *n).collect()
 }
 
+/// Every workload id of the built-in catalog and of the shipped profiles, sorted (the
+/// suggestions for `--only` / `--skip`; a plan file may add its own).
+pub fn workload_ids() -> Vec<String> {
+    let mut ids: Vec<String> = super::workload::catalog()
+        .into_iter()
+        .map(|w| w.id)
+        .collect();
+    for n in names() {
+        if let Ok(d) = load(n) {
+            ids.extend(d.workloads.into_iter().map(|w| w.id));
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
 /// Load a shipped profile by name.
 pub fn load(name: &str) -> crate::Result<PlanDraft> {
     let (_, text) = PROFILES.iter().find(|(n, _)| *n == name).ok_or_else(|| {

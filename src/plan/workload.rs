@@ -73,10 +73,36 @@ impl Kind {
         })
     }
 
+    /// Who counts the device writes of this kind, in the job's window and until the
+    /// filesystem has written back what the job caused (`device_write_bytes_total`).
+    pub fn write_accounting(self) -> WriteAccounting {
+        match self {
+            // memcap's child is `fsbench io`, which waits after writing jobs by default.
+            Kind::Io | Kind::Memcap => WriteAccounting::Engine,
+            Kind::Layout | Kind::Untar | Kind::Smallfiles | Kind::Fsmark | Kind::Compress => {
+                WriteAccounting::Runner
+            }
+            // Reads, deletes, statvfs, and probes (which use an image of their own).
+            _ => WriteAccounting::None,
+        }
+    }
+
     /// Kinds whose results are `results.json` "io" jobs (they get a fio command line).
     pub fn is_io(self) -> bool {
         matches!(self, Kind::Layout | Kind::Io | Kind::Memcap)
     }
+}
+
+/// Who counts a workload's device writes (see [`Kind::write_accounting`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteAccounting {
+    /// Not a writing workload: no device totals.
+    None,
+    /// The I/O engine counts over its measured window and waits after it; with
+    /// `--engine fio`, the runner does instead.
+    Engine,
+    /// The runner samples the counters around the workload and waits after it.
+    Runner,
 }
 
 /// Parameters of an I/O job, in fio's vocabulary; sizes and times not given here come from the

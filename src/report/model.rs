@@ -85,8 +85,10 @@ pub fn table_kind(results: &Results, workload: &str) -> TableKind {
         TableKind::Probes
     } else if workload == "usable-space" || kind == "space" {
         TableKind::Capacity
-    } else if matches!(workload, "untar" | "find-cold" | "rm-tree" | "mkfs")
-        || matches!(kind, "meta" | "mkfs")
+    } else if matches!(
+        workload,
+        "untar" | "find-cold" | "find-warm" | "rm-tree" | "mkfs"
+    ) || matches!(kind, "meta" | "mkfs")
     {
         TableKind::Metadata
     } else {

@@ -11,6 +11,7 @@ pub mod adapters;
 pub mod journal;
 pub mod progress;
 mod round;
+mod writeback;
 
 use crate::plan::{Invocation, SetupRound, eta};
 use crate::results::{Results, SetupInfo, Warning, WorkloadInfo};
@@ -129,7 +130,8 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         .iter()
         .map(|sr| eta::setup_round_seconds(plan, sr.setup, formats))
         .sum();
-    let steps = srs.len() * plan.workloads.len();
+    let per_round = progress::steps_per_round(plan, formats);
+    let steps = srs.len() * per_round;
     let mut runner = Runner {
         inv,
         target: target.as_ref(),
@@ -158,7 +160,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
             ));
             runner
                 .progress
-                .finish(eta::setup_round_seconds(plan, sr.setup, formats));
+                .skip(per_round, eta::setup_round_seconds(plan, sr.setup, formats));
             records.insert((sr.round, sr.setup), rec.clone());
             continue;
         }

@@ -5,6 +5,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+/// Steps one setup-round prints: the mkfs step when the target is formatted, then every
+/// workload except `mkfs` itself (which is that step, not a workload run after it).
+pub fn steps_per_round(plan: &crate::plan::Plan, formats: bool) -> usize {
+    usize::from(formats)
+        + plan
+            .workloads
+            .iter()
+            .filter(|w| w.kind != crate::plan::Kind::Mkfs)
+            .count()
+}
+
 /// Where progress goes.
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -73,6 +84,17 @@ impl Progress {
     /// A step ended; `weight` is its estimated seconds.
     pub fn finish(&mut self, weight: f64) {
         self.done_steps += 1;
+        self.done_weight += weight;
+        if let Some(b) = &self.bar {
+            b.inc(weight.round() as u64);
+            b.set_prefix(self.eta());
+        }
+    }
+
+    /// Steps that will not be printed (a setup-round the journal already has, or the rest of
+    /// a setup-round whose mkfs failed) count as done, so the count still ends at N/N.
+    pub fn skip(&mut self, steps: usize, weight: f64) {
+        self.done_steps += steps;
         self.done_weight += weight;
         if let Some(b) = &self.bar {
             b.inc(weight.round() as u64);

@@ -8,9 +8,10 @@
 use super::Runner;
 use super::adapters;
 use super::journal::{Entry, RoundRecord};
+use super::writeback;
 use crate::Error;
 use crate::fs::Mounted;
-use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, step_seed};
+use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, WriteAccounting, step_seed};
 use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
 use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
 use std::collections::BTreeMap;
@@ -97,6 +98,9 @@ impl Runner<'_> {
                     "mkfs",
                     &format!("no driver for {}", setup.fs),
                 )?;
+                let est = self.step_estimate_overhead(&setup);
+                self.progress.skip(1, est);
+                self.skip_workload_steps();
                 return Ok(());
             };
             let mountpoint =
@@ -125,6 +129,7 @@ impl Runner<'_> {
                     let _ = std::fs::remove_dir(&mountpoint);
                     self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
                     self.progress.finish(est);
+                    self.skip_workload_steps();
                     return Ok(());
                 }
             };
@@ -243,6 +248,7 @@ impl Runner<'_> {
                 {
                     self.fail(rec, &setup, round, "release", &e.to_string())?;
                 }
+                self.skip_workload_steps();
                 return Ok(());
             }
         }
@@ -270,6 +276,13 @@ impl Runner<'_> {
             let mut step = self.empty(&setup, round);
             match result {
                 Ok(mut out) => {
+                    // Caches that could not be dropped make a cold-cache workload warm: record it
+                    // under its warm name so no report calls it cold.
+                    let id = if out.ran_warm {
+                        crate::workload::warm_id(&w.id)
+                    } else {
+                        w.id.clone()
+                    };
                     if let Some(bw) = out.metrics.iter().find(|m| m.metric == "bw_mib_s") {
                         bandwidth.insert(w.id.clone(), bw.value);
                     }
@@ -283,11 +296,11 @@ impl Runner<'_> {
                         step.notes.push(Warning {
                             setup: setup.name.clone(),
                             round,
-                            message: format!("{}: {n}", w.id),
+                            message: format!("{id}: {n}"),
                         });
                     }
                     if w.record {
-                        add_output(&mut step, &setup.name, &w.id, round, out);
+                        add_output(&mut step, &setup.name, &id, round, out);
                     }
                 }
                 Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
@@ -323,6 +336,9 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Run one workload; for one that writes, also count what the device writes after it
+    /// until the filesystem has written back what it caused (the engine does this for its
+    /// own I/O jobs, the runner for everything else).
     fn run_workload(
         &mut self,
         w: &WorkloadSpec,
@@ -330,6 +346,40 @@ impl Runner<'_> {
         round: u32,
         work_root: &Path,
         data_dir: &Path,
+    ) -> crate::Result<WorkloadOutput> {
+        let rule = self.inv.plan.quiet.after_job();
+        let by_runner = match w.kind.write_accounting() {
+            WriteAccounting::Runner => true,
+            WriteAccounting::Engine => {
+                self.inv.options.engine == crate::plan::EngineChoice::Fio
+                    && w.io.as_ref().is_some_and(|p| p.rw.writes())
+            }
+            WriteAccounting::None => false,
+        };
+        let tracked = if by_runner {
+            let device = match self.target.block_device() {
+                Some(d) => crate::measure::device::resolve(d),
+                None => crate::measure::device::resolve(data_dir),
+            };
+            writeback::start(device)
+        } else {
+            None
+        };
+        let mut out = self.run_workload_inner(w, setup, round, work_root, data_dir, rule)?;
+        if let Some(t) = tracked {
+            t.finish(data_dir, rule, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn run_workload_inner(
+        &mut self,
+        w: &WorkloadSpec,
+        setup: &SetupSpec,
+        round: u32,
+        work_root: &Path,
+        data_dir: &Path,
+        rule: crate::measure::SettleRule,
     ) -> crate::Result<WorkloadOutput> {
         let plan = &self.inv.plan;
         let opts = &self.inv.options;
@@ -343,6 +393,7 @@ impl Runner<'_> {
             fs: &setup.fs,
             round,
             seed,
+            settle: Some(rule),
         };
         match w.kind {
             Kind::Mkfs => Ok(WorkloadOutput::default()),
@@ -367,6 +418,7 @@ impl Runner<'_> {
                 Ok(WorkloadOutput {
                     metrics: vec![
                         Metric::new("seconds", "s", secs),
+                        Metric::new("bytes", "bytes", size as f64),
                         Metric::new(
                             "bw_mib_s",
                             "MiB/s",
@@ -399,8 +451,9 @@ impl Runner<'_> {
                 let expected = self.corpus()?.entries();
                 crate::workload::meta::rm_tree_checked(&tree, opts.threads, Some(expected))
             }
-            Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
-            Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
+            // Each creates its own subdirectory of the data directory.
+            Kind::Smallfiles => adapters::smallfiles(data_dir),
+            Kind::Fsmark => adapters::fsmark(data_dir, opts.threads),
             Kind::Compress => {
                 adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
             }
@@ -453,6 +506,22 @@ impl Runner<'_> {
                 &format!("caches were not dropped before workloads: {e}"),
             );
         }
+    }
+
+    /// This setup-round's workloads will not run: count them done for the progress line.
+    fn skip_workload_steps(&mut self) {
+        let plan = &self.inv.plan;
+        let ws: Vec<&WorkloadSpec> = plan
+            .workloads
+            .iter()
+            .filter(|w| w.kind != Kind::Mkfs)
+            .collect();
+        let weight: f64 = ws
+            .iter()
+            .map(|w| crate::plan::eta::workload_seconds(plan, w))
+            .sum();
+        let n = ws.len();
+        self.progress.skip(n, weight);
     }
 
     fn recorded(&self, id: &str) -> bool {

@@ -84,6 +84,10 @@ pub fn metric_label(metric: &str) -> String {
         "cpu_util" => "CPU",
         "device_write_bytes" => "bytes written to device",
         "write_amplification" => "write amplification",
+        "device_write_bytes_total" => "bytes written to device, until written back",
+        "write_amplification_total" => "write amplification, until written back",
+        "device_bytes_per_file" => "device bytes per file (in the job)",
+        "device_bytes_per_file_total" => "device bytes per file, until written back",
         "bytes" => "bytes",
         "size_bytes" => "size",
         "avail_bytes" => "available",
@@ -142,6 +146,7 @@ pub fn workload_label(id: &str) -> String {
         "fsync-write" => "Write + fsync",
         "untar" => "Untar the corpus",
         "find-cold" => "find over the tree, cold cache",
+        "find-warm" => "find over the tree, warm cache (caches could not be dropped)",
         "rm-tree" => "rm -rf the tree",
         "mkfs" => "mkfs / zpool create",
         "usable-space" => "Usable space (df)",
@@ -159,6 +164,7 @@ pub fn workload_short(id: &str) -> String {
     match id {
         "rm-tree" => "rm -rf".into(),
         "find-cold" => "cold find".into(),
+        "find-warm" => "warm find".into(),
         "fsync-write" => "write+fsync".into(),
         "randrw70" => "70/30 mix".into(),
         "usable-space" => "usable space".into(),
@@ -255,6 +261,9 @@ mod tests {
             "cpu_util",
             "write_amplification",
             "device_write_bytes",
+            "write_amplification_total",
+            "device_write_bytes_total",
+            "device_bytes_per_file_total",
         ] {
             assert_eq!(direction(m), LowerIsBetter, "{m}");
         }

@@ -18,7 +18,7 @@ pub fn run(ctx: &WorkloadContext, spec: &JobSpec) -> crate::Result<WorkloadOutpu
     if spec.seed.is_none() {
         spec.seed = Some(ctx.seed);
     }
-    let report = engine::run(&spec)?;
+    let report = engine::run_with(&spec, ctx.settle)?;
     Ok(to_output(&report))
 }
 
@@ -119,6 +119,15 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
         if let Some(wa) = d.write_amplification {
             m.push(Metric::new("write_amplification", "ratio", wa));
         }
+        if let Some(t) = d.write_bytes_total {
+            m.push(Metric::new("device_write_bytes_total", "bytes", t as f64));
+        }
+        if let Some(wa) = d.write_amplification_total {
+            m.push(Metric::new("write_amplification_total", "ratio", wa));
+        }
+        if let Some(n) = &d.settle_note {
+            out.notes.push(n.clone());
+        }
     }
     if report.fsyncs > 0 {
         m.push(Metric::new("fsyncs", "count", report.fsyncs as f64));
@@ -151,6 +160,7 @@ mod tests {
             fs: "dir",
             round: 1,
             seed: 99,
+            settle: None,
         };
         let spec = JobSpec {
             filename: "data".into(),
@@ -207,6 +217,9 @@ mod tests {
                 read_bytes: 0,
                 write_bytes: 8192,
                 write_amplification: Some(2.0 / 3.0),
+                write_bytes_total: Some(16384),
+                write_amplification_total: Some(4.0 / 3.0),
+                ..Default::default()
             }),
             ..Default::default()
         };
@@ -218,6 +231,8 @@ mod tests {
         assert_eq!(get("cpu_util"), 50.0);
         assert_eq!(get("fsyncs"), 3.0);
         assert_eq!(get("device_write_bytes"), 8192.0);
+        assert_eq!(get("device_write_bytes_total"), 16384.0);
+        assert_eq!(get("write_amplification_total"), 4.0 / 3.0);
         assert!((get("lat_p50_ms") - 2.0).abs() < 0.02);
         assert_eq!(out.histograms.len(), 2);
     }

@@ -39,6 +39,19 @@ pub struct WorkloadOutput {
     pub series: Vec<(String, Vec<f64>)>,
     /// Notes for the reader (backend fallback, unsupported discard…).
     pub notes: Vec<String>,
+    /// A cold-cache workload ran warm (caches could not be dropped): its results are recorded
+    /// under [`warm_id`] so no exporter labels them cold.
+    pub ran_warm: bool,
+}
+
+/// The id a cold-cache workload is recorded under when it ran warm: `find-cold` →
+/// `find-warm` (any other id gets `-warm` appended).
+pub fn warm_id(id: &str) -> String {
+    if id.contains("cold") {
+        id.replace("cold", "warm")
+    } else {
+        format!("{id}-warm")
+    }
 }
 
 /// What a workload may know about where it runs.
@@ -54,6 +67,9 @@ pub struct WorkloadContext<'a> {
     pub round: u32,
     /// Seed for this step (derived from the run seed, setup and round).
     pub seed: u64,
+    /// After a job that writes, sync and wait for the device under this rule to count what
+    /// the filesystem writes back later (`None`: the in-job window only).
+    pub settle: Option<crate::measure::SettleRule>,
 }
 
 pub mod compress;

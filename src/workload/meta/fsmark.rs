@@ -149,6 +149,8 @@ pub fn fsmark(dir: &Path, spec: &FsmarkSpec) -> Result<WorkloadOutput> {
         metrics: vec![
             Metric::new("seconds", "s", secs),
             Metric::new("entries", "files", made as f64),
+            // Data written, so device bytes can be read as write amplification.
+            Metric::new("bytes", "bytes", (made * spec.size) as f64),
             Metric::new("ops_per_s", "files/s", made as f64 / secs.max(1e-9)),
         ],
         notes: vec![format!(

@@ -86,12 +86,15 @@ pub(crate) fn syncfs(fd: &OwnedFd, path: &Path) -> Result<()> {
 }
 
 /// Drop caches; without root, keep going warm and leave a note that says so.
-pub(crate) fn drop_caches_or_note(workload: &str, notes: &mut Vec<String>) {
+/// Returns whether the caches were dropped.
+pub(crate) fn drop_caches_or_note(workload: &str, notes: &mut Vec<String>) -> bool {
     if let Err(e) = crate::host::drop_caches() {
         notes.push(format!(
             "{workload}: caches not dropped, measured warm ({e})"
         ));
+        return false;
     }
+    true
 }
 
 /// A rayon pool of `threads` workers for the parallel walk and removal.

@@ -120,7 +120,8 @@ pub(crate) fn count(dir: &Path, threads: usize) -> Result<(u64, u64)> {
 ///
 /// With `include_root` the root itself is stat-ed and counted too, as `find DIR` does (used
 /// when walking a user's existing tree, so the count matches `find DIR | wc -l`).
-/// Without root the caches cannot be dropped: the walk runs warm and a note says so.
+/// Without root the caches cannot be dropped: the walk runs warm, a note says so and the
+/// output is marked [`WorkloadOutput::ran_warm`] (recorded as `find-warm`).
 pub fn find_cold(
     dir: &Path,
     threads: usize,
@@ -137,7 +138,7 @@ pub fn find_cold(
             .notes
             .push(format!("find-cold: the journal was not checkpointed: {e}")),
     }
-    drop_caches_or_note("find-cold", &mut out.notes);
+    out.ran_warm = !drop_caches_or_note("find-cold", &mut out.notes);
     let start = Instant::now();
     let mut entries = 0;
     if include_root {

@@ -1,0 +1,49 @@
+//! Completion hints for free-form flags: `--profile`, `--only`, `--skip` accept any string
+//! (a plan file may define its own workload ids), but shells and `--help` should still offer
+//! the known ones.
+
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
+
+/// A string parser that accepts every value and lists `known()` as possible values for
+/// completion scripts; validation stays with the command (which names the flag at fault).
+#[derive(Clone, Copy)]
+pub struct Suggest {
+    known: fn() -> Vec<String>,
+}
+
+impl Suggest {
+    /// Suggest the values `known` returns.
+    pub fn new(known: fn() -> Vec<String>) -> Self {
+        Suggest { known }
+    }
+}
+
+impl TypedValueParser for Suggest {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new((self.known)().into_iter().map(PossibleValue::new)))
+    }
+}
+
+/// The shipped profiles.
+pub fn profile_names() -> Vec<String> {
+    crate::plan::profiles::names()
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every workload id of the built-in catalog and of the shipped profiles.
+pub fn workload_ids() -> Vec<String> {
+    crate::plan::profiles::workload_ids()
+}

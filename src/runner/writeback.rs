@@ -1,0 +1,139 @@
+//! Device writes of a workload that the engine does not count itself (untar, smallfiles,
+//! fsmark, compress, layout, and I/O jobs run by fio): counters before and after the
+//! workload (the in-job window), then `syncfs` and a wait for quiet (the total window).
+
+use crate::measure::device::{BlockDevice, DeviceCounters};
+use crate::measure::{SettleRule, settle};
+use crate::workload::{Metric, WorkloadOutput};
+use std::path::Path;
+
+/// Counters taken just before a workload started.
+pub(super) struct Tracked {
+    device: BlockDevice,
+    before: DeviceCounters,
+}
+
+/// Start counting on `device` (`None` when it has no readable counters).
+pub(super) fn start(device: Option<BlockDevice>) -> Option<Tracked> {
+    let device = device?;
+    let before = device.counters().ok()?;
+    Some(Tracked { device, before })
+}
+
+impl Tracked {
+    /// The workload ended: close the in-job window, sync and wait, and add to `out`
+    /// `device_write_bytes` (unless the workload reported it), `device_write_bytes_total`,
+    /// and per logical byte (`bytes`) and per file (`entries`) figures of both windows.
+    pub(super) fn finish(
+        self,
+        fs_path: &Path,
+        rule: SettleRule,
+        out: &mut WorkloadOutput,
+    ) -> crate::Result<()> {
+        let Ok(end) = self.device.counters() else {
+            return Ok(());
+        };
+        let in_job = self.before.delta(&end).write_bytes;
+        let settled = match settle::settle(&self.device, fs_path, end, rule) {
+            Ok(s) => s,
+            Err(crate::Error::Interrupted) => return Err(crate::Error::Interrupted),
+            Err(e) => {
+                out.notes
+                    .push(format!("no device total after the job: {e}"));
+                return Ok(());
+            }
+        };
+        if !settled.quiet {
+            out.notes.push(format!(
+                "the device was still writing {:?} after the job; the total counts what it wrote until then",
+                rule.cap
+            ));
+        }
+        add_metrics(out, in_job, in_job + settled.after.write_bytes);
+        Ok(())
+    }
+}
+
+/// Add the device figures of both windows to `out`.
+fn add_metrics(out: &mut WorkloadOutput, in_job: u64, total: u64) {
+    let get = |out: &WorkloadOutput, name: &str| {
+        out.metrics
+            .iter()
+            .find(|m| m.metric == name)
+            .map(|m| m.value)
+    };
+    let has = |out: &WorkloadOutput, name: &str| get(out, name).is_some();
+    let mut add = Vec::new();
+    if !has(out, "device_write_bytes") {
+        add.push(Metric::new("device_write_bytes", "bytes", in_job as f64));
+    }
+    add.push(Metric::new(
+        "device_write_bytes_total",
+        "bytes",
+        total as f64,
+    ));
+    if let Some(logical) = get(out, "bytes").filter(|b| *b > 0.0) {
+        if !has(out, "write_amplification") {
+            add.push(Metric::new(
+                "write_amplification",
+                "ratio",
+                in_job as f64 / logical,
+            ));
+        }
+        add.push(Metric::new(
+            "write_amplification_total",
+            "ratio",
+            total as f64 / logical,
+        ));
+    }
+    if let Some(files) = get(out, "entries").filter(|n| *n > 0.0) {
+        add.push(Metric::new(
+            "device_bytes_per_file",
+            "bytes",
+            in_job as f64 / files,
+        ));
+        add.push(Metric::new(
+            "device_bytes_per_file_total",
+            "bytes",
+            total as f64 / files,
+        ));
+    }
+    out.metrics.extend(add);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_windows_per_byte_and_per_file() {
+        let mut out = WorkloadOutput {
+            metrics: vec![
+                Metric::new("bytes", "bytes", 1000.0),
+                Metric::new("entries", "files", 10.0),
+            ],
+            ..Default::default()
+        };
+        add_metrics(&mut out, 1500, 4000);
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get("device_write_bytes"), 1500.0);
+        assert_eq!(get("device_write_bytes_total"), 4000.0);
+        assert_eq!(get("write_amplification"), 1.5);
+        assert_eq!(get("write_amplification_total"), 4.0);
+        assert_eq!(get("device_bytes_per_file"), 150.0);
+        assert_eq!(get("device_bytes_per_file_total"), 400.0);
+    }
+
+    #[test]
+    fn keeps_what_the_workload_measured_itself() {
+        let mut out = WorkloadOutput {
+            metrics: vec![Metric::new("device_write_bytes", "bytes", 7.0)],
+            ..Default::default()
+        };
+        add_metrics(&mut out, 1500, 4000);
+        let n = |name: &str| out.metrics.iter().filter(|m| m.metric == name).count();
+        assert_eq!(n("device_write_bytes"), 1);
+        assert_eq!(n("device_write_bytes_total"), 1);
+        assert_eq!(n("write_amplification_total"), 0, "no logical bytes known");
+    }
+}

@@ -1,0 +1,248 @@
+//! Write amplification over two windows: the job's own, and until the filesystem has written
+//! back what the job caused (syncfs + a quiet device). Issue 23.
+//!
+//! Privileged tests (root, loop devices, mkfs) print `skipped: <reason>` when a prerequisite
+//! is missing, and fail instead when `FSBENCH_REQUIRE_PRIVILEGED=1`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fsbench"))
+}
+
+fn have(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
+
+/// `true` when the test can run; otherwise prints `skipped: …` (or panics when privileged
+/// tests are required).
+fn privileged(tools: &[&str]) -> bool {
+    let why = if !rustix::process::geteuid().is_root() {
+        Some("needs root (loop devices, mkfs, mount)".to_string())
+    } else if !Path::new("/dev/loop-control").exists() {
+        Some("no /dev/loop-control".into())
+    } else {
+        tools
+            .iter()
+            .find(|t| !have(t))
+            .map(|t| format!("{t} is not installed"))
+    };
+    match why {
+        None => true,
+        Some(why) if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") => {
+            panic!("FSBENCH_REQUIRE_PRIVILEGED=1 but {why}")
+        }
+        Some(why) => {
+            println!("skipped: {why}");
+            false
+        }
+    }
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstderr: {}\nstdout: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The median-free single value of `metric` for (setup, workload) in a results file.
+fn sample(r: &serde_json::Value, setup: &str, workload: &str, metric: &str) -> Option<f64> {
+    r["samples"].as_array()?.iter().find_map(|s| {
+        (s["setup"] == setup && s["workload"] == workload && s["metric"] == metric)
+            .then(|| s["value"].as_f64())
+            .flatten()
+    })
+}
+
+/// A formatted, mounted loop image; unmounted, detached and removed on drop.
+struct Mounted {
+    dev: String,
+    mnt: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Mounted {
+    fn new(mkfs: &[&str]) -> Mounted {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let img = dir.path().join("img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let o = Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(&img)
+            .output()
+            .unwrap();
+        let dev = ok(&o).trim().to_string();
+        let mnt = dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        // The guard exists before mkfs, so a failing mkfs still detaches the loop.
+        let m = Mounted {
+            dev: dev.clone(),
+            mnt,
+            _dir: dir,
+        };
+        ok(&Command::new(mkfs[0])
+            .args(&mkfs[1..])
+            .arg(&dev)
+            .output()
+            .unwrap());
+        ok(&Command::new("mount")
+            .arg(&dev)
+            .arg(&m.mnt)
+            .output()
+            .unwrap());
+        m
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn io_on_btrfs_finds_the_device_and_counts_what_is_written_back() {
+    if !privileged(&["losetup", "mkfs.btrfs", "mount"]) {
+        return;
+    }
+    let m = Mounted::new(&["mkfs.btrfs", "-q", "-f"]);
+    let file = m.mnt.join("f");
+    let o = bin()
+        .args(["io", "--rw", "randwrite", "--bs", "4k", "--direct"])
+        .args(["--iodepth", "8", "--numjobs", "4", "--size", "64M"])
+        .args(["--runtime", "3s", "--json", "--filename"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    let d = &v["device"];
+    // st_dev of a Btrfs file is anonymous (0:N); the device comes from mountinfo + sysfs.
+    let loop_name = Path::new(&m.dev).file_name().unwrap().to_str().unwrap();
+    assert_eq!(d["name"], loop_name, "{v}");
+    let in_job = d["write_amplification"].as_f64().unwrap();
+    let total = d["write_amplification_total"].as_f64().unwrap();
+    let (b, bt) = (
+        d["write_bytes"].as_u64().unwrap(),
+        d["write_bytes_total"].as_u64().unwrap(),
+    );
+    assert!(
+        total > in_job && bt >= b + (64 << 10),
+        "Btrfs commits tree updates after the job: in-job {in_job} ({b} B), total {total} ({bt} B)"
+    );
+    assert!(
+        v["runtime_s"].as_f64().unwrap() < 3.5,
+        "the wait is not runtime"
+    );
+}
+
+#[test]
+fn run_records_both_windows_btrfs_above_ext4_close() {
+    if !privileged(&["losetup", "mkfs.ext4", "mkfs.btrfs"]) {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = scratch.path().join("out");
+    let o = bin()
+        .args([
+            "run",
+            "--yes",
+            "--fs",
+            "ext4,btrfs",
+            "--only",
+            "randwrite,untar",
+        ])
+        .args([
+            "--image-size",
+            "1G",
+            "--file-size",
+            "128M",
+            "--runtime",
+            "3s",
+        ])
+        .args(["--ramp", "0s", "--rounds", "1", "--quiet-window", "1s"])
+        .args(["--quiet-timeout", "20s", "--seed", "7", "--scratch-dir"])
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&o);
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let get = |setup: &str, w: &str, m: &str| {
+        sample(&r, setup, w, m).unwrap_or_else(|| panic!("{setup}/{w}/{m} missing"))
+    };
+    let (b_job, b_total) = (
+        get("btrfs", "randwrite", "write_amplification"),
+        get("btrfs", "randwrite", "write_amplification_total"),
+    );
+    assert!(b_total > b_job, "btrfs: in-job {b_job}, total {b_total}");
+    let (e_job, e_total) = (
+        get("ext4", "randwrite", "write_amplification"),
+        get("ext4", "randwrite", "write_amplification_total"),
+    );
+    assert!(
+        e_total >= e_job && (e_total / e_job - 1.0) < 0.05,
+        "ext4 overwrites in place: in-job {e_job}, total {e_total}"
+    );
+    // Metadata workloads get both windows from the runner, per byte and per file.
+    for setup in ["ext4", "btrfs"] {
+        let job = get(setup, "untar", "device_write_bytes");
+        let total = get(setup, "untar", "device_write_bytes_total");
+        assert!(total >= job && total > 0.0, "{setup}: {job} / {total}");
+        assert!(get(setup, "untar", "device_bytes_per_file_total") > 0.0);
+        assert!(get(setup, "untar", "write_amplification_total") > 0.0);
+    }
+}
+
+#[test]
+fn io_says_why_there_are_no_device_counters() {
+    // tmpfs has no block device; /dev/shm is tmpfs on every systemd machine.
+    let shm = Path::new("/dev/shm");
+    let is_tmpfs = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains(" /dev/shm ") && l.contains(" - tmpfs "));
+    if !is_tmpfs {
+        println!("skipped: /dev/shm is not a tmpfs mount");
+        return;
+    }
+    let dir = tempfile::tempdir_in(shm).unwrap();
+    let o = bin()
+        .args([
+            "io",
+            "--rw",
+            "write",
+            "--size",
+            "1M",
+            "--json",
+            "--filename",
+        ])
+        .arg(dir.path().join("f"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    assert!(v["device"].is_null(), "{v}");
+    let note = v["device_note"].as_str().unwrap();
+    assert!(
+        note.contains("tmpfs") && note.contains("no block device"),
+        "{note}"
+    );
+    let o = bin()
+        .args(["io", "--rw", "write", "--size", "1M", "--filename"])
+        .arg(dir.path().join("g"))
+        .output()
+        .unwrap();
+    assert!(ok(&o).contains("device: no device counters"));
+}
