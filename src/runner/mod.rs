@@ -47,6 +47,8 @@ pub(crate) struct Runner<'a> {
     corpus: Option<crate::workload::meta::Corpus>,
     warned: BTreeSet<String>,
     run_warnings: Vec<Warning>,
+    /// Workload ids not run because their engine is missing.
+    skipped_workloads: BTreeSet<String>,
     run_id: String,
 }
 
@@ -90,6 +92,20 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
                 round: 0,
                 message: w.clone(),
             });
+        }
+    }
+    // So are workloads whose engine is missing (no PostgreSQL server for pgbench).
+    let mut skipped_workloads = BTreeSet::new();
+    for w in plan.recorded() {
+        if let Err(why) = adapters::workload_available(w) {
+            let msg = format!("workload {} skipped: {why}", w.id);
+            eprintln!("fsbench: note: {msg}");
+            run_warnings.push(Warning {
+                setup: String::new(),
+                round: 0,
+                message: msg,
+            });
+            skipped_workloads.insert(w.id.clone());
         }
     }
     if let crate::target::TargetKind::Image { scratch_dir, .. } = &inv.options.target
@@ -141,6 +157,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         corpus: None,
         warned: BTreeSet::new(),
         run_warnings,
+        skipped_workloads,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
