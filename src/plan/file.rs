@@ -20,6 +20,20 @@
 //! bs = "4k"
 //! numjobs = 4
 //! sweep = { param = "iodepth", values = [1, 8, 32, 128] }   # → randread-qd1 … randread-qd128
+//!
+//! [[workload]]              # application workloads take their own keys
+//! id = "pgbench-rw"         # or kind = "pgbench" with mode = "rw" | "ro"
+//! scale = 10
+//! clients = 32
+//! threads = 2
+//! duration = "60s"          # else the plan's runtime
+//! shared_buffers = "32M"
+//! settings = { checkpoint_timeout = "5min", wal_compression = "on" }
+//!
+//! [[workload]]
+//! id = "sqlite-delete"      # or kind = "sqlite" with journal_mode = "wal" | "delete"
+//! transactions = 2000
+//! rows = 5                  # inserts, and as many updates, per transaction
 //! ```
 
 use super::variant;

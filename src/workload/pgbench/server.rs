@@ -64,7 +64,7 @@ impl Binaries {
                 Some((v, e.path().join("bin")))
             })
             .collect();
-        versioned.sort_by(|a, b| b.0.cmp(&a.0));
+        versioned.sort_by_key(|v| std::cmp::Reverse(v.0));
         candidates.extend(versioned.into_iter().map(|(_, p)| p));
         candidates
             .into_iter()
