@@ -5,7 +5,7 @@
 #
 # Both sides do the same steps: initdb (no --no-sync), a private server (unix socket only,
 # fsync/synchronous_commit/full_page_writes on, the same shared_buffers), pgbench -i -s SCALE,
-# CHECKPOINT, then pgbench -c CLIENTS -j THREADS -T DURATION -M prepared. fsbench also writes
+# CHECKPOINT, sync, then pgbench -c CLIENTS -j THREADS -T DURATION -M prepared. fsbench also writes
 # per-transaction --log lines (to a directory off the mount) for its percentiles; the hand run
 # does not.
 #
@@ -91,6 +91,7 @@ hand_tps() {
     local conn=(-h "$SOCK" -p "$port" -U postgres)
     "$BIN/pgbench" "${conn[@]}" -i -q -s "$SCALE" postgres >/dev/null 2>&1
     "$BIN/psql" "${conn[@]}" -X -q -c CHECKPOINT postgres
+    sync
     "$BIN/pgbench" "${conn[@]}" -c "$CLIENTS" -j "$THREADS" -T "$DURATION" -M prepared postgres 2>/dev/null |
         sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p'
     runuser -u postgres -- "$BIN/pg_ctl" stop -D "$PGDATA" -m fast -w >/dev/null

@@ -199,6 +199,50 @@ fn bad_app_parameters_exit_2_before_anything_is_created() {
     }
 }
 
+/// Without a server the pgbench workloads are skipped with a note; the rest of the run goes on.
+#[test]
+fn a_missing_server_skips_pgbench_and_runs_the_rest() {
+    let d = tempfile::tempdir().unwrap();
+    let plan = d.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "name='p'\nrounds=1\n[[workload]]\nid='pgbench-rw'\n[[workload]]\nid='sqlite-wal'\ntransactions=5\npreload=10\n",
+    )
+    .unwrap();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = d.path().join("out");
+    let o = bin()
+        .args(["run", "--plan", plan.to_str().unwrap(), "--dir"])
+        .arg(&work)
+        .arg("--out")
+        .arg(&out)
+        .env("FSBENCH_PG_BINDIR", d.path().join("no-postgres-here"))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("workload pgbench-rw skipped: no PostgreSQL server"),
+        "{err}"
+    );
+    let r = load_results(&out);
+    let samples = r["samples"].as_array().unwrap();
+    assert!(samples.iter().any(|s| s["workload"] == "sqlite-wal"));
+    assert!(!samples.iter().any(|s| s["workload"] == "pgbench-rw"));
+    assert!(r["warnings"].as_array().unwrap().iter().any(|w| {
+        w["message"]
+            .as_str()
+            .unwrap()
+            .contains("pgbench-rw skipped")
+    }));
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "work dir cleaned"
+    );
+}
+
 #[test]
 fn pgbench_and_sqlite_on_ext4_and_xfs() {
     let _serial = serial();

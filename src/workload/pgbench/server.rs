@@ -33,6 +33,9 @@ const TOOLS: &[&str] = &[
     "psql",
 ];
 
+/// Environment variable naming the directory of the PostgreSQL programs.
+pub const BINDIR_ENV: &str = "FSBENCH_PG_BINDIR";
+
 /// Where the PostgreSQL programs are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binaries {
@@ -41,9 +44,20 @@ pub struct Binaries {
 }
 
 impl Binaries {
-    /// `pg_config --bindir` when it holds the server, else the newest
-    /// `/usr/lib/postgresql/*/bin` (Debian keeps the server off PATH). `Err` says what is missing.
+    /// `$FSBENCH_PG_BINDIR` when set (a server built elsewhere, `/usr/local/pgsql/bin`), else
+    /// `pg_config --bindir` when it holds the server, else the newest `/usr/lib/postgresql/*/bin`
+    /// (Debian keeps the server off PATH). `Err` says what is missing.
     pub fn find() -> std::result::Result<Binaries, String> {
+        if let Some(dir) = std::env::var_os(BINDIR_ENV) {
+            let dir = PathBuf::from(dir);
+            return match TOOLS.iter().find(|t| !dir.join(t).is_file()) {
+                None => Ok(Binaries { bindir: dir }),
+                Some(t) => Err(format!(
+                    "no PostgreSQL server: {BINDIR_ENV}={} has no {t}",
+                    dir.display()
+                )),
+            };
+        }
         let mut candidates = Vec::new();
         if let Ok(out) = Command::new("pg_config")
             .arg("--bindir")
