@@ -11,6 +11,7 @@
 #
 #   sudo bench/pgbench-vs-hand.sh            # scale 10, 32 clients, 2 threads, 20 s, 3 runs each
 #   SCALE=1 CLIENTS=4 DURATION=5 RUNS=2 FSBENCH=target/debug/fsbench bench/pgbench-vs-hand.sh
+#   HAND_FIRST=1 …                          # each pair starts with the hand run
 set -euo pipefail
 
 SCALE=${SCALE:-10}
@@ -103,13 +104,24 @@ hand_tps() {
 echo "ext4 on $LOOP; scale $SCALE, $CLIENTS clients, $THREADS threads, ${DURATION} s, shared_buffers $SHARED_BUFFERS, $($BIN/postgres --version)"
 F=()
 H=()
-for i in $(seq 1 "$RUNS"); do
-    f=$(fsbench_tps "$i")
+one_fsbench() {
+    f=$(fsbench_tps "$1")
     F+=("$f")
-    echo "run $i  fsbench  tps = $f"
+    echo "run $1  fsbench  tps = $f"
+}
+one_hand() {
     h=$(hand_tps)
     H+=("$h")
-    echo "run $i  by hand  tps = $h"
+    echo "run $1  by hand  tps = $h"
+}
+for i in $(seq 1 "$RUNS"); do
+    if [ "${HAND_FIRST:-0}" = 1 ]; then
+        one_hand "$i"
+        one_fsbench "$i"
+    else
+        one_fsbench "$i"
+        one_hand "$i"
+    fi
 done
 python3 - "${F[*]}" "${H[*]}" <<'PY'
 import statistics, sys

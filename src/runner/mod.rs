@@ -148,7 +148,14 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         .iter()
         .map(|sr| eta::setup_round_seconds(plan, sr.setup, formats))
         .sum();
-    let steps = srs.len() * plan.workloads.len();
+    // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
+    let per_round = plan
+        .workloads
+        .iter()
+        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !skipped_workloads.contains(&w.id))
+        .count()
+        + usize::from(formats);
+    let steps = srs.len() * per_round;
     let mut runner = Runner {
         inv,
         target: target.as_ref(),
