@@ -89,7 +89,13 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
             );
         }
     }
-    let ids: Vec<&str> = p.recorded().map(|w| w.id.as_str()).collect();
+    let ids: Vec<String> = p
+        .recorded()
+        .map(|w| match adapters::workload_available(w) {
+            Ok(()) => w.id.clone(),
+            Err(why) => format!("{} (skipped: {why})", w.id),
+        })
+        .collect();
     let _ = writeln!(s, "Workloads: {}", ids.join(", "));
     let _ = writeln!(
         s,
@@ -171,6 +177,21 @@ fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) 
             format_size(w.size.unwrap_or(256 << 20))
         ),
         Kind::Probe => "capability probe on a small image of its own".into(),
+        Kind::Pgbench => match &w.pgbench {
+            Some(pg) => crate::workload::pgbench::describe(pg, p.runtime),
+            None => String::new(),
+        },
+        Kind::Sqlite => match &w.sqlite {
+            Some(sq) => format!(
+                "SQLite journal_mode={} synchronous=FULL: {} transactions of {} inserts + {} updates, indexed table of {} rows",
+                sq.journal_mode.pragma(),
+                sq.transactions,
+                sq.rows,
+                sq.rows,
+                sq.preload
+            ),
+            None => String::new(),
+        },
         Kind::Untar | Kind::FindCold | Kind::RmTree => {
             let source = match (&p.corpus.from_dir, &p.corpus.file) {
                 (Some(d), _) => format!("corpus packed from {}", d.display()),

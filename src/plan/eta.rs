@@ -39,6 +39,16 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec) -> f64 {
             Kind::Smallfiles | Kind::Fsmark => 10.0,
             Kind::Probe => 10.0,
             Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 2.0,
+            // initdb, start, stop and two checkpoints ≈ 15 s; `pgbench -i` ≈ 3 s per scale unit.
+            Kind::Pgbench => w.pgbench.as_ref().map_or(30.0, |p| {
+                15.0 + 3.0 * f64::from(p.scale)
+                    + p.duration.unwrap_or(plan.runtime).as_secs_f64().ceil()
+            }),
+            // About 200 durable transactions per second on a small VM's disk.
+            Kind::Sqlite => w
+                .sqlite
+                .as_ref()
+                .map_or(10.0, |p| 1.0 + f64::from(p.transactions) / 200.0),
         }
 }
 

@@ -20,6 +20,20 @@
 //! bs = "4k"
 //! numjobs = 4
 //! sweep = { param = "iodepth", values = [1, 8, 32, 128] }   # → randread-qd1 … randread-qd128
+//!
+//! [[workload]]              # application workloads take their own keys
+//! id = "pgbench-rw"         # or kind = "pgbench" with mode = "rw" | "ro"
+//! scale = 10
+//! clients = 32
+//! threads = 2
+//! duration = "60s"          # else the plan's runtime
+//! shared_buffers = "32M"
+//! settings = { checkpoint_timeout = "5min", wal_compression = "on" }
+//!
+//! [[workload]]
+//! id = "sqlite-delete"      # or kind = "sqlite" with journal_mode = "wal" | "delete"
+//! transactions = 2000
+//! rows = 5                  # inserts, and as many updates, per transaction
 //! ```
 
 use super::variant;
@@ -28,6 +42,8 @@ use super::{FileSize, SetupSpec};
 use crate::Error;
 use crate::engine::{Backend, RwMode};
 use crate::units::{parse_duration, parse_size};
+use crate::workload::pgbench::{Mode as PgMode, PgbenchParams};
+use crate::workload::sqlite::{JournalMode, SqliteParams};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -297,15 +313,17 @@ fn size_value(v: &toml::Value, what: &str, origin: &str) -> crate::Result<u64> {
 
 /// Build one workload; `base_id` (the id before any sweep suffix) picks the standard job whose
 /// parameters it inherits, so `id = "randread"` with a sweep keeps 4 jobs × 4K.
-fn workload_table(t: toml::Table, base_id: &str, origin: &str) -> crate::Result<WorkloadSpec> {
+fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Result<WorkloadSpec> {
     let id_hint = t.get("id").map(value_string).unwrap_or_default();
+    // Application workloads take their own keys out first; what is left must be known here.
+    let app = take_app_params(&mut t, base_id, origin)?;
     let raw: RawWorkload = toml::Value::Table(t)
         .try_into()
         .map_err(|e| bad(origin, format!("[[workload]] {id_hint}: {e}")))?;
     let ctx = format!("workload '{}'", raw.id);
     let kind = match raw.kind.as_deref() {
         Some(k) => Kind::parse(k).ok_or_else(|| {
-            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark or probe"))
+            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench or sqlite"))
         })?,
         None if raw.rw.is_some() => Kind::Io,
         None => catalog()
@@ -315,6 +333,13 @@ fn workload_table(t: toml::Table, base_id: &str, origin: &str) -> crate::Result<
             .ok_or_else(|| bad(origin, format!("{ctx}: give kind = \"…\" or rw = \"…\"")))?,
     };
     let mut spec = WorkloadSpec::simple(&raw.id, kind);
+    (spec.pgbench, spec.sqlite) = app;
+    if kind == Kind::Pgbench && spec.pgbench.is_none() {
+        spec.pgbench = Some(PgbenchParams::new(PgMode::ReadWrite));
+    }
+    if kind == Kind::Sqlite && spec.sqlite.is_none() {
+        spec.sqlite = Some(SqliteParams::new(JournalMode::Wal));
+    }
     spec.optional = raw.optional.unwrap_or(false);
     spec.baseline = raw.baseline.clone();
     if kind == Kind::Compress
@@ -417,6 +442,40 @@ fn workload_table(t: toml::Table, base_id: &str, origin: &str) -> crate::Result<
         }
     }
     Ok(spec)
+}
+
+/// Parameters of a `pgbench` or `sqlite` workload, taken out of its table (their keys are
+/// the workloads' own: [`PgbenchParams::take_from`], [`SqliteParams::take_from`]). The kind is
+/// the table's `kind` or that of the catalog workload named `base_id`.
+fn take_app_params(
+    t: &mut toml::Table,
+    base_id: &str,
+    origin: &str,
+) -> crate::Result<(Option<PgbenchParams>, Option<SqliteParams>)> {
+    let base = catalog().into_iter().find(|w| w.id == base_id);
+    let kind = match t.get("kind").and_then(|k| k.as_str()) {
+        Some(k) => Kind::parse(k),
+        None => base.as_ref().map(|w| w.kind),
+    };
+    let id = t.get("id").map(value_string).unwrap_or_default();
+    let err = |m: String| bad(origin, format!("workload '{id}': {m}"));
+    Ok(match kind {
+        Some(Kind::Pgbench) => {
+            let mut p = base
+                .and_then(|w| w.pgbench)
+                .unwrap_or_else(|| PgbenchParams::new(PgMode::ReadWrite));
+            p.take_from(t).map_err(err)?;
+            (Some(p), None)
+        }
+        Some(Kind::Sqlite) => {
+            let mut p = base
+                .and_then(|w| w.sqlite)
+                .unwrap_or_else(|| SqliteParams::new(JournalMode::Wal));
+            p.take_from(t).map_err(err)?;
+            (None, Some(p))
+        }
+        _ => (None, None),
+    })
 }
 
 #[cfg(test)]

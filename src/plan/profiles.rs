@@ -9,6 +9,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("vps", include_str!("profiles/vps.toml")),
     ("nvme", include_str!("profiles/nvme.toml")),
     ("tuning", include_str!("profiles/tuning.toml")),
+    ("db", include_str!("profiles/db.toml")),
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.
@@ -66,7 +67,7 @@ mod tests {
             load("turbo")
                 .unwrap_err()
                 .to_string()
-                .contains("quick, standard, vps, nvme, tuning")
+                .contains("quick, standard, vps, nvme, tuning, db")
         );
     }
 
@@ -128,6 +129,53 @@ mod tests {
                 .warnings
                 .iter()
                 .any(|w| w.contains("60 s"))
+        );
+    }
+
+    #[test]
+    fn db_profile_has_the_database_setups_and_workloads() {
+        let d = load("db").unwrap();
+        let names: Vec<_> = d.setups.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ext4",
+                "ext4-writeback",
+                "xfs",
+                "btrfs",
+                "btrfs-nocow",
+                "zfs-8k",
+                "zfs"
+            ]
+        );
+        assert_eq!(d.setups[1].mount, ["data=writeback"]);
+        assert!(d.setups[4].nocow());
+        assert_eq!(
+            d.setups[5].props.get("recordsize").map(String::as_str),
+            Some("8K")
+        );
+        let ids: Vec<_> = d
+            .workloads
+            .iter()
+            .filter(|w| !w.optional)
+            .map(|w| w.id.as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "pgbench-rw",
+                "pgbench-ro",
+                "sqlite-wal",
+                "sqlite-delete",
+                "layout",
+                "fsync-write"
+            ]
+        );
+        let rw = d.workloads[0].pgbench.as_ref().unwrap();
+        assert_eq!((rw.clients, rw.scale), (32, 10), "seed 004: 32 clients");
+        assert_eq!(
+            d.workloads[3].sqlite.as_ref().unwrap().journal_mode,
+            crate::workload::sqlite::JournalMode::Delete
         );
     }
 

@@ -64,6 +64,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     crate::host::tuning::validate(&setups, &target)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
+    check_app_settings(&workloads)?;
     let file_size = size_data_file(args, &draft, capacity, &target)?;
     // Per-workload files (vps: 1 GiB buffered and memory-capped files) never exceed the data
     // file: with an explicit --file-size the user asked for that scale; otherwise the data file
@@ -135,6 +136,18 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             tool_timeout: args.tool_timeout,
         },
     })
+}
+
+/// Extra PostgreSQL settings of the selected pgbench workloads must be ones the installed
+/// server knows (`postgres --describe-config`) and not the ones fsbench owns.
+fn check_app_settings(workloads: &[WorkloadSpec]) -> crate::Result<()> {
+    for w in workloads.iter().filter(|w| w.record) {
+        if let Some(p) = &w.pgbench {
+            crate::workload::pgbench::settings::check(p.settings.keys())
+                .map_err(|e| Error::invalid(format!("workload '{}'", w.id), e))?;
+        }
+    }
+    Ok(())
 }
 
 fn target_choice(args: &RunArgs) -> crate::Result<TargetKind> {

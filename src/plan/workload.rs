@@ -1,6 +1,8 @@
 //! Workloads of a plan: their ids, kinds and parameters, and the standard suite (seed 000).
 
 use crate::engine::{Backend, JobSpec, RwMode};
+use crate::workload::pgbench::{Mode as PgMode, PgbenchParams};
+use crate::workload::sqlite::{JournalMode, SqliteParams};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -33,6 +35,10 @@ pub enum Kind {
     Probe,
     /// Write text-like (≈2.4:1) data and read the on-disk compression ratio back.
     Compress,
+    /// PostgreSQL's pgbench on a private server ([`crate::workload::pgbench`]).
+    Pgbench,
+    /// Small transactions on a real SQLite database ([`crate::workload::sqlite`]).
+    Sqlite,
 }
 
 impl Kind {
@@ -51,6 +57,8 @@ impl Kind {
             Kind::Fsmark => "fsmark",
             Kind::Probe => "probe",
             Kind::Compress => "compress",
+            Kind::Pgbench => "pgbench",
+            Kind::Sqlite => "sqlite",
         }
     }
 
@@ -69,6 +77,8 @@ impl Kind {
             "fsmark" => Kind::Fsmark,
             "probe" => Kind::Probe,
             "compress" => Kind::Compress,
+            "pgbench" => Kind::Pgbench,
+            "sqlite" => Kind::Sqlite,
             _ => return None,
         })
     }
@@ -215,6 +225,12 @@ pub struct WorkloadSpec {
     /// Not part of the default selection; chosen with `--only`.
     #[serde(default)]
     pub optional: bool,
+    /// Parameters of a `pgbench` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbench: Option<PgbenchParams>,
+    /// Parameters of a `sqlite` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlite: Option<SqliteParams>,
 }
 
 impl WorkloadSpec {
@@ -229,6 +245,8 @@ impl WorkloadSpec {
             size: None,
             record: true,
             optional: false,
+            pgbench: None,
+            sqlite: None,
         }
     }
 
@@ -237,6 +255,22 @@ impl WorkloadSpec {
         WorkloadSpec {
             io: Some(params),
             ..WorkloadSpec::simple(id, Kind::Io)
+        }
+    }
+
+    /// A pgbench workload.
+    pub fn pgbench(id: &str, params: PgbenchParams) -> Self {
+        WorkloadSpec {
+            pgbench: Some(params),
+            ..WorkloadSpec::simple(id, Kind::Pgbench)
+        }
+    }
+
+    /// A SQLite workload.
+    pub fn sqlite(id: &str, params: SqliteParams) -> Self {
+        WorkloadSpec {
+            sqlite: Some(params),
+            ..WorkloadSpec::simple(id, Kind::Sqlite)
         }
     }
 
@@ -339,6 +373,10 @@ pub fn catalog() -> Vec<WorkloadSpec> {
         WorkloadSpec::simple("smallfiles", Kind::Smallfiles).opt(),
         WorkloadSpec::simple("fsmark", Kind::Fsmark).opt(),
         WorkloadSpec::simple("compress", Kind::Compress).opt(),
+        WorkloadSpec::pgbench("pgbench-rw", PgbenchParams::new(PgMode::ReadWrite)).opt(),
+        WorkloadSpec::pgbench("pgbench-ro", PgbenchParams::new(PgMode::ReadOnly)).opt(),
+        WorkloadSpec::sqlite("sqlite-wal", SqliteParams::new(JournalMode::Wal)).opt(),
+        WorkloadSpec::sqlite("sqlite-delete", SqliteParams::new(JournalMode::Delete)).opt(),
         WorkloadSpec::simple("probe-reflink", Kind::Probe).opt(),
         WorkloadSpec::simple("probe-snapshot", Kind::Probe).opt(),
         WorkloadSpec::simple("probe-resize", Kind::Probe).opt(),

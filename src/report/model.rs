@@ -105,7 +105,13 @@ fn headline(kind: TableKind, metric: &str) -> bool {
                 .trim_start_matches("write_");
             matches!(
                 m,
-                "iops" | "bw_mib_s" | "ops_per_s" | "lat_p99_ms" | "lat_p99_ms_merged"
+                "iops"
+                    | "bw_mib_s"
+                    | "ops_per_s"
+                    | "tps"
+                    | "tx_per_s"
+                    | "lat_p99_ms"
+                    | "lat_p99_ms_merged"
             ) || matches!(
                 metric,
                 "seconds" | "compress_ratio" | "scaling_factor" | "peak_memory_bytes"

@@ -2,7 +2,7 @@
 //! `round.rs` reads as the sequence of steps and not as a list of module paths.
 
 use crate::engine::JobSpec;
-use crate::plan::EngineChoice;
+use crate::plan::{EngineChoice, Kind, WorkloadSpec};
 use crate::workload::{WorkloadContext, WorkloadOutput};
 use std::path::Path;
 use std::time::Duration;
@@ -81,6 +81,47 @@ pub fn compress_run(dir: &Path, fs: &str, bytes: u64, seed: u64) -> crate::Resul
             ..Default::default()
         },
     )
+}
+
+/// Whether the machine can run workload `w` (PostgreSQL installed for pgbench…); `Err` says
+/// what is missing, and the runner skips the workload with that note.
+pub fn workload_available(w: &WorkloadSpec) -> Result<(), String> {
+    match w.kind {
+        Kind::Pgbench => crate::workload::pgbench::available(),
+        _ => Ok(()),
+    }
+}
+
+/// One pgbench step on a private server in `ctx.dir`; `-T` is the workload's duration or the
+/// plan's runtime.
+pub fn pgbench_run(
+    ctx: &WorkloadContext<'_>,
+    w: &WorkloadSpec,
+    runtime: Duration,
+    timeout: Duration,
+) -> crate::Result<WorkloadOutput> {
+    let p = w
+        .pgbench
+        .as_ref()
+        .ok_or_else(|| crate::Error::workload(&w.id, "no pgbench parameters"))?;
+    crate::workload::pgbench::run(
+        ctx,
+        &crate::workload::pgbench::RunSpec {
+            id: &w.id,
+            params: p,
+            duration: p.duration.unwrap_or(runtime),
+            timeout,
+        },
+    )
+}
+
+/// One SQLite step in `ctx.dir`.
+pub fn sqlite_run(ctx: &WorkloadContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+    let p = w
+        .sqlite
+        .as_ref()
+        .ok_or_else(|| crate::Error::workload(&w.id, "no sqlite parameters"))?;
+    crate::workload::sqlite::run(ctx, &w.id, p)
 }
 
 /// Many small files.

@@ -41,6 +41,8 @@ pub(crate) struct Runner<'a> {
     run_warnings: Vec<Warning>,
     run_notes: Vec<Warning>,
     host_findings: Vec<crate::doctor::Finding>,
+    /// Workload ids not run because their engine is missing.
+    skipped_workloads: BTreeSet<String>,
     run_id: String,
 }
 
@@ -84,6 +86,20 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
                 round: 0,
                 message: w.clone(),
             });
+        }
+    }
+    // So are workloads whose engine is missing (no PostgreSQL server for pgbench).
+    let mut skipped_workloads = BTreeSet::new();
+    for w in plan.recorded() {
+        if let Err(why) = adapters::workload_available(w) {
+            let msg = format!("workload {} skipped: {why}", w.id);
+            eprintln!("fsbench: note: {msg}");
+            run_warnings.push(Warning {
+                setup: String::new(),
+                round: 0,
+                message: msg,
+            });
+            skipped_workloads.insert(w.id.clone());
         }
     }
     if skipped.len() == plan.setups.len() {
@@ -130,7 +146,8 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         .iter()
         .map(|sr| eta::setup_round_seconds(plan, sr.setup, formats))
         .sum();
-    let per_round = progress::steps_per_round(plan, formats);
+    // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
+    let per_round = progress::steps_per_round(plan, formats, &skipped_workloads);
     let steps = srs.len() * per_round;
     let mut runner = Runner {
         inv,
@@ -142,6 +159,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         run_warnings,
         run_notes,
         host_findings: diagnosis.findings,
+        skipped_workloads,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),

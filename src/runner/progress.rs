@@ -7,12 +7,16 @@ use std::time::{Duration, Instant};
 
 /// Steps one setup-round prints: the mkfs step when the target is formatted, then every
 /// workload except `mkfs` itself (which is that step, not a workload run after it).
-pub fn steps_per_round(plan: &crate::plan::Plan, formats: bool) -> usize {
+pub fn steps_per_round(
+    plan: &crate::plan::Plan,
+    formats: bool,
+    skipped: &std::collections::BTreeSet<String>,
+) -> usize {
     usize::from(formats)
         + plan
             .workloads
             .iter()
-            .filter(|w| w.kind != crate::plan::Kind::Mkfs)
+            .filter(|w| w.kind != crate::plan::Kind::Mkfs && !skipped.contains(&w.id))
             .count()
 }
 

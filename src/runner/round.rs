@@ -255,7 +255,12 @@ impl Runner<'_> {
 
         let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
         let mut untar_failed = false;
-        let workloads: Vec<WorkloadSpec> = plan.workloads.clone();
+        let workloads: Vec<WorkloadSpec> = plan
+            .workloads
+            .iter()
+            .filter(|w| !self.skipped_workloads.contains(&w.id))
+            .cloned()
+            .collect();
         for w in workloads.iter().filter(|w| w.kind != Kind::Mkfs) {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w);
@@ -457,6 +462,8 @@ impl Runner<'_> {
             Kind::Compress => {
                 adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
             }
+            Kind::Pgbench => adapters::pgbench_run(&ctx, w, plan.runtime, opts.tool_timeout),
+            Kind::Sqlite => adapters::sqlite_run(&ctx, w),
             Kind::Probe => {
                 // Probes build a small filesystem of their own next to the image (or in
                 // /var/tmp for device and directory targets); the one under test is untouched.

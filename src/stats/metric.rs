@@ -48,9 +48,11 @@ pub fn direction(metric: &str) -> Direction {
         || has("device_")
         || has("used")
         || has("overhead")
+        || has("failed")
     {
         Direction::LowerIsBetter
     } else if has("iops")
+        || m == "tps"
         || has("bw")
         || has("mib_s")
         || has("per_s")
@@ -102,6 +104,14 @@ pub fn metric_label(metric: &str) -> String {
         "read_files_per_s" => "read-back files/s",
         "inodes_total" => "inodes total",
         "inodes_free" => "inodes free",
+        "tps" => "TPS",
+        "tx_per_s" => "transactions/s",
+        "lat_mean_ms" => "mean latency",
+        "lat_p95_ms" => "p95 latency",
+        "init_seconds" => "pgbench -i time",
+        "wal_bytes" => "WAL written",
+        "data_bytes" => "data pages written",
+        "failed_transactions" => "failed transactions",
         _ => "",
     };
     if !known.is_empty() {

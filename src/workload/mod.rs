@@ -1,4 +1,5 @@
-//! Workloads: I/O jobs (through the engine), metadata and small-file work, capability probes.
+//! Workloads: I/O jobs (through the engine), metadata and small-file work, capability probes,
+//! and application workloads on real engines (PostgreSQL's pgbench, SQLite).
 //!
 //! Every workload returns a [`WorkloadOutput`]: named metrics plus optional histograms and
 //! series. The runner turns them into `results.json` samples for its (setup, workload, round).
@@ -76,4 +77,6 @@ pub mod compress;
 pub mod io;
 pub mod memcap;
 pub mod meta;
+pub mod pgbench;
 pub mod probe;
+pub mod sqlite;
