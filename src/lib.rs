@@ -1,7 +1,7 @@
 //! fsbench: which Linux filesystem, with which options, is best for my workload on this disk?
 //!
 //! The crate follows the flow `CLI → Plan → Runner → Results → Stats → Report/Compare`
-//! described in `DESIGN.md`. `main.rs` only parses arguments and maps errors to exit codes;
+//! described in `docs/ARCHITECTURE.md`. `main.rs` only parses arguments and maps errors to exit codes;
 //! everything else lives here so that integration tests and benches can reach it.
 
 pub mod cancel;

@@ -1,4 +1,4 @@
-//! The versioned results model. This file *is* the `results.json` schema (DESIGN.md).
+//! The versioned results model. This file *is* the `results.json` schema (docs/ARCHITECTURE.md).
 //!
 //! Raw samples are always kept; `summary` is derived from them by [`crate::stats`] and may be
 //! recomputed by any reader. New fields are added with `#[serde(default)]` so that older files

@@ -1,7 +1,7 @@
 //! The native I/O load generator: fio's job semantics, `io_uring` and `psync` backends.
 //!
 //! Entry point: [`run`] takes a [`JobSpec`] and returns an [`IoReport`], whose JSON form is the
-//! stable `fsbench io --json` interface (DESIGN.md). [`validate`] checks a spec against the
+//! stable `fsbench io --json` interface (docs/ARCHITECTURE.md). [`validate`] checks a spec against the
 //! real file or device without creating anything; [`layout`] writes a file sequentially.
 //!
 //! Design for low overhead per I/O: one thread per job, each with its own file descriptor,

@@ -1,6 +1,6 @@
 //! Which way is better for each metric, and how to name metrics and workloads for people.
 //!
-//! Metric names follow DESIGN.md (`iops`, `lat_p99_ms`, `seconds`…); workloads may add their own
+//! Metric names follow docs/design-notes.md (`iops`, `lat_p99_ms`, `seconds`…); workloads may add their own
 //! (`avail_bytes`, `files_per_s`, `supported`), so the table matches on name patterns and falls
 //! back to [`Direction::Neutral`] (no winner is marked) for anything it does not know.
 

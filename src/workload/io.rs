@@ -26,7 +26,7 @@ fn histogram(d: &engine::DirectionReport) -> LatencyHistogram {
     LatencyHistogram::from_sparse(&d.histogram, d.lat_ns.min, d.lat_ns.max, d.lat_sum_ns)
 }
 
-/// Map a report to DESIGN.md's metric names. Latency percentiles cover every I/O of the job
+/// Map a report to the documented metric names (docs/design-notes.md). Latency percentiles cover every I/O of the job
 /// (reads and writes together); `cpu_util` is the process's CPU time per second of the
 /// measured window, in % of one CPU.
 pub fn to_output(report: &IoReport) -> WorkloadOutput {

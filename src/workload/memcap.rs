@@ -18,7 +18,7 @@ use std::time::Duration;
 /// Workload id prefix for capped jobs (`randwrite` becomes `randwrite-mem512m` in plans).
 pub const WORKLOAD: &str = "memcap";
 
-/// `fsbench io` arguments equivalent to `job` (the stable flags of DESIGN.md), `--json` last.
+/// `fsbench io` arguments equivalent to `job` (the stable flags of docs/ARCHITECTURE.md), `--json` last.
 pub fn io_args(job: &JobSpec) -> Vec<String> {
     let mut a: Vec<String> = vec!["io".into()];
     let mut push = |k: &str, v: String| {

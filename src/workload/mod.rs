@@ -10,7 +10,7 @@ use std::path::Path;
 /// One measured value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    /// Metric name (`iops`, `seconds`, `lat_p99_ms`…; DESIGN.md lists the standard ones).
+    /// Metric name (`iops`, `seconds`, `lat_p99_ms`…; docs/design-notes.md lists them).
     pub metric: String,
     /// Unit (`IOPS`, `s`, `ms`, `MiB/s`, `bytes`, `files/s`, `bool`…).
     pub unit: String,
