@@ -17,7 +17,8 @@ pub enum OutputFormat {
 /// Which engine runs the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
-    /// fsbench's own engine.
+    /// fsbench's own engine (`native` is the same).
+    #[value(alias = "native")]
     Fsbench,
     /// The same job run with fio, parsed into the same report.
     Fio,

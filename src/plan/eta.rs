@@ -30,6 +30,7 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec) -> f64 {
             Kind::Smallfiles | Kind::Fsmark => 10.0,
             Kind::Probe => 10.0,
             Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 2.0,
+            Kind::FioJob => w.fio_job.as_ref().map_or(0.0, |j| j.estimate_seconds()),
         }
 }
 

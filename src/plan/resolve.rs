@@ -31,7 +31,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             "0 rounds would measure nothing; use --rounds 1 or more (3 lets the spread show)",
         ));
     }
-    if args.engine == super::EngineChoice::Fio && !crate::host::command::available("fio") {
+    if args.engine == Some(super::EngineChoice::Fio) && !crate::host::command::available("fio") {
         return Err(Error::invalid(
             "--engine",
             "fio is not installed; install fio or use --engine fsbench",
@@ -40,12 +40,20 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     if args.threads == 0 {
         return Err(Error::invalid("--threads", "must be at least 1"));
     }
-    let draft = match (&args.plan, &args.profile) {
+    let mut draft = match (&args.plan, &args.profile) {
         (Some(p), _) => {
             let text = std::fs::read_to_string(p).map_err(|e| {
                 Error::invalid("--plan", format!("cannot read {}: {e}", p.display()))
             })?;
-            super::file::parse(&text, &format!("--plan {}", p.display()))?
+            let mut d = super::file::parse(&text, &format!("--plan {}", p.display()))?;
+            // A plan's job files are named relative to the plan file.
+            let base = p.parent().unwrap_or(Path::new("."));
+            for f in &mut d.fio_jobs {
+                if f.is_relative() {
+                    *f = base.join(&*f);
+                }
+            }
+            d
         }
         (None, Some(name)) => profiles::load(name)?,
         (None, None) => profiles::load(profiles::DEFAULT)?,
@@ -53,6 +61,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     let target = target_choice(args)?;
     let capacity = target_capacity(&target);
     let setups = choose_setups(args, &draft, &target)?;
+    fio_job_workloads(args, &mut draft, capacity, target.formats())?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
         if let Some(d) = crate::fs::driver(&s.fs) {
@@ -126,12 +135,71 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             target,
             yes: args.yes,
             out,
-            engine: args.engine,
+            engine: args.engine.unwrap_or(super::EngineChoice::Fsbench),
             seed,
             threads: args.threads,
             tool_timeout: args.tool_timeout,
         },
     })
+}
+
+/// Share of the target a job file's data may take before its sizes are capped (the
+/// filesystem's own metadata and reserve need the rest).
+const FIO_JOB_SHARE: f64 = 0.7;
+
+/// Expand `--fio-job` files and plan `fio-job` entries into one workload per section. With
+/// `--fio-job` and no plan file, the job files replace the profile's workloads.
+fn fio_job_workloads(
+    args: &RunArgs,
+    draft: &mut PlanDraft,
+    capacity: Option<u64>,
+    formats: bool,
+) -> crate::Result<()> {
+    let mut files = draft.fio_jobs.clone();
+    files.extend(args.fio_job.iter().cloned());
+    if files.is_empty() {
+        return Ok(());
+    }
+    let native = args.engine == Some(super::EngineChoice::Fsbench);
+    if !native && !crate::host::command::available("fio") {
+        return Err(Error::invalid(
+            "--fio-job",
+            "fio is not installed; job files run with fio (install it) or natively with --engine native",
+        ));
+    }
+    if args.plan.is_none() || !draft.workloads.iter().any(|w| w.kind == Kind::Mkfs) {
+        let keep: Vec<WorkloadSpec> = if args.plan.is_none() {
+            Vec::new()
+        } else {
+            draft.workloads.clone()
+        };
+        draft.workloads = super::workload::catalog()
+            .into_iter()
+            .filter(|w| matches!(w.kind, Kind::Mkfs | Kind::UsableSpace))
+            .chain(keep)
+            .collect();
+    }
+    let budget = capacity.map(|c| {
+        let share = if formats { FIO_JOB_SHARE } else { 0.9 };
+        (c as f64 * share) as u64
+    });
+    let opts = crate::fio::jobfile::LoadOptions {
+        place: crate::fio::jobfile::rebase::Place::DataDir,
+        budget,
+        runtime: args.runtime,
+        ramp: args.ramp,
+        native,
+    };
+    let mut jobs = Vec::new();
+    for f in &files {
+        jobs.extend(crate::fio::jobfile::load(f, &opts)?);
+    }
+    let taken: Vec<String> = draft.workloads.iter().map(|w| w.id.clone()).collect();
+    let ids = crate::fio::jobfile::assign_ids(&jobs, &taken);
+    for (id, job) in ids.into_iter().zip(jobs) {
+        draft.workloads.push(WorkloadSpec::fio_job(&id, job));
+    }
+    Ok(())
 }
 
 fn target_choice(args: &RunArgs) -> crate::Result<TargetKind> {

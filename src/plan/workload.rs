@@ -33,6 +33,8 @@ pub enum Kind {
     Probe,
     /// Write text-like (≈2.4:1) data and read the on-disk compression ratio back.
     Compress,
+    /// One section of a user's fio job file (`--fio-job`, plan kind `fio-job`).
+    FioJob,
 }
 
 impl Kind {
@@ -51,6 +53,7 @@ impl Kind {
             Kind::Fsmark => "fsmark",
             Kind::Probe => "probe",
             Kind::Compress => "compress",
+            Kind::FioJob => "fio-job",
         }
     }
 
@@ -69,6 +72,7 @@ impl Kind {
             "fsmark" => Kind::Fsmark,
             "probe" => Kind::Probe,
             "compress" => Kind::Compress,
+            "fio-job" => Kind::FioJob,
             _ => return None,
         })
     }
@@ -189,6 +193,9 @@ pub struct WorkloadSpec {
     /// Not part of the default selection; chosen with `--only`.
     #[serde(default)]
     pub optional: bool,
+    /// The job-file section a `fio-job` workload runs (after rebasing and capping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<crate::fio::jobfile::FioJob>,
 }
 
 impl WorkloadSpec {
@@ -203,6 +210,7 @@ impl WorkloadSpec {
             size: None,
             record: true,
             optional: false,
+            fio_job: None,
         }
     }
 
@@ -211,6 +219,14 @@ impl WorkloadSpec {
         WorkloadSpec {
             io: Some(params),
             ..WorkloadSpec::simple(id, Kind::Io)
+        }
+    }
+
+    /// A section of a fio job file.
+    pub fn fio_job(id: &str, job: crate::fio::jobfile::FioJob) -> Self {
+        WorkloadSpec {
+            fio_job: Some(job),
+            ..WorkloadSpec::simple(id, Kind::FioJob)
         }
     }
 
