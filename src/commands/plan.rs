@@ -243,10 +243,16 @@ pub fn fio_job_phases(inv: &Invocation) -> String {
             j.phase + 1,
             ids.join(", ")
         );
+        let mut notes: Vec<&String> = Vec::new();
         for (_, f) in &members {
             for n in &f.notes {
-                let _ = writeln!(s, "#   note: {n}");
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
             }
+        }
+        for n in notes {
+            let _ = writeln!(s, "#   note: {n}");
         }
         let stem = j
             .file

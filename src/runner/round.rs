@@ -474,10 +474,16 @@ impl Runner<'_> {
             };
             self.fio_phase = Some(super::FioPhase { key, outputs });
         }
-        self.fio_phase
+        let mut out = self
+            .fio_phase
             .as_mut()
             .and_then(|p| p.outputs.remove(&w.id))
-            .unwrap_or_else(|| Err(Error::workload(&w.id, "its fio phase produced no result")))
+            .unwrap_or_else(|| Err(Error::workload(&w.id, "its fio phase produced no result")))?;
+        // What fsbench changed in the section (rebasing, capping, overrides), said once.
+        if round == 1 {
+            out.notes.extend(job.notes.iter().cloned());
+        }
+        Ok(out)
     }
 
     fn corpus(&mut self) -> crate::Result<&crate::workload::meta::Corpus> {

@@ -181,13 +181,15 @@ pub fn load(path: &Path, o: &LoadOptions) -> crate::Result<Vec<FioJob>> {
     Ok(out)
 }
 
-/// Scale every absolute size down when the file's data would not fit in `budget`.
+/// Cap the largest files when the file's data would not fit in `budget`: a limit L is found
+/// such that every file (a job's own files, or a shared `filename=`) larger than L is cut to
+/// L and the total fits; smaller files keep the size they were written with.
 fn cap(prepared: &mut [(Job, Vec<Opt>, Vec<String>)], budget: Option<u64>) {
     let Some(budget) = budget else { return };
-    // Sections that name the same file share it: count each name once, at its largest.
-    let mut shared: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut own = 0u64;
-    for (job, opts, notes) in prepared.iter_mut() {
+    // Each job's footprint and the file it is counted under (shared names count once).
+    let mut items: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut keys: Vec<Option<(String, u64)>> = Vec::new();
+    for (i, (job, opts, notes)) in prepared.iter_mut().enumerate() {
         let Some(bytes) = rebase::footprint(opts, job.numjobs()) else {
             if let Some(o) = opts.iter().rev().find(|o| o.key == "size" || o.key == "filesize")
                 && parse::size_bytes(o.value.as_deref().unwrap_or("")).is_none()
@@ -199,24 +201,50 @@ fn cap(prepared: &mut [(Job, Vec<Opt>, Vec<String>)], budget: Option<u64>) {
                     o.value.as_deref().unwrap_or("")
                 ));
             }
+            keys.push(None);
             continue;
         };
-        match opts.iter().rev().find(|o| o.key == "filename") {
-            Some(f) => {
-                let e = shared.entry(f.value.clone().unwrap_or_default()).or_default();
-                *e = (*e).max(bytes);
-            }
-            None => own = own.saturating_add(bytes),
-        }
+        let key = match opts.iter().rev().find(|o| o.key == "filename") {
+            Some(f) => format!("file:{}", f.value.clone().unwrap_or_default()),
+            None => format!("job:{i}"),
+        };
+        let e = items.entry(key.clone()).or_default();
+        *e = (*e).max(bytes);
+        keys.push(Some((key, bytes)));
     }
-    let total = shared.values().fold(own, |a, b| a.saturating_add(*b));
+    let total = items.values().fold(0u64, |a, b| a.saturating_add(*b));
     if total <= budget {
         return;
     }
-    let factor = budget as f64 / total as f64;
-    for (_, opts, notes) in prepared.iter_mut() {
-        notes.extend(rebase::scale_sizes(opts, factor, total, budget));
+    let limit = water_level(&items.values().copied().collect::<Vec<_>>(), budget);
+    for ((_, opts, notes), key) in prepared.iter_mut().zip(keys) {
+        let Some((_, bytes)) = key else { continue };
+        if bytes > limit {
+            notes.extend(rebase::scale_sizes(
+                opts,
+                limit as f64 / bytes as f64,
+                total,
+                budget,
+            ));
+        }
     }
+}
+
+/// The largest L with Σ min(x, L) ≤ budget.
+fn water_level(sizes: &[u64], budget: u64) -> u64 {
+    let mut v = sizes.to_vec();
+    v.sort_unstable();
+    let mut left = budget;
+    let mut n = v.len() as u64;
+    for x in v {
+        if x.saturating_mul(n) <= left {
+            left -= x;
+            n -= 1;
+        } else {
+            return left / n.max(1);
+        }
+    }
+    u64::MAX
 }
 
 fn override_time(
@@ -345,7 +373,11 @@ mod tests {
         assert!(c.options.iter().all(|o| !o.starts_with("directory")));
         let size = c.options.iter().find(|o| o.starts_with("size=")).unwrap();
         let bytes = parse::size_bytes(size.trim_start_matches("size=")).unwrap();
-        assert!(bytes * 2 <= 100 << 20, "{size}");
+        assert!(32 * 1024 * 1024 + bytes * 2 <= 100 << 20, "{size}");
+        assert_eq!(size, "size=34m");
+        assert!(jobs[0].options.contains(&"size=16m".to_string()), "small files keep their size");
+        assert_eq!(water_level(&[10, 20, 100], 60), 30);
+        assert_eq!(water_level(&[10, 20], 60), u64::MAX);
         assert!(c.notes.iter().any(|n| n.contains("size=1g capped")), "{:?}", c.notes);
         assert!(jobs[0].notes.iter().any(|n| n.contains("directory=/data replaced")));
         let text = render_phase(&[&jobs[0], &jobs[1]], Some(Path::new("/m/fsbench")));
