@@ -45,14 +45,31 @@ Examples:
   # the same job run by fio, for a cross-check
   fsbench io --filename /mnt/test/f --rw randread --size 1G --runtime 10s --engine fio
 
+  # a fio job file, once, in an existing directory (directory= is rebased there, sizes capped)
+  fsbench io --fio-job ssd-test.fio --dir /mnt/test --runtime 5s
+
 Without --runtime a job is size-based: each job moves its region's bytes exactly once.
 Latency is submission to completion (fio's `lat`). A missing or short file is written
 sequentially first; the time it took is reported as layout_s. Exit codes: 0 ok, 1 the job
 failed (I/O error, verify mismatch), 2 bad input (nothing was created), 130 interrupted.")]
 pub struct IoArgs {
-    /// File or block device to test (a missing file is created and laid out).
-    #[arg(long, value_name = "PATH")]
-    pub filename: PathBuf,
+    /// File or block device to test (a missing file is created and laid out); with
+    /// --fio-job, every job of the file uses it.
+    #[arg(long, value_name = "PATH", required_unless_present = "fio_job")]
+    pub filename: Option<PathBuf>,
+
+    /// Run this fio job file once (every section, phases in order) instead of one job.
+    #[arg(long = "fio-job", value_name = "FILE.fio", conflicts_with_all = ["rw", "bs", "iodepth", "numjobs", "ioengine", "size", "offset_increment", "verify"])]
+    pub fio_job: Option<PathBuf>,
+
+    /// With --fio-job: the existing directory the job's files go in.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "fio_job",
+        conflicts_with = "filename"
+    )]
+    pub dir: Option<PathBuf>,
 
     /// Access pattern.
     #[arg(long, value_enum, default_value = "randread")]
@@ -127,7 +144,7 @@ pub struct IoArgs {
     #[arg(long, value_enum, default_value = "normal")]
     pub output_format: OutputFormat,
 
-    /// Engine that runs the job.
-    #[arg(long, value_enum, default_value = "fsbench")]
-    pub engine: EngineChoice,
+    /// Engine that runs the job [default: fsbench (alias native); --fio-job: fio].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
 }

@@ -5,6 +5,7 @@ use crate::cli::{Cli, Command};
 pub mod compare;
 pub mod corpus;
 pub mod io;
+mod io_fio_job;
 pub mod meta;
 pub mod plan;
 pub mod report;

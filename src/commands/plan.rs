@@ -140,7 +140,11 @@ fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) 
                 j.file.display(),
                 j.section,
                 j.phase + 1,
-                if j.native { " (native engine)" } else { " (fio)" },
+                if j.native {
+                    " (native engine)"
+                } else {
+                    " (fio)"
+                },
                 j.options.join(" ")
             ),
             None => String::new(),

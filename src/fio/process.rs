@@ -16,7 +16,11 @@ pub fn run(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
 }
 
 /// Like [`run`], with `cwd` as the working directory.
-pub fn run_in(argv: &[String], cwd: &std::path::Path, timeout: Duration) -> crate::Result<ToolOutput> {
+pub fn run_in(
+    argv: &[String],
+    cwd: &std::path::Path,
+    timeout: Duration,
+) -> crate::Result<ToolOutput> {
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(cwd);
     run_child(&mut cmd, &display(argv), timeout, OnCancel::Interrupt)

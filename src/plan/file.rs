@@ -195,7 +195,9 @@ fn fio_job_table(t: &toml::Table, origin: &str) -> crate::Result<std::path::Path
         if !matches!(k.as_str(), "kind" | "path") {
             return Err(bad(
                 origin,
-                format!("fio-job workload: unknown key '{k}'; it takes path = \"FILE.fio\" only (ids come from the sections)"),
+                format!(
+                    "fio-job workload: unknown key '{k}'; it takes path = \"FILE.fio\" only (ids come from the sections)"
+                ),
             ));
         }
     }

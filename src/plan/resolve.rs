@@ -180,7 +180,7 @@ fn fio_job_workloads(
             .collect();
     }
     let budget = capacity.map(|c| {
-        let share = if formats { FIO_JOB_SHARE } else { 0.9 };
+        let share = if formats { FIO_JOB_SHARE } else { 0.5 };
         (c as f64 * share) as u64
     });
     let opts = crate::fio::jobfile::LoadOptions {
@@ -688,5 +688,58 @@ mod tests {
         let ids: Vec<_> = inv.plan.workloads.iter().map(|w| w.id.as_str()).collect();
         assert_eq!(ids, ["seqwrite-j1", "seqwrite-j4"]);
         assert_eq!(inv.plan.rounds, 1);
+    }
+
+    #[test]
+    fn fio_job_files_from_flags_and_plan_files_become_workloads() {
+        if !crate::host::command::available("fio") {
+            println!("skipped: fio is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("j.fio"),
+            "[global]\nsize=1m\n[randread]\nrw=randread\n[w r]\nstonewall\nrw=write\n",
+        )
+        .unwrap();
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &p,
+            "rounds = 1\n[[workload]]\nkind = \"fio-job\"\npath = \"j.fio\"\n",
+        )
+        .unwrap();
+        let inv = ok(&["--plan", p.to_str().unwrap(), "--fs", "ext4"]);
+        let ids: Vec<_> = inv.plan.workloads.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids, ["mkfs", "usable-space", "randread", "w-r"]);
+        let j = inv.plan.workloads[3].fio_job.as_ref().unwrap();
+        assert_eq!((j.section.as_str(), j.phase), ("w r", 1));
+        // From the flag, the job file replaces the profile's suite (so `randread` is free).
+        let f = dir.path().join("j.fio");
+        let inv = ok(&[
+            "--fio-job",
+            f.to_str().unwrap(),
+            "--only",
+            "randread",
+            "--runtime",
+            "2s",
+        ]);
+        let rec: Vec<_> = inv.plan.recorded().map(|w| w.id.as_str()).collect();
+        assert_eq!(rec, ["randread"]);
+        let j = inv
+            .plan
+            .workloads
+            .iter()
+            .find(|w| w.id == "randread")
+            .unwrap();
+        assert!(
+            j.fio_job
+                .as_ref()
+                .unwrap()
+                .options
+                .contains(&"runtime=2000ms".into())
+        );
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[[workload]]\nkind = \"fio-job\"\n").unwrap();
+        assert!(err(&["--plan", bad.to_str().unwrap()]).contains("needs path"));
     }
 }

@@ -54,7 +54,11 @@ pub fn run_phase(
                 "fio reported {} job groups for {} sections ({}); cannot tell which is which",
                 entries.len(),
                 jobs.len(),
-                entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", ")
+                entries
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     }
@@ -106,8 +110,16 @@ fn add_trim(o: &mut WorkloadOutput, t: &DirectionReport) {
         return;
     }
     o.metrics.push(Metric::new("trim_iops", "IOPS", t.iops));
-    o.metrics.push(Metric::new("trim_bw_mib_s", "MiB/s", t.bw_bytes / (1 << 20) as f64));
-    o.metrics.push(Metric::new("trim_lat_p99_ms", "ms", t.lat_ns.p99 as f64 / 1e6));
+    o.metrics.push(Metric::new(
+        "trim_bw_mib_s",
+        "MiB/s",
+        t.bw_bytes / (1 << 20) as f64,
+    ));
+    o.metrics.push(Metric::new(
+        "trim_lat_p99_ms",
+        "ms",
+        t.lat_ns.p99 as f64 / 1e6,
+    ));
 }
 
 /// The longest time-based section plus slack; size-based phases get the hang guard only.
@@ -115,7 +127,12 @@ fn timeout(jobs: &[&FioJob]) -> std::time::Duration {
     let mut longest = std::time::Duration::ZERO;
     for j in jobs {
         let o = j.opts();
-        let get = |k: &str| o.iter().rev().find(|x| x.key == k).and_then(|x| x.value.clone());
+        let get = |k: &str| {
+            o.iter()
+                .rev()
+                .find(|x| x.key == k)
+                .and_then(|x| x.value.clone())
+        };
         match get("runtime").and_then(|v| crate::fio::jobfile::parse::duration(&v)) {
             Some(rt) => {
                 let ramp = get("ramp_time")

@@ -75,7 +75,12 @@ impl FioJob {
     /// Estimated seconds (ramp + runtime when given; otherwise size at 200 MiB/s).
     pub fn estimate_seconds(&self) -> f64 {
         let o = self.opts();
-        let get = |k: &str| o.iter().rev().find(|x| x.key == k).and_then(|x| x.value.clone());
+        let get = |k: &str| {
+            o.iter()
+                .rev()
+                .find(|x| x.key == k)
+                .and_then(|x| x.value.clone())
+        };
         let t = |k: &str| get(k).and_then(|v| parse::duration(&v)).unwrap_or_default();
         let timed = t("runtime") + t("ramp_time");
         if !timed.is_zero() {
@@ -109,7 +114,10 @@ pub fn load(path: &Path, o: &LoadOptions) -> crate::Result<Vec<FioJob>> {
     if jobs.is_empty() {
         return Err(Error::invalid(
             flag,
-            format!("{}: no job section (only [global]); add e.g. [randread]", path.display()),
+            format!(
+                "{}: no job section (only [global]); add e.g. [randread]",
+                path.display()
+            ),
         ));
     }
     let mut prepared: Vec<(Job, Vec<Opt>, Vec<String>)> = Vec::new();
@@ -143,8 +151,12 @@ pub fn load(path: &Path, o: &LoadOptions) -> crate::Result<Vec<FioJob>> {
             ));
         }
         if o.native {
-            native::to_spec(&job.name, &opts, Path::new("."))
-                .map_err(|why| Error::invalid("--engine", format!("native: {}: [{}] {why}", job.at, job.name)))?;
+            native::to_spec(&job.name, &opts, Path::new(".")).map_err(|why| {
+                Error::invalid(
+                    "--engine",
+                    format!("native: {}: [{}] {why}", job.at, job.name),
+                )
+            })?;
         }
         out.push(FioJob {
             file: path.to_path_buf(),
@@ -191,7 +203,10 @@ fn cap(prepared: &mut [(Job, Vec<Opt>, Vec<String>)], budget: Option<u64>) {
     let mut keys: Vec<Option<(String, u64)>> = Vec::new();
     for (i, (job, opts, notes)) in prepared.iter_mut().enumerate() {
         let Some(bytes) = rebase::footprint(opts, job.numjobs()) else {
-            if let Some(o) = opts.iter().rev().find(|o| o.key == "size" || o.key == "filesize")
+            if let Some(o) = opts
+                .iter()
+                .rev()
+                .find(|o| o.key == "size" || o.key == "filesize")
                 && parse::size_bytes(o.value.as_deref().unwrap_or("")).is_none()
             {
                 notes.push(format!(
@@ -284,7 +299,10 @@ pub fn render_phase(jobs: &[&FioJob], dir: Option<&Path>) -> String {
             s.push('\n');
         }
         if let Some(d) = dir {
-            s.push_str(&format!("directory={}\n", d.display().to_string().replace(':', "\\:")));
+            s.push_str(&format!(
+                "directory={}\n",
+                d.display().to_string().replace(':', "\\:")
+            ));
         }
         let opts = j.opts();
         let has = |k: &str| opts.iter().any(|o| o.key == k);
@@ -302,7 +320,13 @@ pub fn render_phase(jobs: &[&FioJob], dir: Option<&Path>) -> String {
 pub fn section_id(name: &str) -> String {
     let id: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let id = id.trim_matches('-').to_string();
     if id.is_empty() { "job".into() } else { id }
@@ -313,7 +337,11 @@ pub fn section_id(name: &str) -> String {
 pub fn assign_ids(jobs: &[FioJob], taken: &[String]) -> Vec<String> {
     let base: Vec<String> = jobs.iter().map(|j| section_id(&j.section)).collect();
     let ambiguous = |i: usize| {
-        taken.contains(&base[i]) || base.iter().enumerate().any(|(k, b)| k != i && *b == base[i])
+        taken.contains(&base[i])
+            || base
+                .iter()
+                .enumerate()
+                .any(|(k, b)| k != i && *b == base[i])
     };
     let mut ids: Vec<String> = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
@@ -375,14 +403,28 @@ mod tests {
         let bytes = parse::size_bytes(size.trim_start_matches("size=")).unwrap();
         assert!(32 * 1024 * 1024 + bytes * 2 <= 100 << 20, "{size}");
         assert_eq!(size, "size=34m");
-        assert!(jobs[0].options.contains(&"size=16m".to_string()), "small files keep their size");
+        assert!(
+            jobs[0].options.contains(&"size=16m".to_string()),
+            "small files keep their size"
+        );
         assert_eq!(water_level(&[10, 20, 100], 60), 30);
         assert_eq!(water_level(&[10, 20], 60), u64::MAX);
-        assert!(c.notes.iter().any(|n| n.contains("size=1g capped")), "{:?}", c.notes);
-        assert!(jobs[0].notes.iter().any(|n| n.contains("directory=/data replaced")));
+        assert!(
+            c.notes.iter().any(|n| n.contains("size=1g capped")),
+            "{:?}",
+            c.notes
+        );
+        assert!(
+            jobs[0]
+                .notes
+                .iter()
+                .any(|n| n.contains("directory=/data replaced"))
+        );
         let text = render_phase(&[&jobs[0], &jobs[1]], Some(Path::new("/m/fsbench")));
         assert!(text.starts_with("[a]\nsize="), "{text}");
-        assert!(text.contains("directory=/m/fsbench\nnew_group\ngroup_reporting\nlat_percentiles=1\n"));
+        assert!(
+            text.contains("directory=/m/fsbench\nnew_group\ngroup_reporting\nlat_percentiles=1\n")
+        );
         assert_eq!(text.matches("new_group").count(), 2);
     }
 
@@ -392,17 +434,33 @@ mod tests {
         let p = write(d.path(), "t.fio", "[t]\nrw=read\nsize=1m\ntime_based\n");
         let e = load(&p, &opts()).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.to_string().contains("t.fio:1: [t] time_based without runtime"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("t.fio:1: [t] time_based without runtime"),
+            "{e}"
+        );
         let mut o = opts();
         o.runtime = Some(Duration::from_secs(2));
         o.ramp = Some(Duration::ZERO);
         let j = load(&p, &o).unwrap();
         assert!(j[0].options.contains(&"runtime=2000ms".to_string()));
         assert!(j[0].options.contains(&"ramp_time=0ms".to_string()));
-        let p = write(d.path(), "dev.fio", "[global]\nbs=4k\n[x]\nrw=read\nfilename=/dev/sda\n");
+        let p = write(
+            d.path(),
+            "dev.fio",
+            "[global]\nbs=4k\n[x]\nrw=read\nfilename=/dev/sda\n",
+        );
         let e = load(&p, &opts()).unwrap_err().to_string();
-        assert!(e.starts_with("--fio-job: ") && e.contains("dev.fio:5: [x] filename=/dev/sda names a device"), "{e}");
-        let p = write(d.path(), "two.fio", "[a]\nrw=write\nsize=1m\n[b]\nrw=write\nsize=1m\n");
+        assert!(
+            e.starts_with("--fio-job: ")
+                && e.contains("dev.fio:5: [x] filename=/dev/sda names a device"),
+            "{e}"
+        );
+        let p = write(
+            d.path(),
+            "two.fio",
+            "[a]\nrw=write\nsize=1m\n[b]\nrw=write\nsize=1m\n",
+        );
         o.native = true;
         o.runtime = None;
         o.ramp = None;
@@ -410,7 +468,10 @@ mod tests {
         assert!(e.contains("runs concurrently with [b]"), "{e}");
         let p = write(d.path(), "lib.fio", "[a]\nioengine=libaio\nsize=1m\n");
         let e = load(&p, &o).unwrap_err().to_string();
-        assert!(e.starts_with("--engine: native: ") && e.contains("ioengine"), "{e}");
+        assert!(
+            e.starts_with("--engine: native: ") && e.contains("ioengine"),
+            "{e}"
+        );
         let e = load(&d.path().join("absent.fio"), &opts()).unwrap_err();
         assert_eq!(e.exit_code(), 2);
     }
@@ -434,6 +495,9 @@ mod tests {
             mk("b/other.fio", "job"),
         ];
         let ids = assign_ids(&jobs, &["randread".into(), "mkfs".into()]);
-        assert_eq!(ids, ["seq-read", "ssd-randread", "other-job", "other-job-2"]);
+        assert_eq!(
+            ids,
+            ["seq-read", "ssd-randread", "other-job", "other-job-2"]
+        );
     }
 }

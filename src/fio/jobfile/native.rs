@@ -17,38 +17,133 @@ pub struct Mapping {
 
 /// Every option the native engine accepts.
 pub const NATIVE_OPTIONS: &[Mapping] = &[
-    Mapping { option: "name, description", native: "labels only" },
-    Mapping { option: "stonewall, new_group, group_reporting", native: "phases and reporting, handled by fsbench (each section is reported on its own, clones merged)" },
-    Mapping { option: "directory", native: "replaced by fsbench's data directory" },
-    Mapping { option: "filename", native: "one relative file in the data directory (default: the section name, as fio's jobname.0.0)" },
-    Mapping { option: "rw", native: "read, write, randread, randwrite, randrw (no rw/readwrite mixes of sequential I/O, no trim)" },
-    Mapping { option: "bs", native: "one block size for reads and writes (no `r,w` pair, no bsrange/bssplit)" },
-    Mapping { option: "ioengine", native: "io_uring or psync (fio's default); nothing else" },
-    Mapping { option: "iodepth", native: "I/Os in flight per job (io_uring; psync has one)" },
-    Mapping { option: "numjobs", native: "threads; only with filename= (fio gives each clone its own file otherwise)" },
-    Mapping { option: "thread", native: "the native engine always uses threads" },
-    Mapping { option: "direct, buffered", native: "O_DIRECT on or off" },
-    Mapping { option: "size", native: "bytes per job (absolute sizes only, not percentages)" },
-    Mapping { option: "offset_increment", native: "job k starts at k × offset_increment" },
-    Mapping { option: "runtime + time_based", native: "time-based run; runtime without time_based (stop at whichever comes first) is refused" },
-    Mapping { option: "ramp_time", native: "warm-up before statistics" },
-    Mapping { option: "rwmixread, rwmixwrite", native: "read share of randrw by I/O count" },
-    Mapping { option: "fsync", native: "fsync after every N writes" },
-    Mapping { option: "randseed", native: "seed of offsets and data" },
-    Mapping { option: "randrepeat", native: "accepted: the seed is fsbench's per-step seed, recorded in the results" },
-    Mapping { option: "norandommap", native: "required for random patterns: the engine draws independent offsets, fio's random map does not" },
-    Mapping { option: "refill_buffers", native: "the engine refills every write buffer" },
-    Mapping { option: "buffer_compress_percentage", native: "compressible share of each block" },
-    Mapping { option: "lat_percentiles, clat_percentiles, percentile_list", native: "reporting only; fsbench reports p50/p99/p99.9 of submission→completion latency" },
+    Mapping {
+        option: "name, description",
+        native: "labels only",
+    },
+    Mapping {
+        option: "stonewall, new_group, group_reporting",
+        native: "phases and reporting, handled by fsbench (each section is reported on its own, clones merged)",
+    },
+    Mapping {
+        option: "directory",
+        native: "replaced by fsbench's data directory",
+    },
+    Mapping {
+        option: "filename",
+        native: "one relative file in the data directory (default: the section name, as fio's jobname.0.0)",
+    },
+    Mapping {
+        option: "rw",
+        native: "read, write, randread, randwrite, randrw (no rw/readwrite mixes of sequential I/O, no trim)",
+    },
+    Mapping {
+        option: "bs",
+        native: "one block size for reads and writes (no `r,w` pair, no bsrange/bssplit)",
+    },
+    Mapping {
+        option: "ioengine",
+        native: "io_uring or psync (fio's default); nothing else",
+    },
+    Mapping {
+        option: "iodepth",
+        native: "I/Os in flight per job (io_uring; psync has one)",
+    },
+    Mapping {
+        option: "numjobs",
+        native: "threads; only with filename= (fio gives each clone its own file otherwise)",
+    },
+    Mapping {
+        option: "thread",
+        native: "the native engine always uses threads",
+    },
+    Mapping {
+        option: "direct, buffered",
+        native: "O_DIRECT on or off",
+    },
+    Mapping {
+        option: "size",
+        native: "bytes per job (absolute sizes only, not percentages)",
+    },
+    Mapping {
+        option: "offset_increment",
+        native: "job k starts at k × offset_increment",
+    },
+    Mapping {
+        option: "runtime + time_based",
+        native: "time-based run; runtime without time_based (stop at whichever comes first) is refused",
+    },
+    Mapping {
+        option: "ramp_time",
+        native: "warm-up before statistics",
+    },
+    Mapping {
+        option: "rwmixread, rwmixwrite",
+        native: "read share of randrw by I/O count",
+    },
+    Mapping {
+        option: "fsync",
+        native: "fsync after every N writes",
+    },
+    Mapping {
+        option: "randseed",
+        native: "seed of offsets and data",
+    },
+    Mapping {
+        option: "randrepeat",
+        native: "accepted: the seed is fsbench's per-step seed, recorded in the results",
+    },
+    Mapping {
+        option: "norandommap",
+        native: "required for random patterns: the engine draws independent offsets, fio's random map does not",
+    },
+    Mapping {
+        option: "refill_buffers",
+        native: "the engine refills every write buffer",
+    },
+    Mapping {
+        option: "buffer_compress_percentage",
+        native: "compressible share of each block",
+    },
+    Mapping {
+        option: "lat_percentiles, clat_percentiles, percentile_list",
+        native: "reporting only; fsbench reports p50/p99/p99.9 of submission→completion latency",
+    },
 ];
 
 /// Options the table accepts, as canonical names.
 const ACCEPTED: &[&str] = &[
-    "name", "description", "stonewall", "new_group", "group_reporting", "directory", "filename",
-    "rw", "bs", "ioengine", "iodepth", "numjobs", "thread", "direct", "buffered", "size",
-    "offset_increment", "runtime", "time_based", "ramp_time", "rwmixread", "rwmixwrite", "fsync",
-    "randseed", "randrepeat", "norandommap", "refill_buffers", "buffer_compress_percentage",
-    "lat_percentiles", "clat_percentiles", "percentile_list",
+    "name",
+    "description",
+    "stonewall",
+    "new_group",
+    "group_reporting",
+    "directory",
+    "filename",
+    "rw",
+    "bs",
+    "ioengine",
+    "iodepth",
+    "numjobs",
+    "thread",
+    "direct",
+    "buffered",
+    "size",
+    "offset_increment",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "rwmixread",
+    "rwmixwrite",
+    "fsync",
+    "randseed",
+    "randrepeat",
+    "norandommap",
+    "refill_buffers",
+    "buffer_compress_percentage",
+    "lat_percentiles",
+    "clat_percentiles",
+    "percentile_list",
 ];
 
 /// The native job for a section's (rebased, effective) options with files in `dir`, or why
@@ -79,7 +174,12 @@ pub fn to_spec(section: &str, opts: &[Opt], dir: &Path) -> Result<JobSpec, Strin
         "randread" => RwMode::Randread,
         "randwrite" => RwMode::Randwrite,
         "randrw" => RwMode::Randrw,
-        _ => return Err(bad("rw", "the native engine runs read, write, randread, randwrite, randrw")),
+        _ => {
+            return Err(bad(
+                "rw",
+                "the native engine runs read, write, randread, randwrite, randrw",
+            ));
+        }
     };
     let bs = match val("bs") {
         None => 4096,
@@ -138,8 +238,17 @@ pub fn to_spec(section: &str, opts: &[Opt], dir: &Path) -> Result<JobSpec, Strin
         direct = !flag("buffered");
     }
     let rwmixread = match (val("rwmixread"), val("rwmixwrite")) {
-        (Some(r), _) => r.trim().parse().map_err(|_| bad("rwmixread", "not a percentage"))?,
-        (None, Some(w)) => 100 - w.trim().parse::<u8>().map_err(|_| bad("rwmixwrite", "not a percentage"))?.min(100),
+        (Some(r), _) => r
+            .trim()
+            .parse()
+            .map_err(|_| bad("rwmixread", "not a percentage"))?,
+        (None, Some(w)) => {
+            100 - w
+                .trim()
+                .parse::<u8>()
+                .map_err(|_| bad("rwmixwrite", "not a percentage"))?
+                .min(100)
+        }
         (None, None) => 50,
     };
     let name = filename.unwrap_or_else(|| format!("{section}.0.0"));
@@ -154,7 +263,9 @@ pub fn to_spec(section: &str, opts: &[Opt], dir: &Path) -> Result<JobSpec, Strin
         size,
         offset_increment: match val("offset_increment") {
             None => 0,
-            Some(v) => size_bytes(&v).ok_or_else(|| bad("offset_increment", "absolute sizes only"))?,
+            Some(v) => {
+                size_bytes(&v).ok_or_else(|| bad("offset_increment", "absolute sizes only"))?
+            }
         },
         runtime,
         ramp: match val("ramp_time") {
@@ -165,7 +276,11 @@ pub fn to_spec(section: &str, opts: &[Opt], dir: &Path) -> Result<JobSpec, Strin
         fsync: num("fsync", 0)?,
         seed: match val("randseed") {
             None => None,
-            Some(v) => Some(v.trim().parse().map_err(|_| bad("randseed", "not a number"))?),
+            Some(v) => Some(
+                v.trim()
+                    .parse()
+                    .map_err(|_| bad("randseed", "not a number"))?,
+            ),
         },
         buffer_compress_percentage: num("buffer_compress_percentage", 0)?.min(100) as u8,
         verify: false,
@@ -192,19 +307,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.filename, Path::new("/d/rr.0.0"));
-        assert_eq!((s.rw, s.bs, s.iodepth, s.backend), (RwMode::Randread, 16384, 8, Backend::IoUring));
+        assert_eq!(
+            (s.rw, s.bs, s.iodepth, s.backend),
+            (RwMode::Randread, 16384, 8, Backend::IoUring)
+        );
         assert!(s.direct);
         assert_eq!(s.size, Some(64 << 20));
         assert_eq!(s.runtime, Some(std::time::Duration::from_secs(3)));
         assert_eq!(s.ramp, std::time::Duration::from_secs(1));
-        let s = to_spec("m", &opts("[m]\nrw=randrw\nrwmixwrite=30\nnorandommap\nsize=1m\n"), Path::new("/d")).unwrap();
-        assert_eq!((s.rwmixread, s.backend, s.runtime), (70, Backend::Psync, None));
+        let s = to_spec(
+            "m",
+            &opts("[m]\nrw=randrw\nrwmixwrite=30\nnorandommap\nsize=1m\n"),
+            Path::new("/d"),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.rwmixread, s.backend, s.runtime),
+            (70, Backend::Psync, None)
+        );
     }
 
     #[test]
     fn options_outside_are_refused_by_name() {
-        let e = to_spec("x", &opts("[x]\nrw=read\nbssplit=4k/50:8k/50\nrate_iops=10\n"), Path::new("/d"))
-            .unwrap_err();
+        let e = to_spec(
+            "x",
+            &opts("[x]\nrw=read\nbssplit=4k/50:8k/50\nrate_iops=10\n"),
+            Path::new("/d"),
+        )
+        .unwrap_err();
         assert!(e.contains("bssplit, rate_iops are outside"), "{e}");
         let e = to_spec("x", &opts("[x]\nioengine=libaio\n"), Path::new("/d")).unwrap_err();
         assert!(e.contains("ioengine=libaio"), "{e}");

@@ -341,8 +341,7 @@ fn include(
         if line.starts_with('[') {
             return Err(SyntaxError {
                 at: here,
-                message: "an included file may hold options only, not sections (as in fio)"
-                    .into(),
+                message: "an included file may hold options only, not sections (as in fio)".into(),
             });
         }
         option_line(line, &here, env, depth + 1, out)?;
@@ -472,12 +471,20 @@ mod tests {
     #[test]
     fn env_vars_are_expanded_and_unset_ones_refused_with_the_line() {
         let env = |k: &str| (k == "SIZE").then(|| "16m".to_string());
-        let f = parse("[j]\nsize=${SIZE}\nname=x${SIZE}y\n", Path::new("e.fio"), &env).unwrap();
+        let f = parse(
+            "[j]\nsize=${SIZE}\nname=x${SIZE}y\n",
+            Path::new("e.fio"),
+            &env,
+        )
+        .unwrap();
         assert_eq!(f.jobs()[0].value("size"), Some("16m"));
         assert_eq!(f.jobs()[0].value("name"), Some("x16my"));
         let e = parse("[j]\n\nbs=${NOPE}\n", Path::new("e.fio"), &env).unwrap_err();
         assert_eq!(e.at.line, 3);
-        assert!(e.to_string().starts_with("e.fio:3: ${NOPE} is not set"), "{e}");
+        assert!(
+            e.to_string().starts_with("e.fio:3: ${NOPE} is not set"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -504,8 +511,11 @@ mod tests {
         std::fs::write(d.path().join("common.inc"), "# shared\nbs=16k\ndirect=1\n").unwrap();
         std::fs::write(d.path().join("sect.inc"), "[nope]\n").unwrap();
         let main = d.path().join("main.fio");
-        std::fs::write(&main, "[a]\ninclude common.inc\nrw=read\n[b]\ninclude missing.inc\n")
-            .unwrap();
+        std::fs::write(
+            &main,
+            "[a]\ninclude common.inc\nrw=read\n[b]\ninclude missing.inc\n",
+        )
+        .unwrap();
         let e = read(&main, &no_env).unwrap_err();
         assert_eq!(e.at.line, 5);
         assert!(e.message.contains("missing.inc"), "{e}");

@@ -140,14 +140,17 @@ fn check_name(name: &str, o: &Opt) -> Result<(), Refusal> {
 
 fn is_device(p: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() || m.file_type().is_char_device())
+    std::fs::metadata(p)
+        .is_ok_and(|m| m.file_type().is_block_device() || m.file_type().is_char_device())
 }
 
 /// Bytes a job's files take: `filesize` or `size` per job, times `numjobs` when every clone
 /// gets its own file (no `filename=`); `None` when the size is relative (`50%`) or absent.
 pub fn footprint(opts: &[Opt], numjobs: u64) -> Option<u64> {
     let get = |k: &str| opts.iter().rev().find(|o| o.key == k);
-    let size = get("size").and_then(|o| o.value.as_deref()).and_then(size_bytes);
+    let size = get("size")
+        .and_then(|o| o.value.as_deref())
+        .and_then(size_bytes);
     let filesize = get("filesize")
         .and_then(|o| o.value.as_deref())
         .and_then(size_bytes);
@@ -214,23 +217,39 @@ mod tests {
         let (opts, notes) = rebase(effective(&j), &Place::DataDir).unwrap();
         assert!(opts.iter().all(|o| o.key != "directory"));
         let f: Vec<_> = opts.iter().filter(|o| o.key == "filename").collect();
-        assert_eq!(f.len(), 1, "the section's filename overrides the global one");
+        assert_eq!(
+            f.len(),
+            1,
+            "the section's filename overrides the global one"
+        );
         assert_eq!(f[0].value.as_deref(), Some("b:c\\:d"));
         assert_eq!(split_names("b:c\\:d"), ["b", "c:d"]);
-        assert!(notes[0].starts_with("r.fio:2: directory=/mnt/ssd replaced"), "{notes:?}");
+        assert!(
+            notes[0].starts_with("r.fio:2: directory=/mnt/ssd replaced"),
+            "{notes:?}"
+        );
     }
 
     #[test]
     fn devices_outside_paths_and_escapes_are_refused_with_the_line() {
-        let (at, why) = rebase(effective(&job("[x]\nrw=read\nfilename=/dev/nvme0n1\n")), &Place::DataDir)
-            .unwrap_err();
+        let (at, why) = rebase(
+            effective(&job("[x]\nrw=read\nfilename=/dev/nvme0n1\n")),
+            &Place::DataDir,
+        )
+        .unwrap_err();
         assert_eq!(at.line, 3);
         assert!(why.contains("names a device"), "{why}");
-        let (_, why) = rebase(effective(&job("[x]\nfilename=/etc/passwd\n")), &Place::DataDir)
-            .unwrap_err();
+        let (_, why) = rebase(
+            effective(&job("[x]\nfilename=/etc/passwd\n")),
+            &Place::DataDir,
+        )
+        .unwrap_err();
         assert!(why.contains("outside the filesystem"), "{why}");
-        let (_, why) = rebase(effective(&job("[x]\nfilename=ok:../../x\n")), &Place::DataDir)
-            .unwrap_err();
+        let (_, why) = rebase(
+            effective(&job("[x]\nfilename=ok:../../x\n")),
+            &Place::DataDir,
+        )
+        .unwrap_err();
         assert!(why.contains("'..'"), "{why}");
         assert!(rebase(effective(&job("[x]\nfilename=a/../b\n")), &Place::DataDir).is_ok());
         let (opts, notes) = rebase(
