@@ -380,3 +380,33 @@ fn job_files_run_on_ext4_and_xfs_for_two_rounds_and_report() {
     let c = stdout(&cmp);
     assert!(c.contains("rand-read") && c.contains("big"), "{c}");
 }
+
+#[test]
+fn native_engine_runs_a_file_inside_its_vocabulary() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args(["io", "--json", "--engine", "native", "--fio-job"])
+        .arg(fixture("native.fio"))
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let s = v.as_array().unwrap();
+    assert_eq!(s.len(), 2);
+    for (sec, name) in s.iter().zip(["fill", "randread"]) {
+        assert_eq!(sec["section"], name);
+        assert_eq!(sec["engine"], "fsbench");
+        assert!(
+            sec["metrics"]["iops"]["value"].as_f64().unwrap() > 0.0,
+            "{sec}"
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(dir.path().join("native.dat"))
+            .unwrap()
+            .len(),
+        16 << 20
+    );
+}

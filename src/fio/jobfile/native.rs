@@ -347,6 +347,15 @@ mod tests {
     }
 
     #[test]
+    fn the_docs_show_the_table() {
+        let doc = include_str!("../../../docs/fio-jobs.md");
+        for m in NATIVE_OPTIONS {
+            let row = format!("| `{}` | {} |", m.option, m.native);
+            assert!(doc.contains(&row), "docs/fio-jobs.md lacks the row {row}");
+        }
+    }
+
+    #[test]
     fn the_table_and_the_accepted_list_agree() {
         let in_table: Vec<&str> = NATIVE_OPTIONS
             .iter()
