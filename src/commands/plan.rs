@@ -58,6 +58,29 @@ pub fn summary(inv: &Invocation) -> String {
     }
     let ids: Vec<&str> = p.recorded().map(|w| w.id.as_str()).collect();
     let _ = writeln!(s, "Workloads: {}", ids.join(", "));
+    let mut files: Vec<(&Path, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
+    for j in p.recorded().filter_map(|w| w.fio_job.as_ref()) {
+        match files.iter_mut().find(|f| f.0 == j.file.as_path()) {
+            Some(f) => {
+                f.1 += 1;
+                f.2.insert(j.phase);
+            }
+            None => files.push((&j.file, 1, [j.phase].into(), j.native)),
+        }
+    }
+    for (file, sections, phases, native) in files {
+        let _ = writeln!(
+            s,
+            "fio job file {}: {sections} section(s) in {} phase(s), run {}; runtime=/ramp_time= as written unless --runtime/--ramp",
+            file.display(),
+            phases.len(),
+            if native {
+                "by the native engine"
+            } else {
+                "by fio"
+            }
+        );
+    }
     let _ = writeln!(
         s,
         "Rounds: {} (interleaved across setups); I/O jobs run {} after a {} ramp; data file {}",

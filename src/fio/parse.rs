@@ -304,4 +304,28 @@ fio: trailing note"#;
         let e = parse_output("{\"jobs\": [").unwrap_err();
         assert!(e.contains("malformed"), "{e}");
     }
+
+    #[test]
+    fn one_entry_per_reporting_group_with_clones_merged() {
+        // fio 3.33 (exit 1) on a job file with [a] numjobs=2 randread and [b] randtrim, each its own
+        // group (new_group + group_reporting), as fsbench renders a phase.
+        let e = parse_jobs(&fixture("jobfile-randread-2clones-and-trim")).unwrap();
+        let names: Vec<&str> = e.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        // 2 clones x 4 MiB / 4 KiB.
+        assert_eq!(e[0].report.read.ios, 2048);
+        assert!(e[0].report.read.lat_ns.p99 > 0);
+        assert_eq!(e[0].trim.ios, 0);
+        assert_eq!(e[1].trim.ios, 1);
+        assert_eq!(e[1].report.read.ios + e[1].report.write.ios, 0);
+        // Trim on a regular file: fio marks that job failed (ENOTTY), the other is fine.
+        assert!(e[0].error.is_none());
+        assert!(
+            e[1].error.as_deref().unwrap().starts_with("error 25"),
+            "{:?}",
+            e[1].error
+        );
+        let bad = parse_jobs(r#"{"jobs":[{"jobname":"x","error":5}]}"#).unwrap();
+        assert!(bad[0].error.as_deref().unwrap().starts_with("error 5"));
+    }
 }
