@@ -13,8 +13,6 @@ mod process;
 pub use args::{FIO_SEED_MASK, PERCENTILE_LIST, args, command_line};
 pub use parse::{JobEntry, parse_jobs, parse_output};
 
-/// Slack on top of the longest ramp + runtime of a job file's phase before fio counts as hung.
-pub const JOBFILE_SLACK: Duration = TIME_BASED_SLACK;
 /// Limit of a size-based phase (a hang guard only).
 pub const JOBFILE_SIZE_LIMIT: Duration = SIZE_BASED_LIMIT;
 

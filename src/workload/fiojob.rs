@@ -110,6 +110,15 @@ fn add_trim(o: &mut WorkloadOutput, t: &DirectionReport) {
     if t.ios == 0 {
         return;
     }
+    // A trim-only section moved no reads or writes: a 0 `iops` would read as "did nothing".
+    if !o
+        .metrics
+        .iter()
+        .any(|m| m.metric == "iops" && m.value > 0.0)
+    {
+        o.metrics
+            .retain(|m| m.metric != "iops" && m.metric != "bw_mib_s");
+    }
     o.metrics.push(Metric::new("trim_iops", "IOPS", t.iops));
     o.metrics.push(Metric::new(
         "trim_bw_mib_s",
@@ -123,9 +132,19 @@ fn add_trim(o: &mut WorkloadOutput, t: &DirectionReport) {
     ));
 }
 
-/// The longest time-based section plus slack; size-based phases get the hang guard only.
+/// Pessimistic speed at which fio lays out a phase's files before it starts measuring.
+const LAYOUT_BPS: u64 = 20 << 20;
+/// Slack for fio's start-up and teardown.
+const SLACK: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// How long a phase may take before fio counts as hung (fio itself can hang, e.g. 3.33 with
+/// `io_submit_mode=offload` and `runtime=`): the longest `startdelay + ramp_time + runtime`,
+/// plus laying out the phase's files at a slow disk's pace, plus slack. A size-based section
+/// (no `runtime=`) gets fio's hang guard only, since its length depends on the disk.
 fn timeout(jobs: &[&FioJob]) -> std::time::Duration {
+    use crate::fio::jobfile::parse::duration;
     let mut longest = std::time::Duration::ZERO;
+    let mut bytes = 0u64;
     for j in jobs {
         let o = j.opts();
         let get = |k: &str| {
@@ -134,15 +153,26 @@ fn timeout(jobs: &[&FioJob]) -> std::time::Duration {
                 .find(|x| x.key == k)
                 .and_then(|x| x.value.clone())
         };
-        match get("runtime").and_then(|v| crate::fio::jobfile::parse::duration(&v)) {
-            Some(rt) => {
-                let ramp = get("ramp_time")
-                    .and_then(|v| crate::fio::jobfile::parse::duration(&v))
-                    .unwrap_or_default();
-                longest = longest.max(rt + ramp);
-            }
-            None => return crate::fio::JOBFILE_SIZE_LIMIT,
+        let t = |k: &str| get(k).and_then(|v| duration(&v)).unwrap_or_default();
+        if get("runtime")
+            .and_then(|v| duration(&v))
+            .is_none_or(|d| d.is_zero())
+        {
+            return crate::fio::JOBFILE_SIZE_LIMIT;
         }
+        // startdelay may be a range (`1-5`): its upper end.
+        let delay = get("startdelay")
+            .and_then(|v| v.rsplit('-').next().and_then(duration))
+            .unwrap_or_default();
+        longest = longest.max(delay + t("ramp_time") + t("runtime"));
+        let numjobs = o
+            .iter()
+            .rev()
+            .find(|x| x.key == "numjobs")
+            .and_then(|x| x.value.as_deref()?.trim().parse().ok())
+            .unwrap_or(1);
+        bytes =
+            bytes.saturating_add(crate::fio::jobfile::rebase::footprint(&o, numjobs).unwrap_or(0));
     }
-    longest + crate::fio::JOBFILE_SLACK
+    longest + std::time::Duration::from_secs(bytes / LAYOUT_BPS) + SLACK
 }

@@ -177,10 +177,10 @@ pub fn footprint(opts: &[Opt], numjobs: u64) -> Option<u64> {
 pub fn scale_sizes(opts: &mut [Opt], factor: f64, total: u64, budget: u64) -> Vec<String> {
     const MIB: u64 = 1 << 20;
     let mut notes = Vec::new();
-    for o in opts
-        .iter_mut()
-        .filter(|o| o.key == "size" || o.key == "filesize")
-    {
+    // With filesize= the files' sizes are set by it and size= is the I/O amount, not space.
+    let has_filesize = opts.iter().any(|o| o.key == "filesize");
+    let target = if has_filesize { "filesize" } else { "size" };
+    for o in opts.iter_mut().filter(|o| o.key == target) {
         let Some(bytes) = o.value.as_deref().and_then(size_bytes) else {
             continue;
         };
@@ -274,5 +274,14 @@ mod tests {
         let notes = scale_sizes(&mut opts, 0.001, 64 << 30, 64 << 20);
         assert_eq!(opts[0].value.as_deref(), Some("65m"));
         assert!(notes[0].contains("size=64g capped to 65m"), "{notes:?}");
+        let mut opts = effective(&job("[x]\nsize=999g\nfilesize=128g\n"));
+        let notes = scale_sizes(&mut opts, 0.01, 128 << 30, 1 << 30);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(
+            opts[0].value.as_deref(),
+            Some("999g"),
+            "size= is the I/O amount here"
+        );
+        assert_eq!(opts[1].value.as_deref(), Some("1310m"));
     }
 }
