@@ -35,7 +35,7 @@ fn prerequisites(root: bool, tools: &[&str]) -> bool {
     if root && !Path::new("/dev/loop-control").exists() {
         missing.push("/dev/loop-control".to_string());
     }
-    missing.extend(tools.iter().filter(|t| !have(t)).map(|t| format!("{t}")));
+    missing.extend(tools.iter().filter(|t| !have(t)).map(|t| t.to_string()));
     if missing.is_empty() {
         return true;
     }
