@@ -73,8 +73,13 @@ pub fn run_phase(
         .zip(entries)
         .map(|(job, e)| {
             if let Some(err) = e.error {
-                let why = crate::fio::failure_message(&out);
-                return Err(Error::workload(&job.section, format!("fio's job failed with {err}: {why}")));
+                // fio's stderr when it said something (it is shared by the phase's sections).
+                let why = if out.stderr.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", crate::fio::failure_message(&out))
+                };
+                return Err(Error::workload(&job.section, format!("fio's job failed with {err}{why}")));
             }
             let mut report = e.report;
             if let (Some(d), Some(dv), false) = (&dev, &delta, concurrent) {
