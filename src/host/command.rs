@@ -130,6 +130,13 @@ pub fn run_child(
         match child.try_wait() {
             Ok(Some(st)) => break st,
             Ok(None) if start.elapsed() >= timeout => {
+                // A child leading its own process group (fio and the job processes it forks)
+                // dies with its group, so no worker outlives it holding the filesystem busy.
+                let pid = child.id() as libc::pid_t;
+                // SAFETY: getpgid/kill on the pid of a child we have not reaped yet.
+                if unsafe { libc::getpgid(pid) } == pid {
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(crate::Error::tool(
@@ -186,6 +193,31 @@ pub fn argv<S: AsRef<str>>(parts: &[S]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_kills_the_whole_group_of_a_group_leader() {
+        use std::os::unix::process::CommandExt;
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("sleep 60 & echo $! > {}; wait", pidfile.display()))
+            .process_group(0);
+        let e = run_child(&mut cmd, "sh", Duration::from_millis(300), OnCancel::Wait).unwrap_err();
+        assert!(e.to_string().contains("timed out"), "{e}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The orphaned sleep is reaped by init once killed; give it a moment.
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map_or(true, |s| s.split_whitespace().nth(2) == Some("Z"))
+        });
+        assert!(gone, "the forked worker {pid} outlived the timeout");
+    }
 
     #[test]
     fn captures_and_times_out() {
