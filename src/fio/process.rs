@@ -15,15 +15,13 @@ pub fn run(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
     run_child(&mut cmd, &display(argv), timeout, OnCancel::Interrupt)
 }
 
-/// Like [`run`], with `cwd` as the working directory, in a process group of its own: a job
-/// file's jobs are processes fio forks, and a timeout must take them down too.
+/// Like [`run`], with `cwd` as the working directory.
 pub fn run_in(
     argv: &[String],
     cwd: &std::path::Path,
     timeout: Duration,
 ) -> crate::Result<ToolOutput> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(cwd).process_group(0);
+    cmd.args(&argv[1..]).current_dir(cwd);
     run_child(&mut cmd, &display(argv), timeout, OnCancel::Interrupt)
 }

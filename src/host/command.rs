@@ -130,13 +130,9 @@ pub fn run_child(
         match child.try_wait() {
             Ok(Some(st)) => break st,
             Ok(None) if start.elapsed() >= timeout => {
-                // A child leading its own process group (fio and the job processes it forks)
-                // dies with its group, so no worker outlives it holding the filesystem busy.
-                let pid = child.id() as libc::pid_t;
-                // SAFETY: getpgid/kill on the pid of a child we have not reaped yet.
-                if unsafe { libc::getpgid(pid) } == pid {
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
-                }
+                // fio's job processes call setsid(), so neither the parent's death nor a
+                // group kill reaches them: kill every descendant, found while the parent lives.
+                kill_descendants(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(crate::Error::tool(
@@ -178,6 +174,39 @@ pub fn run_child(
     })
 }
 
+/// SIGKILL every process descending from `pid` (not `pid` itself), deepest first.
+fn kill_descendants(pid: u32) {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            // The parent pid is the 2nd field after the `(comm)` that may contain blanks.
+            let ppid = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok())
+                });
+            if let Some(pp) = ppid {
+                parents.push((p, pp));
+            }
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let cur = found[i];
+        found.extend(parents.iter().filter(|(_, pp)| *pp == cur).map(|(p, _)| *p));
+        i += 1;
+    }
+    for p in found.into_iter().skip(1).rev() {
+        // SAFETY: kill(2) with a pid read from /proc just now.
+        unsafe { libc::kill(p as libc::pid_t, libc::SIGKILL) };
+    }
+}
+
 /// Whether `prog` is on PATH.
 pub fn available(prog: &str) -> bool {
     std::env::var_os("PATH")
@@ -195,14 +224,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_timeout_kills_the_whole_group_of_a_group_leader() {
-        use std::os::unix::process::CommandExt;
+    fn a_timeout_kills_descendants_even_in_their_own_session() {
         let d = tempfile::tempdir().unwrap();
         let pidfile = d.path().join("pid");
         let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!("sleep 60 & echo $! > {}; wait", pidfile.display()))
-            .process_group(0);
+        // Like fio's job processes: a worker that left the process group with setsid().
+        cmd.arg("-c").arg(format!(
+            "setsid sleep 60 & echo $! > {}; wait",
+            pidfile.display()
+        ));
         let e = run_child(&mut cmd, "sh", Duration::from_millis(300), OnCancel::Wait).unwrap_err();
         assert!(e.to_string().contains("timed out"), "{e}");
         let pid: i32 = std::fs::read_to_string(&pidfile)
