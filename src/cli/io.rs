@@ -17,7 +17,8 @@ pub enum OutputFormat {
 /// Which engine runs the job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineChoice {
-    /// fsbench's own engine.
+    /// fsbench's own engine (`native` is the same).
+    #[value(alias = "native")]
     Fsbench,
     /// The same job run with fio, parsed into the same report.
     Fio,
@@ -44,6 +45,9 @@ Examples:
   # the same job run by fio, for a cross-check
   fsbench io --filename /mnt/test/f --rw randread --size 1G --runtime 10s --engine fio
 
+  # a fio job file, once, in an existing directory (directory= is rebased there, sizes capped)
+  fsbench io --fio-job ssd-test.fio --dir /mnt/test --runtime 5s
+
 Without --runtime a job is size-based: each job moves its region's bytes exactly once.
 Latency is submission to completion (fio's `lat`). A missing or short file is written
 sequentially first; the time it took is reported as layout_s. Exit codes: 0 ok, 1 the job
@@ -53,9 +57,23 @@ than 1 MiB in 1 s (at most 30 s; --no-settle skips it): the device's write_bytes
 write_amplification_total include what the filesystem wrote back after the job. The wait
 is not part of the runtime, IOPS or latency.")]
 pub struct IoArgs {
-    /// File or block device to test (a missing file is created and laid out).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    pub filename: PathBuf,
+    /// File or block device to test (a missing file is created and laid out); with
+    /// --fio-job, every job of the file uses it.
+    #[arg(long, value_name = "PATH", required_unless_present = "fio_job", value_hint = clap::ValueHint::FilePath)]
+    pub filename: Option<PathBuf>,
+
+    /// Run this fio job file once (every section, phases in order) instead of one job.
+    #[arg(long = "fio-job", value_name = "FILE.fio", conflicts_with_all = ["rw", "bs", "iodepth", "numjobs", "ioengine", "size", "offset_increment", "verify"])]
+    pub fio_job: Option<PathBuf>,
+
+    /// With --fio-job: the existing directory the job's files go in.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "fio_job",
+        conflicts_with = "filename"
+    )]
+    pub dir: Option<PathBuf>,
 
     /// Access pattern.
     #[arg(long, value_enum, default_value = "randread")]
@@ -135,7 +153,7 @@ pub struct IoArgs {
     #[arg(long, value_enum, default_value = "normal")]
     pub output_format: OutputFormat,
 
-    /// Engine that runs the job.
-    #[arg(long, value_enum, default_value = "fsbench")]
-    pub engine: EngineChoice,
+    /// Engine that runs the job [default: fsbench (alias native); --fio-job: fio].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
 }

@@ -30,6 +30,10 @@ Examples:
   sudo fsbench run --only randread,randwrite,fsync-write --runtime 10s --rounds 2
   sudo fsbench run --only probe-reflink,probe-corruption,smallfiles
 
+  # Your own fio job file on every filesystem (directory=/filename= are rebased, sizes capped):
+  sudo fsbench run --fs ext4,xfs --fio-job ssd-test.fio --runtime 10s --rounds 3
+  fsbench plan --fs ext4 --fio-job ssd-test.fio     # the jobs as they will run
+
   # No scratch disk or no root: benchmark an existing directory as it is (no mkfs):
   fsbench run --dir ~/bench
 
@@ -138,9 +142,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", default_value = "120s", value_parser = duration_arg)]
     pub quiet_timeout: Duration,
 
-    /// Load generator for the I/O jobs.
-    #[arg(long, value_enum, default_value = "fsbench")]
-    pub engine: EngineChoice,
+    /// Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections
+    /// run with fio unless --engine native is given].
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineChoice>,
+
+    /// A fio job file (repeatable): every job section becomes a workload on every setup and
+    /// round, with its files in fsbench's data directory (see docs/fio-jobs.md).
+    #[arg(long = "fio-job", value_name = "FILE.fio")]
+    pub fio_job: Vec<PathBuf>,
 
     /// Seed for offsets and data (default: random, recorded in the results).
     #[arg(long)]

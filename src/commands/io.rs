@@ -7,7 +7,7 @@ use crate::units::format_size;
 /// Turn the flags into a job.
 pub fn spec_from_args(a: &IoArgs) -> JobSpec {
     JobSpec {
-        filename: a.filename.clone(),
+        filename: a.filename.clone().unwrap_or_default(),
         rw: a.rw,
         bs: a.bs,
         iodepth: a.iodepth,
@@ -30,10 +30,13 @@ pub fn spec_from_args(a: &IoArgs) -> JobSpec {
 /// Run `fsbench io`; returns the exit code.
 pub fn run(args: IoArgs) -> crate::Result<i32> {
     crate::cancel::install_handlers();
+    if let Some(file) = &args.fio_job {
+        return super::io_fio_job::run(&args, file);
+    }
     let spec = spec_from_args(&args);
     // Validate before either engine touches anything, so bad input creates nothing.
     engine::validate(&spec)?;
-    let report = match args.engine {
+    let report = match args.engine.unwrap_or(EngineChoice::Fsbench) {
         EngineChoice::Fsbench => {
             let settle = (!args.no_settle).then(crate::measure::SettleRule::default);
             engine::run_with(&spec, settle)?
@@ -87,7 +90,7 @@ fn collapse_pairs(pretty: &str) -> String {
 }
 
 /// Print to stdout; a closed pipe (`| head`) is not an error worth a panic.
-fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }

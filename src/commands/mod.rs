@@ -6,6 +6,7 @@ pub mod compare;
 pub mod corpus;
 pub mod doctor;
 pub mod io;
+mod io_fio_job;
 pub mod meta;
 pub mod plan;
 pub mod report;

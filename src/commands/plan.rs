@@ -97,6 +97,29 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         })
         .collect();
     let _ = writeln!(s, "Workloads: {}", ids.join(", "));
+    let mut files: Vec<(&Path, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
+    for j in p.recorded().filter_map(|w| w.fio_job.as_ref()) {
+        match files.iter_mut().find(|f| f.0 == j.file.as_path()) {
+            Some(f) => {
+                f.1 += 1;
+                f.2.insert(j.phase);
+            }
+            None => files.push((&j.file, 1, [j.phase].into(), j.native)),
+        }
+    }
+    for (file, sections, phases, native) in files {
+        let _ = writeln!(
+            s,
+            "fio job file {}: {sections} section(s) in {} phase(s), run {}; runtime=/ramp_time= as written unless --runtime/--ramp",
+            file.display(),
+            phases.len(),
+            if native {
+                "by the native engine"
+            } else {
+                "by fio"
+            }
+        );
+    }
     let _ = writeln!(
         s,
         "Rounds: {} (interleaved across setups); I/O jobs run {} after a {} ramp; data file {}",
@@ -192,6 +215,21 @@ fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) 
             ),
             None => String::new(),
         },
+        Kind::FioJob => match &w.fio_job {
+            Some(j) => format!(
+                "{} [{}] phase {}{}: {}",
+                j.file.display(),
+                j.section,
+                j.phase + 1,
+                if j.native {
+                    " (native engine)"
+                } else {
+                    " (fio)"
+                },
+                j.options.join(" ")
+            ),
+            None => String::new(),
+        },
         Kind::Untar | Kind::FindCold | Kind::RmTree => {
             let source = match (&p.corpus.from_dir, &p.corpus.file) {
                 (Some(d), _) => format!("corpus packed from {}", d.display()),
@@ -259,6 +297,58 @@ pub fn fio_script(inv: &Invocation) -> String {
         if let Some(cmd) = w.fio_command {
             let _ = writeln!(s, "# {}\n{cmd}", w.id);
         }
+    }
+    s.push_str(&fio_job_phases(inv));
+    s
+}
+
+/// Each phase of every `--fio-job` file as fio will read it (after rebasing and capping),
+/// with the notes saying what fsbench changed.
+pub fn fio_job_phases(inv: &Invocation) -> String {
+    let mut s = String::new();
+    let mut seen = Vec::new();
+    for w in inv.plan.recorded() {
+        let Some(j) = &w.fio_job else { continue };
+        let key = j.phase_key();
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
+        let members: Vec<(&str, &crate::fio::jobfile::FioJob)> = inv
+            .plan
+            .recorded()
+            .filter_map(|x| x.fio_job.as_ref().map(|f| (x.id.as_str(), f)))
+            .filter(|(_, f)| f.phase_key() == key)
+            .collect();
+        let ids: Vec<&str> = members.iter().map(|(id, _)| *id).collect();
+        let _ = writeln!(
+            s,
+            "\n# {} phase {} (workloads {}): fio --output-format=json PHASE.fio, after dropping caches",
+            j.file.display(),
+            j.phase + 1,
+            ids.join(", ")
+        );
+        let mut notes: Vec<&String> = Vec::new();
+        for (_, f) in &members {
+            for n in &f.notes {
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        for n in notes {
+            let _ = writeln!(s, "#   note: {n}");
+        }
+        let stem = j
+            .file
+            .file_stem()
+            .map(|x| crate::fio::jobfile::section_id(&x.to_string_lossy()))
+            .unwrap_or_default();
+        let jobs: Vec<&crate::fio::jobfile::FioJob> = members.iter().map(|(_, f)| *f).collect();
+        s.push_str(&crate::fio::jobfile::render_phase(
+            &jobs,
+            Some(Path::new(&format!("$MNT/fsbench/fio-{stem}"))),
+        ));
     }
     s
 }

@@ -6,11 +6,15 @@
 //! and [`command_line`] prints it for people who want to reproduce a step by hand.
 
 mod args;
+pub mod jobfile;
 mod parse;
 mod process;
 
 pub use args::{FIO_SEED_MASK, PERCENTILE_LIST, args, command_line};
-pub use parse::parse_output;
+pub use parse::{JobEntry, parse_jobs, parse_output};
+
+/// Limit of a size-based phase (a hang guard only).
+pub const JOBFILE_SIZE_LIMIT: Duration = SIZE_BASED_LIMIT;
 
 use crate::engine::{IoReport, JobSpec};
 use crate::host::command;
@@ -75,6 +79,39 @@ pub fn run(spec: &JobSpec) -> crate::Result<IoReport> {
     report.seed = seed;
     report.backend = spec.backend.as_str().to_string();
     Ok(report)
+}
+
+/// Run fio on a job file with `cwd` as its working directory (where fio writes logs that
+/// the file asks for), JSON output; the raw output is returned for the caller to parse.
+pub fn run_jobfile(
+    job_file: &std::path::Path,
+    cwd: &std::path::Path,
+    timeout: Duration,
+) -> crate::Result<command::ToolOutput> {
+    if !command::available("fio") {
+        return Err(crate::Error::tool(
+            "fio",
+            "fio is not installed or not on PATH; install it (e.g. `apt-get install fio`) or use --engine native",
+        ));
+    }
+    let argv = vec![
+        "fio".to_string(),
+        "--output-format=json".to_string(),
+        job_file.display().to_string(),
+    ];
+    let out = process::run_in(&argv, cwd, timeout)?;
+    if crate::cancel::requested() {
+        return Err(crate::Error::Interrupted);
+    }
+    Ok(out)
+}
+
+/// fio's failure in one line: its stderr, else the exit status.
+pub fn failure_message(out: &command::ToolOutput) -> String {
+    stderr_summary(&out.stderr).unwrap_or_else(|| match out.status {
+        Some(code) => format!("exit status {code} without a message"),
+        None => "killed by a signal".to_string(),
+    })
 }
 
 /// fio's stderr on one line (it spreads one failure over several), or None when silent.

@@ -12,17 +12,7 @@ use serde_json::Value;
 /// Expects one job (fio was run with `group_reporting`). `engine` is set to `fio`; the caller
 /// fills in what fio does not print (seed, backend).
 pub fn parse_output(text: &str) -> Result<IoReport, String> {
-    let start = json_start(text).ok_or_else(|| {
-        format!(
-            "no JSON object in fio's output (it printed: {})",
-            first_line(text)
-        )
-    })?;
-    let root: Value = serde_json::Deserializer::from_str(&text[start..])
-        .into_iter::<Value>()
-        .next()
-        .ok_or("fio's JSON output is empty")?
-        .map_err(|e| format!("fio's JSON output is malformed: {e}"))?;
+    let root = root(text)?;
     let jobs = root
         .get("jobs")
         .and_then(Value::as_array)
@@ -44,10 +34,71 @@ pub fn parse_output(text: &str) -> Result<IoReport, String> {
             os_error(error as i32)
         ));
     }
+    Ok(job_report(job))
+}
+
+/// One entry of fio's `jobs` array (one reporting group): its name, fio's error code and
+/// its report, with trims kept apart (the engine has no trim direction).
+#[derive(Debug, Clone)]
+pub struct JobEntry {
+    /// `jobname` (the first job of the group).
+    pub name: String,
+    /// fio's `error` (0 = fine), with its OS meaning when not 0.
+    pub error: Option<String>,
+    /// Reads, writes, CPU, runtime, fsyncs.
+    pub report: IoReport,
+    /// Trims (`rw=trim`/`randtrim`).
+    pub trim: DirectionReport,
+}
+
+/// Parse fio's JSON output into one entry per reporting group, in fio's order.
+pub fn parse_jobs(text: &str) -> Result<Vec<JobEntry>, String> {
+    let root = root(text)?;
+    let jobs = root
+        .get("jobs")
+        .and_then(Value::as_array)
+        .ok_or("fio's JSON has no \"jobs\" array")?;
+    Ok(jobs
+        .iter()
+        .map(|job| {
+            let error = num(job, &["error"]);
+            JobEntry {
+                name: job
+                    .get("jobname")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                error: (error != 0.0)
+                    .then(|| format!("error {error} ({})", os_error(error as i32))),
+                report: job_report(job),
+                trim: direction(job.get("trim")),
+            }
+        })
+        .collect())
+}
+
+fn root(text: &str) -> Result<Value, String> {
+    let start = json_start(text).ok_or_else(|| {
+        format!(
+            "no JSON object in fio's output (it printed: {})",
+            first_line(text)
+        )
+    })?;
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Value>()
+        .next()
+        .ok_or("fio's JSON output is empty")?
+        .map_err(|e| format!("fio's JSON output is malformed: {e}"))
+}
+
+/// A job entry in the engine's terms.
+fn job_report(job: &Value) -> IoReport {
     let read = direction(job.get("read"));
     let write = direction(job.get("write"));
     // Per-direction runtime is the longest job's window; both directions share it.
-    let runtime_ms = num(job, &["read", "runtime"]).max(num(job, &["write", "runtime"]));
+    let runtime_ms = num(job, &["read", "runtime"])
+        .max(num(job, &["write", "runtime"]))
+        .max(num(job, &["trim", "runtime"]));
     // usr_cpu/sys_cpu are percentages of job_runtime, which group_reporting sums over jobs.
     let job_runtime_s = num(job, &["job_runtime"]) / 1e3;
     let cpu = CpuReport {
@@ -55,7 +106,7 @@ pub fn parse_output(text: &str) -> Result<IoReport, String> {
         sys_s: num(job, &["sys_cpu"]) / 100.0 * job_runtime_s,
         system_util: 0.0,
     };
-    Ok(IoReport {
+    IoReport {
         read,
         write,
         cpu,
@@ -64,7 +115,7 @@ pub fn parse_output(text: &str) -> Result<IoReport, String> {
         layout_s: 0.0,
         engine: "fio".into(),
         ..IoReport::default()
-    })
+    }
 }
 
 /// Byte offset of the JSON: the first line starting with `{`, else the first `{` anywhere.
@@ -252,5 +303,29 @@ fio: trailing note"#;
         assert!(e.contains("group_reporting"), "{e}");
         let e = parse_output("{\"jobs\": [").unwrap_err();
         assert!(e.contains("malformed"), "{e}");
+    }
+
+    #[test]
+    fn one_entry_per_reporting_group_with_clones_merged() {
+        // fio 3.33 (exit 1) on a job file with [a] numjobs=2 randread and [b] randtrim, each its own
+        // group (new_group + group_reporting), as fsbench renders a phase.
+        let e = parse_jobs(&fixture("jobfile-randread-2clones-and-trim")).unwrap();
+        let names: Vec<&str> = e.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        // 2 clones x 4 MiB / 4 KiB.
+        assert_eq!(e[0].report.read.ios, 2048);
+        assert!(e[0].report.read.lat_ns.p99 > 0);
+        assert_eq!(e[0].trim.ios, 0);
+        assert_eq!(e[1].trim.ios, 1);
+        assert_eq!(e[1].report.read.ios + e[1].report.write.ios, 0);
+        // Trim on a regular file: fio marks that job failed (ENOTTY), the other is fine.
+        assert!(e[0].error.is_none());
+        assert!(
+            e[1].error.as_deref().unwrap().starts_with("error 25"),
+            "{:?}",
+            e[1].error
+        );
+        let bad = parse_jobs(r#"{"jobs":[{"jobname":"x","error":5}]}"#).unwrap();
+        assert!(bad[0].error.as_deref().unwrap().starts_with("error 5"));
     }
 }

@@ -14,3 +14,14 @@ pub fn run(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
     cmd.args(&argv[1..]);
     run_child(&mut cmd, &display(argv), timeout, OnCancel::Interrupt)
 }
+
+/// Like [`run`], with `cwd` as the working directory.
+pub fn run_in(
+    argv: &[String],
+    cwd: &std::path::Path,
+    timeout: Duration,
+) -> crate::Result<ToolOutput> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(cwd);
+    run_child(&mut cmd, &display(argv), timeout, OnCancel::Interrupt)
+}

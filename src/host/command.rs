@@ -261,6 +261,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_timeout_kills_descendants_even_in_their_own_session() {
+        let d = tempfile::tempdir().unwrap();
+        let pidfile = d.path().join("pid");
+        let mut cmd = Command::new("sh");
+        // Like fio's job processes: a worker that left the process group with setsid().
+        cmd.arg("-c").arg(format!(
+            "setsid sleep 60 & echo $! > {}; wait",
+            pidfile.display()
+        ));
+        let e = run_child(&mut cmd, "sh", Duration::from_millis(300), OnCancel::Wait).unwrap_err();
+        assert!(e.to_string().contains("timed out"), "{e}");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The orphaned sleep is reaped by init once killed; give it a moment.
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map_or(true, |s| s.split_whitespace().nth(2) == Some("Z"))
+        });
+        assert!(gone, "the forked worker {pid} outlived the timeout");
+    }
+
+    #[test]
     fn captures_and_times_out() {
         let out = run(
             &argv(&["sh", "-c", "echo hi; echo err >&2"]),

@@ -49,6 +49,7 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec) -> f64 {
                 .sqlite
                 .as_ref()
                 .map_or(10.0, |p| 1.0 + f64::from(p.transactions) / 200.0),
+            Kind::FioJob => w.fio_job.as_ref().map_or(0.0, |j| j.estimate_seconds()),
         }
 }
 

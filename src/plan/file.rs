@@ -74,6 +74,9 @@ pub struct PlanDraft {
     pub corpus_copies: Option<u32>,
     /// Corpus scale (1.0 = full ≈35k entries per copy).
     pub corpus_scale: Option<f64>,
+    /// fio job files of `kind = "fio-job"` workloads, as written (relative to the plan file);
+    /// each expands into one workload per section when the plan is resolved.
+    pub fio_jobs: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,6 +182,10 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         }
     }
     for t in &raw.workload {
+        if t.get("kind").and_then(|k| k.as_str()) == Some("fio-job") {
+            d.fio_jobs.push(fio_job_table(t, origin)?);
+            continue;
+        }
         let base_id = t.get("id").map(value_string).unwrap_or_default();
         for w in expand_sweep(t, origin)? {
             let spec = workload_table(w, &base_id, origin)?;
@@ -189,13 +196,31 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
             }
         }
     }
-    if d.workloads.is_empty() {
+    if d.workloads.is_empty() && d.fio_jobs.is_empty() {
         return Err(bad(
             origin,
-            "the plan has no workloads; add suite = \"standard\" or [[workload]] tables",
+            "the plan has no workloads; add suite = \"standard\", [[workload]] tables or kind = \"fio-job\" with a path",
         ));
     }
     Ok(d)
+}
+
+/// `[[workload]] kind = "fio-job", path = "x.fio"`: the sections become workloads later.
+fn fio_job_table(t: &toml::Table, origin: &str) -> crate::Result<std::path::PathBuf> {
+    for k in t.keys() {
+        if !matches!(k.as_str(), "kind" | "path") {
+            return Err(bad(
+                origin,
+                format!(
+                    "fio-job workload: unknown key '{k}'; it takes path = \"FILE.fio\" only (ids come from the sections)"
+                ),
+            ));
+        }
+    }
+    t.get("path")
+        .and_then(|p| p.as_str())
+        .map(std::path::PathBuf::from)
+        .ok_or_else(|| bad(origin, "fio-job workload needs path = \"FILE.fio\""))
 }
 
 fn retag(e: Error, origin: &str) -> Error {

@@ -11,7 +11,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineChoice {
-    /// fsbench's own io_uring/psync engine.
+    /// fsbench's own io_uring/psync engine (`native` is the same).
+    #[value(alias = "native")]
     Fsbench,
     /// fio, driven with the equivalent job (cross-check).
     Fio,

@@ -31,7 +31,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             "0 rounds would measure nothing; use --rounds 1 or more (3 lets the spread show)",
         ));
     }
-    if args.engine == super::EngineChoice::Fio && !crate::host::command::available("fio") {
+    if args.engine == Some(super::EngineChoice::Fio) && !crate::host::command::available("fio") {
         return Err(Error::invalid(
             "--engine",
             "fio is not installed; install fio or use --engine fsbench",
@@ -40,12 +40,20 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     if args.threads == 0 {
         return Err(Error::invalid("--threads", "must be at least 1"));
     }
-    let draft = match (&args.plan, &args.profile) {
+    let mut draft = match (&args.plan, &args.profile) {
         (Some(p), _) => {
             let text = std::fs::read_to_string(p).map_err(|e| {
                 Error::invalid("--plan", format!("cannot read {}: {e}", p.display()))
             })?;
-            super::file::parse(&text, &format!("--plan {}", p.display()))?
+            let mut d = super::file::parse(&text, &format!("--plan {}", p.display()))?;
+            // A plan's job files are named relative to the plan file.
+            let base = p.parent().unwrap_or(Path::new("."));
+            for f in &mut d.fio_jobs {
+                if f.is_relative() {
+                    *f = base.join(&*f);
+                }
+            }
+            d
         }
         (None, Some(name)) => profiles::load(name)?,
         (None, None) => profiles::load(profiles::DEFAULT)?,
@@ -53,6 +61,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     let target = target_choice(args)?;
     let capacity = target_capacity(&target);
     let setups = choose_setups(args, &draft, &target)?;
+    fio_job_workloads(args, &mut draft, capacity, target.formats())?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
         if let Some(d) = crate::fs::driver(&s.fs) {
@@ -130,7 +139,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             target,
             yes: args.yes,
             out,
-            engine: args.engine,
+            engine: args.engine.unwrap_or(super::EngineChoice::Fsbench),
             seed,
             threads: args.threads,
             tool_timeout: args.tool_timeout,
@@ -146,6 +155,65 @@ fn check_app_settings(workloads: &[WorkloadSpec]) -> crate::Result<()> {
             crate::workload::pgbench::settings::check(p.settings.keys())
                 .map_err(|e| Error::invalid(format!("workload '{}'", w.id), e))?;
         }
+    }
+    Ok(())
+}
+
+/// Share of the target a job file's data may take before its sizes are capped (the
+/// filesystem's own metadata and reserve need the rest).
+const FIO_JOB_SHARE: f64 = 0.7;
+
+/// Expand `--fio-job` files and plan `fio-job` entries into one workload per section. With
+/// `--fio-job` and no plan file, the job files replace the profile's workloads.
+fn fio_job_workloads(
+    args: &RunArgs,
+    draft: &mut PlanDraft,
+    capacity: Option<u64>,
+    formats: bool,
+) -> crate::Result<()> {
+    let mut files = draft.fio_jobs.clone();
+    files.extend(args.fio_job.iter().cloned());
+    if files.is_empty() {
+        return Ok(());
+    }
+    let native = args.engine == Some(super::EngineChoice::Fsbench);
+    if !native && !crate::host::command::available("fio") {
+        return Err(Error::invalid(
+            "--fio-job",
+            "fio is not installed; job files run with fio (install it) or natively with --engine native",
+        ));
+    }
+    if args.plan.is_none() || !draft.workloads.iter().any(|w| w.kind == Kind::Mkfs) {
+        let keep: Vec<WorkloadSpec> = if args.plan.is_none() {
+            Vec::new()
+        } else {
+            draft.workloads.clone()
+        };
+        draft.workloads = super::workload::catalog()
+            .into_iter()
+            .filter(|w| matches!(w.kind, Kind::Mkfs | Kind::UsableSpace))
+            .chain(keep)
+            .collect();
+    }
+    let budget = capacity.map(|c| {
+        let share = if formats { FIO_JOB_SHARE } else { 0.5 };
+        (c as f64 * share) as u64
+    });
+    let opts = crate::fio::jobfile::LoadOptions {
+        place: crate::fio::jobfile::rebase::Place::DataDir,
+        budget,
+        runtime: args.runtime,
+        ramp: args.ramp,
+        native,
+    };
+    let mut jobs = Vec::new();
+    for f in &files {
+        jobs.extend(crate::fio::jobfile::load(f, &opts)?);
+    }
+    let taken: Vec<String> = draft.workloads.iter().map(|w| w.id.clone()).collect();
+    let ids = crate::fio::jobfile::assign_ids(&jobs, &taken);
+    for (id, job) in ids.into_iter().zip(jobs) {
+        draft.workloads.push(WorkloadSpec::fio_job(&id, job));
     }
     Ok(())
 }
@@ -683,5 +751,58 @@ mod tests {
         let ids: Vec<_> = inv.plan.workloads.iter().map(|w| w.id.as_str()).collect();
         assert_eq!(ids, ["seqwrite-j1", "seqwrite-j4"]);
         assert_eq!(inv.plan.rounds, 1);
+    }
+
+    #[test]
+    fn fio_job_files_from_flags_and_plan_files_become_workloads() {
+        if !crate::host::command::available("fio") {
+            println!("skipped: fio is not installed");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("j.fio"),
+            "[global]\nsize=1m\n[randread]\nrw=randread\n[w r]\nstonewall\nrw=write\n",
+        )
+        .unwrap();
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &p,
+            "rounds = 1\n[[workload]]\nkind = \"fio-job\"\npath = \"j.fio\"\n",
+        )
+        .unwrap();
+        let inv = ok(&["--plan", p.to_str().unwrap(), "--fs", "ext4"]);
+        let ids: Vec<_> = inv.plan.workloads.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids, ["mkfs", "usable-space", "randread", "w-r"]);
+        let j = inv.plan.workloads[3].fio_job.as_ref().unwrap();
+        assert_eq!((j.section.as_str(), j.phase), ("w r", 1));
+        // From the flag, the job file replaces the profile's suite (so `randread` is free).
+        let f = dir.path().join("j.fio");
+        let inv = ok(&[
+            "--fio-job",
+            f.to_str().unwrap(),
+            "--only",
+            "randread",
+            "--runtime",
+            "2s",
+        ]);
+        let rec: Vec<_> = inv.plan.recorded().map(|w| w.id.as_str()).collect();
+        assert_eq!(rec, ["randread"]);
+        let j = inv
+            .plan
+            .workloads
+            .iter()
+            .find(|w| w.id == "randread")
+            .unwrap();
+        assert!(
+            j.fio_job
+                .as_ref()
+                .unwrap()
+                .options
+                .contains(&"runtime=2000ms".into())
+        );
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[[workload]]\nkind = \"fio-job\"\n").unwrap();
+        assert!(err(&["--plan", bad.to_str().unwrap()]).contains("needs path"));
     }
 }

@@ -39,6 +39,8 @@ pub enum Kind {
     Pgbench,
     /// Small transactions on a real SQLite database ([`crate::workload::sqlite`]).
     Sqlite,
+    /// One section of a user's fio job file (`--fio-job`, plan kind `fio-job`).
+    FioJob,
 }
 
 impl Kind {
@@ -59,6 +61,7 @@ impl Kind {
             Kind::Compress => "compress",
             Kind::Pgbench => "pgbench",
             Kind::Sqlite => "sqlite",
+            Kind::FioJob => "fio-job",
         }
     }
 
@@ -79,6 +82,7 @@ impl Kind {
             "compress" => Kind::Compress,
             "pgbench" => Kind::Pgbench,
             "sqlite" => Kind::Sqlite,
+            "fio-job" => Kind::FioJob,
             _ => return None,
         })
     }
@@ -231,6 +235,9 @@ pub struct WorkloadSpec {
     /// Parameters of a `sqlite` workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqlite: Option<SqliteParams>,
+    /// The job-file section a `fio-job` workload runs (after rebasing and capping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<crate::fio::jobfile::FioJob>,
 }
 
 impl WorkloadSpec {
@@ -247,6 +254,7 @@ impl WorkloadSpec {
             optional: false,
             pgbench: None,
             sqlite: None,
+            fio_job: None,
         }
     }
 
@@ -271,6 +279,14 @@ impl WorkloadSpec {
         WorkloadSpec {
             sqlite: Some(params),
             ..WorkloadSpec::simple(id, Kind::Sqlite)
+        }
+    }
+
+    /// A section of a fio job file.
+    pub fn fio_job(id: &str, job: crate::fio::jobfile::FioJob) -> Self {
+        WorkloadSpec {
+            fio_job: Some(job),
+            ..WorkloadSpec::simple(id, Kind::FioJob)
         }
     }
 

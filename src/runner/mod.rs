@@ -44,6 +44,15 @@ pub(crate) struct Runner<'a> {
     /// Workload ids not run because their engine is missing.
     skipped_workloads: BTreeSet<String>,
     run_id: String,
+    /// Outputs of the fio job-file phase that ran last, by workload id, until each section's
+    /// step picks its own up (one fio process runs a phase's sections together).
+    fio_phase: Option<FioPhase>,
+}
+
+/// What one phase of a fio job file produced in one setup-round.
+pub(crate) struct FioPhase {
+    key: (String, u32, std::path::PathBuf, usize),
+    outputs: BTreeMap<String, crate::Result<crate::workload::WorkloadOutput>>,
 }
 
 /// Run (or resume) an invocation. `resume` keeps the journal's finished setup-rounds.
@@ -160,6 +169,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         run_notes,
         host_findings: diagnosis.findings,
         skipped_workloads,
+        fio_phase: None,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
@@ -329,6 +339,13 @@ pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
             let mut params = serde_json::to_value(w).unwrap_or_default();
             if let (Some(s), Some(obj)) = (&spec, params.as_object_mut()) {
                 obj.insert("job".into(), serde_json::to_value(s).unwrap_or_default());
+            }
+            if let (Some(j), Some(obj)) = (&w.fio_job, params.as_object_mut()) {
+                // The section as fio reads it, so a reader can rerun it by hand.
+                obj.insert(
+                    "job_text".into(),
+                    crate::fio::jobfile::render_phase(&[j], Some(&dir.join("fio"))).into(),
+                );
             }
             WorkloadInfo {
                 id: w.id.clone(),

@@ -265,7 +265,8 @@ impl Runner<'_> {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            if w.kind != Kind::UsableSpace {
+            // A fio phase drops caches once, before its first section runs.
+            if w.kind != Kind::UsableSpace && !self.fio_phase_ran(w, &setup.name, round) {
                 self.drop_caches();
             }
             let needs_tree = matches!(w.kind, Kind::FindCold | Kind::RmTree);
@@ -464,6 +465,7 @@ impl Runner<'_> {
             }
             Kind::Pgbench => adapters::pgbench_run(&ctx, w, plan.runtime, opts.tool_timeout),
             Kind::Sqlite => adapters::sqlite_run(&ctx, w),
+            Kind::FioJob => self.fio_job(w, &setup.name, round, data_dir, device.as_deref()),
             Kind::Probe => {
                 // Probes build a small filesystem of their own next to the image (or in
                 // /var/tmp for device and directory targets); the one under test is untouched.
@@ -496,6 +498,80 @@ impl Runner<'_> {
             }
             other => other,
         }
+    }
+
+    fn phase_key(
+        w: &WorkloadSpec,
+        setup: &str,
+        round: u32,
+    ) -> Option<(String, u32, PathBuf, usize)> {
+        let (file, phase) = w.fio_job.as_ref()?.phase_key();
+        Some((setup.to_string(), round, file, phase))
+    }
+
+    /// Whether `w`'s phase already ran in this setup-round (its output is waiting).
+    fn fio_phase_ran(&self, w: &WorkloadSpec, setup: &str, round: u32) -> bool {
+        let key = Self::phase_key(w, setup, round);
+        self.fio_phase
+            .as_ref()
+            .is_some_and(|p| Some(&p.key) == key.as_ref() && p.outputs.contains_key(&w.id))
+    }
+
+    /// A section of a fio job file: run its phase (every selected section between the same
+    /// stonewalls) unless that already happened in this setup-round, then take its output.
+    fn fio_job(
+        &mut self,
+        w: &WorkloadSpec,
+        setup: &str,
+        round: u32,
+        data_dir: &Path,
+        device: Option<&Path>,
+    ) -> crate::Result<WorkloadOutput> {
+        let job = w
+            .fio_job
+            .as_ref()
+            .ok_or_else(|| Error::workload(&w.id, "fio-job workload without a job section"))?;
+        let key = Self::phase_key(w, setup, round).expect("fio job");
+        if !self.fio_phase_ran(w, setup, round) {
+            let inv = self.inv;
+            let members: Vec<&WorkloadSpec> = inv
+                .plan
+                .workloads
+                .iter()
+                .filter(|x| Self::phase_key(x, setup, round).as_ref() == Some(&key))
+                .collect();
+            let jobs: Vec<&crate::fio::jobfile::FioJob> =
+                members.iter().filter_map(|m| m.fio_job.as_ref()).collect();
+            let stem = job
+                .file
+                .file_stem()
+                .map(|s| crate::fio::jobfile::section_id(&s.to_string_lossy()))
+                .unwrap_or_else(|| "fio".into());
+            let dir = data_dir.join(format!("fio-{stem}"));
+            let outputs = match crate::workload::fiojob::run_phase(&jobs, &dir, device) {
+                Ok(per) => members.iter().map(|m| m.id.clone()).zip(per).collect(),
+                Err(Error::Interrupted) => return Err(Error::Interrupted),
+                // fio refused the phase: every section of it failed with fio's words.
+                Err(e) => {
+                    let msg = e.to_string();
+                    members
+                        .iter()
+                        .map(|m| (m.id.clone(), Err(Error::Other(msg.clone()))))
+                        .collect()
+                }
+            };
+            self.fio_phase = Some(super::FioPhase { key, outputs });
+        }
+        let mut out = self
+            .fio_phase
+            .as_mut()
+            .and_then(|p| p.outputs.remove(&w.id))
+            .unwrap_or_else(|| Err(Error::workload(&w.id, "its fio phase produced no result")))?;
+        // What fsbench changed in the section (rebasing, capping, overrides), said once.
+        if round == 1 {
+            out.notes.extend(job.notes.iter().cloned());
+        }
+        Ok(out)
     }
 
     fn corpus(&mut self) -> crate::Result<&crate::workload::meta::Corpus> {

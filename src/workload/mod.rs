@@ -74,6 +74,7 @@ pub struct WorkloadContext<'a> {
 }
 
 pub mod compress;
+pub mod fiojob;
 pub mod io;
 pub mod memcap;
 pub mod meta;

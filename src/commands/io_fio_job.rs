@@ -1,0 +1,173 @@
+//! `fsbench io --fio-job FILE --dir PATH | --filename PATH`: one job file, once, on an
+//! existing path, without a filesystem lifecycle. Phases run in order with caches dropped
+//! before each; a phase fio rejects is reported and the next one still runs.
+
+use crate::Error;
+use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
+use crate::fio::jobfile::{self, FioJob, LoadOptions, rebase::Place};
+use crate::workload::WorkloadOutput;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Run the job file; exit 0 when every section ran, 1 when one failed.
+pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
+    let (place, dir, budget) = match (&args.dir, &args.filename) {
+        (Some(d), None) => {
+            if !d.is_dir() {
+                return Err(Error::invalid(
+                    "--dir",
+                    format!("{} is not an existing directory", d.display()),
+                ));
+            }
+            (Place::DataDir, d.clone(), avail(d))
+        }
+        (None, Some(f)) => {
+            let parent = f
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
+            (
+                Place::File(abs),
+                parent.clone(),
+                if is_device(f) { None } else { avail(&parent) },
+            )
+        }
+        _ => {
+            return Err(Error::invalid(
+                "--fio-job",
+                "give --dir PATH (the job's files go there) or --filename PATH (every job uses that file or device)",
+            ));
+        }
+    };
+    let native = args.engine == Some(EngineChoice::Fsbench);
+    let opts = LoadOptions {
+        place,
+        budget,
+        runtime: args.runtime,
+        ramp: (!args.ramp.is_zero()).then_some(args.ramp),
+        native,
+    };
+    let jobs = jobfile::load(file, &opts)?;
+    let mut phases: Vec<Vec<&FioJob>> = Vec::new();
+    for j in &jobs {
+        match phases.last_mut() {
+            Some(p) if p[0].phase == j.phase => p.push(j),
+            _ => phases.push(vec![j]),
+        }
+    }
+    let mut results: Vec<(&FioJob, crate::Result<WorkloadOutput>)> = Vec::new();
+    for phase in phases {
+        crate::cancel::check()?;
+        if let Err(e) = crate::host::drop_caches() {
+            eprintln!("fsbench: warning: caches were not dropped before the phase: {e}");
+        }
+        match crate::workload::fiojob::run_phase(&phase, &dir, Some(&dir)) {
+            Ok(per) => results.extend(phase.iter().copied().zip(per)),
+            Err(Error::Interrupted) => return Err(Error::Interrupted),
+            Err(e) => {
+                let msg = e.to_string();
+                results.extend(phase.iter().map(|j| (*j, Err(Error::Other(msg.clone())))));
+            }
+        }
+    }
+    let failed = results.iter().any(|(_, r)| r.is_err());
+    if args.json || args.output_format == OutputFormat::Json {
+        let v: Vec<serde_json::Value> = results.iter().map(|(j, r)| json(j, r)).collect();
+        let text = serde_json::to_string_pretty(&v)
+            .map_err(|e| Error::Other(format!("cannot encode the report: {e}")))?;
+        super::io::emit(&format!("{text}\n"));
+    } else {
+        super::io::emit(&summary(&results));
+    }
+    Ok(if failed {
+        crate::error::EXIT_FAILURE
+    } else {
+        crate::error::EXIT_OK
+    })
+}
+
+fn is_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+/// Half the space available in `dir`: an existing filesystem is usually shared, and fio
+/// allocates a job's whole `size=` up front even when `runtime=` ends it early.
+fn avail(dir: &Path) -> Option<u64> {
+    rustix::fs::statvfs(dir)
+        .ok()
+        .map(|s| s.f_bavail.saturating_mul(s.f_frsize) / 2)
+}
+
+fn json(j: &FioJob, r: &crate::Result<WorkloadOutput>) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "section": j.section,
+        "file": j.file,
+        "line": j.line,
+        "phase": j.phase + 1,
+        "engine": if j.native { "fsbench" } else { "fio" },
+        "notes": j.notes,
+    });
+    match r {
+        Ok(o) => {
+            let metrics: serde_json::Map<String, serde_json::Value> = o
+                .metrics
+                .iter()
+                .filter(|m| m.value.is_finite())
+                .map(|m| {
+                    (
+                        m.metric.clone(),
+                        serde_json::json!({"value": m.value, "unit": m.unit}),
+                    )
+                })
+                .collect();
+            v["metrics"] = metrics.into();
+            v["notes"] = j
+                .notes
+                .iter()
+                .chain(&o.notes)
+                .cloned()
+                .collect::<Vec<_>>()
+                .into();
+        }
+        Err(e) => v["error"] = e.to_string().into(),
+    }
+    v
+}
+
+fn summary(results: &[(&FioJob, crate::Result<WorkloadOutput>)]) -> String {
+    let mut s = String::new();
+    let mut noted: Vec<&String> = Vec::new();
+    for (j, r) in results {
+        let _ = writeln!(
+            s,
+            "[{}] phase {} ({}:{})",
+            j.section,
+            j.phase + 1,
+            j.file.display(),
+            j.line
+        );
+        for n in &j.notes {
+            if !noted.contains(&n) {
+                noted.push(n);
+                let _ = writeln!(s, "  note: {n}");
+            }
+        }
+        match r {
+            Ok(o) => {
+                for m in o.metrics.iter().filter(|m| m.value.is_finite()) {
+                    let _ = writeln!(s, "  {:<24} {:>14.3} {}", m.metric, m.value, m.unit);
+                }
+                for n in &o.notes {
+                    let _ = writeln!(s, "  note: {n}");
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(s, "  FAILED: {e}");
+            }
+        }
+    }
+    s
+}
