@@ -356,6 +356,7 @@ fn fixture_is_in_sync_with_its_generator() {
 
 fn run_report(format: &str) -> String {
     let out = fsbench()
+        .env("COLUMNS", "100")
         .args([
             "report",
             fixture_path().to_str().unwrap(),
