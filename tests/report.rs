@@ -960,5 +960,8 @@ fn compare_html_renders_a_forest_plot_in_chromium() {
     std::fs::write(&html, &page).unwrap();
     let shot = screenshot(chromium, &html, 1280, 1000);
     let colour = shot.colour_fraction(0, 1000);
-    assert!(colour > 0.002, "no forest colour on the first screen: {colour:.4}");
+    assert!(
+        colour > 0.002,
+        "no forest colour on the first screen: {colour:.4}"
+    );
 }

@@ -81,7 +81,10 @@ pub fn render(header: &[String], rows: &[Vec<String>], max_width: usize) -> Stri
     }
     if total(&w) > max_width {
         let rest = total(&w) - w[0];
-        w[0] = max_width.saturating_sub(rest).max(MIN_LABEL).min(natural[0]);
+        w[0] = max_width
+            .saturating_sub(rest)
+            .max(MIN_LABEL)
+            .min(natural[0]);
     }
     if total(&w) <= max_width || cols <= 2 {
         return draw(header, rows, &w, &(0..cols).collect::<Vec<_>>());

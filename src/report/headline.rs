@@ -34,7 +34,11 @@ pub const HEADLINES: &[Headline] = &[
     h("randwrite", &["iops"], "4K random write, IOPS"),
     h("randrw70", &["read_iops"], "70/30 random mix, read IOPS"),
     h("randrw70", &["write_iops"], "70/30 random mix, write IOPS"),
-    h("fsync-write", &["ops_per_s", "iops"], "4K write + fsync, ops/s"),
+    h(
+        "fsync-write",
+        &["ops_per_s", "iops"],
+        "4K write + fsync, ops/s",
+    ),
     h("randread", &["lat_p99_ms"], "Random read p99, ms"),
     h("randwrite", &["lat_p99_ms"], "Random write p99, ms"),
     h("seqread", &["bw_mib_s"], "1M sequential read, MiB/s"),

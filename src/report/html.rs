@@ -74,7 +74,8 @@ impl Exporter for Html {
             },
             ChartGroup {
                 title: "Throughput over time".into(),
-                note: "Per-second series of each job; solid = round 1, dashed = later rounds.".into(),
+                note: "Per-second series of each job; solid = round 1, dashed = later rounds."
+                    .into(),
                 svgs: series_charts(report),
             },
             ChartGroup {

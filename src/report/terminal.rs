@@ -129,9 +129,11 @@ pub fn headline_table(rows: &[Row], setups: &[String], max_width: usize) -> Stri
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let mut l = vec![format!("{} {}", r.label, r.direction.arrow())
-                .trim_end()
-                .to_string()];
+            let mut l = vec![
+                format!("{} {}", r.label, r.direction.arrow())
+                    .trim_end()
+                    .to_string(),
+            ];
             l.extend(r.cells.iter().map(headline_cell));
             l
         })
@@ -256,14 +258,23 @@ mod tests {
 
     fn fits(text: &str, w: usize) {
         for line in text.lines() {
-            assert!(width(line) <= w, "{} > {w} columns: {line}\n{text}", width(line));
+            assert!(
+                width(line) <= w,
+                "{} > {w} columns: {line}\n{text}",
+                width(line)
+            );
         }
     }
 
     /// Four setups with long names and wide numbers, on every headline workload.
     fn four_setups() -> Results {
         let mut r = Results::new();
-        let setups = ["ext4-data-writeback", "xfs-reflink", "btrfs-zstd-3-ssd", "zfs-rs16k"];
+        let setups = [
+            "ext4-data-writeback",
+            "xfs-reflink",
+            "btrfs-zstd-3-ssd",
+            "zfs-rs16k",
+        ];
         for (i, name) in setups.iter().enumerate() {
             r.setups.push(SetupInfo {
                 name: name.to_string(),
@@ -305,7 +316,10 @@ mod tests {
     fn four_setups_fit_in_100_columns() {
         let report = Report::new(&four_setups());
         assert_eq!(report.setups.len(), 4);
-        assert_eq!(report.headline.len(), super::super::headline::HEADLINES.len());
+        assert_eq!(
+            report.headline.len(),
+            super::super::headline::HEADLINES.len()
+        );
         let text = render_with(&report, 100);
         fits(&text, 100);
         // Every setup and every headline test is still there (wrapped or split, not dropped).
@@ -315,7 +329,15 @@ mod tests {
             .skip(1)
             .take_while(|l| !l.starts_with('├'))
             .collect();
-        for s in ["ext4-", "data-", "writeback", "xfs-", "reflink", "zstd-3-", "zfs-rs16k"] {
+        for s in [
+            "ext4-",
+            "data-",
+            "writeback",
+            "xfs-",
+            "reflink",
+            "zstd-3-",
+            "zfs-rs16k",
+        ] {
             assert!(header.contains(s), "{s} missing from the header:\n{text}");
         }
         assert!(text.contains("2,392,591 ★"), "{text}");
@@ -328,7 +350,10 @@ mod tests {
 
     #[test]
     fn the_fixture_fits_in_100_columns_and_opens_with_the_verdict() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results-sample.json");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-sample.json"
+        );
         let report = Report::new(&Results::load(std::path::Path::new(path)).unwrap());
         let text = render_with(&report, 100);
         fits(&text, 100);

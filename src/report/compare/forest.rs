@@ -73,7 +73,7 @@ fn label(r: &CompareRow) -> String {
 /// The forest plot as one inline SVG (scales with its container through the viewBox).
 pub fn svg(c: &Comparison) -> String {
     let rows: Vec<&CompareRow> = c.rows.iter().filter(|r| point(r).is_some()).collect();
-    let (w, left, plot, row_h, top) = (980.0, 300.0, 400.0, 18.0, 40.0);
+    let (w, left, plot, row_h, top) = (980.0, 300.0, 400.0, 18.0, 50.0);
     let h = top + rows.len() as f64 * row_h + 30.0;
     let m = extent(c);
     let x = |v: f64| left + (v.clamp(-m, m) + m) / (2.0 * m) * plot;
@@ -88,8 +88,9 @@ pub fn svg(c: &Comparison) -> String {
         let px = x(v);
         let _ = write!(
             s,
-            r##"<path d="M{px:.1} {y0}V{y1}" stroke="{col}" stroke-width="{sw}"/><text x="{px:.1}" y="{ty}" class="cl" text-anchor="middle">{v:+.0} %</text>"##,
-            y0 = top - 6.0,
+            r##"<path d="M{px:.1} {y0}V{y1}" stroke="{col}" stroke-width="{sw}"/><text x="{px:.1}" y="{ty}" class="cl" text-anchor="middle">{v:+.0} %</text><text x="{px:.1}" y="{tt}" class="cl" text-anchor="middle">{v:+.0} %</text>"##,
+            tt = top - 10.0,
+            y0 = top - 4.0,
             y1 = h - 24.0,
             col = if k == 0.0 { "#555" } else { "#e4e4e4" },
             sw = if k == 0.0 { 1.2 } else { 1.0 },
@@ -175,7 +176,11 @@ pub fn text(c: &Comparison) -> String {
     let mut out = format!(
         "{:lw$}  {:<cols$}\n",
         "",
-        format!("−{m:.0} %{:^w$}+{m:.0} %", "0", w = cols - 2 * format!("{m:.0} %").len() - 2)
+        format!(
+            "−{m:.0} %{:^w$}+{m:.0} %",
+            "0",
+            w = cols - 2 * format!("{m:.0} %").len() - 2
+        )
     );
     for r in rows {
         let (p, ci) = point(r).expect("filtered");
@@ -188,7 +193,9 @@ pub fn text(c: &Comparison) -> String {
             line[a] = if lo < -m { '<' } else { '[' };
             line[b] = if hi > m { '>' } else { ']' };
         }
-        line[cols / 2] = if line[cols / 2] == ' ' { '|' } else { line[cols / 2] };
+        if matches!(line[cols / 2], ' ' | '-') {
+            line[cols / 2] = '|';
+        }
         line[pos(p)] = '*';
         let _ = writeln!(
             out,

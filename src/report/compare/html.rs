@@ -52,7 +52,10 @@ pub fn render_html(c: &Comparison) -> String {
     for r in rows {
         out.push_str("<tr>");
         for (i, cell) in r.iter().enumerate() {
-            let num = matches!(head[i], "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Detectable" | "q");
+            let num = matches!(
+                head[i],
+                "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Detectable" | "q"
+            );
             let _ = write!(
                 out,
                 "<td{}>{}</td>",
