@@ -7,10 +7,12 @@ use std::path::PathBuf;
 pub enum CompareFormat {
     /// Plain-text table.
     Table,
-    /// Markdown.
+    /// Markdown (with a text forest plot above the table).
     Md,
     /// JSON.
     Json,
+    /// Self-contained HTML page: a forest plot of the changes above the table.
+    Html,
 }
 
 /// Flags of `fsbench compare`.

@@ -17,6 +17,10 @@ pub struct ReportArgs {
     /// and the per-summary rows to FILE with `.summary.csv` as extension.
     #[arg(short = 'o', long = "output", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub output: Option<PathBuf>,
+    /// With --format table: after the short report, print every table (all metrics, with
+    /// (min–max) across rounds) at its natural width.
+    #[arg(long)]
+    pub wide: bool,
     /// With --format csv on stdout: which rows to print.
     #[arg(long, value_enum, default_value = "samples")]
     pub csv_section: CsvSection,

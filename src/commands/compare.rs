@@ -39,6 +39,7 @@ pub fn run(args: CompareArgs) -> crate::Result<i32> {
         CompareFormat::Table => compare::render_text(&c),
         CompareFormat::Md => compare::render_markdown(&c),
         CompareFormat::Json => compare::render_json(&c),
+        CompareFormat::Html => compare::render_html(&c),
     };
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());

@@ -2,6 +2,7 @@
 
 use crate::cli::report::ReportArgs;
 use crate::report::csv::{Csv, CsvSection};
+use crate::report::terminal::Terminal;
 use crate::report::{Exporter, Format, Report, exporter};
 use crate::results::Results;
 use std::io::Write;
@@ -10,6 +11,12 @@ use std::io::Write;
 pub fn run(args: ReportArgs) -> crate::Result<i32> {
     let results = Results::load(&args.results)?;
     let report = Report::new(&results);
+    let exporter = |format: Format| -> Box<dyn Exporter> {
+        match format {
+            Format::Table => Box::new(Terminal { wide: args.wide }),
+            f => exporter(f),
+        }
+    };
     match &args.output {
         None => {
             let bytes = if args.format == Format::Csv {

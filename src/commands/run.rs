@@ -76,8 +76,11 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         );
     }
     eprintln!(
-        "fsbench: results: {} (reports: report.md, report.html beside it)",
-        out.join("results.json").display()
+        "fsbench: results: {}\n\
+         fsbench: every metric, per-round values and charts: {} and {}",
+        out.join("results.json").display(),
+        out.join("report.md").display(),
+        out.join("report.html").display()
     );
     // Wait for the relays to deliver everything, so a write that failed at the very end is
     // known before the process exits.

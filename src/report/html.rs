@@ -48,50 +48,25 @@ impl Exporter for Html {
         let mut env = minijinja::Environment::new();
         env.add_template("report.html", TEMPLATE)
             .map_err(|e| crate::Error::Other(format!("HTML template: {e}")))?;
-        let tables: Vec<HtmlTable> = report
+        let mut tables = vec![html_table("Headline tests", &report.headline)];
+        tables.extend(report.tables.iter().map(|t| html_table(&t.title, &t.rows)));
+        let r = &report.results;
+        let headline = ChartGroup {
+            title: "Headline tests".into(),
+            note: "One chart per test of seed 000's table. Bar = median of the rounds; whisker = \
+                   slowest to fastest round; a hatched, outlined bar labelled ★ best leads beyond \
+                   run-to-run noise (no bar is marked when the lead is within noise)."
+                .into(),
+            svgs: bar_charts(report, &report.headline),
+        };
+        let all_rows: Vec<super::model::Row> = report
             .tables
             .iter()
-            .map(|t| HtmlTable {
-                title: t.title.clone(),
-                rows: t
-                    .rows
-                    .iter()
-                    .map(|r| HtmlRow {
-                        label: r.label.clone(),
-                        unit: unit_text(r),
-                        cells: r
-                            .cells
-                            .iter()
-                            .map(|c| match c {
-                                None => HtmlCell {
-                                    text: "–".into(),
-                                    class: "na",
-                                },
-                                Some(c) => HtmlCell {
-                                    text: match c.mark {
-                                        Mark::Best => format!("{} ★", cell_text(&c.summary)),
-                                        Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
-                                        Mark::None => cell_text(&c.summary),
-                                    },
-                                    class: match c.mark {
-                                        Mark::Best => "best",
-                                        Mark::Tied => "tie",
-                                        Mark::None => "",
-                                    },
-                                },
-                            })
-                            .collect(),
-                    })
-                    .collect(),
-            })
+            .filter(|t| t.kind != TableKind::Details)
+            .flat_map(|t| t.rows.iter().cloned())
             .collect();
-        let r = &report.results;
+        let more_bars = bar_charts(report, &all_rows);
         let charts = vec![
-            ChartGroup {
-                title: "Medians with min–max across rounds".into(),
-                note: "Bar = median; whisker = slowest to fastest round; outlined bar = best beyond noise.".into(),
-                svgs: bar_charts(report),
-            },
             ChartGroup {
                 title: "Latency percentiles (all I/Os of all rounds)".into(),
                 note: "From the merged histograms; both axes logarithmic.".into(),
@@ -99,7 +74,8 @@ impl Exporter for Html {
             },
             ChartGroup {
                 title: "Throughput over time".into(),
-                note: "Per-second series of each job; solid = round 1, dashed = later rounds.".into(),
+                note: "Per-second series of each job; solid = round 1, dashed = later rounds."
+                    .into(),
                 svgs: series_charts(report),
             },
             ChartGroup {
@@ -125,6 +101,8 @@ impl Exporter for Html {
             claims => Value::from(minijinja::value::Serde(&crate::claims::render::rows(&report.claims))),
             claims_title => crate::claims::render::TITLE,
             charts => Value::from(minijinja::value::Serde(&charts)),
+            headline => Value::from(minijinja::value::Serde(&headline)),
+            more_bars => &more_bars,
             rounds => r.summary.iter().map(|s| s.n).max().unwrap_or(0),
         };
         let html = env
@@ -135,14 +113,47 @@ impl Exporter for Html {
     }
 }
 
-fn bar_charts(report: &Report) -> Vec<String> {
+/// A judged table as HTML cells (median (min–max) with its mark and class).
+fn html_table(title: &str, rows: &[super::model::Row]) -> HtmlTable {
+    HtmlTable {
+        title: title.to_string(),
+        rows: rows
+            .iter()
+            .map(|r| HtmlRow {
+                label: r.label.clone(),
+                unit: unit_text(r),
+                cells: r
+                    .cells
+                    .iter()
+                    .map(|c| match c {
+                        None => HtmlCell {
+                            text: "–".into(),
+                            class: "na",
+                        },
+                        Some(c) => HtmlCell {
+                            text: match c.mark {
+                                Mark::Best => format!("{} ★", cell_text(&c.summary)),
+                                Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
+                                Mark::None => cell_text(&c.summary),
+                            },
+                            class: match c.mark {
+                                Mark::Best => "best",
+                                Mark::Tied => "tie",
+                                Mark::None => "",
+                            },
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// One grouped bar chart per row: setups side by side, median bar, min–max whisker.
+fn bar_charts(report: &Report, rows: &[super::model::Row]) -> Vec<String> {
     let mut out = Vec::new();
-    for t in report
-        .tables
-        .iter()
-        .filter(|t| t.kind != TableKind::Details)
     {
-        for row in &t.rows {
+        for row in rows {
             if crate::stats::is_merged(&row.metric) {
                 continue;
             }
@@ -164,7 +175,7 @@ fn bar_charts(report: &Report) -> Vec<String> {
                 .collect();
             if !bars.is_empty() {
                 out.push(svg::bars(
-                    &format!("{} ({})", row.label, unit_text(row)),
+                    &format!("{} {}", row.label, row.direction.arrow()),
                     &bars,
                 ));
             }

@@ -1,5 +1,6 @@
-//! Markdown exporter: the seed-article layout as GitHub tables (rows = tests, columns = setups),
-//! followed by recommendations, warnings and the setups' provenance.
+//! Markdown exporter: the 30-second report first (verdict per workload class, the headline
+//! table in seed 000's layout, the claims, the warnings), then every table as GitHub tables
+//! (rows = tests, columns = setups, (min–max) across rounds), notes and the setups' provenance.
 
 use super::model::{Mark, Table, TableKind, cell_text, unit_text};
 use super::{Exporter, Report};
@@ -48,6 +49,39 @@ fn table(out: &mut String, t: &Table, setups: &[String]) {
     out.push('\n');
 }
 
+/// The headline table: one row per test with seed 000's metric, medians only.
+fn headline(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "## Headline tests\n");
+    let _ = write!(out, "| Test |");
+    for s in &report.setups {
+        let _ = write!(out, " {} |", esc(s));
+    }
+    let _ = write!(out, "\n|---|");
+    for _ in &report.setups {
+        let _ = write!(out, "---:|");
+    }
+    out.push('\n');
+    for r in &report.headline {
+        let _ = write!(out, "| {} {} |", esc(&r.label), r.direction.arrow());
+        for c in &r.cells {
+            let text = match c {
+                None => "–".to_string(),
+                Some(c) => {
+                    let v = crate::stats::metric::format_value(c.summary.median, &c.summary.unit);
+                    match c.mark {
+                        Mark::Best => format!("**{v}** ★"),
+                        Mark::Tied => format!("{v} ≈"),
+                        Mark::None => v,
+                    }
+                }
+            };
+            let _ = write!(out, " {} |", esc(&text));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
 /// The whole Markdown report.
 pub fn render(report: &Report) -> String {
     let r = &report.results;
@@ -72,11 +106,14 @@ pub fn render(report: &Report) -> String {
         crate::units::format_size(r.target.size_bytes),
     );
     if !report.recommendations.is_empty() {
-        let _ = writeln!(out, "## Recommendations\n");
+        let _ = writeln!(out, "## Verdict per workload class\n");
         for rec in &report.recommendations {
             let _ = writeln!(out, "- **{}** — {}", rec.class, rec.text);
         }
         out.push('\n');
+    }
+    if !report.headline.is_empty() {
+        headline(&mut out, report);
     }
     if !report.claims.is_empty() {
         out.push_str(&crate::claims::render::markdown(&report.claims));
@@ -89,6 +126,10 @@ pub fn render(report: &Report) -> String {
         }
         out.push('\n');
     }
+    let _ = writeln!(
+        out,
+        "# All metrics\n\nEvery metric of every workload: median (min–max) across rounds.\n"
+    );
     for t in &report.tables {
         if t.kind != TableKind::Details {
             table(&mut out, t, &report.setups);

@@ -8,14 +8,16 @@
 //!
 //! | format | file | notes |
 //! |---|---|---|
-//! | `table` | [`terminal`] | rows = tests, columns = setups, `★` best, `≈` within noise |
-//! | `md` | [`markdown`] | same layout as GitHub tables, plus recommendations and warnings |
+//! | `table` | [`terminal`] | verdicts, headline table fitted to `COLUMNS`, claims, warnings; `--wide` adds every table |
+//! | `md` | [`markdown`] | the same short form first, then every table as GitHub tables |
 //! | `csv` | [`csv`] | tidy: one row per sample, or one per summary (`CsvSection`) |
 //! | `json` | [`json`] | the `Results` with its summary recomputed |
 //! | `html` | [`html`] | one self-contained page, inline SVG charts ([`svg`]), no network |
 
+pub mod boxed;
 pub mod compare;
 pub mod csv;
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod markdown;
@@ -37,6 +39,8 @@ pub struct Report {
     pub setups: Vec<String>,
     /// Tables in display order (I/O, metadata, capacity, probes, details).
     pub tables: Vec<model::Table>,
+    /// The headline rows in seed 000's layout ([`headline`]).
+    pub headline: Vec<model::Row>,
     /// One verdict per workload class that was measured.
     pub recommendations: Vec<recommend::Recommendation>,
     /// Warnings to show before the numbers are trusted.
@@ -54,6 +58,7 @@ impl Report {
         crate::stats::summarize(&mut results);
         let setups = model::setup_order(&results);
         let tables = model::tables(&results);
+        let headline = headline::rows(&tables);
         let recommendations = recommend::recommend(&tables, &setups);
         let warnings = warnings::collect(&results);
         let notes = warnings::notes(&results);
@@ -62,6 +67,7 @@ impl Report {
             results,
             setups,
             tables,
+            headline,
             recommendations,
             warnings,
             notes,
@@ -91,10 +97,10 @@ pub enum Format {
     Html,
 }
 
-/// The exporter of a format (CSV: the per-sample section).
+/// The exporter of a format (CSV: the per-sample section; table: the short form).
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
     match format {
-        Format::Table => Box::new(terminal::Terminal),
+        Format::Table => Box::new(terminal::Terminal { wide: false }),
         Format::Md => Box::new(markdown::Markdown),
         Format::Csv => Box::new(csv::Csv(csv::CsvSection::Samples)),
         Format::Json => Box::new(json::Json),
@@ -102,7 +108,7 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
     }
 }
 
-/// The seed-style terminal table (rows = tests, columns = setups, median with (min–max)).
+/// The short terminal report (verdicts, headline table, claims, warnings) at the terminal's width.
 pub fn render_terminal(results: &Results) -> String {
     terminal::render(&Report::new(results))
 }

@@ -35,13 +35,13 @@ pub struct Bar {
     pub text: String,
     /// Colour index.
     pub color: usize,
-    /// Whether this bar is the winner (drawn with a thicker outline).
+    /// Whether this bar is the winner beyond noise (outlined, hatched and labelled `★ best`).
     pub best: bool,
 }
 
 /// Horizontal bars with min–max whiskers, scaled from zero.
 pub fn bars(title: &str, bars: &[Bar]) -> String {
-    let (w, left, right, bar_h, gap, top) = (560.0, 110.0, 150.0, 18.0, 8.0, 26.0);
+    let (w, left, right, bar_h, gap, top) = (560.0, 110.0, 170.0, 18.0, 8.0, 26.0);
     let h = top + bars.len() as f64 * (bar_h + gap) + 6.0;
     let max = bars
         .iter()
@@ -52,7 +52,7 @@ pub fn bars(title: &str, bars: &[Bar]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><text x="0" y="16" class="ct">{t}</text>"#,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{t}"><defs><pattern id="fsb-hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><path d="M0 0V6" stroke="#fff" stroke-width="2" stroke-opacity="0.7"/></pattern></defs><text x="0" y="16" class="ct">{t}</text>"##,
         t = esc(title)
     );
     for (i, b) in bars.iter().enumerate() {
@@ -72,6 +72,14 @@ pub fn bars(title: &str, bars: &[Bar]) -> String {
                 ""
             }
         );
+        // The winner is told by a hatch and a label, never by colour alone.
+        if b.best {
+            let _ = write!(
+                s,
+                r#"<rect x="{left}" y="{y}" width="{bw:.1}" height="{bar_h}" fill="url(#fsb-hatch)"/>"#,
+                bw = (x1 - left).max(0.5),
+            );
+        }
         if b.high > b.low {
             let (a, z, m) = (scale(b.low), scale(b.high), y + bar_h / 2.0);
             let _ = write!(
@@ -86,7 +94,11 @@ pub fn bars(title: &str, bars: &[Bar]) -> String {
             r#"<text x="{tx:.1}" y="{ty}" class="cv">{t}</text>"#,
             tx = scale(b.high.max(b.value)) + 6.0,
             ty = y + 13.0,
-            t = esc(&b.text)
+            t = esc(&if b.best {
+                format!("{} ★ best", b.text)
+            } else {
+                b.text.clone()
+            })
         );
     }
     s.push_str("</svg>");
@@ -144,7 +156,7 @@ pub fn lines(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{tt}"><text x="0" y="16" class="ct">{tt}</text>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{tt}"><text x="0" y="16" class="ct">{tt}</text>"#,
         tt = esc(title)
     );
     let _ = write!(

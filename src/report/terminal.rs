@@ -1,22 +1,46 @@
-//! Terminal exporter: the seed-article tables drawn with box characters, no colours and no
-//! terminal-width detection, so the output is the same on a terminal, in a pipe and in a snapshot.
+//! Terminal exporter: the 30-second report — verdict per workload class, the headline table in
+//! seed 000's layout, the measured claims, the warnings — fitted to the terminal width
+//! (`COLUMNS`, default 100); `--wide` appends every table with its per-round ranges. No colours,
+//! so the output is the same on a terminal, in a pipe and in a snapshot.
 
-use super::model::{Mark, Table, cell_text, unit_text};
+use super::boxed;
+use super::model::{Mark, Row, Table, cell_text, unit_text};
 use super::{Exporter, Report};
 
-/// Terminal table exporter.
-pub struct Terminal;
+/// Terminal width when `COLUMNS` is unset or unreadable.
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// Terminal exporter.
+pub struct Terminal {
+    /// Append every table (all metrics, (min–max) across rounds) after the short form.
+    pub wide: bool,
+}
 
 impl Exporter for Terminal {
     fn render(&self, report: &Report) -> crate::Result<Vec<u8>> {
-        Ok(render(report).into_bytes())
+        let mut s = render_with(report, terminal_width());
+        if self.wide {
+            s.push('\n');
+            s.push_str(&render_tables(report));
+        } else {
+            s.push_str(
+                "\nEvery metric with its (min–max) across rounds: add --wide, or use --format md or html.\n",
+            );
+        }
+        Ok(s.into_bytes())
     }
 }
 
-/// Display width of a cell: every character used here (digits, –, ★, ≈, ↑) is one column.
-fn width(s: &str) -> usize {
-    s.chars().count()
+/// The width to fit: `COLUMNS` when it is a sensible number, else [`DEFAULT_WIDTH`].
+pub fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c >= 40)
+        .unwrap_or(DEFAULT_WIDTH)
 }
+
+use boxed::width;
 
 fn table(t: &Table, setups: &[String]) -> String {
     let mut header = vec!["Test".to_string(), "Unit".to_string()];
@@ -69,8 +93,75 @@ fn table(t: &Table, setups: &[String]) -> String {
     out
 }
 
-/// The whole terminal report as text.
-pub fn render(report: &Report) -> String {
+/// Wrap `text` to `w` columns, the first line after `first`, the rest after `indent`.
+fn para(first: &str, indent: &str, text: &str, w: usize) -> String {
+    let mut out = String::new();
+    for (i, line) in boxed::wrap(text, w.saturating_sub(width(indent)))
+        .into_iter()
+        .enumerate()
+    {
+        out.push_str(if i == 0 { first } else { indent });
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Headline cell: the median with its mark (ranges are in `--wide` and the other formats).
+fn headline_cell(c: &Option<super::model::Cell>) -> String {
+    match c {
+        None => "–".into(),
+        Some(c) => {
+            let v = crate::stats::metric::format_value(c.summary.median, &c.summary.unit);
+            match c.mark {
+                Mark::Best => format!("{v} ★"),
+                Mark::Tied => format!("{v} ≈"),
+                Mark::None => v,
+            }
+        }
+    }
+}
+
+/// The headline table (seed 000's layout) fitted to `max_width` columns.
+pub fn headline_table(rows: &[Row], setups: &[String], max_width: usize) -> String {
+    let mut header = vec!["Test".to_string()];
+    header.extend(setups.iter().cloned());
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut l = vec![
+                format!("{} {}", r.label, r.direction.arrow())
+                    .trim_end()
+                    .to_string(),
+            ];
+            l.extend(r.cells.iter().map(headline_cell));
+            l
+        })
+        .collect();
+    boxed::render(&header, &body, max_width)
+}
+
+/// One line per workload class: who to use, and whether the lead is beyond noise.
+pub fn verdict_lines(report: &Report) -> Vec<String> {
+    report
+        .recommendations
+        .iter()
+        .map(|r| {
+            let noise = if r.within_noise {
+                ", all within noise: a tie"
+            } else {
+                ""
+            };
+            format!(
+                "{}: {} (leads {} of {} test(s){noise})",
+                r.class, r.winner, r.wins, r.tests
+            )
+        })
+        .collect()
+}
+
+/// The short report (verdicts, headline table, measured claims, warnings) within `w` columns.
+pub fn render_with(report: &Report, w: usize) -> String {
     let mut out = String::new();
     let n = report
         .results
@@ -79,25 +170,27 @@ pub fn render(report: &Report) -> String {
         .map(|s| s.n)
         .max()
         .unwrap_or(0);
-    out.push_str(&format!(
-        "Median of {n} round(s), (min–max) across rounds. ★ best beyond noise, ≈ tied within noise, ↑ higher is better, ↓ lower is better.\n\n"
-    ));
-    for t in &report.tables {
-        if t.kind == super::model::TableKind::Details {
-            continue;
-        }
-        out.push_str(&table(t, &report.setups));
-        out.push('\n');
-    }
     if !report.recommendations.is_empty() {
-        out.push_str("Recommendations\n");
-        for r in &report.recommendations {
-            out.push_str(&format!("  • {} — {}\n", r.class, r.text));
+        out.push_str("Verdict per workload class\n");
+        for line in verdict_lines(report) {
+            out.push_str(&para("  • ", "    ", &line, w));
         }
         out.push('\n');
     }
-    // The terminal lists only the claims this run measured; the rest are counted (md/html list
-    // them with what each needs).
+    if !report.headline.is_empty() {
+        out.push_str(&para(
+            "",
+            "",
+            &format!(
+                "Headline tests, median of {n} round(s): ★ best beyond noise, ≈ tied within noise, ↑↓ better"
+            ),
+            w,
+        ));
+        out.push_str(&headline_table(&report.headline, &report.setups, w));
+        out.push('\n');
+    }
+    // Only the claims this run measured are listed; the rest are counted (md/html list them
+    // with what each needs).
     if report
         .claims
         .iter()
@@ -108,9 +201,169 @@ pub fn render(report: &Report) -> String {
     }
     if !report.warnings.is_empty() {
         out.push_str("Warnings\n");
-        for w in &report.warnings {
-            out.push_str(&format!("  ! {w}\n"));
+        for x in &report.warnings {
+            out.push_str(&para("  ! ", "    ", x, w));
         }
     }
     out
+}
+
+/// Every table at its natural width, with (min–max) across rounds, and the evidence behind
+/// each verdict (what `--wide` adds).
+pub fn render_tables(report: &Report) -> String {
+    let mut out = String::new();
+    let n = report
+        .results
+        .summary
+        .iter()
+        .map(|s| s.n)
+        .max()
+        .unwrap_or(0);
+    out.push_str(&format!(
+        "All metrics: median of {n} round(s), (min–max) across rounds.\n\n"
+    ));
+    for t in &report.tables {
+        if t.kind == super::model::TableKind::Details {
+            continue;
+        }
+        out.push_str(&table(t, &report.setups));
+        out.push('\n');
+    }
+    for t in report
+        .tables
+        .iter()
+        .filter(|t| t.kind == super::model::TableKind::Details)
+    {
+        out.push_str(&table(t, &report.setups));
+        out.push('\n');
+    }
+    if !report.recommendations.is_empty() {
+        out.push_str("Recommendations\n");
+        for r in &report.recommendations {
+            out.push_str(&format!("  • {} — {}\n", r.class, r.text));
+        }
+    }
+    out
+}
+
+/// The short terminal report at the width of the terminal (what `fsbench run` prints).
+pub fn render(report: &Report) -> String {
+    render_with(report, terminal_width())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Results, Sample, SetupInfo};
+
+    fn fits(text: &str, w: usize) {
+        for line in text.lines() {
+            assert!(
+                width(line) <= w,
+                "{} > {w} columns: {line}\n{text}",
+                width(line)
+            );
+        }
+    }
+
+    /// Four setups with long names and wide numbers, on every headline workload.
+    fn four_setups() -> Results {
+        let mut r = Results::new();
+        let setups = [
+            "ext4-data-writeback",
+            "xfs-reflink",
+            "btrfs-zstd-3-ssd",
+            "zfs-rs16k",
+        ];
+        for (i, name) in setups.iter().enumerate() {
+            r.setups.push(SetupInfo {
+                name: name.to_string(),
+                fs: name.split('-').next().unwrap().to_string(),
+                ..Default::default()
+            });
+            for hl in super::super::headline::HEADLINES {
+                let metric = hl.metrics[0];
+                let base = match metric {
+                    "iops" | "read_iops" | "write_iops" | "ops_per_s" => 1_234_567.0,
+                    "bw_mib_s" => 12_345.6,
+                    "avail_bytes" => 400e9,
+                    _ => 12.345,
+                };
+                for round in 1..=3u32 {
+                    r.samples.push(Sample {
+                        setup: name.to_string(),
+                        workload: hl.workload.into(),
+                        metric: metric.into(),
+                        unit: match metric {
+                            "iops" | "read_iops" | "write_iops" => "IOPS",
+                            "ops_per_s" => "ops/s",
+                            "bw_mib_s" => "MiB/s",
+                            "avail_bytes" => "bytes",
+                            "lat_p99_ms" => "ms",
+                            _ => "s",
+                        }
+                        .into(),
+                        round,
+                        value: base * (1.0 + 0.3 * i as f64) * (1.0 + 0.01 * f64::from(round)),
+                    });
+                }
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn four_setups_fit_in_100_columns() {
+        let report = Report::new(&four_setups());
+        assert_eq!(report.setups.len(), 4);
+        assert_eq!(
+            report.headline.len(),
+            super::super::headline::HEADLINES.len()
+        );
+        let text = render_with(&report, 100);
+        fits(&text, 100);
+        // Every setup and every headline test is still there (wrapped or split, not dropped).
+        let header: String = text
+            .lines()
+            .skip_while(|l| !l.starts_with('┌'))
+            .skip(1)
+            .take_while(|l| !l.starts_with('├'))
+            .collect();
+        for s in [
+            "ext4-",
+            "data-",
+            "writeback",
+            "xfs-",
+            "reflink",
+            "zstd-3-",
+            "zfs-rs16k",
+        ] {
+            assert!(header.contains(s), "{s} missing from the header:\n{text}");
+        }
+        assert!(text.contains("2,392,591 ★"), "{text}");
+        assert!(text.contains("4K random read, IOPS ↑"), "{text}");
+        // Narrower terminals still fit, by splitting the setups over two tables.
+        let narrow = headline_table(&report.headline, &report.setups, 60);
+        fits(&narrow, 60);
+        assert!(narrow.matches('┌').count() >= 2, "{narrow}");
+    }
+
+    #[test]
+    fn the_fixture_fits_in_100_columns_and_opens_with_the_verdict() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-sample.json"
+        );
+        let report = Report::new(&Results::load(std::path::Path::new(path)).unwrap());
+        let text = render_with(&report, 100);
+        fits(&text, 100);
+        assert!(text.starts_with("Verdict per workload class\n"), "{text}");
+        let verdict = text.find("Verdict").unwrap();
+        let table = text.find("┌").unwrap();
+        let warnings = text.find("Warnings").unwrap_or(usize::MAX);
+        assert!(verdict < table && table < warnings, "{text}");
+        // The short form has no per-round ranges; --wide has them.
+        assert!(!text.contains("More metrics"));
+        assert!(render_tables(&report).contains("More metrics"));
+    }
 }

@@ -3,17 +3,20 @@
 //! the rounds could have detected at all.
 //!
 //! This file builds the comparison *model* (what is judged and the numbers); [`render`] only
-//! formats it (terminal, Markdown, JSON), so other views (an HTML forest plot) can sit on top.
+//! formats it (terminal, Markdown, JSON); [`forest`] draws the forest plot and [`html`] the page.
 //! [`provenance`] says when the two ran and what differs besides the numbers; [`split`] makes
 //! an A/A pair out of one interleaved run (odd against even rounds).
 //!
 //! Refuses (exit 2) when a workload present in both files ran with different parameters:
 //! comparing a 4k random read with a 16k one would be a wrong answer, not a small one.
 
+pub mod forest;
+pub mod html;
 pub mod provenance;
 pub mod render;
 pub mod split;
 
+pub use html::render_html;
 pub use render::{render_json, render_markdown, render_text};
 
 use crate::results::Results;

@@ -68,7 +68,7 @@ fn has_control_columns(c: &Comparison) -> bool {
 }
 
 /// Column headings and cells, shared by text and Markdown.
-fn table(c: &Comparison) -> (Vec<&'static str>, Vec<Vec<String>>) {
+pub(super) fn table(c: &Comparison) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let ctl = has_control_columns(c);
     let mut head = vec!["Setup", "Test", "A", "B", "Δ"];
     if ctl {
@@ -109,7 +109,7 @@ fn table(c: &Comparison) -> (Vec<&'static str>, Vec<Vec<String>>) {
     (head, rows)
 }
 
-fn ran(r: &(String, String)) -> String {
+pub(super) fn ran(r: &(String, String)) -> String {
     match (r.0.as_str(), r.1.as_str()) {
         ("", _) => "start time not recorded".into(),
         (s, "") => format!("started {s}, no end recorded"),
@@ -126,7 +126,7 @@ fn names(c: &Comparison, role: Role) -> Vec<String> {
 }
 
 /// Paragraphs before the table: when the two ran, what differs, what serves as control.
-fn preamble(c: &Comparison) -> Vec<String> {
+pub(super) fn preamble(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     out.push(match &c.timing {
         Timing::SameRun { started_at } => format!(
@@ -230,7 +230,7 @@ fn family_line(f: &Family, what: &str, alpha: f64, correction: &str) -> String {
 }
 
 /// Paragraphs after the table: how many changed, what chance alone would do, what n can see.
-fn conclusion(c: &Comparison) -> Vec<String> {
+pub(super) fn conclusion(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     let (t, k) = (&c.tested, &c.control);
     if t.judged == 0 && k.judged == 0 {
@@ -398,6 +398,12 @@ pub fn render_markdown(c: &Comparison) -> String {
             out.push_str(&format!("{p}\n\n"));
         }
     }
+    out.push_str(
+        "## Changes with their 95 % intervals\n\n`*` change of B against A, `[---]` its interval, \
+         `|` zero, `<`/`>` interval beyond the axis; the verdict in words at the end.\n\n```text\n",
+    );
+    out.push_str(&super::forest::text(c));
+    out.push_str("```\n\n");
     let align: Vec<&str> = head
         .iter()
         .map(|h| match *h {
