@@ -45,7 +45,102 @@ pub fn validate(spec: &JobSpec) -> Result<()> {
 /// it), lay out the file if needed, start one thread per job, sample CPU and device counters
 /// at the edges of the measured window (after the ramp), then merge the threads' results.
 pub fn run(spec: &JobSpec) -> Result<IoReport> {
-    let resolved = validate::resolve(spec)?;
+    run_coordinated(spec, None, &Alone).map(|(report, _)| report)
+}
+
+/// Meeting points with other processes running the same job at the same time (MPI ranks).
+/// The engine calls them from its main thread only, so the job threads never touch them.
+pub trait Coordinator {
+    /// Every job of this process is set up (file laid out, opened); return once every
+    /// process's are, so that all start their clocks together (a barrier).
+    fn ready(&self);
+    /// Whether [`Coordinator::poll`] must be called while the jobs run (stonewalling).
+    fn polls(&self) -> bool;
+    /// Called every few milliseconds once the ramp is over, by every process in step, with
+    /// whether this process's jobs have all finished; `true` means stop every job now.
+    fn poll(&self, local_done: bool) -> bool;
+}
+
+/// The coordinator of a process that runs alone: no one to wait for.
+struct Alone;
+
+impl Coordinator for Alone {
+    fn ready(&self) {}
+    fn polls(&self) -> bool {
+        false
+    }
+    fn poll(&self, _: bool) -> bool {
+        false
+    }
+}
+
+/// Which part of a larger job group this process runs: jobs
+/// `[index × numjobs, (index + 1) × numjobs)` of a group of `of × numjobs` jobs spread over
+/// one shared file by `offset_increment` (so MPI rank r gets its own regions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// This process's place in the group (the MPI rank).
+    pub index: u32,
+    /// Number of processes in the group.
+    pub of: u32,
+}
+
+/// When the measured window opened and closed, seconds after this process's jobs were
+/// released (right after [`Coordinator::ready`], so comparable across processes that met
+/// there without relying on synchronised clocks).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Window {
+    /// The ramp ended (statistics start).
+    pub start_s: f64,
+    /// The last I/O of this process completed.
+    pub end_s: f64,
+}
+
+/// Lay out the file `spec` needs (as [`run`] would) without running anything; for a file
+/// that several processes share, where one lays it out before the others resolve it.
+pub fn lay_out(spec: &JobSpec, slice: Option<Slice>) -> Result<f64> {
+    let resolved = validate::resolve(&group_spec(spec, slice))?;
+    if !resolved.needs_layout() {
+        return Ok(0.0);
+    }
+    let mut created = CreatedGuard {
+        path: (!resolved.exists).then(|| resolved.path.clone()),
+    };
+    let s = layout::layout_with(
+        &resolved.path,
+        resolved.needed_len,
+        layout::LayoutOptions {
+            direct: spec.direct,
+            verify_bs: spec.verify.then_some(spec.bs),
+            seed: spec.seed.unwrap_or(0),
+            compress: spec.buffer_compress_percentage,
+        },
+    )?;
+    created.path = None;
+    Ok(s)
+}
+
+/// The whole group's job when this process runs a slice of it.
+fn group_spec(spec: &JobSpec, slice: Option<Slice>) -> JobSpec {
+    let mut full = spec.clone();
+    if let Some(s) = slice {
+        full.numjobs = spec.numjobs * s.of.max(1);
+    }
+    full
+}
+
+/// [`run`] as one of several processes: `slice` picks this process's regions of a shared
+/// file, `coord` holds the meeting points. Also returns the measured [`Window`].
+pub fn run_coordinated(
+    spec: &JobSpec,
+    slice: Option<Slice>,
+    coord: &dyn Coordinator,
+) -> Result<(IoReport, Window)> {
+    let mut resolved = validate::resolve(&group_spec(spec, slice))?;
+    let first_job = slice.map_or(0, |s| (s.index * spec.numjobs) as usize);
+    if slice.is_some() {
+        resolved.regions = resolved.regions[first_job..first_job + spec.numjobs as usize].to_vec();
+    }
     let seed = spec.seed.unwrap_or_else(rng::fresh_seed);
 
     let (backend, backend_note) = match spec.backend {
@@ -105,6 +200,7 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
         .iter()
         .enumerate()
         .map(|(k, &region)| {
+            let k = first_job + k;
             let mut s = seed ^ (k as u64).wrapping_mul(0xA24B_AED4_963E_E407);
             JobPlan {
                 index: k,
@@ -129,7 +225,7 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
     let abort = AtomicBool::new(false);
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let barrier = Barrier::new(plans.len() + 1);
-    let (results, cpu, devdelta, window) = std::thread::scope(|scope| {
+    let (results, cpu, devdelta, window, opened) = std::thread::scope(|scope| {
         let handles: Vec<_> = plans
             .iter()
             .map(|plan| {
@@ -147,6 +243,12 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
         // First meeting: every job is set up. Without a ramp the window opens now, so take
         // the "before" samples while the jobs still wait at the second meeting.
         barrier.wait();
+        // A job that could not set up fails this process anyway; skip the meeting so the
+        // failure is reported (and the others aborted) instead of waited on.
+        if !abort.load(Ordering::SeqCst) {
+            coord.ready();
+        }
+        let go = Instant::now();
         let mut before = None;
         if spec.ramp.is_zero() {
             before = Some((
@@ -167,6 +269,17 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
             )
         });
         let t0 = Instant::now();
+        if coord.polls() {
+            // Stonewalling: every process asks, in step, whether any has finished.
+            loop {
+                let done = finished.load(Ordering::SeqCst) == plans.len();
+                if coord.poll(done) {
+                    abort.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
         let results: Vec<Result<JobResult>> = handles
             .into_iter()
             .map(|h| {
@@ -181,7 +294,7 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
             (Some(a), Some(b)) => Some(a.delta(&b)),
             _ => None,
         };
-        (results, cpu, devdelta, window)
+        (results, cpu, devdelta, window, t0 - go)
     });
     if crate::cancel::requested() {
         return Err(Error::Interrupted);
@@ -227,7 +340,11 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
             write_amplification: (wr.bytes > 0).then(|| delta.write_bytes as f64 / wr.bytes as f64),
         }
     });
-    Ok(IoReport {
+    let window = Window {
+        start_s: opened.as_secs_f64(),
+        end_s: opened.as_secs_f64() + runtime_s,
+    };
+    let report = IoReport {
         read: rd,
         write: wr,
         cpu: CpuReport {
@@ -246,7 +363,8 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
         device,
         engine: "fsbench".into(),
         jobs,
-    })
+    };
+    Ok((report, window))
 }
 
 /// Summarise one direction.
