@@ -29,7 +29,14 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn mpirun(args: &[&str]) -> Output {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     Command::new("timeout")
-        .args(["-k", "10", "120", "mpirun", "--allow-run-as-root", "--oversubscribe"])
+        .args([
+            "-k",
+            "10",
+            "120",
+            "mpirun",
+            "--allow-run-as-root",
+            "--oversubscribe",
+        ])
         .args(["-np", "3", env!("CARGO_BIN_EXE_fsbench")])
         .args(args)
         .output()
@@ -64,7 +71,16 @@ fn aggregate_is_the_sum_over_the_common_window() {
     let dir = tempfile::tempdir_in("/tmp").unwrap();
     let file = format!("{}/f.%r", dir.path().display());
     let out = mpirun(&[
-        "io", "--mpi", "--filename", &file, "--rw", "randrw", "--bs", "4k", "--size", "8M",
+        "io",
+        "--mpi",
+        "--filename",
+        &file,
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--size",
+        "8M",
         "--json",
     ]);
     let v = json_of(&out);
@@ -85,9 +101,15 @@ fn aggregate_is_the_sum_over_the_common_window() {
     );
     // IOPS = total I/Os / (latest end − earliest start), not a sum of per-rank rates.
     let window = f(&v["runtime_s"]);
-    let start = ranks.iter().map(|r| f(&r["start_s"])).fold(f64::MAX, f64::min);
+    let start = ranks
+        .iter()
+        .map(|r| f(&r["start_s"]))
+        .fold(f64::MAX, f64::min);
     let end = ranks.iter().map(|r| f(&r["end_s"])).fold(0.0, f64::max);
-    assert!((window - (end - start)).abs() < 1e-9, "{window} vs {start}..{end}");
+    assert!(
+        (window - (end - start)).abs() < 1e-9,
+        "{window} vs {start}..{end}"
+    );
     let iops = f(&v["read"]["iops"]) + f(&v["write"]["iops"]);
     assert!((iops - total as f64 / window).abs() < 1e-6 * iops, "{iops}");
     let rate_sum: f64 = ranks.iter().map(|r| f(&r["iops"])).sum();
@@ -109,8 +131,21 @@ fn shared_file_gives_each_rank_its_own_regions() {
     let dir = tempfile::tempdir_in("/tmp").unwrap();
     let file = dir.path().join("shared");
     let out = mpirun(&[
-        "io", "--mpi", "--filename", file.to_str().unwrap(), "--rw", "write", "--bs", "64k",
-        "--size", "4M", "--offset-increment", "4M", "--numjobs", "2", "--json",
+        "io",
+        "--mpi",
+        "--filename",
+        file.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "4M",
+        "--offset-increment",
+        "4M",
+        "--numjobs",
+        "2",
+        "--json",
     ]);
     let v = json_of(&out);
     let mut starts: Vec<u64> = v["jobs"]
@@ -133,8 +168,20 @@ fn stonewall_stops_every_rank_close_to_the_first() {
     let dir = tempfile::tempdir_in("/tmp").unwrap();
     let file = format!("{}/f.%r", dir.path().display());
     let out = mpirun(&[
-        "io", "--mpi", "--stonewall", "--filename", &file, "--rw", "randread", "--bs", "4k",
-        "--size", "256M", "--ioengine", "psync", "--json",
+        "io",
+        "--mpi",
+        "--stonewall",
+        "--filename",
+        &file,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "256M",
+        "--ioengine",
+        "psync",
+        "--json",
     ]);
     let v = json_of(&out);
     let m = &v["mpi"];
@@ -143,7 +190,10 @@ fn stonewall_stops_every_rank_close_to_the_first() {
     assert!(first > 0.0 && last >= first);
     // Bound in the job's own time: the others stop within half the first one's run (one
     // 2 ms poll plus the I/O in flight when the machine is idle; generous for a busy one).
-    assert!(last - first <= 0.5 * first, "first {first} s, last {last} s");
+    assert!(
+        last - first <= 0.5 * first,
+        "first {first} s, last {last} s"
+    );
     let ends: Vec<f64> = v["ranks"]
         .as_array()
         .unwrap()
@@ -174,4 +224,39 @@ fn a_rank_with_a_missing_file_fails_the_whole_job() {
     assert!(err.contains("rank 2 of 3 on host"), "{err}");
     assert!(err.contains("f.2"), "{err}");
     assert!(out.stdout.is_empty(), "no result is printed");
+}
+
+#[test]
+fn meta_counts_every_ranks_entries_over_the_common_window() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let out = mpirun(&[
+        "meta",
+        "--mpi",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--workload",
+        "smallfiles",
+        "--smallfiles",
+        "300",
+        "--smallfiles-dirs",
+        "3",
+        "--json",
+    ]);
+    let v = json_of(&out);
+    let s = &v["samples"][0];
+    assert_eq!(s["workload"], "smallfiles");
+    assert_eq!(s["entries"], 900);
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 3);
+    let start = ranks
+        .iter()
+        .map(|r| f(&r["start_s"]))
+        .fold(f64::MAX, f64::min);
+    let end = ranks.iter().map(|r| f(&r["end_s"])).fold(0.0, f64::max);
+    assert!((f(&s["value"]) - 900.0 / (end - start)).abs() < 1e-6 * f(&s["value"]));
+    // Every rank removed its own working directory.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -108,7 +108,13 @@ fn histogram_of(d: &DirectionReport) -> LatencyHistogram {
 fn direction(h: &LatencyHistogram, bs: u64, window_s: f64) -> DirectionReport {
     let ios = h.count();
     let bytes = ios * bs;
-    let rate = |x: u64| if window_s > 0.0 { x as f64 / window_s } else { 0.0 };
+    let rate = |x: u64| {
+        if window_s > 0.0 {
+            x as f64 / window_s
+        } else {
+            0.0
+        }
+    };
     DirectionReport {
         ios,
         bytes,
@@ -140,7 +146,10 @@ fn row(group: &[&RankResult]) -> Row {
         ios += r.report.read.ios + r.report.write.ios;
         bytes += r.report.read.bytes + r.report.write.bytes;
     }
-    let start = group.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min);
+    let start = group
+        .iter()
+        .map(|r| r.start_s)
+        .fold(f64::INFINITY, f64::min);
     let end = group.iter().map(|r| r.end_s).fold(0.0, f64::max);
     let w = end - start;
     let rate = |x: u64| if w > 0.0 { x as f64 / w } else { 0.0 };
@@ -294,7 +303,11 @@ mod tests {
         // the 100 µs rank's bucket, which averaging per-rank p99s would not give.
         let p50 = m.aggregate.read.lat_ns.p50;
         assert!((4950..=5050).contains(&p50), "{p50}");
-        assert!(m.aggregate.read.lat_ns.p99 >= 99_000, "{:?}", m.aggregate.read.lat_ns);
+        assert!(
+            m.aggregate.read.lat_ns.p99 >= 99_000,
+            "{:?}",
+            m.aggregate.read.lat_ns
+        );
         assert_eq!(m.hosts.len(), 2);
         assert_eq!(m.hosts[0].ios, 400);
         assert_eq!(m.ranks[2].ios, 10);

@@ -54,9 +54,8 @@ pub fn run(args: IoArgs) -> Result<i32> {
         start_s: window.start_s,
         end_s: window.end_s,
     };
-    let bytes = world.check(
-        serde_json::to_vec(&mine).map_err(|e| Error::Other(format!("cannot encode: {e}"))),
-    );
+    let bytes = world
+        .check(serde_json::to_vec(&mine).map_err(|e| Error::Other(format!("cannot encode: {e}"))));
     world.barrier();
     let Some(all) = world.gather_bytes(bytes) else {
         return Ok(crate::error::EXIT_OK);
@@ -73,10 +72,7 @@ pub fn run(args: IoArgs) -> Result<i32> {
             serde_json::to_string_pretty(&reduced)
                 .map_err(|e| Error::Other(format!("cannot encode the report: {e}"))),
         );
-        crate::commands::io::emit(&format!(
-            "{}\n",
-            crate::commands::io::collapse_pairs(&text)
-        ));
+        crate::commands::io::emit(&format!("{}\n", crate::commands::io::collapse_pairs(&text)));
     } else {
         let mut shown = spec.clone();
         shown.filename = args.filename.clone();

@@ -7,7 +7,7 @@
 pub mod aggregate;
 pub mod coordinator;
 pub mod io;
-
+pub mod meta;
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
