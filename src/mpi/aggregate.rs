@@ -274,8 +274,10 @@ mod tests {
         for &l in lats {
             h.record(l);
         }
-        let mut report = IoReport::default();
-        report.read = direction(&h, 4096, end_s - start_s);
+        let report = IoReport {
+            read: direction(&h, 4096, end_s - start_s),
+            ..Default::default()
+        };
         RankResult {
             rank,
             host: host.into(),
