@@ -191,16 +191,6 @@ fn run_mpi(_: MetaArgs) -> Result<i32> {
     ))
 }
 
-/// Entries one run of workload `wl` creates, walks or removes (for entries/s).
-pub(crate) fn entries_of(wl: &str, opts: &Options, corpus: Option<&Corpus>) -> u64 {
-    match wl {
-        "untar" | "find-cold" | "rm-tree" => corpus.map_or(0, Corpus::entries),
-        "smallfiles" => opts.small.files,
-        "fsmark" => opts.fsmark.threads as u64 * opts.fsmark.files_per_thread,
-        _ => 0,
-    }
-}
-
 /// `--existing`: walk DIR itself, cold, and create nothing.
 fn walk_existing(args: &MetaArgs) -> Result<i32> {
     if !std::fs::metadata(&args.dir).is_ok_and(|m| m.is_dir()) {

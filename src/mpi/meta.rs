@@ -73,7 +73,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
             rank: world.rank,
             host: world.host.clone(),
             workload: wl.to_string(),
-            entries: cmd::entries_of(wl, &opts, corpus.as_ref()),
+            entries: entries_of(wl, &opts, corpus.as_ref()),
             start_s,
             end_s,
         });
@@ -97,6 +97,16 @@ pub fn run(args: MetaArgs) -> Result<i32> {
         .collect();
     print(&opts.workloads, &all, &world, args.json);
     Ok(crate::error::EXIT_OK)
+}
+
+/// Entries one run of workload `wl` creates, walks or removes (for entries/s).
+fn entries_of(wl: &str, opts: &cmd::Options, corpus: Option<&Corpus>) -> u64 {
+    match wl {
+        "untar" | "find-cold" | "rm-tree" => corpus.map_or(0, Corpus::entries),
+        "smallfiles" => opts.small.files,
+        "fsmark" => opts.fsmark.threads as u64 * opts.fsmark.files_per_thread,
+        _ => 0,
+    }
 }
 
 /// Entries/s of all ranks over their common window for one workload, plus the window.
