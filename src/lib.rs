@@ -15,6 +15,8 @@ pub mod fio;
 pub mod fs;
 pub mod host;
 pub mod measure;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod plan;
 pub mod report;
 pub mod results;

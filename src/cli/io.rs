@@ -153,6 +153,19 @@ pub struct IoArgs {
     #[arg(long, value_enum, default_value = "normal")]
     pub output_format: OutputFormat,
 
+    /// Run as one rank of an MPI job (under `mpirun`; needs a build with `--features mpi`).
+    ///
+    /// Every rank runs this job. `%r` (rank) and `%h` (host) in --filename give each rank its
+    /// own file; without them all ranks share the file, rank r's jobs on the regions after
+    /// rank r−1's (--offset-increment apart). Rank 0 prints one result for all ranks.
+    #[arg(long)]
+    pub mpi: bool,
+
+    /// With --mpi: stop every rank as soon as the first one finishes; the figures at the
+    /// first and at the last rank's end are both reported.
+    #[arg(long)]
+    pub stonewall: bool,
+
     /// Engine that runs the job [default: fsbench (alias native); --fio-job: fio].
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,

@@ -71,6 +71,14 @@ pub struct MetaArgs {
     #[arg(long, default_value = "file", value_name = "POLICY")]
     pub fsync: String,
 
+    /// Run as one rank of an MPI job (under `mpirun`; needs a build with `--features mpi`).
+    ///
+    /// Every rank runs the workloads in its own DIR/fsbench-meta-r<rank>-<pid> (`%r`/`%h` in
+    /// --dir are expanded too), all starting each workload together after a barrier; rank 0
+    /// prints entries/s of all ranks over the common window.
+    #[arg(long, conflicts_with = "existing")]
+    pub mpi: bool,
+
     /// Print `{"samples":[{workload, metric, unit, value}, …]}` instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -29,6 +29,15 @@ pub fn spec_from_args(a: &IoArgs) -> JobSpec {
 
 /// Run `fsbench io`; returns the exit code.
 pub fn run(args: IoArgs) -> crate::Result<i32> {
+    if args.mpi {
+        return run_mpi(args);
+    }
+    if args.stonewall {
+        return Err(crate::Error::invalid(
+            "--stonewall",
+            "stops all MPI ranks when the first finishes; use it with --mpi under mpirun",
+        ));
+    }
     crate::cancel::install_handlers();
     if let Some(file) = &args.fio_job {
         return super::io_fio_job::run(&args, file);
@@ -53,9 +62,24 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     Ok(crate::error::EXIT_OK)
 }
 
+#[cfg(feature = "mpi")]
+fn run_mpi(args: IoArgs) -> crate::Result<i32> {
+    crate::mpi::io::run(args)
+}
+
+/// Without the feature, `--mpi` exists but refuses, so the flag is discoverable.
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: IoArgs) -> crate::Result<i32> {
+    Err(crate::Error::invalid(
+        "--mpi",
+        "this fsbench was built without MPI; rebuild with `cargo build --release --features mpi` \
+         (needs libopenmpi-dev and libclang) and launch with mpirun",
+    ))
+}
+
 /// Put each `[value, count]` histogram pair on one line: pretty JSON would spend four lines
 /// on each of hundreds of buckets.
-fn collapse_pairs(pretty: &str) -> String {
+pub(crate) fn collapse_pairs(pretty: &str) -> String {
     let lines: Vec<&str> = pretty.lines().collect();
     let mut out = String::with_capacity(pretty.len());
     let mut i = 0;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub const WORKLOADS: [&str; 5] = ["untar", "find-cold", "rm-tree", "smallfiles", "fsmark"];
 
 /// Removes fsbench's working directory when dropped.
-struct WorkDir(PathBuf);
+pub(crate) struct WorkDir(pub(crate) PathBuf);
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
@@ -27,15 +27,15 @@ impl Drop for WorkDir {
     }
 }
 
-struct Options {
-    workloads: Vec<&'static str>,
-    corpus: Option<CorpusSpec>,
-    small: SmallFilesSpec,
-    fsmark: FsmarkSpec,
-    threads: usize,
+pub(crate) struct Options {
+    pub(crate) workloads: Vec<&'static str>,
+    pub(crate) corpus: Option<CorpusSpec>,
+    pub(crate) small: SmallFilesSpec,
+    pub(crate) fsmark: FsmarkSpec,
+    pub(crate) threads: usize,
 }
 
-fn resolve(args: &MetaArgs) -> Result<Options> {
+pub(crate) fn resolve(args: &MetaArgs) -> Result<Options> {
     match std::fs::metadata(&args.dir) {
         Ok(m) if m.is_dir() => {}
         _ => {
@@ -114,6 +114,9 @@ fn resolve(args: &MetaArgs) -> Result<Options> {
 
 /// Run `fsbench meta`; returns the exit code.
 pub fn run(args: MetaArgs) -> Result<i32> {
+    if args.mpi {
+        return run_mpi(args);
+    }
     crate::cancel::install_handlers();
     if args.existing {
         return walk_existing(&args);
@@ -179,6 +182,21 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     })
 }
 
+#[cfg(feature = "mpi")]
+fn run_mpi(args: MetaArgs) -> Result<i32> {
+    crate::mpi::meta::run(args)
+}
+
+/// Without the feature, `--mpi` exists but refuses, so the flag is discoverable.
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: MetaArgs) -> Result<i32> {
+    Err(Error::invalid(
+        "--mpi",
+        "this fsbench was built without MPI; rebuild with `cargo build --release --features mpi` \
+         (needs libopenmpi-dev and libclang) and launch with mpirun",
+    ))
+}
+
 /// `--existing`: walk DIR itself, cold, and create nothing.
 fn walk_existing(args: &MetaArgs) -> Result<i32> {
     if !std::fs::metadata(&args.dir).is_ok_and(|m| m.is_dir()) {
@@ -218,13 +236,13 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
 }
 
 /// Where the extracted corpus is and whether it can be used.
-struct Tree {
-    path: PathBuf,
-    state: TreeState,
+pub(crate) struct Tree {
+    pub(crate) path: PathBuf,
+    pub(crate) state: TreeState,
 }
 
 #[derive(PartialEq)]
-enum TreeState {
+pub(crate) enum TreeState {
     Absent,
     Ready,
     /// The measured untar failed: later tree workloads fail at once instead of retrying it.
@@ -232,7 +250,12 @@ enum TreeState {
 }
 
 /// Make sure the extracted tree exists for find-cold / rm-tree (an untimed untar if needed).
-fn ensure_tree(wl: &str, corpus: &Corpus, tree: &mut Tree, threads: usize) -> Result<()> {
+pub(crate) fn ensure_tree(
+    wl: &str,
+    corpus: &Corpus,
+    tree: &mut Tree,
+    threads: usize,
+) -> Result<()> {
     match tree.state {
         TreeState::Ready => Ok(()),
         TreeState::Failed => Err(Error::workload(
@@ -255,7 +278,7 @@ fn ensure_tree(wl: &str, corpus: &Corpus, tree: &mut Tree, threads: usize) -> Re
     }
 }
 
-fn step(
+pub(crate) fn step(
     wl: &str,
     opts: &Options,
     corpus: Option<&Corpus>,

@@ -52,7 +52,103 @@ pub fn run(spec: &JobSpec) -> Result<IoReport> {
 /// and a wait for quiet under `settle` (not part of the job's runtime, IOPS or latency),
 /// reported as `write_bytes_total` / `write_amplification_total`.
 pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> Result<IoReport> {
-    let resolved = validate::resolve(spec)?;
+    run_coordinated(spec, None, &Alone, settle).map(|(report, _)| report)
+}
+
+/// Meeting points with other processes running the same job at the same time (MPI ranks).
+/// The engine calls them from its main thread only, so the job threads never touch them.
+pub trait Coordinator {
+    /// Every job of this process is set up (file laid out, opened); return once every
+    /// process's are, so that all start their clocks together (a barrier).
+    fn ready(&self);
+    /// Whether [`Coordinator::poll`] must be called while the jobs run (stonewalling).
+    fn polls(&self) -> bool;
+    /// Called every few milliseconds once the ramp is over, by every process in step, with
+    /// whether this process's jobs have all finished; `true` means stop every job now.
+    fn poll(&self, local_done: bool) -> bool;
+}
+
+/// The coordinator of a process that runs alone: no one to wait for.
+struct Alone;
+
+impl Coordinator for Alone {
+    fn ready(&self) {}
+    fn polls(&self) -> bool {
+        false
+    }
+    fn poll(&self, _: bool) -> bool {
+        false
+    }
+}
+
+/// Which part of a larger job group this process runs: jobs
+/// `[index × numjobs, (index + 1) × numjobs)` of a group of `of × numjobs` jobs spread over
+/// one shared file by `offset_increment` (so MPI rank r gets its own regions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// This process's place in the group (the MPI rank).
+    pub index: u32,
+    /// Number of processes in the group.
+    pub of: u32,
+}
+
+/// When the measured window opened and closed, seconds after this process's jobs were
+/// released (right after [`Coordinator::ready`], so comparable across processes that met
+/// there without relying on synchronised clocks).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Window {
+    /// The ramp ended (statistics start).
+    pub start_s: f64,
+    /// The last I/O of this process completed.
+    pub end_s: f64,
+}
+
+/// Lay out the file `spec` needs (as [`run`] would) without running anything; for a file
+/// that several processes share, where one lays it out before the others resolve it.
+pub fn lay_out(spec: &JobSpec, slice: Option<Slice>) -> Result<f64> {
+    let resolved = validate::resolve(&group_spec(spec, slice))?;
+    if !resolved.needs_layout() {
+        return Ok(0.0);
+    }
+    let mut created = CreatedGuard {
+        path: (!resolved.exists).then(|| resolved.path.clone()),
+    };
+    let s = layout::layout_with(
+        &resolved.path,
+        resolved.needed_len,
+        layout::LayoutOptions {
+            direct: spec.direct,
+            verify_bs: spec.verify.then_some(spec.bs),
+            seed: spec.seed.unwrap_or(0),
+            compress: spec.buffer_compress_percentage,
+        },
+    )?;
+    created.path = None;
+    Ok(s)
+}
+
+/// The whole group's job when this process runs a slice of it.
+fn group_spec(spec: &JobSpec, slice: Option<Slice>) -> JobSpec {
+    let mut full = spec.clone();
+    if let Some(s) = slice {
+        full.numjobs = spec.numjobs * s.of.max(1);
+    }
+    full
+}
+
+/// [`run`] as one of several processes: `slice` picks this process's regions of a shared
+/// file, `coord` holds the meeting points. Also returns the measured [`Window`].
+pub fn run_coordinated(
+    spec: &JobSpec,
+    slice: Option<Slice>,
+    coord: &dyn Coordinator,
+    settle: Option<crate::measure::SettleRule>,
+) -> Result<(IoReport, Window)> {
+    let mut resolved = validate::resolve(&group_spec(spec, slice))?;
+    let first_job = slice.map_or(0, |s| (s.index * spec.numjobs) as usize);
+    if slice.is_some() {
+        resolved.regions = resolved.regions[first_job..first_job + spec.numjobs as usize].to_vec();
+    }
     let seed = spec.seed.unwrap_or_else(rng::fresh_seed);
 
     let (backend, backend_note) = match spec.backend {
@@ -114,6 +210,7 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
         .iter()
         .enumerate()
         .map(|(k, &region)| {
+            let k = first_job + k;
             let mut s = seed ^ (k as u64).wrapping_mul(0xA24B_AED4_963E_E407);
             JobPlan {
                 index: k,
@@ -138,7 +235,7 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
     let abort = AtomicBool::new(false);
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let barrier = Barrier::new(plans.len() + 1);
-    let (results, cpu, dev0, dev1, window) = std::thread::scope(|scope| {
+    let (results, cpu, dev0, dev1, window, opened) = std::thread::scope(|scope| {
         let handles: Vec<_> = plans
             .iter()
             .map(|plan| {
@@ -156,6 +253,12 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
         // First meeting: every job is set up. Without a ramp the window opens now, so take
         // the "before" samples while the jobs still wait at the second meeting.
         barrier.wait();
+        // A job that could not set up fails this process anyway; skip the meeting so the
+        // failure is reported (and the others aborted) instead of waited on.
+        if !abort.load(Ordering::SeqCst) {
+            coord.ready();
+        }
+        let go = Instant::now();
         let mut before = None;
         if spec.ramp.is_zero() {
             before = Some((
@@ -176,6 +279,17 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
             )
         });
         let t0 = Instant::now();
+        if coord.polls() {
+            // Stonewalling: every process asks, in step, whether any has finished.
+            loop {
+                let done = finished.load(Ordering::SeqCst) == plans.len();
+                if coord.poll(done) {
+                    abort.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
         let results: Vec<Result<JobResult>> = handles
             .into_iter()
             .map(|h| {
@@ -186,7 +300,7 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
         let window = t0.elapsed();
         let cpu = cpu0.usage_until(&CpuSnapshot::now());
         let dev1 = dev.as_ref().and_then(|d| d.counters().ok());
-        (results, cpu, dev0, dev1, window)
+        (results, cpu, dev0, dev1, window, t0 - go)
     });
     let devdelta = match (dev0, dev1) {
         (Some(a), Some(b)) => Some(a.delta(&b)),
@@ -266,7 +380,11 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
             settle_note,
         }
     });
-    Ok(IoReport {
+    let window = Window {
+        start_s: opened.as_secs_f64(),
+        end_s: opened.as_secs_f64() + runtime_s,
+    };
+    let report = IoReport {
         read: rd,
         write: wr,
         cpu: CpuReport {
@@ -286,7 +404,8 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
         device_note,
         engine: "fsbench".into(),
         jobs,
-    })
+    };
+    Ok((report, window))
 }
 
 /// Summarise one direction.

@@ -1,0 +1,147 @@
+//! `fsbench io --mpi`: every rank runs the same job; rank 0 prints the one reduced result.
+
+use super::World;
+use super::aggregate::{self, MpiIoReport, RankResult};
+use super::coordinator::MpiCoordinator;
+use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
+use crate::engine::{self, Slice};
+use crate::{Error, Result};
+
+/// Run `fsbench io --mpi` on this rank; returns the exit code (a failure aborts every rank).
+pub fn run(args: IoArgs) -> Result<i32> {
+    if args.engine == Some(EngineChoice::Fio) {
+        return Err(Error::invalid(
+            "--mpi",
+            "runs fsbench's own engine only; drop --engine fio",
+        ));
+    }
+    if args.fio_job.is_some() {
+        return Err(Error::invalid(
+            "--mpi",
+            "runs one fsbench job per rank; --fio-job is not supported with --mpi",
+        ));
+    }
+    let Some(filename) = args.filename.clone() else {
+        return Err(Error::invalid("--filename", "--mpi needs --filename"));
+    };
+    crate::cancel::install_handlers();
+    let world = World::init()?;
+    let per_rank = super::is_per_rank(&filename);
+    let mut spec = crate::commands::io::spec_from_args(&args);
+    // Rank 0 draws the seed so that a run is reproducible from the one seed it reports.
+    let seed = world.broadcast_u64(spec.seed.unwrap_or_else(engine::rng::fresh_seed));
+    spec.seed = Some(if per_rank {
+        // Own files: own offset streams too, or every rank would replay rank 0's.
+        seed ^ (world.rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    } else {
+        // One shared file: the jobs' global numbers already give each its own stream.
+        seed
+    });
+    spec.filename = super::expand(&filename, world.rank, &world.host);
+    let slice = (!per_rank).then_some(Slice {
+        index: world.rank as u32,
+        of: world.size as u32,
+    });
+    world.check(engine::validate(&spec));
+    // A shared file is laid out once, by rank 0, before anyone opens it.
+    if slice.is_some() {
+        if world.rank == 0 {
+            world.check(engine::lay_out(&spec, slice));
+        }
+        world.barrier();
+    }
+    let coord = MpiCoordinator {
+        comm: &world.comm,
+        stonewall: args.stonewall,
+    };
+    let (report, window) = world.check(engine::run_coordinated(&spec, slice, &coord, None));
+    let mine = RankResult {
+        rank: world.rank,
+        host: world.host.clone(),
+        filename: spec.filename.display().to_string(),
+        report,
+        start_s: window.start_s,
+        end_s: window.end_s,
+    };
+    let bytes = world
+        .check(serde_json::to_vec(&mine).map_err(|e| Error::Other(format!("cannot encode: {e}"))));
+    world.barrier();
+    let Some(all) = world.gather_bytes(bytes) else {
+        return Ok(crate::error::EXIT_OK);
+    };
+    let all: Vec<RankResult> = world.check(
+        all.iter()
+            .map(|b| serde_json::from_slice(b))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::Other(format!("cannot decode a rank's result: {e}"))),
+    );
+    let reduced = aggregate::reduce(&all, spec.bs, World::library_version(), args.stonewall);
+    if args.json || args.output_format == OutputFormat::Json {
+        let text = world.check(
+            serde_json::to_string_pretty(&reduced)
+                .map_err(|e| Error::Other(format!("cannot encode the report: {e}"))),
+        );
+        crate::commands::io::emit(&format!("{}\n", crate::commands::io::collapse_pairs(&text)));
+    } else {
+        let mut shown = spec.clone();
+        shown.filename = filename.clone();
+        crate::commands::io::emit(&summary(&shown, &reduced));
+    }
+    Ok(crate::error::EXIT_OK)
+}
+
+/// The terminal summary: the aggregate as `fsbench io` prints it, then ranks and hosts.
+fn summary(spec: &engine::JobSpec, r: &MpiIoReport) -> String {
+    let m = &r.mpi;
+    let mut s = format!(
+        "MPI: {} ranks on {} host{} ({}){}\n",
+        m.ranks,
+        m.hosts.len(),
+        if m.hosts.len() == 1 { "" } else { "s" },
+        m.library,
+        if m.stonewall { ", stonewall" } else { "" },
+    );
+    s += "aggregate (all ranks, total ÷ common window):\n";
+    s += &crate::commands::io::summary(spec, &r.aggregate);
+    let mib = |b: f64| b / (1 << 20) as f64;
+    s += &match (m.first_done_iops, m.first_done_bw_bytes) {
+        (Some(iops), Some(bw)) => format!(
+            "  first done {:.3} s: {iops:.0} IOPS {:.1} MiB/s   last done {:.3} s: {:.0} IOPS \
+             {:.1} MiB/s\n",
+            m.first_done_s,
+            mib(bw),
+            m.last_done_s,
+            m.last_done_iops,
+            mib(m.last_done_bw_bytes),
+        ),
+        _ => format!(
+            "  first rank done {:.3} s, last {:.3} s (--stonewall stops all at the first)\n",
+            m.first_done_s, m.last_done_s
+        ),
+    };
+    let mut t = comfy_table::Table::new();
+    t.set_header([
+        "rank", "host", "I/Os", "IOPS", "MiB/s", "p50", "p99", "start s", "end s",
+    ]);
+    let add = |t: &mut comfy_table::Table, label: String, row: &aggregate::Row| {
+        t.add_row([
+            label,
+            row.host.clone(),
+            row.ios.to_string(),
+            format!("{:.0}", row.iops),
+            format!("{:.1}", row.bw_bytes / (1 << 20) as f64),
+            format!("{:.1} µs", row.lat_p50_ns as f64 / 1e3),
+            format!("{:.1} µs", row.lat_p99_ns as f64 / 1e3),
+            format!("{:.3}", row.start_s),
+            format!("{:.3}", row.end_s),
+        ]);
+    };
+    for row in &r.ranks {
+        add(&mut t, row.rank.unwrap_or(0).to_string(), row);
+    }
+    for row in &r.hosts {
+        add(&mut t, format!("{} ranks", row.ranks.unwrap_or(0)), row);
+    }
+    s += &format!("{t}\n");
+    s
+}

@@ -1,0 +1,131 @@
+//! fsbench under MPI (`--features mpi`): every rank runs the same job, phases are separated
+//! by barriers, and rank 0 reduces the ranks' results into one (IOR/mdtest's model).
+//!
+//! Failure is collective: a rank that fails prints which rank and host and why, then calls
+//! `MPI_Abort`, which ends every rank (no one is left waiting in a barrier).
+
+pub mod aggregate;
+pub mod coordinator;
+pub mod io;
+pub mod meta;
+
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::*;
+use std::path::{Path, PathBuf};
+
+/// This process's place in the MPI job.
+pub struct World {
+    /// Keeps MPI initialised; `MPI_Finalize` runs when it is dropped.
+    _universe: mpi::environment::Universe,
+    /// `MPI_COMM_WORLD`.
+    pub comm: SimpleCommunicator,
+    /// This rank.
+    pub rank: i32,
+    /// Number of ranks.
+    pub size: i32,
+    /// This rank's host (`MPI_Get_processor_name`).
+    pub host: String,
+}
+
+/// Tag of the point-to-point messages that carry a rank's result to rank 0.
+const RESULT_TAG: i32 = 15;
+
+impl World {
+    /// Initialise MPI. Only the main thread calls MPI (the job threads never do), so
+    /// `MPI_THREAD_FUNNELED` is enough.
+    pub fn init() -> crate::Result<World> {
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or_else(|| crate::Error::Other("MPI is already initialised".into()))?;
+        let comm = universe.world();
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        Ok(World {
+            rank: comm.rank(),
+            size: comm.size(),
+            comm,
+            host,
+            _universe: universe,
+        })
+    }
+
+    /// The MPI library's own version string (first line), e.g. `Open MPI v4.1.4, …`.
+    pub fn library_version() -> String {
+        let v = mpi::environment::library_version().unwrap_or_default();
+        let (major, minor) = mpi::environment::version();
+        let first = v.lines().next().unwrap_or("").trim_end_matches('\0').trim();
+        format!("{first} (MPI {major}.{minor})")
+    }
+
+    /// Report this rank's failure and end the whole job: every rank exits non-zero.
+    pub fn fail(&self, e: &crate::Error) -> ! {
+        eprintln!(
+            "fsbench: rank {} of {} on host {} failed: {e}; aborting all ranks",
+            self.rank, self.size, self.host
+        );
+        let code = e.exit_code().max(1);
+        self.comm.abort(code)
+    }
+
+    /// Unwrap `r`, or fail the whole job with its error.
+    pub fn check<T>(&self, r: crate::Result<T>) -> T {
+        r.unwrap_or_else(|e| self.fail(&e))
+    }
+
+    /// Wait for every rank.
+    pub fn barrier(&self) {
+        self.comm.barrier();
+    }
+
+    /// Rank 0's value of `v`, on every rank.
+    pub fn broadcast_u64(&self, mut v: u64) -> u64 {
+        self.comm.process_at_rank(0).broadcast_into(&mut v);
+        v
+    }
+
+    /// Gather every rank's bytes at rank 0 (in rank order); `None` on the other ranks.
+    pub fn gather_bytes(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        if self.rank == 0 {
+            let mut all = vec![mine];
+            for r in 1..self.size {
+                let (msg, _) = self
+                    .comm
+                    .process_at_rank(r)
+                    .receive_vec_with_tag::<u8>(RESULT_TAG);
+                all.push(msg);
+            }
+            Some(all)
+        } else {
+            self.comm
+                .process_at_rank(0)
+                .send_with_tag(&mine[..], RESULT_TAG);
+            None
+        }
+    }
+}
+
+/// Whether `path` names a per-rank file or tree (`%r` or `%h` in it).
+pub fn is_per_rank(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.contains("%r") || s.contains("%h")
+}
+
+/// `path` with `%r` replaced by the rank and `%h` by the host.
+pub fn expand(path: &Path, rank: i32, host: &str) -> PathBuf {
+    PathBuf::from(
+        path.to_string_lossy()
+            .replace("%r", &rank.to_string())
+            .replace("%h", host),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_expand_per_rank_and_host() {
+        let p = Path::new("/mnt/%h/f.%r");
+        assert!(is_per_rank(p));
+        assert_eq!(expand(p, 3, "n1"), PathBuf::from("/mnt/n1/f.3"));
+        assert!(!is_per_rank(Path::new("/mnt/shared")));
+    }
+}
