@@ -9,6 +9,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("vps", include_str!("profiles/vps.toml")),
     ("nvme", include_str!("profiles/nvme.toml")),
     ("tuning", include_str!("profiles/tuning.toml")),
+    ("claims", include_str!("profiles/claims.toml")),
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.
@@ -49,7 +50,7 @@ mod tests {
             load("turbo")
                 .unwrap_err()
                 .to_string()
-                .contains("quick, standard, vps, nvme, tuning")
+                .contains("quick, standard, vps, nvme, tuning, claims")
         );
     }
 
