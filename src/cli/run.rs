@@ -55,7 +55,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     pub plan: Option<PathBuf>,
 
-    /// A shipped profile: quick (default), standard, vps, nvme, tuning.
+    /// A shipped profile: quick (default), standard, vps, nvme, tuning, claims.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
 

@@ -8,8 +8,9 @@ pub mod cpu;
 pub mod device;
 pub mod histogram;
 pub mod series;
+pub mod steady;
 
 pub use cpu::{CpuSnapshot, CpuUsage};
 pub use device::{DeviceCounters, QuietOutcome};
 pub use histogram::LatencyHistogram;
-pub use series::SecondSeries;
+pub use series::{SecondLatency, SecondSeries, stalls};

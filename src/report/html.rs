@@ -99,8 +99,11 @@ impl Exporter for Html {
             },
             ChartGroup {
                 title: "Throughput over time".into(),
-                note: "Per-second series of each job; solid = round 1, dashed = later rounds.".into(),
-                svgs: series_charts(report),
+                note: "Per-second series of each job; solid = round 1, dashed = later rounds. Latency over time: per-second p99 (solid) and p50 (dashed) of the first round.".into(),
+                svgs: series_charts(report)
+                    .into_iter()
+                    .chain(latency_series_charts(report))
+                    .collect(),
             },
             ChartGroup {
                 title: "Scaling".into(),
@@ -318,6 +321,60 @@ fn series_charts(report: &Report) -> Vec<String> {
             &format!("{} — {unit} per second", metric::workload_label(&w)),
             &linear_axis("seconds", 0.0, len as f64),
             &linear_axis(unit, 0.0, hi),
+            &series,
+        ));
+    }
+    out
+}
+
+/// Per-second p50/p99 latency of each I/O job, one chart per workload, one colour per setup
+/// (the first round recorded, so stalls are not smoothed away by mixing rounds).
+fn latency_series_charts(report: &Report) -> Vec<String> {
+    let r = &report.results;
+    let mut out = Vec::new();
+    for w in super::model::workload_order(r) {
+        let mut series = Vec::new();
+        let (mut hi, mut len) = (0.0_f64, 0usize);
+        for (si, setup) in report.setups.iter().enumerate() {
+            for (metric_name, dashed) in [("lat_p99_ms", false), ("lat_p50_ms", true)] {
+                let Some(rec) = r
+                    .series
+                    .iter()
+                    .filter(|s| {
+                        s.workload == w
+                            && s.setup == *setup
+                            && s.metric == metric_name
+                            && !s.values.is_empty()
+                    })
+                    .min_by_key(|s| s.round)
+                else {
+                    continue;
+                };
+                hi = rec.values.iter().copied().fold(hi, f64::max);
+                len = len.max(rec.values.len());
+                series.push(Series {
+                    name: format!("{setup} {}", &metric_name[4..7]),
+                    color: si,
+                    dashed,
+                    points: rec
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| ((i + 1) as f64, *v))
+                        .collect(),
+                });
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        out.push(svg::lines(
+            &format!(
+                "{} — p50/p99 latency per second (ms)",
+                metric::workload_label(&w)
+            ),
+            &linear_axis("seconds", 0.0, len as f64),
+            &linear_axis("ms", 0.0, hi),
             &series,
         ));
     }

@@ -252,7 +252,7 @@ impl Runner<'_> {
         let workloads: Vec<WorkloadSpec> = plan.workloads.clone();
         for w in workloads.iter().filter(|w| w.kind != Kind::Mkfs) {
             crate::cancel::check()?;
-            let est = crate::plan::eta::workload_seconds(plan, w);
+            let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
             if w.kind != Kind::UsableSpace {
                 self.drop_caches();
@@ -399,8 +399,9 @@ impl Runner<'_> {
                 let expected = self.corpus()?.entries();
                 crate::workload::meta::rm_tree_checked(&tree, opts.threads, Some(expected))
             }
-            Kind::Smallfiles => adapters::smallfiles(&data_dir.join("smallfiles")),
-            Kind::Fsmark => adapters::fsmark(&data_dir.join("fsmark"), opts.threads),
+            // Both create their own subdirectory (`smallfiles/`, `fsmark/`) inside the data dir.
+            Kind::Smallfiles => adapters::smallfiles(data_dir),
+            Kind::Fsmark => adapters::fsmark(data_dir, opts.threads),
             Kind::Compress => {
                 adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
             }

@@ -48,6 +48,7 @@ pub fn direction(metric: &str) -> Direction {
         || has("device_")
         || has("used")
         || has("overhead")
+        || has("stalls")
     {
         Direction::LowerIsBetter
     } else if has("iops")
@@ -84,6 +85,9 @@ pub fn metric_label(metric: &str) -> String {
         "cpu_util" => "CPU",
         "device_write_bytes" => "bytes written to device",
         "write_amplification" => "write amplification",
+        "stalls" => "stalls (seconds under 10 % of median IOPS)",
+        "steady_reached" => "steady state reached (SNIA: 5 s within 20 %/10 %)",
+        "steady_at_s" => "seconds to steady state",
         "bytes" => "bytes",
         "size_bytes" => "size",
         "avail_bytes" => "available",
@@ -255,6 +259,7 @@ mod tests {
             "cpu_util",
             "write_amplification",
             "device_write_bytes",
+            "stalls",
         ] {
             assert_eq!(direction(m), LowerIsBetter, "{m}");
         }
