@@ -1,26 +1,38 @@
 //! Time estimates for a plan, printed up front and driving the progress bar's ETA.
 //!
 //! I/O jobs are exact (ramp + runtime); everything else uses constants calibrated on the
-//! project's 2-core VM (kernel 6.18, image on virtio) from the quick profile's real runs: the
-//! 2026-11-30 run predicted 12 min 11 s and took 9 min 19 s, because per-step overhead and
-//! layout were guessed high while metadata on ZFS was guessed low. Metadata work scales with
-//! the corpus and with a per-filesystem factor ([`META_FACTOR`], from the same runs: ZFS
-//! untars about six times slower than ext4 through zfs-fuse). `fsbench run` prints the real
-//! time beside the estimate at the end and records both in `results.json`
-//! (`host.extra.estimated_s`, `host.extra.elapsed_s`) so these can be re-checked.
+//! project's 2-core VM (kernel 6.18, image on virtio) from the step timestamps of real runs
+//! (`[  12s] [3/40] round …` lines on a non-terminal stderr): each I/O step costs about a
+//! second beyond its job (dropping caches, syncing, opening the file), a buffered job two more
+//! (its dirty pages are written back before the next step), other steps a fifth of a second;
+//! the 256 MiB layout about 3 s in all. The 2026-11-30 quick run predicted 12 min 11 s and
+//! took 9 min 19 s: the old constants charged 10 s for each probe, smallfiles and fsmark run
+//! (they take 0.5–5 s) and 2–5 s for mkfs (well under 1 s). Metadata work scales with the
+//! corpus and a per-filesystem factor ([`META_FACTOR`]: ZFS through zfs-fuse untars about six
+//! times slower than ext4). `fsbench run` prints the real time beside the estimate at the end
+//! and records both in `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
 
 use super::{Kind, Plan, WorkloadSpec};
 use std::time::Duration;
 
-/// Fixed overhead per workload: sync, drop caches, process bookkeeping.
-const PER_STEP: f64 = 0.25;
-/// Assumed layout bandwidth for the estimate, bytes/s.
-const LAYOUT_BPS: f64 = 500.0 * 1048576.0;
-/// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4: untar, cold find
-/// (including the cache drop), rm -rf.
+/// Overhead of an I/O step beyond its job: drop caches, open, sync, device counters.
+const IO_STEP: f64 = 1.0;
+/// Extra write-back after a buffered (not O_DIRECT) job.
+const BUFFERED_EXTRA: f64 = 2.0;
+/// Overhead of any other step.
+const PER_STEP: f64 = 0.2;
+/// Effective layout bandwidth, bytes/s, including its sync and the cache drop after it.
+const LAYOUT_BPS: f64 = 100.0 * 1048576.0;
+/// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4: untar, cold find,
+/// rm -rf; find-cold also drops caches twice (`FIND_FIXED`).
 const UNTAR_S: f64 = 1.6;
 const FIND_S: f64 = 0.8;
+const FIND_FIXED: f64 = 1.5;
 const RM_S: f64 = 1.3;
+/// smallfiles and fsmark at their default sizes.
+const SMALL_S: f64 = 0.8;
+/// A capability probe (builds and checks its own small filesystem).
+const PROBE_S: f64 = 3.0;
 /// Metadata time relative to ext4, per filesystem (others count as 1).
 const META_FACTOR: &[(&str, f64)] = &[("xfs", 1.2), ("btrfs", 1.6), ("zfs", 6.0)];
 
@@ -36,21 +48,26 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
     let io = w.io.as_ref();
     let timed = || {
         let p = io.expect("io workloads carry params");
-        p.runtime.unwrap_or(plan.runtime).as_secs_f64() + p.ramp.unwrap_or(plan.ramp).as_secs_f64()
+        let buffered = if p.direct { 0.0 } else { BUFFERED_EXTRA };
+        IO_STEP
+            + buffered
+            + p.runtime.unwrap_or(plan.runtime).as_secs_f64()
+            + p.ramp.unwrap_or(plan.ramp).as_secs_f64()
     };
     let corpus =
         f64::from(plan.corpus.copies.max(1)) * plan.corpus.scale.max(0.01) * meta_factor(fs);
+    let factor = meta_factor(fs);
     PER_STEP
         + match w.kind {
             Kind::Mkfs | Kind::UsableSpace => 0.0,
             Kind::Layout => io.and_then(|p| p.size).unwrap_or(plan.file_size) as f64 / LAYOUT_BPS,
             Kind::Io | Kind::Memcap => timed(),
             Kind::Untar => UNTAR_S * corpus,
-            Kind::FindCold => FIND_S * corpus,
+            Kind::FindCold => FIND_FIXED + FIND_S * corpus,
             Kind::RmTree => RM_S * corpus,
-            Kind::Smallfiles | Kind::Fsmark => 10.0,
-            Kind::Probe => 10.0,
-            Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 2.0,
+            Kind::Smallfiles | Kind::Fsmark => SMALL_S * factor,
+            Kind::Probe => PROBE_S,
+            Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 0.8,
         }
 }
 
@@ -60,12 +77,12 @@ pub fn setup_overhead_seconds(plan: &Plan, fs: &str, formats: bool) -> f64 {
         return 1.0;
     }
     let mkfs = match fs {
-        "btrfs" => 1.0,
+        "btrfs" => 0.5,
         "zfs" => 2.0,
-        _ => 0.5,
+        _ => 0.3,
     };
-    // The quiet wait lasts at least one window; mount, unmount and the loop device about 1.5 s.
-    mkfs + plan.quiet.window.as_secs_f64() + 1.5
+    // The quiet wait lasts about one window; unmount and release about 1 s.
+    mkfs + plan.quiet.window.as_secs_f64() + 1.0
 }
 
 /// Estimated seconds of one setup-round.

@@ -498,6 +498,37 @@ mod tests {
     }
 
     #[test]
+    fn latency_over_time_is_drawn_per_workload() {
+        use crate::results::SeriesRecord;
+        let mut r = Results::new();
+        for setup in ["ext4", "btrfs"] {
+            r.samples.push(Sample {
+                setup: setup.into(),
+                workload: "randwrite".into(),
+                metric: "iops".into(),
+                unit: "IOPS".into(),
+                round: 1,
+                value: 1000.0,
+            });
+            for (metric, v) in [("lat_p50_ms", 0.5), ("lat_p99_ms", 4.0)] {
+                r.series.push(SeriesRecord {
+                    setup: setup.into(),
+                    workload: "randwrite".into(),
+                    round: 1,
+                    metric: metric.into(),
+                    values: vec![v, v * 3.0, v],
+                });
+            }
+        }
+        let html = String::from_utf8(super::Html.render(&Report::new(&r)).unwrap()).unwrap();
+        assert!(
+            html.contains("Random write — p50/p99 latency per second (ms)"),
+            "no latency-over-time chart"
+        );
+        assert!(html.contains("btrfs p99") && html.contains("ext4 p50"));
+    }
+
+    #[test]
     fn families() {
         assert_eq!(
             family("randread-qd32"),
