@@ -198,7 +198,10 @@ mod tests {
         a.merge(&b);
         let q = a.quantiles_ms(3.0, &[0.5, 0.99, 1.0]);
         let near = |x: f64, want: f64| (x - want).abs() / want < 0.01;
-        assert!(near(q[0][0], 1.0) && near(q[1][0], 1.0) && near(q[2][0], 50.0), "{q:?}");
+        assert!(
+            near(q[0][0], 1.0) && near(q[1][0], 1.0) && near(q[2][0], 50.0),
+            "{q:?}"
+        );
         assert!(near(q[0][1], 2.0) && near(q[0][2], 3.0), "{q:?}");
         // A window with a second in which nothing completed.
         let q = b.quantiles_ms(4.0, &[0.5]);

@@ -32,12 +32,15 @@ pub fn is_steady(w: &[f64], c: &SteadyCriteria) -> bool {
         return false;
     }
     let mean = w.iter().sum::<f64>() / n as f64;
-    if !(mean > 0.0) {
+    // A mean of zero (no I/O) or NaN is never steady.
+    if mean.is_nan() || mean <= 0.0 {
         return false;
     }
     let (lo, hi) = w
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
     if hi - lo > c.range_pct / 100.0 * mean {
         return false;
     }
@@ -68,14 +71,24 @@ mod tests {
     fn flat_series_is_steady_once_the_window_fills() {
         let c = SteadyCriteria::default();
         assert_eq!(steady_at(&[100.0; 8], &c), Some(5));
-        assert_eq!(steady_at(&[100.0; 4], &c), None, "fewer values than windows");
-        assert_eq!(steady_at(&[0.0; 8], &c), None, "no I/O is not a steady state");
+        assert_eq!(
+            steady_at(&[100.0; 4], &c),
+            None,
+            "fewer values than windows"
+        );
+        assert_eq!(
+            steady_at(&[0.0; 8], &c),
+            None,
+            "no I/O is not a steady state"
+        );
     }
 
     #[test]
     fn a_burst_then_a_plateau_is_steady_after_the_burst() {
         // Fresh-out-of-box burst decaying onto 100: steady once five seconds sit on the plateau.
-        let s = [400.0, 300.0, 200.0, 120.0, 101.0, 99.0, 100.0, 102.0, 98.0, 100.0];
+        let s = [
+            400.0, 300.0, 200.0, 120.0, 101.0, 99.0, 100.0, 102.0, 98.0, 100.0,
+        ];
         assert_eq!(steady_at(&s, &SteadyCriteria::default()), Some(9));
     }
 

@@ -6,8 +6,8 @@
 //! second beyond its job (dropping caches, syncing, opening the file), a buffered job two more
 //! (its dirty pages are written back before the next step), other steps a fifth of a second;
 //! the 256 MiB layout about 3 s in all. The 2026-11-30 quick run predicted 12 min 11 s and
-//! took 9 min 19 s: the old constants charged 10 s for each probe, smallfiles and fsmark run
-//! (they take 0.5–5 s) and 2–5 s for mkfs (well under 1 s). Metadata work scales with the
+//! took 9 min 19 s: the old constants charged 10 s for each probe (they take 1–5 s), 1 s for
+//! every step and 2–5 s for mkfs (well under 1 s), but 10 s for smallfiles and fsmark (20–29 s). Metadata work scales with the
 //! corpus and a per-filesystem factor ([`META_FACTOR`]: ZFS through zfs-fuse untars about six
 //! times slower than ext4). `fsbench run` prints the real time beside the estimate at the end
 //! and records both in `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
@@ -29,8 +29,8 @@ const UNTAR_S: f64 = 1.6;
 const FIND_S: f64 = 0.8;
 const FIND_FIXED: f64 = 1.5;
 const RM_S: f64 = 1.3;
-/// smallfiles and fsmark at their default sizes.
-const SMALL_S: f64 = 0.8;
+/// smallfiles and fsmark at their default sizes (20–29 s each here, on ext4 and XFS alike).
+const SMALL_S: f64 = 25.0;
 /// A capability probe (builds and checks its own small filesystem).
 const PROBE_S: f64 = 3.0;
 /// Metadata time relative to ext4, per filesystem (others count as 1).
@@ -56,7 +56,6 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
     };
     let corpus =
         f64::from(plan.corpus.copies.max(1)) * plan.corpus.scale.max(0.01) * meta_factor(fs);
-    let factor = meta_factor(fs);
     PER_STEP
         + match w.kind {
             Kind::Mkfs | Kind::UsableSpace => 0.0,
@@ -65,7 +64,7 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
             Kind::Untar => UNTAR_S * corpus,
             Kind::FindCold => FIND_FIXED + FIND_S * corpus,
             Kind::RmTree => RM_S * corpus,
-            Kind::Smallfiles | Kind::Fsmark => SMALL_S * factor,
+            Kind::Smallfiles | Kind::Fsmark => SMALL_S,
             Kind::Probe => PROBE_S,
             Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 0.8,
         }
