@@ -64,7 +64,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "profile", value_hint = ValueHint::FilePath)]
     pub plan: Option<PathBuf>,
 
-    /// A shipped profile: quick (default), standard, vps, nvme, tuning.
+    /// A shipped profile: quick (default), standard, vps, nvme, tuning, db, claims.
     #[arg(long, value_name = "NAME", value_parser = Suggest::new(profile_names))]
     pub profile: Option<String>,
 

@@ -25,7 +25,7 @@ pub use job::{Backend, JobSpec, RwMode};
 pub use layout::layout;
 pub use report::{CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, LatencyNs};
 
-use crate::measure::{CpuSnapshot, LatencyHistogram, SecondSeries, device};
+use crate::measure::{CpuSnapshot, LatencyHistogram, SecondLatency, SecondSeries, device};
 use crate::{Error, Result};
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::Barrier;
@@ -337,6 +337,7 @@ pub fn run_coordinated(
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();
     let mut series = SecondSeries::default();
+    let mut lat_series = SecondLatency::default();
     let mut fsyncs = 0;
     let mut runtime = Duration::ZERO;
     let mut jobs = Vec::with_capacity(results.len());
@@ -344,6 +345,7 @@ pub fn run_coordinated(
         read.merge(&r.read);
         write.merge(&r.write);
         series.merge(&r.series);
+        lat_series.merge(&r.lat_series);
         fsyncs += r.fsyncs;
         runtime = runtime.max(r.runtime);
         jobs.push(JobDetail {
@@ -362,6 +364,7 @@ pub fn run_coordinated(
     } else {
         runtime.as_secs_f64()
     };
+    let lat_q = lat_series.quantiles_ms(runtime_s, &[0.50, 0.99]);
     let rd = direction(&read, spec.bs, runtime_s);
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {
@@ -400,6 +403,8 @@ pub fn run_coordinated(
         fsyncs,
         iops_series: series.iops(runtime_s),
         bw_series: series.bandwidth(runtime_s),
+        lat_p50_ms_series: lat_q[0].clone(),
+        lat_p99_ms_series: lat_q[1].clone(),
         device,
         device_note,
         engine: "fsbench".into(),

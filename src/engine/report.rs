@@ -118,6 +118,13 @@ pub struct IoReport {
     /// Bytes per second (reads + writes) per second of the measured window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bw_series: Vec<f64>,
+    /// p50 latency (ms, reads and writes together) per second of the measured window; 0 for a
+    /// second in which nothing completed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat_p50_ms_series: Vec<f64>,
+    /// p99 latency (ms) per second of the measured window; 0 when nothing completed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat_p99_ms_series: Vec<f64>,
     /// Device-level counters, when the file sits on a block device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceReport>,

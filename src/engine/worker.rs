@@ -5,7 +5,7 @@ use super::buffer::DataGen;
 use super::job::RwMode;
 use super::offsets::OffsetGen;
 use super::verify;
-use crate::measure::{LatencyHistogram, SecondSeries};
+use crate::measure::{LatencyHistogram, SecondLatency, SecondSeries};
 use crate::{Error, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,6 +99,8 @@ pub(crate) struct JobResult {
     pub write: LatencyHistogram,
     pub fsyncs: u64,
     pub series: SecondSeries,
+    /// Per-second latency histograms (reads and writes together).
+    pub lat_series: SecondLatency,
     /// Lowest offset touched and end of the highest block touched (whole run, ramp included).
     pub min_offset: u64,
     pub max_end: u64,
@@ -127,6 +129,7 @@ impl Recorder {
                 write: LatencyHistogram::new(),
                 fsyncs: 0,
                 series: SecondSeries::with_capacity(secs),
+                lat_series: SecondLatency::default(),
                 min_offset: u64::MAX,
                 max_end: 0,
                 runtime: Duration::ZERO,
@@ -145,6 +148,7 @@ impl Recorder {
             self.res.read.reset();
             self.res.write.reset();
             self.res.series.reset();
+            self.res.lat_series.reset();
             self.res.fsyncs = 0;
             self.measuring = true;
         }
@@ -162,6 +166,7 @@ impl Recorder {
         }
         let sec = now.saturating_duration_since(self.ramp_end).as_secs() as usize;
         self.res.series.add(sec, self.bs);
+        self.res.lat_series.record(sec, lat);
         self.res.min_offset = self.res.min_offset.min(offset);
         self.res.max_end = self.res.max_end.max(offset + self.bs);
         self.last = now;
@@ -190,6 +195,7 @@ impl Recorder {
             self.res.read.reset();
             self.res.write.reset();
             self.res.series.reset();
+            self.res.lat_series.reset();
             self.res.fsyncs = 0;
         }
         self.res

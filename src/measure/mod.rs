@@ -9,9 +9,10 @@ pub mod device;
 pub mod histogram;
 pub mod series;
 pub mod settle;
+pub mod steady;
 
 pub use cpu::{CpuSnapshot, CpuUsage};
 pub use device::{DeviceCounters, QuietOutcome};
 pub use histogram::LatencyHistogram;
-pub use series::SecondSeries;
+pub use series::{SecondLatency, SecondSeries, stalls};
 pub use settle::{SettleRule, Settled};

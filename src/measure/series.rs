@@ -1,7 +1,11 @@
 //! Per-second IOPS and bandwidth: a per-thread counter array indexed by elapsed second.
 //!
 //! Each I/O adds to the slot of the second it completed in, which costs an index and two adds;
-//! threads' arrays are summed at the end.
+//! threads' arrays are summed at the end. Latency over time ([`SecondLatency`]) keeps one
+//! histogram for the current second and swaps it out (as sparse buckets) when a completion
+//! lands in a later second, so the hot path stays one histogram record.
+
+use super::LatencyHistogram;
 
 /// I/Os and bytes per elapsed second of the measured window.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -75,9 +79,135 @@ impl SecondSeries {
     }
 }
 
+/// Per-second latency histograms of one thread (or, after [`SecondLatency::merge`], of a job).
+#[derive(Debug, Clone, Default)]
+pub struct SecondLatency {
+    cur_sec: usize,
+    cur: LatencyHistogram,
+    /// Finished seconds as sparse buckets, indexed by second.
+    done: Vec<Vec<[u64; 2]>>,
+}
+
+impl SecondLatency {
+    /// Record one latency (ns) completed during second `sec` of the window.
+    #[inline]
+    pub fn record(&mut self, sec: usize, ns: u64) {
+        if sec != self.cur_sec {
+            self.flush();
+            self.cur_sec = sec;
+        }
+        self.cur.record(ns);
+    }
+
+    /// Move the current second's histogram into `done` (once per second: 7424 counters).
+    fn flush(&mut self) {
+        if self.cur.count() == 0 {
+            return;
+        }
+        if self.done.len() <= self.cur_sec {
+            self.done.resize(self.cur_sec + 1, Vec::new());
+        }
+        self.done[self.cur_sec].extend(self.cur.to_sparse());
+        self.cur.reset();
+    }
+
+    /// Forget everything (when the ramp ends).
+    pub fn reset(&mut self) {
+        self.cur.reset();
+        self.cur_sec = 0;
+        self.done.clear();
+    }
+
+    /// Add another thread's seconds (both are flushed first).
+    pub fn merge(&mut self, other: &SecondLatency) {
+        self.flush();
+        let mut o = other.clone();
+        o.flush();
+        if o.done.len() > self.done.len() {
+            self.done.resize(o.done.len(), Vec::new());
+        }
+        for (mine, theirs) in self.done.iter_mut().zip(o.done) {
+            mine.extend(theirs);
+        }
+    }
+
+    /// Per-second quantiles `qs` in ms over a window of `window_s` seconds (the same seconds
+    /// as [`SecondSeries::iops`]); 0 for a second in which nothing completed.
+    pub fn quantiles_ms(&self, window_s: f64, qs: &[f64]) -> Vec<Vec<f64>> {
+        let mut me = self.clone();
+        me.flush();
+        let whole = window_s.floor() as usize;
+        let n = whole + usize::from(window_s - whole as f64 >= 0.1);
+        let mut out = vec![Vec::with_capacity(n); qs.len()];
+        for sec in 0..n {
+            let b = me.done.get(sec).map(Vec::as_slice).unwrap_or(&[]);
+            let lo = b.iter().map(|x| x[0]).min().unwrap_or(0);
+            let hi = b.iter().map(|x| x[0]).max().unwrap_or(0);
+            let h = LatencyHistogram::from_sparse(b, lo, hi, 0);
+            for (o, q) in out.iter_mut().zip(qs) {
+                o.push(h.quantile(*q) as f64 / 1e6);
+            }
+        }
+        out
+    }
+}
+
+/// Seconds whose IOPS fell below 10 % of the job's median second (a commit or transaction
+/// group flush that stalled the job; an average hides them).
+pub fn stalls(iops: &[f64]) -> usize {
+    if iops.is_empty() {
+        return 0;
+    }
+    let mut v = iops.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    iops.iter().filter(|&&x| x < 0.1 * median).count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stalls_count_seconds_under_a_tenth_of_the_median() {
+        assert_eq!(stalls(&[]), 0);
+        assert_eq!(stalls(&[100.0; 10]), 0);
+        // One second at 9 % and one at 10 % of the median (100): only the first is a stall.
+        let s = [100.0, 9.0, 100.0, 10.0, 120.0, 90.0, 100.0];
+        assert_eq!(stalls(&s), 1);
+        // A job that completed nothing in two seconds.
+        assert_eq!(stalls(&[50.0, 0.0, 60.0, 0.0, 55.0]), 2);
+    }
+
+    #[test]
+    fn per_second_latency_swaps_and_merges() {
+        let mut a = SecondLatency::default();
+        let mut b = SecondLatency::default();
+        for _ in 0..99 {
+            a.record(0, 1_000_000);
+        }
+        a.record(0, 50_000_000);
+        a.record(2, 3_000_000);
+        b.record(1, 2_000_000);
+        b.record(2, 3_000_000);
+        a.merge(&b);
+        let q = a.quantiles_ms(3.0, &[0.5, 0.99, 1.0]);
+        let near = |x: f64, want: f64| (x - want).abs() / want < 0.01;
+        assert!(
+            near(q[0][0], 1.0) && near(q[1][0], 1.0) && near(q[2][0], 50.0),
+            "{q:?}"
+        );
+        assert!(near(q[0][1], 2.0) && near(q[0][2], 3.0), "{q:?}");
+        // A window with a second in which nothing completed.
+        let q = b.quantiles_ms(4.0, &[0.5]);
+        assert_eq!(q[0].len(), 4);
+        assert_eq!((q[0][0], q[0][3]), (0.0, 0.0));
+    }
 
     #[test]
     fn merge_and_rates() {

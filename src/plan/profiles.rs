@@ -10,6 +10,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("nvme", include_str!("profiles/nvme.toml")),
     ("tuning", include_str!("profiles/tuning.toml")),
     ("db", include_str!("profiles/db.toml")),
+    ("claims", include_str!("profiles/claims.toml")),
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.
@@ -67,7 +68,7 @@ mod tests {
             load("turbo")
                 .unwrap_err()
                 .to_string()
-                .contains("quick, standard, vps, nvme, tuning, db")
+                .contains("quick, standard, vps, nvme, tuning, db, claims")
         );
     }
 

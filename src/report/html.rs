@@ -74,9 +74,11 @@ impl Exporter for Html {
             },
             ChartGroup {
                 title: "Throughput over time".into(),
-                note: "Per-second series of each job; solid = round 1, dashed = later rounds."
-                    .into(),
-                svgs: series_charts(report),
+                note: "Per-second series of each job; solid = round 1, dashed = later rounds. Latency over time: per-second p99 (solid) and p50 (dashed) of the first round.".into(),
+                svgs: series_charts(report)
+                    .into_iter()
+                    .chain(latency_series_charts(report))
+                    .collect(),
             },
             ChartGroup {
                 title: "Scaling".into(),
@@ -335,6 +337,60 @@ fn series_charts(report: &Report) -> Vec<String> {
     out
 }
 
+/// Per-second p50/p99 latency of each I/O job, one chart per workload, one colour per setup
+/// (the first round recorded, so stalls are not smoothed away by mixing rounds).
+fn latency_series_charts(report: &Report) -> Vec<String> {
+    let r = &report.results;
+    let mut out = Vec::new();
+    for w in super::model::workload_order(r) {
+        let mut series = Vec::new();
+        let (mut hi, mut len) = (0.0_f64, 0usize);
+        for (si, setup) in report.setups.iter().enumerate() {
+            for (metric_name, dashed) in [("lat_p99_ms", false), ("lat_p50_ms", true)] {
+                let Some(rec) = r
+                    .series
+                    .iter()
+                    .filter(|s| {
+                        s.workload == w
+                            && s.setup == *setup
+                            && s.metric == metric_name
+                            && !s.values.is_empty()
+                    })
+                    .min_by_key(|s| s.round)
+                else {
+                    continue;
+                };
+                hi = rec.values.iter().copied().fold(hi, f64::max);
+                len = len.max(rec.values.len());
+                series.push(Series {
+                    name: format!("{setup} {}", &metric_name[4..7]),
+                    color: si,
+                    dashed,
+                    points: rec
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| ((i + 1) as f64, *v))
+                        .collect(),
+                });
+            }
+        }
+        if series.is_empty() {
+            continue;
+        }
+        out.push(svg::lines(
+            &format!(
+                "{} — p50/p99 latency per second (ms)",
+                metric::workload_label(&w)
+            ),
+            &linear_axis("seconds", 0.0, len as f64),
+            &linear_axis("ms", 0.0, hi),
+            &series,
+        ));
+    }
+    out
+}
+
 /// Split `randread-qd32` into (`randread`, `qd`, 32).
 fn family(id: &str) -> Option<(String, String, u32)> {
     let (base, tail) = id.rsplit_once('-')?;
@@ -449,6 +505,37 @@ mod tests {
             "no scaling chart"
         );
         assert!(html.contains(">32</text>"));
+    }
+
+    #[test]
+    fn latency_over_time_is_drawn_per_workload() {
+        use crate::results::SeriesRecord;
+        let mut r = Results::new();
+        for setup in ["ext4", "btrfs"] {
+            r.samples.push(Sample {
+                setup: setup.into(),
+                workload: "randwrite".into(),
+                metric: "iops".into(),
+                unit: "IOPS".into(),
+                round: 1,
+                value: 1000.0,
+            });
+            for (metric, v) in [("lat_p50_ms", 0.5), ("lat_p99_ms", 4.0)] {
+                r.series.push(SeriesRecord {
+                    setup: setup.into(),
+                    workload: "randwrite".into(),
+                    round: 1,
+                    metric: metric.into(),
+                    values: vec![v, v * 3.0, v],
+                });
+            }
+        }
+        let html = String::from_utf8(super::Html.render(&Report::new(&r)).unwrap()).unwrap();
+        assert!(
+            html.contains("Random write — p50/p99 latency per second (ms)"),
+            "no latency-over-time chart"
+        );
+        assert!(html.contains("btrfs p99") && html.contains("ext4 p50"));
     }
 
     #[test]

@@ -158,6 +158,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
     let per_round = progress::steps_per_round(plan, formats, &skipped_workloads);
     let steps = srs.len() * per_round;
+    let run_start = std::time::Instant::now();
     let mut runner = Runner {
         inv,
         target: target.as_ref(),
@@ -228,7 +229,25 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         }
     }
     runner.progress.clear();
+    let elapsed = run_start.elapsed().as_secs_f64();
+    if !interrupted && fatal.is_none() && total_est > 0.0 {
+        // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked.
+        runner.progress.note(&format!(
+            "fsbench: took {} (estimated {} up front, {:+.0} %)",
+            eta::format(std::time::Duration::from_secs_f64(elapsed)),
+            eta::format(std::time::Duration::from_secs_f64(total_est)),
+            100.0 * (elapsed - total_est) / total_est
+        ));
+    }
     let mut results = runner.assemble(&records, interrupted || fatal.is_some());
+    results
+        .host
+        .extra
+        .insert("estimated_s".into(), format!("{total_est:.0}"));
+    results
+        .host
+        .extra
+        .insert("elapsed_s".into(), format!("{elapsed:.0}"));
     drop(runner);
     // Release the loop device / image before writing the final file.
     drop(target);

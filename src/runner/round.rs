@@ -100,7 +100,7 @@ impl Runner<'_> {
                 )?;
                 let est = self.step_estimate_overhead(&setup);
                 self.progress.skip(1, est);
-                self.skip_workload_steps();
+                self.skip_workload_steps(&setup.fs);
                 return Ok(());
             };
             let mountpoint =
@@ -129,7 +129,7 @@ impl Runner<'_> {
                     let _ = std::fs::remove_dir(&mountpoint);
                     self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
                     self.progress.finish(est);
-                    self.skip_workload_steps();
+                    self.skip_workload_steps(&setup.fs);
                     return Ok(());
                 }
             };
@@ -248,7 +248,7 @@ impl Runner<'_> {
                 {
                     self.fail(rec, &setup, round, "release", &e.to_string())?;
                 }
-                self.skip_workload_steps();
+                self.skip_workload_steps(&setup.fs);
                 return Ok(());
             }
         }
@@ -263,7 +263,7 @@ impl Runner<'_> {
             .collect();
         for w in workloads.iter().filter(|w| w.kind != Kind::Mkfs) {
             crate::cancel::check()?;
-            let est = crate::plan::eta::workload_seconds(plan, w);
+            let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
             // A fio phase drops caches once, before its first section runs.
             if w.kind != Kind::UsableSpace && !self.fio_phase_ran(w, &setup.name, round) {
@@ -457,7 +457,7 @@ impl Runner<'_> {
                 let expected = self.corpus()?.entries();
                 crate::workload::meta::rm_tree_checked(&tree, opts.threads, Some(expected))
             }
-            // Each creates its own subdirectory of the data directory.
+            // Both create their own subdirectory (`smallfiles/`, `fsmark/`) inside the data dir.
             Kind::Smallfiles => adapters::smallfiles(data_dir),
             Kind::Fsmark => adapters::fsmark(data_dir, opts.threads),
             Kind::Compress => {
@@ -592,7 +592,7 @@ impl Runner<'_> {
     }
 
     /// This setup-round's workloads will not run: count them done for the progress line.
-    fn skip_workload_steps(&mut self) {
+    fn skip_workload_steps(&mut self, fs: &str) {
         let plan = &self.inv.plan;
         let ws: Vec<&WorkloadSpec> = plan
             .workloads
@@ -601,7 +601,7 @@ impl Runner<'_> {
             .collect();
         let weight: f64 = ws
             .iter()
-            .map(|w| crate::plan::eta::workload_seconds(plan, w))
+            .map(|w| crate::plan::eta::workload_seconds(plan, w, fs))
             .sum();
         let n = ws.len();
         self.progress.skip(n, weight);

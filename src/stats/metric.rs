@@ -49,6 +49,7 @@ pub fn direction(metric: &str) -> Direction {
         || has("used")
         || has("overhead")
         || has("failed")
+        || has("stalls")
     {
         Direction::LowerIsBetter
     } else if has("iops")
@@ -90,6 +91,9 @@ pub fn metric_label(metric: &str) -> String {
         "write_amplification_total" => "write amplification, until written back",
         "device_bytes_per_file" => "device bytes per file (in the job)",
         "device_bytes_per_file_total" => "device bytes per file, until written back",
+        "stalls" => "stalls (seconds under 10 % of median IOPS)",
+        "steady_reached" => "steady state reached (SNIA: 5 s within 20 %/10 %)",
+        "steady_at_s" => "seconds to steady state",
         "bytes" => "bytes",
         "size_bytes" => "size",
         "avail_bytes" => "available",
@@ -274,6 +278,7 @@ mod tests {
             "write_amplification_total",
             "device_write_bytes_total",
             "device_bytes_per_file_total",
+            "stalls",
         ] {
             assert_eq!(direction(m), LowerIsBetter, "{m}");
         }

@@ -140,6 +140,33 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     }
     if !report.iops_series.is_empty() {
         out.series.push(("iops".into(), report.iops_series.clone()));
+        m.push(Metric::new(
+            "stalls",
+            "s",
+            crate::measure::stalls(&report.iops_series) as f64,
+        ));
+        // Whether (and after how many measured seconds) the IOPS series met SNIA's
+        // steady-state criteria; a job that never did measured a transient.
+        let at = crate::measure::steady::steady_at(
+            &report.iops_series,
+            &crate::measure::steady::SteadyCriteria::default(),
+        );
+        m.push(Metric::new(
+            "steady_reached",
+            "bool",
+            f64::from(u8::from(at.is_some())),
+        ));
+        if let Some(at) = at {
+            m.push(Metric::new("steady_at_s", "s", at as f64));
+        }
+    }
+    for (name, v) in [
+        ("lat_p50_ms", &report.lat_p50_ms_series),
+        ("lat_p99_ms", &report.lat_p99_ms_series),
+    ] {
+        if !v.is_empty() {
+            out.series.push((name.into(), v.clone()));
+        }
     }
     if let Some(note) = &report.backend_note {
         out.notes.push(note.clone());
