@@ -216,6 +216,10 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
         fsyncs: all.iter().map(|r| r.report.fsyncs).sum(),
         iops_series: series.iter().map(|s| s.0).collect(),
         bw_series: series.iter().map(|s| s.1).collect(),
+        // Per-second latency is not reduced across ranks (it would need the ranks'
+        // per-second histograms); the window's merged percentiles above are exact.
+        lat_p50_ms_series: Vec::new(),
+        lat_p99_ms_series: Vec::new(),
         // Ranks on one host share its devices: a sum would count the same device twice.
         device: None,
         device_note: Some(
