@@ -357,9 +357,11 @@ fn job_files_run_on_ext4_and_xfs_for_two_rounds_and_report() {
         ]
     );
 
+    // --wide: every table (the default terminal report is the short headline form).
     let rep = bin()
         .arg("report")
         .arg(out.join("results.json"))
+        .arg("--wide")
         .output()
         .unwrap();
     assert!(rep.status.success(), "{}", stderr(&rep));
