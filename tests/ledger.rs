@@ -20,34 +20,16 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn have(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
+mod common;
 
-/// Whether a privileged test can run; prints why not, or fails under
-/// FSBENCH_REQUIRE_PRIVILEGED=1.
+/// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
+/// prints `skipped: …`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1`.
+#[track_caller]
 fn privileged(tools: &[&str]) -> bool {
-    let why = if !rustix::process::geteuid().is_root() {
-        Some("needs root (loop devices, mkfs, mount, sysctls)".to_string())
-    } else if !Path::new("/dev/loop-control").exists() {
-        Some("no /dev/loop-control".into())
-    } else {
-        tools
-            .iter()
-            .find(|t| !have(t))
-            .map(|t| format!("{t} is not installed"))
-    };
-    match why {
-        None => true,
-        Some(w) if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") => {
-            panic!("privileged test cannot run: {w}")
-        }
-        Some(w) => {
-            println!("skipped: {w}");
-            false
-        }
-    }
+    common::privileged(module_path!())
+        .loop_devices()
+        .tools(tools)
+        .ok()
 }
 
 /// A scratch directory on a real disk (loop devices with direct I/O refuse tmpfs) with its

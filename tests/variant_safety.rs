@@ -16,34 +16,16 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fsbench"))
 }
 
-fn have(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
+mod common;
 
-/// `true` when the test may go on; otherwise prints `skipped: …`, or panics under
-/// `FSBENCH_REQUIRE_PRIVILEGED=1`.
+/// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
+/// prints `skipped: …`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1`.
+#[track_caller]
 fn privileged(tools: &[&str]) -> bool {
-    let why = if !rustix::process::geteuid().is_root() {
-        Some("needs root (loop devices, mkfs, mount)".to_string())
-    } else if !Path::new("/dev/loop-control").exists() {
-        Some("no /dev/loop-control".to_string())
-    } else {
-        tools
-            .iter()
-            .find(|t| !have(t))
-            .map(|t| format!("{t} is not installed"))
-    };
-    match why {
-        None => true,
-        Some(why) if std::env::var_os("FSBENCH_REQUIRE_PRIVILEGED").is_some_and(|v| v == "1") => {
-            panic!("privileged test cannot run: {why}")
-        }
-        Some(why) => {
-            println!("skipped: {why}");
-            false
-        }
-    }
+    common::privileged(module_path!())
+        .loop_devices()
+        .tools(tools)
+        .ok()
 }
 
 fn sh(argv: &[&str]) -> Output {
