@@ -90,16 +90,6 @@ fn values(results: &Results, setup: &str, workload: &str, metric: &str) -> BTree
         .collect()
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn not_measured(claim: &Claim, reason: String) -> ClaimResult {
     let reason = match &claim.needs {
         Some(needs) => format!("{reason} (needs {needs})"),
@@ -169,7 +159,8 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         );
     }
     let n = paired.len();
-    let measured = median(&mut paired);
+    crate::stats::descriptive::sort(&mut paired);
+    let measured = crate::stats::descriptive::median_sorted(&paired);
     let (lo, hi) = (paired[0], paired[n - 1]);
     let (want_lo, want_hi) = claim.range();
     // "above"/"below" are strict: a ratio exactly at the threshold does not satisfy them.

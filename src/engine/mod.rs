@@ -413,8 +413,9 @@ pub fn run_coordinated(
     Ok((report, window))
 }
 
-/// Summarise one direction.
-fn direction(h: &LatencyHistogram, bs: u64, runtime_s: f64) -> DirectionReport {
+/// Summarise one direction: rates over `runtime_s`, percentiles from the histogram (also
+/// used by the MPI reduction over the ranks' merged histograms).
+pub(crate) fn direction(h: &LatencyHistogram, bs: u64, runtime_s: f64) -> DirectionReport {
     let ios = h.count();
     let bytes = ios * bs;
     let rate = |x: u64| {

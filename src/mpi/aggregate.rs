@@ -1,7 +1,8 @@
 //! Rank 0's reduction of the ranks' results into one report: totals over the common window
 //! (earliest start to latest end), latency histograms merged bucket by bucket.
 
-use crate::engine::{DirectionReport, IoReport, LatencyNs};
+// A direction's report from a merged histogram is the engine's own summary (`direction`).
+use crate::engine::{DirectionReport, IoReport, direction};
 use crate::measure::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 
@@ -102,37 +103,6 @@ pub struct MpiIoReport {
 /// Rebuild a direction's histogram from its report.
 fn histogram_of(d: &DirectionReport) -> LatencyHistogram {
     LatencyHistogram::from_sparse(&d.histogram, d.lat_ns.min, d.lat_ns.max, d.lat_sum_ns)
-}
-
-/// A direction's report from a merged histogram over `window_s`.
-fn direction(h: &LatencyHistogram, bs: u64, window_s: f64) -> DirectionReport {
-    let ios = h.count();
-    let bytes = ios * bs;
-    let rate = |x: u64| {
-        if window_s > 0.0 {
-            x as f64 / window_s
-        } else {
-            0.0
-        }
-    };
-    DirectionReport {
-        ios,
-        bytes,
-        iops: rate(ios),
-        bw_bytes: rate(bytes),
-        lat_ns: LatencyNs {
-            min: h.min(),
-            mean: h.mean(),
-            max: h.max(),
-            p50: h.quantile(0.50),
-            p90: h.quantile(0.90),
-            p99: h.quantile(0.99),
-            p99_9: h.quantile(0.999),
-            p99_99: h.quantile(0.9999),
-        },
-        histogram: h.to_sparse(),
-        lat_sum_ns: h.sum(),
-    }
 }
 
 /// A row over a group of ranks: rates over the group's own window (earliest start to latest
