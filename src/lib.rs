@@ -15,6 +15,7 @@ pub mod fio;
 pub mod fs;
 pub mod host;
 pub mod measure;
+pub mod metrics;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod plan;

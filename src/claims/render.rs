@@ -15,23 +15,32 @@ fn ratio(x: f64) -> String {
     }
 }
 
-/// "0.45 (0.41–0.52)", or the reason it was not measured.
+/// "0.45 (0.41–0.52)" for a ratio of two setups; a claim about one setup's value is written as
+/// the metric registry writes that metric ("yes", "1.9 ratio"). Else the reason it was not
+/// measured.
 fn measured(r: &ClaimResult) -> String {
+    let id = r.claim.metric.as_str();
+    let text = |x: f64| match r.claim.b {
+        Some(_) => ratio(x),
+        None => crate::metrics::format_with_unit(id, x, crate::metrics::def(id).unit),
+    };
     match (r.measured, r.range) {
         (Some(m), Some((lo, hi))) if r.n >= 2 => {
-            format!("{} ({}–{})", ratio(m), ratio(lo), ratio(hi))
+            format!("{} ({}–{})", text(m), text(lo), text(hi))
         }
-        (Some(m), _) => ratio(m),
+        (Some(m), _) => text(m),
         _ => "—".into(),
     }
 }
 
+/// "ext4/xfs randread IOPS": the setups, the workload and the metric's registry label.
 fn what(r: &ClaimResult) -> String {
     let c = &r.claim;
+    let m = crate::metrics::label(&c.metric);
     match r.setups.as_slice() {
-        [a, b] => format!("{a}/{b} {} {}", c.workload, c.metric),
-        [a] => format!("{a} {} {}", c.workload, c.metric),
-        _ => format!("{} {}", c.workload, c.metric),
+        [a, b] => format!("{a}/{b} {} {m}", c.workload),
+        [a] => format!("{a} {} {m}", c.workload),
+        _ => format!("{} {m}", c.workload),
     }
 }
 

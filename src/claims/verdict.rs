@@ -228,6 +228,18 @@ pub fn evaluate(results: &Results) -> Vec<ClaimResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_claim_names_a_registered_metric() {
+        for c in crate::claims::all() {
+            assert!(
+                crate::metrics::lookup(&c.metric).is_some(),
+                "claim {} uses {}, which metrics::registry does not declare",
+                c.id,
+                c.metric
+            );
+        }
+    }
     use crate::results::Sample;
 
     fn setup(name: &str, fs: &str, opts: &[(&str, &str)]) -> SetupInfo {

@@ -168,7 +168,15 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                     format!("{wl}: {msg}")
                 };
                 eprintln!("fsbench: failed: {msg}");
-                samples.push((wl.to_string(), Metric::new("FAILED", "", f64::NAN)));
+                // A marker row for the table, not a metric: never reaches results.json.
+                samples.push((
+                    wl.to_string(),
+                    Metric {
+                        metric: "FAILED".into(),
+                        unit: String::new(),
+                        value: f64::NAN,
+                    },
+                ));
                 failures.push((wl, msg));
             }
         }

@@ -3,7 +3,7 @@
 //! X.summary.csv; on stdout `--csv-section` picks one.
 
 use super::{Exporter, Report};
-use crate::stats::metric;
+use crate::metrics;
 use std::fmt::Write;
 
 /// Which rows to write.
@@ -61,10 +61,10 @@ impl Exporter for Csv {
                     "setup,workload,metric,unit,direction,n,median,min,max,mean,stddev,ci_low,ci_high,ci_coverage\n",
                 );
                 for s in &r.summary {
-                    let dir = match metric::direction(&s.metric) {
-                        metric::Direction::HigherIsBetter => "higher",
-                        metric::Direction::LowerIsBetter => "lower",
-                        metric::Direction::Neutral => "",
+                    let dir = match metrics::direction(&s.metric) {
+                        metrics::Direction::HigherIsBetter => "higher",
+                        metrics::Direction::LowerIsBetter => "lower",
+                        metrics::Direction::Neutral => "",
                     };
                     let _ = writeln!(
                         out,

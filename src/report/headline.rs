@@ -1,8 +1,11 @@
 //! The headline table in seed 000's layout: one row per test with the metric the seed quotes
-//! (IOPS for 4K jobs, MiB/s for 1M jobs, ms for p99, seconds for metadata), columns = setups.
+//! (IOPS for 4K jobs, MiB/s for 1M jobs and the layout, ms for p99, seconds for metadata),
+//! columns = setups.
 //!
 //! The rows are chosen from a data table ([`HEADLINES`]), in the seed's order; each one is a
 //! copy of the judged row from [`super::model`], so winners and ties are the same everywhere.
+//! The unit in the label is the row's own (from the metric registry), so it cannot disagree
+//! with the numbers.
 
 use super::model::{Row, Table};
 
@@ -12,7 +15,7 @@ pub struct Headline {
     pub workload: &'static str,
     /// Metric names, first recorded one wins (engines name the fsync rate differently).
     pub metrics: &'static [&'static str],
-    /// Label in seed 000's words (with its unit).
+    /// Label in seed 000's words (the unit is appended from the row).
     pub label: &'static str,
 }
 
@@ -30,30 +33,27 @@ const fn h(
 
 /// Seed 000's tables, in its order (I/O first, then metadata and capacity).
 pub const HEADLINES: &[Headline] = &[
-    h("randread", &["iops"], "4K random read, IOPS"),
-    h("randwrite", &["iops"], "4K random write, IOPS"),
-    h("randrw70", &["read_iops"], "70/30 random mix, read IOPS"),
-    h("randrw70", &["write_iops"], "70/30 random mix, write IOPS"),
-    h(
-        "fsync-write",
-        &["ops_per_s", "iops"],
-        "4K write + fsync, ops/s",
-    ),
-    h("randread", &["lat_p99_ms"], "Random read p99, ms"),
-    h("randwrite", &["lat_p99_ms"], "Random write p99, ms"),
-    h("seqread", &["bw_mib_s"], "1M sequential read, MiB/s"),
-    h("seqwrite", &["bw_mib_s"], "1M sequential write, MiB/s"),
-    h("layout", &["seconds"], "Write the test file, s"),
-    h("untar", &["seconds"], "Untar the corpus, s"),
-    h("find-cold", &["seconds"], "find, cold cache, s"),
+    h("randread", &["iops"], "4K random read"),
+    h("randwrite", &["iops"], "4K random write"),
+    h("randrw70", &["read_iops"], "70/30 random mix, read"),
+    h("randrw70", &["write_iops"], "70/30 random mix, write"),
+    h("fsync-write", &["ops_per_s", "iops"], "4K write + fsync"),
+    h("randread", &["lat_p99_ms"], "Random read p99"),
+    h("randwrite", &["lat_p99_ms"], "Random write p99"),
+    h("seqread", &["bw_mib_s"], "1M sequential read"),
+    h("seqwrite", &["bw_mib_s"], "1M sequential write"),
+    // Older files may lack the layout's bandwidth: its time then stands in.
+    h("layout", &["bw_mib_s", "seconds"], "Write the test file"),
+    h("untar", &["seconds"], "Untar the corpus"),
+    h("find-cold", &["seconds"], "find, cold cache"),
     // Caches could not be dropped (no root): the walk is recorded and labelled warm.
     h(
         "find-warm",
         &["seconds"],
-        "find over the tree, warm cache (caches could not be dropped), s",
+        "find over the tree, warm cache (caches could not be dropped)",
     ),
-    h("rm-tree", &["seconds"], "rm -rf the tree, s"),
-    h("mkfs", &["seconds"], "mkfs / zpool create, s"),
+    h("rm-tree", &["seconds"], "rm -rf the tree"),
+    h("mkfs", &["seconds"], "mkfs / zpool create"),
     h("usable-space", &["avail_bytes"], "Usable space (df)"),
 ];
 
@@ -67,9 +67,19 @@ pub fn rows(tables: &[Table]) -> Vec<Row> {
                 .iter()
                 .find_map(|m| all().find(|r| r.workload == hl.workload && r.metric == *m))
                 .map(|r| Row {
-                    label: hl.label.to_string(),
+                    label: with_unit(hl.label, r),
                     ..r.clone()
                 })
         })
         .collect()
+}
+
+/// "4K random read, IOPS": the label and the row's unit, unless the values carry their own
+/// (sizes are written in GiB/MiB, yes/no is a word).
+fn with_unit(label: &str, r: &Row) -> String {
+    match crate::metrics::def(&r.metric).format {
+        crate::metrics::Format::Bytes | crate::metrics::Format::YesNo => label.to_string(),
+        _ if r.unit.is_empty() => label.to_string(),
+        _ => format!("{label}, {}", r.unit),
+    }
 }

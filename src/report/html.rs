@@ -169,7 +169,11 @@ fn bar_charts(report: &Report, rows: &[super::model::Row]) -> Vec<String> {
                         value: c.summary.median,
                         low: c.summary.min,
                         high: c.summary.max,
-                        text: metric::format_value(c.summary.median, &c.summary.unit),
+                        text: crate::metrics::format_value(
+                            &c.summary.metric,
+                            c.summary.median,
+                            &c.summary.unit,
+                        ),
                         color: i,
                         best: c.mark == Mark::Best,
                     })
@@ -276,9 +280,11 @@ fn linear_axis(label: &str, lo: f64, hi: f64) -> Axis {
             .into_iter()
             .map(|v| {
                 let text = if v.fract() == 0.0 {
-                    metric::format_number(v).trim_end_matches(".00").to_string()
+                    crate::metrics::format_number(v)
+                        .trim_end_matches(".00")
+                        .to_string()
                 } else {
-                    metric::format_number(v)
+                    crate::metrics::format_number(v)
                 };
                 (v, text)
             })

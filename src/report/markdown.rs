@@ -67,7 +67,11 @@ fn headline(out: &mut String, report: &Report) {
             let text = match c {
                 None => "–".to_string(),
                 Some(c) => {
-                    let v = crate::stats::metric::format_value(c.summary.median, &c.summary.unit);
+                    let v = crate::metrics::format_value(
+                        &c.summary.metric,
+                        c.summary.median,
+                        &c.summary.unit,
+                    );
                     match c.mark {
                         Mark::Best => format!("**{v}** ★"),
                         Mark::Tied => format!("{v} ≈"),

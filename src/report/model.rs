@@ -3,9 +3,9 @@
 //! Exporters only format this model; every judgement (which row goes in which table, who wins,
 //! what ties) is made once, here.
 
+use crate::metrics::{self, Class, Direction, Role, Shown};
 use crate::results::{Results, Summary};
-use crate::stats::metric::{self, Direction};
-use crate::stats::{self, verdict};
+use crate::stats::{self, judged, metric, verdict};
 use serde::Serialize;
 
 /// What a table holds.
@@ -58,6 +58,10 @@ pub struct Row {
     pub unit: String,
     /// Which way is better.
     pub direction: Direction,
+    /// What kind of quantity (from the metric registry).
+    pub class: Class,
+    /// Whether the metric is judged in this workload, or follows from one that is.
+    pub role: Role,
     /// One cell per setup (report order); `None` when that setup has no value.
     pub cells: Vec<Option<Cell>>,
 }
@@ -96,55 +100,12 @@ pub fn table_kind(results: &Results, workload: &str) -> TableKind {
     }
 }
 
-/// Whether a metric is a headline of its table (the rest go to the details table).
-fn headline(kind: TableKind, metric: &str) -> bool {
-    match kind {
-        TableKind::Io => {
-            let m = metric
-                .trim_start_matches("read_")
-                .trim_start_matches("write_");
-            matches!(
-                m,
-                "iops"
-                    | "bw_mib_s"
-                    | "ops_per_s"
-                    | "tps"
-                    | "tx_per_s"
-                    | "lat_p99_ms"
-                    | "lat_p99_ms_merged"
-            ) || matches!(
-                metric,
-                "seconds" | "compress_ratio" | "scaling_factor" | "peak_memory_bytes"
-            )
-        }
-        TableKind::Metadata => matches!(
-            metric,
-            "seconds" | "ops_per_s" | "files_per_s" | "create_files_per_s" | "read_files_per_s"
-        ),
-        _ => true,
-    }
-}
-
-/// Display rank of a metric inside one workload.
+/// Display rank of a metric inside one workload: the registry's order, unknown ids last.
 fn metric_rank(metric: &str) -> usize {
-    const ORDER: [&str; 12] = [
-        "iops",
-        "read_iops",
-        "write_iops",
-        "ops_per_s",
-        "bw_mib_s",
-        "seconds",
-        "lat_p50_ms",
-        "lat_p99_ms",
-        "lat_p99_ms_merged",
-        "read_lat_p99_ms_merged",
-        "write_lat_p99_ms_merged",
-        "lat_p99_9_ms",
-    ];
-    ORDER
+    metrics::REGISTRY
         .iter()
-        .position(|m| *m == metric)
-        .unwrap_or(ORDER.len())
+        .position(|d| d.id.as_str() == metric)
+        .unwrap_or(metrics::REGISTRY.len())
 }
 
 /// Setup names in report order: as created, then any that only appear in samples.
@@ -203,9 +164,16 @@ pub fn tables(results: &Results) -> Vec<Table> {
             }
         }
         metrics.sort_by_key(|(m, _)| metric_rank(m));
+        let shape = judged::shape(results, w);
         for (m, unit) in metrics {
-            let row = build_row(results, &setups, w, m, unit);
-            if headline(kind, m) {
+            // Capacity and probe tables are short: every metric of theirs is a row there.
+            let shown = match (kind, metrics::shown_in(m, &shape)) {
+                (_, Shown::Hidden) => continue,
+                (TableKind::Capacity | TableKind::Probes, _) | (_, Shown::Table) => Shown::Table,
+                (_, shown) => shown,
+            };
+            let row = build_row(results, &setups, w, m, unit, metrics::role_in(m, &shape));
+            if shown == Shown::Table {
                 let t = out.iter_mut().find(|t| t.kind == kind).expect("kind");
                 t.rows.push(row);
             } else {
@@ -218,7 +186,14 @@ pub fn tables(results: &Results) -> Vec<Table> {
     out
 }
 
-fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit: &str) -> Row {
+fn build_row(
+    results: &Results,
+    setups: &[String],
+    workload: &str,
+    m: &str,
+    unit: &str,
+    role: Role,
+) -> Row {
     let find = |setup: &str, metric: &str| {
         results
             .summary
@@ -226,7 +201,7 @@ fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit
             .find(|s| s.setup == setup && s.workload == workload && s.metric == metric)
             .cloned()
     };
-    let direction = metric::direction(m);
+    let direction = metrics::direction(m);
     let mut cells: Vec<Option<Cell>> = setups
         .iter()
         .map(|s| {
@@ -265,7 +240,7 @@ fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit
         // A merged tail with no per-round counterpart has no noise estimate: rank nothing
         // rather than claim a lead "beyond noise" that cannot be judged.
         if stats::is_merged(m) && noise[best].is_none() {
-            return finish(workload, m, unit, direction, cells);
+            return finish(workload, m, unit, role, cells);
         }
         let tied: Vec<usize> = present
             .iter()
@@ -286,55 +261,48 @@ fn build_row(results: &Results, setups: &[String], workload: &str, m: &str, unit
             }
         }
     }
-    finish(workload, m, unit, direction, cells)
+    finish(workload, m, unit, role, cells)
 }
 
-fn finish(
-    workload: &str,
-    m: &str,
-    unit: &str,
-    direction: Direction,
-    cells: Vec<Option<Cell>>,
-) -> Row {
+fn finish(workload: &str, m: &str, unit: &str, role: Role, cells: Vec<Option<Cell>>) -> Row {
     let label = format!(
         "{} — {}",
         metric::workload_label(workload),
-        metric::metric_label(m)
+        metrics::label(m)
     );
+    let def = metrics::def(m);
     Row {
         workload: workload.into(),
         metric: m.into(),
         label,
         unit: unit.into(),
-        direction,
+        direction: def.direction,
+        class: def.class,
+        role,
         cells,
     }
 }
 
 /// Cell text: median, with (min–max) when the rounds differ.
 pub fn cell_text(s: &Summary) -> String {
-    let med = metric::format_value(s.median, &s.unit);
+    let med = metrics::format_value(&s.metric, s.median, &s.unit);
     if s.n <= 1 || s.min == s.max || stats::is_merged(&s.metric) {
         med
     } else {
         format!(
             "{med} ({}–{})",
-            metric::format_value(s.min, &s.unit),
-            metric::format_value(s.max, &s.unit)
+            metrics::format_value(&s.metric, s.min, &s.unit),
+            metrics::format_value(&s.metric, s.max, &s.unit)
         )
     }
 }
 
 /// Unit column text: unit plus ↑/↓ (bytes are shown scaled, so the unit says "size").
 pub fn unit_text(row: &Row) -> String {
-    let unit = match row.unit.as_str() {
-        "bytes" | "B" => "size",
-        "bool" => "yes/no",
-        u => u,
-    };
+    let unit = metrics::unit_text(&row.metric, &row.unit);
     let arrow = row.direction.arrow();
     if arrow.is_empty() {
-        unit.to_string()
+        unit
     } else {
         format!("{unit} {arrow}")
     }

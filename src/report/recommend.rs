@@ -3,7 +3,8 @@
 //! measured workload are omitted; nothing here is canned text about filesystems.
 
 use super::model::{Mark, Row, Table};
-use crate::stats::metric::{self, Direction};
+use crate::metrics::{self, Class, Direction};
+use crate::stats::metric;
 use serde::Serialize;
 
 /// One workload class verdict.
@@ -57,19 +58,11 @@ const CLASSES: [&str; 5] = [
     "Space efficiency",
 ];
 
-/// The metric that decides a workload, in preference order.
-fn primary(metric: &str) -> Option<usize> {
-    const PREF: [&str; 8] = [
-        "iops",
-        "ops_per_s",
-        "files_per_s",
-        "bw_mib_s",
-        "seconds",
-        "avail_bytes",
-        "usable_bytes",
-        "read_iops",
-    ];
-    PREF.iter().position(|p| *p == metric)
+/// The metric that decides a workload: its judged throughput, else its judged time, else its
+/// usable space (the registry's class and the row's role in that workload; see
+/// [`metrics::deciding_rank`]).
+fn primary(r: &Row) -> Option<(u8, usize)> {
+    metrics::deciding_rank(&r.metric, r.role)
 }
 
 /// Compute the recommendations from the report tables.
@@ -83,11 +76,11 @@ pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
                 if class_of(&r.workload) != Some(class) || r.direction == Direction::Neutral {
                     continue;
                 }
-                let Some(rank) = primary(&r.metric) else {
+                let Some(rank) = primary(r) else {
                     continue;
                 };
                 match rows.iter().position(|x| x.workload == r.workload) {
-                    Some(i) if primary(&rows[i].metric).unwrap_or(99) > rank => rows[i] = r,
+                    Some(i) if primary(rows[i]).is_none_or(|x| x > rank) => rows[i] = r,
                     Some(_) => {}
                     None => rows.push(r),
                 }
@@ -163,18 +156,8 @@ fn quote(r: &Row, w: usize, setups: &[String]) -> Option<String> {
         Direction::HigherIsBetter => a / b,
         _ => b / a,
     };
-    let unit = |v: f64| {
-        let t = metric::format_value(v, &r.unit);
-        match r.unit.as_str() {
-            "bytes" | "B" | "bool" | "" => t,
-            u => format!("{t} {u}"),
-        }
-    };
-    let word = if r.metric == "seconds"
-        || r.metric.contains("iops")
-        || r.metric.contains("per_s")
-        || r.metric.contains("mib_s")
-    {
+    let unit = |v: f64| metrics::format_with_unit(&r.metric, v, &r.unit);
+    let word = if matches!(r.class, Class::Throughput | Class::Time) {
         ("faster", "slower")
     } else if dir == Direction::LowerIsBetter {
         ("lower", "higher")

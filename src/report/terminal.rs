@@ -112,7 +112,8 @@ fn headline_cell(c: &Option<super::model::Cell>) -> String {
     match c {
         None => "–".into(),
         Some(c) => {
-            let v = crate::stats::metric::format_value(c.summary.median, &c.summary.unit);
+            let v =
+                crate::metrics::format_value(&c.summary.metric, c.summary.median, &c.summary.unit);
             match c.mark {
                 Mark::Best => format!("{v} ★"),
                 Mark::Tied => format!("{v} ≈"),

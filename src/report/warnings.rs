@@ -1,8 +1,9 @@
 //! Warnings a reader must see before trusting the numbers: recorded ones (durability weakened,
 //! device never quiet…), failed steps, zfs-fuse labelling, too few rounds, and noisy hosts.
 
+use crate::metrics;
 use crate::results::{Results, Warning};
-use crate::stats::{metric, verdict};
+use crate::stats::verdict;
 
 /// A recorded warning or note as one line: `setup, round N: message`.
 fn line(x: &Warning) -> String {
@@ -80,8 +81,9 @@ pub fn collect(results: &Results) -> Vec<String> {
     for s in per_round {
         // Tail latencies legitimately swing between rounds; contention shows in throughput
         // and times, which is where the 20 % rule of thumb comes from.
-        if metric::direction(&s.metric) == metric::Direction::Neutral
-            || s.metric.contains("lat_")
+        let def = metrics::def(&s.metric);
+        if def.direction == metrics::Direction::Neutral
+            || def.class == metrics::Class::Latency
             || !verdict::host_noisy(s)
         {
             continue;
@@ -90,8 +92,8 @@ pub fn collect(results: &Results) -> Vec<String> {
             "{} {} {}–{}",
             s.workload,
             s.metric,
-            metric::format_value(s.min, &s.unit),
-            metric::format_value(s.max, &s.unit)
+            metrics::format_value(&s.metric, s.min, &s.unit),
+            metrics::format_value(&s.metric, s.max, &s.unit)
         );
         match by_setup.iter_mut().find(|(n, _)| *n == s.setup) {
             Some((_, v)) => v.push(what),

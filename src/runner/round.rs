@@ -11,6 +11,9 @@ use super::journal::{Entry, RoundRecord};
 use super::writeback;
 use crate::Error;
 use crate::fs::Mounted;
+use crate::metrics::registry::{
+    AVAIL_BYTES, BW_MIB_S, BYTES, INODES_FREE, INODES_TOTAL, SCALING_FACTOR, SECONDS, SIZE_BYTES,
+};
 use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, WriteAccounting, step_seed};
 use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
 use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
@@ -160,7 +163,7 @@ impl Runner<'_> {
                     &setup.name,
                     "mkfs",
                     round,
-                    &Metric::new("seconds", "s", mkfs.seconds),
+                    &Metric::new(SECONDS, "s", mkfs.seconds),
                 ));
             }
             self.commit(rec, "mkfs", step)?;
@@ -289,14 +292,14 @@ impl Runner<'_> {
                     } else {
                         w.id.clone()
                     };
-                    if let Some(bw) = out.metrics.iter().find(|m| m.metric == "bw_mib_s") {
+                    if let Some(bw) = out.metrics.iter().find(|m| m.metric == BW_MIB_S) {
                         bandwidth.insert(w.id.clone(), bw.value);
                     }
                     if let Some(base) = &w.baseline
                         && let (Some(b), Some(x)) = (bandwidth.get(base), bandwidth.get(&w.id))
                         && *b > 0.0
                     {
-                        out.metrics.push(Metric::new("scaling_factor", "x", x / b));
+                        out.metrics.push(Metric::new(SCALING_FACTOR, "x", x / b));
                     }
                     for n in &out.notes {
                         step.notes.push(Warning {
@@ -423,13 +426,9 @@ impl Runner<'_> {
                 };
                 Ok(WorkloadOutput {
                     metrics: vec![
-                        Metric::new("seconds", "s", secs),
-                        Metric::new("bytes", "bytes", size as f64),
-                        Metric::new(
-                            "bw_mib_s",
-                            "MiB/s",
-                            size as f64 / 1048576.0 / secs.max(1e-9),
-                        ),
+                        Metric::new(SECONDS, "s", secs),
+                        Metric::new(BYTES, "bytes", size as f64),
+                        Metric::new(BW_MIB_S, "MiB/s", size as f64 / 1048576.0 / secs.max(1e-9)),
                     ],
                     notes,
                     ..Default::default()
@@ -723,10 +722,10 @@ fn usable_space(root: &Path) -> crate::Result<WorkloadOutput> {
     let f = s.f_frsize as f64;
     Ok(WorkloadOutput {
         metrics: vec![
-            Metric::new("size_bytes", "bytes", s.f_blocks as f64 * f),
-            Metric::new("avail_bytes", "bytes", s.f_bavail as f64 * f),
-            Metric::new("inodes_total", "count", s.f_files as f64),
-            Metric::new("inodes_free", "count", s.f_ffree as f64),
+            Metric::new(SIZE_BYTES, "bytes", s.f_blocks as f64 * f),
+            Metric::new(AVAIL_BYTES, "bytes", s.f_bavail as f64 * f),
+            Metric::new(INODES_TOTAL, "count", s.f_files as f64),
+            Metric::new(INODES_FREE, "count", s.f_ffree as f64),
         ],
         ..Default::default()
     })

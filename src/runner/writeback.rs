@@ -4,6 +4,10 @@
 
 use crate::measure::device::{BlockDevice, DeviceCounters};
 use crate::measure::{SettleRule, settle};
+use crate::metrics::registry::{
+    BYTES, DEVICE_BYTES_PER_FILE, DEVICE_BYTES_PER_FILE_TOTAL, DEVICE_WRITE_BYTES,
+    DEVICE_WRITE_BYTES_TOTAL, ENTRIES, WRITE_AMPLIFICATION, WRITE_AMPLIFICATION_TOTAL,
+};
 use crate::workload::{Metric, WorkloadOutput};
 use std::path::Path;
 
@@ -64,36 +68,32 @@ fn add_metrics(out: &mut WorkloadOutput, in_job: u64, total: u64) {
     };
     let has = |out: &WorkloadOutput, name: &str| get(out, name).is_some();
     let mut add = Vec::new();
-    if !has(out, "device_write_bytes") {
-        add.push(Metric::new("device_write_bytes", "bytes", in_job as f64));
+    if !has(out, DEVICE_WRITE_BYTES.as_str()) {
+        add.push(Metric::new(DEVICE_WRITE_BYTES, "bytes", in_job as f64));
     }
-    add.push(Metric::new(
-        "device_write_bytes_total",
-        "bytes",
-        total as f64,
-    ));
-    if let Some(logical) = get(out, "bytes").filter(|b| *b > 0.0) {
-        if !has(out, "write_amplification") {
+    add.push(Metric::new(DEVICE_WRITE_BYTES_TOTAL, "bytes", total as f64));
+    if let Some(logical) = get(out, BYTES.as_str()).filter(|b| *b > 0.0) {
+        if !has(out, WRITE_AMPLIFICATION.as_str()) {
             add.push(Metric::new(
-                "write_amplification",
+                WRITE_AMPLIFICATION,
                 "ratio",
                 in_job as f64 / logical,
             ));
         }
         add.push(Metric::new(
-            "write_amplification_total",
+            WRITE_AMPLIFICATION_TOTAL,
             "ratio",
             total as f64 / logical,
         ));
     }
-    if let Some(files) = get(out, "entries").filter(|n| *n > 0.0) {
+    if let Some(files) = get(out, ENTRIES.as_str()).filter(|n| *n > 0.0) {
         add.push(Metric::new(
-            "device_bytes_per_file",
+            DEVICE_BYTES_PER_FILE,
             "bytes",
             in_job as f64 / files,
         ));
         add.push(Metric::new(
-            "device_bytes_per_file_total",
+            DEVICE_BYTES_PER_FILE_TOTAL,
             "bytes",
             total as f64 / files,
         ));
@@ -109,8 +109,8 @@ mod tests {
     fn both_windows_per_byte_and_per_file() {
         let mut out = WorkloadOutput {
             metrics: vec![
-                Metric::new("bytes", "bytes", 1000.0),
-                Metric::new("entries", "files", 10.0),
+                Metric::new(BYTES, "bytes", 1000.0),
+                Metric::new(ENTRIES, "files", 10.0),
             ],
             ..Default::default()
         };
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn keeps_what_the_workload_measured_itself() {
         let mut out = WorkloadOutput {
-            metrics: vec![Metric::new("device_write_bytes", "bytes", 7.0)],
+            metrics: vec![Metric::new(DEVICE_WRITE_BYTES, "bytes", 7.0)],
             ..Default::default()
         };
         add_metrics(&mut out, 1500, 4000);

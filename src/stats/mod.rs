@@ -7,7 +7,7 @@
 //! metric moved between two results, against zero or a control's drift), [`student_t`] (the
 //! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
 //! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`metric`]
-//! (which direction is better, labels, formatting).
+//! (workload names; what a metric means is `crate::metrics`).
 
 pub mod change;
 pub mod descriptive;

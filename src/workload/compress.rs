@@ -11,6 +11,7 @@
 
 use super::{Metric, WorkloadOutput};
 use crate::host::command::{self, argv};
+use crate::metrics::registry::{BW_MIB_S, BYTES, COMPRESS_RATIO, SECONDS};
 use crate::{Error, Result};
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -85,12 +86,12 @@ fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<Workl
     let mut out = WorkloadOutput {
         metrics: vec![
             Metric::new(
-                "bw_mib_s",
+                BW_MIB_S,
                 "MiB/s",
                 spec.bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9),
             ),
-            Metric::new("seconds", "s", seconds),
-            Metric::new("bytes", "bytes", spec.bytes as f64),
+            Metric::new(SECONDS, "s", seconds),
+            Metric::new(BYTES, "bytes", spec.bytes as f64),
         ],
         ..Default::default()
     };
@@ -99,7 +100,7 @@ fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<Workl
         wait_zfs_settled(path)?;
     }
     match measure_ratio(fs, &path.to_string_lossy())? {
-        Some(r) => out.metrics.push(Metric::new("compress_ratio", "ratio", r)),
+        Some(r) => out.metrics.push(Metric::new(COMPRESS_RATIO, "ratio", r)),
         None => out
             .notes
             .push(format!("{fs} does not compress data; no ratio reported")),

@@ -10,6 +10,9 @@ use super::{Metric, WorkloadOutput};
 use crate::Error;
 use crate::engine::{DeviceReport, DirectionReport};
 use crate::fio::jobfile::{FioJob, native, render_phase};
+use crate::metrics::registry::{
+    BW_MIB_S, IOPS, PHASE_DEVICE_WRITE_BYTES, TRIM_BW_MIB_S, TRIM_IOPS, TRIM_LAT_P99_MS,
+};
 use std::path::Path;
 
 /// Run `jobs` (one phase, in file order) with their files in `dir`; `device` is the block
@@ -98,7 +101,7 @@ pub fn run_phase(
             let mut o = super::io::to_output(&report);
             add_trim(&mut o, &e.trim);
             if let (Some(dv), true) = (&delta, concurrent) {
-                o.metrics.push(Metric::new("phase_device_write_bytes", "bytes", dv.write_bytes as f64));
+                o.metrics.push(Metric::new(PHASE_DEVICE_WRITE_BYTES, "bytes", dv.write_bytes as f64));
                 o.notes.push(format!(
                     "ran concurrently with {}; device bytes are the phase's total (phase_device_write_bytes)",
                     jobs.iter()
@@ -119,22 +122,18 @@ fn add_trim(o: &mut WorkloadOutput, t: &DirectionReport) {
         return;
     }
     // A trim-only section moved no reads or writes: a 0 `iops` would read as "did nothing".
-    if !o
-        .metrics
-        .iter()
-        .any(|m| m.metric == "iops" && m.value > 0.0)
-    {
+    if !o.metrics.iter().any(|m| m.metric == IOPS && m.value > 0.0) {
         o.metrics
-            .retain(|m| m.metric != "iops" && m.metric != "bw_mib_s");
+            .retain(|m| m.metric != IOPS && m.metric != BW_MIB_S);
     }
-    o.metrics.push(Metric::new("trim_iops", "IOPS", t.iops));
+    o.metrics.push(Metric::new(TRIM_IOPS, "IOPS", t.iops));
     o.metrics.push(Metric::new(
-        "trim_bw_mib_s",
+        TRIM_BW_MIB_S,
         "MiB/s",
         t.bw_bytes / (1 << 20) as f64,
     ));
     o.metrics.push(Metric::new(
-        "trim_lat_p99_ms",
+        TRIM_LAT_P99_MS,
         "ms",
         t.lat_ns.p99 as f64 / 1e6,
     ));

@@ -4,6 +4,12 @@
 use super::{Metric, WorkloadContext, WorkloadOutput};
 use crate::engine::{self, IoReport, JobSpec};
 use crate::measure::LatencyHistogram;
+use crate::metrics::MetricId;
+use crate::metrics::registry::{
+    BW_MIB_S, CPU_UTIL, DEVICE_WRITE_BYTES, DEVICE_WRITE_BYTES_TOTAL, FSYNCS, IOPS, LAT_P50_MS,
+    LAT_P99_9_MS, LAT_P99_MS, READ_IOPS, STALLS, STEADY_AT_S, STEADY_REACHED, WRITE_AMPLIFICATION,
+    WRITE_AMPLIFICATION_TOTAL, WRITE_IOPS,
+};
 
 /// Run `spec` in `ctx`: a relative filename lives in `ctx.dir`, the device defaults to
 /// `ctx.device`, the seed to `ctx.seed`.
@@ -33,13 +39,13 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     let mut out = WorkloadOutput::default();
     let (r, w) = (&report.read, &report.write);
     let m = &mut out.metrics;
-    m.push(Metric::new("iops", "IOPS", r.iops + w.iops));
+    m.push(Metric::new(IOPS, "IOPS", r.iops + w.iops));
     if r.ios > 0 && w.ios > 0 {
-        m.push(Metric::new("read_iops", "IOPS", r.iops));
-        m.push(Metric::new("write_iops", "IOPS", w.iops));
+        m.push(Metric::new(READ_IOPS, "IOPS", r.iops));
+        m.push(Metric::new(WRITE_IOPS, "IOPS", w.iops));
     }
     m.push(Metric::new(
-        "bw_mib_s",
+        BW_MIB_S,
         "MiB/s",
         (r.bw_bytes + w.bw_bytes) / (1 << 20) as f64,
     ));
@@ -47,17 +53,17 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     all.merge(&histogram(w));
     if all.count() > 0 {
         m.push(Metric::new(
-            "lat_p50_ms",
+            LAT_P50_MS,
             "ms",
             all.quantile(0.50) as f64 / 1e6,
         ));
         m.push(Metric::new(
-            "lat_p99_ms",
+            LAT_P99_MS,
             "ms",
             all.quantile(0.99) as f64 / 1e6,
         ));
         m.push(Metric::new(
-            "lat_p99_9_ms",
+            LAT_P99_9_MS,
             "ms",
             all.quantile(0.999) as f64 / 1e6,
         ));
@@ -65,15 +71,15 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
         // No histogram (a report parsed from fio or an older fsbench): use the reported
         // percentiles of the direction that did most of the I/O.
         let d = if w.ios > r.ios { &w.lat_ns } else { &r.lat_ns };
-        m.push(Metric::new("lat_p50_ms", "ms", d.p50 as f64 / 1e6));
-        m.push(Metric::new("lat_p99_ms", "ms", d.p99 as f64 / 1e6));
-        m.push(Metric::new("lat_p99_9_ms", "ms", d.p99_9 as f64 / 1e6));
+        m.push(Metric::new(LAT_P50_MS, "ms", d.p50 as f64 / 1e6));
+        m.push(Metric::new(LAT_P99_MS, "ms", d.p99 as f64 / 1e6));
+        m.push(Metric::new(LAT_P99_9_MS, "ms", d.p99_9 as f64 / 1e6));
     }
     if r.ios > 0 && w.ios > 0 {
         // A mix (randrw70) is read per side too, as seed 000 reports its 70/30 job.
         for (side, d) in [("read", r), ("write", w)] {
             m.push(Metric::new(
-                &format!("{side}_bw_mib_s"),
+                MetricId::registered(&format!("{side}_bw_mib_s")),
                 "MiB/s",
                 d.bw_bytes / (1 << 20) as f64,
             ));
@@ -87,17 +93,17 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
                     / 1e6
             };
             m.push(Metric::new(
-                &format!("{side}_lat_p50_ms"),
+                MetricId::registered(&format!("{side}_lat_p50_ms")),
                 "ms",
                 q(0.50, d.lat_ns.p50),
             ));
             m.push(Metric::new(
-                &format!("{side}_lat_p99_ms"),
+                MetricId::registered(&format!("{side}_lat_p99_ms")),
                 "ms",
                 q(0.99, d.lat_ns.p99),
             ));
             m.push(Metric::new(
-                &format!("{side}_lat_p99_9_ms"),
+                MetricId::registered(&format!("{side}_lat_p99_9_ms")),
                 "ms",
                 q(0.999, d.lat_ns.p99_9),
             ));
@@ -105,32 +111,32 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     }
     if report.runtime_s > 0.0 {
         m.push(Metric::new(
-            "cpu_util",
+            CPU_UTIL,
             "%",
             100.0 * (report.cpu.user_s + report.cpu.sys_s) / report.runtime_s,
         ));
     }
     if let Some(d) = &report.device {
         m.push(Metric::new(
-            "device_write_bytes",
+            DEVICE_WRITE_BYTES,
             "bytes",
             d.write_bytes as f64,
         ));
         if let Some(wa) = d.write_amplification {
-            m.push(Metric::new("write_amplification", "ratio", wa));
+            m.push(Metric::new(WRITE_AMPLIFICATION, "ratio", wa));
         }
         if let Some(t) = d.write_bytes_total {
-            m.push(Metric::new("device_write_bytes_total", "bytes", t as f64));
+            m.push(Metric::new(DEVICE_WRITE_BYTES_TOTAL, "bytes", t as f64));
         }
         if let Some(wa) = d.write_amplification_total {
-            m.push(Metric::new("write_amplification_total", "ratio", wa));
+            m.push(Metric::new(WRITE_AMPLIFICATION_TOTAL, "ratio", wa));
         }
         if let Some(n) = &d.settle_note {
             out.notes.push(n.clone());
         }
     }
     if report.fsyncs > 0 {
-        m.push(Metric::new("fsyncs", "count", report.fsyncs as f64));
+        m.push(Metric::new(FSYNCS, "count", report.fsyncs as f64));
     }
     if r.ios > 0 {
         out.histograms.push(("read".into(), histogram(r)));
@@ -141,7 +147,7 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     if !report.iops_series.is_empty() {
         out.series.push(("iops".into(), report.iops_series.clone()));
         m.push(Metric::new(
-            "stalls",
+            STALLS,
             "s",
             crate::measure::stalls(&report.iops_series) as f64,
         ));
@@ -152,12 +158,12 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
             &crate::measure::steady::SteadyCriteria::default(),
         );
         m.push(Metric::new(
-            "steady_reached",
+            STEADY_REACHED,
             "bool",
             f64::from(u8::from(at.is_some())),
         ));
         if let Some(at) = at {
-            m.push(Metric::new("steady_at_s", "s", at as f64));
+            m.push(Metric::new(STEADY_AT_S, "s", at as f64));
         }
     }
     for (name, v) in [

@@ -8,6 +8,7 @@
 use super::{Metric, WorkloadOutput};
 use crate::engine::{IoReport, JobSpec};
 use crate::host::cgroup::MemoryCgroup;
+use crate::metrics::registry::{MEMORY_CAP_BYTES, PEAK_MEMORY_BYTES};
 use crate::{Error, Result};
 
 use crate::host::command::OnCancel;
@@ -112,10 +113,10 @@ pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<Workloa
     let report = parse_report(&stdout).map_err(|e| Error::tool(&shown, e))?;
     let mut out = crate::workload::io::to_output(&report);
     out.metrics
-        .push(Metric::new("memory_cap_bytes", "bytes", cap_bytes as f64));
+        .push(Metric::new(MEMORY_CAP_BYTES, "bytes", cap_bytes as f64));
     if let Some(p) = peak {
         out.metrics
-            .push(Metric::new("peak_memory_bytes", "bytes", p as f64));
+            .push(Metric::new(PEAK_MEMORY_BYTES, "bytes", p as f64));
     }
     out.notes.push(format!(
         "ran in cgroup {} ({}) capped at {}",

@@ -5,12 +5,13 @@
 //! series. The runner turns them into `results.json` samples for its (setup, workload, round).
 
 use crate::measure::LatencyHistogram;
+use crate::metrics::MetricId;
 use std::path::Path;
 
 /// One measured value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    /// Metric name (`iops`, `seconds`, `lat_p99_ms`…; docs/design-notes.md lists them).
+    /// Metric id (`iops`, `seconds`, `lat_p99_ms`…; `metrics::registry` declares them).
     pub metric: String,
     /// Unit (`IOPS`, `s`, `ms`, `MiB/s`, `bytes`, `files/s`, `bool`…).
     pub unit: String,
@@ -19,10 +20,10 @@ pub struct Metric {
 }
 
 impl Metric {
-    /// Build a metric.
-    pub fn new(metric: &str, unit: &str, value: f64) -> Self {
+    /// Build a metric from its registered id ([`crate::metrics::registry`]).
+    pub fn new(metric: MetricId, unit: &str, value: f64) -> Self {
         Metric {
-            metric: metric.to_string(),
+            metric: metric.as_str().to_string(),
             unit: unit.to_string(),
             value,
         }

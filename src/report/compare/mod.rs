@@ -19,9 +19,10 @@ pub mod split;
 pub use html::render_html;
 pub use render::{render_json, render_markdown, render_text};
 
+use crate::metrics;
 use crate::results::Results;
 use crate::stats::change::{self, ALPHA, Judgement};
-use crate::stats::{descriptive, fdr, judged, metric};
+use crate::stats::{descriptive, fdr, judged};
 use provenance::Timing;
 use serde::Serialize;
 
@@ -114,6 +115,9 @@ pub struct CompareRow {
     pub unit: String,
     /// Judged or control.
     pub role: Role,
+    /// The metric's role in this workload (from the metric registry and the job's block
+    /// size); `None` when the registry does not know the id.
+    pub metric_role: Option<judged::Role>,
     /// Rounds in A.
     pub n_a: usize,
     /// Rounds in B.
@@ -320,7 +324,16 @@ pub fn compare(
                     .iter()
                     .map(|(x, y)| (x.as_slice(), y.as_slice()))
                     .collect();
-                rows.push(row(setup, w, &m, &unit, role, &va, &vb, &ctl_refs));
+                let metric_role = metrics::lookup(&m).map(|_| judged::role_in(a, w, &m));
+                rows.push(row(
+                    setup,
+                    w,
+                    (&m, &unit, metric_role),
+                    role,
+                    &va,
+                    &vb,
+                    &ctl_refs,
+                ));
             }
         }
     }
@@ -456,8 +469,7 @@ fn metrics_of(r: &Results, setup: &str, workload: &str) -> Vec<(String, String)>
 fn row(
     setup: &str,
     workload: &str,
-    m: &str,
-    unit: &str,
+    (m, unit, metric_role): (&str, &str, Option<judged::Role>),
     role: Role,
     va: &[f64],
     vb: &[f64],
@@ -488,7 +500,7 @@ fn row(
         } else {
             Verdict::Differs
         }
-    } else if let Some(reason) = judged::why_not_judged(m) {
+    } else if let Some(reason) = judged::why_not(metric_role) {
         Verdict::NotJudged { reason }
     } else if va.len() < change::MIN_ROUNDS || vb.len() < change::MIN_ROUNDS {
         Verdict::TooFewRounds
@@ -511,6 +523,7 @@ fn row(
         metric: m.into(),
         unit: unit.into(),
         role,
+        metric_role,
         n_a: va.len(),
         n_b: vb.len(),
         median_a: ma,
@@ -560,13 +573,13 @@ fn decide(rows: &mut [CompareRow], role: Role) -> Family {
             continue;
         }
         fam.flagged += 1;
-        r.verdict = match (role, metric::direction(&r.metric)) {
+        r.verdict = match (role, metrics::direction(&r.metric)) {
             (Role::Control, _) => Verdict::Drifted,
-            (Role::Tested, metric::Direction::Neutral) => Verdict::Changed,
+            (Role::Tested, metrics::Direction::Neutral) => Verdict::Changed,
             (Role::Tested, d) => {
                 // The test's sign decides (beyond drift when there is a control), not the medians.
                 let up = mv.pct > 0.0;
-                if (d == metric::Direction::HigherIsBetter) == up {
+                if (d == metrics::Direction::HigherIsBetter) == up {
                     Verdict::Better
                 } else {
                     Verdict::Worse

@@ -3,9 +3,9 @@
 
 use super::provenance::{Timing, human_duration};
 use super::{CompareRow, Comparison, ControlChoice, Family, Role, Verdict};
+use crate::metrics as metric;
 use crate::stats::change::POWER;
-use crate::stats::judged::{self, Role as MetricRole};
-use crate::stats::metric;
+use crate::stats::judged::Role as MetricRole;
 use std::fmt::Write;
 
 fn pct(x: f64) -> String {
@@ -50,7 +50,7 @@ fn verdict_text(r: &CompareRow) -> String {
         Verdict::NoChange => "no significant change".into(),
         Verdict::Drifted => "drifted (control)".into(),
         Verdict::Steady => "steady (control)".into(),
-        Verdict::NotJudged { .. } => match judged::role(&r.metric) {
+        Verdict::NotJudged { .. } => match r.metric_role {
             Some(MetricRole::Derived(_)) => "not judged (derived)".into(),
             Some(MetricRole::Fact) => "not judged (fixed fact)".into(),
             _ => "not judged (unknown metric)".into(),
@@ -87,8 +87,8 @@ pub(super) fn table(c: &Comparison) -> (Vec<&'static str>, Vec<Vec<String>>) {
                     r.setup.clone()
                 },
                 format!("{} {}", r.workload, r.metric),
-                metric::format_value(r.median_a, &r.unit),
-                metric::format_value(r.median_b, &r.unit),
+                metric::format_value(&r.metric, r.median_a, &r.unit),
+                metric::format_value(&r.metric, r.median_b, &r.unit),
                 pct(r.delta_pct),
             ];
             if ctl {

@@ -8,6 +8,7 @@
 
 use super::smallfiles::{create_file, payload};
 use super::{Metric, WorkloadOutput, open_dir, remove};
+use crate::metrics::registry::{BYTES, ENTRIES, OPS_PER_S, SECONDS};
 use crate::{Error, Result, cancel};
 use rustix::fs::{Mode, OFlags};
 use std::path::Path;
@@ -147,11 +148,11 @@ pub fn fsmark(dir: &Path, spec: &FsmarkSpec) -> Result<WorkloadOutput> {
     }
     Ok(WorkloadOutput {
         metrics: vec![
-            Metric::new("seconds", "s", secs),
-            Metric::new("entries", "files", made as f64),
+            Metric::new(SECONDS, "s", secs),
+            Metric::new(ENTRIES, "files", made as f64),
             // Data written, so device bytes can be read as write amplification.
-            Metric::new("bytes", "bytes", (made * spec.size) as f64),
-            Metric::new("ops_per_s", "files/s", made as f64 / secs.max(1e-9)),
+            Metric::new(BYTES, "bytes", (made * spec.size) as f64),
+            Metric::new(OPS_PER_S, "files/s", made as f64 / secs.max(1e-9)),
         ],
         notes: vec![format!(
             "fsmark: {} threads, {} files of {} bytes each, fsync {}",

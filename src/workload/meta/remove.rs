@@ -7,6 +7,7 @@
 
 use super::walk::{list, open_subdir};
 use super::{Metric, WorkloadOutput, open_dir, pool, syncfs};
+use crate::metrics::registry::{ENTRIES, OPS_PER_S, SECONDS};
 use crate::{Error, Result, cancel};
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, FileType};
@@ -137,9 +138,9 @@ pub fn rm_tree_checked(
     }
     Ok(WorkloadOutput {
         metrics: vec![
-            Metric::new("seconds", "s", secs),
-            Metric::new("entries", "entries", removed as f64),
-            Metric::new("ops_per_s", "entries/s", removed as f64 / secs.max(1e-9)),
+            Metric::new(SECONDS, "s", secs),
+            Metric::new(ENTRIES, "entries", removed as f64),
+            Metric::new(OPS_PER_S, "entries/s", removed as f64 / secs.max(1e-9)),
         ],
         ..Default::default()
     })

@@ -8,6 +8,10 @@
 
 use super::walk::{list, open_subdir};
 use super::{Metric, WorkloadOutput, drop_caches_or_note, open_dir, remove, syncfs};
+use crate::metrics::registry::{
+    BYTES, CREATE_FILES_PER_S, CREATE_SECONDS, ENTRIES, READ_FILES_PER_S, READ_SECONDS,
+    SYNC_SECONDS,
+};
 use crate::{Error, Result, cancel};
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::{AsFd, OwnedFd};
@@ -167,13 +171,13 @@ fn run(root: &Path, spec: &SmallFilesSpec) -> Result<WorkloadOutput> {
     }
     let n = files as f64;
     out.metrics = vec![
-        Metric::new("create_seconds", "s", create),
-        Metric::new("create_files_per_s", "files/s", n / create.max(1e-9)),
-        Metric::new("sync_seconds", "s", sync),
-        Metric::new("read_seconds", "s", read),
-        Metric::new("read_files_per_s", "files/s", n / read.max(1e-9)),
-        Metric::new("entries", "files", n),
-        Metric::new("bytes", "bytes", bytes as f64),
+        Metric::new(CREATE_SECONDS, "s", create),
+        Metric::new(CREATE_FILES_PER_S, "files/s", n / create.max(1e-9)),
+        Metric::new(SYNC_SECONDS, "s", sync),
+        Metric::new(READ_SECONDS, "s", read),
+        Metric::new(READ_FILES_PER_S, "files/s", n / read.max(1e-9)),
+        Metric::new(ENTRIES, "files", n),
+        Metric::new(BYTES, "bytes", bytes as f64),
     ];
     Ok(out)
 }

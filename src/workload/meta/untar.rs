@@ -10,6 +10,7 @@
 
 use super::corpus::{Corpus, Kind, Source, classify};
 use super::{Metric, WorkloadOutput, open_dir, syncfs, walk};
+use crate::metrics::registry::{BYTES, ENTRIES, OPS_PER_S, SECONDS};
 use crate::{Error, Result, cancel};
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -353,10 +354,10 @@ fn untar_into(corpus: &Corpus, dest: &Path, threads: usize) -> Result<WorkloadOu
         ));
     }
     out.metrics = vec![
-        Metric::new("seconds", "s", secs),
-        Metric::new("entries", "entries", entries as f64),
-        Metric::new("bytes", "bytes", bytes as f64),
-        Metric::new("ops_per_s", "entries/s", entries as f64 / secs.max(1e-9)),
+        Metric::new(SECONDS, "s", secs),
+        Metric::new(ENTRIES, "entries", entries as f64),
+        Metric::new(BYTES, "bytes", bytes as f64),
+        Metric::new(OPS_PER_S, "entries/s", entries as f64 / secs.max(1e-9)),
     ];
     Ok(out)
 }
@@ -384,7 +385,7 @@ mod tests {
         .unwrap();
         let d = tempfile::tempdir().unwrap();
         let out = untar(&c, &d.path().join("t"), 2).unwrap();
-        let entries = out.metrics.iter().find(|m| m.metric == "entries").unwrap();
+        let entries = out.metrics.iter().find(|m| m.metric == ENTRIES).unwrap();
         assert_eq!(entries.value as u64, c.entries());
     }
 

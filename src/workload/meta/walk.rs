@@ -8,6 +8,7 @@
 //! and subdirectories are opened with `openat(O_NOFOLLOW)`: no path is resolved twice.
 
 use super::{Metric, WorkloadOutput, drop_caches_or_note, pool};
+use crate::metrics::registry::{ENTRIES, OPS_PER_S, SECONDS};
 use crate::{Error, Result, cancel};
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
@@ -157,9 +158,9 @@ pub fn find_cold(
         ));
     }
     out.metrics = vec![
-        Metric::new("seconds", "s", secs),
-        Metric::new("entries", "entries", entries as f64),
-        Metric::new("ops_per_s", "entries/s", entries as f64 / secs.max(1e-9)),
+        Metric::new(SECONDS, "s", secs),
+        Metric::new(ENTRIES, "entries", entries as f64),
+        Metric::new(OPS_PER_S, "entries/s", entries as f64 / secs.max(1e-9)),
     ];
     Ok(out)
 }

@@ -25,6 +25,11 @@ pub mod settings;
 use super::{Metric, WorkloadContext, WorkloadOutput};
 use crate::host::command::{self, OnCancel};
 use crate::measure::CpuSnapshot;
+use crate::metrics::registry::{
+    CPU_CLIENT_S, CPU_SERVER_S, DATA_BYTES, DEVICE_WRITE_BYTES, FAILED_TRANSACTIONS, INIT_SECONDS,
+    LAT_MEAN_MS, LAT_P50_MS, LAT_P95_MS, LAT_P99_MS, SYSTEM_CPU_UTIL, TPS, TRANSACTIONS, WAL_BYTES,
+    WRITE_AMPLIFICATION,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use server::{Binaries, PgServer, ServerConfig};
@@ -362,44 +367,44 @@ fn measure(
     let data = after.buffers_written.saturating_sub(before.buffers_written) * block_size;
     let usage = before.cpu.usage_until(&after.cpu);
     let mut metrics = vec![
-        Metric::new("tps", "tx/s", tps),
+        Metric::new(TPS, "tx/s", tps),
         Metric::new(
-            "transactions",
+            TRANSACTIONS,
             "count",
             summary.transactions.unwrap_or(log.latency.count()) as f64,
         ),
         Metric::new(
-            "failed_transactions",
+            FAILED_TRANSACTIONS,
             "count",
             summary.failed.unwrap_or(log.failed) as f64,
         ),
-        Metric::new("lat_mean_ms", "ms", log.latency.mean() / 1e6),
-        Metric::new("lat_p50_ms", "ms", ms(log.latency.quantile(0.50))),
-        Metric::new("lat_p95_ms", "ms", ms(log.latency.quantile(0.95))),
-        Metric::new("lat_p99_ms", "ms", ms(log.latency.quantile(0.99))),
-        Metric::new("init_seconds", "s", init.seconds),
-        Metric::new("wal_bytes", "bytes", wal as f64),
-        Metric::new("data_bytes", "bytes", data as f64),
+        Metric::new(LAT_MEAN_MS, "ms", log.latency.mean() / 1e6),
+        Metric::new(LAT_P50_MS, "ms", ms(log.latency.quantile(0.50))),
+        Metric::new(LAT_P95_MS, "ms", ms(log.latency.quantile(0.95))),
+        Metric::new(LAT_P99_MS, "ms", ms(log.latency.quantile(0.99))),
+        Metric::new(INIT_SECONDS, "s", init.seconds),
+        Metric::new(WAL_BYTES, "bytes", wal as f64),
+        Metric::new(DATA_BYTES, "bytes", data as f64),
         Metric::new(
-            "cpu_server_s",
+            CPU_SERVER_S,
             "s",
             (after.server_cpu_s - before.server_cpu_s).max(0.0),
         ),
         Metric::new(
-            "cpu_client_s",
+            CPU_CLIENT_S,
             "s",
             (after.children_cpu_s - before.children_cpu_s).max(0.0),
         ),
-        Metric::new("system_cpu_util", "%", 100.0 * usage.system_util),
+        Metric::new(SYSTEM_CPU_UTIL, "%", 100.0 * usage.system_util),
     ];
     let mut notes = Vec::new();
     match (before.device_write, after.device_write) {
         (Some(b), Some(a)) => {
             let dev = a.saturating_sub(b);
-            metrics.push(Metric::new("device_write_bytes", "bytes", dev as f64));
+            metrics.push(Metric::new(DEVICE_WRITE_BYTES, "bytes", dev as f64));
             if wal + data > 0 {
                 metrics.push(Metric::new(
-                    "write_amplification",
+                    WRITE_AMPLIFICATION,
                     "x",
                     dev as f64 / (wal + data) as f64,
                 ));

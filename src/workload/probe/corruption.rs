@@ -12,6 +12,7 @@
 //! logical addresses there and zfs-fuse reports no extents at all.
 
 use super::{ProbeFs, ProbeOptions, supported, sys};
+use crate::metrics::registry::{DETECTED, INTACT};
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -84,8 +85,8 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
     };
     Ok(WorkloadOutput {
         metrics: vec![
-            supported("detected", detected),
-            Metric::new("intact", "bool", 0.0),
+            supported(DETECTED, detected),
+            Metric::new(INTACT, "bool", 0.0),
         ],
         notes,
         ..Default::default()

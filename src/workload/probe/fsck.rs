@@ -7,6 +7,7 @@
 
 use super::{ProbeFs, ProbeOptions, supported};
 use crate::host::command::{self, argv};
+use crate::metrics::registry::{CLEAN, SECONDS, SUPPORTED};
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::io::Write;
@@ -61,9 +62,9 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
     }
     Ok(WorkloadOutput {
         metrics: vec![
-            supported("supported", true),
-            Metric::new("seconds", "s", seconds),
-            supported("clean", clean),
+            supported(SUPPORTED, true),
+            Metric::new(SECONDS, "s", seconds),
+            supported(CLEAN, clean),
         ],
         notes,
         ..Default::default()

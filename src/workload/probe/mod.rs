@@ -16,6 +16,8 @@ pub mod sys;
 use super::{Metric, WorkloadOutput};
 use crate::fs::{Filesystem, Mounted};
 use crate::host::command;
+use crate::metrics::MetricId;
+use crate::metrics::registry::SUPPORTED;
 use crate::plan::SetupSpec;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -423,14 +425,14 @@ fn format_seconds(s: f64) -> String {
 }
 
 /// `supported` metric (1/0).
-pub(crate) fn supported(name: &str, yes: bool) -> Metric {
-    Metric::new(name, "bool", if yes { 1.0 } else { 0.0 })
+pub(crate) fn supported(id: MetricId, yes: bool) -> Metric {
+    Metric::new(id, "bool", if yes { 1.0 } else { 0.0 })
 }
 
 /// Output for a probe the filesystem cannot do at all.
 pub(crate) fn unsupported(note: impl Into<String>) -> WorkloadOutput {
     WorkloadOutput {
-        metrics: vec![supported("supported", false)],
+        metrics: vec![supported(SUPPORTED, false)],
         notes: vec![note.into()],
         ..Default::default()
     }

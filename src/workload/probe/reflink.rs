@@ -3,6 +3,7 @@
 
 use super::supported;
 use super::sys::{self, CloneOutcome};
+use crate::metrics::registry::{BYTES, SECONDS, SUPPORTED};
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -50,9 +51,9 @@ fn clone_and_check(
             verify_same(src_path, dst_path, bytes)?;
             let mut out = WorkloadOutput {
                 metrics: vec![
-                    supported("supported", true),
-                    Metric::new("seconds", "s", seconds),
-                    Metric::new("bytes", "bytes", bytes as f64),
+                    supported(SUPPORTED, true),
+                    Metric::new(SECONDS, "s", seconds),
+                    Metric::new(BYTES, "bytes", bytes as f64),
                 ],
                 ..Default::default()
             };

@@ -8,6 +8,7 @@
 
 use super::{ProbeFs, ProbeOptions, supported, sys};
 use crate::host::command::{self, argv};
+use crate::metrics::MetricId;
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::path::Path;
@@ -32,19 +33,28 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
 fn record(out: &mut WorkloadOutput, dir: &str, step: Result<Step>) {
     match step {
         Ok(s) => {
-            out.metrics
-                .push(supported(&format!("{dir}_supported"), s.changed));
+            out.metrics.push(supported(
+                MetricId::registered(&format!("{dir}_supported")),
+                s.changed,
+            ));
             if s.changed {
-                out.metrics
-                    .push(Metric::new(&format!("{dir}_seconds"), "s", s.seconds));
-                out.metrics
-                    .push(supported(&format!("{dir}_online"), s.online));
+                out.metrics.push(Metric::new(
+                    MetricId::registered(&format!("{dir}_seconds")),
+                    "s",
+                    s.seconds,
+                ));
+                out.metrics.push(supported(
+                    MetricId::registered(&format!("{dir}_online")),
+                    s.online,
+                ));
             }
             out.notes.push(s.note);
         }
         Err(e) => {
-            out.metrics
-                .push(supported(&format!("{dir}_supported"), false));
+            out.metrics.push(supported(
+                MetricId::registered(&format!("{dir}_supported")),
+                false,
+            ));
             out.notes.push(format!("{dir} failed: {e}"));
         }
     }

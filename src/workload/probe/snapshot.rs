@@ -6,6 +6,7 @@
 
 use super::{ProbeFs, ProbeOptions, supported};
 use crate::host::command;
+use crate::metrics::registry::{SECONDS, SUPPORTED};
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::path::Path;
@@ -95,8 +96,8 @@ fn zfs(mnt: &Path, dataset: &str, opts: &ProbeOptions) -> Result<WorkloadOutput>
 fn done(seconds: f64) -> WorkloadOutput {
     WorkloadOutput {
         metrics: vec![
-            supported("supported", true),
-            Metric::new("seconds", "s", seconds),
+            supported(SUPPORTED, true),
+            Metric::new(SECONDS, "s", seconds),
         ],
         notes: vec![format!(
             "snapshot of {DATA_FILES} files × {} KiB",

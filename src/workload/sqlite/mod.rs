@@ -23,6 +23,10 @@ pub mod vfs;
 use super::{Metric, WorkloadContext, WorkloadOutput};
 use crate::engine::rng::Xoshiro;
 use crate::measure::LatencyHistogram;
+use crate::metrics::registry::{
+    DEVICE_FLUSHES, DEVICE_WRITE_BYTES, DIR_FSYNCS, FSYNCS, FSYNCS_PER_TX, LAT_MEAN_MS, LAT_P50_MS,
+    LAT_P95_MS, LAT_P99_MS, SECONDS, TX_PER_S,
+};
 use crate::{Error, Result};
 use rusqlite::{Connection, OpenFlags, params};
 use serde::{Deserialize, Serialize};
@@ -208,15 +212,15 @@ fn measure(
     let ms = |ns: u64| ns as f64 / 1e6;
     let n = f64::from(p.transactions);
     let mut metrics = vec![
-        Metric::new("tx_per_s", "tx/s", n / seconds.max(1e-9)),
-        Metric::new("lat_mean_ms", "ms", hist.mean() / 1e6),
-        Metric::new("lat_p50_ms", "ms", ms(hist.quantile(0.50))),
-        Metric::new("lat_p95_ms", "ms", ms(hist.quantile(0.95))),
-        Metric::new("lat_p99_ms", "ms", ms(hist.quantile(0.99))),
-        Metric::new("seconds", "s", seconds),
-        Metric::new("fsyncs", "count", syncs.syncs as f64),
-        Metric::new("fsyncs_per_tx", "count", syncs.syncs as f64 / n),
-        Metric::new("dir_fsyncs", "count", syncs.dir_syncs as f64),
+        Metric::new(TX_PER_S, "tx/s", n / seconds.max(1e-9)),
+        Metric::new(LAT_MEAN_MS, "ms", hist.mean() / 1e6),
+        Metric::new(LAT_P50_MS, "ms", ms(hist.quantile(0.50))),
+        Metric::new(LAT_P95_MS, "ms", ms(hist.quantile(0.95))),
+        Metric::new(LAT_P99_MS, "ms", ms(hist.quantile(0.99))),
+        Metric::new(SECONDS, "s", seconds),
+        Metric::new(FSYNCS, "count", syncs.syncs as f64),
+        Metric::new(FSYNCS_PER_TX, "count", syncs.syncs as f64 / n),
+        Metric::new(DIR_FSYNCS, "count", syncs.dir_syncs as f64),
     ];
     let mut notes = vec![format!(
         "SQLite {} (system library), journal_mode={}, synchronous=FULL",
@@ -226,11 +230,11 @@ fn measure(
     match dev {
         Some(d) => {
             metrics.push(Metric::new(
-                "device_write_bytes",
+                DEVICE_WRITE_BYTES,
                 "bytes",
                 d.write_bytes as f64,
             ));
-            metrics.push(Metric::new("device_flushes", "count", d.flushes as f64));
+            metrics.push(Metric::new(DEVICE_FLUSHES, "count", d.flushes as f64));
         }
         None => notes.push(format!(
             "no block device counters for {}: device bytes are not reported",

@@ -1,0 +1,225 @@
+//! The table: every metric fsbench records, once. Add a metric here (one line) and emit its
+//! constant; docs/ARCHITECTURE.md ("A metric") has the recipe.
+//!
+//! Each line reads `CONST: "json id", "unit", Class, "label"` followed by what differs from the
+//! class's defaults: a throughput or capacity is better higher, a latency, time or cost lower,
+//! a capability is yes/no and better yes, a fact is never ranked; everything but a fact is
+//! judged by `compare` unless marked `.derived(why)`.
+
+use super::{Class, Direction, Format, MetricDef, MetricId, Role};
+
+/// Why bandwidth is not judged in a small-block job.
+pub const BW_FROM_IOPS: &str = "IOPS × block size, which is judged instead";
+/// Why IOPS is not judged in a large-block job.
+pub const IOPS_FROM_BW: &str = "MiB/s / block size; at this block size MiB/s is judged instead";
+/// Why a size-based step's time is not judged beside its bandwidth.
+pub const SECONDS_FROM_BW: &str = "the size divided by the bandwidth, which is judged instead";
+/// Why a fixed count per second is not judged beside its time.
+pub const RATE: &str = "a fixed count divided by the time, which is judged instead";
+const AMOUNT: &str = "the amount the job wrote (less when a time-based job ran slower); \
+                      write_amplification is judged instead";
+const RUN: &str = "the job's rate × its runtime";
+
+const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) -> MetricDef {
+    let direction = match class {
+        Class::Throughput | Class::Capacity | Class::Capability => Direction::HigherIsBetter,
+        Class::Latency | Class::Time | Class::Cost => Direction::LowerIsBetter,
+        Class::Fact => Direction::Neutral,
+    };
+    let (role, format) = match class {
+        Class::Fact => (Role::Fact, Format::Number),
+        Class::Capability => (Role::Measured, Format::YesNo),
+        _ => (Role::Measured, Format::Number),
+    };
+    MetricDef {
+        id,
+        unit,
+        label,
+        class,
+        direction,
+        role,
+        headline: false,
+        format,
+    }
+}
+
+impl MetricDef {
+    /// A row of its table (and a headline candidate), not of "More metrics".
+    const fn headline(self) -> Self {
+        Self {
+            headline: true,
+            ..self
+        }
+    }
+    /// Follows from another metric of the job: shown, not judged.
+    const fn derived(self, why: &'static str) -> Self {
+        Self {
+            role: Role::Derived(why),
+            ..self
+        }
+    }
+    /// Ranked across setups but fixed by mkfs: `compare` does not judge it.
+    const fn fixed(self) -> Self {
+        Self {
+            role: Role::Fact,
+            ..self
+        }
+    }
+    /// Never ranked (a yes/no that is neither good nor bad).
+    const fn neutral(self) -> Self {
+        Self {
+            direction: Direction::Neutral,
+            role: Role::Fact,
+            ..self
+        }
+    }
+    const fn bytes(self) -> Self {
+        Self {
+            format: Format::Bytes,
+            ..self
+        }
+    }
+    const fn limit(self) -> Self {
+        Self {
+            format: Format::Limit,
+            ..self
+        }
+    }
+}
+
+/// Declares each id constant and the registry from one list, so neither can miss the other.
+macro_rules! metrics {
+    ($($name:ident: $id:literal, $unit:literal, $class:ident, $label:literal $(. $modifier:ident ($($arg:expr),*))* ;)*) => {
+        $(
+            #[doc = concat!("`", $id, "`: ", $label, " (", $unit, ").")]
+            pub const $name: MetricId = MetricId($id);
+        )*
+        /// Every registered metric, in display order (the order also breaks ties between
+        /// metrics that could decide a workload).
+        pub const REGISTRY: &[MetricDef] = &[
+            $( m($name, $unit, Class::$class, $label) $(. $modifier($($arg),*))* , )*
+        ];
+    };
+}
+
+metrics! {
+    // Throughput of I/O jobs (workload::io, the fio backend, job files).
+    IOPS: "iops", "IOPS", Throughput, "IOPS" .headline();
+    READ_IOPS: "read_iops", "IOPS", Throughput, "read IOPS" .headline();
+    WRITE_IOPS: "write_iops", "IOPS", Throughput, "write IOPS" .headline();
+    TRIM_IOPS: "trim_iops", "IOPS", Throughput, "trim IOPS";
+    OPS_PER_S: "ops_per_s", "ops/s", Throughput, "ops/s" .headline() .derived(RATE);
+    TPS: "tps", "tx/s", Throughput, "TPS" .headline();
+    TX_PER_S: "tx_per_s", "tx/s", Throughput, "transactions/s" .headline();
+    BW_MIB_S: "bw_mib_s", "MiB/s", Throughput, "bandwidth" .headline() .derived(BW_FROM_IOPS);
+    READ_BW_MIB_S: "read_bw_mib_s", "MiB/s", Throughput, "read bandwidth" .headline() .derived(BW_FROM_IOPS);
+    WRITE_BW_MIB_S: "write_bw_mib_s", "MiB/s", Throughput, "write bandwidth" .headline() .derived(BW_FROM_IOPS);
+    TRIM_BW_MIB_S: "trim_bw_mib_s", "MiB/s", Throughput, "trim bandwidth" .derived(BW_FROM_IOPS);
+    CREATE_FILES_PER_S: "create_files_per_s", "files/s", Throughput, "create files/s" .headline() .derived(RATE);
+    READ_FILES_PER_S: "read_files_per_s", "files/s", Throughput, "read-back files/s" .headline() .derived(RATE);
+    ENTRIES_PER_S: "entries_per_s", "entries/s", Throughput, "entries/s";
+    SCALING_FACTOR: "scaling_factor", "x", Throughput, "factor over its baseline job" .headline();
+    // Elapsed time of a step.
+    SECONDS: "seconds", "s", Time, "time" .headline();
+    CREATE_SECONDS: "create_seconds", "s", Time, "create time";
+    SYNC_SECONDS: "sync_seconds", "s", Time, "sync time";
+    READ_SECONDS: "read_seconds", "s", Time, "read-back time";
+    GROW_SECONDS: "grow_seconds", "s", Time, "grow time";
+    SHRINK_SECONDS: "shrink_seconds", "s", Time, "shrink time";
+    INIT_SECONDS: "init_seconds", "s", Time, "pgbench -i time";
+    STEADY_AT_S: "steady_at_s", "s", Time, "seconds to steady state";
+    // Latency: the median of each round's percentile, then all I/Os of all rounds merged.
+    LAT_MEAN_MS: "lat_mean_ms", "ms", Latency, "mean latency";
+    LAT_P50_MS: "lat_p50_ms", "ms", Latency, "p50 latency";
+    LAT_P95_MS: "lat_p95_ms", "ms", Latency, "p95 latency";
+    LAT_P99_MS: "lat_p99_ms", "ms", Latency, "p99 latency (median of rounds)" .headline();
+    LAT_P99_9_MS: "lat_p99_9_ms", "ms", Latency, "p99.9 latency (median of rounds)";
+    READ_LAT_P50_MS: "read_lat_p50_ms", "ms", Latency, "read p50 latency";
+    READ_LAT_P99_MS: "read_lat_p99_ms", "ms", Latency, "read p99 latency (median of rounds)" .headline();
+    READ_LAT_P99_9_MS: "read_lat_p99_9_ms", "ms", Latency, "read p99.9 latency (median of rounds)";
+    WRITE_LAT_P50_MS: "write_lat_p50_ms", "ms", Latency, "write p50 latency";
+    WRITE_LAT_P99_MS: "write_lat_p99_ms", "ms", Latency, "write p99 latency (median of rounds)" .headline();
+    WRITE_LAT_P99_9_MS: "write_lat_p99_9_ms", "ms", Latency, "write p99.9 latency (median of rounds)";
+    TRIM_LAT_P99_MS: "trim_lat_p99_ms", "ms", Latency, "trim p99 latency";
+    LAT_P50_MS_MERGED: "lat_p50_ms_merged", "ms", Latency, "p50 latency (all I/Os of all rounds)";
+    LAT_P99_MS_MERGED: "lat_p99_ms_merged", "ms", Latency, "p99 latency (all I/Os of all rounds)" .headline();
+    LAT_P99_9_MS_MERGED: "lat_p99_9_ms_merged", "ms", Latency, "p99.9 latency (all I/Os of all rounds)";
+    READ_LAT_P50_MS_MERGED: "read_lat_p50_ms_merged", "ms", Latency, "read p50 latency (all I/Os of all rounds)";
+    READ_LAT_P99_MS_MERGED: "read_lat_p99_ms_merged", "ms", Latency, "read p99 latency (all I/Os of all rounds)" .headline();
+    READ_LAT_P99_9_MS_MERGED: "read_lat_p99_9_ms_merged", "ms", Latency, "read p99.9 latency (all I/Os of all rounds)";
+    WRITE_LAT_P50_MS_MERGED: "write_lat_p50_ms_merged", "ms", Latency, "write p50 latency (all I/Os of all rounds)";
+    WRITE_LAT_P99_MS_MERGED: "write_lat_p99_ms_merged", "ms", Latency, "write p99 latency (all I/Os of all rounds)" .headline();
+    WRITE_LAT_P99_9_MS_MERGED: "write_lat_p99_9_ms_merged", "ms", Latency, "write p99.9 latency (all I/Os of all rounds)";
+    // What the work cost.
+    CPU_UTIL: "cpu_util", "%", Cost, "CPU";
+    SYSTEM_CPU_UTIL: "system_cpu_util", "%", Cost, "system CPU";
+    CPU_SERVER_S: "cpu_server_s", "s", Cost, "server CPU time" .derived(RUN);
+    CPU_CLIENT_S: "cpu_client_s", "s", Cost, "client CPU time" .derived(RUN);
+    WRITE_AMPLIFICATION: "write_amplification", "ratio", Cost, "write amplification";
+    WRITE_AMPLIFICATION_TOTAL: "write_amplification_total", "ratio", Cost, "write amplification, until written back";
+    DEVICE_WRITE_BYTES: "device_write_bytes", "bytes", Cost, "bytes written to device" .derived(AMOUNT) .bytes();
+    DEVICE_WRITE_BYTES_TOTAL: "device_write_bytes_total", "bytes", Cost, "bytes written to device, until written back" .derived(AMOUNT) .bytes();
+    PHASE_DEVICE_WRITE_BYTES: "phase_device_write_bytes", "bytes", Cost, "bytes written to device by the whole phase" .derived(AMOUNT) .bytes();
+    DEVICE_BYTES_PER_FILE: "device_bytes_per_file", "bytes", Cost, "device bytes per file (in the job)" .bytes();
+    DEVICE_BYTES_PER_FILE_TOTAL: "device_bytes_per_file_total", "bytes", Cost, "device bytes per file, until written back" .bytes();
+    WAL_BYTES: "wal_bytes", "bytes", Cost, "WAL written" .derived(RUN) .bytes();
+    DATA_BYTES: "data_bytes", "bytes", Cost, "data pages written" .derived(RUN) .bytes();
+    FSYNCS: "fsyncs", "count", Cost, "fsyncs" .derived(RUN);
+    FSYNCS_PER_TX: "fsyncs_per_tx", "count", Cost, "fsyncs per transaction";
+    DIR_FSYNCS: "dir_fsyncs", "count", Cost, "directory fsyncs";
+    DEVICE_FLUSHES: "device_flushes", "count", Cost, "device cache flushes";
+    FAILED_TRANSACTIONS: "failed_transactions", "count", Cost, "failed transactions";
+    STALLS: "stalls", "s", Cost, "stalls (seconds under 10 % of median IOPS)";
+    PEAK_MEMORY_BYTES: "peak_memory_bytes", "bytes", Cost, "peak memory in the cgroup" .headline() .bytes();
+    // Space.
+    AVAIL_BYTES: "avail_bytes", "bytes", Capacity, "available" .headline() .fixed() .bytes();
+    COMPRESS_RATIO: "compress_ratio", "ratio", Capacity, "on-disk compression ratio" .headline();
+    // Capabilities (probes).
+    SUPPORTED: "supported", "bool", Capability, "supported" .headline();
+    GROW_SUPPORTED: "grow_supported", "bool", Capability, "grow supported" .headline();
+    GROW_ONLINE: "grow_online", "bool", Capability, "grow while mounted" .headline();
+    SHRINK_SUPPORTED: "shrink_supported", "bool", Capability, "shrink supported" .headline();
+    SHRINK_ONLINE: "shrink_online", "bool", Capability, "shrink while mounted" .headline();
+    DETECTED: "detected", "bool", Capability, "corruption detected" .headline();
+    CLEAN: "clean", "bool", Capability, "fsck found it clean" .headline();
+    INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();
+    STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (SNIA: 5 s within 20 %/10 %)" .neutral();
+    // Facts fixed by mkfs, the corpus or the plan: shown, never starred.
+    SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes();
+    INODES_TOTAL: "inodes_total", "count", Fact, "inodes total" .headline() .limit();
+    INODES_FREE: "inodes_free", "count", Fact, "inodes free" .headline() .limit();
+    INODES: "inodes", "count", Fact, "inodes (results from before inodes_total)" .headline() .limit();
+    ENTRIES: "entries", "entries", Fact, "entries";
+    BYTES: "bytes", "bytes", Fact, "bytes" .bytes();
+    TRANSACTIONS: "transactions", "count", Fact, "transactions" .derived(RUN);
+    MEMORY_CAP_BYTES: "memory_cap_bytes", "bytes", Fact, "cgroup memory cap" .bytes();
+}
+
+/// Two ways one job states its throughput; at a fixed block size one follows from the other, so
+/// only one of them is judged (see [`super::Shape::basis`]).
+pub struct Pair {
+    /// Operations per second.
+    pub ops: MetricId,
+    /// MiB/s.
+    pub bandwidth: MetricId,
+}
+
+/// The IOPS/MiB/s pairs, per side.
+pub const PAIRS: &[Pair] = &[
+    Pair {
+        ops: IOPS,
+        bandwidth: BW_MIB_S,
+    },
+    Pair {
+        ops: READ_IOPS,
+        bandwidth: READ_BW_MIB_S,
+    },
+    Pair {
+        ops: WRITE_IOPS,
+        bandwidth: WRITE_BW_MIB_S,
+    },
+    Pair {
+        ops: TRIM_IOPS,
+        bandwidth: TRIM_BW_MIB_S,
+    },
+];
