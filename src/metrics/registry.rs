@@ -188,7 +188,8 @@ metrics! {
     SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes();
     INODES_TOTAL: "inodes_total", "count", Fact, "inodes total" .headline() .limit();
     INODES_FREE: "inodes_free", "count", Fact, "inodes free" .headline() .limit();
-    INODES: "inodes", "count", Fact, "inodes (results from before inodes_total)" .headline() .limit();
+    // Results files from before inodes_total and inodes_free have this one.
+    INODES: "inodes", "count", Fact, "inodes" .headline() .limit();
     ENTRIES: "entries", "entries", Fact, "entries";
     BYTES: "bytes", "bytes", Fact, "bytes" .bytes();
     TRANSACTIONS: "transactions", "count", Fact, "transactions" .derived(RUN);

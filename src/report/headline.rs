@@ -15,7 +15,7 @@ pub struct Headline {
     pub workload: &'static str,
     /// Metric names, first recorded one wins (engines name the fsync rate differently).
     pub metrics: &'static [&'static str],
-    /// Label in seed 000's words (the unit is appended from the row).
+    /// Label in seed 000's words; the row's unit goes where `{unit}` is, else after a comma.
     pub label: &'static str,
 }
 
@@ -35,8 +35,12 @@ const fn h(
 pub const HEADLINES: &[Headline] = &[
     h("randread", &["iops"], "4K random read"),
     h("randwrite", &["iops"], "4K random write"),
-    h("randrw70", &["read_iops"], "70/30 random mix, read"),
-    h("randrw70", &["write_iops"], "70/30 random mix, write"),
+    h("randrw70", &["read_iops"], "70/30 random mix, read {unit}"),
+    h(
+        "randrw70",
+        &["write_iops"],
+        "70/30 random mix, write {unit}",
+    ),
     h("fsync-write", &["ops_per_s", "iops"], "4K write + fsync"),
     h("randread", &["lat_p99_ms"], "Random read p99"),
     h("randwrite", &["lat_p99_ms"], "Random write p99"),
@@ -77,9 +81,15 @@ pub fn rows(tables: &[Table]) -> Vec<Row> {
 /// "4K random read, IOPS": the label and the row's unit, unless the values carry their own
 /// (sizes are written in GiB/MiB, yes/no is a word).
 fn with_unit(label: &str, r: &Row) -> String {
-    match crate::metrics::def(&r.metric).format {
-        crate::metrics::Format::Bytes | crate::metrics::Format::YesNo => label.to_string(),
-        _ if r.unit.is_empty() => label.to_string(),
-        _ => format!("{label}, {}", r.unit),
+    let own = matches!(
+        crate::metrics::def(&r.metric).format,
+        crate::metrics::Format::Bytes | crate::metrics::Format::YesNo
+    );
+    if label.contains("{unit}") {
+        label.replace("{unit}", &r.unit)
+    } else if own || r.unit.is_empty() {
+        label.to_string()
+    } else {
+        format!("{label}, {}", r.unit)
     }
 }

@@ -163,8 +163,12 @@ pub fn tables(results: &Results) -> Vec<Table> {
                 metrics.push((&s.metric, &s.unit));
             }
         }
-        metrics.sort_by_key(|(m, _)| metric_rank(m));
         let shape = judged::shape(results, w);
+        // What the workload is judged on first, then what follows from it.
+        metrics.sort_by_key(|(m, _)| {
+            let derived = matches!(metrics::role_in(m, &shape), Role::Derived(_));
+            (derived, metric_rank(m))
+        });
         for (m, unit) in metrics {
             // Capacity and probe tables are short: every metric of theirs is a row there.
             let shown = match (kind, metrics::shown_in(m, &shape)) {
@@ -218,7 +222,9 @@ fn build_row(
         m.to_string()
     };
     let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
-    if direction != Direction::Neutral && present.len() >= 2 {
+    // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark.
+    let ranked = direction != Direction::Neutral && !matches!(role, Role::Derived(_));
+    if ranked && present.len() >= 2 {
         let med = |i: usize| {
             cells[i]
                 .as_ref()

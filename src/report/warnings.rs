@@ -81,9 +81,13 @@ pub fn collect(results: &Results) -> Vec<String> {
     for s in per_round {
         // Tail latencies legitimately swing between rounds; contention shows in throughput
         // and times, which is where the 20 % rule of thumb comes from.
+        // Only judged metrics: a derived one (a layout's seconds beside its MiB/s) would count
+        // the same disagreement twice.
         let def = metrics::def(&s.metric);
         if def.direction == metrics::Direction::Neutral
             || def.class == metrics::Class::Latency
+            || crate::stats::judged::role_in(results, &s.workload, &s.metric)
+                != metrics::Role::Measured
             || !verdict::host_noisy(s)
         {
             continue;
