@@ -291,7 +291,7 @@ fn xfs_shrink(pfs: &dyn ProbeFs, opts: &ProbeOptions) -> Result<Shrunk> {
         let mut tail = xfs_shrink_by(pfs, opts, tail_by)?;
         tail.note = format!(
             "{} (free space at the end of the last allocation group only: that group holds {} \
-             KiB, the most that could ever go, and only while its tail is free; the kernel \
+             KiB, so less than that can ever go, and only while its tail is free; the kernel \
              calls this shrink experimental)",
             tail.note.replacen("shrink by", "tail shrink by", 1),
             last / 1024
