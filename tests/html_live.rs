@@ -183,12 +183,18 @@ fn real_run_report_opens_with_verdict_and_a_chart_in_chromium() {
     let svg = &page[page.find("p50/p99 latency per second").unwrap()..];
     let svg = &svg[..svg.find("</svg>").unwrap()];
     assert!(svg.matches("<circle").count() >= 2, "no points: {svg}");
-    // Its screen: from its section's heading down, 1000 rows of a taller screenshot.
+    // Its screen: 1000 rows of a taller screenshot, from its section's heading down, or lower
+    // when the section is taller than a screen, so that the whole chart is on it.
     let heading = h2.iter().rev().find(|h| h.top <= lat.top).unwrap();
-    let section = heading.top.max(20.0) as u32 - 20;
-    let tall = chromium::screenshot(chromium, &html, SCREEN.0, section + SCREEN.1);
-    let screen = tall.rows(section, SCREEN.1);
-    let rel = (lat.top as u32 - section, lat.bottom as u32 - section);
+    let y0 =
+        (heading.top.max(20.0) as u32 - 20).max((lat.bottom as u32 + 30).saturating_sub(SCREEN.1));
+    let tall = chromium::screenshot(chromium, &html, SCREEN.0, y0 + SCREEN.1);
+    let screen = tall.rows(y0, SCREEN.1);
+    let rel = (lat.top as u32 - y0, lat.bottom as u32 - y0);
+    assert!(
+        rel.1 < SCREEN.1,
+        "latency chart {lat:?} not on its screen from {y0}"
+    );
     let colour = screen.colour_fraction(rel.0, rel.1);
     assert!(colour > 0.002, "latency chart {lat:?}: colour {colour:.4}");
     screen.keep("report-latency.png");
