@@ -300,16 +300,30 @@ fn resize_answers() {
     for (fs, out) in run_probe(ProbeKind::Resize, &["ext4", "xfs", "btrfs", "zfs"]) {
         assert_eq!(metric(&out, "grow_supported"), 1.0, "{fs}: {out:?}");
         assert!(metric(&out, "grow_seconds") >= 0.0);
-        // XFS can shrink only unused space at the end of its last allocation group (kernel
-        // ≥ 5.12, "experimental"); the probe's 32 MiB step stays inside it, so XFS says 1 here.
-        // A ZFS pool cannot shrink its only vdev.
-        let shrink = if fs == "zfs" { 0.0 } else { 1.0 };
+        // Giving back what the grow added: ext4 and btrfs can; XFS cannot remove an
+        // allocation group (kernel ≥ 5.12 shrinks only unused space at the end of the last
+        // one, "experimental"), and a ZFS pool cannot shrink its only vdev.
+        let shrink = if fs == "ext4" || fs == "btrfs" {
+            1.0
+        } else {
+            0.0
+        };
         assert_eq!(metric(&out, "shrink_supported"), shrink, "{fs}: {out:?}");
-        // resize2fs shrinks only unmounted; btrfs and XFS shrink mounted.
-        if fs != "zfs" {
+        // resize2fs shrinks only unmounted; btrfs shrinks mounted.
+        if shrink == 1.0 {
             let online = if fs == "ext4" { 0.0 } else { 1.0 };
             assert_eq!(metric(&out, "shrink_online"), online, "{fs}: {out:?}");
         }
+        // XFS's tail shrink inside its last group works on this fresh, empty filesystem.
+        let tail = out
+            .metrics
+            .iter()
+            .find(|m| m.metric == "shrink_tail_supported");
+        assert_eq!(
+            tail.map(|m| m.value),
+            (fs == "xfs").then_some(1.0),
+            "{fs}: {out:?}"
+        );
         println!(
             "{fs}: {}",
             probe::verdict(ProbeKind::Resize, |n| out

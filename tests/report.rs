@@ -9,6 +9,7 @@
 mod common;
 
 use assert_cmd::Command;
+use common::chromium::screenshot;
 use fsbench::results::{
     HistogramRecord, HostInfo, Results, Sample, SeriesRecord, SetupInfo, TargetInfo, Warning,
     WorkloadInfo,
@@ -766,99 +767,12 @@ fn split_rounds_and_files_without_a_summary() {
 /// Chromium for the page tests: with `FSBENCH_REQUIRE_PRIVILEGED=1` a missing browser fails the
 /// test, otherwise it is skipped with the reason.
 fn chromium() -> Option<&'static str> {
-    let found = ["chromium", "chromium-browser"].into_iter().find(|c| {
-        std::process::Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
+    let found = common::chromium::find();
     // Fails under FSBENCH_REQUIRE_PRIVILEGED=1, else prints `skipped:`; counted when found.
     if common::require("report: chromium (headless page tests)", found.is_some()) {
         common::ran("report::chromium page test");
     }
     found
-}
-
-/// A decoded screenshot: width, height, RGB(A) pixels and channels per pixel.
-struct Shot {
-    width: u32,
-    height: u32,
-    px: Vec<u8>,
-    channels: usize,
-}
-
-impl Shot {
-    /// Fraction of pixels in rows `y0..y1` that are saturated colour (chart bars, forest
-    /// intervals), as opposed to text, rules and backgrounds, which are grey or pastel.
-    fn colour_fraction(&self, y0: u32, y1: u32) -> f64 {
-        let row = self.width as usize * self.channels;
-        let mut n = 0usize;
-        let mut total = 0usize;
-        for y in y0..y1.min(self.height) {
-            for c in self.px[y as usize * row..(y as usize + 1) * row].chunks(self.channels) {
-                let (hi, lo) = (c[0].max(c[1]).max(c[2]), c[0].min(c[1]).min(c[2]));
-                total += 1;
-                if hi - lo > 90 {
-                    n += 1;
-                }
-            }
-        }
-        n as f64 / total.max(1) as f64
-    }
-}
-
-/// Screenshot `html` at `width`×`height` in headless Chromium; the console must stay clean
-/// (the pages have no script, so any console line is a bug).
-fn screenshot(chromium: &str, html: &Path, width: u32, height: u32) -> Shot {
-    let png = html.with_extension("png");
-    let profile = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("--window-size={width},{height}"))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(png.exists(), "no screenshot; chromium said:\n{stderr}");
-    for bad in [
-        "Uncaught",
-        ":CONSOLE",
-        "Failed to load resource",
-        "net::ERR_",
-    ] {
-        assert!(!stderr.contains(bad), "console error ({bad}):\n{stderr}");
-    }
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    let shot = Shot {
-        width: info.width,
-        height: info.height,
-        channels: info.color_type.samples(),
-        px: buf,
-    };
-    assert_eq!((shot.width, shot.height), (width, height));
-    if let Some(keep) = std::env::var_os("FSBENCH_SCREENSHOT_DIR") {
-        let name = html.file_name().unwrap();
-        std::fs::copy(&png, Path::new(&keep).join(name).with_extension("png")).unwrap();
-    }
-    shot
 }
 
 /// The report opens with pictures: the verdict and a chart come before any table, every table
@@ -912,6 +826,7 @@ fn html_report_opens_with_verdict_and_charts_in_chromium() {
     // At 800 px the page reflows: still a chart on the first screens, nothing blank.
     let narrow = screenshot(chromium, &html, 800, 2000);
     assert!(narrow.colour_fraction(0, 2000) > 0.005);
+    narrow.keep("report.png");
 }
 
 /// `fsbench compare --format html`: the forest plot (coloured intervals) comes before the table
@@ -963,4 +878,5 @@ fn compare_html_renders_a_forest_plot_in_chromium() {
         colour > 0.002,
         "no forest colour on the first screen: {colour:.4}"
     );
+    shot.keep("compare.png");
 }

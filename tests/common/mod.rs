@@ -8,6 +8,8 @@
 //! there (`.ci/run` counts the lines).
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod chromium;
+
 use std::io::Write;
 use std::path::Path;
 
@@ -132,6 +134,12 @@ impl Needs {
             self = self.need(t, have(t));
         }
         self
+    }
+
+    /// Headless Chromium (`chromium` or `chromium-browser`, see [`chromium::find`]).
+    pub fn chromium(self) -> Self {
+        let found = chromium::find().is_some();
+        self.need("chromium (headless page tests)", found)
     }
 
     /// ZFS (kernel or zfs-fuse) with its tools.

@@ -79,8 +79,8 @@ pub struct ProbeOptions {
     pub fsck_files: u32,
     /// Bytes `probe-resize` grows the image by (and tries to shrink the filesystem by).
     pub resize_step: u64,
-    /// Bytes `probe-resize` tries to shrink by: small, because XFS can only give back unused
-    /// space at the end of its last allocation group.
+    /// Bytes of XFS's second, tail-only shrink: small, because XFS can only give back unused
+    /// space at the end of its last allocation group (the general shrink is `resize_step`).
     pub resize_shrink: u64,
     /// Pattern seed.
     pub seed: u64,
@@ -400,7 +400,12 @@ pub fn verdict(kind: ProbeKind, metric: impl Fn(&str) -> Option<f64>) -> String 
                 Some(false) => format!("no {d}"),
                 None => format!("{d} ?"),
             };
-            format!("{}, {}", dir("grow"), dir("shrink"))
+            // XFS: no general shrink, but the free tail of its last allocation group can go.
+            let shrink = match (yes("shrink_supported"), yes("shrink_tail_supported")) {
+                (Some(false), Some(true)) => "shrink only the last AG's free tail".to_string(),
+                _ => dir("shrink"),
+            };
+            format!("{}, {shrink}", dir("grow"))
         }
         ProbeKind::Corruption => match yes("detected") {
             Some(true) => "detected (read error)".into(),
@@ -480,6 +485,18 @@ mod tests {
                 ])
             ),
             "grow offline, no shrink"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Resize,
+                m(&[
+                    ("grow_supported", 1.0),
+                    ("grow_online", 1.0),
+                    ("shrink_supported", 0.0),
+                    ("shrink_tail_supported", 1.0)
+                ])
+            ),
+            "grow online, shrink only the last AG's free tail"
         );
         assert_eq!(
             verdict(ProbeKind::Corruption, m(&[("detected", 1.0)])),

@@ -1,10 +1,13 @@
 //! `probe-resize`: grow the filesystem after its loop image grew, then try to shrink it.
 //!
 //! Grow: enlarge the image file, LOOP_SET_CAPACITY, then the filesystem's own grow command
-//! (online). Shrink: ext4 offline (`e2fsck -f` + `resize2fs`), btrfs online, XFS through
-//! `xfs_growfs -D` (kernel ≥ 5.12 can give back unused space at the end of the last
-//! allocation group, marked experimental), ZFS has no way to shrink a vdev. A direction counts
-//! as supported only when the size statvfs reports really changed.
+//! (online). Shrink: give back what the grow added — ext4 offline (`e2fsck -f` + `resize2fs`),
+//! btrfs online, ZFS has no way to shrink a vdev. XFS (kernel ≥ 5.12, `xfs_growfs -D`, marked
+//! experimental) can only give back free space at the end of its last allocation group and can
+//! never remove a group, so for XFS the general shrink is sized to cross the last group's start
+//! and a second, small shrink inside that group's free tail is reported apart
+//! (`shrink_tail_supported`). A direction counts as supported only when the size statvfs
+//! reports really changed.
 
 use super::{ProbeFs, ProbeOptions, supported, sys};
 use crate::host::command::{self, argv};
@@ -15,8 +18,10 @@ use std::path::Path;
 
 /// Run the resize probe on a mounted filesystem that lives on a loop device.
 ///
-/// Metrics: `grow_supported`, `shrink_supported` (1/0); when supported, `<dir>_seconds` and
-/// `<dir>_online` (1 when the filesystem stayed mounted, 0 when it had to be unmounted).
+/// Metrics: `grow_supported`, `shrink_supported` (1/0: the filesystem gave back what the grow
+/// added); when supported, `<dir>_seconds` and `<dir>_online` (1 when the filesystem stayed
+/// mounted, 0 when it had to be unmounted). XFS also gets `shrink_tail_supported` (1/0: free
+/// space at the end of its last allocation group could go).
 pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutput> {
     let mut out = WorkloadOutput::default();
     let grown = grow(pfs, opts);
@@ -26,7 +31,15 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
         // The caller needs the filesystem mounted again; failing that is fatal.
         pfs.mount()?;
     }
-    record(&mut out, "shrink", shrunk);
+    match shrunk {
+        Ok(Shrunk { general, tail }) => {
+            record(&mut out, "shrink", Ok(general));
+            if let Some(tail) = tail {
+                record_tail(&mut out, tail);
+            }
+        }
+        Err(e) => record(&mut out, "shrink", Err(e)),
+    }
     Ok(out)
 }
 
@@ -58,6 +71,13 @@ fn record(out: &mut WorkloadOutput, dir: &str, step: Result<Step>) {
             out.notes.push(format!("{dir} failed: {e}"));
         }
     }
+}
+
+/// The XFS-only tail shrink: its own 1/0 metric and its note (its time is not a headline).
+fn record_tail(out: &mut WorkloadOutput, tail: Step) {
+    out.metrics
+        .push(supported("shrink_tail_supported", tail.changed));
+    out.notes.push(tail.note);
 }
 
 /// What one resize direction did.
@@ -203,36 +223,28 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or_default().to_string()
 }
 
-fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
-    let dev = pfs.device().to_path_buf();
-    let mnt = pfs.mountpoint().to_path_buf();
-    let before = sys::fs_size(&mnt)?;
-    let by = opts.resize_shrink;
-    let d = dev.to_string_lossy().to_string();
-    let m = mnt.to_string_lossy().to_string();
+/// The shrink attempts: the general one (give back what the grow added) and, for XFS, the
+/// small one inside the last allocation group's free tail.
+struct Shrunk {
+    general: Step,
+    tail: Option<Step>,
+}
+
+fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Shrunk> {
+    let d = pfs.device().to_string_lossy().to_string();
+    let m = pfs.mountpoint().to_string_lossy().to_string();
+    let by = opts.resize_step;
     let t = opts.timeout;
-    let (seconds, cmd) = match pfs.fs() {
+    let general = match pfs.fs() {
         "ext4" => {
             // resize2fs shrinks only offline, after a forced check.
+            let before = sys::fs_size(pfs.mountpoint())?;
             let secs = ext4_offline_resize(pfs, Some(by), opts)?;
-            (secs, argv(&["resize2fs", &d, "<size>"]))
+            measured(pfs, before, by, &argv(&["resize2fs", &d, "<size>"]), secs)?
         }
-        "xfs" => {
-            let info = command::run(&argv(&["xfs_info", &m]), t)?;
-            let (bsize, blocks) = xfs_data_blocks(&info.stdout).ok_or_else(|| {
-                Error::tool(
-                    "xfs_info",
-                    "cannot find the data section's bsize and blocks",
-                )
-            })?;
-            let target = blocks - by / bsize;
-            let cmd = argv(&["xfs_growfs", "-D", &target.to_string(), &m]);
-            match command::run(&cmd, t) {
-                Ok(o) => (o.seconds, cmd),
-                Err(e) => return Ok(Step::unsupported(format!("shrink: XFS refused: {e}"))),
-            }
-        }
+        "xfs" => return xfs_shrink(&*pfs, opts),
         "btrfs" => {
+            let before = sys::fs_size(pfs.mountpoint())?;
             let cmd = argv(&[
                 "btrfs",
                 "filesystem",
@@ -240,37 +252,96 @@ fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
                 &format!("-{}K", by / 1024),
                 &m,
             ]);
-            (command::run(&cmd, t)?.seconds, cmd)
+            let secs = command::run(&cmd, t)?.seconds;
+            measured(pfs, before, by, &cmd, secs)?
         }
-        "zfs" => {
-            return Ok(Step::unsupported(
-                "shrink: a ZFS pool cannot shrink its only top-level vdev",
-            ));
-        }
-        other => {
-            return Ok(Step::unsupported(format!(
-                "no shrink command known for {other}"
-            )));
-        }
+        "zfs" => Step::unsupported("shrink: a ZFS pool cannot shrink its only top-level vdev"),
+        other => Step::unsupported(format!("no shrink command known for {other}")),
     };
-    let mnt = pfs.mountpoint().to_path_buf();
-    let after = sys::fs_size(&mnt)?;
-    let mut note = format!(
-        "shrink by {} KiB: `{}` took the filesystem from {} to {} bytes",
-        by / 1024,
-        command::display(&cmd),
-        before,
-        after
-    );
-    if pfs.fs() == "xfs" {
-        note.push_str(" (xfs_growfs calls this experimental: only unused space at the end of the last allocation group can go)");
-    }
+    Ok(Shrunk {
+        general,
+        tail: None,
+    })
+}
+
+/// The step after a shrink command ran: did the size statvfs reports go down?
+fn measured(pfs: &dyn ProbeFs, before: u64, by: u64, cmd: &[String], seconds: f64) -> Result<Step> {
+    let after = sys::fs_size(pfs.mountpoint())?;
     Ok(Step {
         changed: after < before,
         seconds,
         online: pfs.fs() != "ext4",
-        note,
+        note: format!(
+            "shrink by {} KiB: `{}` took the filesystem from {before} to {after} bytes",
+            by / 1024,
+            command::display(cmd),
+        ),
     })
+}
+
+/// XFS: first a shrink that must remove an allocation group (what the grow added, and at least
+/// one block more than the last group holds), which the kernel refuses; then `resize_shrink`
+/// inside the last group, which works while that group's tail is free.
+fn xfs_shrink(pfs: &dyn ProbeFs, opts: &ProbeOptions) -> Result<Shrunk> {
+    let geo = xfs_geometry(pfs, opts)?;
+    let last = geo.last_ag_blocks() * geo.bsize;
+    let general_by = opts.resize_step.max(last + geo.bsize);
+    let mut general = xfs_shrink_by(pfs, opts, general_by)?;
+    general.note.push_str(&format!(
+        " (more than the last of {} allocation groups holds, {} KiB: XFS cannot remove a \
+         group)",
+        geo.agcount,
+        last / 1024
+    ));
+    let tail = if general.changed {
+        None
+    } else {
+        // Stay well inside the last group: only its free tail can go.
+        let tail_by = opts.resize_shrink.min(last / 2) / geo.bsize * geo.bsize;
+        let mut tail = xfs_shrink_by(pfs, opts, tail_by)?;
+        tail.note = format!(
+            "{} (free space at the end of the last allocation group only: that group holds {} \
+             KiB, so less than that can ever go, and only while its tail is free; the kernel \
+             calls this shrink experimental)",
+            tail.note.replacen("shrink by", "tail shrink by", 1),
+            last / 1024
+        );
+        Some(tail)
+    };
+    Ok(Shrunk { general, tail })
+}
+
+/// `xfs_growfs -D` to `by` bytes fewer data blocks; a refusal is a `Step` that did not change.
+fn xfs_shrink_by(pfs: &dyn ProbeFs, opts: &ProbeOptions, by: u64) -> Result<Step> {
+    let m = pfs.mountpoint().to_string_lossy().to_string();
+    let geo = xfs_geometry(pfs, opts)?;
+    let before = sys::fs_size(pfs.mountpoint())?;
+    let target = geo.blocks.saturating_sub(by / geo.bsize);
+    let cmd = argv(&["xfs_growfs", "-D", &target.to_string(), &m]);
+    match command::run(&cmd, opts.timeout) {
+        Ok(o) => measured(pfs, before, by, &cmd, o.seconds),
+        Err(e) => Ok(Step::unsupported(format!(
+            "shrink by {} KiB: `{}` refused: {}",
+            by / 1024,
+            command::display(&cmd),
+            last_line(&e.to_string())
+        ))),
+    }
+}
+
+fn xfs_geometry(pfs: &dyn ProbeFs, opts: &ProbeOptions) -> Result<XfsGeometry> {
+    let m = pfs.mountpoint().to_string_lossy().to_string();
+    let info = command::run(&argv(&["xfs_info", &m]), opts.timeout)?;
+    XfsGeometry::parse(&info.stdout).ok_or_else(|| {
+        Error::tool(
+            "xfs_info",
+            "cannot find the data section's bsize/blocks or agcount/agsize",
+        )
+    })
+}
+
+fn last_line(s: &str) -> String {
+    s.trim().lines().last().unwrap_or_default().to_string()
 }
 
 /// ZFS reports the new space a moment after `zpool online -e`; other filesystems at once.
@@ -286,15 +357,41 @@ fn settled_size(mnt: &Path, before: u64) -> Result<u64> {
     Ok(after)
 }
 
-/// `bsize` and `blocks` of the `data` line of xfs_info output.
-fn xfs_data_blocks(info: &str) -> Option<(u64, u64)> {
-    let line = info.lines().find(|l| l.trim_start().starts_with("data"))?;
-    let field = |key: &str| -> Option<u64> {
-        let rest = &line[line.find(key)? + key.len()..];
-        let num: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-        num.parse().ok()
-    };
-    Some((field("bsize=")?, field("blocks=")?))
+/// The data section's geometry as `xfs_info` prints it.
+#[derive(Debug, PartialEq)]
+struct XfsGeometry {
+    /// Block size, bytes.
+    bsize: u64,
+    /// Data blocks.
+    blocks: u64,
+    /// Blocks per allocation group (the last one may be shorter).
+    agsize: u64,
+    /// Allocation groups.
+    agcount: u64,
+}
+
+impl XfsGeometry {
+    /// From the `meta-data` (agcount, agsize) and `data` (bsize, blocks) lines.
+    fn parse(info: &str) -> Option<XfsGeometry> {
+        let field = |section: &str, key: &str| -> Option<u64> {
+            let line = info.lines().find(|l| l.trim_start().starts_with(section))?;
+            let rest = &line[line.find(key)? + key.len()..];
+            let num: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            num.parse().ok()
+        };
+        let geo = XfsGeometry {
+            bsize: field("data", "bsize=")?,
+            blocks: field("data", "blocks=")?,
+            agsize: field("meta-data", "agsize=")?,
+            agcount: field("meta-data", "agcount=")?,
+        };
+        (geo.bsize > 0 && geo.agcount > 0).then_some(geo)
+    }
+
+    /// Blocks of the last allocation group: the only one XFS can shrink, and only its tail.
+    fn last_ag_blocks(&self) -> u64 {
+        self.blocks.saturating_sub((self.agcount - 1) * self.agsize)
+    }
 }
 
 fn is_mounted(mnt: &Path) -> bool {
@@ -316,7 +413,21 @@ mod tests {
         let info = "meta-data=/dev/loop0 isize=512 agcount=4, agsize=65536 blks\n\
                     data     =                       bsize=4096   blocks=262144, imaxpct=25\n\
                     log      =internal log           bsize=4096   blocks=16384, version=2\n";
-        assert_eq!(xfs_data_blocks(info), Some((4096, 262144)));
-        assert_eq!(xfs_data_blocks("nothing"), None);
+        let geo = XfsGeometry::parse(info).unwrap();
+        assert_eq!(
+            geo,
+            XfsGeometry {
+                bsize: 4096,
+                blocks: 262144,
+                agsize: 65536,
+                agcount: 4
+            }
+        );
+        assert_eq!(geo.last_ag_blocks(), 65536);
+        assert_eq!(XfsGeometry::parse("nothing"), None);
+        // A 768 MiB filesystem grown to 1 GiB: four full groups, one more, and a 64 MiB one.
+        let grown = "meta-data=/dev/loop0             isize=512    agcount=6, agsize=49152 blks\n\
+                     data     =                       bsize=4096   blocks=262144, imaxpct=25\n";
+        assert_eq!(XfsGeometry::parse(grown).unwrap().last_ag_blocks(), 16384);
     }
 }
