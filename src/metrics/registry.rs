@@ -180,6 +180,7 @@ metrics! {
     GROW_ONLINE: "grow_online", "bool", Capability, "grow while mounted" .headline();
     SHRINK_SUPPORTED: "shrink_supported", "bool", Capability, "shrink supported" .headline();
     SHRINK_ONLINE: "shrink_online", "bool", Capability, "shrink while mounted" .headline();
+    SHRINK_TAIL_SUPPORTED: "shrink_tail_supported", "bool", Capability, "shrink of the last group's free tail (XFS)" .headline();
     DETECTED: "detected", "bool", Capability, "corruption detected" .headline();
     CLEAN: "clean", "bool", Capability, "fsck found it clean" .headline();
     INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();

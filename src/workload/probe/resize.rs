@@ -11,7 +11,7 @@
 
 use super::{ProbeFs, ProbeOptions, supported, sys};
 use crate::host::command::{self, argv};
-use crate::metrics::MetricId;
+use crate::metrics::{MetricId, registry};
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::path::Path;
@@ -76,7 +76,7 @@ fn record(out: &mut WorkloadOutput, dir: &str, step: Result<Step>) {
 /// The XFS-only tail shrink: its own 1/0 metric and its note (its time is not a headline).
 fn record_tail(out: &mut WorkloadOutput, tail: Step) {
     out.metrics
-        .push(supported("shrink_tail_supported", tail.changed));
+        .push(supported(registry::SHRINK_TAIL_SUPPORTED, tail.changed));
     out.notes.push(tail.note);
 }
 
