@@ -97,6 +97,9 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         })
         .collect();
     let _ = writeln!(s, "Workloads: {}", ids.join(", "));
+    if let Some(line) = needs_line(inv) {
+        let _ = writeln!(s, "{line}");
+    }
     let mut files: Vec<(&Path, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
     for j in p.recorded().filter_map(|w| w.fio_job.as_ref()) {
         match files.iter_mut().find(|f| f.0 == j.file.as_path()) {
@@ -143,6 +146,38 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         eta::format(eta::total(p, inv.options.target.formats()))
     );
     s
+}
+
+/// What the recorded workloads need beyond a filesystem, from their registry entries: root,
+/// external programs, images of their own. `None` when nothing.
+fn needs_line(inv: &Invocation) -> Option<String> {
+    let (mut root, mut tools, mut images) = (Vec::new(), Vec::new(), Vec::new());
+    for w in inv.plan.recorded() {
+        let n = registry::of(w.kind).needs(w);
+        if n.root {
+            root.push(w.id.as_str());
+        }
+        if let Some(t) = n.tool {
+            tools.push(format!("{t} ({})", w.id));
+        }
+        if n.own_image {
+            images.push(w.id.as_str());
+        }
+    }
+    let mut parts = Vec::new();
+    if !root.is_empty() {
+        parts.push(format!("root for {}", root.join(", ")));
+    }
+    if !tools.is_empty() {
+        parts.push(format!("programs {}", tools.join(", ")));
+    }
+    if !images.is_empty() {
+        parts.push(format!(
+            "small images of their own (once per setup, first round) for {}",
+            images.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("Needs: {}", parts.join("; ")))
 }
 
 /// One line per step: round, setup, workload, parameters.

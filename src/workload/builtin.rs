@@ -13,29 +13,50 @@ use std::path::{Path, PathBuf};
 const M: u64 = 1 << 20;
 const K: u64 = 1 << 10;
 
-/// Metrics of an I/O job (native engine or fio).
-const IO_METRICS: &[&str] = &[
-    "iops",
-    "read_iops",
-    "write_iops",
-    "bw_mib_s",
-    "read_bw_mib_s",
-    "write_bw_mib_s",
-    "lat_mean_ms",
-    "lat_p50_ms",
-    "lat_p99_ms",
-    "lat_p99_9_ms",
-    "read_lat_p99_ms",
-    "write_lat_p99_ms",
-    "device_write_bytes",
-    "write_amplification",
-    "device_write_bytes_total",
-    "write_amplification_total",
-    "fsyncs",
-    "cpu_util",
-    "steady_at_s",
-    "scaling_factor",
-];
+/// Metrics of an I/O job (native engine or fio: `workload::io::to_output`), then `$extra`.
+macro_rules! io_metrics {
+    ($($extra:literal),*) => {
+        &[
+            "iops",
+            "read_iops",
+            "write_iops",
+            "bw_mib_s",
+            "read_bw_mib_s",
+            "write_bw_mib_s",
+            "lat_p50_ms",
+            "lat_p99_ms",
+            "lat_p99_9_ms",
+            "read_lat_p50_ms",
+            "read_lat_p99_ms",
+            "read_lat_p99_9_ms",
+            "write_lat_p50_ms",
+            "write_lat_p99_ms",
+            "write_lat_p99_9_ms",
+            "cpu_util",
+            "device_write_bytes",
+            "write_amplification",
+            "device_write_bytes_total",
+            "write_amplification_total",
+            "fsyncs",
+            "stalls",
+            "steady_reached",
+            "steady_at_s",
+            $($extra),*
+        ]
+    };
+}
+
+/// An I/O job; `scaling_factor` is added by the runner when the workload names a baseline.
+const IO_METRICS: &[&str] = io_metrics!("scaling_factor");
+/// A memory-capped job: the cap and the peak besides the job's own.
+const MEMCAP_METRICS: &[&str] = io_metrics!("memory_cap_bytes", "peak_memory_bytes");
+/// A fio job-file section: trims, and the phase's device bytes when sections ran together.
+const FIO_JOB_METRICS: &[&str] = io_metrics!(
+    "trim_iops",
+    "trim_bw_mib_s",
+    "trim_lat_p99_ms",
+    "phase_device_write_bytes"
+);
 
 /// `mkfs`: timed by the runner when it creates the setup; not a step of its own.
 pub struct Mkfs;
@@ -311,17 +332,7 @@ impl Workload for Memcap {
         }
     }
     fn emits(&self) -> &'static [&'static str] {
-        &[
-            "iops",
-            "read_iops",
-            "write_iops",
-            "bw_mib_s",
-            "lat_p50_ms",
-            "lat_p99_ms",
-            "lat_p99_9_ms",
-            "memory_cap_bytes",
-            "peak_memory_bytes",
-        ]
+        MEMCAP_METRICS
     }
     fn example(&self) -> &'static str {
         "id = \"randread-512m\"\nkind = \"memcap\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 8\nmemory_limit = \"512M\""
@@ -445,21 +456,7 @@ impl Workload for FioJob {
         }
     }
     fn emits(&self) -> &'static [&'static str] {
-        &[
-            "iops",
-            "read_iops",
-            "write_iops",
-            "trim_iops",
-            "bw_mib_s",
-            "lat_p50_ms",
-            "lat_p99_ms",
-            "lat_p99_9_ms",
-            "device_write_bytes",
-            "write_amplification",
-            "phase_device_write_bytes",
-            "device_write_bytes_total",
-            "write_amplification_total",
-        ]
+        FIO_JOB_METRICS
     }
     fn example(&self) -> &'static str {
         "kind = \"fio-job\"\npath = \"job.fio\""
