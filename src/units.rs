@@ -103,6 +103,21 @@ pub fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text)
 }
 
+/// `1 h 02 min`, `8 min 30 s`, `45 s`, `0.3 s`.
+pub fn format_duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 10 && d.subsec_millis() != 0 {
+        return format!("{:.1} s", d.as_secs_f64());
+    }
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

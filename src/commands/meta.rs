@@ -1,17 +1,29 @@
 //! `fsbench meta`: run the metadata and small-file workloads on an existing directory.
 //!
-//! All work happens in DIR/fsbench-meta-<pid>; a guard removes it on every exit path (success,
-//! failed workload, Ctrl-C via [`crate::cancel`], panic). A failed workload is reported with its
-//! error and the remaining workloads still run; the exit code is then 1.
+//! The workloads are the registry's metadata family, and each runs through the same step as
+//! in `fsbench run --dir` ([`crate::runner::step`]: prepare, drop caches, run, device totals
+//! after the settle). All work happens in DIR/fsbench-meta-<pid>; a guard removes it on every
+//! exit path (success, failed workload, Ctrl-C via [`crate::cancel`], panic). A failed workload
+//! is reported with its error and the remaining workloads still run; the exit code is then 1.
 
 use crate::cli::meta::MetaArgs;
+use crate::plan::{SetupSpec, WorkloadSpec};
 use crate::workload::meta::{self, Corpus, CorpusSpec, FsmarkSpec, FsyncPolicy, SmallFilesSpec};
-use crate::workload::{Metric, WorkloadOutput};
+use crate::workload::registry::Family;
+use crate::workload::step::{Shared, StepContext};
+use crate::workload::{Metric, WorkloadContext};
 use crate::{Error, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Workload ids `fsbench meta` accepts (the same ids `fsbench run` records).
-pub const WORKLOADS: [&str; 5] = ["untar", "find-cold", "rm-tree", "smallfiles", "fsmark"];
+/// Workload ids `fsbench meta` accepts: the registry's metadata workloads (the same ids
+/// `fsbench run` records).
+pub fn workloads() -> Vec<&'static str> {
+    crate::workload::registry::REGISTRY
+        .iter()
+        .filter(|k| k.family() == Family::Metadata)
+        .map(|k| k.name())
+        .collect()
+}
 
 /// Removes fsbench's working directory when dropped.
 pub(crate) struct WorkDir(pub(crate) PathBuf);
@@ -48,22 +60,21 @@ pub(crate) fn resolve(args: &MetaArgs) -> Result<Options> {
             ));
         }
     }
-    let mut workloads = Vec::new();
+    let known = workloads();
+    let mut chosen = Vec::new();
     for w in &args.workload {
         let w = w.trim();
-        match WORKLOADS.iter().find(|&&k| k == w) {
-            Some(k) => workloads.push(*k),
+        match known.iter().find(|&&k| k == w) {
+            Some(k) => chosen.push(*k),
             None => {
                 return Err(Error::invalid(
                     "--workload",
-                    format!(
-                        "unknown workload '{w}'; choose from {}",
-                        WORKLOADS.join(", ")
-                    ),
+                    format!("unknown workload '{w}'; choose from {}", known.join(", ")),
                 ));
             }
         }
     }
+    let workloads = chosen;
     if workloads.is_empty() {
         return Err(Error::invalid("--workload", "give at least one workload"));
     }
@@ -134,19 +145,49 @@ pub fn run(args: MetaArgs) -> Result<i32> {
         .join(format!("fsbench-meta-{}", std::process::id()));
     std::fs::create_dir(&work).map_err(|e| Error::io("cannot create", &work, e))?;
     let guard = WorkDir(work.clone());
-    let tree = work.join("tree");
 
+    let setup = SetupSpec::plain("dir");
+    let specs = specs(&opts);
+    let corpus_spec = opts.corpus.clone().unwrap_or_default();
+    let mut shared = corpus.map(Shared::with_corpus).unwrap_or_default();
     let mut samples: Vec<(String, Metric)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
-    let mut tree = Tree {
-        path: tree,
-        state: TreeState::Absent,
-    };
-    for &wl in &opts.workloads {
+    let mut warned = false;
+    for (wl, spec) in opts.workloads.iter().zip(&specs) {
         crate::cancel::check()?;
-        let res = step(wl, &opts, corpus.as_ref(), &work, &mut tree);
-        match res {
-            Ok(out) => {
+        let mut cx = StepContext {
+            work: WorkloadContext {
+                dir: &work,
+                device: None,
+                fs: "dir",
+                round: 1,
+                seed: 1,
+                settle: Some(crate::measure::SettleRule::default()),
+            },
+            root: &args.dir,
+            setup: &setup,
+            defaults: crate::plan::JobDefaults {
+                file_size: 0,
+                runtime: std::time::Duration::ZERO,
+                ramp: std::time::Duration::ZERO,
+                seed: 1,
+                device: None,
+            },
+            plan_workloads: &specs,
+            corpus: &corpus_spec,
+            threads: opts.threads,
+            tool_timeout: std::time::Duration::from_secs(600),
+            fio_engine: false,
+            scratch: &work,
+            shared: &mut shared,
+        };
+        match crate::runner::step::run(&mut cx, spec) {
+            Ok(done) => {
+                if let Some(w) = done.cache_warning.filter(|_| !warned) {
+                    eprintln!("fsbench: warning: {w}");
+                    warned = true;
+                }
+                let out = done.output;
                 for n in &out.notes {
                     eprintln!("fsbench: note: {n}");
                 }
@@ -188,6 +229,24 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     } else {
         crate::error::EXIT_FAILURE
     })
+}
+
+/// The chosen workloads as plan workloads, with the flags' sizes.
+fn specs(opts: &Options) -> Vec<WorkloadSpec> {
+    let catalog = crate::plan::workload::catalog();
+    opts.workloads
+        .iter()
+        .map(|id| {
+            let mut w = catalog
+                .iter()
+                .find(|w| w.id == *id)
+                .cloned()
+                .expect("validated against the registry");
+            w.smallfiles = Some(opts.small.clone());
+            w.fsmark = Some(opts.fsmark.clone());
+            w
+        })
+        .collect()
 }
 
 #[cfg(feature = "mpi")]
@@ -243,88 +302,8 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
     Ok(crate::error::EXIT_OK)
 }
 
-/// Where the extracted corpus is and whether it can be used.
-pub(crate) struct Tree {
-    pub(crate) path: PathBuf,
-    pub(crate) state: TreeState,
-}
-
-#[derive(PartialEq)]
-pub(crate) enum TreeState {
-    Absent,
-    Ready,
-    /// The measured untar failed: later tree workloads fail at once instead of retrying it.
-    Failed,
-}
-
-/// Make sure the extracted tree exists for find-cold / rm-tree (an untimed untar if needed).
-pub(crate) fn ensure_tree(
-    wl: &str,
-    corpus: &Corpus,
-    tree: &mut Tree,
-    threads: usize,
-) -> Result<()> {
-    match tree.state {
-        TreeState::Ready => Ok(()),
-        TreeState::Failed => Err(Error::workload(
-            wl,
-            "not run: it needs the extracted corpus and untar failed",
-        )),
-        TreeState::Absent => {
-            eprintln!(
-                "fsbench: note: {wl}: extracting the corpus first into {} (not measured; removed afterwards; --existing walks a tree you already have)",
-                tree.path.display()
-            );
-            if let Err(e) = meta::untar(corpus, &tree.path, threads) {
-                let _ = meta::remove_all(&tree.path);
-                tree.state = TreeState::Failed;
-                return Err(e);
-            }
-            tree.state = TreeState::Ready;
-            Ok(())
-        }
-    }
-}
-
-pub(crate) fn step(
-    wl: &str,
-    opts: &Options,
-    corpus: Option<&Corpus>,
-    work: &Path,
-    tree: &mut Tree,
-) -> Result<WorkloadOutput> {
-    let t = opts.threads;
-    let corpus = || corpus.expect("the corpus is built when a tree workload is asked for");
-    match wl {
-        "untar" => {
-            meta::remove_all(&tree.path)?;
-            match meta::untar(corpus(), &tree.path, t) {
-                Ok(out) => {
-                    tree.state = TreeState::Ready;
-                    Ok(out)
-                }
-                Err(e) => {
-                    // Free the space a partial tree holds before the next workload runs.
-                    let _ = meta::remove_all(&tree.path);
-                    tree.state = TreeState::Failed;
-                    Err(e)
-                }
-            }
-        }
-        "find-cold" => {
-            ensure_tree(wl, corpus(), tree, t)?;
-            meta::find_cold(&tree.path, t, Some(corpus().entries()), false)
-        }
-        "rm-tree" => {
-            ensure_tree(wl, corpus(), tree, t)?;
-            tree.state = TreeState::Absent;
-            meta::rm_tree_checked(&tree.path, t, Some(corpus().entries()))
-        }
-        "smallfiles" => meta::smallfiles(work, &opts.small),
-        "fsmark" => meta::fsmark(work, &opts.fsmark),
-        other => unreachable!("workload {other} was validated"),
-    }
-}
+#[cfg(feature = "mpi")]
+pub(crate) use super::meta_mpi::{Tree, TreeState, ensure_tree, step};
 
 fn fmt_value(m: &Metric) -> String {
     if m.metric == "FAILED" {

@@ -2,9 +2,9 @@
 //! the ETA and the equivalent fio command of every I/O job — without touching anything.
 
 use crate::cli::run::RunArgs;
-use crate::plan::{Invocation, Kind, WorkloadSpec, eta, resolve::resolve};
-use crate::runner::adapters;
-use crate::units::format_size;
+use crate::plan::{Invocation, WorkloadSpec, eta, resolve::resolve};
+use crate::runner::{fs_available, workload_available};
+use crate::workload::registry::{self, Describe, Phase};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -65,7 +65,7 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     let setups: Vec<String> = p
         .setups
         .iter()
-        .map(|st| match adapters::fs_available(&st.fs) {
+        .map(|st| match fs_available(&st.fs) {
             Ok(()) => st.name.clone(),
             Err(why) => format!("{} (skipped: {why})", st.name),
         })
@@ -91,12 +91,15 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     }
     let ids: Vec<String> = p
         .recorded()
-        .map(|w| match adapters::workload_available(w) {
+        .map(|w| match workload_available(w) {
             Ok(()) => w.id.clone(),
             Err(why) => format!("{} (skipped: {why})", w.id),
         })
         .collect();
     let _ = writeln!(s, "Workloads: {}", ids.join(", "));
+    if let Some(line) = needs_line(inv) {
+        let _ = writeln!(s, "{line}");
+    }
     let mut files: Vec<(&Path, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
     for j in p.recorded().filter_map(|w| w.fio_job.as_ref()) {
         match files.iter_mut().find(|f| f.0 == j.file.as_path()) {
@@ -126,7 +129,7 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         p.rounds,
         eta::format(p.runtime),
         eta::format(p.ramp),
-        format_size(p.file_size)
+        crate::units::format_size(p.file_size)
     );
     let file = inv.options.out.join("results.json");
     let _ = match results {
@@ -145,6 +148,38 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     s
 }
 
+/// What the recorded workloads need beyond a filesystem, from their registry entries: root,
+/// external programs, images of their own. `None` when nothing.
+fn needs_line(inv: &Invocation) -> Option<String> {
+    let (mut root, mut tools, mut images) = (Vec::new(), Vec::new(), Vec::new());
+    for w in inv.plan.recorded() {
+        let n = registry::of(w.kind).needs(w);
+        if n.root {
+            root.push(w.id.as_str());
+        }
+        if let Some(t) = n.tool {
+            tools.push(format!("{t} ({})", w.id));
+        }
+        if n.own_image {
+            images.push(w.id.as_str());
+        }
+    }
+    let mut parts = Vec::new();
+    if !root.is_empty() {
+        parts.push(format!("root for {}", root.join(", ")));
+    }
+    if !tools.is_empty() {
+        parts.push(format!("programs {}", tools.join(", ")));
+    }
+    if !images.is_empty() {
+        parts.push(format!(
+            "small images of their own (once per setup, first round) for {}",
+            images.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("Needs: {}", parts.join("; ")))
+}
+
 /// One line per step: round, setup, workload, parameters.
 pub fn steps_table(inv: &Invocation) -> String {
     let p = &inv.plan;
@@ -156,8 +191,11 @@ pub fn steps_table(inv: &Invocation) -> String {
     );
     for sr in p.setup_rounds() {
         let setup = &p.setups[sr.setup];
+        // mkfs when the target is formatted, then the steps of this round (probes: once).
+        let formats = inv.options.target.formats();
         for w in &p.workloads {
-            if w.kind == Kind::Mkfs && !inv.options.target.formats() {
+            let mkfs = registry::of(w.kind).needs(w).phase == Phase::Setup;
+            if !(mkfs && formats || registry::step_in_round(w, sr.round)) {
                 continue;
             }
             let mut params = describe(inv, w, setup);
@@ -174,118 +212,16 @@ pub fn steps_table(inv: &Invocation) -> String {
     s
 }
 
+/// The step's line from its registry entry.
 fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) -> String {
     let p = &inv.plan;
-    match w.kind {
-        Kind::Mkfs => {
-            let mut d = format!("create {}", setup.fs);
-            if !setup.mkfs.is_empty() {
-                d.push_str(&format!(" mkfs {}", setup.mkfs.join(" ")));
-            }
-            for (k, v) in &setup.props {
-                d.push_str(&format!(" -O {k}={v}"));
-            }
-            if let Some(m) = setup.mount_option_string() {
-                d.push_str(&format!(", mount -o {m}"));
-            }
-            if setup.nocow() {
-                d.push_str(", chattr +C data dir");
-            }
-            d.push_str(", then wait for a quiet device");
-            d
-        }
-        Kind::UsableSpace => "statvfs: size, available bytes, inodes".into(),
-        Kind::Compress => format!(
-            "write {} of text-like data (about 2.4:1), report MiB/s and the on-disk ratio",
-            format_size(w.size.unwrap_or(256 << 20))
-        ),
-        Kind::Probe => "capability probe on a small image of its own".into(),
-        Kind::Pgbench => match &w.pgbench {
-            Some(pg) => crate::workload::pgbench::describe(pg, p.runtime),
-            None => String::new(),
-        },
-        Kind::Sqlite => match &w.sqlite {
-            Some(sq) => format!(
-                "SQLite journal_mode={} synchronous=FULL: {} transactions of {} inserts + {} updates, indexed table of {} rows",
-                sq.journal_mode.pragma(),
-                sq.transactions,
-                sq.rows,
-                sq.rows,
-                sq.preload
-            ),
-            None => String::new(),
-        },
-        Kind::FioJob => match &w.fio_job {
-            Some(j) => format!(
-                "{} [{}] phase {}{}: {}",
-                j.file.display(),
-                j.section,
-                j.phase + 1,
-                if j.native {
-                    " (native engine)"
-                } else {
-                    " (fio)"
-                },
-                j.options.join(" ")
-            ),
-            None => String::new(),
-        },
-        Kind::Untar | Kind::FindCold | Kind::RmTree => {
-            let source = match (&p.corpus.from_dir, &p.corpus.file) {
-                (Some(d), _) => format!("corpus packed from {}", d.display()),
-                (None, Some(f)) => format!("corpus from {}", f.display()),
-                (None, None) => format!(
-                    "corpus {} cop{} at scale {}",
-                    p.corpus.copies,
-                    if p.corpus.copies == 1 { "y" } else { "ies" },
-                    p.corpus.scale
-                ),
-            };
-            format!("{source}, {} thread(s)", inv.options.threads)
-        }
-        _ => match &w.io {
-            Some(io) => {
-                let size = io.size.unwrap_or(p.file_size);
-                let mut d = format!(
-                    "{} bs={} jobs={} qd={} size={}",
-                    io.rw.as_str(),
-                    format_size(io.bs),
-                    io.numjobs,
-                    io.iodepth,
-                    format_size(size)
-                );
-                if io.split {
-                    d.push_str(" (each job its own part)");
-                }
-                if io.rw.reads() && io.rw.writes() {
-                    d.push_str(&format!(" read%={}", io.rwmixread));
-                }
-                if io.fsync > 0 {
-                    d.push_str(&format!(" fsync={}", io.fsync));
-                }
-                d.push_str(if io.direct { " direct" } else { " buffered" });
-                if io.compress > 0 {
-                    d.push_str(&format!(" compressible={}%", io.compress));
-                }
-                if let Some(m) = w.memory_limit {
-                    d.push_str(&format!(" memory cap {}", format_size(m)));
-                }
-                if w.kind == Kind::Layout {
-                    d.push_str(" (timed, size-based)");
-                } else {
-                    let rt = io.runtime.unwrap_or(p.runtime);
-                    let ramp = io.ramp.unwrap_or(p.ramp);
-                    d.push_str(&format!(
-                        " {} + {} ramp",
-                        eta::format(rt),
-                        eta::format(ramp)
-                    ));
-                }
-                d
-            }
-            None => String::new(),
-        },
-    }
+    let d = Describe {
+        defaults: &p.job_defaults(inv.options.seed, None),
+        corpus: &p.corpus,
+        threads: inv.options.threads,
+        setup,
+    };
+    registry::of(w.kind).describe(w, &d)
 }
 
 /// The equivalent fio command of every I/O job; `$MNT` is the mountpoint of the setup.

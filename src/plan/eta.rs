@@ -12,7 +12,8 @@
 //! times slower than ext4). `fsbench run` prints the real time beside the estimate at the end
 //! and records both in `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
 
-use super::{Kind, Plan, WorkloadSpec};
+use super::{Plan, WorkloadSpec};
+use crate::workload::registry::{self, CorpusStep, Cost, Phase, Writes};
 use std::time::Duration;
 
 /// Overhead of an I/O step beyond its job: drop caches, open, sync, device counters.
@@ -43,51 +44,37 @@ fn meta_factor(fs: &str) -> f64 {
         .map_or(1.0, |(_, f)| *f)
 }
 
-/// Estimated seconds of one workload on filesystem `fs`.
+/// Estimated seconds of one workload on filesystem `fs`: its registry entry says what it
+/// costs ([`Cost`]), the constants above what that takes here.
 pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
-    let io = w.io.as_ref();
-    let timed = || {
-        let p = io.expect("io workloads carry params");
-        let buffered = if p.direct { 0.0 } else { BUFFERED_EXTRA };
-        IO_STEP
-            + buffered
-            + p.runtime.unwrap_or(plan.runtime).as_secs_f64()
-            + p.ramp.unwrap_or(plan.ramp).as_secs_f64()
-    };
+    let entry = registry::of(w.kind);
     let corpus =
         f64::from(plan.corpus.copies.max(1)) * plan.corpus.scale.max(0.01) * meta_factor(fs);
     // A writing workload is followed by syncfs and at least one quiet window.
-    let writes = w.kind.write_accounting() != super::WriteAccounting::None
-        && io.is_none_or(|p| p.rw.writes());
-    let settle = if writes {
+    let settle = if entry.needs(w).writes != Writes::No {
         plan.quiet.after_job().window.as_secs_f64()
     } else {
         0.0
     };
-    PER_STEP
-        + settle
-        + match w.kind {
-            Kind::Mkfs | Kind::UsableSpace => 0.0,
-            Kind::Layout => io.and_then(|p| p.size).unwrap_or(plan.file_size) as f64 / LAYOUT_BPS,
-            Kind::Io | Kind::Memcap => timed(),
-            Kind::Untar => UNTAR_S * corpus,
-            Kind::FindCold => FIND_FIXED + FIND_S * corpus,
-            Kind::RmTree => RM_S * corpus,
-            Kind::Smallfiles | Kind::Fsmark => SMALL_S,
-            Kind::Probe => PROBE_S,
-            Kind::Compress => w.size.unwrap_or(256 << 20) as f64 / LAYOUT_BPS * 0.8,
-            // initdb, start, stop and two checkpoints ≈ 15 s; `pgbench -i` ≈ 3 s per scale unit.
-            Kind::Pgbench => w.pgbench.as_ref().map_or(30.0, |p| {
-                15.0 + 3.0 * f64::from(p.scale)
-                    + p.duration.unwrap_or(plan.runtime).as_secs_f64().ceil()
-            }),
-            // About 200 durable transactions per second on a small VM's disk.
-            Kind::Sqlite => w
-                .sqlite
-                .as_ref()
-                .map_or(10.0, |p| 1.0 + f64::from(p.transactions) / 200.0),
-            Kind::FioJob => w.fio_job.as_ref().map_or(0.0, |j| j.estimate_seconds()),
+    let cost = match entry.cost(w, &plan.job_defaults(0, None)) {
+        Cost::Nothing => 0.0,
+        Cost::Job {
+            runtime,
+            ramp,
+            direct,
+        } => {
+            let buffered = if direct { 0.0 } else { BUFFERED_EXTRA };
+            IO_STEP + buffered + runtime.as_secs_f64() + ramp.as_secs_f64()
         }
+        Cost::Write { bytes, share } => bytes as f64 / LAYOUT_BPS * share,
+        Cost::Corpus(CorpusStep::Untar) => UNTAR_S * corpus,
+        Cost::Corpus(CorpusStep::Walk) => FIND_FIXED + FIND_S * corpus,
+        Cost::Corpus(CorpusStep::Remove) => RM_S * corpus,
+        Cost::SmallFiles => SMALL_S,
+        Cost::Probe => PROBE_S,
+        Cost::Seconds(s) => s,
+    };
+    PER_STEP + settle + cost
 }
 
 /// Estimated seconds to create, mount, settle and release one setup.
@@ -104,38 +91,35 @@ pub fn setup_overhead_seconds(plan: &Plan, fs: &str, formats: bool) -> f64 {
     mkfs + plan.quiet.window.as_secs_f64() + 1.0
 }
 
-/// Estimated seconds of one setup-round.
-pub fn setup_round_seconds(plan: &Plan, setup: usize, formats: bool) -> f64 {
+/// Estimated seconds of one setup-round (probes count in the first round only).
+pub fn setup_round_seconds(plan: &Plan, setup: usize, round: u32, formats: bool) -> f64 {
     let fs = &plan.setups[setup].fs;
+    // mkfs is part of the setup (its step overhead counts every round).
+    let in_round = |w: &&WorkloadSpec| {
+        registry::of(w.kind).needs(w).phase == Phase::Setup || registry::step_in_round(w, round)
+    };
     setup_overhead_seconds(plan, fs, formats)
         + plan
             .workloads
             .iter()
+            .filter(in_round)
             .map(|w| workload_seconds(plan, w, fs))
             .sum::<f64>()
 }
 
 /// Estimated duration of the whole plan.
 pub fn total(plan: &Plan, formats: bool) -> Duration {
-    let per_round: f64 = (0..plan.setups.len())
-        .map(|s| setup_round_seconds(plan, s, formats))
+    let secs: f64 = plan
+        .setup_rounds()
+        .iter()
+        .map(|sr| setup_round_seconds(plan, sr.setup, sr.round, formats))
         .sum();
-    Duration::from_secs_f64(per_round * f64::from(plan.rounds))
+    Duration::from_secs_f64(secs)
 }
 
 /// `1 h 02 min`, `8 min 30 s`, `45 s`.
 pub fn format(d: Duration) -> String {
-    let s = d.as_secs();
-    if s < 10 && d.subsec_millis() != 0 {
-        return format!("{:.1} s", d.as_secs_f64());
-    }
-    if s >= 3600 {
-        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{s} s")
-    }
+    crate::units::format_duration(d)
 }
 
 #[cfg(test)]

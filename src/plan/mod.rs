@@ -15,7 +15,7 @@ pub mod workload;
 
 pub use options::{EngineChoice, Invocation, RunOptions};
 pub use setup::{HostSetting, SetupSpec};
-pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec, WriteAccounting};
+pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec, Writes};
 
 use crate::workload::meta::CorpusSpec;
 use serde::{Deserialize, Serialize};

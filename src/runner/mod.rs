@@ -7,10 +7,10 @@
 //! [`crate::cancel`]; the current step stops, guards release mount, pool, loop device and image,
 //! partial results are saved and the caller exits 130.
 
-pub mod adapters;
 pub mod journal;
 pub mod progress;
 mod round;
+pub mod step;
 mod writeback;
 
 use crate::plan::{Invocation, SetupRound, eta};
@@ -36,7 +36,10 @@ pub(crate) struct Runner<'a> {
     target: &'a dyn Target,
     journal: Journal,
     progress: Progress,
-    corpus: Option<crate::workload::meta::Corpus>,
+    /// State steps share: the corpus (built once), a fio phase's outputs, the tree state.
+    shared: crate::workload::step::Shared,
+    /// Host and tool versions, gathered once per run (not at every partial save).
+    provenance: crate::results::HostInfo,
     warned: BTreeSet<String>,
     run_warnings: Vec<Warning>,
     run_notes: Vec<Warning>,
@@ -44,15 +47,20 @@ pub(crate) struct Runner<'a> {
     /// Workload ids not run because their engine is missing.
     skipped_workloads: BTreeSet<String>,
     run_id: String,
-    /// Outputs of the fio job-file phase that ran last, by workload id, until each section's
-    /// step picks its own up (one fio process runs a phase's sections together).
-    fio_phase: Option<FioPhase>,
 }
 
-/// What one phase of a fio job file produced in one setup-round.
-pub(crate) struct FioPhase {
-    key: (String, u32, std::path::PathBuf, usize),
-    outputs: BTreeMap<String, crate::Result<crate::workload::WorkloadOutput>>,
+/// Whether a filesystem's tools are present; `Err` names what is missing.
+pub fn fs_available(name: &str) -> Result<(), String> {
+    if name == "dir" {
+        return Ok(());
+    }
+    crate::fs::available(name)
+}
+
+/// Whether the machine can run workload `w` (PostgreSQL installed for pgbench…); `Err` says
+/// what is missing, and the run skips the workload with that note.
+pub fn workload_available(w: &crate::plan::WorkloadSpec) -> Result<(), String> {
+    crate::workload::registry::of(w.kind).available(w)
 }
 
 /// Run (or resume) an invocation. `resume` keeps the journal's finished setup-rounds.
@@ -78,7 +86,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     let mut run_warnings = Vec::new();
     let mut skipped = BTreeSet::new();
     for s in &plan.setups {
-        if let Err(why) = adapters::fs_available(&s.fs) {
+        if let Err(why) = fs_available(&s.fs) {
             let msg = format!("setup {} skipped: {why}", s.name);
             eprintln!("fsbench: note: {msg}");
             run_warnings.push(Warning {
@@ -100,7 +108,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     // So are workloads whose engine is missing (no PostgreSQL server for pgbench).
     let mut skipped_workloads = BTreeSet::new();
     for w in plan.recorded() {
-        if let Err(why) = adapters::workload_available(w) {
+        if let Err(why) = workload_available(w) {
             let msg = format!("workload {} skipped: {why}", w.id);
             eprintln!("fsbench: note: {msg}");
             run_warnings.push(Warning {
@@ -153,24 +161,27 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
     let formats = inv.options.target.formats();
     let total_est: f64 = srs
         .iter()
-        .map(|sr| eta::setup_round_seconds(plan, sr.setup, formats))
+        .map(|sr| eta::setup_round_seconds(plan, sr.setup, sr.round, formats))
         .sum();
     // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
-    let per_round = progress::steps_per_round(plan, formats, &skipped_workloads);
-    let steps = srs.len() * per_round;
+    let per_round = {
+        let skipped = skipped_workloads.clone();
+        move |round: u32| progress::steps_per_round(plan, formats, &skipped, round)
+    };
+    let steps = srs.iter().map(|sr| per_round(sr.round)).sum();
     let run_start = std::time::Instant::now();
     let mut runner = Runner {
         inv,
         target: target.as_ref(),
         journal,
         progress: Progress::new(steps, std::time::Duration::from_secs_f64(total_est)),
-        corpus: None,
+        shared: Default::default(),
+        provenance: provenance(),
         warned: BTreeSet::new(),
         run_warnings,
         run_notes,
         host_findings: diagnosis.findings,
         skipped_workloads,
-        fio_phase: None,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
@@ -187,9 +198,10 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
                 "fsbench: round {} of {name} already done (journal); skipping",
                 sr.round
             ));
-            runner
-                .progress
-                .skip(per_round, eta::setup_round_seconds(plan, sr.setup, formats));
+            runner.progress.skip(
+                per_round(sr.round),
+                eta::setup_round_seconds(plan, sr.setup, sr.round, formats),
+            );
             records.insert((sr.round, sr.setup), rec.clone());
             continue;
         }
@@ -288,9 +300,7 @@ impl Runner<'_> {
         let mut r = Results::new();
         r.started_at = inv.started_at.clone();
         r.partial = partial;
-        r.host = crate::host::provenance::host_info();
-        r.host.tool_versions =
-            crate::host::provenance::tool_versions(crate::host::provenance::DEFAULT_TOOLS);
+        r.host = self.provenance.clone();
         r.host
             .extra
             .insert("fsbench_seed".into(), inv.options.seed.to_string());
@@ -336,6 +346,14 @@ impl Runner<'_> {
     }
 }
 
+/// The host and tool versions of this run.
+fn provenance() -> crate::results::HostInfo {
+    let mut h = crate::host::provenance::host_info();
+    h.tool_versions =
+        crate::host::provenance::tool_versions(crate::host::provenance::DEFAULT_TOOLS);
+    h
+}
+
 /// Name the fio job after the workload (`--name=randread`) so fio's report says which it is.
 fn rename_fio_job(cmd: &str, id: &str) -> String {
     match cmd.find("--name=") {
@@ -372,7 +390,7 @@ pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
                 params,
                 fio_command: spec
                     .as_ref()
-                    .map(|s| rename_fio_job(&adapters::fio_command_line(s), &w.id)),
+                    .map(|s| rename_fio_job(&crate::fio::command_line(s), &w.id)),
             }
         })
         .collect()

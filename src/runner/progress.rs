@@ -5,18 +5,22 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-/// Steps one setup-round prints: the mkfs step when the target is formatted, then every
-/// workload except `mkfs` itself (which is that step, not a workload run after it).
+/// Steps setup-round `round` prints: the mkfs step when the target is formatted, then every
+/// workload that is a step of that round (not `mkfs` itself, which is that step; probes in
+/// the first round only).
 pub fn steps_per_round(
     plan: &crate::plan::Plan,
     formats: bool,
     skipped: &std::collections::BTreeSet<String>,
+    round: u32,
 ) -> usize {
     usize::from(formats)
         + plan
             .workloads
             .iter()
-            .filter(|w| w.kind != crate::plan::Kind::Mkfs && !skipped.contains(&w.id))
+            .filter(|w| {
+                crate::workload::registry::step_in_round(w, round) && !skipped.contains(&w.id)
+            })
             .count()
 }
 

@@ -1,21 +1,20 @@
 //! One setup-round: check the device → discard → mkfs + mount (timed) → wait quiet →
-//! usable space → each workload after sync + drop caches → release.
+//! each timed workload ([`super::step`]: prepare, drop caches, run, settle) → in the first
+//! round, the capability phase (probes on images of their own) → release.
 //!
 //! Every step's outcome is journaled as soon as it finishes. A failing workload becomes a
 //! `Failure` and the round goes on; an interrupt unwinds through the guards (unmount, pool
 //! destroy, data directory removal) and is passed up.
 
 use super::Runner;
-use super::adapters;
 use super::journal::{Entry, RoundRecord};
-use super::writeback;
 use crate::Error;
 use crate::fs::Mounted;
-use crate::metrics::registry::{
-    AVAIL_BYTES, BW_MIB_S, BYTES, INODES_FREE, INODES_TOTAL, SCALING_FACTOR, SECONDS, SIZE_BYTES,
-};
-use crate::plan::{Kind, SetupRound, SetupSpec, WorkloadSpec, WriteAccounting, step_seed};
+use crate::metrics::registry::{BW_MIB_S, SCALING_FACTOR, SECONDS};
+use crate::plan::{SetupRound, SetupSpec, WorkloadSpec, step_seed};
 use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
+use crate::workload::registry::{self, Phase, step_in_round};
+use crate::workload::step::StepContext;
 use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,7 +102,7 @@ impl Runner<'_> {
                 )?;
                 let est = self.step_estimate_overhead(&setup);
                 self.progress.skip(1, est);
-                self.skip_workload_steps(&setup.fs);
+                self.skip_workload_steps(&setup.fs, round);
                 return Ok(());
             };
             let mountpoint =
@@ -132,7 +131,7 @@ impl Runner<'_> {
                     let _ = std::fs::remove_dir(&mountpoint);
                     self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
                     self.progress.finish(est);
-                    self.skip_workload_steps(&setup.fs);
+                    self.skip_workload_steps(&setup.fs, round);
                     return Ok(());
                 }
             };
@@ -173,7 +172,9 @@ impl Runner<'_> {
                 "round {round}/{} · {} · waiting for the device to go quiet",
                 plan.rounds, setup.name
             ));
-            match adapters::wait_quiet(&dev, q.window, q.threshold, q.timeout) {
+            match crate::measure::device::wait_quiet(&dev, q.window, q.threshold, q.timeout)
+                .map(|o| o.quiet)
+            {
                 Ok(true) => {}
                 Ok(false) => {
                     let mut step = self.empty(&setup, round);
@@ -251,37 +252,25 @@ impl Runner<'_> {
                 {
                     self.fail(rec, &setup, round, "release", &e.to_string())?;
                 }
-                self.skip_workload_steps(&setup.fs);
+                self.skip_workload_steps(&setup.fs, round);
                 return Ok(());
             }
         }
 
         let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
-        let mut untar_failed = false;
-        let workloads: Vec<WorkloadSpec> = plan
+        self.shared.new_round();
+        // The timed workloads, then the capability phase (probes: the first round only).
+        let (timed, capability): (Vec<WorkloadSpec>, Vec<WorkloadSpec>) = plan
             .workloads
             .iter()
-            .filter(|w| !self.skipped_workloads.contains(&w.id))
+            .filter(|w| !self.skipped_workloads.contains(&w.id) && step_in_round(w, round))
             .cloned()
-            .collect();
-        for w in workloads.iter().filter(|w| w.kind != Kind::Mkfs) {
+            .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed);
+        for w in timed.iter().chain(&capability) {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            // A fio phase drops caches once, before its first section runs.
-            if w.kind != Kind::UsableSpace && !self.fio_phase_ran(w, &setup.name, round) {
-                self.drop_caches();
-            }
-            let needs_tree = matches!(w.kind, Kind::FindCold | Kind::RmTree);
-            let result = if untar_failed && needs_tree {
-                Err(Error::workload(
-                    &w.id,
-                    "not run: it needs the extracted corpus and untar failed",
-                ))
-            } else {
-                self.run_workload(w, &setup, round, &work_root, &data_dir)
-            };
-            untar_failed |= w.kind == Kind::Untar && result.is_err();
+            let result = self.run_step(w, &setup, round, &work_root, &data_dir);
             let mut step = self.empty(&setup, round);
             match result {
                 Ok(mut out) => {
@@ -345,10 +334,8 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Run one workload; for one that writes, also count what the device writes after it
-    /// until the filesystem has written back what it caused (the engine does this for its
-    /// own I/O jobs, the runner for everything else).
-    fn run_workload(
+    /// Run one workload step through the registry ([`super::step`]).
+    fn run_step(
         &mut self,
         w: &WorkloadSpec,
         setup: &SetupSpec,
@@ -356,247 +343,50 @@ impl Runner<'_> {
         work_root: &Path,
         data_dir: &Path,
     ) -> crate::Result<WorkloadOutput> {
-        let rule = self.inv.plan.quiet.after_job();
-        let by_runner = match w.kind.write_accounting() {
-            WriteAccounting::Runner => true,
-            WriteAccounting::Engine => {
-                self.inv.options.engine == crate::plan::EngineChoice::Fio
-                    && w.io.as_ref().is_some_and(|p| p.rw.writes())
-            }
-            WriteAccounting::None => false,
-        };
-        let tracked = if by_runner {
-            let device = match self.target.block_device() {
-                Some(d) => crate::measure::device::resolve(d),
-                None => crate::measure::device::resolve(data_dir),
-            };
-            writeback::start(device)
-        } else {
-            None
-        };
-        let mut out = self.run_workload_inner(w, setup, round, work_root, data_dir, rule)?;
-        if let Some(t) = tracked {
-            t.finish(data_dir, rule, &mut out)?;
-        }
-        Ok(out)
-    }
-
-    fn run_workload_inner(
-        &mut self,
-        w: &WorkloadSpec,
-        setup: &SetupSpec,
-        round: u32,
-        work_root: &Path,
-        data_dir: &Path,
-        rule: crate::measure::SettleRule,
-    ) -> crate::Result<WorkloadOutput> {
-        let plan = &self.inv.plan;
-        let opts = &self.inv.options;
+        let inv = self.inv;
+        let (plan, opts) = (&inv.plan, &inv.options);
         let seed = step_seed(opts.seed, &setup.name, round, &w.id);
         let device = self.target.block_device().map(Path::to_path_buf);
-        let defaults = plan.job_defaults(seed, device.clone());
-        let tree = data_dir.join("tree");
-        let ctx = WorkloadContext {
-            dir: data_dir,
-            device: device.as_deref(),
-            fs: &setup.fs,
-            round,
-            seed,
-            settle: Some(rule),
+        // Probes build a small filesystem of their own next to the image (or in /var/tmp for
+        // device and directory targets); the one under test is untouched.
+        let scratch = match &opts.target {
+            crate::target::TargetKind::Image { scratch_dir, .. } => scratch_dir.clone(),
+            _ => PathBuf::from("/var/tmp"),
         };
-        match w.kind {
-            Kind::Mkfs => Ok(WorkloadOutput::default()),
-            Kind::UsableSpace => usable_space(work_root),
-            Kind::Layout => {
-                let spec = w
-                    .job_spec(data_dir, &defaults)
-                    .expect("layout has io params");
-                let size = spec.size.unwrap_or(plan.file_size);
-                let mut notes = Vec::new();
-                let secs = match adapters::layout_file(&spec.filename, size, spec.direct) {
-                    Err(e) if spec.direct && is_direct_refusal(&e) => {
-                        let _ = std::fs::remove_file(&spec.filename);
-                        notes.push(format!(
-                            "{} refused O_DIRECT ({e}); the file was laid out buffered",
-                            setup.fs
-                        ));
-                        adapters::layout_file(&spec.filename, size, false)?
-                    }
-                    other => other?,
-                };
-                Ok(WorkloadOutput {
-                    metrics: vec![
-                        Metric::new(SECONDS, "s", secs),
-                        Metric::new(BYTES, "bytes", size as f64),
-                        Metric::new(BW_MIB_S, "MiB/s", size as f64 / 1048576.0 / secs.max(1e-9)),
-                    ],
-                    notes,
-                    ..Default::default()
-                })
-            }
-            Kind::Io => {
-                let spec = w.job_spec(data_dir, &defaults).expect("io has params");
-                self.io_with_fallback(&ctx, spec)
-            }
-            Kind::Memcap => {
-                let spec = w.job_spec(data_dir, &defaults).expect("memcap has params");
-                adapters::memcap_run(&spec, w.memory_limit.unwrap_or(512 << 20))
-            }
-            Kind::Untar => {
-                let threads = opts.threads;
-                let corpus = self.corpus()?;
-                crate::workload::meta::untar(corpus, &tree, threads)
-            }
-            Kind::FindCold => {
-                let threads = opts.threads;
-                let expected = self.corpus()?.entries();
-                crate::workload::meta::find_cold(&tree, threads, Some(expected), false)
-            }
-            Kind::RmTree => {
-                let expected = self.corpus()?.entries();
-                crate::workload::meta::rm_tree_checked(&tree, opts.threads, Some(expected))
-            }
-            // Both create their own subdirectory (`smallfiles/`, `fsmark/`) inside the data dir.
-            Kind::Smallfiles => adapters::smallfiles(data_dir),
-            Kind::Fsmark => adapters::fsmark(data_dir, opts.threads),
-            Kind::Compress => {
-                adapters::compress_run(data_dir, &setup.fs, w.size.unwrap_or(256 << 20), seed)
-            }
-            Kind::Pgbench => adapters::pgbench_run(&ctx, w, plan.runtime, opts.tool_timeout),
-            Kind::Sqlite => adapters::sqlite_run(&ctx, w),
-            Kind::FioJob => self.fio_job(w, &setup.name, round, data_dir, device.as_deref()),
-            Kind::Probe => {
-                // Probes build a small filesystem of their own next to the image (or in
-                // /var/tmp for device and directory targets); the one under test is untouched.
-                let scratch = match &opts.target {
-                    crate::target::TargetKind::Image { scratch_dir, .. } => scratch_dir.clone(),
-                    _ => PathBuf::from("/var/tmp"),
-                };
-                adapters::probe_run(&w.id, setup, &scratch, opts.tool_timeout)
-            }
+        let mut cx = StepContext {
+            work: WorkloadContext {
+                dir: data_dir,
+                device: device.as_deref(),
+                fs: &setup.fs,
+                round,
+                seed,
+                settle: Some(plan.quiet.after_job()),
+            },
+            root: work_root,
+            setup,
+            defaults: plan.job_defaults(seed, device.clone()),
+            plan_workloads: &plan.workloads,
+            corpus: &plan.corpus,
+            threads: opts.threads,
+            tool_timeout: opts.tool_timeout,
+            fio_engine: opts.engine == crate::plan::EngineChoice::Fio,
+            scratch: &scratch,
+            shared: &mut self.shared,
+        };
+        let done = super::step::run(&mut cx, w)?;
+        if let Some(msg) = done.cache_warning {
+            self.warn_once("drop_caches", "", &msg);
         }
-    }
-
-    /// Run an I/O job; when the filesystem refuses O_DIRECT (EINVAL, e.g. zfs-fuse) run it
-    /// buffered and say so in the results rather than failing the step.
-    fn io_with_fallback(
-        &mut self,
-        ctx: &WorkloadContext<'_>,
-        spec: crate::engine::JobSpec,
-    ) -> crate::Result<WorkloadOutput> {
-        match adapters::io_run(ctx, &spec, self.inv.options.engine) {
-            Err(e) if spec.direct && is_direct_refusal(&e) => {
-                let mut buffered = spec.clone();
-                buffered.direct = false;
-                let mut out = adapters::io_run(ctx, &buffered, self.inv.options.engine)?;
-                out.notes.push(format!(
-                    "{} refused O_DIRECT ({e}); this job ran buffered, so the page cache is part of its numbers",
-                    ctx.fs
-                ));
-                Ok(out)
-            }
-            other => other,
-        }
-    }
-
-    fn phase_key(
-        w: &WorkloadSpec,
-        setup: &str,
-        round: u32,
-    ) -> Option<(String, u32, PathBuf, usize)> {
-        let (file, phase) = w.fio_job.as_ref()?.phase_key();
-        Some((setup.to_string(), round, file, phase))
-    }
-
-    /// Whether `w`'s phase already ran in this setup-round (its output is waiting).
-    fn fio_phase_ran(&self, w: &WorkloadSpec, setup: &str, round: u32) -> bool {
-        let key = Self::phase_key(w, setup, round);
-        self.fio_phase
-            .as_ref()
-            .is_some_and(|p| Some(&p.key) == key.as_ref() && p.outputs.contains_key(&w.id))
-    }
-
-    /// A section of a fio job file: run its phase (every selected section between the same
-    /// stonewalls) unless that already happened in this setup-round, then take its output.
-    fn fio_job(
-        &mut self,
-        w: &WorkloadSpec,
-        setup: &str,
-        round: u32,
-        data_dir: &Path,
-        device: Option<&Path>,
-    ) -> crate::Result<WorkloadOutput> {
-        let job = w
-            .fio_job
-            .as_ref()
-            .ok_or_else(|| Error::workload(&w.id, "fio-job workload without a job section"))?;
-        let key = Self::phase_key(w, setup, round).expect("fio job");
-        if !self.fio_phase_ran(w, setup, round) {
-            let inv = self.inv;
-            let members: Vec<&WorkloadSpec> = inv
-                .plan
-                .workloads
-                .iter()
-                .filter(|x| Self::phase_key(x, setup, round).as_ref() == Some(&key))
-                .collect();
-            let jobs: Vec<&crate::fio::jobfile::FioJob> =
-                members.iter().filter_map(|m| m.fio_job.as_ref()).collect();
-            let stem = job
-                .file
-                .file_stem()
-                .map(|s| crate::fio::jobfile::section_id(&s.to_string_lossy()))
-                .unwrap_or_else(|| "fio".into());
-            let dir = data_dir.join(format!("fio-{stem}"));
-            let outputs = match crate::workload::fiojob::run_phase(&jobs, &dir, device) {
-                Ok(per) => members.iter().map(|m| m.id.clone()).zip(per).collect(),
-                Err(Error::Interrupted) => return Err(Error::Interrupted),
-                // fio refused the phase: every section of it failed with fio's words.
-                Err(e) => {
-                    let msg = e.to_string();
-                    members
-                        .iter()
-                        .map(|m| (m.id.clone(), Err(Error::Other(msg.clone()))))
-                        .collect()
-                }
-            };
-            self.fio_phase = Some(super::FioPhase { key, outputs });
-        }
-        let mut out = self
-            .fio_phase
-            .as_mut()
-            .and_then(|p| p.outputs.remove(&w.id))
-            .unwrap_or_else(|| Err(Error::workload(&w.id, "its fio phase produced no result")))?;
-        // What fsbench changed in the section (rebasing, capping, overrides), said once.
-        if round == 1 {
-            out.notes.extend(job.notes.iter().cloned());
-        }
-        Ok(out)
-    }
-
-    fn corpus(&mut self) -> crate::Result<&crate::workload::meta::Corpus> {
-        if self.corpus.is_none() {
-            self.corpus = Some(crate::workload::meta::Corpus::build(&self.inv.plan.corpus)?);
-        }
-        Ok(self.corpus.as_ref().expect("just built"))
-    }
-
-    fn drop_caches(&mut self) {
-        if let Err(e) = crate::host::drop_caches() {
-            self.warn_once(
-                "drop_caches",
-                "",
-                &format!("caches were not dropped before workloads: {e}"),
-            );
-        }
+        Ok(done.output)
     }
 
     /// This setup-round's workloads will not run: count them done for the progress line.
-    fn skip_workload_steps(&mut self, fs: &str) {
+    fn skip_workload_steps(&mut self, fs: &str, round: u32) {
         let plan = &self.inv.plan;
         let ws: Vec<&WorkloadSpec> = plan
             .workloads
             .iter()
-            .filter(|w| w.kind != Kind::Mkfs)
+            .filter(|w| step_in_round(w, round))
             .collect();
         let weight: f64 = ws
             .iter()
@@ -664,12 +454,6 @@ impl Runner<'_> {
     }
 }
 
-/// Whether an I/O error means "this filesystem does not do O_DIRECT".
-fn is_direct_refusal(e: &Error) -> bool {
-    let s = e.to_string();
-    s.contains("EINVAL") || s.contains("Invalid argument") || s.contains("os error 22")
-}
-
 fn sample(setup: &str, workload: &str, round: u32, m: &Metric) -> Sample {
     Sample {
         setup: setup.to_string(),
@@ -713,45 +497,5 @@ pub(super) fn add_output(
             metric,
             values,
         });
-    }
-}
-
-/// `usable-space`: what statvfs reports right after mkfs (df's Size/Avail, inodes).
-fn usable_space(root: &Path) -> crate::Result<WorkloadOutput> {
-    let s = rustix::fs::statvfs(root).map_err(|e| Error::io("cannot statvfs", root, e.into()))?;
-    let f = s.f_frsize as f64;
-    Ok(WorkloadOutput {
-        metrics: vec![
-            Metric::new(SIZE_BYTES, "bytes", s.f_blocks as f64 * f),
-            Metric::new(AVAIL_BYTES, "bytes", s.f_bavail as f64 * f),
-            Metric::new(INODES_TOTAL, "count", s.f_files as f64),
-            Metric::new(INODES_FREE, "count", s.f_ffree as f64),
-        ],
-        ..Default::default()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn usable_space_reads_statvfs() {
-        let d = tempfile::tempdir().unwrap();
-        let out = usable_space(d.path()).unwrap();
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-        assert!(get("size_bytes") > 0.0);
-        assert!(get("avail_bytes") <= get("size_bytes"));
-    }
-
-    #[test]
-    fn direct_refusal_is_recognised() {
-        let e = Error::io(
-            "cannot open with O_DIRECT",
-            "/x",
-            std::io::Error::from_raw_os_error(22),
-        );
-        assert!(is_direct_refusal(&e));
-        assert!(!is_direct_refusal(&Error::Other("ENOSPC".into())));
     }
 }

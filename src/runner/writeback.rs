@@ -1,6 +1,11 @@
-//! Device writes of a workload that the engine does not count itself (untar, smallfiles,
-//! fsmark, compress, layout, and I/O jobs run by fio): counters before and after the
-//! workload (the in-job window), then `syncfs` and a wait for quiet (the total window).
+//! Device writes of a workload that the engine does not count itself (every kind whose
+//! registry entry says `Writes::Runner`: untar, smallfiles, fsmark, compress, layout, pgbench,
+//! SQLite, fio job sections, and I/O jobs run by fio): counters before and after the workload
+//! (the in-job window), then `syncfs` and a wait for quiet (the total window).
+//!
+//! A workload that counts its own in-job window (pgbench around its timed run, SQLite around
+//! its transactions, a fio section alone in its phase) keeps that figure; its total is that
+//! figure plus what the device wrote after the step until it went quiet.
 
 use crate::measure::device::{BlockDevice, DeviceCounters};
 use crate::measure::{SettleRule, settle};
@@ -37,7 +42,14 @@ impl Tracked {
         let Ok(end) = self.device.counters() else {
             return Ok(());
         };
-        let in_job = self.before.delta(&end).write_bytes;
+        // Sections that ran concurrently share one phase figure: no per-section total.
+        if has(out, "phase_device_write_bytes") {
+            return Ok(());
+        }
+        let in_job = match get(out, "device_write_bytes") {
+            Some(own) => own as u64,
+            None => self.before.delta(&end).write_bytes,
+        };
         let settled = match settle::settle(&self.device, fs_path, end, rule) {
             Ok(s) => s,
             Err(crate::Error::Interrupted) => return Err(crate::Error::Interrupted),
@@ -58,21 +70,34 @@ impl Tracked {
     }
 }
 
+fn get(out: &WorkloadOutput, name: &str) -> Option<f64> {
+    out.metrics
+        .iter()
+        .find(|m| m.metric == name)
+        .map(|m| m.value)
+}
+
+fn has(out: &WorkloadOutput, name: &str) -> bool {
+    get(out, name).is_some()
+}
+
+/// The logical bytes the device bytes are divided by: the workload's `bytes`, else what its
+/// own write amplification was computed over (pgbench: WAL + data).
+fn logical_bytes(out: &WorkloadOutput) -> Option<f64> {
+    get(out, BYTES.as_str()).filter(|b| *b > 0.0).or_else(|| {
+        let wa = get(out, WRITE_AMPLIFICATION.as_str()).filter(|w| *w > 0.0)?;
+        Some(get(out, DEVICE_WRITE_BYTES.as_str())? / wa).filter(|b| *b > 0.0)
+    })
+}
+
 /// Add the device figures of both windows to `out`.
 fn add_metrics(out: &mut WorkloadOutput, in_job: u64, total: u64) {
-    let get = |out: &WorkloadOutput, name: &str| {
-        out.metrics
-            .iter()
-            .find(|m| m.metric == name)
-            .map(|m| m.value)
-    };
-    let has = |out: &WorkloadOutput, name: &str| get(out, name).is_some();
     let mut add = Vec::new();
     if !has(out, DEVICE_WRITE_BYTES.as_str()) {
         add.push(Metric::new(DEVICE_WRITE_BYTES, "bytes", in_job as f64));
     }
     add.push(Metric::new(DEVICE_WRITE_BYTES_TOTAL, "bytes", total as f64));
-    if let Some(logical) = get(out, BYTES.as_str()).filter(|b| *b > 0.0) {
+    if let Some(logical) = logical_bytes(out) {
         if !has(out, WRITE_AMPLIFICATION.as_str()) {
             add.push(Metric::new(
                 WRITE_AMPLIFICATION,
@@ -122,6 +147,22 @@ mod tests {
         assert_eq!(get("write_amplification_total"), 4.0);
         assert_eq!(get("device_bytes_per_file"), 150.0);
         assert_eq!(get("device_bytes_per_file_total"), 400.0);
+    }
+
+    #[test]
+    fn own_amplification_gives_the_denominator_of_the_total() {
+        // pgbench: 300 device bytes over 100 of WAL + data.
+        let mut out = WorkloadOutput {
+            metrics: vec![
+                Metric::new(DEVICE_WRITE_BYTES, "bytes", 300.0),
+                Metric::new(WRITE_AMPLIFICATION, "x", 3.0),
+            ],
+            ..Default::default()
+        };
+        add_metrics(&mut out, 300, 500);
+        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get("device_write_bytes_total"), 500.0);
+        assert_eq!(get("write_amplification_total"), 5.0);
     }
 
     #[test]

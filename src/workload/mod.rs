@@ -1,7 +1,8 @@
 //! Workloads: I/O jobs (through the engine), metadata and small-file work, capability probes,
 //! and application workloads on real engines (PostgreSQL's pgbench, SQLite).
 //!
-//! Every workload returns a [`WorkloadOutput`]: named metrics plus optional histograms and
+//! Each kind is one entry of [`registry::REGISTRY`] (what it needs, emits and costs, how it
+//! runs); a plan's workload is a [`spec::WorkloadSpec`]. Every workload returns a [`WorkloadOutput`]: named metrics plus optional histograms and
 //! series. The runner turns them into `results.json` samples for its (setup, workload, round).
 
 use crate::measure::LatencyHistogram;
@@ -74,6 +75,7 @@ pub struct WorkloadContext<'a> {
     pub settle: Option<crate::measure::SettleRule>,
 }
 
+pub mod builtin;
 pub mod compress;
 pub mod fiojob;
 pub mod io;
@@ -81,4 +83,7 @@ pub mod memcap;
 pub mod meta;
 pub mod pgbench;
 pub mod probe;
+pub mod registry;
+pub mod spec;
 pub mod sqlite;
+pub mod step;

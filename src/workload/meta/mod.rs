@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 mod corpus;
 mod fsmark;
+pub mod kind;
 mod remove;
 mod smallfiles;
 mod untar;

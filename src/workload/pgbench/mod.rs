@@ -18,6 +18,7 @@
 //! `cpu_server_s` (the postmaster's process tree, from /proc), `cpu_client_s` (pgbench) and
 //! `system_cpu_util` (whole machine, % of all CPUs).
 
+pub mod kind;
 pub mod output;
 pub mod server;
 pub mod settings;

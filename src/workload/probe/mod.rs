@@ -8,6 +8,7 @@
 
 pub mod corruption;
 pub mod fsck;
+pub mod kind;
 pub mod reflink;
 pub mod resize;
 pub mod snapshot;

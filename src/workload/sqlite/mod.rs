@@ -18,6 +18,7 @@
 //! Metrics: `tx_per_s`, `lat_mean_ms`, `lat_p50_ms`, `lat_p95_ms`, `lat_p99_ms`, `seconds`,
 //! `fsyncs`, `fsyncs_per_tx`, `dir_fsyncs`, `device_write_bytes`, `device_flushes`.
 
+pub mod kind;
 pub mod vfs;
 
 use super::{Metric, WorkloadContext, WorkloadOutput};

@@ -1,0 +1,325 @@
+//! Registry entries of the metadata workloads: untar, find-cold, rm-tree (on the extracted
+//! corpus), smallfiles and fsmark (in directories of their own inside the data directory).
+
+use super::FsmarkSpec;
+use crate::Error;
+use crate::workload::WorkloadOutput;
+use crate::workload::registry::{
+    Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Kind, Needs, Workload, Writes,
+};
+use crate::workload::spec::{JobDefaults, WorkloadSpec};
+use crate::workload::step::StepContext;
+
+const TREE_METRICS: &[&str] = &["seconds", "entries", "ops_per_s"];
+
+/// `corpus 3 copies at scale 1, 2 thread(s)`.
+fn describe_corpus(d: &Describe<'_>) -> String {
+    let c = d.corpus;
+    let source = match (&c.from_dir, &c.file) {
+        (Some(dir), _) => format!("corpus packed from {}", dir.display()),
+        (None, Some(f)) => format!("corpus from {}", f.display()),
+        (None, None) => format!(
+            "corpus {} cop{} at scale {}",
+            c.copies,
+            if c.copies == 1 { "y" } else { "ies" },
+            c.scale
+        ),
+    };
+    format!("{source}, {} thread(s)", d.threads)
+}
+
+fn tree_needs(corpus: CorpusUse, writes: Writes) -> Needs {
+    Needs {
+        corpus,
+        writes,
+        ..Needs::NOTHING
+    }
+}
+
+/// Fail at once when this setup-round's extraction failed.
+fn check_tree(cx: &StepContext<'_>, w: &WorkloadSpec) -> crate::Result<()> {
+    if cx.shared.tree_failed {
+        return Err(Error::workload(
+            &w.id,
+            "not run: it needs the extracted corpus and untar failed",
+        ));
+    }
+    Ok(())
+}
+
+/// Make sure the extracted tree exists (an untimed untar when it does not: `fsbench meta
+/// --workload find-cold`; `fsbench run` schedules untar before it instead).
+fn ensure_tree(cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
+    check_tree(cx, w)?;
+    let tree = cx.tree();
+    if !tree.exists() {
+        eprintln!(
+            "fsbench: note: {}: extracting the corpus first into {} (not measured; removed afterwards; --existing walks a tree you already have)",
+            w.id,
+            tree.display()
+        );
+        let threads = cx.threads;
+        let corpus = cx.corpus()?;
+        if let Err(e) = super::untar(corpus, &tree, threads) {
+            let _ = super::remove_all(&tree);
+            cx.shared.tree_failed = true;
+            return Err(e);
+        }
+    }
+    Ok(Caches::Drop)
+}
+
+/// Extract the corpus into the data directory's `tree/`.
+pub struct Untar;
+
+impl Workload for Untar {
+    fn kind(&self) -> Kind {
+        Kind::Untar
+    }
+    fn name(&self) -> &'static str {
+        "untar"
+    }
+    fn family(&self) -> Family {
+        Family::Metadata
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        tree_needs(CorpusUse::Extracts, Writes::Runner)
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "seconds",
+            "entries",
+            "bytes",
+            "ops_per_s",
+            "device_write_bytes",
+            "device_write_bytes_total",
+            "write_amplification",
+            "write_amplification_total",
+            "device_bytes_per_file",
+            "device_bytes_per_file_total",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![WorkloadSpec::simple("untar", Kind::Untar)]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"untar\"\nkind = \"untar\""
+    }
+    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::Corpus(CorpusStep::Untar)
+    }
+    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
+        describe_corpus(d)
+    }
+    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let tree = cx.tree();
+        let threads = cx.threads;
+        super::remove_all(&tree)?;
+        let corpus = cx.corpus()?;
+        let r = super::untar(corpus, &tree, threads);
+        if r.is_err() {
+            // Free the space a partial tree holds before the next workload runs.
+            let _ = super::remove_all(&tree);
+        }
+        cx.shared.tree_failed = r.is_err();
+        r
+    }
+}
+
+/// Walk the extracted tree with a cold cache.
+pub struct FindCold;
+
+impl Workload for FindCold {
+    fn kind(&self) -> Kind {
+        Kind::FindCold
+    }
+    fn name(&self) -> &'static str {
+        "find-cold"
+    }
+    fn family(&self) -> Family {
+        Family::Metadata
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        tree_needs(CorpusUse::Tree, Writes::No)
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        TREE_METRICS
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![WorkloadSpec::simple("find-cold", Kind::FindCold)]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"find-cold\"\nkind = \"find-cold\""
+    }
+    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::Corpus(CorpusStep::Walk)
+    }
+    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
+        describe_corpus(d)
+    }
+    fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
+        ensure_tree(cx, w)
+    }
+    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let (tree, threads) = (cx.tree(), cx.threads);
+        let expected = cx.corpus()?.entries();
+        super::find_cold(&tree, threads, Some(expected), false)
+    }
+}
+
+/// Remove the extracted tree.
+pub struct RmTree;
+
+impl Workload for RmTree {
+    fn kind(&self) -> Kind {
+        Kind::RmTree
+    }
+    fn name(&self) -> &'static str {
+        "rm-tree"
+    }
+    fn family(&self) -> Family {
+        Family::Metadata
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        tree_needs(CorpusUse::Tree, Writes::No)
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        TREE_METRICS
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![WorkloadSpec::simple("rm-tree", Kind::RmTree)]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"rm-tree\"\nkind = \"rm-tree\""
+    }
+    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::Corpus(CorpusStep::Remove)
+    }
+    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
+        describe_corpus(d)
+    }
+    fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
+        ensure_tree(cx, w)
+    }
+    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let (tree, threads) = (cx.tree(), cx.threads);
+        let expected = cx.corpus()?.entries();
+        super::rm_tree_checked(&tree, threads, Some(expected))
+    }
+}
+
+/// Many small files: create, sync, read back, delete (in `smallfiles/`).
+pub struct Smallfiles;
+
+impl Workload for Smallfiles {
+    fn kind(&self) -> Kind {
+        Kind::Smallfiles
+    }
+    fn name(&self) -> &'static str {
+        "smallfiles"
+    }
+    fn family(&self) -> Family {
+        Family::Metadata
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        tree_needs(CorpusUse::None, Writes::Runner)
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "create_seconds",
+            "create_files_per_s",
+            "sync_seconds",
+            "read_seconds",
+            "read_files_per_s",
+            "entries",
+            "bytes",
+            "device_write_bytes",
+            "device_write_bytes_total",
+            "write_amplification",
+            "write_amplification_total",
+            "device_bytes_per_file",
+            "device_bytes_per_file_total",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![WorkloadSpec::simple("smallfiles", Kind::Smallfiles).opt()]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"smallfiles\"\nkind = \"smallfiles\""
+    }
+    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::SmallFiles
+    }
+    fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
+        let s = w.smallfiles.clone().unwrap_or_default();
+        format!(
+            "{} files of {} B in {} directories: create, sync, read, delete",
+            s.files, s.size, s.dirs
+        )
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        // Creates its own subdirectory (`smallfiles/`) inside the data dir.
+        super::smallfiles(cx.work.dir, &w.smallfiles.clone().unwrap_or_default())
+    }
+}
+
+/// fs_mark-style creates with fsync (in `fsmark/`).
+pub struct Fsmark;
+
+impl Fsmark {
+    fn spec(w: &WorkloadSpec, threads: usize) -> FsmarkSpec {
+        w.fsmark.clone().unwrap_or(FsmarkSpec {
+            threads,
+            ..Default::default()
+        })
+    }
+}
+
+impl Workload for Fsmark {
+    fn kind(&self) -> Kind {
+        Kind::Fsmark
+    }
+    fn name(&self) -> &'static str {
+        "fsmark"
+    }
+    fn family(&self) -> Family {
+        Family::Metadata
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        tree_needs(CorpusUse::None, Writes::Runner)
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "seconds",
+            "entries",
+            "bytes",
+            "ops_per_s",
+            "device_write_bytes",
+            "device_write_bytes_total",
+            "write_amplification",
+            "write_amplification_total",
+            "device_bytes_per_file",
+            "device_bytes_per_file_total",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![WorkloadSpec::simple("fsmark", Kind::Fsmark).opt()]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"fsmark\"\nkind = \"fsmark\""
+    }
+    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::SmallFiles
+    }
+    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
+        let s = Self::spec(w, d.threads);
+        format!(
+            "{} thread(s) × {} files of {} B, fsync {:?}",
+            s.threads, s.files_per_thread, s.size, s.fsync
+        )
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        // Creates its own subdirectory (`fsmark/`) inside the data dir.
+        super::fsmark(cx.work.dir, &Self::spec(w, cx.threads))
+    }
+}

@@ -1,0 +1,94 @@
+//! Registry entry of `pgbench`: PostgreSQL's benchmark on a private server in the data
+//! directory.
+
+use super::{Mode, PgbenchParams, RunSpec};
+use crate::workload::WorkloadOutput;
+use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload, Writes};
+use crate::workload::spec::{JobDefaults, WorkloadSpec};
+use crate::workload::step::StepContext;
+
+/// pgbench on a private server.
+pub struct Pgbench;
+
+impl Workload for Pgbench {
+    fn kind(&self) -> Kind {
+        Kind::Pgbench
+    }
+    fn name(&self) -> &'static str {
+        "pgbench"
+    }
+    fn family(&self) -> Family {
+        Family::Application
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        Needs {
+            root: true,
+            tool: Some("pgbench"),
+            // Both modes write: the server's WAL, checkpoints and hint bits.
+            writes: Writes::Runner,
+            ..Needs::NOTHING
+        }
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "tps",
+            "transactions",
+            "failed_transactions",
+            "lat_mean_ms",
+            "lat_p50_ms",
+            "lat_p95_ms",
+            "lat_p99_ms",
+            "init_seconds",
+            "wal_bytes",
+            "data_bytes",
+            "cpu_server_s",
+            "cpu_client_s",
+            "system_cpu_util",
+            "device_write_bytes",
+            "write_amplification",
+            "device_write_bytes_total",
+            "write_amplification_total",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![
+            WorkloadSpec::pgbench("pgbench-rw", PgbenchParams::new(Mode::ReadWrite)).opt(),
+            WorkloadSpec::pgbench("pgbench-ro", PgbenchParams::new(Mode::ReadOnly)).opt(),
+        ]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"pgbench-small\"\nkind = \"pgbench\"\nmode = \"rw\"\nscale = 2\nclients = 4\nduration = \"10s\""
+    }
+    /// initdb, start, stop and two checkpoints ≈ 15 s; `pgbench -i` ≈ 3 s per scale unit.
+    fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
+        Cost::Seconds(w.pgbench.as_ref().map_or(30.0, |p| {
+            15.0 + 3.0 * f64::from(p.scale) + p.duration.unwrap_or(d.runtime).as_secs_f64().ceil()
+        }))
+    }
+    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
+        match &w.pgbench {
+            Some(pg) => super::describe(pg, d.defaults.runtime),
+            None => String::new(),
+        }
+    }
+    fn available(&self, _: &WorkloadSpec) -> Result<(), String> {
+        super::available()
+    }
+    /// One pgbench step on a private server in the data directory; `-T` is the workload's
+    /// duration or the plan's runtime.
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let p = w
+            .pgbench
+            .as_ref()
+            .ok_or_else(|| crate::Error::workload(&w.id, "no pgbench parameters"))?;
+        super::run(
+            &cx.work,
+            &RunSpec {
+                id: &w.id,
+                params: p,
+                duration: p.duration.unwrap_or(cx.defaults.runtime),
+                timeout: cx.tool_timeout,
+            },
+        )
+    }
+}

@@ -1,0 +1,70 @@
+//! Registry entry of the capability probes (`probe-reflink`, …): each builds a small
+//! filesystem of its own, so they run once per setup, in its capability phase.
+
+use super::ProbeKind;
+use crate::workload::WorkloadOutput;
+use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Phase, Workload};
+use crate::workload::spec::{JobDefaults, WorkloadSpec};
+use crate::workload::step::StepContext;
+
+/// A capability probe.
+pub struct Probe;
+
+impl Workload for Probe {
+    fn kind(&self) -> Kind {
+        Kind::Probe
+    }
+    fn name(&self) -> &'static str {
+        "probe"
+    }
+    fn family(&self) -> Family {
+        Family::Capability
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        Needs {
+            own_image: true,
+            root: true,
+            phase: Phase::Capability,
+            ..Needs::NOTHING
+        }
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "supported",
+            "seconds",
+            "bytes",
+            "clean",
+            "detected",
+            "intact",
+            "grow_supported",
+            "grow_seconds",
+            "grow_online",
+            "shrink_supported",
+            "shrink_seconds",
+            "shrink_online",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        ProbeKind::ALL
+            .into_iter()
+            .map(|k| WorkloadSpec::simple(k.id(), Kind::Probe).opt())
+            .collect()
+    }
+    fn example(&self) -> &'static str {
+        "id = \"probe-reflink\"\nkind = \"probe\""
+    }
+    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::Probe
+    }
+    fn describe(&self, _: &WorkloadSpec, _: &Describe<'_>) -> String {
+        "capability probe on a small image of its own".into()
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let kind = ProbeKind::from_id(&w.id)
+            .ok_or_else(|| crate::Error::workload(&w.id, "unknown probe"))?;
+        let setup = cx.setup;
+        let fs = crate::fs::driver(&setup.fs)
+            .ok_or_else(|| crate::Error::workload(&w.id, format!("no driver for {}", setup.fs)))?;
+        super::run(kind, fs.as_ref(), setup, cx.scratch, cx.tool_timeout)
+    }
+}

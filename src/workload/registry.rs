@@ -1,0 +1,343 @@
+//! The workload registry: one [`Workload`] implementation per kind, in [`REGISTRY`].
+//!
+//! Generic code (the runner's step, the ETA, `fsbench plan`, `fsbench meta`, the catalog)
+//! walks this table and asks each entry what it needs, what it emits and how long it takes;
+//! nothing outside a kind's own module matches on the kind. docs/ARCHITECTURE.md ("How to add
+//! a workload") names the files a new kind touches.
+
+use super::WorkloadOutput;
+use super::spec::{JobDefaults, WorkloadSpec};
+use super::step::StepContext;
+use serde::{Deserialize, Serialize};
+
+/// What a workload does: the plan-file `kind =` value. Each variant has exactly one entry in
+/// [`REGISTRY`] (a unit test checks the names agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// mkfs / zpool create, timed (happens once per setup-round whatever is selected).
+    Mkfs,
+    /// statvfs right after mount.
+    UsableSpace,
+    /// Write the data file once, timed.
+    Layout,
+    /// An I/O job on the data file.
+    Io,
+    /// An I/O job inside a memory-capped cgroup.
+    Memcap,
+    /// Extract the corpus.
+    Untar,
+    /// Walk the extracted tree with a cold cache.
+    FindCold,
+    /// Remove the extracted tree.
+    RmTree,
+    /// Many small files (create/read/delete).
+    Smallfiles,
+    /// fs_mark-style create + fsync.
+    Fsmark,
+    /// Write text-like (≈2.4:1) data and read the on-disk compression ratio back.
+    Compress,
+    /// PostgreSQL's pgbench on a private server ([`crate::workload::pgbench`]).
+    Pgbench,
+    /// Small transactions on a real SQLite database ([`crate::workload::sqlite`]).
+    Sqlite,
+    /// One section of a user's fio job file (`--fio-job`, plan kind `fio-job`).
+    FioJob,
+    /// A capability probe (`probe-reflink`…).
+    Probe,
+}
+
+/// Every workload kind, in catalog (suite) order: one line per kind.
+pub static REGISTRY: &[&dyn Workload] = &[
+    &super::builtin::Mkfs,
+    &super::builtin::UsableSpace,
+    &super::builtin::Layout,
+    &super::builtin::Io,
+    &super::builtin::Memcap,
+    &super::meta::kind::Untar,
+    &super::meta::kind::FindCold,
+    &super::meta::kind::RmTree,
+    &super::meta::kind::Smallfiles,
+    &super::meta::kind::Fsmark,
+    &super::builtin::Compress,
+    &super::pgbench::kind::Pgbench,
+    &super::sqlite::kind::Sqlite,
+    &super::builtin::FioJob,
+    &super::probe::kind::Probe,
+];
+
+/// The registry entry of `kind`.
+pub fn of(kind: Kind) -> &'static dyn Workload {
+    *REGISTRY
+        .iter()
+        .find(|w| w.kind() == kind)
+        .unwrap_or_else(|| panic!("workload kind {kind:?} has no registry entry"))
+}
+
+impl Kind {
+    /// Name used in plan files and results (`WorkloadInfo.kind`).
+    pub fn as_str(self) -> &'static str {
+        of(self).name()
+    }
+
+    /// Parse a plan-file kind.
+    pub fn parse(s: &str) -> Option<Kind> {
+        REGISTRY.iter().find(|w| w.name() == s).map(|w| w.kind())
+    }
+
+    /// Kinds whose results are `results.json` "io" jobs (they get a fio command line).
+    pub fn is_io(self) -> bool {
+        of(self).family() == Family::Io
+    }
+}
+
+/// Which table of the report and which `fsbench` command a kind belongs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// The setup itself (mkfs, statvfs after mount).
+    Setup,
+    /// Jobs on the data file (layout, I/O jobs, memory-capped jobs).
+    Io,
+    /// Metadata and small-file work (the ones `fsbench meta` runs).
+    Metadata,
+    /// Compression, databases, job files.
+    Application,
+    /// Capability probes.
+    Capability,
+}
+
+/// When in a setup-round a kind runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Part of creating the setup (mkfs): not a step of its own.
+    Setup,
+    /// A timed workload on the filesystem under test, every round.
+    Timed,
+    /// A capability check on an image of its own: once per setup (in its first round, after
+    /// the timed workloads), not between timed workloads every round.
+    Capability,
+}
+
+/// How a kind uses the corpus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CorpusUse {
+    /// Not at all.
+    None,
+    /// Extracts it (untar): later tree workloads depend on it succeeding.
+    Extracts,
+    /// Needs the extracted tree (find-cold, rm-tree): not run when the extraction failed.
+    Tree,
+}
+
+/// Whether a kind writes, and so gets the post-job settle and device totals
+/// (`device_write_bytes_total`, `write_amplification_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// Reads, deletes, statvfs, probes (which write an image of their own).
+    No,
+    /// The native engine counts and settles itself; with `--engine fio` the runner does.
+    Engine,
+    /// The runner samples the device around the step and settles after it.
+    Runner,
+}
+
+/// What a workload needs to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Needs {
+    /// The shared data file (written by `layout` earlier in the round).
+    pub data_file: bool,
+    /// The corpus.
+    pub corpus: CorpusUse,
+    /// A small filesystem image of its own (the one under test is untouched).
+    pub own_image: bool,
+    /// Root (loop devices, mkfs, cgroups, a server run as another user).
+    pub root: bool,
+    /// An external program it runs, by name (`None`: fsbench itself).
+    pub tool: Option<&'static str>,
+    /// Whether it writes (see [`Writes`]).
+    pub writes: Writes,
+    /// When it runs.
+    pub phase: Phase,
+}
+
+impl Needs {
+    /// A timed workload that needs nothing and does not write.
+    pub const NOTHING: Needs = Needs {
+        data_file: false,
+        corpus: CorpusUse::None,
+        own_image: false,
+        root: false,
+        tool: None,
+        writes: Writes::No,
+        phase: Phase::Timed,
+    };
+}
+
+/// What a step costs, in the ETA's terms; `plan::eta` turns it into seconds with its
+/// calibration constants, so the constants stay in one place.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cost {
+    /// Nothing beyond the per-step overhead.
+    Nothing,
+    /// A timed I/O job: ramp + runtime, plus write-back when buffered.
+    Job {
+        /// Measured time.
+        runtime: std::time::Duration,
+        /// Warm-up.
+        ramp: std::time::Duration,
+        /// O_DIRECT (no write-back after it).
+        direct: bool,
+    },
+    /// Writing this many bytes at the layout bandwidth, times `share`.
+    Write {
+        /// Bytes written.
+        bytes: u64,
+        /// Share of the layout bandwidth's time (compressible data is cheaper).
+        share: f64,
+    },
+    /// One pass over the extracted corpus.
+    Corpus(CorpusStep),
+    /// smallfiles or fsmark at their default sizes.
+    SmallFiles,
+    /// A capability probe.
+    Probe,
+    /// The workload's own estimate, seconds (servers, databases, job files).
+    Seconds(f64),
+}
+
+/// Which pass over the corpus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CorpusStep {
+    /// Extraction.
+    Untar,
+    /// Cold walk (drops caches twice).
+    Walk,
+    /// Removal.
+    Remove,
+}
+
+/// What `fsbench plan` may use to describe a step.
+pub struct Describe<'a> {
+    /// The plan's job defaults (file size, runtime, ramp).
+    pub defaults: &'a JobDefaults,
+    /// The plan's corpus.
+    pub corpus: &'a super::meta::CorpusSpec,
+    /// Worker threads of the metadata workloads.
+    pub threads: usize,
+    /// The setup the step runs on.
+    pub setup: &'a crate::plan::SetupSpec,
+}
+
+/// One workload kind.
+pub trait Workload: Sync {
+    /// The variant this entry implements.
+    fn kind(&self) -> Kind;
+    /// Its plan-file `kind =` name (never renamed: results.json records it).
+    fn name(&self) -> &'static str;
+    /// Its family (report table, `fsbench meta`).
+    fn family(&self) -> Family;
+    /// What `w` needs to run.
+    fn needs(&self, w: &WorkloadSpec) -> Needs;
+    /// Metric ids it may emit (the metric registry declares each).
+    fn emits(&self) -> &'static [&'static str];
+    /// The workloads of this kind fsbench ships (catalog ids, in suite order).
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        Vec::new()
+    }
+    /// A plan-file `[[workload]]` table using this kind (documentation and a unit test).
+    fn example(&self) -> &'static str;
+    /// What the step costs, for the ETA.
+    fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost;
+    /// One line for `fsbench plan`'s step table.
+    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String;
+    /// Whether this machine can run `w`; `Err` says what is missing and the run skips it.
+    fn available(&self, _w: &WorkloadSpec) -> Result<(), String> {
+        Ok(())
+    }
+    /// Untimed preparation right before the step: by default the caches are dropped.
+    fn prepare(&self, _cx: &mut StepContext<'_>, _w: &WorkloadSpec) -> crate::Result<Caches> {
+        Ok(Caches::Drop)
+    }
+    /// Run the step.
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput>;
+}
+
+/// What [`Workload::prepare`] asks of the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caches {
+    /// Drop the page cache, dentries and inodes before the step.
+    Drop,
+    /// Leave them (statvfs; a fio phase whose sections already ran together).
+    Keep,
+}
+
+/// Whether `w` is a step of round `round`: timed workloads every round, capability probes in
+/// the first round only, mkfs never (it is part of creating the setup).
+pub fn step_in_round(w: &WorkloadSpec, round: u32) -> bool {
+    match of(w.kind).needs(w).phase {
+        Phase::Setup => false,
+        Phase::Timed => true,
+        Phase::Capability => round == 1,
+    }
+}
+
+/// The catalog: every kind's shipped workloads, in registry order.
+pub fn shipped() -> Vec<WorkloadSpec> {
+    REGISTRY.iter().flat_map(|w| w.shipped()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_match_the_serde_names() {
+        let mut seen = std::collections::BTreeSet::new();
+        for w in REGISTRY {
+            assert!(seen.insert(w.name()), "duplicate kind {}", w.name());
+            let json = serde_json::to_string(&w.kind()).unwrap();
+            assert_eq!(json, format!("\"{}\"", w.name()));
+            assert_eq!(Kind::parse(w.name()), Some(w.kind()));
+            assert_eq!(of(w.kind()).name(), w.name(), "one entry per kind");
+        }
+    }
+
+    #[test]
+    fn shipped_ids_are_unique_and_of_their_kind() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in REGISTRY {
+            for w in k.shipped() {
+                assert!(seen.insert(w.id.clone()), "duplicate workload id {}", w.id);
+                assert_eq!(w.kind, k.kind(), "{}", w.id);
+            }
+        }
+    }
+
+    #[test]
+    fn emitted_metric_ids_are_unique_per_kind() {
+        for k in REGISTRY {
+            let mut seen = std::collections::BTreeSet::new();
+            for m in k.emits() {
+                assert!(seen.insert(*m), "{} lists {m} twice", k.name());
+            }
+            let setup_only = k.needs(&WorkloadSpec::simple("x", k.kind())).phase == Phase::Setup;
+            assert!(
+                setup_only || !k.emits().is_empty(),
+                "{} emits nothing",
+                k.name()
+            );
+        }
+    }
+
+    #[test]
+    fn every_emitted_metric_id_is_in_the_metric_registry() {
+        for k in REGISTRY {
+            let missing = crate::metrics::unregistered(k.emits());
+            assert!(
+                missing.is_empty(),
+                "{} emits ids the metric registry does not declare: {missing:?}",
+                k.name()
+            );
+        }
+    }
+}

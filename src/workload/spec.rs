@@ -1,0 +1,262 @@
+//! A workload of a plan as data: its id, kind and parameters ([`WorkloadSpec`]), and the I/O
+//! job parameters in fio's vocabulary. `plan` re-exports these; the kinds and what each needs
+//! are in [`super::registry`].
+
+use super::meta::{FsmarkSpec, SmallFilesSpec};
+use super::pgbench::PgbenchParams;
+use super::registry::{CorpusUse, Kind};
+use super::sqlite::SqliteParams;
+use crate::engine::{Backend, JobSpec, RwMode};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// Parameters of an I/O job, in fio's vocabulary; sizes and times not given here come from the
+/// plan (`file_size`, `runtime`, `ramp`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IoParams {
+    /// Access pattern.
+    pub rw: RwMode,
+    /// Block size, bytes.
+    pub bs: u64,
+    /// Queue depth per job.
+    pub iodepth: u32,
+    /// Parallel jobs.
+    pub numjobs: u32,
+    /// Each job works on its own 1/numjobs of the file (fio `offset_increment`).
+    #[serde(default)]
+    pub split: bool,
+    /// Read percentage for `randrw`.
+    #[serde(default = "default_mix")]
+    pub rwmixread: u8,
+    /// fsync after every N writes.
+    #[serde(default)]
+    pub fsync: u32,
+    /// O_DIRECT.
+    #[serde(default = "yes")]
+    pub direct: bool,
+    /// Backend.
+    #[serde(default = "default_backend")]
+    pub backend: Backend,
+    /// Compressible share of each block (0 = incompressible, as seed 000 requires).
+    #[serde(default)]
+    pub compress: u8,
+    /// Runtime override (else the plan's).
+    #[serde(default)]
+    pub runtime: Option<Duration>,
+    /// Ramp override (else the plan's).
+    #[serde(default)]
+    pub ramp: Option<Duration>,
+    /// File size override (else the plan's file size).
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// File name inside the data directory (default: the shared data file).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Verify block headers when reading back.
+    #[serde(default)]
+    pub verify: bool,
+}
+
+fn default_mix() -> u8 {
+    50
+}
+fn yes() -> bool {
+    true
+}
+fn default_backend() -> Backend {
+    Backend::IoUring
+}
+
+impl IoParams {
+    /// A job with seed 000's defaults: direct, io_uring, incompressible.
+    pub fn new(rw: RwMode, bs: u64, numjobs: u32, iodepth: u32) -> Self {
+        IoParams {
+            rw,
+            bs,
+            iodepth,
+            numjobs,
+            split: false,
+            rwmixread: 50,
+            fsync: 0,
+            direct: true,
+            backend: Backend::IoUring,
+            compress: 0,
+            runtime: None,
+            ramp: None,
+            size: None,
+            file: None,
+            verify: false,
+        }
+    }
+}
+
+/// The name of the shared data file inside fsbench's data directory.
+pub const DATA_FILE: &str = "fsbench.dat";
+
+/// One workload of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    /// Id as it appears in results (`randread`, `seqwrite-j4`).
+    pub id: String,
+    /// What it does.
+    pub kind: Kind,
+    /// I/O parameters for `layout`, `io` and `memcap`.
+    #[serde(default)]
+    pub io: Option<IoParams>,
+    /// Memory cap for `memcap`, bytes.
+    #[serde(default)]
+    pub memory_limit: Option<u64>,
+    /// Id of a workload in the same setup-round whose `bw_mib_s` this one is divided by
+    /// (metric `scaling_factor`, seed 003's "factor over one job").
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Bytes written by a `compress` workload (default 256 MiB).
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// Recorded in results; false for prerequisites run only because a selected workload
+    /// needs them (`layout` before `randread`, `untar` before `find-cold`).
+    #[serde(default = "yes")]
+    pub record: bool,
+    /// Not part of the default selection; chosen with `--only`.
+    #[serde(default)]
+    pub optional: bool,
+    /// Parameters of a `pgbench` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pgbench: Option<PgbenchParams>,
+    /// Parameters of a `sqlite` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqlite: Option<SqliteParams>,
+    /// The job-file section a `fio-job` workload runs (after rebasing and capping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<crate::fio::jobfile::FioJob>,
+    /// Sizes of a `smallfiles` workload (default: [`SmallFilesSpec::default`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smallfiles: Option<SmallFilesSpec>,
+    /// Sizes of an `fsmark` workload (default: [`FsmarkSpec::default`] with the run's threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsmark: Option<FsmarkSpec>,
+}
+
+impl WorkloadSpec {
+    /// A workload without I/O parameters.
+    pub fn simple(id: &str, kind: Kind) -> Self {
+        WorkloadSpec {
+            id: id.to_string(),
+            kind,
+            io: None,
+            memory_limit: None,
+            baseline: None,
+            size: None,
+            record: true,
+            optional: false,
+            pgbench: None,
+            sqlite: None,
+            fio_job: None,
+            smallfiles: None,
+            fsmark: None,
+        }
+    }
+
+    /// An I/O job.
+    pub fn io(id: &str, params: IoParams) -> Self {
+        WorkloadSpec {
+            io: Some(params),
+            ..WorkloadSpec::simple(id, Kind::Io)
+        }
+    }
+
+    /// A pgbench workload.
+    pub fn pgbench(id: &str, params: PgbenchParams) -> Self {
+        WorkloadSpec {
+            pgbench: Some(params),
+            ..WorkloadSpec::simple(id, Kind::Pgbench)
+        }
+    }
+
+    /// A SQLite workload.
+    pub fn sqlite(id: &str, params: SqliteParams) -> Self {
+        WorkloadSpec {
+            sqlite: Some(params),
+            ..WorkloadSpec::simple(id, Kind::Sqlite)
+        }
+    }
+
+    /// A section of a fio job file.
+    pub fn fio_job(id: &str, job: crate::fio::jobfile::FioJob) -> Self {
+        WorkloadSpec {
+            fio_job: Some(job),
+            ..WorkloadSpec::simple(id, Kind::FioJob)
+        }
+    }
+
+    /// Mark as opt-in (not in the default selection; chosen with `--only`).
+    pub fn opt(mut self) -> Self {
+        self.optional = true;
+        self
+    }
+
+    /// Ids this workload needs to have run earlier in the same setup-round: what its
+    /// registry entry says it needs (the data file, the extracted corpus).
+    pub fn requires(&self) -> Vec<&'static str> {
+        let needs = super::registry::of(self.kind).needs(self);
+        let mut ids = Vec::new();
+        if needs.data_file {
+            ids.push("layout");
+        }
+        if needs.corpus == CorpusUse::Tree {
+            ids.push("untar");
+        }
+        ids
+    }
+
+    /// The engine job for this workload in `dir`, with the plan's defaults filled in.
+    pub fn job_spec(&self, dir: &Path, defaults: &JobDefaults) -> Option<JobSpec> {
+        let p = self.io.as_ref()?;
+        let file_size = p.size.unwrap_or(defaults.file_size);
+        let region = if p.split && p.numjobs > 1 {
+            file_size / u64::from(p.numjobs) / p.bs.max(1) * p.bs.max(1)
+        } else {
+            0
+        };
+        let time_based = self.kind != Kind::Layout;
+        Some(JobSpec {
+            filename: dir.join(p.file.as_deref().unwrap_or(DATA_FILE)),
+            rw: p.rw,
+            bs: p.bs,
+            iodepth: p.iodepth,
+            numjobs: p.numjobs,
+            backend: p.backend,
+            direct: p.direct,
+            size: Some(if region > 0 { region } else { file_size }),
+            offset_increment: region,
+            runtime: time_based.then(|| p.runtime.unwrap_or(defaults.runtime)),
+            ramp: if time_based {
+                p.ramp.unwrap_or(defaults.ramp)
+            } else {
+                Duration::ZERO
+            },
+            rwmixread: p.rwmixread,
+            fsync: p.fsync,
+            seed: Some(defaults.seed),
+            buffer_compress_percentage: p.compress,
+            verify: p.verify,
+            device: defaults.device.clone(),
+        })
+    }
+}
+
+/// Plan-wide values a job spec falls back to.
+#[derive(Debug, Clone)]
+pub struct JobDefaults {
+    /// Data file size, bytes.
+    pub file_size: u64,
+    /// Measured time per job.
+    pub runtime: Duration,
+    /// Warm-up per job.
+    pub ramp: Duration,
+    /// Seed for offsets and data.
+    pub seed: u64,
+    /// Block device for device counters.
+    pub device: Option<std::path::PathBuf>,
+}

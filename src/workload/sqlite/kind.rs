@@ -1,0 +1,81 @@
+//! Registry entry of `sqlite`: small durable transactions on a real SQLite database.
+
+use super::{JournalMode, SqliteParams};
+use crate::workload::WorkloadOutput;
+use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload, Writes};
+use crate::workload::spec::{JobDefaults, WorkloadSpec};
+use crate::workload::step::StepContext;
+
+/// SQLite transactions in the data directory.
+pub struct Sqlite;
+
+impl Workload for Sqlite {
+    fn kind(&self) -> Kind {
+        Kind::Sqlite
+    }
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+    fn family(&self) -> Family {
+        Family::Application
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        Needs {
+            writes: Writes::Runner,
+            ..Needs::NOTHING
+        }
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "tx_per_s",
+            "lat_mean_ms",
+            "lat_p50_ms",
+            "lat_p95_ms",
+            "lat_p99_ms",
+            "seconds",
+            "fsyncs",
+            "fsyncs_per_tx",
+            "dir_fsyncs",
+            "device_write_bytes",
+            "device_flushes",
+            "device_write_bytes_total",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        vec![
+            WorkloadSpec::sqlite("sqlite-wal", SqliteParams::new(JournalMode::Wal)).opt(),
+            WorkloadSpec::sqlite("sqlite-delete", SqliteParams::new(JournalMode::Delete)).opt(),
+        ]
+    }
+    fn example(&self) -> &'static str {
+        "id = \"sqlite-small\"\nkind = \"sqlite\"\njournal_mode = \"delete\"\ntransactions = 200\nrows = 5"
+    }
+    /// About 200 durable transactions per second on a small VM's disk.
+    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::Seconds(
+            w.sqlite
+                .as_ref()
+                .map_or(10.0, |p| 1.0 + f64::from(p.transactions) / 200.0),
+        )
+    }
+    fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
+        match &w.sqlite {
+            Some(sq) => format!(
+                "SQLite journal_mode={} synchronous=FULL: {} transactions of {} inserts + {} updates, indexed table of {} rows",
+                sq.journal_mode.pragma(),
+                sq.transactions,
+                sq.rows,
+                sq.rows,
+                sq.preload
+            ),
+            None => String::new(),
+        }
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let p = w
+            .sqlite
+            .as_ref()
+            .ok_or_else(|| crate::Error::workload(&w.id, "no sqlite parameters"))?;
+        super::run(&cx.work, &w.id, p)
+    }
+}
