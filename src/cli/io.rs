@@ -31,7 +31,7 @@ Examples:
   # 4k random reads for 10 s after a 2 s ramp, queue depth 32, on a 1 GiB file (laid out first)
   fsbench io --filename /mnt/test/f --rw randread --bs 4k --iodepth 32 --size 1G --runtime 10s --ramp 2s
 
-  # the seed article's mixed test: 70 % reads, 4 jobs each on its own quarter, O_DIRECT
+  # a mixed test: 70 % reads, 4 jobs each on its own quarter of the device, O_DIRECT
   fsbench io --filename /dev/loop7 --rw randrw --rwmixread 70 --numjobs 4 \\
       --size 4G --offset-increment 4G --direct --runtime 30s
 

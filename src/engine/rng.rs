@@ -55,21 +55,8 @@ impl Xoshiro {
     }
 }
 
-/// A fresh seed for runs without `--seed` (fio's randrepeat=0): clock, pid and ASLR mixed.
-pub fn fresh_seed() -> u64 {
-    let mut buf = [0u8; 8];
-    // SAFETY: getrandom writes at most buf.len() bytes into buf.
-    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n == 8 {
-        return u64::from_ne_bytes(buf);
-    }
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mut s = t ^ ((std::process::id() as u64) << 32) ^ (&buf as *const _ as u64);
-    splitmix(&mut s)
-}
+/// A fresh seed for runs without `--seed` (fio's randrepeat=0); see [`crate::host::sys::fresh_seed`].
+pub use crate::host::sys::fresh_seed;
 
 #[cfg(test)]
 mod tests {

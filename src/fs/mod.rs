@@ -9,6 +9,7 @@ mod ext4;
 pub mod mount;
 pub mod mountinfo;
 pub mod props;
+pub mod setup;
 pub mod simple;
 mod tmpfs;
 pub mod variant;
@@ -24,7 +25,8 @@ pub use tmpfs::Tmpfs;
 pub use xfs::XFS;
 pub use zfs::Zfs;
 
-use crate::plan::SetupSpec;
+pub use setup::SetupSpec;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,11 +72,13 @@ pub trait Filesystem: Send + Sync {
     fn min_device_size(&self) -> u64;
     /// Reject variant options this driver does not understand.
     fn validate(&self, setup: &SetupSpec) -> crate::Result<()>;
+    /// The setup keys this driver takes (the only list `--fs` parsing and its errors use).
+    fn accepts(&self) -> &variant::Accepts;
     /// How this driver's tools read `mkfs=`/`mount=` words (for [`variant_args::check`]).
-    /// Without its own rules a driver still gets the generic checks: no positional words, no
-    /// devices, no paths outside the scratch area.
+    /// With [`variant_args::ArgRules::NONE`] a driver still gets the generic checks: no
+    /// positional words, no devices, no paths outside the scratch area.
     fn arg_rules(&self) -> &variant_args::ArgRules {
-        &variant_args::ArgRules::NONE
+        &self.accepts().args
     }
     /// Mount an existing filesystem of this type (no mkfs; ZFS: `zpool import`).
     fn mount(

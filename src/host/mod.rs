@@ -5,9 +5,11 @@ pub mod cache;
 pub mod cgroup;
 pub mod command;
 pub mod daemon;
+pub mod facts;
 pub mod ledger;
 pub mod provenance;
 pub mod stdio;
+pub mod sys;
 mod sys_freeze;
 pub mod tuning;
 

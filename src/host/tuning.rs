@@ -10,12 +10,23 @@
 //! Only the target device's queue is ever touched.
 
 use crate::Error;
+use crate::fs::SetupSpec;
 use crate::host::ledger::{self, Held, Item, setting_value};
-use crate::plan::{HostSetting, SetupSpec};
 use crate::target::TargetKind;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+
+/// One host tuning of a setup, as written: `sched` = `mq-deadline`,
+/// `sysctl.vm.dirty_ratio` = `10`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSetting {
+    /// The setup key.
+    pub key: String,
+    /// The value to set.
+    pub value: String,
+}
 
 /// What values a block-queue key takes.
 #[derive(Debug, Clone, Copy)]

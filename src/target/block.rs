@@ -3,7 +3,8 @@
 use super::consent;
 use super::safety::{self, Checked};
 use super::sysfs::{self, DevNum};
-use super::{DiscardState, Target, ioctl};
+use super::{DiscardState, Target};
+use crate::host::sys as ioctl;
 use crate::results::TargetInfo;
 use crate::{Error, Result};
 use std::os::fd::AsFd;

@@ -274,7 +274,7 @@ fn check_exclusive(path: &Path) -> Result<u64, String> {
             }
         })?;
     use std::os::fd::AsFd;
-    super::ioctl::device_size(f.as_fd()).map_err(|e| format!("cannot read its size: {e}"))
+    crate::host::sys::device_size(f.as_fd()).map_err(|e| format!("cannot read its size: {e}"))
 }
 
 /// zfs-fuse opens its vdevs without O_EXCL, so ask zpool whether the device is in a pool.

@@ -135,7 +135,7 @@ fn dir(path: &Path, dry_run: bool) -> Verdict {
 /// Which file a loop device is bound to: `None` when unbound.
 fn loop_backing(dev: &Path) -> std::io::Result<Option<((u64, u64), String)>> {
     let f = std::fs::OpenOptions::new().read(true).open(dev)?;
-    match crate::target::ioctl::loop_get_status(f.as_fd()) {
+    match crate::host::sys::loop_get_status(f.as_fd()) {
         Ok(st) => {
             let name = dev
                 .file_name()
@@ -186,7 +186,7 @@ fn detach(dev: &Path) -> Verdict {
         Ok(f) => f,
         Err(e) => return (Outcome::Failed, format!("cannot open it: {e}")),
     };
-    match crate::target::ioctl::ioctl_int(f.as_fd(), crate::target::ioctl::LOOP_CLR_FD, 0) {
+    match crate::host::sys::ioctl_int(f.as_fd(), crate::host::sys::LOOP_CLR_FD, 0) {
         // With other openers left the kernel turns this into autoclear on last close.
         Ok(_) => (Outcome::Released, "detached".into()),
         Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {

@@ -14,9 +14,9 @@ pub mod snapshot;
 pub mod sys;
 
 use super::{Metric, WorkloadOutput};
+use crate::fs::SetupSpec;
 use crate::fs::{Filesystem, Mounted};
 use crate::host::command;
-use crate::plan::SetupSpec;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -17,7 +17,6 @@ const LOOP_SET_CAPACITY: libc::c_ulong = 0x4C07;
 /// Flush and invalidate the block device's buffer cache.
 const BLKFLSBUF: libc::c_ulong = 0x1261;
 /// Device size in bytes.
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 /// Flush dirty data before mapping, so delayed allocation has placed the blocks.
 const FIEMAP_FLAG_SYNC: u32 = 0x1;
 /// The extent's data is compressed (or otherwise encoded) on disk.
@@ -174,18 +173,7 @@ pub fn blkflsbuf(dev: &File, path: &Path) -> Result<()> {
 
 /// Size of a block device in bytes.
 pub fn device_size(dev: &Path) -> Result<u64> {
-    let f = File::open(dev).map_err(|e| Error::io("cannot open", dev, e))?;
-    let mut size: u64 = 0;
-    // SAFETY: BLKGETSIZE64 writes one u64.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size) };
-    if rc != 0 {
-        return Err(Error::io(
-            "BLKGETSIZE64 on",
-            dev,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(size)
+    crate::host::sys::device_size_at(dev).map_err(|e| Error::io("BLKGETSIZE64 on", dev, e))
 }
 
 /// Total size of the filesystem mounted at `path` (statvfs blocks × fragment size).
