@@ -27,7 +27,15 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     });
     let inv = resolve(&source, o, &facts, argv)?;
     // Host tunings against this kernel and target: a key or value it refuses stops here.
-    crate::host::tuning::validate(&inv.plan.setups, &inv.options.target)?;
+    use crate::host::tuning::QueueOf;
+    use crate::target::TargetKind;
+    let queue = match &inv.options.target {
+        TargetKind::Dir { .. } => QueueOf::Dir,
+        TargetKind::Device { path, .. } => QueueOf::Device(path),
+        TargetKind::Image { .. } => QueueOf::Image,
+    };
+    let settings = inv.plan.setups.iter().map(|s| (s.name.as_str(), &s.host[..]));
+    crate::host::tuning::validate(settings, queue)?;
     check_app_settings(&inv.plan.workloads)?;
     Ok(inv)
 }

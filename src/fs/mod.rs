@@ -7,7 +7,6 @@ pub mod argv_guard;
 mod btrfs;
 mod ext4;
 pub mod mount;
-pub mod mountinfo;
 pub mod props;
 pub mod setup;
 pub mod simple;
@@ -208,5 +207,5 @@ pub const KNOWN: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "tmpfs"];
 
 /// Directory in which fsbench creates mountpoints.
 pub fn mount_root() -> PathBuf {
-    PathBuf::from("/run/fsbench")
+    crate::host::run_dir()
 }

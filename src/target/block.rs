@@ -2,7 +2,7 @@
 
 use super::consent;
 use super::safety::{self, Checked};
-use super::sysfs::{self, DevNum};
+use crate::host::sysfs::{self, DevNum};
 use super::{DiscardState, Target};
 use crate::host::sys as ioctl;
 use crate::results::TargetInfo;

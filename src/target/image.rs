@@ -5,7 +5,7 @@
 //! once the last user closes it; the guard detaches explicitly and deletes the image.
 
 use super::block::{device_info, discard_whole};
-use super::sysfs::{self, DevNum};
+use crate::host::sysfs::{self, DevNum};
 use super::{DiscardState, Target};
 use crate::host::ledger::{self, Held, Item};
 use crate::host::sys::{self as ioctl, LO_FLAGS_AUTOCLEAR, LO_FLAGS_DIRECT_IO, LoopConfig};
@@ -102,9 +102,9 @@ impl ImageTarget {
                 ),
             ));
         }
-        let backing_fs = crate::fs::mountinfo::read()
+        let backing_fs = crate::host::mountinfo::read()
             .ok()
-            .and_then(|m| crate::fs::mountinfo::containing(&m, scratch_dir))
+            .and_then(|m| crate::host::mountinfo::containing(&m, scratch_dir))
             .map(|e| e.fs_type)
             .unwrap_or_default();
         let warning = crate::host::sys::is_ram_fs(fs_magic).then(|| {

@@ -9,7 +9,6 @@ pub mod dir;
 pub mod image;
 pub mod parse;
 pub mod safety;
-pub mod sysfs;
 
 use crate::results::TargetInfo;
 use std::path::{Path, PathBuf};

@@ -5,8 +5,8 @@
 //! compared by device number, never by name, so `/dev/disk/by-id/…` aliases are caught too.
 
 use super::parse;
-use super::sysfs::{self, DevNum};
-use crate::fs::mountinfo::{self, MountEntry};
+use crate::host::sysfs::{self, DevNum};
+use crate::host::mountinfo::{self, MountEntry};
 use crate::host::command;
 use crate::{Error, Result};
 use std::collections::BTreeMap;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// otherwise the text with its whitespace collapsed (`4096\t16384` → `4096 16384`).
 pub fn setting_value(text: &str) -> String {
     if text.contains('[') {
-        crate::target::sysfs::parse_scheduler(text)
+        crate::host::sysfs::parse_scheduler(text)
     } else {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
     }
@@ -73,11 +73,11 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
 }
 
 fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
-    let entries = match crate::fs::mountinfo::read() {
+    let entries = match crate::host::mountinfo::read() {
         Ok(e) => e,
         Err(e) => return (Outcome::Failed, format!("cannot read mountinfo: {e}")),
     };
-    let Some(m) = crate::fs::mountinfo::find_mount_point(&entries, target) else {
+    let Some(m) = crate::host::mountinfo::find_mount_point(&entries, target) else {
         return (Outcome::AlreadyGone, "not mounted".into());
     };
     if m.source != source {
@@ -94,7 +94,7 @@ fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
     if let Some(v) = would(dry_run, &format!("would unmount {}", target.display())) {
         return v;
     }
-    match crate::fs::mount::unmount(target) {
+    match crate::host::mountinfo::unmount(target) {
         Ok(()) => (Outcome::Released, format!("unmounted ({})", m.fs_type)),
         Err(e) => (Outcome::Failed, e.to_string()),
     }
@@ -111,7 +111,7 @@ fn dir(path: &Path, dry_run: bool) -> Verdict {
         }
         Ok(_) => {}
     }
-    if crate::fs::mount::is_mounted(path) {
+    if crate::host::mountinfo::is_mounted(path) {
         return (
             Outcome::Failed,
             "something is mounted on it; left alone".into(),
