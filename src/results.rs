@@ -422,7 +422,6 @@ impl Finding {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,15 +14,8 @@ pub enum OutputFormat {
     Json,
 }
 
-/// Which engine runs the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineChoice {
-    /// fsbench's own engine (`native` is the same).
-    #[value(alias = "native")]
-    Fsbench,
-    /// The same job run with fio, parsed into the same report.
-    Fio,
-}
+/// Which engine runs the job: the same choice as `fsbench run --engine`.
+pub use crate::plan::EngineChoice;
 
 /// Flags of `fsbench io`.
 #[derive(Debug, Clone, clap::Args)]

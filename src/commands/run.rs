@@ -34,7 +34,11 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
         TargetKind::Device { path, .. } => QueueOf::Device(path),
         TargetKind::Image { .. } => QueueOf::Image,
     };
-    let settings = inv.plan.setups.iter().map(|s| (s.name.as_str(), &s.host[..]));
+    let settings = inv
+        .plan
+        .setups
+        .iter()
+        .map(|s| (s.name.as_str(), &s.host[..]));
     crate::host::tuning::validate(settings, queue)?;
     check_app_settings(&inv.plan.workloads)?;
     Ok(inv)

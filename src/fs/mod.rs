@@ -160,10 +160,6 @@ pub fn unique_mountpoint(label: &str) -> PathBuf {
 
 /// Refuse a target smaller than a filesystem needs, naming the flag to change. `flag` is
 /// `--image-size` for images and `--device` for devices.
-pub fn check_fits(fs: &dyn Filesystem, size: u64, flag: &str) -> crate::Result<()> {
-    fits(fs.name(), fs.min_device_size(), size, flag)
-}
-
 fn fits(name: &str, min: u64, size: u64, flag: &str) -> crate::Result<()> {
     if size >= min {
         return Ok(());

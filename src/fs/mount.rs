@@ -1,9 +1,9 @@
 //! Mounting and unmounting, and the guard that unmounts kernel filesystems on drop.
 
 use super::Mounted;
-use crate::host::mountinfo;
 use crate::host::command;
 use crate::host::ledger::{self, Held, Item};
+use crate::host::mountinfo;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

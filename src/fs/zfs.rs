@@ -352,11 +352,6 @@ pub struct ZfsMount {
 }
 
 impl ZfsMount {
-    /// The pool's name.
-    pub fn pool(&self) -> &str {
-        &self.pool
-    }
-
     fn tidy(&mut self) {
         if self.created_dir {
             if mount::is_mounted(&self.path) {

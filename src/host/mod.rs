@@ -11,8 +11,8 @@ pub mod mountinfo;
 pub mod provenance;
 pub mod stdio;
 pub mod sys;
-pub mod sysfs;
 mod sys_freeze;
+pub mod sysfs;
 pub mod tuning;
 
 pub use cache::{drop_caches, sync_all};

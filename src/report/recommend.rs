@@ -59,14 +59,13 @@ const CLASSES: [&str; 5] = [
 
 /// The metric that decides a workload, in preference order.
 fn primary(metric: &str) -> Option<usize> {
-    const PREF: [&str; 8] = [
+    const PREF: [&str; 7] = [
         "iops",
         "ops_per_s",
         "files_per_s",
         "bw_mib_s",
         "seconds",
         "avail_bytes",
-        "usable_bytes",
         "read_iops",
     ];
     PREF.iter().position(|p| *p == metric)

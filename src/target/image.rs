@@ -5,10 +5,10 @@
 //! once the last user closes it; the guard detaches explicitly and deletes the image.
 
 use super::block::{device_info, discard_whole};
-use crate::host::sysfs::{self, DevNum};
 use super::{DiscardState, Target};
 use crate::host::ledger::{self, Held, Item};
 use crate::host::sys::{self as ioctl, LO_FLAGS_AUTOCLEAR, LO_FLAGS_DIRECT_IO, LoopConfig};
+use crate::host::sysfs::{self, DevNum};
 use crate::results::TargetInfo;
 use crate::{Error, Result};
 use std::fs::File;

@@ -5,9 +5,9 @@
 //! compared by device number, never by name, so `/dev/disk/by-id/…` aliases are caught too.
 
 use super::parse;
-use crate::host::sysfs::{self, DevNum};
-use crate::host::mountinfo::{self, MountEntry};
 use crate::host::command;
+use crate::host::mountinfo::{self, MountEntry};
+use crate::host::sysfs::{self, DevNum};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
