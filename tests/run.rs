@@ -190,6 +190,33 @@ fn refuses_bad_input_before_touching_anything() {
 }
 
 #[test]
+fn plan_refuses_run_only_flags_and_run_refuses_emit_fio() {
+    // Flags that act on a run mean nothing to `plan`: clap refuses them (exit 2).
+    for flags in [&["--yes"][..], &["--keep-image"], &["--yes", "--keep-image"], &["--json"]] {
+        let o = bin().arg("plan").args(flags).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "plan {flags:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("unexpected argument"), "{}", stderr(&o));
+    }
+    // `run --emit-fio` used to be ignored silently; now it is refused before anything runs.
+    let scratch = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args(["run", "--emit-fio", "--fs", "ext4", "--scratch-dir"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert_refused(&o, &["--emit-fio", "fsbench plan --emit-fio"]);
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    // Each profile's help says what it runs, without the articles' jargon.
+    let help = bin().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("standard  the full suite at full size"),
+        "{help}"
+    );
+    assert!(!help.to_lowercase().contains("seed 00"), "{help}");
+}
+
+#[test]
 fn plan_prints_steps_eta_and_fio_commands() {
     let o = bin()
         .args([
