@@ -192,7 +192,12 @@ fn refuses_bad_input_before_touching_anything() {
 #[test]
 fn plan_refuses_run_only_flags_and_run_refuses_emit_fio() {
     // Flags that act on a run mean nothing to `plan`: clap refuses them (exit 2).
-    for flags in [&["--yes"][..], &["--keep-image"], &["--yes", "--keep-image"], &["--json"]] {
+    for flags in [
+        &["--yes"][..],
+        &["--keep-image"],
+        &["--yes", "--keep-image"],
+        &["--json"],
+    ] {
         let o = bin().arg("plan").args(flags).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "plan {flags:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("unexpected argument"), "{}", stderr(&o));
