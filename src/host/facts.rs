@@ -41,6 +41,16 @@ pub struct Query<'a> {
     pub paths: Vec<&'a Path>,
 }
 
+impl Query<'_> {
+    fn paths_that(&self, is: fn(&Path) -> bool) -> BTreeSet<PathBuf> {
+        self.paths
+            .iter()
+            .filter(|p| is(p))
+            .map(|p| p.to_path_buf())
+            .collect()
+    }
+}
+
 impl HostFacts {
     /// Look everything up once.
     pub fn gather(q: &Query) -> HostFacts {
@@ -60,18 +70,8 @@ impl HostFacts {
                 .filter(|t| super::command::available(t))
                 .map(|t| t.to_string())
                 .collect(),
-            dirs: q
-                .paths
-                .iter()
-                .filter(|p| p.is_dir())
-                .map(|p| p.to_path_buf())
-                .collect(),
-            files: q
-                .paths
-                .iter()
-                .filter(|p| p.is_file())
-                .map(|p| p.to_path_buf())
-                .collect(),
+            dirs: q.paths_that(Path::is_dir),
+            files: q.paths_that(Path::is_file),
             now: SystemTime::now(),
             random_seed: super::sys::fresh_seed(),
         }

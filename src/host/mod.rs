@@ -11,7 +11,6 @@ pub mod mountinfo;
 pub mod provenance;
 pub mod stdio;
 pub mod sys;
-mod sys_freeze;
 pub mod sysfs;
 pub mod tuning;
 

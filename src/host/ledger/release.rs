@@ -31,9 +31,8 @@ impl RecoveryLock {
             .open(dir.join(".recovery.lock"))
             .ok();
         if let Some(f) = &f {
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a descriptor we own; released when it is closed.
-            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+            // Released when the descriptor is closed.
+            let _ = rustix::fs::flock(f, rustix::fs::FlockOperation::LockExclusive);
         }
         RecoveryLock { _file: f }
     }
@@ -383,19 +382,17 @@ fn process(
             if let Some(v) = would(dry_run, &format!("would stop {name} (SIGTERM)")) {
                 return v;
             }
-            // SAFETY: kill(2) on a PID whose start time we just matched. SIGCONT so that a
-            // stopped process gets to act on the SIGTERM.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGTERM);
-                libc::kill(pid as libc::pid_t, libc::SIGCONT);
-            }
+            // A PID whose start time we just matched. SIGCONT so that a stopped process gets
+            // to act on the SIGTERM.
+            crate::host::sys::signal(pid as i32, rustix::process::Signal::TERM);
+            crate::host::sys::signal(pid as i32, rustix::process::Signal::CONT);
             let t0 = Instant::now();
             while alive(pid, start_time) == Alive::Same && t0.elapsed() < Duration::from_secs(15) {
                 std::thread::sleep(Duration::from_millis(100));
             }
             let how = if alive(pid, start_time) == Alive::Same {
-                // SAFETY: as above, still the same process.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                // Still the same process.
+                crate::host::sys::signal(pid as i32, rustix::process::Signal::KILL);
                 std::thread::sleep(Duration::from_millis(200));
                 "stopped (SIGKILL after 15 s of SIGTERM)"
             } else {
@@ -437,8 +434,8 @@ fn cgroup(path: &Path, dry_run: bool) -> Verdict {
         // The processes in fsbench's own group are fsbench's (a memory-capped job).
         if std::fs::write(path.join("cgroup.kill"), "1").is_err() {
             for p in &left {
-                // SAFETY: kill(2); the PIDs were just read from the group's member list.
-                unsafe { libc::kill(*p, libc::SIGKILL) };
+                // The PIDs were just read from the group's member list.
+                crate::host::sys::signal(*p, rustix::process::Signal::KILL);
             }
         }
     }

@@ -8,8 +8,6 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-/// `_IOW(0x94, 9, int)`: share the source file's extents with the destination.
-const FICLONE: libc::c_ulong = 0x4004_9409;
 /// `_IOWR('f', 11, struct fiemap)`.
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
 /// Re-read the backing file's size after it grew.
@@ -41,12 +39,10 @@ pub enum CloneOutcome {
 
 /// Clone `src` into `dst` (both open; `dst` writable and empty) with FICLONE.
 pub fn ficlone(src: &File, dst: &File, dst_path: &Path) -> Result<CloneOutcome> {
-    // SAFETY: FICLONE takes the source descriptor as its integer argument; both fds are open.
-    let rc = unsafe { libc::ioctl(dst.as_raw_fd(), FICLONE as _, src.as_raw_fd()) };
-    if rc == 0 {
-        return Ok(CloneOutcome::Cloned);
-    }
-    let err = std::io::Error::last_os_error();
+    let err = match rustix::fs::ioctl_ficlone(dst, src) {
+        Ok(()) => return Ok(CloneOutcome::Cloned),
+        Err(e) => std::io::Error::from(e),
+    };
     match err.raw_os_error() {
         Some(
             code @ (libc::EOPNOTSUPP | libc::EINVAL | libc::EXDEV | libc::ENOTTY | libc::ENOSYS),
