@@ -30,12 +30,7 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 pub fn host_info() -> HostInfo {
     let uname = rustix::system::uname();
     let cpuinfo = read("/proc/cpuinfo");
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    let cpus = if online > 0 {
-        online as u32
-    } else {
-        cpu_count(&cpuinfo)
-    };
+    let cpus = super::sys::online_cpus().unwrap_or_else(|| cpu_count(&cpuinfo));
     let model = cpu_model(&cpuinfo).unwrap_or_else(|| "unknown CPU".to_string());
     let mut extra = BTreeMap::new();
     extra.insert(

@@ -277,3 +277,21 @@ pub fn signal(pid: i32, sig: rustix::process::Signal) {
         rustix::process::kill_process(p, sig)
     };
 }
+
+/// `getrusage(who)`: `libc::RUSAGE_SELF` (every thread of fsbench) or
+/// `libc::RUSAGE_CHILDREN` (reaped children). rustix has no wrapper for it.
+pub fn rusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: getrusage fills the zeroed struct we pass and reads nothing else.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    }
+}
+
+/// Processors online (`sysconf(_SC_NPROCESSORS_ONLN)`), `None` when the kernel does not say.
+pub fn online_cpus() -> Option<u32> {
+    // SAFETY: sysconf only reads a system value.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    (n > 0).then_some(n as u32)
+}
