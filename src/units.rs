@@ -67,17 +67,27 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Format bytes with a binary suffix, e.g. `16 GiB`, `4 KiB`, `1.5 MiB`.
+/// Format bytes with a binary suffix, e.g. `16 GiB`, `4 KiB`, `1.5 MiB` (whole values
+/// without a decimal).
 pub fn format_size(bytes: u64) -> String {
+    format_binary(bytes as f64, true)
+}
+
+/// The one byte formatter: `value` bytes in B/KiB/MiB/GiB/TiB with one decimal; with
+/// `trim_whole` a whole number prints without it (`16 GiB`, as sizes are written), without
+/// it every scaled value keeps it (`372.0 GiB`, as report columns align).
+pub fn format_binary(value: f64, trim_whole: bool) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
+    let mut v = value;
     let mut i = 0;
-    while v >= 1024.0 && i < UNITS.len() - 1 {
+    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
         v /= 1024.0;
         i += 1;
     }
-    if (v - v.round()).abs() < 1e-9 {
-        format!("{} {}", v as u64, UNITS[i])
+    if i == 0 {
+        format!("{v:.0} B")
+    } else if trim_whole && (v - v.round()).abs() < 1e-9 {
+        format!("{} {}", v.round() as i64, UNITS[i])
     } else {
         format!("{v:.1} {}", UNITS[i])
     }

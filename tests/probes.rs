@@ -685,6 +685,18 @@ impl Filesystem for ShellDriver {
     fn validate(&self, _: &SetupSpec) -> fsbench::Result<()> {
         Ok(())
     }
+    fn accepts(&self) -> &fsbench::fs::variant::Accepts {
+        // The probes' own setups carry no variant keys.
+        const NONE: fsbench::fs::variant::Accepts = fsbench::fs::variant::Accepts {
+            mkfs: false,
+            mount: false,
+            props: &[],
+            dir_attrs: &[],
+            args: fsbench::fs::variant_args::ArgRules::NONE,
+            hints: &[],
+        };
+        &NONE
+    }
     fn mount(
         &self,
         device: &Path,

@@ -159,7 +159,10 @@ fn refuses_bad_input_before_touching_anything() {
     );
     assert_refused(
         &run(&["--fs", "e=ext4:recordsize=16K"]),
-        &["unknown key 'recordsize'", "mkfs, mount"],
+        &[
+            "ext4 does not understand \"recordsize\"",
+            "valid keys for ext4: mkfs, mount;",
+        ],
     );
     assert_refused(&run(&["--rounds", "0"]), &["--rounds"]);
     assert_refused(&run(&["--only", "randred"]), &["--only", "randred"]);
@@ -183,7 +186,39 @@ fn refuses_bad_input_before_touching_anything() {
         .args(["plan", "--fs", "btrfs:bogus=1"])
         .output()
         .unwrap();
-    assert_refused(&o, &["unknown key 'bogus'"]);
+    assert_refused(&o, &["btrfs does not understand \"bogus\""]);
+}
+
+#[test]
+fn plan_refuses_run_only_flags_and_run_refuses_emit_fio() {
+    // Flags that act on a run mean nothing to `plan`: clap refuses them (exit 2).
+    for flags in [
+        &["--yes"][..],
+        &["--keep-image"],
+        &["--yes", "--keep-image"],
+        &["--json"],
+    ] {
+        let o = bin().arg("plan").args(flags).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "plan {flags:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("unexpected argument"), "{}", stderr(&o));
+    }
+    // `run --emit-fio` used to be ignored silently; now it is refused before anything runs.
+    let scratch = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args(["run", "--emit-fio", "--fs", "ext4", "--scratch-dir"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert_refused(&o, &["--emit-fio", "fsbench plan --emit-fio"]);
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    // Each profile's help says what it runs, without the articles' jargon.
+    let help = bin().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("standard  the full suite at full size"),
+        "{help}"
+    );
+    assert!(!help.to_lowercase().contains("seed 00"), "{help}");
 }
 
 #[test]

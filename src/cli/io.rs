@@ -14,15 +14,8 @@ pub enum OutputFormat {
     Json,
 }
 
-/// Which engine runs the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineChoice {
-    /// fsbench's own engine (`native` is the same).
-    #[value(alias = "native")]
-    Fsbench,
-    /// The same job run with fio, parsed into the same report.
-    Fio,
-}
+/// Which engine runs the job: the same choice as `fsbench run --engine`.
+pub use crate::plan::EngineChoice;
 
 /// Flags of `fsbench io`.
 #[derive(Debug, Clone, clap::Args)]
@@ -31,7 +24,7 @@ Examples:
   # 4k random reads for 10 s after a 2 s ramp, queue depth 32, on a 1 GiB file (laid out first)
   fsbench io --filename /mnt/test/f --rw randread --bs 4k --iodepth 32 --size 1G --runtime 10s --ramp 2s
 
-  # the seed article's mixed test: 70 % reads, 4 jobs each on its own quarter, O_DIRECT
+  # a mixed test: 70 % reads, 4 jobs each on its own quarter of the device, O_DIRECT
   fsbench io --filename /dev/loop7 --rw randrw --rwmixread 70 --numjobs 4 \\
       --size 4G --offset-increment 4G --direct --runtime 30s
 

@@ -32,7 +32,7 @@ pub enum Command {
     /// Format, mount and benchmark every filesystem on the same disk (the main command).
     Run(run::RunArgs),
     /// Print the expanded steps of a run (and, with --emit-fio, equivalent fio commands).
-    Plan(run::RunArgs),
+    Plan(run::PlanArgs),
     /// Run one ad-hoc I/O job with fio's vocabulary (like `fio`, one job).
     Io(io::IoArgs),
     /// Run metadata and small-file workloads on an existing directory.

@@ -1,7 +1,11 @@
-//! Flags of `fsbench run` and `fsbench plan` (the same flags: `plan` shows what `run` would do).
+//! Flags of `fsbench run` and `fsbench plan`. Both take [`PlanFlags`] (what to run, where,
+//! how long), so `plan` shows exactly what `run` would do; the flags that only act when
+//! something runs (`--yes`, `--keep-image`, `--force-wipe`, `--json`) are `run`'s alone, and
+//! `--emit-fio` is `plan`'s. The library never sees these clap types: [`PlanFlags::overrides`]
+//! turns them into the plain [`Overrides`] that [`crate::plan::resolve`] takes.
 
 use super::suggest::{Suggest, profile_names, workload_ids};
-use crate::plan::EngineChoice;
+use crate::plan::{EngineChoice, Overrides};
 use crate::units::{duration_arg, size_arg};
 use clap::ValueHint;
 use std::path::PathBuf;
@@ -19,10 +23,11 @@ Examples:
   # See what would run, and the equivalent fio command of every I/O job:
   fsbench plan --fs ext4,xfs --emit-fio
 
-  # Seed 000's method on a real scratch disk (WIPED; asks you to type its name):
+  # The standard profile (data file 4x RAM, 60 s jobs) on a real scratch disk (WIPED; asks
+  # you to type its name):
   sudo fsbench run --profile standard --device /dev/sdb --fs ext4,xfs,btrfs,zfs,zfs-16k=zfs:recordsize=16K
 
-  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], any zfs property)
+  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], zfs properties)
   sudo fsbench run --fs 'btrfs,btrfs-zstd=btrfs:mount=compress=zstd:3,btrfs-nocow=btrfs:nocow'
   sudo fsbench run --fs 'ext4,ext4-tuned=ext4:mkfs=-m 1 -E lazy_itable_init=0;mount=noatime'
 
@@ -41,20 +46,82 @@ Examples:
   # redone from mkfs, because the filesystem has to be re-created):
   sudo fsbench run --resume fsbench-results/20261130T121500Z
 
-Profiles: quick (default, ~10 min for 3 filesystems x 3 rounds), standard (seed 000: file = 4x RAM,
-60 s + 10 s ramp, 3 rounds), vps (seed 003: scaling, compression, 512 MiB memory cap), nvme
-(seed 001: queue depth 1..128 and numjobs sweeps), tuning (seed 001's host and mount tunings as
-variants). Host tunings in a setup: sched=, read_ahead_kb=, nr_requests=, nomerges=,
+Profiles: see --profile. Host tunings in a setup: sched=, read_ahead_kb=, nr_requests=, nomerges=,
 wbt_lat_usec= (the target device's queue) and sysctl.vm.* / sysctl.fs.*, always put back.
 Exit codes: 0 ok, 1 a step failed, 2 bad input or refusal (nothing was touched), 128 + signal
 when interrupted (130 Ctrl-C, 129 closed terminal, 143 SIGTERM; everything was released, continue
 with --resume). A killed run's mounts, loop devices, images and settings are released by the next
 fsbench run (its ledger is in /run/fsbench/ledger).";
 
-/// Flags of `fsbench run` (and `fsbench plan`).
+const PLAN_EXAMPLES: &str = "\
+Examples:
+  fsbench plan                                  # what `sudo fsbench run` would do
+  fsbench plan --profile standard --fs ext4,xfs # steps, ETA and fio commands
+  fsbench plan --fs ext4 --fio-job ssd-test.fio --emit-fio   # only the fio command lines
+  fsbench plan --resume fsbench-results/20261130T121500Z     # what a resume would redo
+
+`plan` takes the flags of `run` that shape the plan; the ones that act on a run (--yes,
+--keep-image, --force-wipe, --json) are refused here.";
+
+/// Flags of `fsbench run`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct RunArgs {
+    /// What to run, where, how long (shared with `fsbench plan`).
+    #[command(flatten)]
+    pub plan: PlanFlags,
+
+    /// Keep the image file afterwards.
+    #[arg(long)]
+    pub keep_image: bool,
+
+    /// Wipe a device even when it carries a filesystem, partition table or RAID/LVM/ZFS signature.
+    #[arg(long)]
+    pub force_wipe: bool,
+
+    /// Consent to wipe --device without being asked; needed where there is no terminal
+    /// (scripts, CI). Without it the device name must be typed on the terminal. Accepted in
+    /// every target mode.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
+    /// Print results.json to stdout at the end.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Refused: `--emit-fio` prints fio commands instead of running (a `fsbench plan` flag).
+    #[arg(long, hide = true)]
+    pub emit_fio: bool,
+}
+
+/// Flags of `fsbench plan`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_long_help = PLAN_EXAMPLES)]
+pub struct PlanArgs {
+    /// What `fsbench run` would run with the same flags.
+    #[command(flatten)]
+    pub plan: PlanFlags,
+
+    /// Print only the equivalent fio command line of every I/O job.
+    #[arg(long)]
+    pub emit_fio: bool,
+}
+
+impl RunArgs {
+    /// The overrides of a run: the shared flags plus the run-only ones.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            keep_image: self.keep_image,
+            force_wipe: self.force_wipe,
+            yes: self.yes,
+            ..self.plan.overrides()
+        }
+    }
+}
+
+/// Flags `fsbench run` and `fsbench plan` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanFlags {
     /// Setups to compare: filesystems and variants NAME=FS[:key=value;…], comma-separated or
     /// repeated. Default: every filesystem whose tools are installed (ext4, xfs, btrfs, zfs).
     #[arg(long, value_name = "SETUPS")]
@@ -64,8 +131,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "profile", value_hint = ValueHint::FilePath)]
     pub plan: Option<PathBuf>,
 
-    /// A shipped profile: quick (default), standard, vps, nvme, tuning, db, claims.
-    #[arg(long, value_name = "NAME", value_parser = Suggest::new(profile_names))]
+    /// A shipped profile (default: quick); --help lists what each one runs.
+    #[arg(long, value_name = "NAME", value_parser = Suggest::new(profile_names),
+          long_help = crate::plan::profiles::help())]
     pub profile: Option<String>,
 
     /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED.
@@ -83,20 +151,6 @@ pub struct RunArgs {
     /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
     #[arg(long, value_name = "DIR", default_value = "/var/tmp", value_hint = ValueHint::DirPath)]
     pub scratch_dir: PathBuf,
-
-    /// Keep the image file afterwards.
-    #[arg(long)]
-    pub keep_image: bool,
-
-    /// Wipe a device even when it carries a filesystem, partition table or RAID/LVM/ZFS signature.
-    #[arg(long)]
-    pub force_wipe: bool,
-
-    /// Consent to wipe --device without being asked; needed where there is no terminal
-    /// (scripts, CI). Without it the device name must be typed on the terminal. Accepted in
-    /// every target mode.
-    #[arg(long, short = 'y')]
-    pub yes: bool,
 
     /// Output directory (default: ./fsbench-results/<UTC timestamp>).
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
@@ -161,14 +215,6 @@ pub struct RunArgs {
     #[arg(long)]
     pub install_missing: bool,
 
-    /// Print results.json to stdout at the end.
-    #[arg(long)]
-    pub json: bool,
-
-    /// (plan) Print the equivalent fio command line of every I/O job.
-    #[arg(long)]
-    pub emit_fio: bool,
-
     /// Copies of the synthetic corpus for untar/find-cold/rm-tree (≈35,000 entries each;
     /// standard: 3, quick: 1).
     #[arg(long, value_name = "N")]
@@ -178,8 +224,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "X")]
     pub corpus_scale: Option<f64>,
 
-    /// Pack this real directory (e.g. /usr/share) as the corpus instead of the synthetic tree,
-    /// as seed 000 did; it is read into memory once and never from the filesystem under test.
+    /// Pack this real directory (e.g. /usr/share) as the corpus instead of the synthetic tree;
+    /// it is read into memory once and never from the filesystem under test.
     #[arg(long, value_name = "DIR", conflicts_with = "corpus_file", value_hint = ValueHint::DirPath)]
     pub corpus_from: Option<std::path::PathBuf>,
 
@@ -194,4 +240,74 @@ pub struct RunArgs {
     /// Timeout for each mkfs, mount, zpool and other tool invocation.
     #[arg(long, value_name = "TIME", default_value = "300s", value_parser = duration_arg)]
     pub tool_timeout: Duration,
+}
+
+impl PlanFlags {
+    /// The flags as the plain options the plan resolver takes (no clap type crosses over).
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            fs: self.fs.clone(),
+            plan: self.plan.clone(),
+            profile: self.profile.clone(),
+            device: self.device.clone(),
+            dir: self.dir.clone(),
+            image_size: self.image_size,
+            scratch_dir: self.scratch_dir.clone(),
+            keep_image: false,
+            force_wipe: false,
+            yes: false,
+            out: self.out.clone(),
+            rounds: self.rounds,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            file_size: self.file_size.clone(),
+            only: self.only.clone(),
+            skip: self.skip.clone(),
+            quiet_window: self.quiet_window,
+            quiet_threshold: self.quiet_threshold,
+            quiet_timeout: self.quiet_timeout,
+            engine: self.engine,
+            fio_job: self.fio_job.clone(),
+            seed: self.seed,
+            corpus_copies: self.corpus_copies,
+            corpus_scale: self.corpus_scale,
+            corpus_from: self.corpus_from.clone(),
+            corpus_file: self.corpus_file.clone(),
+            threads: self.threads,
+            tool_timeout: self.tool_timeout,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use crate::plan::Overrides;
+    use clap::Parser;
+
+    fn parse(v: &[&str]) -> Result<Command, clap::Error> {
+        Cli::try_parse_from(v).map(|c| c.command)
+    }
+
+    #[test]
+    fn clap_defaults_are_the_overrides_defaults() {
+        let Command::Plan(p) = parse(&["fsbench", "plan"]).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(p.plan.overrides(), Overrides::default());
+    }
+
+    #[test]
+    fn plan_refuses_run_only_flags() {
+        for flag in ["--yes", "-y", "--keep-image", "--force-wipe", "--json"] {
+            let e = parse(&["fsbench", "plan", flag]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{flag}");
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{flag}");
+        }
+        let Command::Run(r) = parse(&["fsbench", "run", "--yes", "--keep-image"]).unwrap() else {
+            unreachable!()
+        };
+        let o = r.overrides();
+        assert!(o.yes && o.keep_image && !o.force_wipe);
+    }
 }

@@ -132,7 +132,7 @@ fn request(args: &DoctorArgs) -> Result<Request> {
     if let Some(text) = &args.file_size {
         let bytes = match FileSize::parse(text).map_err(|e| Error::invalid("--file-size", e))? {
             FileSize::Fixed(b) => b,
-            FileSize::RamMultiple(f) => (crate::plan::resolve::ram_bytes() as f64 * f) as u64,
+            FileSize::RamMultiple(f) => (crate::host::sys::ram_bytes() as f64 * f) as u64,
         };
         req.file_size = Some(bytes);
         // Nothing says the user's workloads bypass the cache.

@@ -1,20 +1,20 @@
 //! `fsbench plan`: print what `fsbench run` would do with the same flags — the expanded steps,
 //! the ETA and the equivalent fio command of every I/O job — without touching anything.
 
-use crate::cli::run::RunArgs;
-use crate::plan::{Invocation, WorkloadSpec, eta, resolve::resolve};
+use crate::cli::run::PlanArgs;
+use crate::plan::{Invocation, WorkloadSpec, eta};
 use crate::runner::{fs_available, workload_available};
 use crate::workload::registry::{self, Describe, Phase};
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// Run `fsbench plan`; returns the exit code.
-pub fn run(args: RunArgs) -> crate::Result<i32> {
-    let inv = match &args.resume {
+pub fn run(args: PlanArgs) -> crate::Result<i32> {
+    let inv = match &args.plan.resume {
         Some(out) => Invocation::load(out)?,
-        None => resolve(&args, std::env::args().collect())?,
+        None => super::run::prepare(&args.plan.overrides(), std::env::args().collect())?,
     };
-    if args.install_missing {
+    if args.plan.install_missing {
         // What `fsbench run --install-missing` would install; plan never changes the host.
         crate::doctor::in_run::install_missing(&inv, true)?;
     }
@@ -22,7 +22,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         print!("{}", fio_script(&inv));
         return Ok(0);
     }
-    let results = if args.out.is_some() || args.resume.is_some() {
+    let results = if args.plan.out.is_some() || args.plan.resume.is_some() {
         ResultsLine::PlannedIn
     } else {
         ResultsLine::PlannedDefault

@@ -2,16 +2,72 @@
 //! killed runs left behind (the ledger), print the plan and its ETA, execute it, then print the
 //! seed-style table.
 
+use crate::Error;
 use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
+use crate::host::facts::{HostFacts, Query};
 use crate::host::stdio::{self, note};
-use crate::plan::{Invocation, resolve::resolve};
+use crate::plan::resolve::{Source, resolve};
+use crate::plan::{Invocation, Overrides, WorkloadSpec};
+use std::path::Path;
+
+/// Resolve `run`/`plan` overrides into an invocation: read the plan and job files, gather the
+/// host facts once, resolve (pure), then the checks that ask this kernel and the installed
+/// tools about the resolved plan. Every refusal is exit 2 with nothing created.
+pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
+    let source = Source::read(o)?;
+    let mut paths: Vec<&Path> = Vec::new();
+    paths.extend(o.corpus_from.as_deref());
+    paths.extend(o.corpus_file.as_deref());
+    let facts = HostFacts::gather(&Query {
+        device: o.device.as_deref(),
+        dir: o.dir.as_deref(),
+        tools: &["fio"],
+        paths,
+    });
+    let inv = resolve(&source, o, &facts, argv)?;
+    // Host tunings against this kernel and target: a key or value it refuses stops here.
+    use crate::host::tuning::QueueOf;
+    use crate::target::TargetKind;
+    let queue = match &inv.options.target {
+        TargetKind::Dir { .. } => QueueOf::Dir,
+        TargetKind::Device { path, .. } => QueueOf::Device(path),
+        TargetKind::Image { .. } => QueueOf::Image,
+    };
+    let settings = inv
+        .plan
+        .setups
+        .iter()
+        .map(|s| (s.name.as_str(), &s.host[..]));
+    crate::host::tuning::validate(settings, queue)?;
+    check_app_settings(&inv.plan.workloads)?;
+    Ok(inv)
+}
+
+/// Extra PostgreSQL settings of the selected pgbench workloads must be ones the installed
+/// server knows (`postgres --describe-config`) and not the ones fsbench owns.
+fn check_app_settings(workloads: &[WorkloadSpec]) -> crate::Result<()> {
+    for w in workloads.iter().filter(|w| w.record) {
+        if let Some(p) = &w.pgbench {
+            crate::workload::pgbench::settings::check(p.settings.keys())
+                .map_err(|e| Error::invalid(format!("workload '{}'", w.id), e))?;
+        }
+    }
+    Ok(())
+}
 
 /// Run `fsbench run`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {
+    if args.emit_fio {
+        return Err(Error::invalid(
+            "--emit-fio",
+            "`fsbench run` runs the jobs and does not print fio commands; use `fsbench plan \
+             --emit-fio` with the same flags to see them",
+        ));
+    }
     // From here on a closed pipe or a vanished terminal cannot make a write fail (and panic).
     let relay = stdio::Relay::install();
-    let (mut inv, resume) = match &args.resume {
+    let (mut inv, resume) = match &args.plan.resume {
         Some(out) => {
             note(&format!(
                 "fsbench: resuming with the options saved in {}; other flags (except --json \
@@ -22,7 +78,10 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
             crate::plan::resolve::check_variant_args(&inv.plan.setups, &inv.options.target)?;
             (inv, true)
         }
-        None => (resolve(&args, std::env::args().collect())?, false),
+        None => (
+            prepare(&args.overrides(), std::env::args().collect())?,
+            false,
+        ),
     };
     // --yes counts on resume too; a device run saved without it asks again (or refuses
     // without a terminal) before the plan is even printed.
@@ -34,7 +93,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         // What a killed fsbench held (mounts, loop devices, images, settings) goes first.
         crate::host::ledger::recover_and_report();
     }
-    if args.install_missing {
+    if args.plan.install_missing {
         // Before the summary, so its "skipped: not installed" notes reflect the new state.
         crate::doctor::in_run::install_missing(&inv, false)?;
     }

@@ -3,7 +3,7 @@
 //! node is ever opened. The checks see nothing but these structs, so tests build them by hand.
 
 use super::tools::{self, Wants};
-use crate::target::sysfs::{self, DevNum};
+use crate::host::sysfs::{self, DevNum};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -242,7 +242,7 @@ pub fn gather(req: &Request) -> Facts {
         io_processes: Vec::new(),
     };
 
-    let mounts = crate::fs::mountinfo::read().unwrap_or_default();
+    let mounts = crate::host::mountinfo::read().unwrap_or_default();
     let mut dirs = Vec::new();
     let mut wanted: Vec<(DevNum, String, String)> = Vec::new();
     for (path, role) in &req.devices {
@@ -257,7 +257,7 @@ pub fn gather(req: &Request) -> Facts {
         }
     }
     for (path, role) in &req.dirs {
-        let entry = crate::fs::mountinfo::containing(&mounts, path);
+        let entry = crate::host::mountinfo::containing(&mounts, path);
         dirs.push(DirFacts {
             role: role.clone(),
             path: path.display().to_string(),
@@ -503,7 +503,7 @@ pub fn parse_swaps(text: &str) -> Vec<SwapFact> {
         .skip(1)
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            let path = crate::fs::mountinfo::unescape(f.first()?);
+            let path = crate::host::mountinfo::unescape(f.first()?);
             let used = f.get(3)?.parse::<u64>().ok()? * 1024;
             let device = crate::measure::device::resolve(Path::new(&path))
                 .map(|d| d.name)

@@ -23,54 +23,10 @@ pub mod install;
 pub mod render;
 pub mod tools;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// How much a finding matters for the numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The numbers would be skewed or meaningless as they stand.
-    Warn,
-    /// Context a reader of the numbers should know; nothing is wrong as such.
-    Info,
-}
-
-impl Severity {
-    /// `warn` / `info`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Warn => "warn",
-            Severity::Info => "info",
-        }
-    }
-}
-
-/// One thing the doctor found: what, why it matters, and how to fix it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable id of the check that produced it (`rotational-virtual`, `page-cache`…).
-    pub code: String,
-    /// How much it matters.
-    pub severity: Severity,
-    /// What it is about: a device (`vda`), a directory, a setup, or `host`.
-    pub subject: String,
-    /// What was found, with the measured values.
-    pub finding: String,
-    /// Why it matters for a benchmark.
-    pub why: String,
-    /// What to do about it.
-    pub fix: String,
-}
-
-impl Finding {
-    /// One line for a warning or note: `code (subject): finding; why. Fix: fix`.
-    pub fn one_line(&self) -> String {
-        format!(
-            "doctor {} ({}): {}; {}. Fix: {}",
-            self.code, self.subject, self.finding, self.why, self.fix
-        )
-    }
-}
+// Findings are part of results.json, so their types live in the schema (`results.rs`).
+pub use crate::results::{Finding, Severity};
 
 /// The doctor's answer: the facts it looked at, what it found, and which checks passed.
 #[derive(Debug, Clone, Serialize)]

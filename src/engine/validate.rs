@@ -40,22 +40,11 @@ impl Resolved {
     }
 }
 
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-
-fn ioctl_u64(file: &std::fs::File, req: libc::c_ulong) -> Option<u64> {
-    use std::os::fd::AsRawFd;
-    let mut v: u64 = 0;
-    // SAFETY: both ioctls write one integer into the pointer we pass.
-    let r = unsafe { libc::ioctl(file.as_raw_fd(), req as _, &mut v) };
-    (r == 0).then_some(v)
-}
-
 fn block_size_of_device(file: &std::fs::File) -> Option<u64> {
-    use std::os::fd::AsRawFd;
-    let mut v: libc::c_int = 0;
-    // SAFETY: BLKSSZGET writes one int.
-    let r = unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET as _, &mut v) };
-    (r == 0 && v > 0).then_some(v as u64)
+    use std::os::fd::AsFd;
+    crate::host::sys::logical_block_size(file.as_fd())
+        .ok()
+        .filter(|v| *v > 0)
 }
 
 /// O_DIRECT offset alignment of a file, from statx(STATX_DIOALIGN) when the filesystem tells.
@@ -180,7 +169,8 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
                 )
             })?;
             if meta.file_type().is_block_device() {
-                let size = ioctl_u64(&file, BLKGETSIZE64).unwrap_or(0);
+                let size =
+                    crate::host::sys::device_size(std::os::fd::AsFd::as_fd(&file)).unwrap_or(0);
                 if size == 0 {
                     // A device cannot be laid out or grown by fsbench: no --size helps.
                     return Err(Error::invalid(

@@ -18,7 +18,6 @@ pub const JOBFILE_SIZE_LIMIT: Duration = SIZE_BASED_LIMIT;
 
 use crate::engine::{IoReport, JobSpec};
 use crate::host::command;
-use std::io::Read;
 use std::time::Duration;
 
 /// Slack on top of ramp + runtime before a time-based fio is considered hung (covers layout).
@@ -124,21 +123,7 @@ fn stderr_summary(stderr: &str) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("; "))
 }
 
-/// 64 random bits from the kernel; falls back to clock ⊕ pid if /dev/urandom is unreadable.
-fn fresh_seed() -> u64 {
-    let mut buf = [0u8; 8];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_ok()
-    {
-        return u64::from_ne_bytes(buf);
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    nanos ^ (u64::from(std::process::id()) << 32)
-}
+use crate::host::sys::fresh_seed;
 
 #[cfg(test)]
 mod tests {

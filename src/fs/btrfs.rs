@@ -14,6 +14,7 @@ const ACCEPTS: Accepts = Accepts {
     // nocow: `chattr +C` on the data directory (applied by the workload runner).
     dir_attrs: &["nocow"],
     args: ARGS,
+    hints: &[],
 };
 
 /// How mkfs.btrfs and the Btrfs mount options read a variant's words. Every positional word

@@ -13,6 +13,7 @@ const ACCEPTS: Accepts = Accepts {
     props: &[],
     dir_attrs: &[],
     args: ARGS,
+    hints: &[],
 };
 
 /// How mke2fs and the ext4 mount options read a variant's words.

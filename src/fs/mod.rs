@@ -7,8 +7,8 @@ pub mod argv_guard;
 mod btrfs;
 mod ext4;
 pub mod mount;
-pub mod mountinfo;
 pub mod props;
+pub mod setup;
 pub mod simple;
 mod tmpfs;
 pub mod variant;
@@ -24,7 +24,8 @@ pub use tmpfs::Tmpfs;
 pub use xfs::XFS;
 pub use zfs::Zfs;
 
-use crate::plan::SetupSpec;
+pub use setup::SetupSpec;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,11 +71,13 @@ pub trait Filesystem: Send + Sync {
     fn min_device_size(&self) -> u64;
     /// Reject variant options this driver does not understand.
     fn validate(&self, setup: &SetupSpec) -> crate::Result<()>;
+    /// The setup keys this driver takes (the only list `--fs` parsing and its errors use).
+    fn accepts(&self) -> &variant::Accepts;
     /// How this driver's tools read `mkfs=`/`mount=` words (for [`variant_args::check`]).
-    /// Without its own rules a driver still gets the generic checks: no positional words, no
-    /// devices, no paths outside the scratch area.
+    /// With [`variant_args::ArgRules::NONE`] a driver still gets the generic checks: no
+    /// positional words, no devices, no paths outside the scratch area.
     fn arg_rules(&self) -> &variant_args::ArgRules {
-        &variant_args::ArgRules::NONE
+        &self.accepts().args
     }
     /// Mount an existing filesystem of this type (no mkfs; ZFS: `zpool import`).
     fn mount(
@@ -157,10 +160,6 @@ pub fn unique_mountpoint(label: &str) -> PathBuf {
 
 /// Refuse a target smaller than a filesystem needs, naming the flag to change. `flag` is
 /// `--image-size` for images and `--device` for devices.
-pub fn check_fits(fs: &dyn Filesystem, size: u64, flag: &str) -> crate::Result<()> {
-    fits(fs.name(), fs.min_device_size(), size, flag)
-}
-
 fn fits(name: &str, min: u64, size: u64, flag: &str) -> crate::Result<()> {
     if size >= min {
         return Ok(());
@@ -204,5 +203,5 @@ pub const KNOWN: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "tmpfs"];
 
 /// Directory in which fsbench creates mountpoints.
 pub fn mount_root() -> PathBuf {
-    PathBuf::from("/run/fsbench")
+    crate::host::run_dir()
 }

@@ -1,9 +1,9 @@
 //! Mounting and unmounting, and the guard that unmounts kernel filesystems on drop.
 
 use super::Mounted;
-use super::mountinfo;
 use crate::host::command;
 use crate::host::ledger::{self, Held, Item};
+use crate::host::mountinfo;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -67,48 +67,8 @@ pub fn options_at(mnt: &Path) -> Option<String> {
     mountinfo::find_mount_point(&m, mnt).map(|e| e.all_options())
 }
 
-/// Whether something is mounted exactly at `mnt`.
-pub fn is_mounted(mnt: &Path) -> bool {
-    mountinfo::read()
-        .map(|m| mountinfo::find_mount_point(&m, mnt).is_some())
-        .unwrap_or(false)
-}
-
-/// Unmount `mnt`: retry a few times while busy (a workload's files may still be closing),
-/// then detach lazily as a last resort, with a warning.
-pub fn unmount(mnt: &Path) -> Result<()> {
-    let c = std::ffi::CString::new(mnt.as_os_str().as_encoded_bytes())
-        .map_err(|_| Error::Other(format!("bad mountpoint {}", mnt.display())))?;
-    let mut last = std::io::Error::from_raw_os_error(libc::EBUSY);
-    for attempt in 0..6 {
-        // SAFETY: c is a valid NUL-terminated path.
-        if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
-            return Ok(());
-        }
-        last = std::io::Error::last_os_error();
-        match last.raw_os_error() {
-            Some(libc::EINVAL) | Some(libc::ENOENT) if !is_mounted(mnt) => return Ok(()),
-            Some(libc::EBUSY) => {
-                crate::host::sync_all();
-                std::thread::sleep(Duration::from_millis(200 * (attempt + 1)));
-            }
-            _ => break,
-        }
-    }
-    if last.raw_os_error() == Some(libc::EBUSY) {
-        // SAFETY: as above.
-        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } == 0 {
-            eprintln!(
-                "fsbench: warning: {} stayed busy; detached it lazily (it disappears once \
-                 its last open file is closed)",
-                mnt.display()
-            );
-            return Ok(());
-        }
-        last = std::io::Error::last_os_error();
-    }
-    Err(Error::io("cannot unmount", mnt, last))
-}
+// Unmounting is the host's (the ledger's recovery uses it too).
+pub use crate::host::mountinfo::{is_mounted, unmount};
 
 /// Remove a mountpoint directory fsbench created (and its parent under the mount root if
 /// that is now empty).

@@ -3,11 +3,10 @@
 
 use super::mount::{self, Describe, KernelMount};
 use super::variant::{self, Accepts};
-use super::variant_args::ArgRules;
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;
+use crate::fs::SetupSpec;
 use crate::host::command;
-use crate::plan::SetupSpec;
 use std::path::Path;
 use std::time::Duration;
 
@@ -46,8 +45,8 @@ impl Filesystem for KernelFs {
         variant::check(self.fstype, setup, &self.accepts)
     }
 
-    fn arg_rules(&self) -> &ArgRules {
-        &self.accepts.args
+    fn accepts(&self) -> &Accepts {
+        &self.accepts
     }
 
     /// mkfs (timed, output kept), then mount.

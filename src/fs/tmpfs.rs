@@ -5,7 +5,7 @@ use super::mount::{self, KernelMount};
 use super::variant::{self, Accepts};
 use super::variant_args::ArgRules;
 use super::{Filesystem, MkfsRecord, Mounted};
-use crate::plan::SetupSpec;
+use crate::fs::SetupSpec;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,12 +20,8 @@ const ACCEPTS: Accepts = Accepts {
     props: &["size"],
     dir_attrs: &[],
     args: ArgRules::NONE,
+    hints: &[],
 };
-
-fn ram_bytes() -> u64 {
-    let si = rustix::system::sysinfo();
-    si.totalram as u64 * si.mem_unit as u64
-}
 
 /// The mount options for a setup: its own, plus `size=` (from `size` or half of RAM).
 pub fn options(setup: &SetupSpec) -> Result<(String, u64)> {
@@ -43,7 +39,7 @@ pub fn options(setup: &SetupSpec) -> Result<(String, u64)> {
                     format!("setup {:?}: tmpfs size={s} is not a percentage", setup.name),
                 )
             })?;
-            ram_bytes() / 100 * pct
+            crate::host::sys::ram_bytes() / 100 * pct
         }
         Some(s) => crate::units::parse_size(&s).map_err(|e| {
             Error::invalid(
@@ -51,7 +47,7 @@ pub fn options(setup: &SetupSpec) -> Result<(String, u64)> {
                 format!("setup {:?}: tmpfs size={s}: {e}", setup.name),
             )
         })?,
-        None => ram_bytes() / 2,
+        None => crate::host::sys::ram_bytes() / 2,
     };
     opts.retain(|o| !o.starts_with("size="));
     opts.push(format!("size={size}"));
@@ -80,8 +76,8 @@ impl Filesystem for Tmpfs {
         options(setup).map(drop)
     }
 
-    fn arg_rules(&self) -> &ArgRules {
-        &ACCEPTS.args
+    fn accepts(&self) -> &Accepts {
+        &ACCEPTS
     }
 
     fn mount(

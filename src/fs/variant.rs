@@ -1,7 +1,7 @@
 //! Which variant keys each driver understands, and the check that rejects the rest.
 
 use super::variant_args::ArgRules;
-use crate::plan::SetupSpec;
+use crate::fs::SetupSpec;
 use crate::{Error, Result};
 
 /// What a driver accepts in a setup.
@@ -16,6 +16,8 @@ pub struct Accepts {
     pub dir_attrs: &'static [&'static str],
     /// How the tools read `mkfs=`/`mount=` words: which options take values, paths, devices.
     pub args: ArgRules,
+    /// Advice for keys users reach for that this driver refuses (`mount` on ZFS).
+    pub hints: &'static [(&'static str, &'static str)],
 }
 
 impl Accepts {
@@ -34,6 +36,30 @@ impl Accepts {
         v.extend(self.props.iter().copied());
         v
     }
+
+    /// The refusal of `key` in setup `setup` of filesystem `fs`: exactly the keys this driver
+    /// takes, the host tunings every setup may use, and advice when there is some.
+    pub fn refuse(&self, fs: &str, setup: &str, key: &str) -> Error {
+        let hint = self
+            .hints
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, h)| format!(" ({h})"))
+            .unwrap_or_default();
+        let keys = self.keys();
+        let valid = if keys.is_empty() {
+            format!("{fs} takes no options of its own")
+        } else {
+            format!("valid keys for {fs}: {}", keys.join(", "))
+        };
+        Error::invalid(
+            "--fs",
+            format!(
+                "setup {setup:?}: {fs} does not understand {key:?}{hint}; {valid}; host tunings: {}",
+                crate::host::tuning::KEYS_HELP
+            ),
+        )
+    }
 }
 
 /// Keys a plan parser may record in `raw` for data-directory attributes.
@@ -41,28 +67,7 @@ const ATTR_KEYS: &[&str] = &["chattr", "dir_attrs", "attrs"];
 
 /// Reject anything `setup` asks for that `fs` does not understand, naming the valid keys.
 pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
-    let valid = || {
-        let k = acc.keys();
-        if k.is_empty() {
-            format!("{fs} takes no options")
-        } else {
-            format!(
-                "valid keys for {fs}: {}; host tunings: {}",
-                k.join(", "),
-                crate::host::tuning::KEYS_HELP
-            )
-        }
-    };
-    let bad = |key: &str| {
-        Error::invalid(
-            "--fs",
-            format!(
-                "setup {:?}: {fs} does not understand {key:?}; {}",
-                setup.name,
-                valid()
-            ),
-        )
-    };
+    let bad = |key: &str| acc.refuse(fs, &setup.name, key);
     if setup.fs != fs {
         return Err(Error::invalid(
             "--fs",
@@ -111,6 +116,7 @@ mod tests {
         props: &[],
         dir_attrs: &[],
         args: ArgRules::NONE,
+        hints: &[],
     };
 
     #[test]

@@ -9,7 +9,7 @@
 //! plan time (exit 2, nothing created): positional arguments, device options, block devices
 //! by path, symlink or `LABEL=`/`UUID=` tag, and paths outside fsbench's scratch area.
 
-use crate::plan::SetupSpec;
+use crate::fs::SetupSpec;
 use crate::target::TargetKind;
 use crate::{Error, Result};
 use std::os::unix::fs::FileTypeExt;

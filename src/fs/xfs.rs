@@ -13,6 +13,7 @@ const ACCEPTS: Accepts = Accepts {
     props: &[],
     dir_attrs: &[],
     args: ARGS,
+    hints: &[],
 };
 
 /// How mkfs.xfs and the XFS mount options read a variant's words.

@@ -10,9 +10,9 @@ use super::variant::{self, Accepts};
 use super::variant_args::{ArgRules, OptKey};
 use super::zfs_daemon::{self, DaemonHold};
 use super::{Filesystem, MkfsRecord, Mounted, props};
+use crate::fs::SetupSpec;
 use crate::host::command::{self, argv};
 use crate::host::ledger::{self, Held, Item};
-use crate::plan::SetupSpec;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,10 @@ const ACCEPTS: Accepts = Accepts {
     props: PROPS,
     dir_attrs: &[],
     args: ARGS,
+    hints: &[(
+        "mount",
+        "zfs takes properties, not mount options: write e.g. atime=off instead of mount=noatime",
+    )],
 };
 
 /// How `zpool create` reads the words of `mkfs=`: any positional word is a vdev (a device or
@@ -162,17 +166,6 @@ impl Filesystem for Zfs {
     }
 
     fn validate(&self, setup: &SetupSpec) -> Result<()> {
-        if !setup.mount.is_empty() {
-            return Err(Error::invalid(
-                "--fs",
-                format!(
-                    "setup {:?}: zfs takes properties, not mount options (write e.g. \
-                     atime=off instead of mount=noatime); valid keys for zfs: {}",
-                    setup.name,
-                    ACCEPTS.keys().join(", ")
-                ),
-            ));
-        }
         variant::check("zfs", setup, &ACCEPTS)?;
         if let Some(rs) = setup.props.get("recordsize") {
             let ok = crate::units::parse_size(rs)
@@ -203,8 +196,8 @@ impl Filesystem for Zfs {
         Ok(())
     }
 
-    fn arg_rules(&self) -> &ArgRules {
-        &ACCEPTS.args
+    fn accepts(&self) -> &Accepts {
+        &ACCEPTS
     }
 
     fn mount(
@@ -359,11 +352,6 @@ pub struct ZfsMount {
 }
 
 impl ZfsMount {
-    /// The pool's name.
-    pub fn pool(&self) -> &str {
-        &self.pool
-    }
-
     fn tidy(&mut self) {
         if self.created_dir {
             if mount::is_mounted(&self.path) {

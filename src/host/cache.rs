@@ -49,5 +49,5 @@ pub fn checkpoint(dir: &std::path::Path) -> std::io::Result<bool> {
         return Ok(false);
     }
     let f = std::fs::File::open(dir)?;
-    Ok(crate::host::sys_freeze::freeze_thaw(&f))
+    Ok(crate::host::sys::freeze_thaw(&f))
 }

@@ -156,8 +156,8 @@ pub fn run_child(
                         OnCancel::Wait => {}
                         OnCancel::Interrupt if !interrupted => {
                             interrupted = true;
-                            // SAFETY: kill(2) on the pid of a child we have not reaped yet.
-                            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+                            // A child we have not reaped yet.
+                            super::sys::signal(child.id() as i32, rustix::process::Signal::INT);
                         }
                         OnCancel::Interrupt => {}
                         OnCancel::Kill => {
@@ -198,17 +198,16 @@ fn kill_tree(child: &mut std::process::Child) {
             }
         }
         for &pid in &tree {
-            // SAFETY: kill(2); `root` is our unreaped child and the others were found below it
-            // a moment ago (a pid reused in between is the accepted, tiny risk of any kill).
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+            // `root` is our unreaped child and the others were found below it a moment ago (a
+            // pid reused in between is the accepted, tiny risk of any kill).
+            super::sys::signal(pid as i32, rustix::process::Signal::STOP);
         }
         if tree.len() == before {
             break;
         }
     }
     for &pid in tree.iter().rev() {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        super::sys::signal(pid as i32, rustix::process::Signal::KILL);
     }
     let _ = child.wait();
 }

@@ -86,9 +86,8 @@ fn terminate(child: &mut Child, grace: Duration) -> std::io::Result<()> {
     if child.try_wait()?.is_some() {
         return Ok(());
     }
-    // SAFETY: kill(2) on the pid of our own child, which has not been reaped (try_wait above
-    // returned None), so the pid cannot have been reused.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    // Our own child, not reaped yet (try_wait above returned None): the pid cannot be reused.
+    super::sys::signal(child.id() as i32, rustix::process::Signal::TERM);
     let t0 = Instant::now();
     while t0.elapsed() < grace {
         if child.try_wait()?.is_some() {

@@ -190,7 +190,7 @@ impl std::fmt::Display for RecoveryLine {
 pub fn dir() -> PathBuf {
     std::env::var_os("FSBENCH_LEDGER_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| crate::fs::mount_root().join("ledger"))
+        .unwrap_or_else(|| super::run_dir().join("ledger"))
 }
 
 /// A ledger file's contents.

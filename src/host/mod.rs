@@ -5,10 +5,18 @@ pub mod cache;
 pub mod cgroup;
 pub mod command;
 pub mod daemon;
+pub mod facts;
 pub mod ledger;
+pub mod mountinfo;
 pub mod provenance;
 pub mod stdio;
-mod sys_freeze;
+pub mod sys;
+pub mod sysfs;
 pub mod tuning;
 
 pub use cache::{drop_caches, sync_all};
+
+/// fsbench's runtime directory (`/run/fsbench`): mountpoints and the ledger live under it.
+pub fn run_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from("/run/fsbench")
+}

@@ -30,12 +30,7 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 pub fn host_info() -> HostInfo {
     let uname = rustix::system::uname();
     let cpuinfo = read("/proc/cpuinfo");
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    let cpus = if online > 0 {
-        online as u32
-    } else {
-        cpu_count(&cpuinfo)
-    };
+    let cpus = super::sys::online_cpus().unwrap_or_else(|| cpu_count(&cpuinfo));
     let model = cpu_model(&cpuinfo).unwrap_or_else(|| "unknown CPU".to_string());
     let mut extra = BTreeMap::new();
     extra.insert(
@@ -56,7 +51,7 @@ pub fn host_info() -> HostInfo {
         kernel: uname.release().to_string_lossy().into_owned(),
         cpu: format!("{model} ({cpus} CPUs)"),
         cpus,
-        ram_bytes: mem_total(&read("/proc/meminfo")).unwrap_or(0),
+        ram_bytes: super::sys::ram_bytes(),
         hostname: uname.nodename().to_string_lossy().into_owned(),
         tool_versions: BTreeMap::new(),
         extra,
@@ -149,19 +144,6 @@ fn cpu_count(cpuinfo: &str) -> u32 {
         .lines()
         .filter(|l| l.split(':').next().map(str::trim) == Some("processor"))
         .count() as u32
-}
-
-/// `MemTotal` from /proc/meminfo, in bytes.
-pub fn mem_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let mut parts = line["MemTotal:".len()..].split_whitespace();
-    let value: u64 = parts.next()?.parse().ok()?;
-    let mult = match parts.next() {
-        Some("kB") | Some("KB") => 1024,
-        None => 1,
-        Some(_) => return None,
-    };
-    Some(value * mult)
 }
 
 /// `PRETTY_NAME` (else `NAME VERSION_ID`) from os-release.
@@ -273,12 +255,6 @@ mod tests {
             cpu_model("processor : 0\nModel : Raspberry Pi 4\n").unwrap(),
             "Raspberry Pi 4"
         );
-
-        assert_eq!(
-            mem_total("MemTotal:       24579412 kB\nMemFree: 1 kB\n"),
-            Some(24579412 * 1024)
-        );
-        assert_eq!(mem_total("MemFree: 1 kB\n"), None);
 
         assert_eq!(
             os_release_name(

@@ -11,11 +11,20 @@
 
 use crate::Error;
 use crate::host::ledger::{self, Held, Item, setting_value};
-use crate::plan::{HostSetting, SetupSpec};
-use crate::target::TargetKind;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+
+/// One host tuning of a setup, as written: `sched` = `mq-deadline`,
+/// `sysctl.vm.dirty_ratio` = `10`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostSetting {
+    /// The setup key.
+    pub key: String,
+    /// The value to set.
+    pub value: String,
+}
 
 /// What values a block-queue key takes.
 #[derive(Debug, Clone, Copy)]
@@ -146,8 +155,8 @@ pub fn parse(fs: &str, key: &str, value: &str, context: &str) -> crate::Result<H
 pub fn queue_dir(dev: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(dev).ok()?;
-    let sys = crate::target::sysfs::DevNum::from_dev(md.rdev()).sysfs_dir()?;
-    Some(crate::target::sysfs::whole_disk(&sys).join("queue"))
+    let sys = crate::host::sysfs::DevNum::from_dev(md.rdev()).sysfs_dir()?;
+    Some(crate::host::sysfs::whole_disk(&sys).join("queue"))
 }
 
 /// Whether a block device is a partition (its queue is its disk's, shared with siblings).
@@ -155,8 +164,8 @@ fn is_partition(dev: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(dev)
         .ok()
-        .and_then(|md| crate::target::sysfs::DevNum::from_dev(md.rdev()).sysfs_dir())
-        .is_some_and(|sys| crate::target::sysfs::is_partition(&sys))
+        .and_then(|md| crate::host::sysfs::DevNum::from_dev(md.rdev()).sysfs_dir())
+        .is_some_and(|sys| crate::host::sysfs::is_partition(&sys))
 }
 
 /// A loop device's queue directory, standing in for the image's loop device before it exists
@@ -198,22 +207,36 @@ fn siblings(path: &Path) -> String {
     v.join(", ")
 }
 
+/// Whose block queue a run's queue keys would change.
+#[derive(Debug, Clone, Copy)]
+pub enum QueueOf<'a> {
+    /// `--dir`: no device of fsbench's own.
+    Dir,
+    /// `--device PATH`.
+    Device(&'a Path),
+    /// An image on a loop device that does not exist yet.
+    Image,
+}
+
 /// Check every setup's host settings against this kernel and the target, before anything is
 /// created. Sysctl values are tried: written and put back at once (recorded in the ledger),
 /// which is the only way to learn whether the kernel accepts them.
-pub fn validate(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> {
-    for s in setups {
-        for h in &s.host {
-            let bad = |m: String| Error::invalid("--fs", format!("setup {}: {m}", s.name));
+pub fn validate<'a>(
+    setups: impl IntoIterator<Item = (&'a str, &'a [HostSetting])>,
+    target: QueueOf<'_>,
+) -> crate::Result<()> {
+    for (name, settings) in setups {
+        for h in settings {
+            let bad = |m: String| Error::invalid("--fs", format!("setup {name}: {m}"));
             if let Some(q) = queue_key(&h.key) {
                 let queue = match target {
-                    TargetKind::Dir { .. } => {
+                    QueueOf::Dir => {
                         return Err(bad(format!(
                             "{} changes the target device's queue, and --dir has no device of fsbench's own; use an image or --device",
                             h.key
                         )));
                     }
-                    TargetKind::Device { path, .. } => {
+                    QueueOf::Device(path) => {
                         if is_partition(path) {
                             return Err(bad(format!(
                                 "{} sets the queue of the whole disk, which is more than the target partition {}; use the whole disk as --device or drop {}",
@@ -224,7 +247,7 @@ pub fn validate(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> 
                         }
                         queue_dir(path)
                     }
-                    TargetKind::Image { .. } => any_loop_queue(),
+                    QueueOf::Image => any_loop_queue(),
                 };
                 // Without a queue to look at (no loop device yet) the kernel decides at apply.
                 let Some(queue) = queue else { continue };

@@ -54,12 +54,8 @@ fn proc_stat() -> (u64, u64) {
 impl CpuSnapshot {
     /// Take a snapshot now.
     pub fn now() -> Self {
-        // SAFETY: getrusage fills the zeroed struct we pass; RUSAGE_SELF covers all threads.
-        let ru = unsafe {
-            let mut ru: libc::rusage = std::mem::zeroed();
-            libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-            ru
-        };
+        // RUSAGE_SELF covers all threads.
+        let ru = crate::host::sys::rusage(libc::RUSAGE_SELF);
         let (system_busy, system_total) = proc_stat();
         CpuSnapshot {
             user: timeval(ru.ru_utime),

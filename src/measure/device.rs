@@ -168,8 +168,8 @@ fn under_mount(path: &Path) -> std::result::Result<BlockDevice, String> {
     let real = std::fs::canonicalize(path)
         .or_else(|_| std::fs::canonicalize(path.parent().unwrap_or(Path::new("/"))))
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    let entries = crate::fs::mountinfo::read().map_err(|e| e.to_string())?;
-    let m = crate::fs::mountinfo::containing(&entries, &real)
+    let entries = crate::host::mountinfo::read().map_err(|e| e.to_string())?;
+    let m = crate::host::mountinfo::containing(&entries, &real)
         .ok_or_else(|| format!("{}: no mount holds it", path.display()))?;
     let on = format!(
         "{} is on {} ({} at {})",

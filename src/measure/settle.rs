@@ -5,7 +5,6 @@
 
 use super::device::{self, BlockDevice, DeviceCounters};
 use crate::{Error, Result};
-use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -92,12 +91,11 @@ pub fn syncfs(path: &Path) -> Result<()> {
             .sync_all()
             .map_err(|e| Error::io("cannot flush", target, e));
     }
-    // SAFETY: f is an open descriptor for the duration of the call.
-    if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
+    if let Err(e) = rustix::fs::syncfs(&f) {
         return Err(Error::io(
             "syncfs failed on",
             target,
-            std::io::Error::last_os_error(),
+            std::io::Error::from(e),
         ));
     }
     Ok(())

@@ -40,20 +40,9 @@ pub fn format_with_unit(id: &str, value: f64, unit: &str) -> String {
     }
 }
 
-/// Bytes as GiB/MiB/KiB with one decimal (`372.6 GiB`).
+/// Bytes as GiB/MiB/KiB with one decimal (`372.6 GiB`), through the one byte formatter.
 pub fn format_bytes(value: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = value;
-    let mut i = 0;
-    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
+    crate::units::format_binary(value, false)
 }
 
 /// A plain number: integers with separators from 1,000 up, three significant digits below.

@@ -592,7 +592,7 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("unknown key 'recordsize'"), "{e}");
+        assert!(e.contains("does not understand \"recordsize\""), "{e}");
         let e = parse("name='x'", "--plan p.toml").unwrap_err().to_string();
         assert!(e.contains("no workloads"), "{e}");
         let e = parse(

@@ -7,14 +7,16 @@
 pub mod eta;
 pub mod file;
 pub mod options;
+pub mod overrides;
 pub mod profiles;
 pub mod resolve;
-pub mod setup;
 pub mod variant;
 pub mod workload;
 
+pub use crate::fs::SetupSpec;
+pub use crate::host::tuning::HostSetting;
 pub use options::{EngineChoice, Invocation, RunOptions};
-pub use setup::{HostSetting, SetupSpec};
+pub use overrides::Overrides;
 pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec, Writes};
 
 use crate::workload::meta::CorpusSpec;

@@ -16,6 +16,17 @@ pub const PROFILES: &[(&str, &str)] = &[
 /// The profile used when neither `--profile` nor `--plan` is given.
 pub const DEFAULT: &str = "quick";
 
+/// `--profile`'s long help: every shipped profile with its own description (one source: the
+/// profile's TOML), so the help says what each one runs.
+pub fn help() -> String {
+    let mut s = String::from("A shipped profile (default: quick):");
+    for (name, text) in PROFILES {
+        let d = parse(text, name).map(|d| d.description).unwrap_or_default();
+        s.push_str(&format!("\n  {name:<9} {d}"));
+    }
+    s
+}
+
 /// Names of the shipped profiles.
 pub fn names() -> Vec<&'static str> {
     PROFILES.iter().map(|(n, _)| *n).collect()

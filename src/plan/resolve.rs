@@ -1,19 +1,27 @@
-//! Turn `fsbench run|plan` flags into a validated [`Invocation`] (plan + options).
+//! Turn a plan file or profile, the user's [`Overrides`] and the [`HostFacts`] into a
+//! validated [`Invocation`] (plan + options). Pure: no file, device or clock is read here
+//! (the caller reads the plan and job files into a [`Source`] and gathers the facts once), so
+//! every refusal is decided from values and the tests pass fake hosts.
 //!
 //! Every refusal that can be decided without touching anything happens here, so bad input
 //! exits with code 2 before an image, loop device or filesystem exists: `--rounds 0`, unknown
 //! filesystems or variant keys, unknown workload ids in `--only`/`--skip`, a target too small for
-//! a chosen filesystem, a data file that cannot fit.
+//! a chosen filesystem, a data file that cannot fit. The checks that must ask the kernel or a
+//! tool about the resolved plan (host tunings, PostgreSQL setting names) are the caller's
+//! (`commands::run::prepare`).
 
 use super::file::PlanDraft;
 use super::options::{Invocation, RunOptions};
+use super::overrides::Overrides;
 use super::workload::{Kind, WorkloadSpec};
 use super::{FileSize, Plan, QuietSpec, SetupSpec, profiles, variant};
 use crate::Error;
-use crate::cli::run::RunArgs;
+use crate::fio::jobfile::parse::JobFile;
+use crate::host::facts::HostFacts;
 use crate::target::TargetKind;
 use crate::units::format_size;
 use crate::workload::meta::CorpusSpec;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,15 +31,88 @@ pub const DEFAULT_FS: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
 /// Share of the target an explicit `--file-size` may take.
 const EXPLICIT_MAX_SHARE: f64 = 0.9;
 
-/// Resolve flags into an invocation. `argv` is recorded as given.
-pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
+/// The inputs read from files: the plan (file or profile) and the fio job files it and
+/// `--fio-job` name, already parsed.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The plan as parsed, job-file paths made relative to the plan file's directory.
+    pub draft: PlanDraft,
+    /// Whether it came from `--plan` (a plan file's own workloads stay beside `--fio-job`).
+    pub from_file: bool,
+    /// Every job file named, parsed.
+    pub fio_jobs: BTreeMap<PathBuf, JobFile>,
+}
+
+impl Source {
+    /// The plan from `--plan`'s text (read by the caller), `--profile` or the default profile.
+    /// The job files it names are listed by [`Source::job_files`] for the caller to read.
+    pub fn new(o: &Overrides, plan_text: Option<&str>) -> crate::Result<Source> {
+        let (draft, from_file) = match (&o.plan, plan_text) {
+            (Some(p), Some(text)) => {
+                let mut d = super::file::parse(text, &format!("--plan {}", p.display()))?;
+                // A plan's job files are named relative to the plan file.
+                let base = p.parent().unwrap_or(Path::new("."));
+                for f in &mut d.fio_jobs {
+                    if f.is_relative() {
+                        *f = base.join(&*f);
+                    }
+                }
+                (d, true)
+            }
+            (Some(_), None) => {
+                return Err(Error::invalid("--plan", "the plan file's text is missing"));
+            }
+            (None, _) => (
+                profiles::load(o.profile.as_deref().unwrap_or(profiles::DEFAULT))?,
+                false,
+            ),
+        };
+        Ok(Source {
+            draft,
+            from_file,
+            fio_jobs: BTreeMap::new(),
+        })
+    }
+
+    /// Read `--plan` (if given) and every job file the plan and `--fio-job` name: the input
+    /// files, the only reading this module does (outside [`resolve`]).
+    pub fn read(o: &Overrides) -> crate::Result<Source> {
+        let text = match &o.plan {
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                Error::invalid("--plan", format!("cannot read {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+        let mut source = Source::new(o, text.as_deref())?;
+        for f in source.job_files(o) {
+            let file = crate::fio::jobfile::read(&f)?;
+            source.fio_jobs.insert(f, file);
+        }
+        Ok(source)
+    }
+
+    /// Job files to read: the plan's, then `--fio-job`'s.
+    pub fn job_files(&self, o: &Overrides) -> Vec<PathBuf> {
+        let mut v = self.draft.fio_jobs.clone();
+        v.extend(o.fio_job.iter().cloned());
+        v
+    }
+}
+
+/// Resolve a plan into an invocation. `argv` is recorded as given. No I/O.
+pub fn resolve(
+    source: &Source,
+    args: &Overrides,
+    host: &HostFacts,
+    argv: Vec<String>,
+) -> crate::Result<Invocation> {
     if args.rounds == Some(0) {
         return Err(Error::invalid(
             "--rounds",
             "0 rounds would measure nothing; use --rounds 1 or more (3 lets the spread show)",
         ));
     }
-    if args.engine == Some(super::EngineChoice::Fio) && !crate::host::command::available("fio") {
+    if args.engine == Some(super::EngineChoice::Fio) && !host.has_tool("fio") {
         return Err(Error::invalid(
             "--engine",
             "fio is not installed; install fio or use --engine fsbench",
@@ -40,28 +121,11 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     if args.threads == 0 {
         return Err(Error::invalid("--threads", "must be at least 1"));
     }
-    let mut draft = match (&args.plan, &args.profile) {
-        (Some(p), _) => {
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                Error::invalid("--plan", format!("cannot read {}: {e}", p.display()))
-            })?;
-            let mut d = super::file::parse(&text, &format!("--plan {}", p.display()))?;
-            // A plan's job files are named relative to the plan file.
-            let base = p.parent().unwrap_or(Path::new("."));
-            for f in &mut d.fio_jobs {
-                if f.is_relative() {
-                    *f = base.join(&*f);
-                }
-            }
-            d
-        }
-        (None, Some(name)) => profiles::load(name)?,
-        (None, None) => profiles::load(profiles::DEFAULT)?,
-    };
-    let target = target_choice(args)?;
-    let capacity = target_capacity(&target);
+    let mut draft = source.draft.clone();
+    let target = target_choice(args, host)?;
+    let capacity = target_capacity(&target, host);
     let setups = choose_setups(args, &draft, &target)?;
-    fio_job_workloads(args, &mut draft, capacity, target.formats())?;
+    fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
         if let Some(d) = crate::fs::driver(&s.fs) {
@@ -69,12 +133,9 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
         }
     }
     check_variant_args(&setups, &target)?;
-    // Host tunings against this kernel and target: a key or value it refuses stops here.
-    crate::host::tuning::validate(&setups, &target)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
-    check_app_settings(&workloads)?;
-    let file_size = size_data_file(args, &draft, capacity, &target)?;
+    let file_size = size_data_file(args, &draft, capacity, &target, host.ram_bytes)?;
     // Per-workload files (vps: 1 GiB buffered and memory-capped files) never exceed the data
     // file: with an explicit --file-size the user asked for that scale; otherwise the data file
     // was already capped to fit the target.
@@ -89,8 +150,8 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     {
         check_min_sizes(&setups, cap, &target)?;
     }
-    check_corpus_flags(args)?;
-    let seed = args.seed.unwrap_or_else(random_seed);
+    check_corpus_flags(args, host)?;
+    let seed = args.seed.unwrap_or(host.random_seed);
     let plan = Plan {
         name: draft.name.clone(),
         description: draft.description.clone(),
@@ -128,12 +189,11 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));
     }
-    let started = std::time::SystemTime::now();
-    let out = args.out.clone().unwrap_or_else(|| default_out(started));
+    let out = args.out.clone().unwrap_or_else(|| default_out(host.now));
     Ok(Invocation {
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
         argv,
-        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        started_at: humantime::format_rfc3339_seconds(host.now).to_string(),
         plan,
         options: RunOptions {
             target,
@@ -147,18 +207,6 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     })
 }
 
-/// Extra PostgreSQL settings of the selected pgbench workloads must be ones the installed
-/// server knows (`postgres --describe-config`) and not the ones fsbench owns.
-fn check_app_settings(workloads: &[WorkloadSpec]) -> crate::Result<()> {
-    for w in workloads.iter().filter(|w| w.record) {
-        if let Some(p) = &w.pgbench {
-            crate::workload::pgbench::settings::check(p.settings.keys())
-                .map_err(|e| Error::invalid(format!("workload '{}'", w.id), e))?;
-        }
-    }
-    Ok(())
-}
-
 /// Share of the target a job file's data may take before its sizes are capped (the
 /// filesystem's own metadata and reserve need the rest).
 const FIO_JOB_SHARE: f64 = 0.7;
@@ -166,25 +214,26 @@ const FIO_JOB_SHARE: f64 = 0.7;
 /// Expand `--fio-job` files and plan `fio-job` entries into one workload per section. With
 /// `--fio-job` and no plan file, the job files replace the profile's workloads.
 fn fio_job_workloads(
-    args: &RunArgs,
+    args: &Overrides,
+    source: &Source,
     draft: &mut PlanDraft,
     capacity: Option<u64>,
     formats: bool,
+    host: &HostFacts,
 ) -> crate::Result<()> {
-    let mut files = draft.fio_jobs.clone();
-    files.extend(args.fio_job.iter().cloned());
+    let files = source.job_files(args);
     if files.is_empty() {
         return Ok(());
     }
     let native = args.engine == Some(super::EngineChoice::Fsbench);
-    if !native && !crate::host::command::available("fio") {
+    if !native && !host.has_tool("fio") {
         return Err(Error::invalid(
             "--fio-job",
             "fio is not installed; job files run with fio (install it) or natively with --engine native",
         ));
     }
-    if args.plan.is_none() || !draft.workloads.iter().any(|w| w.kind == Kind::Mkfs) {
-        let keep: Vec<WorkloadSpec> = if args.plan.is_none() {
+    if !source.from_file || !draft.workloads.iter().any(|w| w.kind == Kind::Mkfs) {
+        let keep: Vec<WorkloadSpec> = if !source.from_file {
             Vec::new()
         } else {
             draft.workloads.clone()
@@ -208,7 +257,13 @@ fn fio_job_workloads(
     };
     let mut jobs = Vec::new();
     for f in &files {
-        jobs.extend(crate::fio::jobfile::load(f, &opts)?);
+        let file = source.fio_jobs.get(f).ok_or_else(|| {
+            Error::invalid(
+                "--fio-job",
+                format!("{}: the job file was not read", f.display()),
+            )
+        })?;
+        jobs.extend(crate::fio::jobfile::prepare(f, file, &opts)?);
     }
     let taken: Vec<String> = draft.workloads.iter().map(|w| w.id.clone()).collect();
     let ids = crate::fio::jobfile::assign_ids(&jobs, &taken);
@@ -218,7 +273,7 @@ fn fio_job_workloads(
     Ok(())
 }
 
-fn target_choice(args: &RunArgs) -> crate::Result<TargetKind> {
+fn target_choice(args: &Overrides, host: &HostFacts) -> crate::Result<TargetKind> {
     Ok(match (&args.device, &args.dir) {
         (Some(_), Some(_)) => {
             return Err(Error::invalid(
@@ -227,7 +282,9 @@ fn target_choice(args: &RunArgs) -> crate::Result<TargetKind> {
             ));
         }
         (Some(dev), None) => {
-            check_block_device(dev)?;
+            if let Some(Err(why)) = &host.device {
+                return Err(Error::refused(dev, why.clone()));
+            }
             TargetKind::Device {
                 path: dev.clone(),
                 force_wipe: args.force_wipe,
@@ -247,26 +304,6 @@ fn target_choice(args: &RunArgs) -> crate::Result<TargetKind> {
     })
 }
 
-/// Cheap early refusal (only `stat`): `--device` must name a block device. The target module
-/// repeats the full safety checks (mounted, holders, signatures, O_EXCL) when acquiring.
-fn check_block_device(dev: &Path) -> crate::Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(dev).map_err(|e| {
-        Error::refused(
-            dev,
-            format!("cannot stat it ({e}); give an existing block device such as /dev/sdb"),
-        )
-    })?;
-    if !meta.file_type().is_block_device() {
-        return Err(Error::refused(
-            dev,
-            "it is not a block device; --device takes a whole disk or partition such as /dev/sdb \
-             (to benchmark on an image file, drop --device and use --image-size/--scratch-dir)",
-        ));
-    }
-    Ok(())
-}
-
 /// Refuse variant `mkfs=`/`mount=` words that could reach a device other than the target
 /// (positional arguments, external journals, other devices, paths outside the scratch area).
 /// Also run on `--resume`, whose plan.json may have been edited.
@@ -280,35 +317,16 @@ pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::R
     Ok(())
 }
 
-/// Bytes available to the plan, when it can be known without touching the target.
-pub fn target_capacity(t: &TargetKind) -> Option<u64> {
+/// Bytes available to the plan, when they can be known without touching the target.
+pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
     match t {
         TargetKind::Image { size, .. } => Some(*size),
-        TargetKind::Device { path, .. } => block_device_size(path),
-        TargetKind::Dir { path } => rustix::fs::statvfs(path)
-            .ok()
-            .map(|s| s.f_bavail.saturating_mul(s.f_frsize)),
+        TargetKind::Device { .. } | TargetKind::Dir { .. } => host.target_bytes,
     }
-}
-
-/// Size of a block device from sysfs (read-only; nothing is opened on the device itself).
-fn block_device_size(path: &Path) -> Option<u64> {
-    use std::os::unix::fs::FileTypeExt;
-    let real = std::fs::canonicalize(path).ok()?;
-    if !std::fs::metadata(&real).ok()?.file_type().is_block_device() {
-        return None;
-    }
-    let name = real.file_name()?.to_str()?;
-    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(sectors * 512)
 }
 
 fn choose_setups(
-    args: &RunArgs,
+    args: &Overrides,
     draft: &PlanDraft,
     target: &TargetKind,
 ) -> crate::Result<Vec<SetupSpec>> {
@@ -398,10 +416,11 @@ pub fn select_workloads(
 }
 
 fn size_data_file(
-    args: &RunArgs,
+    args: &Overrides,
     draft: &PlanDraft,
     capacity: Option<u64>,
     target: &TargetKind,
+    ram_bytes: u64,
 ) -> crate::Result<u64> {
     const MIB: u64 = 1 << 20;
     let cap_share = draft.file_size_cap.unwrap_or(0.5);
@@ -410,7 +429,7 @@ fn size_data_file(
         let fs = FileSize::parse(text).map_err(|e| Error::invalid("--file-size", e))?;
         let bytes = match fs {
             FileSize::Fixed(b) => b,
-            FileSize::RamMultiple(f) => (ram_bytes() as f64 * f) as u64,
+            FileSize::RamMultiple(f) => (ram_bytes as f64 * f) as u64,
         };
         if bytes < MIB {
             return Err(Error::invalid("--file-size", "must be at least 1M"));
@@ -432,7 +451,7 @@ fn size_data_file(
     }
     let wanted = match draft.file_size.unwrap_or(FileSize::Fixed(256 * MIB)) {
         FileSize::Fixed(b) => b,
-        FileSize::RamMultiple(f) => (ram_bytes() as f64 * f) as u64,
+        FileSize::RamMultiple(f) => (ram_bytes as f64 * f) as u64,
     };
     let bytes = match capacity {
         Some(cap) => wanted.min((cap as f64 * cap_share) as u64),
@@ -483,20 +502,6 @@ fn check_min_sizes(setups: &[SetupSpec], capacity: u64, target: &TargetKind) -> 
     Ok(())
 }
 
-/// Total RAM, bytes (sysinfo); 4 GiB when unknown, as in seed 000's VM.
-pub fn ram_bytes() -> u64 {
-    let info = rustix::system::sysinfo();
-    let b = (info.totalram as u64).saturating_mul(u64::from(info.mem_unit.max(1)));
-    if b == 0 { 4 << 30 } else { b }
-}
-
-fn random_seed() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
-}
-
 /// `./fsbench-results/20261130T121500Z`.
 fn default_out(t: std::time::SystemTime) -> PathBuf {
     let stamp: String = humantime::format_rfc3339_seconds(t)
@@ -508,9 +513,9 @@ fn default_out(t: std::time::SystemTime) -> PathBuf {
 }
 
 /// Refuse corpus flags that cannot work before anything is formatted (exit 2).
-fn check_corpus_flags(args: &RunArgs) -> crate::Result<()> {
+fn check_corpus_flags(args: &Overrides, host: &HostFacts) -> crate::Result<()> {
     if let Some(d) = &args.corpus_from
-        && !d.is_dir()
+        && !host.dirs.contains(d)
     {
         return Err(Error::invalid(
             "--corpus-from",
@@ -521,7 +526,7 @@ fn check_corpus_flags(args: &RunArgs) -> crate::Result<()> {
         ));
     }
     if let Some(f) = &args.corpus_file
-        && !f.is_file()
+        && !host.files.contains(f)
     {
         return Err(Error::invalid(
             "--corpus-file",
@@ -548,26 +553,128 @@ fn check_corpus_flags(args: &RunArgs) -> crate::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
+    use std::collections::BTreeSet;
+    use std::time::SystemTime;
 
-    fn args(extra: &[&str]) -> RunArgs {
-        let mut v = vec!["fsbench", "plan"];
-        v.extend_from_slice(extra);
-        match Cli::try_parse_from(v).unwrap().command {
-            Command::Plan(a) => a,
-            _ => unreachable!(),
+    /// Overrides from flag-like pairs (a test-only stand-in for the command line, which the
+    /// plan does not know).
+    fn args(extra: &[&str]) -> Overrides {
+        let mut o = Overrides::default();
+        let size = |v: &str| crate::units::parse_size(v).unwrap();
+        let time = |v: &str| humantime::parse_duration(v).unwrap();
+        let list = |v: &str| v.split(',').map(str::to_string).collect::<Vec<_>>();
+        for pair in extra.chunks(2) {
+            let v = pair[1];
+            match pair[0] {
+                "--profile" => o.profile = Some(v.into()),
+                "--plan" => o.plan = Some(v.into()),
+                "--fs" => o.fs.push(v.into()),
+                "--rounds" => o.rounds = Some(v.parse().unwrap()),
+                "--runtime" => o.runtime = Some(time(v)),
+                "--ramp" => o.ramp = Some(time(v)),
+                "--file-size" => o.file_size = Some(v.into()),
+                "--image-size" => o.image_size = size(v),
+                "--scratch-dir" => o.scratch_dir = v.into(),
+                "--dir" => o.dir = Some(v.into()),
+                "--device" => o.device = Some(v.into()),
+                "--only" => o.only = list(v),
+                "--skip" => o.skip = list(v),
+                "--fio-job" => o.fio_job.push(v.into()),
+                "--engine" => {
+                    o.engine = Some(match v {
+                        "fio" => crate::plan::EngineChoice::Fio,
+                        _ => crate::plan::EngineChoice::Fsbench,
+                    })
+                }
+                "--corpus-from" => o.corpus_from = Some(v.into()),
+                "--seed" => o.seed = Some(v.parse().unwrap()),
+                other => panic!("test helper: add {other}"),
+            }
+        }
+        o
+    }
+
+    /// A fixed host: 4 GiB RAM, fio installed, a 20 GiB `--dir`, a fixed clock and seed.
+    fn host() -> HostFacts {
+        HostFacts {
+            ram_bytes: 4 << 30,
+            target_bytes: Some(20 << 30),
+            device: None,
+            tools: BTreeSet::from(["fio".to_string()]),
+            dirs: BTreeSet::new(),
+            files: BTreeSet::new(),
+            now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+            random_seed: 42,
         }
     }
 
+    fn with(extra: &[&str], host: &HostFacts) -> crate::Result<Invocation> {
+        let o = args(extra);
+        resolve(&Source::read(&o)?, &o, host, vec![])
+    }
+
     fn ok(extra: &[&str]) -> Invocation {
-        resolve(&args(extra), vec![]).unwrap()
+        with(extra, &host()).unwrap()
     }
 
     fn err(extra: &[&str]) -> String {
-        let e = resolve(&args(extra), vec![]).unwrap_err();
+        err_on(extra, &host())
+    }
+
+    fn err_on(extra: &[&str], host: &HostFacts) -> String {
+        let e = with(extra, host).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
         e.to_string()
+    }
+
+    #[test]
+    fn host_facts_decide_sizes_seeds_and_refusals() {
+        // The data file of `standard` is 4x RAM, capped to half the target: the fake RAM
+        // decides it, not this machine's.
+        let small = HostFacts {
+            ram_bytes: 64 << 20,
+            ..host()
+        };
+        let inv = with(&["--profile", "standard", "--image-size", "8G"], &small).unwrap();
+        assert_eq!(inv.plan.file_size, 256 << 20);
+        let inv = with(&["--profile", "standard", "--image-size", "8G"], &host()).unwrap();
+        assert_eq!(inv.plan.file_size, 4 << 30);
+        // Seed, start time and output directory come from the facts.
+        assert_eq!(inv.options.seed, 42);
+        assert_eq!(inv.started_at, "2027-01-15T08:00:00Z");
+        assert_eq!(
+            inv.options.out,
+            PathBuf::from("fsbench-results/20270115T080000Z")
+        );
+        assert_eq!(ok(&["--seed", "7"]).options.seed, 7);
+        // --dir sizes from the facts' free space.
+        let tight = HostFacts {
+            target_bytes: Some(100 << 20),
+            ..host()
+        };
+        let e = err_on(&["--dir", "/x", "--file-size", "200M"], &tight);
+        assert!(e.contains("does not fit") && e.contains("100 MiB"), "{e}");
+        // fio missing: --engine fio is refused; a device that is not one is refused.
+        let no_fio = HostFacts {
+            tools: BTreeSet::new(),
+            ..host()
+        };
+        assert!(err_on(&["--engine", "fio"], &no_fio).contains("fio is not installed"));
+        let not_dev = HostFacts {
+            device: Some(Err("it is not a block device".into())),
+            ..host()
+        };
+        let e = with(&["--device", "/dev/nope"], &not_dev).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("not a block device"), "{e}");
+        // A corpus directory the facts do not list as one is refused.
+        let e = err(&["--corpus-from", "/srv/tree"]);
+        assert!(e.contains("not a directory"), "{e}");
+        let has_tree = HostFacts {
+            dirs: BTreeSet::from([PathBuf::from("/srv/tree")]),
+            ..host()
+        };
+        with(&["--corpus-from", "/srv/tree"], &has_tree).unwrap();
     }
 
     #[test]
@@ -674,7 +781,9 @@ mod tests {
     fn refusals_name_the_problem() {
         assert!(err(&["--rounds", "0"]).contains("--rounds"));
         assert!(err(&["--fs", "ext4,reiserfs"]).contains("unknown filesystem 'reiserfs'"));
-        assert!(err(&["--fs", "x=btrfs:recordsize=1M"]).contains("unknown key 'recordsize'"));
+        assert!(
+            err(&["--fs", "x=btrfs:recordsize=1M"]).contains("does not understand \"recordsize\"")
+        );
         let e = err(&["--only", "randred"]);
         assert!(e.contains("--only") && e.contains("'randred'"), "{e}");
         assert!(err(&["--skip", "nope"]).contains("--skip"));
@@ -733,6 +842,7 @@ mod tests {
     #[test]
     fn dir_mode_has_one_setup_and_no_mkfs() {
         let inv = ok(&["--dir", "/tmp", "--file-size", "8M"]);
+        assert_eq!(inv.plan.file_size, 8 << 20);
         assert_eq!(inv.plan.setups.len(), 1);
         assert_eq!(inv.plan.setups[0].fs, "dir");
         assert!(inv.plan.workloads.iter().all(|w| w.kind != Kind::Mkfs));
@@ -755,10 +865,6 @@ mod tests {
 
     #[test]
     fn fio_job_files_from_flags_and_plan_files_become_workloads() {
-        if !crate::host::command::available("fio") {
-            println!("skipped: fio is not installed");
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("j.fio"),

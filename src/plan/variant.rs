@@ -6,14 +6,15 @@
 //! start a new setup (it is neither a known filesystem nor `NAME=FS…`) continues the mount list
 //! of the previous variant, so `btrfs-z=btrfs:mount=noatime,compress=zstd:3` reads as intended.
 //!
-//! Keys: `mkfs` (extra mkfs arguments, split into words as a shell would: `'…'`, `"…"`, `\\`), `mount` (mount options, a comma
-//! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and on ZFS any other
-//! key becomes a dataset property at pool creation (`-O recordsize=16K`). Host tunings apply
+//! Keys are the driver's ([`crate::fs::variant::Accepts`]): `mkfs` (extra mkfs arguments,
+//! split into words as a shell would: `'…'`, `"…"`, `\\`), `mount` (mount options, a comma
+//! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and ZFS's dataset
+//! properties (`recordsize=16K` becomes `-O recordsize=16K`). Host tunings apply
 //! to every filesystem: `sched=`, `read_ahead_kb=`, `nr_requests=`, `nomerges=`,
 //! `wbt_lat_usec=` (the target device's queue) and `sysctl.vm.*` / `sysctl.fs.*`.
 
-use super::setup::SetupSpec;
 use crate::Error;
+use crate::fs::SetupSpec;
 
 /// Filesystem names a setup may use.
 pub fn known_filesystems() -> &'static [&'static str] {
@@ -125,27 +126,9 @@ fn check_fs(fs: &str, context: &str) -> crate::Result<()> {
     }
 }
 
-/// Keys valid for a filesystem (ZFS additionally accepts any dataset property).
-pub fn valid_keys(fs: &str) -> &'static [&'static str] {
-    match fs {
-        "btrfs" => &["mkfs", "mount", "nocow"],
-        "zfs" => &[
-            "mkfs",
-            "mount",
-            "recordsize",
-            "compression",
-            "atime",
-            "sync",
-            "logbias",
-            "primarycache",
-            "…any zfs property",
-        ],
-        "tmpfs" => &["mount"],
-        _ => &["mkfs", "mount"],
-    }
-}
-
-/// Build a setup from `key = value` pairs (shared by `--fs` and plan files).
+/// Build a setup from `key = value` pairs (shared by `--fs` and plan files). Which keys a
+/// filesystem takes is its driver's [`crate::fs::variant::Accepts`]; host tunings are the
+/// host's ([`crate::host::tuning`]).
 pub fn build_setup(
     name: &str,
     fs: &str,
@@ -153,72 +136,60 @@ pub fn build_setup(
     context: &str,
 ) -> crate::Result<SetupSpec> {
     check_fs(fs, context)?;
+    let driver = crate::fs::driver(fs).expect("check_fs: a known filesystem has a driver");
+    let acc = driver.accepts();
     let mut s = SetupSpec {
         name: name.to_string(),
         fs: fs.to_string(),
         ..Default::default()
     };
     for (key, value) in pairs {
-        let record = |s: &mut SetupSpec| {
-            s.raw
-                .entry(key.clone())
-                .and_modify(|v: &mut String| {
-                    v.push(';');
-                    v.push_str(value)
-                })
-                .or_insert_with(|| value.clone());
-        };
-        match key.as_str() {
-            "mkfs" if fs != "tmpfs" => {
-                let words = shell_words(value).map_err(|why| {
-                    Error::invalid("--fs", format!("'{context}': mkfs={value}: {why}"))
-                })?;
-                s.mkfs.extend(words);
-            }
-            "mount" => {
-                s.mount.extend(
-                    value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|o| !o.is_empty())
-                        .map(str::to_string),
-                );
-            }
-            "nocow" if fs == "btrfs" => match value.as_str() {
-                "" | "true" | "1" | "yes" => s.dir_attrs.push("nocow".into()),
+        let k = key.as_str();
+        if k == "mkfs" && acc.mkfs {
+            let words = shell_words(value).map_err(|why| {
+                Error::invalid("--fs", format!("'{context}': mkfs={value}: {why}"))
+            })?;
+            s.mkfs.extend(words);
+        } else if k == "mount" && acc.mount {
+            s.mount.extend(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|o| !o.is_empty())
+                    .map(str::to_string),
+            );
+        } else if acc.dir_attrs.contains(&k) {
+            match value.as_str() {
+                "" | "true" | "1" | "yes" => s.dir_attrs.push(k.to_string()),
                 "false" | "0" | "no" => {}
                 other => {
                     return Err(Error::invalid(
                         "--fs",
-                        format!("'{context}': nocow takes no value or true/false, not '{other}'"),
+                        format!("'{context}': {k} takes no value or true/false, not '{other}'"),
                     ));
                 }
-            },
-            k if crate::host::tuning::is_host_key(k) => {
-                s.host
-                    .push(crate::host::tuning::parse(fs, k, value, context)?);
             }
-            k if fs == "zfs" && is_zfs_property(k) => {
-                if value.is_empty() {
-                    return Err(Error::invalid(
-                        "--fs",
-                        format!("'{context}': ZFS property '{k}' needs a value ({k}=…)"),
-                    ));
-                }
-                s.props.insert(k.to_string(), value.clone());
-            }
-            other => {
+        } else if crate::host::tuning::is_host_key(k) {
+            s.host
+                .push(crate::host::tuning::parse(fs, k, value, context)?);
+        } else if acc.props.contains(&k) {
+            if value.is_empty() {
                 return Err(Error::invalid(
                     "--fs",
-                    format!(
-                        "unknown key '{other}' for {fs} in '{context}'; valid keys: {}, and host tunings: {}",
-                        valid_keys(fs).join(", "),
-                        crate::host::tuning::KEYS_HELP
-                    ),
+                    format!("'{context}': {fs} property '{k}' needs a value ({k}=…)"),
                 ));
             }
+            s.props.insert(k.to_string(), value.clone());
+        } else {
+            return Err(acc.refuse(fs, name, k));
         }
-        record(&mut s);
+        s.raw
+            .entry(key.clone())
+            .and_modify(|v: &mut String| {
+                v.push(';');
+                v.push_str(value)
+            })
+            .or_insert_with(|| value.clone());
     }
     s.warnings = durability_warnings(&s);
     Ok(s)
@@ -275,14 +246,6 @@ pub fn shell_words(text: &str) -> Result<Vec<String>, String> {
     }
     words.extend(cur);
     Ok(words)
-}
-
-fn is_zfs_property(k: &str) -> bool {
-    !k.is_empty()
-        && k.chars().all(|c| {
-            c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':' || c == '.'
-        })
-        && k != "nocow"
 }
 
 /// Why a setup is less durable than its filesystem's default, one sentence each.
@@ -436,11 +399,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("unknown key 'recordsize'") && e.contains("mkfs, mount"),
+            e.contains("ext4 does not understand \"recordsize\"")
+                && e.contains("valid keys for ext4: mkfs, mount;"),
             "{e}"
         );
         let e = parse_setup("x=ext4:nocow").unwrap_err().to_string();
-        assert!(e.contains("unknown key 'nocow'"), "{e}");
+        assert!(e.contains("does not understand \"nocow\""), "{e}");
+        // ZFS lists exactly what its driver takes: no `mount`, with advice for it.
+        let e = parse_setup("z=zfs:mount=noatime").unwrap_err().to_string();
+        assert!(
+            e.contains("instead of mount=noatime")
+                && e.contains("valid keys for zfs: mkfs, ashift,"),
+            "{e}"
+        );
+        let zfs_keys = e.split("valid keys for zfs: ").nth(1).unwrap();
+        assert!(
+            !zfs_keys.contains("mount,") && !zfs_keys.contains("any zfs property"),
+            "{e}"
+        );
+        let e = parse_setup("z=zfs:foo=1").unwrap_err().to_string();
+        assert!(e.contains("zfs does not understand \"foo\""), "{e}");
+        let e = parse_setup("t=tmpfs:mkfs=-x").unwrap_err().to_string();
+        assert!(e.contains("valid keys for tmpfs: mount, size;"), "{e}");
         let e = parse_setup("x=zfs:recordsize").unwrap_err().to_string();
         assert!(e.contains("needs a value"), "{e}");
         let e = parse_fs_list(&["ext4,ext4".into()])

@@ -82,8 +82,19 @@ mod tests {
     /// and the registry-driven ETA gives it a finite estimate.
     #[test]
     fn every_registered_kind_has_a_plan_example_that_resolves() {
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
+        use crate::host::facts::HostFacts;
+        use crate::plan::resolve::{Source, resolve};
+        // A fixed host, so the examples resolve the same everywhere.
+        let host = HostFacts {
+            ram_bytes: 4 << 30,
+            target_bytes: Some(20 << 30),
+            device: None,
+            tools: ["fio".to_string()].into(),
+            dirs: Default::default(),
+            files: Default::default(),
+            now: std::time::SystemTime::UNIX_EPOCH,
+            random_seed: 42,
+        };
         let d = tempfile::tempdir().unwrap();
         std::fs::write(
             d.path().join("job.fio"),
@@ -97,11 +108,12 @@ mod tests {
                 k.example()
             );
             std::fs::write(&file, &text).unwrap();
-            let argv = ["fsbench", "plan", "--plan", file.to_str().unwrap()];
-            let Command::Plan(args) = Cli::try_parse_from(argv).unwrap().command else {
-                unreachable!()
+            let o = crate::plan::Overrides {
+                plan: Some(file.clone()),
+                ..Default::default()
             };
-            let inv = crate::plan::resolve::resolve(&args, vec![])
+            let inv = Source::read(&o)
+                .and_then(|src| resolve(&src, &o, &host, vec![]))
                 .unwrap_or_else(|e| panic!("{}: {e}\n{text}", k.name()));
             let w = inv
                 .plan

@@ -208,8 +208,8 @@ impl Runner<'_> {
                 .ok_or_else(|| Error::Other("directory target without a directory".into()))?;
             let mut step = self.empty(&setup, round);
             let m = std::fs::canonicalize(&work_root).ok().and_then(|real| {
-                let entries = crate::fs::mountinfo::read().ok()?;
-                crate::fs::mountinfo::containing(&entries, &real)
+                let entries = crate::host::mountinfo::read().ok()?;
+                crate::host::mountinfo::containing(&entries, &real)
             });
             let mut properties = BTreeMap::new();
             if let Some(m) = &m {

@@ -2,8 +2,9 @@
 
 use super::consent;
 use super::safety::{self, Checked};
-use super::sysfs::{self, DevNum};
-use super::{DiscardState, Target, ioctl};
+use super::{DiscardState, Target};
+use crate::host::sys as ioctl;
+use crate::host::sysfs::{self, DevNum};
 use crate::results::TargetInfo;
 use crate::{Error, Result};
 use std::os::fd::AsFd;

@@ -81,15 +81,15 @@ impl Target for DirTarget {
         }
         info.extra
             .insert("work_dir".into(), self.work.display().to_string());
-        if let Some(m) = crate::fs::mountinfo::read()
+        if let Some(m) = crate::host::mountinfo::read()
             .ok()
-            .and_then(|m| crate::fs::mountinfo::containing(&m, &self.parent))
+            .and_then(|m| crate::host::mountinfo::containing(&m, &self.parent))
         {
             info.extra.insert("fs_type".into(), m.fs_type.clone());
             info.extra.insert("mount_source".into(), m.source.clone());
             info.extra.insert("mount_options".into(), m.all_options());
             if m.dev.major != 0
-                && let Some(f) = super::sysfs::queue_facts(m.dev)
+                && let Some(f) = crate::host::sysfs::queue_facts(m.dev)
             {
                 info.extra.insert("kernel_name".into(), f.name);
                 info.extra.insert("device_number".into(), m.dev.to_string());

@@ -5,10 +5,10 @@
 //! once the last user closes it; the guard detaches explicitly and deletes the image.
 
 use super::block::{device_info, discard_whole};
-use super::ioctl::{self, LO_FLAGS_AUTOCLEAR, LO_FLAGS_DIRECT_IO, LoopConfig};
-use super::sysfs::{self, DevNum};
 use super::{DiscardState, Target};
 use crate::host::ledger::{self, Held, Item};
+use crate::host::sys::{self as ioctl, LO_FLAGS_AUTOCLEAR, LO_FLAGS_DIRECT_IO, LoopConfig};
+use crate::host::sysfs::{self, DevNum};
 use crate::results::TargetInfo;
 use crate::{Error, Result};
 use std::fs::File;
@@ -18,9 +18,6 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-
-const TMPFS_MAGIC: i64 = 0x0102_1994;
-const RAMFS_MAGIC: i64 = 0x8584_58f6;
 
 /// A loop-attached image. Dropping it detaches the loop device and deletes the image
 /// (unless `keep`).
@@ -55,21 +52,11 @@ impl Drop for ImageFileGuard {
     }
 }
 
+/// The scratch directory's filesystem magic and free bytes.
 fn scratch_fs(dir: &Path) -> io::Result<(i64, u64)> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: statfs/statvfs fill structs we own from a valid C string.
-    unsafe {
-        let mut sf: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut sf) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut sv: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut sv) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok((sf.f_type as i64, sv.f_bavail as u64 * sv.f_frsize as u64))
-    }
+    let magic = crate::host::sys::fs_magic(dir)?;
+    let free = crate::host::sys::available_bytes(dir).ok_or_else(io::Error::last_os_error)?;
+    Ok((magic, free))
 }
 
 impl ImageTarget {
@@ -115,17 +102,17 @@ impl ImageTarget {
                 ),
             ));
         }
-        let backing_fs = crate::fs::mountinfo::read()
+        let backing_fs = crate::host::mountinfo::read()
             .ok()
-            .and_then(|m| crate::fs::mountinfo::containing(&m, scratch_dir))
+            .and_then(|m| crate::host::mountinfo::containing(&m, scratch_dir))
             .map(|e| e.fs_type)
             .unwrap_or_default();
-        let warning = (fs_magic == TMPFS_MAGIC || fs_magic == RAMFS_MAGIC).then(|| {
+        let warning = crate::host::sys::is_ram_fs(fs_magic).then(|| {
             format!(
                 "--scratch-dir {} is on {}: the image lives in RAM, so the numbers measure \
                  memory, not a disk; use --scratch-dir on a real disk (default /var/tmp)",
                 scratch_dir.display(),
-                if fs_magic == TMPFS_MAGIC {
+                if fs_magic == crate::host::sys::TMPFS_MAGIC {
                     "tmpfs"
                 } else {
                     "ramfs"

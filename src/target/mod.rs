@@ -7,10 +7,8 @@ pub mod block;
 pub mod consent;
 pub mod dir;
 pub mod image;
-pub mod ioctl;
 pub mod parse;
 pub mod safety;
-pub mod sysfs;
 
 use crate::results::TargetInfo;
 use std::path::{Path, PathBuf};
@@ -114,7 +112,8 @@ pub fn size_of(path: &Path) -> crate::Result<u64> {
     let md = std::fs::metadata(path).map_err(|e| crate::Error::io("cannot stat", path, e))?;
     if md.file_type().is_block_device() {
         let f = std::fs::File::open(path).map_err(|e| crate::Error::io("cannot open", path, e))?;
-        ioctl::device_size(f.as_fd()).map_err(|e| crate::Error::io("cannot size", path, e))
+        crate::host::sys::device_size(f.as_fd())
+            .map_err(|e| crate::Error::io("cannot size", path, e))
     } else {
         Ok(md.len())
     }

@@ -8,7 +8,7 @@ pub fn parse_swaps(text: &str) -> Vec<String> {
     text.lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
-        .map(crate::fs::mountinfo::unescape)
+        .map(crate::host::mountinfo::unescape)
         .collect()
 }
 

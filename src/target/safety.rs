@@ -5,9 +5,9 @@
 //! compared by device number, never by name, so `/dev/disk/by-id/…` aliases are caught too.
 
 use super::parse;
-use super::sysfs::{self, DevNum};
-use crate::fs::mountinfo::{self, MountEntry};
 use crate::host::command;
+use crate::host::mountinfo::{self, MountEntry};
+use crate::host::sysfs::{self, DevNum};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -274,7 +274,7 @@ fn check_exclusive(path: &Path) -> Result<u64, String> {
             }
         })?;
     use std::os::fd::AsFd;
-    super::ioctl::device_size(f.as_fd()).map_err(|e| format!("cannot read its size: {e}"))
+    crate::host::sys::device_size(f.as_fd()).map_err(|e| format!("cannot read its size: {e}"))
 }
 
 /// zfs-fuse opens its vdevs without O_EXCL, so ask zpool whether the device is in a pool.

@@ -225,7 +225,7 @@ pub struct Describe<'a> {
     /// Worker threads of the metadata workloads.
     pub threads: usize,
     /// The setup the step runs on.
-    pub setup: &'a crate::plan::SetupSpec,
+    pub setup: &'a crate::fs::SetupSpec,
 }
 
 /// One workload kind.

@@ -58,7 +58,7 @@ pub struct StepContext<'a> {
     /// The filesystem's root (statvfs).
     pub root: &'a Path,
     /// Setup name (keys of per-setup-round state).
-    pub setup: &'a crate::plan::SetupSpec,
+    pub setup: &'a crate::fs::SetupSpec,
     /// The plan's job defaults, with this step's seed and device.
     pub defaults: JobDefaults,
     /// Every workload of the plan (the sections of a fio phase run together).

@@ -107,9 +107,18 @@ pub struct LoadOptions {
 
 /// Read, rebase and cap `path`; exit-2 errors name the file and line.
 pub fn load(path: &Path, o: &LoadOptions) -> crate::Result<Vec<FioJob>> {
+    prepare(path, &read(path)?, o)
+}
+
+/// Read and parse `path` (its includes too), `${VAR}` from the environment; exit-2 errors.
+pub fn read(path: &Path) -> crate::Result<parse::JobFile> {
+    parse::read(path, &|k| std::env::var(k).ok())
+        .map_err(|e| Error::invalid("--fio-job", e.to_string()))
+}
+
+/// Rebase and cap an already read job file (no I/O: the plan resolver's half of [`load`]).
+pub fn prepare(path: &Path, file: &parse::JobFile, o: &LoadOptions) -> crate::Result<Vec<FioJob>> {
     let flag = "--fio-job";
-    let file = parse::read(path, &|k| std::env::var(k).ok())
-        .map_err(|e| Error::invalid(flag, e.to_string()))?;
     let jobs = file.jobs();
     if jobs.is_empty() {
         return Err(Error::invalid(

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// otherwise the text with its whitespace collapsed (`4096\t16384` → `4096 16384`).
 pub fn setting_value(text: &str) -> String {
     if text.contains('[') {
-        crate::target::sysfs::parse_scheduler(text)
+        crate::host::sysfs::parse_scheduler(text)
     } else {
         text.split_whitespace().collect::<Vec<_>>().join(" ")
     }
@@ -31,9 +31,8 @@ impl RecoveryLock {
             .open(dir.join(".recovery.lock"))
             .ok();
         if let Some(f) = &f {
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a descriptor we own; released when it is closed.
-            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+            // Released when the descriptor is closed.
+            let _ = rustix::fs::flock(f, rustix::fs::FlockOperation::LockExclusive);
         }
         RecoveryLock { _file: f }
     }
@@ -73,11 +72,11 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
 }
 
 fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
-    let entries = match crate::fs::mountinfo::read() {
+    let entries = match crate::host::mountinfo::read() {
         Ok(e) => e,
         Err(e) => return (Outcome::Failed, format!("cannot read mountinfo: {e}")),
     };
-    let Some(m) = crate::fs::mountinfo::find_mount_point(&entries, target) else {
+    let Some(m) = crate::host::mountinfo::find_mount_point(&entries, target) else {
         return (Outcome::AlreadyGone, "not mounted".into());
     };
     if m.source != source {
@@ -94,7 +93,7 @@ fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
     if let Some(v) = would(dry_run, &format!("would unmount {}", target.display())) {
         return v;
     }
-    match crate::fs::mount::unmount(target) {
+    match crate::host::mountinfo::unmount(target) {
         Ok(()) => (Outcome::Released, format!("unmounted ({})", m.fs_type)),
         Err(e) => (Outcome::Failed, e.to_string()),
     }
@@ -111,7 +110,7 @@ fn dir(path: &Path, dry_run: bool) -> Verdict {
         }
         Ok(_) => {}
     }
-    if crate::fs::mount::is_mounted(path) {
+    if crate::host::mountinfo::is_mounted(path) {
         return (
             Outcome::Failed,
             "something is mounted on it; left alone".into(),
@@ -135,7 +134,7 @@ fn dir(path: &Path, dry_run: bool) -> Verdict {
 /// Which file a loop device is bound to: `None` when unbound.
 fn loop_backing(dev: &Path) -> std::io::Result<Option<((u64, u64), String)>> {
     let f = std::fs::OpenOptions::new().read(true).open(dev)?;
-    match crate::target::ioctl::loop_get_status(f.as_fd()) {
+    match crate::host::sys::loop_get_status(f.as_fd()) {
         Ok(st) => {
             let name = dev
                 .file_name()
@@ -186,7 +185,7 @@ fn detach(dev: &Path) -> Verdict {
         Ok(f) => f,
         Err(e) => return (Outcome::Failed, format!("cannot open it: {e}")),
     };
-    match crate::target::ioctl::ioctl_int(f.as_fd(), crate::target::ioctl::LOOP_CLR_FD, 0) {
+    match crate::host::sys::ioctl_int(f.as_fd(), crate::host::sys::LOOP_CLR_FD, 0) {
         // With other openers left the kernel turns this into autoclear on last close.
         Ok(_) => (Outcome::Released, "detached".into()),
         Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
@@ -383,19 +382,17 @@ fn process(
             if let Some(v) = would(dry_run, &format!("would stop {name} (SIGTERM)")) {
                 return v;
             }
-            // SAFETY: kill(2) on a PID whose start time we just matched. SIGCONT so that a
-            // stopped process gets to act on the SIGTERM.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGTERM);
-                libc::kill(pid as libc::pid_t, libc::SIGCONT);
-            }
+            // A PID whose start time we just matched. SIGCONT so that a stopped process gets
+            // to act on the SIGTERM.
+            crate::host::sys::signal(pid as i32, rustix::process::Signal::TERM);
+            crate::host::sys::signal(pid as i32, rustix::process::Signal::CONT);
             let t0 = Instant::now();
             while alive(pid, start_time) == Alive::Same && t0.elapsed() < Duration::from_secs(15) {
                 std::thread::sleep(Duration::from_millis(100));
             }
             let how = if alive(pid, start_time) == Alive::Same {
-                // SAFETY: as above, still the same process.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                // Still the same process.
+                crate::host::sys::signal(pid as i32, rustix::process::Signal::KILL);
                 std::thread::sleep(Duration::from_millis(200));
                 "stopped (SIGKILL after 15 s of SIGTERM)"
             } else {
@@ -437,8 +434,8 @@ fn cgroup(path: &Path, dry_run: bool) -> Verdict {
         // The processes in fsbench's own group are fsbench's (a memory-capped job).
         if std::fs::write(path.join("cgroup.kill"), "1").is_err() {
             for p in &left {
-                // SAFETY: kill(2); the PIDs were just read from the group's member list.
-                unsafe { libc::kill(*p, libc::SIGKILL) };
+                // The PIDs were just read from the group's member list.
+                crate::host::sys::signal(*p, rustix::process::Signal::KILL);
             }
         }
     }

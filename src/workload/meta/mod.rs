@@ -27,7 +27,7 @@ mod walk;
 
 pub use corpus::Corpus;
 pub use fsmark::{FsmarkSpec, FsyncPolicy, fsmark};
-pub use remove::{rm_tree, rm_tree_checked};
+pub use remove::rm_tree_checked;
 pub use smallfiles::{SmallFilesSpec, smallfiles};
 pub use untar::untar;
 pub use walk::find_cold;

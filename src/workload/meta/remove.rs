@@ -105,11 +105,6 @@ pub(crate) fn remove_all(dir: &Path) -> Result<()> {
     }
 }
 
-/// `rm-tree`: remove `dir` recursively, then sync.
-pub fn rm_tree(dir: &Path, threads: usize) -> Result<WorkloadOutput> {
-    rm_tree_checked(dir, threads, None)
-}
-
 /// `rm-tree` that also checks it removed exactly `expected` entries below `dir`.
 ///
 /// Seconds cover the removal and the `syncfs` of the filesystem holding `dir`.

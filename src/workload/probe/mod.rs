@@ -15,11 +15,11 @@ pub mod snapshot;
 pub mod sys;
 
 use super::{Metric, WorkloadOutput};
+use crate::fs::SetupSpec;
 use crate::fs::{Filesystem, Mounted};
 use crate::host::command;
 use crate::metrics::MetricId;
 use crate::metrics::registry::SUPPORTED;
-use crate::plan::SetupSpec;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

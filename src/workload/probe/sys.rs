@@ -8,8 +8,6 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-/// `_IOW(0x94, 9, int)`: share the source file's extents with the destination.
-const FICLONE: libc::c_ulong = 0x4004_9409;
 /// `_IOWR('f', 11, struct fiemap)`.
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
 /// Re-read the backing file's size after it grew.
@@ -17,7 +15,6 @@ const LOOP_SET_CAPACITY: libc::c_ulong = 0x4C07;
 /// Flush and invalidate the block device's buffer cache.
 const BLKFLSBUF: libc::c_ulong = 0x1261;
 /// Device size in bytes.
-const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 /// Flush dirty data before mapping, so delayed allocation has placed the blocks.
 const FIEMAP_FLAG_SYNC: u32 = 0x1;
 /// The extent's data is compressed (or otherwise encoded) on disk.
@@ -42,12 +39,10 @@ pub enum CloneOutcome {
 
 /// Clone `src` into `dst` (both open; `dst` writable and empty) with FICLONE.
 pub fn ficlone(src: &File, dst: &File, dst_path: &Path) -> Result<CloneOutcome> {
-    // SAFETY: FICLONE takes the source descriptor as its integer argument; both fds are open.
-    let rc = unsafe { libc::ioctl(dst.as_raw_fd(), FICLONE as _, src.as_raw_fd()) };
-    if rc == 0 {
-        return Ok(CloneOutcome::Cloned);
-    }
-    let err = std::io::Error::last_os_error();
+    let err = match rustix::fs::ioctl_ficlone(dst, src) {
+        Ok(()) => return Ok(CloneOutcome::Cloned),
+        Err(e) => std::io::Error::from(e),
+    };
     match err.raw_os_error() {
         Some(
             code @ (libc::EOPNOTSUPP | libc::EINVAL | libc::EXDEV | libc::ENOTTY | libc::ENOSYS),
@@ -174,18 +169,7 @@ pub fn blkflsbuf(dev: &File, path: &Path) -> Result<()> {
 
 /// Size of a block device in bytes.
 pub fn device_size(dev: &Path) -> Result<u64> {
-    let f = File::open(dev).map_err(|e| Error::io("cannot open", dev, e))?;
-    let mut size: u64 = 0;
-    // SAFETY: BLKGETSIZE64 writes one u64.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size) };
-    if rc != 0 {
-        return Err(Error::io(
-            "BLKGETSIZE64 on",
-            dev,
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(size)
+    crate::host::sys::device_size_at(dev).map_err(|e| Error::io("BLKGETSIZE64 on", dev, e))
 }
 
 /// Total size of the filesystem mounted at `path` (statvfs blocks × fragment size).

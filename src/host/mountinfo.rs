@@ -4,7 +4,7 @@
 //! checks recognise a device under any of its names, and it separates per-mount options from
 //! superblock options (Btrfs' `compress=zstd:3` lives in the latter).
 
-use crate::target::sysfs::DevNum;
+use crate::host::sysfs::DevNum;
 use std::path::{Path, PathBuf};
 
 /// One line of mountinfo.
@@ -113,6 +113,48 @@ pub fn containing(entries: &[MountEntry], path: &Path) -> Option<MountEntry> {
         .filter(|(_, e)| path.starts_with(&e.mount_point))
         .max_by_key(|(i, e)| (e.mount_point.components().count(), *i))
         .map(|(_, e)| e.clone())
+}
+
+/// Whether something is mounted exactly at `mnt`.
+pub fn is_mounted(mnt: &Path) -> bool {
+    read()
+        .map(|m| find_mount_point(&m, mnt).is_some())
+        .unwrap_or(false)
+}
+
+/// Unmount `mnt`: retry a few times while busy (a workload's files may still be closing),
+/// then detach lazily as a last resort, with a warning.
+pub fn unmount(mnt: &Path) -> crate::Result<()> {
+    use rustix::mount::UnmountFlags;
+    let mut last = std::io::Error::from_raw_os_error(libc::EBUSY);
+    for attempt in 0..6 {
+        match rustix::mount::unmount(mnt, UnmountFlags::empty()) {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e.into(),
+        }
+        match last.raw_os_error() {
+            Some(libc::EINVAL) | Some(libc::ENOENT) if !is_mounted(mnt) => return Ok(()),
+            Some(libc::EBUSY) => {
+                super::sync_all();
+                std::thread::sleep(std::time::Duration::from_millis(200 * (attempt + 1)));
+            }
+            _ => break,
+        }
+    }
+    if last.raw_os_error() == Some(libc::EBUSY) {
+        match rustix::mount::unmount(mnt, UnmountFlags::DETACH) {
+            Ok(()) => {
+                eprintln!(
+                    "fsbench: warning: {} stayed busy; detached it lazily (it disappears once \
+                     its last open file is closed)",
+                    mnt.display()
+                );
+                return Ok(());
+            }
+            Err(e) => last = e.into(),
+        }
+    }
+    Err(crate::Error::io("cannot unmount", mnt, last))
 }
 
 #[cfg(test)]

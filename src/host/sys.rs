@@ -1,8 +1,10 @@
-//! Hand-rolled block and loop ioctls (from `<linux/loop.h>` and `<linux/fs.h>`).
+//! The low level in one place: block and loop ioctls, the statfs/statvfs and RAM queries.
 //!
-//! libc does not export the loop-device interface, and a bindgen crate would need libclang,
-//! so the few numbers and the two structs are written out here. They are part of the kernel's
-//! stable user ABI.
+//! rustix is used where it covers the call (statfs, statvfs, sysinfo, BLKSSZGET); what it does
+//! not cover is hand-rolled here (BLKGETSIZE64, BLKDISCARD, the loop interface from
+//! `<linux/loop.h>`, whose numbers and two structs are the kernel's stable user ABI: libc does
+//! not export them and a bindgen crate would need libclang). Outside the engine's hot path,
+//! `unsafe` belongs here.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -35,8 +37,6 @@ pub const LO_FLAGS_DIRECT_IO: u32 = 16;
 pub const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 /// `BLKDISCARD` (`_IO(0x12, 119)`): discard a byte range.
 pub const BLKDISCARD: libc::c_ulong = 0x1277;
-/// `BLKSSZGET` (`_IO(0x12, 104)`): logical sector size.
-pub const BLKSSZGET: libc::c_ulong = 0x1268;
 
 /// `struct loop_info64`.
 #[repr(C)]
@@ -158,16 +158,7 @@ pub fn device_size(fd: BorrowedFd<'_>) -> io::Result<u64> {
 
 /// Logical sector size of a block device.
 pub fn logical_block_size(fd: BorrowedFd<'_>) -> io::Result<u64> {
-    let mut size: libc::c_int = 0;
-    // SAFETY: BLKSSZGET writes one int.
-    check(unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            BLKSSZGET as _,
-            &mut size as *mut libc::c_int,
-        )
-    })?;
-    Ok(size as u64)
+    Ok(u64::from(rustix::fs::ioctl_blksszget(fd)?))
 }
 
 /// Discard `[start, start+len)`.
@@ -175,4 +166,132 @@ pub fn discard(fd: BorrowedFd<'_>, start: u64, len: u64) -> io::Result<()> {
     let range: [u64; 2] = [start, len];
     // SAFETY: BLKDISCARD reads two u64 (start, length).
     check(unsafe { libc::ioctl(fd.as_raw_fd(), BLKDISCARD as _, range.as_ptr()) }).map(drop)
+}
+
+/// Size of the block device at `path`, bytes (opened read-only; `BLKGETSIZE64`).
+pub fn device_size_at(path: &std::path::Path) -> io::Result<u64> {
+    let f = std::fs::File::open(path)?;
+    device_size(std::os::fd::AsFd::as_fd(&f))
+}
+
+/// Size of a block device from sysfs (read-only; nothing is opened on the device itself).
+pub fn block_size_from_sysfs(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    let real = std::fs::canonicalize(path).ok()?;
+    if !std::fs::metadata(&real).ok()?.file_type().is_block_device() {
+        return None;
+    }
+    let name = real.file_name()?.to_str()?;
+    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(sectors * 512)
+}
+
+/// Total RAM, bytes (sysinfo); 4 GiB when the kernel says 0.
+pub fn ram_bytes() -> u64 {
+    let info = rustix::system::sysinfo();
+    let b = (info.totalram as u64).saturating_mul(u64::from(info.mem_unit.max(1)));
+    if b == 0 { 4 << 30 } else { b }
+}
+
+/// `statfs` magic of the filesystem holding `path`.
+pub fn fs_magic(path: &std::path::Path) -> io::Result<i64> {
+    Ok(rustix::fs::statfs(path)?.f_type as i64)
+}
+
+/// tmpfs's `statfs` magic.
+pub const TMPFS_MAGIC: i64 = 0x0102_1994;
+/// ramfs's `statfs` magic.
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Whether a `statfs` magic is a filesystem held in RAM (tmpfs, ramfs).
+pub fn is_ram_fs(magic: i64) -> bool {
+    magic == TMPFS_MAGIC || magic == RAMFS_MAGIC
+}
+
+/// Bytes an unprivileged writer may still use on the filesystem holding `path` (statvfs).
+pub fn available_bytes(path: &std::path::Path) -> Option<u64> {
+    rustix::fs::statvfs(path)
+        .ok()
+        .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// A fresh 64-bit seed for runs without `--seed` (the one seed source: run seeds, the
+/// engine's and fio's `randrepeat=0`): getrandom, else clock ⊕ pid when the kernel refuses.
+pub fn fresh_seed() -> u64 {
+    let mut buf = [0u8; 8];
+    if let Ok(8) = rustix::rand::getrandom(&mut buf, rustix::rand::GetRandomFlags::empty()) {
+        return u64::from_ne_bytes(buf);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32)
+}
+
+// ---- FIFREEZE / FITHAW: the one pair of ioctls behind `host::cache::checkpoint` ----
+
+/// `_IOWR('X', 119, int)` from linux/fs.h.
+const FIFREEZE: libc::c_ulong = 0xC004_5877;
+/// `_IOWR('X', 120, int)` from linux/fs.h.
+const FITHAW: libc::c_ulong = 0xC004_5878;
+
+/// Freeze the filesystem of `f` and thaw it again; true when both calls succeeded.
+///
+/// The thaw is attempted whenever the freeze succeeded, even if a signal arrives in between
+/// (the calls are back to back in one thread; no unwinding can happen between them).
+pub fn freeze_thaw(f: &std::fs::File) -> bool {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(f);
+    // SAFETY: plain ioctls on an open descriptor with an unused integer argument.
+    let frozen = unsafe { libc::ioctl(fd, FIFREEZE as _, 0) } == 0;
+    if !frozen {
+        return false;
+    }
+    // Retry the thaw on EINTR: leaving the filesystem frozen would block every writer.
+    loop {
+        // SAFETY: as above.
+        let r = unsafe { libc::ioctl(fd, FITHAW as _, 0) };
+        if r == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return false;
+        }
+    }
+}
+
+/// Send `sig` to process `pid` (negative: its process group), ignoring "no such process":
+/// every caller has just matched the pid to something it owns (an unreaped child, a ledger
+/// entry whose start time matched, a cgroup member).
+pub fn signal(pid: i32, sig: rustix::process::Signal) {
+    let Some(p) = rustix::process::Pid::from_raw(pid.saturating_abs()) else {
+        return;
+    };
+    let _ = if pid < 0 {
+        rustix::process::kill_process_group(p, sig)
+    } else {
+        rustix::process::kill_process(p, sig)
+    };
+}
+
+/// `getrusage(who)`: `libc::RUSAGE_SELF` (every thread of fsbench) or
+/// `libc::RUSAGE_CHILDREN` (reaped children). rustix has no wrapper for it.
+pub fn rusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: getrusage fills the zeroed struct we pass and reads nothing else.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    }
+}
+
+/// Processors online (`sysconf(_SC_NPROCESSORS_ONLN)`), `None` when the kernel does not say.
+pub fn online_cpus() -> Option<u32> {
+    // SAFETY: sysconf only reads a system value.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    (n > 0).then_some(n as u32)
 }

@@ -1,5 +1,9 @@
 //! A filesystem setup: a filesystem plus its variant options (`zfs-16k=zfs:recordsize=16K`).
+//!
+//! The one definition of a setup. `plan::variant` parses `--fs` and plan-file tables into it,
+//! each driver says which keys it takes ([`super::variant::Accepts`]), the runner mounts it.
 
+use crate::host::tuning::HostSetting;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -33,16 +37,6 @@ pub struct SetupSpec {
     /// printed before the run and carried into `results.json`.
     #[serde(default)]
     pub warnings: Vec<String>,
-}
-
-/// One host tuning of a setup, as written: `sched` = `mq-deadline`,
-/// `sysctl.vm.dirty_ratio` = `10`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostSetting {
-    /// The setup key.
-    pub key: String,
-    /// The value to set.
-    pub value: String,
 }
 
 impl SetupSpec {

@@ -1,0 +1,102 @@
+//! What the plan resolver needs to know about this host, gathered once.
+//!
+//! [`HostFacts::gather`] does the looking (sysinfo, `stat`, statvfs, sysfs, PATH, the clock);
+//! `plan::resolve` only reads the value, so it does no I/O and its tests pass fake facts.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Facts about the host and the requested target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFacts {
+    /// Total RAM, bytes.
+    pub ram_bytes: u64,
+    /// Bytes the `--device` or `--dir` target offers (None: unknown, or an image).
+    pub target_bytes: Option<u64>,
+    /// `--device`: `Ok` for a block device, else why it is not one (a sentence).
+    pub device: Option<Result<(), String>>,
+    /// Tools found on PATH, of those asked about.
+    pub tools: BTreeSet<String>,
+    /// Asked-about paths that are directories.
+    pub dirs: BTreeSet<PathBuf>,
+    /// Asked-about paths that are regular files.
+    pub files: BTreeSet<PathBuf>,
+    /// When the run starts.
+    pub now: SystemTime,
+    /// A fresh random seed, for runs without `--seed`.
+    pub random_seed: u64,
+}
+
+/// What to look at.
+#[derive(Debug, Clone, Default)]
+pub struct Query<'a> {
+    /// `--device`, if given.
+    pub device: Option<&'a Path>,
+    /// `--dir`, if given.
+    pub dir: Option<&'a Path>,
+    /// Tools whose presence matters (`fio`).
+    pub tools: &'a [&'a str],
+    /// Paths whose kind (directory, file) matters.
+    pub paths: Vec<&'a Path>,
+}
+
+impl Query<'_> {
+    fn paths_that(&self, is: fn(&Path) -> bool) -> BTreeSet<PathBuf> {
+        self.paths
+            .iter()
+            .filter(|p| is(p))
+            .map(|p| p.to_path_buf())
+            .collect()
+    }
+}
+
+impl HostFacts {
+    /// Look everything up once.
+    pub fn gather(q: &Query) -> HostFacts {
+        let device = q.device.map(block_device_check);
+        let target_bytes = match (q.device, q.dir) {
+            (Some(d), _) => super::sys::block_size_from_sysfs(d),
+            (None, Some(d)) => super::sys::available_bytes(d),
+            (None, None) => None,
+        };
+        HostFacts {
+            ram_bytes: super::sys::ram_bytes(),
+            target_bytes,
+            device,
+            tools: q
+                .tools
+                .iter()
+                .filter(|t| super::command::available(t))
+                .map(|t| t.to_string())
+                .collect(),
+            dirs: q.paths_that(Path::is_dir),
+            files: q.paths_that(Path::is_file),
+            now: SystemTime::now(),
+            random_seed: super::sys::fresh_seed(),
+        }
+    }
+
+    /// Whether `tool` was found.
+    pub fn has_tool(&self, tool: &str) -> bool {
+        self.tools.contains(tool)
+    }
+}
+
+/// Cheap early check (only `stat`) that `dev` is a block device; the target module repeats the
+/// full safety checks (mounted, holders, signatures, O_EXCL) when acquiring.
+fn block_device_check(dev: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(dev).map_err(|e| {
+        format!("cannot stat it ({e}); give an existing block device such as /dev/sdb")
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Err(
+            "it is not a block device; --device takes a whole disk or partition such as \
+                    /dev/sdb (to benchmark on an image file, drop --device and use \
+                    --image-size/--scratch-dir)"
+                .into(),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! What the user asked for on top of a plan file or profile, as plain data.
+//!
+//! `cli` builds this from the `run`/`plan` flags; tests build it by hand. The plan never sees a
+//! clap type, so [`super::resolve`] can be called (and tested) without a command line.
+
+use super::EngineChoice;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Overrides of a plan: every `fsbench run`/`fsbench plan` flag that shapes the invocation.
+/// `None` / empty means "the plan's value, else the default".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overrides {
+    /// `--fs`: setups, each value possibly several comma-separated ones.
+    pub fs: Vec<String>,
+    /// `--plan`: a plan file (its text comes in through [`super::resolve::Source`]).
+    pub plan: Option<PathBuf>,
+    /// `--profile`.
+    pub profile: Option<String>,
+    /// `--device`.
+    pub device: Option<PathBuf>,
+    /// `--dir`.
+    pub dir: Option<PathBuf>,
+    /// `--image-size`, bytes.
+    pub image_size: u64,
+    /// `--scratch-dir`.
+    pub scratch_dir: PathBuf,
+    /// `--keep-image` (run only).
+    pub keep_image: bool,
+    /// `--force-wipe` (run only).
+    pub force_wipe: bool,
+    /// `--yes` (run only).
+    pub yes: bool,
+    /// `--out`.
+    pub out: Option<PathBuf>,
+    /// `--rounds`.
+    pub rounds: Option<u32>,
+    /// `--runtime`.
+    pub runtime: Option<Duration>,
+    /// `--ramp`.
+    pub ramp: Option<Duration>,
+    /// `--file-size` as written (`256M`, `4xram`).
+    pub file_size: Option<String>,
+    /// `--only`.
+    pub only: Vec<String>,
+    /// `--skip`.
+    pub skip: Vec<String>,
+    /// `--quiet-window`.
+    pub quiet_window: Option<Duration>,
+    /// `--quiet-threshold`, bytes.
+    pub quiet_threshold: u64,
+    /// `--quiet-timeout`.
+    pub quiet_timeout: Duration,
+    /// `--engine`.
+    pub engine: Option<EngineChoice>,
+    /// `--fio-job` files.
+    pub fio_job: Vec<PathBuf>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--corpus-copies`.
+    pub corpus_copies: Option<u32>,
+    /// `--corpus-scale`.
+    pub corpus_scale: Option<f64>,
+    /// `--corpus-from`.
+    pub corpus_from: Option<PathBuf>,
+    /// `--corpus-file`.
+    pub corpus_file: Option<PathBuf>,
+    /// `--threads`.
+    pub threads: usize,
+    /// `--tool-timeout`.
+    pub tool_timeout: Duration,
+}
+
+impl Default for Overrides {
+    /// The flags' defaults (a cli test checks that clap's agree).
+    fn default() -> Self {
+        Overrides {
+            fs: Vec::new(),
+            plan: None,
+            profile: None,
+            device: None,
+            dir: None,
+            image_size: 8 << 30,
+            scratch_dir: PathBuf::from("/var/tmp"),
+            keep_image: false,
+            force_wipe: false,
+            yes: false,
+            out: None,
+            rounds: None,
+            runtime: None,
+            ramp: None,
+            file_size: None,
+            only: Vec::new(),
+            skip: Vec::new(),
+            quiet_window: None,
+            quiet_threshold: 1 << 20,
+            quiet_timeout: Duration::from_secs(120),
+            engine: None,
+            fio_job: Vec::new(),
+            seed: None,
+            corpus_copies: None,
+            corpus_scale: None,
+            corpus_from: None,
+            corpus_file: None,
+            threads: 1,
+            tool_timeout: Duration::from_secs(300),
+        }
+    }
+}
