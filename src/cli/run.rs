@@ -194,4 +194,12 @@ pub struct RunArgs {
     /// Timeout for each mkfs, mount, zpool and other tool invocation.
     #[arg(long, value_name = "TIME", default_value = "300s", value_parser = duration_arg)]
     pub tool_timeout: Duration,
+
+    /// --steady-state and --steady-max.
+    #[command(flatten)]
+    pub steady: super::steady::SteadyArgs,
+
+    /// --precondition.
+    #[command(flatten)]
+    pub precondition: super::steady::PreconditionArgs,
 }

@@ -51,7 +51,8 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
         let buffered = if p.direct { 0.0 } else { BUFFERED_EXTRA };
         IO_STEP
             + buffered
-            + p.runtime.unwrap_or(plan.runtime).as_secs_f64()
+            // Run until steady: count the limit (an upper bound).
+            + plan.steady.map(|s| s.max).or(p.runtime).unwrap_or(plan.runtime).as_secs_f64()
             + p.ramp.unwrap_or(plan.ramp).as_secs_f64()
     };
     let corpus =
@@ -68,7 +69,15 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
         + settle
         + match w.kind {
             Kind::Mkfs | Kind::UsableSpace => 0.0,
-            Kind::Layout => io.and_then(|p| p.size).unwrap_or(plan.file_size) as f64 / LAYOUT_BPS,
+            Kind::Layout => {
+                let size = io.and_then(|p| p.size).unwrap_or(plan.file_size);
+                let pre = if plan.precondition {
+                    crate::workload::precondition::estimate_s(size)
+                } else {
+                    0.0
+                };
+                size as f64 / LAYOUT_BPS + pre
+            }
             Kind::Io | Kind::Memcap => timed(),
             Kind::Untar => UNTAR_S * corpus,
             Kind::FindCold => FIND_FIXED + FIND_S * corpus,

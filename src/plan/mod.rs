@@ -10,6 +10,7 @@ pub mod options;
 pub mod profiles;
 pub mod resolve;
 pub mod setup;
+pub mod steady;
 pub mod variant;
 pub mod workload;
 
@@ -84,6 +85,12 @@ pub struct Plan {
     pub corpus: CorpusSpec,
     /// Quiet wait after mkfs.
     pub quiet: QuietSpec,
+    /// Run every measured I/O job until steady, up to a limit (`--steady-state`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::engine::SteadySpec>,
+    /// Condition the data file before the I/O jobs of every setup-round (`--precondition`).
+    #[serde(default)]
+    pub precondition: bool,
 }
 
 /// One setup-round: the unit of execution and of `--resume` (the filesystem is re-created for
@@ -125,6 +132,7 @@ impl Plan {
             ramp: self.ramp,
             seed,
             device,
+            steady: self.steady,
         }
     }
 }
@@ -165,6 +173,8 @@ mod tests {
                 threshold: 1 << 20,
                 timeout: Duration::from_secs(10),
             },
+            steady: None,
+            precondition: false,
         }
     }
 

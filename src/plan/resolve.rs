@@ -91,6 +91,13 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
     }
     check_corpus_flags(args)?;
     let seed = args.seed.unwrap_or_else(random_seed);
+    let engine = args.engine.unwrap_or(super::EngineChoice::Fsbench);
+    let steady = super::steady::resolve_steady(args.steady.spec(), draft.steady, engine)?;
+    let precondition = super::steady::resolve_precondition(
+        args.precondition.precondition,
+        draft.precondition,
+        &target,
+    )?;
     let plan = Plan {
         name: draft.name.clone(),
         description: draft.description.clone(),
@@ -124,6 +131,8 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             threshold: args.quiet_threshold,
             timeout: args.quiet_timeout,
         },
+        steady,
+        precondition,
     };
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));
@@ -139,7 +148,7 @@ pub fn resolve(args: &RunArgs, argv: Vec<String>) -> crate::Result<Invocation> {
             target,
             yes: args.yes,
             out,
-            engine: args.engine.unwrap_or(super::EngineChoice::Fsbench),
+            engine,
             seed,
             threads: args.threads,
             tool_timeout: args.tool_timeout,

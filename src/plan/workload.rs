@@ -338,6 +338,8 @@ impl WorkloadSpec {
             buffer_compress_percentage: p.compress,
             verify: p.verify,
             device: defaults.device.clone(),
+            // Run-until-steady applies to the measured jobs, not to the layout pass.
+            steady: defaults.steady.filter(|_| time_based),
         })
     }
 }
@@ -355,6 +357,8 @@ pub struct JobDefaults {
     pub seed: u64,
     /// Block device for device counters.
     pub device: Option<std::path::PathBuf>,
+    /// Run the measured jobs until steady (`--steady-state`).
+    pub steady: Option<crate::engine::SteadySpec>,
 }
 
 const M: u64 = 1 << 20;
@@ -445,6 +449,7 @@ mod tests {
             ramp: Duration::from_secs(1),
             seed: 7,
             device: None,
+            steady: Some(crate::engine::SteadySpec::default()),
         };
         let j = seq.job_spec(Path::new("/mnt/x"), &d).unwrap();
         assert_eq!(j.size, Some(64 * M));
@@ -459,6 +464,13 @@ mod tests {
         let lay = c.iter().find(|w| w.id == "layout").unwrap();
         let j = lay.job_spec(Path::new("/mnt/x"), &d).unwrap();
         assert_eq!(j.runtime, None, "layout is size-based");
+        assert_eq!(j.steady, None, "and never run until steady");
+        assert!(
+            rr.job_spec(Path::new("/mnt/x"), &d)
+                .unwrap()
+                .steady
+                .is_some()
+        );
         let f = c.iter().find(|w| w.id == "fsync-write").unwrap();
         assert_eq!(f.io.as_ref().unwrap().fsync, 1);
         assert_eq!(rr.requires(), ["layout"]);

@@ -79,5 +79,6 @@ pub mod io;
 pub mod memcap;
 pub mod meta;
 pub mod pgbench;
+pub mod precondition;
 pub mod probe;
 pub mod sqlite;
