@@ -275,6 +275,17 @@ fn describe(inv: &Invocation, w: &WorkloadSpec, setup: &crate::plan::SetupSpec) 
                 }
                 if w.kind == Kind::Layout {
                     d.push_str(" (timed, size-based)");
+                    if p.precondition {
+                        d.push_str(
+                            ", then preconditioned (2 sequential fills, 1 random overwrite)",
+                        );
+                    }
+                } else if let Some(st) = &p.steady {
+                    d.push_str(&format!(
+                        " until steady (at most {}) + {} ramp",
+                        eta::format(st.max),
+                        eta::format(io.ramp.unwrap_or(p.ramp))
+                    ));
                 } else {
                     let rt = io.runtime.unwrap_or(p.runtime);
                     let ramp = io.ramp.unwrap_or(p.ramp);

@@ -8,6 +8,9 @@
 //! file_size = "4G"          # or "4xram" (times RAM, capped to fit the target)
 //! suite = "standard"        # start from the standard suite (else only [[workload]]s)
 //! fs = ["ext4", "xfs", "zfs-16k=zfs:recordsize=16K"]   # same syntax as --fs
+//! steady_state = "5,20,10"  # run each I/O job until steady (as --steady-state N,RANGE,SLOPE)
+//! steady_max = "5m"         # … for at most this long (as --steady-max)
+//! precondition = true       # with --device: condition the data file first (as --precondition)
 //!
 //! [[setup]]                 # or as tables
 //! name = "btrfs-zstd"

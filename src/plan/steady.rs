@@ -50,7 +50,8 @@ pub fn describe(plan: &super::Plan) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(s) = &plan.steady {
         out.push(format!(
-            "Steady state: each I/O job runs until its last {} (SNIA's rule), at most {};              IOPS, MiB/s and latency are over those seconds (the estimate counts the limit)",
+            "Steady state: each I/O job runs until its IOPS hold steady ({}, SNIA's rule), at most {}; \
+             IOPS, MiB/s and latency are over those seconds (the estimate counts the limit)",
             s.criteria,
             super::eta::format(s.max)
         ));
@@ -115,5 +116,68 @@ mod tests {
         assert!(!resolve_precondition(false, false, &img).unwrap());
         let e = resolve_precondition(true, false, &img).unwrap_err();
         assert!(e.to_string().contains("--device"), "{e}");
+    }
+
+    /// `fsbench plan` flags through the real resolver (no device needed for these).
+    fn resolved(extra: &[&str]) -> crate::Result<crate::plan::Invocation> {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        let mut v = vec!["fsbench", "plan", "--fs", "ext4"];
+        v.extend_from_slice(extra);
+        let Command::Plan(a) = Cli::try_parse_from(v).unwrap().command else {
+            unreachable!()
+        };
+        crate::plan::resolve::resolve(&a, vec![])
+    }
+
+    #[test]
+    fn flags_and_plan_file_keys_reach_the_plan_and_the_jobs() {
+        let inv = resolved(&["--steady-state", "--steady-max", "90s"]).unwrap();
+        let s = inv.plan.steady.unwrap();
+        assert_eq!(
+            (s.criteria, s.max),
+            (Default::default(), Duration::from_secs(90))
+        );
+        let d = inv.plan.job_defaults(1, None);
+        let rw = inv
+            .plan
+            .workloads
+            .iter()
+            .find(|w| w.id == "randwrite")
+            .unwrap();
+        let job = rw.job_spec(std::path::Path::new("/mnt"), &d).unwrap();
+        assert_eq!(job.steady, Some(s));
+        assert!(
+            describe(&inv.plan)[0].contains("at most 1 min 30 s"),
+            "{:?}",
+            describe(&inv.plan)
+        );
+        assert!(resolved(&[]).unwrap().plan.steady.is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.toml");
+        std::fs::write(
+            &f,
+            "suite = 'standard'\nsteady_state = '8,15,5'\nsteady_max = '2m'\n",
+        )
+        .unwrap();
+        let inv = resolved(&["--plan", f.to_str().unwrap()]).unwrap();
+        let s = inv.plan.steady.unwrap();
+        assert_eq!((s.criteria.windows, s.max), (8, Duration::from_secs(120)));
+        // The flag wins over the file.
+        let inv = resolved(&["--plan", f.to_str().unwrap(), "--steady-state", "3,50,50"]).unwrap();
+        assert_eq!(inv.plan.steady.unwrap().criteria.windows, 3);
+        std::fs::write(&f, "suite = 'standard'\nsteady_max = '2m'\n").unwrap();
+        assert!(
+            resolved(&["--plan", f.to_str().unwrap()]).is_err(),
+            "max without criteria"
+        );
+        std::fs::write(&f, "suite = 'standard'\nprecondition = true\n").unwrap();
+        let e = resolved(&["--plan", f.to_str().unwrap()]).unwrap_err();
+        assert!(e.to_string().contains("--precondition"), "{e}");
+        let e = resolved(&["--precondition"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let e = resolved(&["--steady-state", "--engine", "fio"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
     }
 }
