@@ -767,6 +767,7 @@ fn steady_state_bad_input_exits_2() {
         (vec!["--steady-max", "10s"], "--steady-state"),
         (vec!["--steady-state", "--steady-max", "2s"], "--steady-max"),
         (vec!["--steady-state", "--engine", "fio"], "--steady-state"),
+        (vec!["--steady-state", "--runtime", "5s"], "--runtime"),
     ] {
         let out = fsbench()
             .args(["io", "--filename", f, "--size", "1M"])

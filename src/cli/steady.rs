@@ -15,7 +15,8 @@ pub struct SteadyArgs {
     /// average (highest minus lowest) and their trend line moves by at most SLOPE % across them;
     /// IOPS, MiB/s and latency are then those N seconds'. Without a value: 5,20,10 (the SNIA
     /// Performance Test Specification's rule). If the job never settles before --steady-max,
-    /// the whole run's figures are reported and marked "not steady".
+    /// the whole run's figures are reported and marked "not steady". The job's --runtime does
+    /// not apply; --fio-job sections are not affected.
     #[arg(
         long,
         value_name = "N,RANGE,SLOPE",

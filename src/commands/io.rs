@@ -30,6 +30,19 @@ pub fn spec_from_args(a: &IoArgs) -> JobSpec {
 
 /// Run `fsbench io`; returns the exit code.
 pub fn run(args: IoArgs) -> crate::Result<i32> {
+    if args.mpi && args.steady.steady_state.is_some() {
+        return Err(crate::Error::invalid(
+            "--steady-state",
+            "is for one process; under --mpi each rank would stop on its own figures at a \
+             different time (use --runtime)",
+        ));
+    }
+    if args.runtime.is_some() && args.steady.steady_state.is_some() {
+        return Err(crate::Error::invalid(
+            "--runtime",
+            "with --steady-state the job runs until steady, up to --steady-max; drop --runtime",
+        ));
+    }
     if args.mpi {
         return run_mpi(args);
     }
