@@ -688,3 +688,95 @@ fn a_partition_has_its_own_counters() {
     assert_eq!(v["device"]["name"], bd.name.as_str());
     assert!(u(&v["device"], &["write_bytes"]) >= 4 << 20);
 }
+
+#[test]
+fn steady_state_stops_the_job_and_reports_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let f = p(&f);
+    // Page-cache reads under loose criteria (3 s within 50 %) settle well before the limit.
+    let v = io_json(&[
+        "--filename",
+        f,
+        "--size",
+        "16M",
+        "--steady-state",
+        "3,50,50",
+        "--steady-max",
+        "60s",
+    ]);
+    let s = &v["steady"];
+    assert_eq!(s["reached"], true, "{s}");
+    assert_eq!(u(s, &["criteria", "windows"]), 3);
+    let (start, end) = (u(s, &["window", "start_s"]), u(s, &["window", "end_s"]));
+    assert_eq!((end - start, end), (3, u(s, &["at_s"])), "{s}");
+    assert!(
+        v["runtime_s"].as_f64().unwrap() < 60.0,
+        "stopped before the limit"
+    );
+    let w = &s["window"];
+    assert_eq!(u(w, &["write_ios"]), 0);
+    assert!(w["iops"].as_f64().unwrap() > 0.0 && u(w, &["lat_ns", "p99"]) > 0);
+    assert!(s["range_pct"].as_f64().unwrap() <= 50.0);
+
+    // Criteria no real job meets: it runs to the limit and says the figures are the whole run's.
+    let out = fsbench()
+        .args([
+            "io",
+            "--filename",
+            f,
+            "--steady-state",
+            "5,0.001,0.001",
+            "--steady-max",
+            "6s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("NOT STEADY within 6 s") && text.contains("whole run's"),
+        "{text}"
+    );
+    let v = io_json(&[
+        "--filename",
+        f,
+        "--steady-state",
+        "5,0.001,0.001",
+        "--steady-max",
+        "6s",
+    ]);
+    assert_eq!(v["steady"]["reached"], false);
+    assert!(v["steady"]["window"].is_null() && v["steady"]["at_s"].is_null());
+    assert!(
+        v["steady"]["range_pct"].as_f64().is_some(),
+        "how far it was"
+    );
+    // Without the flag the report has no steady object (the stable shape is unchanged).
+    let v = io_json(&["--filename", f, "--runtime", "1s"]);
+    assert!(v.get("steady").is_none());
+}
+
+#[test]
+fn steady_state_bad_input_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("never");
+    let f = p(&f);
+    for (args, flag) in [
+        (vec!["--steady-state", "5,20"], "--steady-state"),
+        (vec!["--steady-max", "10s"], "--steady-state"),
+        (vec!["--steady-state", "--steady-max", "2s"], "--steady-max"),
+        (vec!["--steady-state", "--engine", "fio"], "--steady-state"),
+        (vec!["--steady-state", "--runtime", "5s"], "--runtime"),
+    ] {
+        let out = fsbench()
+            .args(["io", "--filename", f, "--size", "1M"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    assert!(!Path::new(f).exists(), "bad input creates nothing");
+}

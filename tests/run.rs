@@ -1014,3 +1014,79 @@ fn typed_confirmation_on_a_terminal() {
         "the accepted run did not format the device"
     );
 }
+
+#[test]
+fn precondition_and_steady_state_on_a_device() {
+    // Refused before anything is touched where there is no device to condition.
+    let o = bin()
+        .args(["plan", "--fs", "ext4", "--precondition"])
+        .output()
+        .unwrap();
+    assert_refused(&o, &["--precondition", "--device"]);
+    let _serial = serial();
+    if !privileged("precondition_and_steady_state_on_a_device", &["mkfs.ext4"]) {
+        return;
+    }
+    let lo = BlankLoop::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out");
+    let mut args = device_run_args(&lo.dev, &out);
+    // Loose criteria (3 s within 50 %) so page-cache-free reads settle well before the limit.
+    args.extend(
+        [
+            "--yes",
+            "--precondition",
+            "--steady-state",
+            "3,50,50",
+            "--steady-max",
+            "30s",
+        ]
+        .map(String::from),
+    );
+    let o = bin().args(&args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        notes.iter().any(
+            |n| n.starts_with("layout: preconditioned the 16 MiB data file")
+                && n.contains("sequential fill 2 of 2")
+                && n.contains("random overwrite")
+        ),
+        "{notes:?}"
+    );
+    let job = &r["workloads"][0]["params"]["job"];
+    assert_eq!(job["steady"]["criteria"]["windows"], 3, "{job}");
+    let metric = |name: &str| {
+        r["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["metric"] == name)
+            .map(|s| s["value"].as_f64().unwrap())
+    };
+    // Either it became steady (a note names the window) or a warning says it did not.
+    let reached = metric("steady_reached").expect("steady_reached recorded");
+    let warned = r["warnings"].as_array().unwrap().iter().any(|w| {
+        w["message"]
+            .as_str()
+            .unwrap()
+            .contains("steady state not reached")
+    });
+    if reached == 1.0 {
+        assert!(metric("steady_at_s").is_some());
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("IOPS, MiB/s and latency are over seconds"))
+        );
+    } else {
+        assert!(warned, "a missed steady state is a warning");
+    }
+}

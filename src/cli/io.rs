@@ -162,4 +162,8 @@ pub struct IoArgs {
     /// Engine that runs the job [default: fsbench (alias native); --fio-job: fio].
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
+
+    /// --steady-state and --steady-max.
+    #[command(flatten)]
+    pub steady: super::steady::SteadyArgs,
 }

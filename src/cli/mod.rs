@@ -11,6 +11,7 @@ pub mod meta;
 pub mod report;
 pub mod run;
 pub mod shell;
+pub mod steady;
 pub mod suggest;
 
 /// fsbench: which Linux filesystem, with which options, is best for my workload on this disk?

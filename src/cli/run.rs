@@ -240,6 +240,14 @@ pub struct PlanFlags {
     /// Timeout for each mkfs, mount, zpool and other tool invocation.
     #[arg(long, value_name = "TIME", default_value = "300s", value_parser = duration_arg)]
     pub tool_timeout: Duration,
+
+    /// --steady-state and --steady-max.
+    #[command(flatten)]
+    pub steady: super::steady::SteadyArgs,
+
+    /// --precondition.
+    #[command(flatten)]
+    pub precondition: super::steady::PreconditionArgs,
 }
 
 impl PlanFlags {
@@ -275,6 +283,8 @@ impl PlanFlags {
             corpus_file: self.corpus_file.clone(),
             threads: self.threads,
             tool_timeout: self.tool_timeout,
+            steady: self.steady.spec(),
+            precondition: self.precondition.precondition,
         }
     }
 }

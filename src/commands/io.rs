@@ -24,11 +24,25 @@ pub fn spec_from_args(a: &IoArgs) -> JobSpec {
         buffer_compress_percentage: a.buffer_compress_percentage,
         verify: a.verify,
         device: a.device.clone(),
+        steady: a.steady.spec(),
     }
 }
 
 /// Run `fsbench io`; returns the exit code.
 pub fn run(args: IoArgs) -> crate::Result<i32> {
+    if args.mpi && args.steady.steady_state.is_some() {
+        return Err(crate::Error::invalid(
+            "--steady-state",
+            "is for one process; under --mpi each rank would stop on its own figures at a \
+             different time (use --runtime)",
+        ));
+    }
+    if args.runtime.is_some() && args.steady.steady_state.is_some() {
+        return Err(crate::Error::invalid(
+            "--runtime",
+            "with --steady-state the job runs until steady, up to --steady-max; drop --runtime",
+        ));
+    }
     if args.mpi {
         return run_mpi(args);
     }
@@ -39,10 +53,16 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         ));
     }
     crate::cancel::install_handlers();
+    let spec = spec_from_args(&args);
+    if spec.steady.is_some() && (args.engine == Some(EngineChoice::Fio) || args.fio_job.is_some()) {
+        return Err(crate::Error::invalid(
+            "--steady-state",
+            "runs one job on fsbench's own engine; drop --engine fio / --fio-job",
+        ));
+    }
     if let Some(file) = &args.fio_job {
         return super::io_fio_job::run(&args, file);
     }
-    let spec = spec_from_args(&args);
     // Validate before either engine touches anything, so bad input creates nothing.
     engine::validate(&spec)?;
     let report = match args.engine.unwrap_or(EngineChoice::Fsbench) {
@@ -153,7 +173,9 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
     let mut s = format!(
         "{} {} bs={} iodepth={} numjobs={}{} on {} ({} engine, backend {})\n",
         spec.rw.as_str(),
-        if spec.runtime.is_some() {
+        if spec.steady.is_some() {
+            "until steady"
+        } else if spec.runtime.is_some() {
             "time-based"
         } else {
             "size-based"
@@ -171,6 +193,9 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
     }
     s += &direction_lines("read", &r.read);
     s += &direction_lines("write", &r.write);
+    if let Some(st) = &r.steady {
+        s += &steady_lines(st, r.runtime_s);
+    }
     s += &format!(
         "  cpu   user {:.2} s  sys {:.2} s  ({:.0} % of one CPU; system {:.0} % busy)\n",
         r.cpu.user_s,
@@ -222,6 +247,33 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
     }
     s += &format!("  seed {}\n", r.seed);
     s
+}
+
+/// The outcome of `--steady-state`: the steady window's figures, or why there are none.
+fn steady_lines(st: &crate::engine::SteadyReport, runtime_s: f64) -> String {
+    let how = match (st.range_pct, st.slope_pct) {
+        (Some(r), Some(sl)) => format!("range {r:.1} %, slope {sl:.1} %"),
+        _ => "fewer seconds than the window".into(),
+    };
+    let Some(w) = &st.window else {
+        return format!(
+            "  NOT STEADY within {:.0} s ({}; last {} s: {how}): the figures above are the whole run's\n",
+            st.max_s, st.criteria, st.criteria.windows
+        );
+    };
+    let l = &w.lat_ns;
+    format!(
+        "  steady after {} s ({}: {how}); the lines above are the whole {runtime_s:.1} s run\n  steady {:>9.0} IOPS  {:>9.1} MiB/s  over seconds {}–{}\n        lat p50 {}  p99 {}  p99.9 {}\n",
+        st.at_s.unwrap_or(w.end_s),
+        st.criteria,
+        w.iops,
+        w.bw_bytes / (1 << 20) as f64,
+        w.start_s,
+        w.end_s,
+        ms(l.p50 as f64),
+        ms(l.p99 as f64),
+        ms(l.p99_9 as f64),
+    )
 }
 
 #[cfg(test)]

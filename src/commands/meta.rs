@@ -172,6 +172,8 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                 ramp: std::time::Duration::ZERO,
                 seed: 1,
                 device: None,
+                steady: None,
+                precondition: false,
             },
             plan_workloads: &specs,
             corpus: &corpus_spec,

@@ -131,6 +131,9 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         eta::format(p.ramp),
         crate::units::format_size(p.file_size)
     );
+    for line in crate::plan::steady::describe(p) {
+        let _ = writeln!(s, "{line}");
+    }
     let file = inv.options.out.join("results.json");
     let _ = match results {
         ResultsLine::Run => writeln!(s, "Results: {}", file.display()),

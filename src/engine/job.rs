@@ -70,6 +70,9 @@ pub struct JobSpec {
     /// Block device whose /sys/block/<dev>/stat counters are sampled (write amplification).
     #[serde(default)]
     pub device: Option<PathBuf>,
+    /// Run until steady (time-based up to its limit, which replaces `runtime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<super::steady::SteadySpec>,
 }
 
 impl Default for JobSpec {
@@ -92,6 +95,7 @@ impl Default for JobSpec {
             buffer_compress_percentage: 0,
             verify: false,
             device: None,
+            steady: None,
         }
     }
 }

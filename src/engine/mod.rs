@@ -16,6 +16,7 @@ pub mod offsets;
 mod psync;
 pub mod report;
 pub mod rng;
+pub mod steady;
 mod uring;
 pub mod validate;
 pub mod verify;
@@ -23,7 +24,11 @@ mod worker;
 
 pub use job::{Backend, JobSpec, RwMode};
 pub use layout::layout;
-pub use report::{CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, LatencyNs};
+pub use report::{
+    CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, LatencyNs, SteadyReport,
+    SteadyWindow,
+};
+pub use steady::SteadySpec;
 
 use crate::measure::{CpuSnapshot, LatencyHistogram, SecondLatency, SecondSeries, device};
 use crate::{Error, Result};
@@ -150,6 +155,14 @@ pub fn run_coordinated(
         resolved.regions = resolved.regions[first_job..first_job + spec.numjobs as usize].to_vec();
     }
     let seed = spec.seed.unwrap_or_else(rng::fresh_seed);
+    if spec.steady.is_some() && coord.polls() {
+        return Err(Error::invalid(
+            "--steady-state",
+            "cannot be combined with --stonewall: each would stop the job on its own rule",
+        ));
+    }
+    // Run until steady: time-based up to the limit, each job publishing its seconds live.
+    let runtime = spec.steady.map(|s| s.max).or(spec.runtime);
 
     let (backend, backend_note) = match spec.backend {
         Backend::Psync => (Backend::Psync, None),
@@ -227,7 +240,8 @@ pub fn run_coordinated(
                 compress: spec.buffer_compress_percentage,
                 rwmixread: spec.rwmixread,
                 ramp: spec.ramp,
-                runtime: spec.runtime,
+                runtime,
+                live: spec.steady.map(|s| steady::live(s.max)),
             }
         })
         .collect();
@@ -235,7 +249,7 @@ pub fn run_coordinated(
     let abort = AtomicBool::new(false);
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let barrier = Barrier::new(plans.len() + 1);
-    let (results, cpu, dev0, dev1, window, opened) = std::thread::scope(|scope| {
+    let (results, cpu, dev0, dev1, window, opened, steady_end) = std::thread::scope(|scope| {
         let handles: Vec<_> = plans
             .iter()
             .map(|plan| {
@@ -279,6 +293,12 @@ pub fn run_coordinated(
             )
         });
         let t0 = Instant::now();
+        let mut steady_end = None;
+        if let Some(st) = &spec.steady {
+            let lives: Vec<steady::Live> = plans.iter().filter_map(|p| p.live.clone()).collect();
+            let all_done = || finished.load(Ordering::SeqCst) == plans.len();
+            steady_end = steady::watch(&st.criteria, &lives, t0, all_done, &abort);
+        }
         if coord.polls() {
             // Stonewalling: every process asks, in step, whether any has finished.
             loop {
@@ -300,7 +320,7 @@ pub fn run_coordinated(
         let window = t0.elapsed();
         let cpu = cpu0.usage_until(&CpuSnapshot::now());
         let dev1 = dev.as_ref().and_then(|d| d.counters().ok());
-        (results, cpu, dev0, dev1, window, t0 - go)
+        (results, cpu, dev0, dev1, window, t0 - go, steady_end)
     });
     let devdelta = match (dev0, dev1) {
         (Some(a), Some(b)) => Some(a.delta(&b)),
@@ -365,6 +385,17 @@ pub fn run_coordinated(
         runtime.as_secs_f64()
     };
     let lat_q = lat_series.quantiles_ms(runtime_s, &[0.50, 0.99]);
+    let iops_series = series.iops(runtime_s);
+    let steady = spec.steady.map(|st| {
+        steady::report(
+            &st,
+            steady_end,
+            &iops_series,
+            runtime_s,
+            &series,
+            &lat_series,
+        )
+    });
     let rd = direction(&read, spec.bs, runtime_s);
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {
@@ -401,7 +432,7 @@ pub fn run_coordinated(
         seed,
         layout_s,
         fsyncs,
-        iops_series: series.iops(runtime_s),
+        iops_series,
         bw_series: series.bandwidth(runtime_s),
         lat_p50_ms_series: lat_q[0].clone(),
         lat_p99_ms_series: lat_q[1].clone(),
@@ -409,6 +440,7 @@ pub fn run_coordinated(
         device_note,
         engine: "fsbench".into(),
         jobs,
+        steady,
     };
     Ok((report, window))
 }
@@ -430,16 +462,7 @@ pub(crate) fn direction(h: &LatencyHistogram, bs: u64, runtime_s: f64) -> Direct
         bytes,
         iops: rate(ios),
         bw_bytes: rate(bytes),
-        lat_ns: LatencyNs {
-            min: h.min(),
-            mean: h.mean(),
-            max: h.max(),
-            p50: h.quantile(0.50),
-            p90: h.quantile(0.90),
-            p99: h.quantile(0.99),
-            p99_9: h.quantile(0.999),
-            p99_99: h.quantile(0.9999),
-        },
+        lat_ns: steady::latency_ns(h),
         histogram: h.to_sparse(),
         lat_sum_ns: h.sum(),
     }

@@ -137,6 +137,59 @@ pub struct IoReport {
     /// Per-job detail (region and offsets actually touched); empty from fio.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<JobDetail>,
+    /// With `--steady-state`: whether and when the job became steady, and the figures of the
+    /// steady window. `read`/`write` above always cover the whole measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyReport>,
+}
+
+/// The outcome of a run-until-steady job (`--steady-state`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyReport {
+    /// The criteria: N one-second windows, range and slope limits in % of their mean.
+    pub criteria: crate::measure::steady::SteadyCriteria,
+    /// The limit: the job stops here (seconds after the ramp) when it never became steady.
+    pub max_s: f64,
+    /// Whether the last N seconds met the criteria before the limit.
+    pub reached: bool,
+    /// Seconds of the measured window it took (the steady window's end), when reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<u64>,
+    /// The steady window's figures, when reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<SteadyWindow>,
+    /// Range of the steady window (or, not reached, of the last N whole seconds), % of mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_pct: Option<f64>,
+    /// How far the least-squares line moved across that window, % of mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope_pct: Option<f64>,
+}
+
+/// What the job did in its steady window, seconds `[start_s, end_s)` of the measured window.
+/// Latency covers reads and writes together; its mean comes from the histogram's buckets.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWindow {
+    /// First second of the window.
+    pub start_s: u64,
+    /// Second after the window's last.
+    pub end_s: u64,
+    /// Reads completed in the window.
+    pub read_ios: u64,
+    /// Writes completed in the window.
+    pub write_ios: u64,
+    /// Bytes moved (reads and writes).
+    pub bytes: u64,
+    /// I/Os per second over the window (reads and writes).
+    pub iops: f64,
+    /// Reads per second.
+    pub read_iops: f64,
+    /// Writes per second.
+    pub write_iops: f64,
+    /// Bytes per second.
+    pub bw_bytes: f64,
+    /// Latency percentiles of the window's I/Os.
+    pub lat_ns: LatencyNs,
 }
 
 /// What one job of a `numjobs` group did, so its region can be checked.

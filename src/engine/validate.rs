@@ -99,6 +99,9 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
             ),
         ));
     }
+    if let Some(st) = &spec.steady {
+        super::steady::SteadySpec::new(st.criteria, st.max)?;
+    }
     if spec.rwmixread > 100 {
         return Err(Error::invalid(
             "--rwmixread",

@@ -44,6 +44,8 @@ pub(crate) struct JobPlan {
     pub ramp: Duration,
     /// Time-based length after the ramp.
     pub runtime: Option<Duration>,
+    /// Where this job publishes its per-second I/O counts while it runs (`--steady-state`).
+    pub live: Option<super::steady::Live>,
 }
 
 impl JobPlan {
@@ -116,6 +118,7 @@ pub(crate) struct Recorder {
     end: Option<Instant>,
     last: Instant,
     bs: u64,
+    live: Option<super::steady::Live>,
 }
 
 impl Recorder {
@@ -139,6 +142,7 @@ impl Recorder {
             end: plan.runtime.map(|r| ramp_end + r),
             last: start,
             bs: plan.bs,
+            live: plan.live.clone(),
         }
     }
 
@@ -150,6 +154,9 @@ impl Recorder {
             self.res.series.reset();
             self.res.lat_series.reset();
             self.res.fsyncs = 0;
+            if let Some(l) = &self.live {
+                l.iter().for_each(|c| c.store(0, Ordering::Relaxed));
+            }
             self.measuring = true;
         }
     }
@@ -165,7 +172,11 @@ impl Recorder {
             self.res.read.record(lat);
         }
         let sec = now.saturating_duration_since(self.ramp_end).as_secs() as usize;
-        self.res.series.add(sec, self.bs);
+        self.res.series.add(sec, self.bs, write);
+        if let Some(c) = self.live.as_ref().and_then(|l| l.get(sec)) {
+            // A plain store of this thread's own count: the watcher only reads it.
+            c.store(self.res.series.ios_at(sec), Ordering::Relaxed);
+        }
         self.res.lat_series.record(sec, lat);
         self.res.min_offset = self.res.min_offset.min(offset);
         self.res.max_end = self.res.max_end.max(offset + self.bs);

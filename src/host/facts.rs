@@ -52,6 +52,22 @@ impl Query<'_> {
 }
 
 impl HostFacts {
+    /// A fixed host for unit tests that resolve plans: 4 GiB RAM, fio installed, a 20 GiB
+    /// target, the Unix epoch as the clock, seed 42.
+    #[cfg(test)]
+    pub fn fixed() -> HostFacts {
+        HostFacts {
+            ram_bytes: 4 << 30,
+            target_bytes: Some(20 << 30),
+            device: None,
+            tools: BTreeSet::from(["fio".to_string()]),
+            dirs: BTreeSet::new(),
+            files: BTreeSet::new(),
+            now: SystemTime::UNIX_EPOCH,
+            random_seed: 42,
+        }
+    }
+
     /// Look everything up once.
     pub fn gather(q: &Query) -> HostFacts {
         let device = q.device.map(block_device_check);

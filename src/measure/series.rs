@@ -12,6 +12,8 @@ use super::LatencyHistogram;
 pub struct SecondSeries {
     ios: Vec<u64>,
     bytes: Vec<u64>,
+    /// The writes among `ios` (a steady window's read/write split).
+    writes: Vec<u64>,
 }
 
 impl SecondSeries {
@@ -20,36 +22,60 @@ impl SecondSeries {
         SecondSeries {
             ios: vec![0; seconds],
             bytes: vec![0; seconds],
+            writes: vec![0; seconds],
         }
     }
 
-    /// Count one I/O of `bytes` completed during second `sec` of the window.
+    /// Count one I/O of `bytes` (a write or a read) completed during second `sec` of the window.
     #[inline]
-    pub fn add(&mut self, sec: usize, bytes: u64) {
+    pub fn add(&mut self, sec: usize, bytes: u64, write: bool) {
         if sec >= self.ios.len() {
             // Rare (once per second at most, size-based jobs only): grow.
-            self.ios.resize(sec + 1, 0);
-            self.bytes.resize(sec + 1, 0);
+            self.grow(sec + 1);
         }
         self.ios[sec] += 1;
         self.bytes[sec] += bytes;
+        self.writes[sec] += u64::from(write);
+    }
+
+    fn grow(&mut self, len: usize) {
+        self.ios.resize(len, 0);
+        self.bytes.resize(len, 0);
+        self.writes.resize(len, 0);
+    }
+
+    /// I/Os completed in second `sec` (0 past the end).
+    #[inline]
+    pub fn ios_at(&self, sec: usize) -> u64 {
+        self.ios.get(sec).copied().unwrap_or(0)
+    }
+
+    /// Bytes moved in second `sec`.
+    pub fn bytes_at(&self, sec: usize) -> u64 {
+        self.bytes.get(sec).copied().unwrap_or(0)
+    }
+
+    /// Writes completed in second `sec`.
+    pub fn writes_at(&self, sec: usize) -> u64 {
+        self.writes.get(sec).copied().unwrap_or(0)
     }
 
     /// Forget everything (keeps the allocation).
     pub fn reset(&mut self) {
-        self.ios.iter_mut().for_each(|c| *c = 0);
-        self.bytes.iter_mut().for_each(|c| *c = 0);
+        for v in [&mut self.ios, &mut self.bytes, &mut self.writes] {
+            v.iter_mut().for_each(|c| *c = 0);
+        }
     }
 
     /// Add another thread's series.
     pub fn merge(&mut self, other: &SecondSeries) {
         if other.ios.len() > self.ios.len() {
-            self.ios.resize(other.ios.len(), 0);
-            self.bytes.resize(other.bytes.len(), 0);
+            self.grow(other.ios.len());
         }
-        for (i, (n, b)) in other.ios.iter().zip(&other.bytes).enumerate() {
-            self.ios[i] += n;
-            self.bytes[i] += b;
+        for i in 0..other.ios.len() {
+            self.ios[i] += other.ios[i];
+            self.bytes[i] += other.bytes[i];
+            self.writes[i] += other.writes.get(i).copied().unwrap_or(0);
         }
     }
 
@@ -129,6 +155,16 @@ impl SecondLatency {
         for (mine, theirs) in self.done.iter_mut().zip(o.done) {
             mine.extend(theirs);
         }
+    }
+
+    /// The sparse buckets of the seconds `secs` together (a steady window's latency).
+    pub fn buckets(&self, secs: std::ops::Range<usize>) -> Vec<[u64; 2]> {
+        let mut me = self.clone();
+        me.flush();
+        secs.filter_map(|s| me.done.get(s))
+            .flatten()
+            .copied()
+            .collect()
     }
 
     /// Per-second quantiles `qs` in ms over a window of `window_s` seconds (the same seconds
@@ -213,13 +249,15 @@ mod tests {
     fn merge_and_rates() {
         let mut a = SecondSeries::with_capacity(2);
         let mut b = SecondSeries::with_capacity(1);
-        a.add(0, 4096);
-        a.add(1, 4096);
-        b.add(0, 4096);
-        b.add(2, 8192);
+        a.add(0, 4096, false);
+        a.add(1, 4096, true);
+        b.add(0, 4096, false);
+        b.add(2, 8192, true);
         a.merge(&b);
         assert_eq!(a.iops(2.5), vec![2.0, 1.0, 2.0]);
         assert_eq!(a.bandwidth(2.0), vec![8192.0, 4096.0]);
         assert_eq!(a.iops(2.05), vec![2.0, 1.0]);
+        assert_eq!((a.writes_at(1), a.writes_at(2), a.writes_at(9)), (1, 1, 0));
+        assert_eq!((a.ios_at(0), a.bytes_at(2)), (2, 8192));
     }
 }

@@ -66,7 +66,11 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
             let buffered = if direct { 0.0 } else { BUFFERED_EXTRA };
             IO_STEP + buffered + runtime.as_secs_f64() + ramp.as_secs_f64()
         }
-        Cost::Write { bytes, share } => bytes as f64 / LAYOUT_BPS * share,
+        Cost::Write {
+            bytes,
+            share,
+            then_s,
+        } => bytes as f64 / LAYOUT_BPS * share + then_s,
         Cost::Corpus(CorpusStep::Untar) => UNTAR_S * corpus,
         Cost::Corpus(CorpusStep::Walk) => FIND_FIXED + FIND_S * corpus,
         Cost::Corpus(CorpusStep::Remove) => RM_S * corpus,

@@ -8,6 +8,9 @@
 //! file_size = "4G"          # or "4xram" (times RAM, capped to fit the target)
 //! suite = "standard"        # start from the standard suite (else only [[workload]]s)
 //! fs = ["ext4", "xfs", "zfs-16k=zfs:recordsize=16K"]   # same syntax as --fs
+//! steady_state = "5,20,10"  # run each I/O job until steady (as --steady-state N,RANGE,SLOPE)
+//! steady_max = "5m"         # … for at most this long (as --steady-max)
+//! precondition = true       # with --device: condition the data file first (as --precondition)
 //!
 //! [[setup]]                 # or as tables
 //! name = "btrfs-zstd"
@@ -77,6 +80,10 @@ pub struct PlanDraft {
     /// fio job files of `kind = "fio-job"` workloads, as written (relative to the plan file);
     /// each expands into one workload per section when the plan is resolved.
     pub fio_jobs: Vec<std::path::PathBuf>,
+    /// `steady_state = "5,20,10"` (and `steady_max = "5m"`): run the I/O jobs until steady.
+    pub steady: Option<crate::engine::SteadySpec>,
+    /// `precondition = true`: condition the data file first (needs `--device`).
+    pub precondition: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,6 +105,9 @@ struct RawPlan {
     #[serde(default)]
     workload: Vec<toml::Table>,
     corpus: Option<RawCorpus>,
+    steady_state: Option<String>,
+    steady_max: Option<String>,
+    precondition: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,8 +169,25 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         quiet_window: dur(&raw.quiet_window, "quiet_window")?,
         corpus_copies: raw.corpus.as_ref().and_then(|c| c.copies),
         corpus_scale: raw.corpus.as_ref().and_then(|c| c.scale),
+        precondition: raw.precondition.unwrap_or(false),
         ..Default::default()
     };
+    let steady_max = dur(&raw.steady_max, "steady_max")?;
+    match (&raw.steady_state, steady_max) {
+        (None, Some(_)) => {
+            return Err(bad(
+                origin,
+                "steady_max needs steady_state (e.g. \"5,20,10\")",
+            ));
+        }
+        (None, None) => {}
+        (Some(c), max) => {
+            let max = max.unwrap_or(crate::engine::steady::DEFAULT_MAX);
+            let s = crate::engine::SteadySpec::parse(c, max)
+                .map_err(|e| bad(origin, format!("steady_state / steady_max: {e}")))?;
+            d.steady = Some(s);
+        }
+    }
     if let Some(cap) = d.file_size_cap
         && !(cap > 0.0 && cap <= 0.95)
     {

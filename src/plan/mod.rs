@@ -10,6 +10,7 @@ pub mod options;
 pub mod overrides;
 pub mod profiles;
 pub mod resolve;
+pub mod steady;
 pub mod variant;
 pub mod workload;
 
@@ -86,6 +87,12 @@ pub struct Plan {
     pub corpus: CorpusSpec,
     /// Quiet wait after mkfs.
     pub quiet: QuietSpec,
+    /// Run every measured I/O job until steady, up to a limit (`--steady-state`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::engine::SteadySpec>,
+    /// Condition the data file before the I/O jobs of every setup-round (`--precondition`).
+    #[serde(default)]
+    pub precondition: bool,
 }
 
 /// One setup-round: the unit of execution and of `--resume` (the filesystem is re-created for
@@ -127,6 +134,8 @@ impl Plan {
             ramp: self.ramp,
             seed,
             device,
+            steady: self.steady,
+            precondition: self.precondition,
         }
     }
 }
@@ -167,6 +176,8 @@ mod tests {
                 threshold: 1 << 20,
                 timeout: Duration::from_secs(10),
             },
+            steady: None,
+            precondition: false,
         }
     }
 

@@ -69,6 +69,10 @@ pub struct Overrides {
     pub threads: usize,
     /// `--tool-timeout`.
     pub tool_timeout: Duration,
+    /// `--steady-state` with `--steady-max` (None without `--steady-state`).
+    pub steady: Option<crate::engine::SteadySpec>,
+    /// `--precondition`.
+    pub precondition: bool,
 }
 
 impl Default for Overrides {
@@ -104,6 +108,8 @@ impl Default for Overrides {
             corpus_file: None,
             threads: 1,
             tool_timeout: Duration::from_secs(300),
+            steady: None,
+            precondition: false,
         }
     }
 }

@@ -152,6 +152,10 @@ pub fn resolve(
     }
     check_corpus_flags(args, host)?;
     let seed = args.seed.unwrap_or(host.random_seed);
+    let engine = args.engine.unwrap_or(super::EngineChoice::Fsbench);
+    let steady = super::steady::resolve_steady(args.steady, draft.steady, engine)?;
+    let precondition =
+        super::steady::resolve_precondition(args.precondition, draft.precondition, &target)?;
     let plan = Plan {
         name: draft.name.clone(),
         description: draft.description.clone(),
@@ -185,6 +189,8 @@ pub fn resolve(
             threshold: args.quiet_threshold,
             timeout: args.quiet_timeout,
         },
+        steady,
+        precondition,
     };
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));
@@ -199,7 +205,7 @@ pub fn resolve(
             target,
             yes: args.yes,
             out,
-            engine: args.engine.unwrap_or(super::EngineChoice::Fsbench),
+            engine,
             seed,
             threads: args.threads,
             tool_timeout: args.tool_timeout,

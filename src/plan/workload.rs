@@ -59,6 +59,8 @@ mod tests {
             ramp: Duration::from_secs(1),
             seed: 7,
             device: None,
+            steady: Some(crate::engine::SteadySpec::default()),
+            precondition: false,
         };
         let j = seq.job_spec(Path::new("/mnt/x"), &d).unwrap();
         assert_eq!(j.size, Some(64 * M));
@@ -73,6 +75,13 @@ mod tests {
         let lay = c.iter().find(|w| w.id == "layout").unwrap();
         let j = lay.job_spec(Path::new("/mnt/x"), &d).unwrap();
         assert_eq!(j.runtime, None, "layout is size-based");
+        assert_eq!(j.steady, None, "and never run until steady");
+        assert!(
+            rr.job_spec(Path::new("/mnt/x"), &d)
+                .unwrap()
+                .steady
+                .is_some()
+        );
         let f = c.iter().find(|w| w.id == "fsync-write").unwrap();
         assert_eq!(f.io.as_ref().unwrap().fsync, 1);
         assert_eq!(rr.requires(), ["layout"]);
@@ -84,17 +93,7 @@ mod tests {
     fn every_registered_kind_has_a_plan_example_that_resolves() {
         use crate::host::facts::HostFacts;
         use crate::plan::resolve::{Source, resolve};
-        // A fixed host, so the examples resolve the same everywhere.
-        let host = HostFacts {
-            ram_bytes: 4 << 30,
-            target_bytes: Some(20 << 30),
-            device: None,
-            tools: ["fio".to_string()].into(),
-            dirs: Default::default(),
-            files: Default::default(),
-            now: std::time::SystemTime::UNIX_EPOCH,
-            random_seed: 42,
-        };
+        let host = HostFacts::fixed();
         let d = tempfile::tempdir().unwrap();
         std::fs::write(
             d.path().join("job.fio"),

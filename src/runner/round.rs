@@ -291,11 +291,17 @@ impl Runner<'_> {
                         out.metrics.push(Metric::new(SCALING_FACTOR, "x", x / b));
                     }
                     for n in &out.notes {
-                        step.notes.push(Warning {
+                        let w = Warning {
                             setup: setup.name.clone(),
                             round,
                             message: format!("{id}: {n}"),
-                        });
+                        };
+                        // A job that never became steady: its figures may hold a transient.
+                        if n.starts_with(crate::workload::io::NOT_STEADY) {
+                            step.warnings.push(w);
+                        } else {
+                            step.notes.push(w);
+                        }
                     }
                     if w.record {
                         add_output(&mut step, &setup.name, &id, round, out);

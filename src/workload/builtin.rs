@@ -210,9 +210,15 @@ impl Workload for Layout {
         "id = \"layout\"\nkind = \"layout\"\nrw = \"write\"\nbs = \"1M\"\nnumjobs = 1\niodepth = 8"
     }
     fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
+        let bytes = w.io.as_ref().and_then(|p| p.size).unwrap_or(d.file_size);
         Cost::Write {
-            bytes: w.io.as_ref().and_then(|p| p.size).unwrap_or(d.file_size),
+            bytes,
             share: 1.0,
+            then_s: if d.precondition {
+                super::precondition::estimate_s(bytes)
+            } else {
+                0.0
+            },
         }
     }
     fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
@@ -235,6 +241,14 @@ impl Workload for Layout {
             }
             other => other?,
         };
+        if cx.defaults.precondition {
+            // After the first sequential write, before any measured job (not timed in the
+            // layout's figures); buffered, as the layout was, when the filesystem refused
+            // O_DIRECT.
+            let mut laid = spec.clone();
+            laid.direct = notes.is_empty() && spec.direct;
+            notes.push(super::precondition::run(&laid)?);
+        }
         Ok(WorkloadOutput {
             metrics: vec![
                 Metric::new(SECONDS, "s", secs),
@@ -391,6 +405,7 @@ impl Workload for Compress {
         Cost::Write {
             bytes: w.size.unwrap_or(256 << 20),
             share: 0.8,
+            then_s: 0.0,
         }
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
@@ -543,7 +558,8 @@ impl Workload for FioJob {
 fn job_cost(w: &WorkloadSpec, d: &JobDefaults) -> Cost {
     let p = w.io.as_ref().expect("io workloads carry params");
     Cost::Job {
-        runtime: p.runtime.unwrap_or(d.runtime),
+        // Run until steady: count the limit (an upper bound).
+        runtime: d.steady.map(|s| s.max).or(p.runtime).unwrap_or(d.runtime),
         ramp: p.ramp.unwrap_or(d.ramp),
         direct: p.direct,
     }
@@ -581,6 +597,16 @@ fn describe_io(w: &WorkloadSpec, d: &Describe<'_>) -> String {
     }
     if w.kind == Kind::Layout {
         s.push_str(" (timed, size-based)");
+        if d.defaults.precondition {
+            s.push_str(", then preconditioned (2 sequential fills, 1 random overwrite)");
+        }
+    } else if let Some(st) = &d.defaults.steady {
+        let fmt = crate::units::format_duration;
+        s.push_str(&format!(
+            " until steady (at most {}) + {} ramp",
+            fmt(st.max),
+            fmt(io.ramp.unwrap_or(d.defaults.ramp))
+        ));
     } else {
         let fmt = crate::units::format_duration;
         s.push_str(&format!(

@@ -152,11 +152,15 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
             crate::measure::stalls(&report.iops_series) as f64,
         ));
         // Whether (and after how many measured seconds) the IOPS series met SNIA's
-        // steady-state criteria; a job that never did measured a transient.
-        let at = crate::measure::steady::steady_at(
-            &report.iops_series,
-            &crate::measure::steady::SteadyCriteria::default(),
-        );
+        // steady-state criteria; a job that never did measured a transient. A job run until
+        // steady (`--steady-state`) carries the engine's own verdict.
+        let at = match &report.steady {
+            Some(s) => s.at_s.map(|a| a as usize),
+            None => crate::measure::steady::steady_at(
+                &report.iops_series,
+                &crate::measure::steady::SteadyCriteria::default(),
+            ),
+        };
         m.push(Metric::new(
             STEADY_REACHED,
             "bool",
@@ -177,7 +181,72 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     if let Some(note) = &report.backend_note {
         out.notes.push(note.clone());
     }
+    if let Some(s) = &report.steady {
+        steady_window(s, report, &mut out);
+    }
     out
+}
+
+/// The start of the note of a job that never became steady; the runner records it as a
+/// warning (the figures are the whole run's, a transient may be in them).
+pub const NOT_STEADY: &str = "steady state not reached";
+
+/// A job run until steady: when it got there, the headline figures (IOPS, MiB/s, latency
+/// percentiles) become the steady window's; when it did not, they stay the whole run's and a
+/// [`NOT_STEADY`] note says so.
+fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut WorkloadOutput) {
+    let c = &s.criteria;
+    let Some(w) = &s.window else {
+        let how_far = match (s.range_pct, s.slope_pct) {
+            (Some(r), Some(sl)) => format!(
+                "; the last {} s ranged {r:.0} % of their mean and trended {sl:.0} %",
+                c.windows
+            ),
+            _ => String::new(),
+        };
+        out.notes.push(format!(
+            "{NOT_STEADY} within {} s ({c}){how_far}: IOPS, MiB/s and latency are the whole run's",
+            s.max_s
+        ));
+        return;
+    };
+    let mib = (1 << 20) as f64;
+    let ios = w.read_ios + w.write_ios;
+    let bs = if ios > 0 {
+        w.bytes as f64 / ios as f64
+    } else {
+        0.0
+    };
+    let mixed = report.read.ios > 0 && report.write.ios > 0;
+    let mut set = |id: &str, v: f64| {
+        if let Some(x) = out.metrics.iter_mut().find(|x| x.metric == id) {
+            x.value = v;
+        }
+    };
+    set("iops", w.iops);
+    set("bw_mib_s", w.bw_bytes / mib);
+    set("read_iops", w.read_iops);
+    set("write_iops", w.write_iops);
+    set("read_bw_mib_s", w.read_iops * bs / mib);
+    set("write_bw_mib_s", w.write_iops * bs / mib);
+    if ios > 0 {
+        set("lat_p50_ms", w.lat_ns.p50 as f64 / 1e6);
+        set("lat_p99_ms", w.lat_ns.p99 as f64 / 1e6);
+        set("lat_p99_9_ms", w.lat_ns.p99_9 as f64 / 1e6);
+    }
+    out.notes.push(format!(
+        "steady after {} s ({c}; range {:.1} %, slope {:.1} %): IOPS, MiB/s and latency are over seconds {}–{} of the measured window{}",
+        s.at_s.unwrap_or(w.end_s),
+        s.range_pct.unwrap_or(0.0),
+        s.slope_pct.unwrap_or(0.0),
+        w.start_s,
+        w.end_s,
+        if mixed {
+            "; the per-side latencies (read_lat_*, write_lat_*) are the whole run's"
+        } else {
+            ""
+        }
+    ));
 }
 
 #[cfg(test)]
@@ -268,5 +337,73 @@ mod tests {
         assert_eq!(get("write_amplification_total"), 4.0 / 3.0);
         assert!((get("lat_p50_ms") - 2.0).abs() < 0.02);
         assert_eq!(out.histograms.len(), 2);
+    }
+
+    #[test]
+    fn a_steady_window_replaces_the_headline_figures_and_a_missed_one_is_flagged() {
+        let whole = engine::DirectionReport {
+            ios: 1000,
+            bytes: 1000 * 4096,
+            iops: 100.0,
+            bw_bytes: 100.0 * 4096.0,
+            ..Default::default()
+        };
+        let window = engine::SteadyWindow {
+            start_s: 4,
+            end_s: 9,
+            write_ios: 400,
+            bytes: 400 * 4096,
+            iops: 80.0,
+            write_iops: 80.0,
+            bw_bytes: 80.0 * 4096.0,
+            lat_ns: engine::LatencyNs {
+                p50: 2_000_000,
+                p99: 5_000_000,
+                p99_9: 9_000_000,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut report = IoReport {
+            write: whole,
+            runtime_s: 10.0,
+            iops_series: vec![100.0; 10],
+            steady: Some(engine::SteadyReport {
+                reached: true,
+                at_s: Some(9),
+                window: Some(window),
+                range_pct: Some(3.0),
+                slope_pct: Some(1.0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let get =
+            |o: &WorkloadOutput, n: &str| o.metrics.iter().find(|m| m.metric == n).map(|m| m.value);
+        let out = to_output(&report);
+        assert_eq!(get(&out, "iops"), Some(80.0));
+        assert_eq!(get(&out, "bw_mib_s"), Some(80.0 * 4096.0 / 1048576.0));
+        assert_eq!(get(&out, "lat_p99_ms"), Some(5.0));
+        assert_eq!(get(&out, "steady_reached"), Some(1.0));
+        assert_eq!(get(&out, "steady_at_s"), Some(9.0));
+        assert!(
+            out.notes.iter().any(|n| n.contains("seconds 4–9")),
+            "{:?}",
+            out.notes
+        );
+
+        let s = report.steady.as_mut().unwrap();
+        (s.reached, s.at_s, s.window) = (false, None, None);
+        let out = to_output(&report);
+        assert_eq!(get(&out, "iops"), Some(100.0), "the whole run's figure");
+        assert_eq!(get(&out, "steady_reached"), Some(0.0));
+        assert_eq!(get(&out, "steady_at_s"), None);
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.starts_with(NOT_STEADY) && n.contains("whole run")),
+            "{:?}",
+            out.notes
+        );
     }
 }

@@ -59,6 +59,14 @@ pub fn io_args(job: &JobSpec) -> Vec<String> {
             job.buffer_compress_percentage.to_string(),
         );
     }
+    if let Some(s) = &job.steady {
+        let c = &s.criteria;
+        push(
+            "--steady-state",
+            format!("{},{},{}", c.windows, c.range_pct, c.slope_pct),
+        );
+        push("--steady-max", format!("{}ms", s.max.as_millis()));
+    }
     if job.direct {
         a.push("--direct".into());
     }
@@ -85,8 +93,13 @@ pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<Workloa
     cg.configure(&mut cmd);
     let shown = format!("{} {}", exe.display(), crate::host::command::display(&args));
     // Generous: time-based jobs end on their own; size-based ones get ten minutes.
-    let limit =
-        job.runtime.unwrap_or(Duration::from_secs(600)) + job.ramp + Duration::from_secs(120);
+    let limit = job
+        .steady
+        .map(|s| s.max)
+        .or(job.runtime)
+        .unwrap_or(Duration::from_secs(600))
+        + job.ramp
+        + Duration::from_secs(120);
     let out = crate::host::command::run_child(&mut cmd, &shown, limit, OnCancel::Kill)?;
     let (stdout, stderr) = (out.stdout, out.stderr);
     let peak = cg.peak_bytes();
@@ -160,6 +173,17 @@ mod tests {
             a,
             "io --filename /mnt/x/c.bin --rw randwrite --bs 4096 --iodepth 16 --numjobs 1 \
              --ioengine io_uring --size 1073741824 --runtime 60000ms --seed 7 --json"
+        );
+        // Run until steady reaches the child too (its limit replaces the runtime there).
+        let steady = JobSpec {
+            steady: Some(crate::engine::SteadySpec::default()),
+            ..job
+        };
+        let a = io_args(&steady).join(" ");
+        assert!(
+            a.ends_with("--steady-state 5,20,10 --steady-max 300000ms --json")
+                && a.contains("--seed 7"),
+            "{a}"
         );
     }
 

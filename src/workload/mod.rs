@@ -82,6 +82,7 @@ pub mod io;
 pub mod memcap;
 pub mod meta;
 pub mod pgbench;
+pub mod precondition;
 pub mod probe;
 pub mod registry;
 pub mod spec;

@@ -194,6 +194,8 @@ pub enum Cost {
         bytes: u64,
         /// Share of the layout bandwidth's time (compressible data is cheaper).
         share: f64,
+        /// Seconds of work after the write (`--precondition` after the layout).
+        then_s: f64,
     },
     /// One pass over the extracted corpus.
     Corpus(CorpusStep),

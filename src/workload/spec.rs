@@ -242,6 +242,8 @@ impl WorkloadSpec {
             buffer_compress_percentage: p.compress,
             verify: p.verify,
             device: defaults.device.clone(),
+            // Run-until-steady applies to the measured jobs, not to the layout pass.
+            steady: defaults.steady.filter(|_| time_based),
         })
     }
 }
@@ -259,4 +261,8 @@ pub struct JobDefaults {
     pub seed: u64,
     /// Block device for device counters.
     pub device: Option<std::path::PathBuf>,
+    /// Run the measured jobs until steady (`--steady-state`).
+    pub steady: Option<crate::engine::SteadySpec>,
+    /// Condition the data file right after the layout (`--precondition`).
+    pub precondition: bool,
 }

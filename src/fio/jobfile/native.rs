@@ -285,6 +285,7 @@ pub fn to_spec(section: &str, opts: &[Opt], dir: &Path) -> Result<JobSpec, Strin
         buffer_compress_percentage: num("buffer_compress_percentage", 0)?.min(100) as u8,
         verify: false,
         device: None,
+        steady: None,
     })
 }
 
