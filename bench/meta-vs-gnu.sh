@@ -14,11 +14,11 @@
 # median seconds of each tool and the fsbench/GNU ratio with its min–max across rounds.
 #
 # Usage (root): bench/meta-vs-gnu.sh
-#   env: FSBENCH (target/release/fsbench), ROUNDS (3), COPIES_LIST ("1 3"), FSLIST ("ext4 xfs btrfs")
+#   env: FSBENCH (target/release/fsbench), ROUNDS (5), COPIES_LIST ("1 3"), FSLIST ("ext4 xfs btrfs")
 set -euo pipefail
 
 FSBENCH=${FSBENCH:-$(dirname "$0")/../target/release/fsbench}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 COPIES_LIST=${COPIES_LIST:-"1 3"}
 FSLIST=${FSLIST:-"ext4 xfs btrfs"}
 
@@ -89,19 +89,30 @@ gnu_own() { # key
     record "$1" rm gnu "$(secs "$t0" "$t1")" x
 }
 
-same_tree() { # key
-    local d="$MNT/shared" t0 t1 v
+# Read requests the device completed since the last call (not noisy: the same tree read twice
+# the same way issues the same requests, however loaded the host is).
+reads() { local r; r=$(awk '{print $1}' "/sys/block/${LOOP#/dev/}/stat"); echo $((r - ${1:-0})); }
+
+walk_same_fsbench() { # key
+    local d="$MNT/shared" v r0
     cold "$d"
+    r0=$(reads)
     v=$("$FSBENCH" meta --dir "$d" --existing --json 2>/dev/null | python3 -c '
 import json, sys
 print([s["value"] for s in json.load(sys.stdin)["samples"] if s["metric"] == "seconds"][0])')
-    record "$1" walk-same fsbench "$v" x
+    record "$1" walk-same fsbench "$v" "$(reads "$r0")"
+}
+
+walk_same_gnu() { # key
+    local d="$MNT/shared" t0 t1 r0
     cold "$d"
+    r0=$(reads)
     t0=$(now); find "$d" -printf '%s\n' > /dev/null; t1=$(now)
-    record "$1" walk-same gnu "$(secs "$t0" "$t1")" x
+    record "$1" walk-same gnu "$(secs "$t0" "$t1")" "$(reads "$r0")"
 }
 
 : > "$WORK/results.tsv"
+echo "start: $(uptime)"
 for copies in $COPIES_LIST; do
     "$FSBENCH" corpus --copies "$copies" --out "$WORK/corpus.tar" >/dev/null
     entries=$(tar -tf "$WORK/corpus.tar" | wc -l)
@@ -113,18 +124,23 @@ for copies in $COPIES_LIST; do
         for r in $(seq "$ROUNDS"); do
             echo "== $fs, $entries entries, round $r/$ROUNDS" >&2
             # Alternate who goes first, so neither always follows the other's writes.
-            if [ $((r % 2)) = 1 ]; then fsbench_own "$key"; gnu_own "$key"; else gnu_own "$key"; fsbench_own "$key"; fi
-            same_tree "$key"
+            if [ $((r % 2)) = 1 ]; then
+                fsbench_own "$key"; gnu_own "$key"; walk_same_fsbench "$key"; walk_same_gnu "$key"
+            else
+                gnu_own "$key"; fsbench_own "$key"; walk_same_gnu "$key"; walk_same_fsbench "$key"
+            fi
         done
     done
 done
 
 python3 - "$WORK/results.tsv" "$ROUNDS" <<'PY'
 import statistics, sys
-vals = {}
+vals, reads = {}, {}
 for line in open(sys.argv[1]).read().splitlines():
-    key, op, who, v, _ = line.split("\t")
+    key, op, who, v, r = line.split("\t")
     vals.setdefault((key, op, who), []).append(float(v))
+    if r != "x":
+        reads.setdefault((key, who), []).append(int(r))
 print(f"median of {sys.argv[2]} rounds; ratio = fsbench/GNU (median, min-max of per-round ratios)\n")
 print("| filesystem | entries | operation | fsbench s | GNU s | fsbench/GNU | range |")
 print("|---|---:|---|---:|---:|---:|---|")
@@ -140,4 +156,14 @@ for key in dict.fromkeys(k for k, _, _ in vals):
         print(f"| {fs} | {int(entries):,} | {names[op]} | {statistics.median(a):.3f} | "
               f"{statistics.median(b):.3f} | {r:.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
 print("\nworst median ratio per operation: " + ", ".join(f"{names[k]} {v:.2f}" for k, v in worst.items()))
+print("\ndevice read requests of the cold walk over the same tree (median, min-max of rounds)\n")
+print("| filesystem | entries | fsbench reads | find reads | fsbench/find |")
+print("|---|---:|---:|---:|---:|")
+for key in dict.fromkeys(k for k, _ in reads):
+    fs, entries = key.split()
+    a, b = reads[(key, "fsbench")], reads[(key, "gnu")]
+    ra = f"{statistics.median(a):.0f} ({min(a)}–{max(a)})"
+    rb = f"{statistics.median(b):.0f} ({min(b)}–{max(b)})"
+    print(f"| {fs} | {int(entries):,} | {ra} | {rb} | {statistics.median(a) / statistics.median(b):.2f} |")
 PY
+echo "end: $(uptime)"

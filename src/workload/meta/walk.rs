@@ -58,18 +58,64 @@ pub(crate) fn list(fd: BorrowedFd<'_>, path: &Path) -> Result<Vec<Dent>> {
     })
 }
 
-/// Open subdirectory `name` of `parent` for listing, never following a symlink.
-pub(crate) fn open_subdir(parent: BorrowedFd<'_>, name: &CStr, path: &Path) -> Result<OwnedFd> {
-    rustix::fs::openat(
-        parent,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| Error::io("cannot open directory", path, e.into()))
+/// Whether a walk's directory reads may update directory atimes.
+///
+/// Under `relatime` the first read of a directory after it changed updates its atime (a
+/// metadata write). The measured walk reads as `find` does ([`Atime::Touch`]); a check that
+/// runs before it, like untar's verification, must not use up those updates ([`Atime::Keep`]):
+/// else the measured walk over fsbench's own tree would skip writes that `find` over a tree
+/// GNU tar extracted pays, and `find-cold`'s device writes could not show what `noatime` saves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Atime {
+    /// Read directories the ordinary way (atime updated as the mount options say).
+    Touch,
+    /// Open directories with `O_NOATIME` (where permitted: owner or root).
+    Keep,
 }
 
-fn walk_dir(fd: OwnedFd, path: &Path, tally: &Tally, parallel: bool) -> Result<()> {
+const DIR_READ: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Open subdirectory `name` of `parent` for listing, never following a symlink.
+pub(crate) fn open_subdir(parent: BorrowedFd<'_>, name: &CStr, path: &Path) -> Result<OwnedFd> {
+    open_dir_at(parent, name, path, Atime::Touch)
+}
+
+/// Open directory `name` relative to `parent` (no symlink followed), keeping atimes if asked.
+fn open_dir_at(parent: BorrowedFd<'_>, name: &CStr, path: &Path, atime: Atime) -> Result<OwnedFd> {
+    open_with(atime, path, |extra| {
+        rustix::fs::openat(parent, name, DIR_READ | extra, Mode::empty())
+    })
+}
+
+/// Open the walk's root `dir` (a symlink to a directory is fine there, as for `find DIR`).
+fn open_root(dir: &Path, atime: Atime) -> Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    open_with(atime, dir, |extra| {
+        rustix::fs::open(dir, flags | extra, Mode::empty())
+    })
+}
+
+/// Run `open` with `O_NOATIME` for [`Atime::Keep`]. That flag needs ownership or
+/// CAP_FOWNER; without them (EPERM) the directory is opened the ordinary way.
+fn open_with(
+    atime: Atime,
+    path: &Path,
+    open: impl Fn(OFlags) -> rustix::io::Result<OwnedFd>,
+) -> Result<OwnedFd> {
+    let res = match atime {
+        Atime::Keep => match open(OFlags::NOATIME) {
+            Err(rustix::io::Errno::PERM) => open(OFlags::empty()),
+            other => other,
+        },
+        Atime::Touch => open(OFlags::empty()),
+    };
+    res.map_err(|e| Error::io("cannot open directory", path, e.into()))
+}
+
+fn walk_dir(fd: OwnedFd, path: &Path, tally: &Tally, parallel: bool, atime: Atime) -> Result<()> {
     if cancel::requested() {
         return Err(Error::Interrupted);
     }
@@ -95,8 +141,8 @@ fn walk_dir(fd: OwnedFd, path: &Path, tally: &Tally, parallel: bool) -> Result<(
     tally.bytes.fetch_add(bytes, Ordering::Relaxed);
     let one = |name: &CString| -> Result<()> {
         let sub_path: PathBuf = path.join(name.to_string_lossy().as_ref());
-        let sub = open_subdir(fd.as_fd(), name, &sub_path)?;
-        walk_dir(sub, &sub_path, tally, parallel)
+        let sub = open_dir_at(fd.as_fd(), name, &sub_path, atime)?;
+        walk_dir(sub, &sub_path, tally, parallel, atime)
     };
     if parallel {
         subdirs.par_iter().try_for_each(one)
@@ -106,13 +152,13 @@ fn walk_dir(fd: OwnedFd, path: &Path, tally: &Tally, parallel: bool) -> Result<(
 }
 
 /// Walk `dir` and return (entries below it, bytes of its regular files), stat-ing everything.
-pub(crate) fn count(dir: &Path, threads: usize) -> Result<(u64, u64)> {
+pub(crate) fn count(dir: &Path, threads: usize, atime: Atime) -> Result<(u64, u64)> {
     let tally = Tally::default();
-    let root = super::open_dir(dir)?;
+    let root = open_root(dir, atime)?;
     if threads > 1 {
-        pool(threads)?.install(|| walk_dir(root, dir, &tally, true))?;
+        pool(threads)?.install(|| walk_dir(root, dir, &tally, true, atime))?;
     } else {
-        walk_dir(root, dir, &tally, false)?;
+        walk_dir(root, dir, &tally, false, atime)?;
     }
     Ok((tally.entries.into_inner(), tally.bytes.into_inner()))
 }
@@ -146,7 +192,7 @@ pub fn find_cold(
         std::fs::symlink_metadata(dir).map_err(|e| Error::io("cannot stat", dir, e))?;
         entries += 1;
     }
-    entries += count(dir, threads)?.0;
+    entries += count(dir, threads, Atime::Touch)?.0;
     let secs = start.elapsed().as_secs_f64();
     if let Some(want) = expected.filter(|&w| w != entries) {
         return Err(Error::workload(
