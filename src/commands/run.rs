@@ -9,6 +9,9 @@ use crate::plan::{Invocation, resolve::resolve};
 
 /// Run `fsbench run`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {
+    if args.mpi {
+        return run_mpi(args);
+    }
     // From here on a closed pipe or a vanished terminal cannot make a write fail (and panic).
     let relay = stdio::Relay::install();
     let (mut inv, resume) = match &args.resume {
@@ -91,6 +94,17 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     } else {
         EXIT_FAILURE
     })
+}
+
+#[cfg(feature = "mpi")]
+fn run_mpi(args: RunArgs) -> crate::Result<i32> {
+    crate::mpi::run::run(args)
+}
+
+/// Without the feature, `--mpi` exists but refuses (exit 2), as `io --mpi` does.
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: RunArgs) -> crate::Result<i32> {
+    Err(super::io::without_mpi())
 }
 
 /// A write to stdout/stderr that failed after results.json was saved is added to its notes.

@@ -8,6 +8,7 @@
 //! partial results are saved and the caller exits 130.
 
 pub mod adapters;
+pub mod coordinator;
 pub mod journal;
 pub mod progress;
 mod round;
@@ -47,6 +48,8 @@ pub(crate) struct Runner<'a> {
     /// Outputs of the fio job-file phase that ran last, by workload id, until each section's
     /// step picks its own up (one fio process runs a phase's sections together).
     fio_phase: Option<FioPhase>,
+    /// Other processes running the same plan at the same time (MPI ranks), if any.
+    coordinator: Option<&'a dyn coordinator::Coordinator>,
 }
 
 /// What one phase of a fio job file produced in one setup-round.
@@ -57,6 +60,16 @@ pub(crate) struct FioPhase {
 
 /// Run (or resume) an invocation. `resume` keeps the journal's finished setup-rounds.
 pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
+    execute_with(inv, resume, None)
+}
+
+/// [`execute`], every workload run through `coordinator` (several processes running the
+/// same plan together; see [`coordinator::Coordinator`]).
+pub fn execute_with(
+    inv: &Invocation,
+    resume: bool,
+    coordinator: Option<&dyn coordinator::Coordinator>,
+) -> crate::Result<Outcome> {
     let out = &inv.options.out;
     let plan = &inv.plan;
     if !resume && Journal::path(out).exists() {
@@ -171,6 +184,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         host_findings: diagnosis.findings,
         skipped_workloads,
         fio_phase: None,
+        coordinator,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),

@@ -275,6 +275,11 @@ impl Runner<'_> {
                     &w.id,
                     "not run: it needs the extracted corpus and untar failed",
                 ))
+            } else if let Some(c) = self.coordinator {
+                // The coordinator hook: run on every process together, get the reduced output.
+                c.workload(&w.id, &mut || {
+                    self.run_workload(w, &setup, round, &work_root, &data_dir)
+                })
             } else {
                 self.run_workload(w, &setup, round, &work_root, &data_dir)
             };

@@ -1,0 +1,238 @@
+//! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
+//! subdirectory of PATH (the `--dir` target makes one per process; `%r`/`%h` in PATH expand
+//! to rank and host), rounds interleaved as usual, each workload started on all ranks together
+//! ([`super::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
+//! figures, so `fsbench report` and `compare` read it like any other run.
+
+use super::World;
+use super::suite::{self, SuiteCoordinator};
+use crate::cli::run::RunArgs;
+use crate::error::{EXIT_FAILURE, EXIT_OK};
+use crate::plan::Invocation;
+use crate::results::Results;
+use crate::{Error, Result};
+
+/// Run `fsbench run --mpi` on this rank; returns the exit code.
+pub fn run(args: RunArgs) -> Result<i32> {
+    // Refusals that do not depend on the rank come before MPI starts (exit 2 on every rank).
+    if args.resume.is_some() {
+        return Err(Error::invalid(
+            "--mpi",
+            "an MPI run cannot be resumed (only rank 0 keeps a journal); start a new run",
+        ));
+    }
+    if args.install_missing {
+        return Err(Error::invalid(
+            "--install-missing",
+            "not with --mpi (a --dir run needs no filesystem tools); drop it",
+        ));
+    }
+    let Some(dir) = args.dir.clone() else {
+        return Err(Error::invalid(
+            "--mpi",
+            "needs --dir PATH: every rank runs in its own subdirectory of one existing \
+             (usually shared) directory; a device or an image belongs to one host",
+        ));
+    };
+    crate::cancel::install_handlers();
+    let world = World::init()?;
+    let mut args = args;
+    args.dir = Some(super::expand(&dir, world.rank, &world.host));
+    let inv = crate::plan::resolve::resolve(&args, std::env::args().collect())
+        .and_then(|inv| check(&inv, world.rank).map(|()| inv));
+    // Every rank resolved the same flags. One that refused makes all refuse before anything
+    // is created, so none waits for it in a barrier.
+    let ok = inv.is_ok();
+    if !world.all_ok(ok) {
+        let rank0_ok = world.broadcast_u64(u64::from(ok)) != 0;
+        // Rank 0 speaks for the ranks that refused as it did; a rank that refused alone
+        // (its own %h directory missing…) says why itself.
+        return match inv {
+            Err(e) if world.rank == 0 || rank0_ok => Err(e),
+            Err(_) => Ok(crate::error::EXIT_USAGE),
+            Ok(_) => Err(Error::invalid(
+                "--mpi",
+                "another rank refused the options (its message says why)",
+            )),
+        };
+    }
+    let mut inv = inv.expect("every rank resolved");
+    // Rank 0 speaks for all (as IOR's does); the others print only why they fail.
+    let relay = (world.rank == 0).then(crate::host::stdio::Relay::install);
+    let quiet = (world.rank != 0).then(Quiet::install).flatten();
+    let check = |r| checked(&world, quiet.as_ref(), r);
+    // Rank 0's seed is the run's (recorded); every other rank gets its own offset stream
+    // from it, or all would replay rank 0's.
+    let seed = world.broadcast_u64(inv.options.seed);
+    inv.options.seed = seed ^ (world.rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // Ranks other than 0 write nothing to OUT: the runner's journal and partial results go
+    // to a private temporary directory, removed when the rank ends.
+    let private = (world.rank != 0).then(|| {
+        checked(
+            &world,
+            quiet.as_ref(),
+            tempfile::Builder::new()
+                .prefix("fsbench-mpi-rank")
+                .tempdir()
+                .map_err(|e| Error::io("cannot create", std::env::temp_dir(), e)),
+        )
+    });
+    if let Some(p) = &private {
+        inv.options.out = p.path().join("out");
+    }
+    let hosts = world.gather_hosts();
+    if world.rank == 0 {
+        eprint!(
+            "{}",
+            crate::commands::plan::summary(&inv, crate::commands::plan::ResultsLine::Run)
+        );
+    }
+    let coordinator = SuiteCoordinator::new(&world, &inv.plan);
+    // A rank that cannot even set up (its directory, OUT) ends the job: MPI_Abort.
+    let outcome = check(crate::runner::execute_with(&inv, false, Some(&coordinator)));
+    let code = if outcome.interrupted {
+        crate::cancel::exit_code()
+    } else if outcome.results.failures.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    };
+    let Some(hosts) = hosts else {
+        // Every rank recorded the same failures (the coordinator shares them): same code.
+        return Ok(code);
+    };
+    let mut results = outcome.results;
+    record_provenance(&mut results, &hosts);
+    let out = &inv.options.out;
+    results.save(&out.join("results.json"))?;
+    if let Err(e) = crate::report::write_run_reports(&results, out) {
+        eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
+    }
+    if outcome.interrupted {
+        eprintln!(
+            "fsbench: interrupted; every rank released its files. Partial results: {}",
+            out.join("results.json").display()
+        );
+        return Ok(code);
+    }
+    eprintln!(
+        "fsbench: MPI: {} ranks on {} ({}); every sample is all ranks' total over the \
+         common window",
+        hosts.len(),
+        results.host.extra["mpi_hosts"],
+        World::library_version()
+    );
+    let table = crate::report::render_terminal(&results);
+    if args.json {
+        eprint!("{table}");
+        let text = serde_json::to_string_pretty(&results)
+            .map_err(|e| Error::Other(format!("cannot serialize results: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{table}");
+    }
+    for f in &results.failures {
+        eprintln!(
+            "fsbench: failed: {} round {} {}: {}",
+            f.setup, f.round, f.workload, f.error
+        );
+    }
+    eprintln!(
+        "fsbench: results: {}\nfsbench: every metric, per-round values and charts: {} and {}",
+        out.join("results.json").display(),
+        out.join("report.md").display(),
+        out.join("report.html").display()
+    );
+    drop(relay);
+    Ok(code)
+}
+
+/// `r`'s value, or this rank's failure (said aloud) ends the whole job (MPI_Abort).
+fn checked<T>(world: &World, quiet: Option<&Quiet>, r: Result<T>) -> T {
+    r.unwrap_or_else(|e| {
+        if let Some(q) = quiet {
+            q.restore();
+        }
+        world.fail(&e)
+    })
+}
+
+/// A quiet rank: stdout and stderr point at /dev/null, and stderr is put back before this
+/// rank reports its own failure.
+struct Quiet {
+    stderr: std::os::fd::OwnedFd,
+}
+
+impl Quiet {
+    /// `None` (and nothing changed) when the descriptors cannot be redirected.
+    fn install() -> Option<Quiet> {
+        use std::os::fd::AsFd;
+        let stderr = rustix::io::dup(std::io::stderr().as_fd()).ok()?;
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .ok()?;
+        rustix::stdio::dup2_stdout(&null).ok()?;
+        rustix::stdio::dup2_stderr(&null).ok()?;
+        Some(Quiet { stderr })
+    }
+
+    fn restore(&self) {
+        let _ = rustix::stdio::dup2_stderr(&self.stderr);
+    }
+}
+
+/// What `--mpi` cannot run, refused with exit 2: another engine, workloads whose figures do
+/// not add up across ranks ([`suite::KINDS`]), and (rank 0) an OUT that holds a run.
+fn check(inv: &Invocation, rank: i32) -> Result<()> {
+    if inv.options.engine == crate::plan::EngineChoice::Fio {
+        return Err(Error::invalid(
+            "--engine",
+            "--mpi runs fsbench's own engine only; drop --engine fio",
+        ));
+    }
+    let refused: Vec<&str> = inv
+        .plan
+        .workloads
+        .iter()
+        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !suite::KINDS.contains(&w.kind))
+        .map(|w| w.id.as_str())
+        .collect();
+    if !refused.is_empty() {
+        return Err(Error::invalid(
+            "--only",
+            format!(
+                "{} cannot run under --mpi (only I/O and metadata workloads add up across \
+                 ranks); choose among layout, the I/O jobs, untar, find-cold, rm-tree, \
+                 smallfiles, fsmark",
+                refused.join(", ")
+            ),
+        ));
+    }
+    let out = &inv.options.out;
+    if rank == 0 && crate::runner::journal::Journal::path(out).exists() {
+        return Err(Error::invalid(
+            "--out",
+            format!("{} already holds a run; choose another --out", out.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// Ranks, hosts and the MPI library in the results' provenance.
+fn record_provenance(results: &mut Results, hosts: &[String]) {
+    let mut distinct: Vec<String> = Vec::new();
+    for h in hosts {
+        if !distinct.contains(h) {
+            distinct.push(h.clone());
+        }
+    }
+    let per_host: Vec<String> = distinct
+        .iter()
+        .map(|h| format!("{h} ({})", hosts.iter().filter(|x| *x == h).count()))
+        .collect();
+    let extra = &mut results.host.extra;
+    extra.insert("mpi_ranks".into(), hosts.len().to_string());
+    extra.insert("mpi_hosts".into(), per_host.join(", "));
+    extra.insert("mpi_library".into(), World::library_version());
+}
