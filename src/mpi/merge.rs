@@ -238,10 +238,7 @@ pub fn merge(ranks: &[Measured], io_bs: Option<u64>) -> WorkloadOutput {
 /// What each rank did, so the sum can be checked against the aggregate.
 fn per_rank_note(ranks: &[Measured], io: bool) -> String {
     let (what, each): (&str, Vec<String>) = if io {
-        (
-            "I/Os",
-            ranks.iter().map(|r| r.ios().to_string()).collect(),
-        )
+        ("I/Os", ranks.iter().map(|r| r.ios().to_string()).collect())
     } else if let Some(m) = ["entries", "bytes"]
         .into_iter()
         .find(|m| ranks.iter().any(|r| r.get(m).is_some()))
@@ -331,9 +328,8 @@ fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
     };
     let mut out = crate::workload::io::to_output(&report);
     if ranks.iter().any(|r| r.get("device_write_bytes").is_some()) {
-        out.notes.push(
-            "no device counters for the aggregate: ranks on one host share devices".into(),
-        );
+        out.notes
+            .push("no device counters for the aggregate: ranks on one host share devices".into());
     }
     out
 }
@@ -376,7 +372,11 @@ mod tests {
         assert!((metric(&out, "bw_mib_s") - bw).abs() < 1e-9);
         // Merged, not averaged: the 99th percentile is in the slow rank's bucket.
         assert!(metric(&out, "lat_p99_ms") >= 0.099);
-        assert!(out.notes.iter().any(|n| n.contains("I/Os by rank 0: 100, 1: 300, 2: 10")));
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.contains("I/Os by rank 0: 100, 1: 300, 2: 10"))
+        );
     }
 
     fn meta_rank(entries: f64, secs: f64) -> Measured {

@@ -9,6 +9,7 @@ pub mod coordinator;
 pub mod io;
 pub mod merge;
 pub mod meta;
+pub mod rankdir;
 pub mod run;
 pub mod suite;
 
@@ -105,11 +106,12 @@ impl World {
 
     /// Every rank's host name, in rank order, at rank 0 (`None` on the others).
     pub fn gather_hosts(&self) -> Option<Vec<String>> {
-        self.gather_bytes(self.host.clone().into_bytes()).map(|all| {
-            all.into_iter()
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .collect()
-        })
+        self.gather_bytes(self.host.clone().into_bytes())
+            .map(|all| {
+                all.into_iter()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .collect()
+            })
     }
 
     /// Gather every rank's bytes at rank 0 (in rank order); `None` on the other ranks.

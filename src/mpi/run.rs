@@ -1,15 +1,14 @@
 //! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
-//! subdirectory of PATH (the `--dir` target makes one per process; `%r`/`%h` in PATH expand
-//! to rank and host), rounds interleaved as usual, each workload started on all ranks together
+//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds interleaved as usual, each workload started on all ranks together
 //! ([`super::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
 //! figures, so `fsbench report` and `compare` read it like any other run.
 
 use super::World;
+use super::rankdir::RankDir;
 use super::suite::{self, SuiteCoordinator};
 use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
 use crate::plan::Invocation;
-use crate::results::Results;
 use crate::{Error, Result};
 
 /// Run `fsbench run --mpi` on this rank; returns the exit code.
@@ -39,7 +38,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let mut args = args;
     args.dir = Some(super::expand(&dir, world.rank, &world.host));
     let inv = crate::plan::resolve::resolve(&args, std::env::args().collect())
-        .and_then(|inv| check(&inv, world.rank).map(|()| inv));
+        .and_then(|inv| refuse_unsupported(&inv, world.rank).map(|()| inv));
     // Every rank resolved the same flags. One that refused makes all refuse before anything
     // is created, so none waits for it in a barrier.
     let ok = inv.is_ok();
@@ -60,26 +59,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
     // Rank 0 speaks for all (as IOR's does); the others print only why they fail.
     let relay = (world.rank == 0).then(crate::host::stdio::Relay::install);
     let quiet = (world.rank != 0).then(Quiet::install).flatten();
-    let check = |r| checked(&world, quiet.as_ref(), r);
     // Rank 0's seed is the run's (recorded); every other rank gets its own offset stream
     // from it, or all would replay rank 0's.
     let seed = world.broadcast_u64(inv.options.seed);
     inv.options.seed = seed ^ (world.rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    // Ranks other than 0 write nothing to OUT: the runner's journal and partial results go
-    // to a private temporary directory, removed when the rank ends.
-    let private = (world.rank != 0).then(|| {
-        checked(
-            &world,
-            quiet.as_ref(),
-            tempfile::Builder::new()
-                .prefix("fsbench-mpi-rank")
-                .tempdir()
-                .map_err(|e| Error::io("cannot create", std::env::temp_dir(), e)),
-        )
-    });
-    if let Some(p) = &private {
-        inv.options.out = p.path().join("out");
-    }
     let hosts = world.gather_hosts();
     if world.rank == 0 {
         eprint!(
@@ -87,9 +70,29 @@ pub fn run(args: RunArgs) -> Result<i32> {
             crate::commands::plan::summary(&inv, crate::commands::plan::ResultsLine::Run)
         );
     }
-    let coordinator = SuiteCoordinator::new(&world, &inv.plan);
+    // Everything this rank writes lives in its own directory of PATH (the runner's work
+    // directory inside it); ranks other than 0 keep their journal and partial results there
+    // too, so they write nothing to OUT. It goes when the rank ends or is interrupted.
+    let parent = args.dir.clone().expect("--dir checked");
+    let rank_dir = checked(&world, quiet.as_ref(), RankDir::create(&parent, world.rank));
+    rank_dir.remove_on_interrupt(world.rank != 0);
+    inv.options.target = crate::target::TargetKind::Dir {
+        path: rank_dir.path().to_path_buf(),
+    };
+    if world.rank != 0 {
+        inv.options.out = rank_dir.path().join("out");
+    }
+    let provenance = hosts
+        .as_deref()
+        .map(|h| provenance(h, &parent))
+        .unwrap_or_default();
+    let coordinator = SuiteCoordinator::new(&world, &inv.plan, provenance);
     // A rank that cannot even set up (its directory, OUT) ends the job: MPI_Abort.
-    let outcome = check(crate::runner::execute_with(&inv, false, Some(&coordinator)));
+    let outcome = checked(
+        &world,
+        quiet.as_ref(),
+        crate::runner::execute_with(&inv, false, Some(&coordinator)),
+    );
     let code = if outcome.interrupted {
         crate::cancel::exit_code()
     } else if outcome.results.failures.is_empty() {
@@ -101,10 +104,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
         // Every rank recorded the same failures (the coordinator shares them): same code.
         return Ok(code);
     };
-    let mut results = outcome.results;
-    record_provenance(&mut results, &hosts);
+    let results = outcome.results;
     let out = &inv.options.out;
-    results.save(&out.join("results.json"))?;
     if let Err(e) = crate::report::write_run_reports(&results, out) {
         eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
     }
@@ -184,7 +185,7 @@ impl Quiet {
 
 /// What `--mpi` cannot run, refused with exit 2: another engine, workloads whose figures do
 /// not add up across ranks ([`suite::KINDS`]), and (rank 0) an OUT that holds a run.
-fn check(inv: &Invocation, rank: i32) -> Result<()> {
+fn refuse_unsupported(inv: &Invocation, rank: i32) -> Result<()> {
     if inv.options.engine == crate::plan::EngineChoice::Fio {
         return Err(Error::invalid(
             "--engine",
@@ -213,26 +214,32 @@ fn check(inv: &Invocation, rank: i32) -> Result<()> {
     if rank == 0 && crate::runner::journal::Journal::path(out).exists() {
         return Err(Error::invalid(
             "--out",
-            format!("{} already holds a run; choose another --out", out.display()),
+            format!(
+                "{} already holds a run; choose another --out",
+                out.display()
+            ),
         ));
     }
     Ok(())
 }
 
-/// Ranks, hosts and the MPI library in the results' provenance.
-fn record_provenance(results: &mut Results, hosts: &[String]) {
-    let mut distinct: Vec<String> = Vec::new();
+/// Ranks, hosts, the MPI library and the shared directory, for the results' `host.extra`.
+fn provenance(hosts: &[String], dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut distinct: Vec<&String> = Vec::new();
     for h in hosts {
-        if !distinct.contains(h) {
-            distinct.push(h.clone());
+        if !distinct.contains(&h) {
+            distinct.push(h);
         }
     }
     let per_host: Vec<String> = distinct
         .iter()
-        .map(|h| format!("{h} ({})", hosts.iter().filter(|x| *x == h).count()))
+        .map(|h| format!("{h} ({})", hosts.iter().filter(|x| x == h).count()))
         .collect();
-    let extra = &mut results.host.extra;
-    extra.insert("mpi_ranks".into(), hosts.len().to_string());
-    extra.insert("mpi_hosts".into(), per_host.join(", "));
-    extra.insert("mpi_library".into(), World::library_version());
+    vec![
+        ("mpi_ranks".into(), hosts.len().to_string()),
+        ("mpi_hosts".into(), per_host.join(", ")),
+        ("mpi_library".into(), World::library_version()),
+        // The target is rank 0's own directory; this is the one all ranks worked in.
+        ("mpi_dir".into(), dir.display().to_string()),
+    ]
 }

@@ -43,18 +43,24 @@ pub struct SuiteCoordinator<'a> {
     world: &'a World,
     /// Block size of each I/O job, by workload id (its aggregate bytes are I/Os × bs).
     io_bs: BTreeMap<String, u64>,
+    /// `host.extra` entries of the results (rank 0).
+    provenance: Vec<(String, String)>,
 }
 
 impl<'a> SuiteCoordinator<'a> {
-    /// The coordinator of `plan` on this rank.
-    pub fn new(world: &'a World, plan: &Plan) -> Self {
+    /// The coordinator of `plan` on this rank; `provenance` goes into the results.
+    pub fn new(world: &'a World, plan: &Plan, provenance: Vec<(String, String)>) -> Self {
         let io_bs = plan
             .workloads
             .iter()
             .filter(|w| w.kind == Kind::Io)
             .filter_map(|w| Some((w.id.clone(), w.io.as_ref()?.bs)))
             .collect();
-        SuiteCoordinator { world, io_bs }
+        SuiteCoordinator {
+            world,
+            io_bs,
+            provenance,
+        }
     }
 
     /// Wait for every rank, or give up when this one is interrupted.
@@ -99,6 +105,10 @@ impl<'a> SuiteCoordinator<'a> {
 }
 
 impl Coordinator for SuiteCoordinator<'_> {
+    fn provenance(&self) -> Vec<(String, String)> {
+        self.provenance.clone()
+    }
+
     fn workload(
         &self,
         id: &str,
@@ -115,10 +125,7 @@ impl Coordinator for SuiteCoordinator<'_> {
         let msg = RankOutput {
             rank: self.world.rank,
             host: self.world.host.clone(),
-            result: mine
-                .as_ref()
-                .map(Measured::of)
-                .map_err(|e| e.to_string()),
+            result: mine.as_ref().map(Measured::of).map_err(|e| e.to_string()),
         };
         let bytes = serde_json::to_vec(&msg).map_err(|e| Error::Other(format!("{e}")))?;
         let verdict = self

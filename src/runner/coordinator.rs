@@ -1,6 +1,8 @@
 //! The one hook through which several processes run a plan together (MPI ranks under
 //! `fsbench run --mpi`): the runner hands every workload to the coordinator, which starts it
-//! on all processes together and returns the all-processes figure. The runner itself knows
+//! on all processes together and returns the all-processes figure
+//! (`runner/round.rs`, where `run_workload` is called), and adds its provenance to every
+//! results file (`Runner::assemble` in `runner/mod.rs`). The runner itself knows
 //! nothing of MPI; `src/mpi/suite.rs` implements this trait.
 
 use crate::workload::WorkloadOutput;
@@ -19,4 +21,10 @@ pub trait Coordinator {
         id: &str,
         run: &mut dyn FnMut() -> crate::Result<WorkloadOutput>,
     ) -> crate::Result<WorkloadOutput>;
+
+    /// Facts about the processes (ranks, hosts, library) for the results' `host.extra`, in
+    /// every results file the run writes, partial ones included.
+    fn provenance(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }

@@ -309,6 +309,10 @@ impl Runner<'_> {
             .extra
             .insert("fsbench_seed".into(), inv.options.seed.to_string());
         r.host.extra.insert("plan".into(), plan.name.clone());
+        // The coordinator hook: who ran the plan together (MPI ranks, hosts, library).
+        for (k, v) in self.coordinator.map(|c| c.provenance()).unwrap_or_default() {
+            r.host.extra.insert(k, v);
+        }
         r.target = self.target.info();
         let mut infos: BTreeMap<&str, SetupInfo> = BTreeMap::new();
         for sr in plan.setup_rounds() {
