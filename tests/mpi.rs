@@ -286,7 +286,13 @@ fn run_args(dir: &std::path::Path, out: &std::path::Path, runtime: &str) -> Vec<
 
 /// The per-rank figures the aggregate's note lists (`… by rank 0: 12, 1: 30 …`).
 fn per_rank(note: &str) -> Vec<u64> {
-    let list = note.split(" by rank ").nth(1).unwrap().split(';').next().unwrap();
+    let list = note
+        .split(" by rank ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
     list.split(", ")
         .map(|kv| kv.split(": ").nth(1).unwrap().parse().unwrap())
         .collect()
@@ -321,7 +327,11 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.iter().filter(|n| n.ends_with(".json")).count(), 2, "{names:?}");
+    assert_eq!(
+        names.iter().filter(|n| n.ends_with(".json")).count(),
+        2,
+        "{names:?}"
+    );
     assert!(names.contains(&"results.json".to_string()), "{names:?}");
     let v: Value =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
@@ -376,7 +386,11 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
         let entries = &meta[round as usize - 1];
         let total = sample("untar", "entries", round);
         assert_eq!(total, entries.iter().sum::<u64>() as f64);
-        assert_eq!(total, 3.0 * entries[0] as f64, "each rank untars the same corpus");
+        assert_eq!(
+            total,
+            3.0 * entries[0] as f64,
+            "each rank untars the same corpus"
+        );
         let secs = sample("untar", "seconds", round);
         assert!((sample("untar", "ops_per_s", round) - total / secs).abs() < 1e-6 * total / secs);
     }
@@ -409,7 +423,10 @@ fn run_refuses_what_does_not_add_up_across_ranks() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert_ne!(o.status.code(), Some(124), "timed out\n{err}");
-    assert!(err.contains("probe-reflink cannot run under --mpi"), "{err}");
+    assert!(
+        err.contains("probe-reflink cannot run under --mpi"),
+        "{err}"
+    );
     assert!(!out.exists(), "nothing created");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -542,6 +559,10 @@ fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
     );
     for r in 0..3 {
         let d = dir.path().join(r.to_string());
-        assert_eq!(walk(&d), Vec::<std::path::PathBuf>::new(), "rank {r} left files");
+        assert_eq!(
+            walk(&d),
+            Vec::<std::path::PathBuf>::new(),
+            "rank {r} left files"
+        );
     }
 }

@@ -122,3 +122,20 @@ fn note_output_error(results: &mut crate::results::Results, out: &std::path::Pat
         note(&format!("fsbench: warning: {err}"));
     }
 }
+
+#[cfg(all(test, not(feature = "mpi")))]
+mod tests {
+    use clap::Parser;
+
+    #[test]
+    fn mpi_without_the_feature_is_refused_with_exit_2() {
+        let cli =
+            crate::cli::Cli::try_parse_from(["fsbench", "run", "--mpi", "--dir", "/tmp"]).unwrap();
+        let crate::cli::Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        let e = super::run(args).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--features mpi"), "{e}");
+    }
+}

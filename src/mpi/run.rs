@@ -10,6 +10,7 @@ use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
 use crate::plan::Invocation;
 use crate::{Error, Result};
+use std::path::Path;
 
 /// Run `fsbench run --mpi` on this rank; returns the exit code.
 pub fn run(args: RunArgs) -> Result<i32> {
@@ -38,7 +39,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let mut args = args;
     args.dir = Some(super::expand(&dir, world.rank, &world.host));
     let inv = crate::plan::resolve::resolve(&args, std::env::args().collect())
-        .and_then(|inv| refuse_unsupported(&inv, world.rank).map(|()| inv));
+        .and_then(|inv| refuse_unsupported(&inv, world.rank, world.size, &dir).map(|()| inv));
     // Every rank resolved the same flags. One that refused makes all refuse before anything
     // is created, so none waits for it in a barrier.
     let ok = inv.is_ok();
@@ -173,6 +174,13 @@ impl Quiet {
             .write(true)
             .open("/dev/null")
             .ok()?;
+        // A panic says why, too.
+        let for_panics = rustix::io::dup(&stderr).ok()?;
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = rustix::stdio::dup2_stderr(&for_panics);
+            hook(info);
+        }));
         rustix::stdio::dup2_stdout(&null).ok()?;
         rustix::stdio::dup2_stderr(&null).ok()?;
         Some(Quiet { stderr })
@@ -184,8 +192,10 @@ impl Quiet {
 }
 
 /// What `--mpi` cannot run, refused with exit 2: another engine, workloads whose figures do
-/// not add up across ranks ([`suite::KINDS`]), and (rank 0) an OUT that holds a run.
-fn refuse_unsupported(inv: &Invocation, rank: i32) -> Result<()> {
+/// not add up across ranks ([`suite::KINDS`]), data files of all `ranks` that do not fit in
+/// one `shared` directory (PATH as given, before `%r`/`%h`), and (rank 0) an OUT that holds
+/// a run.
+fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) -> Result<()> {
     if inv.options.engine == crate::plan::EngineChoice::Fio {
         return Err(Error::invalid(
             "--engine",
@@ -210,6 +220,31 @@ fn refuse_unsupported(inv: &Invocation, rank: i32) -> Result<()> {
             ),
         ));
     }
+    // Ranks in one directory lay out one data file each: all must fit (each rank's own
+    // check above saw one).
+    let crate::target::TargetKind::Dir { path } = &inv.options.target else {
+        return Err(Error::invalid("--mpi", "needs --dir PATH"));
+    };
+    let lays_out = inv
+        .plan
+        .workloads
+        .iter()
+        .any(|w| w.kind == crate::plan::Kind::Layout);
+    if lays_out
+        && !super::is_per_rank(shared)
+        && let Some(room) = crate::plan::resolve::target_capacity(&inv.options.target)
+        && inv.plan.file_size.saturating_mul(ranks as u64) > room
+    {
+        return Err(Error::invalid(
+            "--file-size",
+            format!(
+                "{ranks} ranks × {} do not fit in {} ({} available); use a smaller --file-size",
+                crate::units::format_size(inv.plan.file_size),
+                path.display(),
+                crate::units::format_size(room)
+            ),
+        ));
+    }
     let out = &inv.options.out;
     if rank == 0 && crate::runner::journal::Journal::path(out).exists() {
         return Err(Error::invalid(
@@ -224,7 +259,7 @@ fn refuse_unsupported(inv: &Invocation, rank: i32) -> Result<()> {
 }
 
 /// Ranks, hosts, the MPI library and the shared directory, for the results' `host.extra`.
-fn provenance(hosts: &[String], dir: &std::path::Path) -> Vec<(String, String)> {
+fn provenance(hosts: &[String], dir: &Path) -> Vec<(String, String)> {
     let mut distinct: Vec<&String> = Vec::new();
     for h in hosts {
         if !distinct.contains(&h) {
