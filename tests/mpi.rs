@@ -255,9 +255,14 @@ fn meta_counts_every_ranks_entries_over_the_common_window() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// A small `fsbench run --mpi` in a fresh directory on tmpfs: a 1-second random-read job and
-/// an untar of a ~700-entry corpus, 2 rounds.
-fn run_args(dir: &std::path::Path, out: &std::path::Path, runtime: &str) -> Vec<String> {
+/// A small `fsbench run --mpi` of workloads `only` in `dir`: I/O jobs of `runtime` on an
+/// 8 MiB file, untar of a ~700-entry corpus, 2 rounds.
+fn run_args(
+    dir: &std::path::Path,
+    out: &std::path::Path,
+    runtime: &str,
+    only: &str,
+) -> Vec<String> {
     [
         "run",
         "--mpi",
@@ -268,7 +273,7 @@ fn run_args(dir: &std::path::Path, out: &std::path::Path, runtime: &str) -> Vec<
         "--rounds",
         "2",
         "--only",
-        "randread,untar",
+        only,
         "--file-size",
         "8M",
         "--runtime",
@@ -282,6 +287,14 @@ fn run_args(dir: &std::path::Path, out: &std::path::Path, runtime: &str) -> Vec<
     ]
     .map(String::from)
     .to_vec()
+}
+
+/// A fresh directory on tmpfs for the ranks, and OUT (not yet created) in another.
+fn scratch() -> (tempfile::TempDir, tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let outs = tempfile::tempdir().unwrap();
+    let out = outs.path().join("run");
+    (dir, outs, out)
 }
 
 /// The per-rank figures the aggregate's note lists (`… by rank 0: 12, 1: 30 …`).
@@ -310,10 +323,8 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     if !have_mpirun("run_writes_one_results_file_of_all_ranks_samples") {
         return;
     }
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let outs = tempfile::tempdir().unwrap();
-    let out = outs.path().join("run");
-    let args = run_args(dir.path(), &out, "1s");
+    let (dir, _outs, out) = scratch();
+    let args = run_args(dir.path(), &out, "1s", "randread,untar");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = mpirun(&args);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -412,12 +423,8 @@ fn run_refuses_what_does_not_add_up_across_ranks() {
     if !have_mpirun("run_refuses_what_does_not_add_up_across_ranks") {
         return;
     }
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let outs = tempfile::tempdir().unwrap();
-    let out = outs.path().join("run");
-    let mut args = run_args(dir.path(), &out, "1s");
-    let only = args.iter().position(|a| a == "--only").unwrap();
-    args[only + 1] = "randread,probe-reflink".into();
+    let (dir, _outs, out) = scratch();
+    let args = run_args(dir.path(), &out, "1s", "randread,probe-reflink");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = mpirun(&args);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -437,13 +444,11 @@ fn interrupting_mpirun_leaves_no_files() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let outs = tempfile::tempdir().unwrap();
-    let out = outs.path().join("run");
+    let (dir, _outs, out) = scratch();
     let mut child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
         .arg(env!("CARGO_BIN_EXE_fsbench"))
-        .args(run_args(dir.path(), &out, "20s"))
+        .args(run_args(dir.path(), &out, "20s", "randread,untar"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -511,7 +516,7 @@ fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
     {
         return;
     }
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let (dir, _outs, out) = scratch();
     for r in 0..3 {
         std::fs::create_dir(dir.path().join(r.to_string())).unwrap();
     }
@@ -525,12 +530,8 @@ fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
         .success();
     assert!(ok, "mount tmpfs");
     let _mounted = Tmpfs(small.clone());
-    let outs = tempfile::tempdir().unwrap();
-    let out = outs.path().join("run");
     let per_rank = dir.path().join("%r");
-    let mut args = run_args(&per_rank, &out, "1s");
-    let only = args.iter().position(|a| a == "--only").unwrap();
-    args[only + 1] = "untar".into();
+    let args = run_args(&per_rank, &out, "1s", "untar");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = mpirun(&args);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -118,8 +118,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
         return Ok(code);
     }
     eprintln!(
-        "fsbench: MPI: {} ranks on {} ({}); every sample is all ranks' total over the \
-         common window",
+        "fsbench: MPI: {} ranks, hosts {} (ranks each); {}\nfsbench: every sample is all \
+         ranks' total over the common window (per-rank counts: the notes in results.json)",
         hosts.len(),
         results.host.extra["mpi_hosts"],
         World::library_version()
