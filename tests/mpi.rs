@@ -1,24 +1,18 @@
-//! fsbench under MPI: `mpirun -np 3` on /tmp. Built only with `--features mpi`.
+//! fsbench under MPI: `mpirun -np 3` on /tmp (io, meta) and on tmpfs (/dev/shm: run). Built
+//! only with `--features mpi`.
 #![cfg(feature = "mpi")]
 
 use serde_json::Value;
 use std::process::{Command, Output};
 
-/// mpirun is a prerequisite: missing, the test fails under FSBENCH_REQUIRE_PRIVILEGED=1 (CI)
-/// and is skipped otherwise.
-fn have_mpirun() -> bool {
-    let ok = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("FSBENCH_REQUIRE_PRIVILEGED").is_none(),
-            "mpirun is missing (install openmpi-bin)"
-        );
-        eprintln!("skipped: mpirun is missing");
-    }
-    ok
+mod common;
+
+/// mpirun is a prerequisite (tests/common): missing, the test fails under
+/// FSBENCH_REQUIRE_PRIVILEGED=1 (CI) and is skipped otherwise.
+fn have_mpirun(test: &str) -> bool {
+    common::privileged(&format!("mpi::{test}"))
+        .tools(&["mpirun"])
+        .ok()
 }
 
 /// One mpirun at a time: concurrent Open MPI jobs race on their session directory in /tmp,
@@ -65,7 +59,7 @@ fn hist_count(d: &Value) -> u64 {
 
 #[test]
 fn aggregate_is_the_sum_over_the_common_window() {
-    if !have_mpirun() {
+    if !have_mpirun("aggregate_is_the_sum_over_the_common_window") {
         return;
     }
     let dir = tempfile::tempdir_in("/tmp").unwrap();
@@ -125,7 +119,7 @@ fn aggregate_is_the_sum_over_the_common_window() {
 
 #[test]
 fn shared_file_gives_each_rank_its_own_regions() {
-    if !have_mpirun() {
+    if !have_mpirun("shared_file_gives_each_rank_its_own_regions") {
         return;
     }
     let dir = tempfile::tempdir_in("/tmp").unwrap();
@@ -162,7 +156,7 @@ fn shared_file_gives_each_rank_its_own_regions() {
 
 #[test]
 fn stonewall_stops_every_rank_close_to_the_first() {
-    if !have_mpirun() {
+    if !have_mpirun("stonewall_stops_every_rank_close_to_the_first") {
         return;
     }
     let dir = tempfile::tempdir_in("/tmp").unwrap();
@@ -208,7 +202,7 @@ fn stonewall_stops_every_rank_close_to_the_first() {
 
 #[test]
 fn a_rank_with_a_missing_file_fails_the_whole_job() {
-    if !have_mpirun() {
+    if !have_mpirun("a_rank_with_a_missing_file_fails_the_whole_job") {
         return;
     }
     let dir = tempfile::tempdir_in("/tmp").unwrap();
@@ -228,7 +222,7 @@ fn a_rank_with_a_missing_file_fails_the_whole_job() {
 
 #[test]
 fn meta_counts_every_ranks_entries_over_the_common_window() {
-    if !have_mpirun() {
+    if !have_mpirun("meta_counts_every_ranks_entries_over_the_common_window") {
         return;
     }
     let dir = tempfile::tempdir_in("/tmp").unwrap();
@@ -259,4 +253,317 @@ fn meta_counts_every_ranks_entries_over_the_common_window() {
     assert!((f(&s["value"]) - 900.0 / (end - start)).abs() < 1e-6 * f(&s["value"]));
     // Every rank removed its own working directory.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A small `fsbench run --mpi` of workloads `only` in `dir`: I/O jobs of `runtime` on an
+/// 8 MiB file, untar of a ~700-entry corpus, 2 rounds.
+fn run_args(
+    dir: &std::path::Path,
+    out: &std::path::Path,
+    runtime: &str,
+    only: &str,
+) -> Vec<String> {
+    [
+        "run",
+        "--mpi",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--rounds",
+        "2",
+        "--only",
+        only,
+        "--file-size",
+        "8M",
+        "--runtime",
+        runtime,
+        "--ramp",
+        "0s",
+        "--corpus-copies",
+        "1",
+        "--corpus-scale",
+        "0.02",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// A fresh directory on tmpfs for the ranks, and OUT (not yet created) in another.
+fn scratch() -> (tempfile::TempDir, tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let outs = tempfile::tempdir().unwrap();
+    let out = outs.path().join("run");
+    (dir, outs, out)
+}
+
+/// The per-rank figures the aggregate's note lists (`… by rank 0: 12, 1: 30 …`).
+fn per_rank(note: &str) -> Vec<u64> {
+    let list = note
+        .split(" by rank ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    list.split(", ")
+        .map(|kv| kv.split(": ").nth(1).unwrap().parse().unwrap())
+        .collect()
+}
+
+fn fsbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fsbench"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn run_writes_one_results_file_of_all_ranks_samples() {
+    if !have_mpirun("run_writes_one_results_file_of_all_ranks_samples") {
+        return;
+    }
+    let (dir, _outs, out) = scratch();
+    let args = run_args(dir.path(), &out, "1s", "randread,untar");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mpirun(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Rank 0 speaks for all: one table, one plan summary.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(stdout.matches("Headline tests").count(), 1, "{stdout}");
+    assert_eq!(err.matches("Estimated time").count(), 1, "{err}");
+    // One results file, in OUT; the other ranks wrote nothing there.
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| n.ends_with(".json")).count(),
+        2,
+        "{names:?}"
+    );
+    assert!(names.contains(&"results.json".to_string()), "{names:?}");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let extra = &v["host"]["extra"];
+    assert_eq!(extra["mpi_ranks"], "3");
+    assert!(extra["mpi_library"].as_str().unwrap().contains("MPI"));
+    assert!(extra["mpi_hosts"].as_str().unwrap().ends_with("(3)"));
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    let sample = |wl: &str, metric: &str, round: u64| {
+        v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["workload"] == wl && s["metric"] == metric && s["round"] == round)
+            .unwrap_or_else(|| panic!("no {wl} {metric} in round {round}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    let rank_notes = |wl: &str| -> Vec<Vec<u64>> {
+        notes
+            .iter()
+            .filter(|n| n.starts_with(&format!("{wl}: MPI: 3 ranks")))
+            .map(|n| per_rank(n))
+            .collect()
+    };
+    let io = rank_notes("randread");
+    let meta = rank_notes("untar");
+    assert_eq!((io.len(), meta.len()), (2, 2), "one per round: {notes:?}");
+    for round in 1..=2u64 {
+        let ranks = &io[round as usize - 1];
+        assert_eq!(ranks.len(), 3);
+        assert!(ranks.iter().all(|&n| n > 0), "{ranks:?}");
+        // The aggregate's merged histogram holds exactly the ranks' I/Os.
+        let hist: u64 = v["histograms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["workload"] == "randread" && h["round"] == round)
+            .map(|h| h["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(hist, ranks.iter().sum::<u64>(), "round {round}");
+        // IOPS = all I/Os over the common window (each rank's is ~1 s), not one rank's rate.
+        let iops = sample("randread", "iops", round);
+        let window = hist as f64 / iops;
+        assert!((0.9..3.0).contains(&window), "window {window} s");
+        // Metadata: every rank's entries, over the common window.
+        let entries = &meta[round as usize - 1];
+        let total = sample("untar", "entries", round);
+        assert_eq!(total, entries.iter().sum::<u64>() as f64);
+        assert_eq!(
+            total,
+            3.0 * entries[0] as f64,
+            "each rank untars the same corpus"
+        );
+        let secs = sample("untar", "seconds", round);
+        assert!((sample("untar", "ops_per_s", round) - total / secs).abs() < 1e-6 * total / secs);
+    }
+    // Every rank removed its files.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // report and compare read it as any run.
+    let res = out.join("results.json");
+    let r = fsbench(&["report", res.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(String::from_utf8_lossy(&r.stdout).contains("random read"));
+    let c = fsbench(&["compare", "--split-rounds", res.to_str().unwrap()]);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let c = fsbench(&["compare", res.to_str().unwrap(), res.to_str().unwrap()]);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+}
+
+#[test]
+fn run_refuses_what_does_not_add_up_across_ranks() {
+    if !have_mpirun("run_refuses_what_does_not_add_up_across_ranks") {
+        return;
+    }
+    let (dir, _outs, out) = scratch();
+    let args = run_args(dir.path(), &out, "1s", "randread,probe-reflink");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mpirun(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert_ne!(o.status.code(), Some(124), "timed out\n{err}");
+    assert!(
+        err.contains("probe-reflink cannot run under --mpi"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing created");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn interrupting_mpirun_leaves_no_files() {
+    if !have_mpirun("interrupting_mpirun_leaves_no_files") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (dir, _outs, out) = scratch();
+    let mut child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
+        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .args(run_args(dir.path(), &out, "20s", "randread,untar"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Interrupt while the ranks run the I/O job (its file is laid out).
+    let started = std::time::Instant::now();
+    let laid_out = || {
+        walk(dir.path())
+            .iter()
+            .filter(|p| p.ends_with("fsbench.dat"))
+            .count()
+            == 3
+    };
+    while !laid_out() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let interrupted_in_time = laid_out();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(interrupted_in_time, "the ranks never laid out their files");
+    let status = status.expect("mpirun did not end after SIGINT");
+    assert!(!status.success());
+    let left = walk(dir.path());
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn walk(d: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            all.extend(walk(&p));
+        }
+        all.push(p);
+    }
+    all
+}
+
+/// Unmounts the tmpfs it names when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
+    if !common::privileged("mpi::a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank")
+        .root()
+        .tools(&["mpirun", "mount", "umount"])
+        .ok()
+    {
+        return;
+    }
+    let (dir, _outs, out) = scratch();
+    for r in 0..3 {
+        std::fs::create_dir(dir.path().join(r.to_string())).unwrap();
+    }
+    // Rank 2's directory is a tmpfs of 64 inodes: its untar of ~700 entries hits ENOSPC.
+    let small = dir.path().join("2");
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64m,nr_inodes=64", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs");
+    let _mounted = Tmpfs(small.clone());
+    let per_rank = dir.path().join("%r");
+    let args = run_args(&per_rank, &out, "1s", "untar");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mpirun(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert_ne!(o.status.code(), Some(124), "timed out: a rank hung\n{err}");
+    assert!(err.contains("rank 2 of 3 on host"), "{err}");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    // The workload failed in both rounds (the run went on), for every rank, said once.
+    let failures = v["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 2, "{err}");
+    for f in failures {
+        assert_eq!(f["workload"], "untar");
+        let why = f["error"].as_str().unwrap();
+        assert!(why.starts_with("rank 2 of 3 on host"), "{why}");
+        assert!(!why.contains("rank 0") && !why.contains("rank 1"), "{why}");
+    }
+    // No aggregate of a workload that failed on one rank.
+    assert!(
+        !v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["workload"] == "untar"),
+        "{v}"
+    );
+    for r in 0..3 {
+        let d = dir.path().join(r.to_string());
+        assert_eq!(
+            walk(&d),
+            Vec::<std::path::PathBuf>::new(),
+            "rank {r} left files"
+        );
+    }
 }

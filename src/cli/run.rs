@@ -89,6 +89,15 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Run as one rank of an MPI job (under `mpirun`, with --dir; needs a build with
+    /// `--features mpi`).
+    ///
+    /// Every rank runs the plan's I/O and metadata workloads in its own subdirectory of --dir
+    /// (`%r`/`%h` in it expand to rank and host), each workload started on all ranks together;
+    /// rank 0 writes one results.json whose samples are the all-ranks figures.
+    #[arg(long)]
+    pub mpi: bool,
+
     /// Refused: `--emit-fio` prints fio commands instead of running (a `fsbench plan` flag).
     #[arg(long, hide = true)]
     pub emit_fio: bool,

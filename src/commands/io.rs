@@ -90,11 +90,17 @@ fn run_mpi(args: IoArgs) -> crate::Result<i32> {
 /// Without the feature, `--mpi` exists but refuses, so the flag is discoverable.
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_: IoArgs) -> crate::Result<i32> {
-    Err(crate::Error::invalid(
+    Err(without_mpi())
+}
+
+/// The refusal of `--mpi` by a build without the `mpi` feature (exit 2).
+#[cfg(not(feature = "mpi"))]
+pub(crate) fn without_mpi() -> crate::Error {
+    crate::Error::invalid(
         "--mpi",
         "this fsbench was built without MPI; rebuild with `cargo build --release --features mpi` \
          (needs libopenmpi-dev and libclang) and launch with mpirun",
-    ))
+    )
 }
 
 /// Put each `[value, count]` histogram pair on one line: pretty JSON would spend four lines

@@ -65,6 +65,9 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
              --emit-fio` with the same flags to see them",
         ));
     }
+    if args.mpi {
+        return run_mpi(args);
+    }
     // From here on a closed pipe or a vanished terminal cannot make a write fail (and panic).
     let relay = stdio::Relay::install();
     let (mut inv, resume) = match &args.plan.resume {
@@ -152,6 +155,17 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     })
 }
 
+#[cfg(feature = "mpi")]
+fn run_mpi(args: RunArgs) -> crate::Result<i32> {
+    crate::mpi::run::run(args)
+}
+
+/// Without the feature, `--mpi` exists but refuses (exit 2), as `io --mpi` does.
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_: RunArgs) -> crate::Result<i32> {
+    Err(super::io::without_mpi())
+}
+
 /// A write to stdout/stderr that failed after results.json was saved is added to its notes.
 fn note_output_error(results: &mut crate::results::Results, out: &std::path::Path) {
     let Some(e) = stdio::error() else { return };
@@ -165,5 +179,22 @@ fn note_output_error(results: &mut crate::results::Results, out: &std::path::Pat
     });
     if let Err(err) = results.save(&out.join("results.json")) {
         note(&format!("fsbench: warning: {err}"));
+    }
+}
+
+#[cfg(all(test, not(feature = "mpi")))]
+mod tests {
+    use clap::Parser;
+
+    #[test]
+    fn mpi_without_the_feature_is_refused_with_exit_2() {
+        let cli =
+            crate::cli::Cli::try_parse_from(["fsbench", "run", "--mpi", "--dir", "/tmp"]).unwrap();
+        let crate::cli::Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        let e = super::run(args).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("--features mpi"), "{e}");
     }
 }

@@ -197,6 +197,8 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
         ),
         engine: r0.engine.clone(),
         jobs: all.iter().flat_map(|r| r.report.jobs.clone()).collect(),
+        // `--steady-state` is refused with --mpi (ranks would stop at different times).
+        steady: None,
     };
     let ranks = all
         .iter()

@@ -7,7 +7,11 @@
 pub mod aggregate;
 pub mod coordinator;
 pub mod io;
+pub mod merge;
 pub mod meta;
+pub mod rankdir;
+pub mod run;
+pub mod suite;
 
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -79,6 +83,35 @@ impl World {
     pub fn broadcast_u64(&self, mut v: u64) -> u64 {
         self.comm.process_at_rank(0).broadcast_into(&mut v);
         v
+    }
+
+    /// Rank 0's bytes, on every rank (`mine` is ignored on the others).
+    pub fn broadcast_bytes(&self, mine: Vec<u8>) -> Vec<u8> {
+        let len = self.broadcast_u64(mine.len() as u64) as usize;
+        let mut buf = if self.rank == 0 { mine } else { vec![0u8; len] };
+        if len > 0 {
+            self.comm.process_at_rank(0).broadcast_into(&mut buf[..]);
+        }
+        buf
+    }
+
+    /// Whether `ok` holds on every rank.
+    pub fn all_ok(&self, ok: bool) -> bool {
+        let mine = u8::from(ok);
+        let mut all = 0u8;
+        self.comm
+            .all_reduce_into(&mine, &mut all, mpi::collective::SystemOperation::min());
+        all != 0
+    }
+
+    /// Every rank's host name, in rank order, at rank 0 (`None` on the others).
+    pub fn gather_hosts(&self) -> Option<Vec<String>> {
+        self.gather_bytes(self.host.clone().into_bytes())
+            .map(|all| {
+                all.into_iter()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .collect()
+            })
     }
 
     /// Gather every rank's bytes at rank 0 (in rank order); `None` on the other ranks.

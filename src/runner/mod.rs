@@ -7,6 +7,7 @@
 //! [`crate::cancel`]; the current step stops, guards release mount, pool, loop device and image,
 //! partial results are saved and the caller exits 130.
 
+pub mod coordinator;
 pub mod journal;
 pub mod progress;
 mod round;
@@ -47,6 +48,8 @@ pub(crate) struct Runner<'a> {
     /// Workload ids not run because their engine is missing.
     skipped_workloads: BTreeSet<String>,
     run_id: String,
+    /// Other processes running the same plan at the same time (MPI ranks), if any.
+    coordinator: Option<&'a dyn coordinator::Coordinator>,
 }
 
 /// Whether a filesystem's tools are present; `Err` names what is missing.
@@ -65,6 +68,16 @@ pub fn workload_available(w: &crate::plan::WorkloadSpec) -> Result<(), String> {
 
 /// Run (or resume) an invocation. `resume` keeps the journal's finished setup-rounds.
 pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
+    execute_with(inv, resume, None)
+}
+
+/// [`execute`], every workload run through `coordinator` (several processes running the
+/// same plan together; see [`coordinator::Coordinator`]).
+pub fn execute_with(
+    inv: &Invocation,
+    resume: bool,
+    coordinator: Option<&dyn coordinator::Coordinator>,
+) -> crate::Result<Outcome> {
     let out = &inv.options.out;
     let plan = &inv.plan;
     if !resume && Journal::path(out).exists() {
@@ -182,6 +195,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
         run_notes,
         host_findings: diagnosis.findings,
         skipped_workloads,
+        coordinator,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
@@ -305,6 +319,10 @@ impl Runner<'_> {
             .extra
             .insert("fsbench_seed".into(), inv.options.seed.to_string());
         r.host.extra.insert("plan".into(), plan.name.clone());
+        // The coordinator hook: who ran the plan together (MPI ranks, hosts, library).
+        for (k, v) in self.coordinator.map(|c| c.provenance()).unwrap_or_default() {
+            r.host.extra.insert(k, v);
+        }
         r.target = self.target.info();
         let mut infos: BTreeMap<&str, SetupInfo> = BTreeMap::new();
         for sr in plan.setup_rounds() {

@@ -270,7 +270,14 @@ impl Runner<'_> {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            let result = self.run_step(w, &setup, round, &work_root, &data_dir);
+            let result = if let Some(c) = self.coordinator {
+                // The coordinator hook: run on every process together, get the reduced output.
+                c.workload(&w.id, &mut || {
+                    self.run_step(w, &setup, round, &work_root, &data_dir)
+                })
+            } else {
+                self.run_step(w, &setup, round, &work_root, &data_dir)
+            };
             let mut step = self.empty(&setup, round);
             match result {
                 Ok(mut out) => {

@@ -1,0 +1,424 @@
+//! Rank 0's reduction of one workload's outputs (one per rank) into the all-ranks output the
+//! runner records, for `fsbench run --mpi`.
+//!
+//! Every rank starts the workload together (a barrier right before it), so each rank's own
+//! measured time starts at the common start, and the common window (earliest start to latest
+//! end) is the longest rank's time. Totals are summed and divided by that window, latency
+//! histograms are merged bucket by bucket, as `io --mpi` does ([`super::aggregate`]).
+
+use crate::engine::{self, CpuReport, IoReport};
+use crate::measure::LatencyHistogram;
+use crate::workload::{Metric, WorkloadOutput};
+use serde::{Deserialize, Serialize};
+
+/// One direction's latency histogram as a rank sends it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireHistogram {
+    /// `read` or `write`.
+    pub direction: String,
+    /// Smallest latency, ns.
+    pub min_ns: u64,
+    /// Largest latency, ns.
+    pub max_ns: u64,
+    /// Sum of latencies, ns.
+    pub sum_ns: u128,
+    /// `[value, count]` pairs ([`LatencyHistogram::to_sparse`]).
+    pub buckets: Vec<[u64; 2]>,
+}
+
+/// A rank's [`WorkloadOutput`] on the wire (the output itself is not serialisable).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Measured {
+    /// `(metric, unit, value)`.
+    pub metrics: Vec<(String, String, f64)>,
+    /// Latency histograms by direction.
+    pub histograms: Vec<WireHistogram>,
+    /// Per-second series by metric.
+    pub series: Vec<(String, Vec<f64>)>,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// Ran with warm caches.
+    pub ran_warm: bool,
+}
+
+impl Measured {
+    /// The wire form of `out`.
+    pub fn of(out: &WorkloadOutput) -> Measured {
+        Measured {
+            metrics: out
+                .metrics
+                .iter()
+                .map(|m| (m.metric.clone(), m.unit.clone(), m.value))
+                .collect(),
+            histograms: out
+                .histograms
+                .iter()
+                .map(|(d, h)| WireHistogram {
+                    direction: d.clone(),
+                    min_ns: h.min(),
+                    max_ns: h.max(),
+                    sum_ns: h.sum(),
+                    buckets: h.to_sparse(),
+                })
+                .collect(),
+            series: out.series.clone(),
+            notes: out.notes.clone(),
+            ran_warm: out.ran_warm,
+        }
+    }
+
+    fn get(&self, metric: &str) -> Option<f64> {
+        self.metrics
+            .iter()
+            .find(|(m, _, _)| m == metric)
+            .map(|(_, _, v)| *v)
+    }
+
+    fn histogram(&self, direction: &str) -> LatencyHistogram {
+        self.histograms
+            .iter()
+            .filter(|h| h.direction == direction)
+            .map(|h| LatencyHistogram::from_sparse(&h.buckets, h.min_ns, h.max_ns, h.sum_ns))
+            .fold(LatencyHistogram::new(), |mut acc, h| {
+                acc.merge(&h);
+                acc
+            })
+    }
+
+    /// I/Os this rank completed (its histograms hold every one).
+    fn ios(&self) -> u64 {
+        self.histograms
+            .iter()
+            .map(|h| h.buckets.iter().map(|b| b[1]).sum::<u64>())
+            .sum()
+    }
+
+    /// The engine's measured time: `iops` is all I/Os over it.
+    fn io_seconds(&self) -> f64 {
+        match self.get("iops") {
+            Some(iops) if iops > 0.0 => self.ios() as f64 / iops,
+            _ => 0.0,
+        }
+    }
+}
+
+/// How a metric of the non-I/O workloads becomes the all-ranks value.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// A phase's duration: the common window of the phase, which starts on each rank after
+    /// the phases named in `after` (all ranks started the workload together).
+    Window { after: &'static [&'static str] },
+    /// A count: the sum over ranks.
+    Sum,
+    /// The sum of metric `of` over the reduced window of metric `over`, times `scale`.
+    Rate {
+        of: &'static str,
+        over: &'static str,
+        scale: f64,
+    },
+    /// A fact of the shared filesystem (statvfs): rank 0's value.
+    First,
+}
+
+const MIB: f64 = 1.0 / (1 << 20) as f64;
+
+/// The metrics of layout, usable-space and the metadata workloads (untar, find-cold, rm-tree,
+/// smallfiles, fsmark) and how each is reduced. A metric not listed here is not reduced (a
+/// sum of device counters of ranks on one host would count the same device twice): it is
+/// left out of the aggregate and a note says so.
+const RULES: &[(&str, Rule)] = &[
+    ("seconds", Rule::Window { after: &[] }),
+    ("entries", Rule::Sum),
+    ("bytes", Rule::Sum),
+    (
+        "ops_per_s",
+        Rule::Rate {
+            of: "entries",
+            over: "seconds",
+            scale: 1.0,
+        },
+    ),
+    (
+        "bw_mib_s",
+        Rule::Rate {
+            of: "bytes",
+            over: "seconds",
+            scale: MIB,
+        },
+    ),
+    ("create_seconds", Rule::Window { after: &[] }),
+    (
+        "create_files_per_s",
+        Rule::Rate {
+            of: "entries",
+            over: "create_seconds",
+            scale: 1.0,
+        },
+    ),
+    (
+        "sync_seconds",
+        Rule::Window {
+            after: &["create_seconds"],
+        },
+    ),
+    (
+        "read_seconds",
+        Rule::Window {
+            after: &["create_seconds", "sync_seconds"],
+        },
+    ),
+    (
+        "read_files_per_s",
+        Rule::Rate {
+            of: "entries",
+            over: "read_seconds",
+            scale: 1.0,
+        },
+    ),
+    ("size_bytes", Rule::First),
+    ("avail_bytes", Rule::First),
+    ("inodes_total", Rule::First),
+    ("inodes_free", Rule::First),
+];
+
+fn rule(metric: &str) -> Option<Rule> {
+    RULES.iter().find(|(m, _)| *m == metric).map(|(_, r)| *r)
+}
+
+/// The common window of a phase: latest end − earliest start, where a rank's phase starts
+/// after its own earlier phases.
+fn window(ranks: &[Measured], metric: &str, after: &[&str]) -> f64 {
+    let (mut start, mut end) = (f64::INFINITY, 0.0f64);
+    for r in ranks {
+        let Some(d) = r.get(metric) else { continue };
+        let offset: f64 = after.iter().filter_map(|m| r.get(m)).sum();
+        start = start.min(offset);
+        end = end.max(offset + d);
+    }
+    if start.is_finite() {
+        (end - start).max(0.0)
+    } else {
+        0.0
+    }
+}
+
+fn reduced(ranks: &[Measured], metric: &str, r: Rule) -> Option<f64> {
+    let sum = |m: &str| ranks.iter().filter_map(|x| x.get(m)).sum::<f64>();
+    Some(match r {
+        Rule::Window { after } => window(ranks, metric, after),
+        Rule::Sum => sum(metric),
+        Rule::Rate { of, over, scale } => {
+            let w = reduced(ranks, over, rule(over)?)?;
+            if w > 0.0 { sum(of) / w * scale } else { 0.0 }
+        }
+        Rule::First => ranks.first()?.get(metric)?,
+    })
+}
+
+/// Reduce the ranks' outputs (rank order) of one workload. `io_bs` is the block size of an
+/// I/O job (`None` for the other kinds).
+pub fn merge(ranks: &[Measured], io_bs: Option<u64>) -> WorkloadOutput {
+    let mut out = match io_bs {
+        Some(bs) => merge_io(ranks, bs),
+        None => merge_by_rules(ranks),
+    };
+    // Every rank's notes once (ranks usually say the same thing).
+    for r in ranks {
+        for n in &r.notes {
+            if !out.notes.contains(n) {
+                out.notes.push(n.clone());
+            }
+        }
+    }
+    out.notes.push(per_rank_note(ranks, io_bs.is_some()));
+    out.ran_warm = ranks.iter().any(|r| r.ran_warm);
+    out
+}
+
+/// What each rank did, so the sum can be checked against the aggregate.
+fn per_rank_note(ranks: &[Measured], io: bool) -> String {
+    let (what, each): (&str, Vec<String>) = if io {
+        ("I/Os", ranks.iter().map(|r| r.ios().to_string()).collect())
+    } else if let Some(m) = ["entries", "bytes"]
+        .into_iter()
+        .find(|m| ranks.iter().any(|r| r.get(m).is_some()))
+    {
+        (
+            m,
+            ranks
+                .iter()
+                .map(|r| format!("{:.0}", r.get(m).unwrap_or(0.0)))
+                .collect(),
+        )
+    } else {
+        return format!("MPI: {} ranks (rank 0's statvfs figures)", ranks.len());
+    };
+    let by: Vec<String> = each
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{i}: {v}"))
+        .collect();
+    format!(
+        "MPI: {} ranks, started together; {what} by rank {}; the figures are all ranks' \
+         totals over the common window",
+        ranks.len(),
+        by.join(", ")
+    )
+}
+
+fn merge_by_rules(ranks: &[Measured]) -> WorkloadOutput {
+    let mut out = WorkloadOutput::default();
+    let Some(first) = ranks.first() else {
+        return out;
+    };
+    let mut dropped = Vec::new();
+    for (metric, unit, _) in &first.metrics {
+        // Every rank's metrics came from the registry; an id it does not know is dropped.
+        let id = crate::metrics::lookup(metric).map(|d| d.id);
+        match id.zip(rule(metric).and_then(|r| reduced(ranks, metric, r))) {
+            Some((id, v)) => out.metrics.push(Metric::new(id, unit, v)),
+            None => dropped.push(metric.as_str()),
+        }
+    }
+    if !dropped.is_empty() {
+        out.notes.push(format!(
+            "not reduced across ranks, so not recorded: {} (device counters of ranks that \
+             share a device cannot be summed)",
+            dropped.join(", ")
+        ));
+    }
+    out
+}
+
+/// An I/O job: the ranks' histograms merged, I/Os over the longest rank's measured time, then
+/// the same metric mapping as a single process's job ([`crate::workload::io::to_output`]).
+fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
+    let mut read = LatencyHistogram::new();
+    let mut write = LatencyHistogram::new();
+    let mut series: Vec<f64> = Vec::new();
+    let (mut window_s, mut cpu_s, mut fsyncs) = (0.0f64, 0.0, 0.0);
+    for r in ranks {
+        read.merge(&r.histogram("read"));
+        write.merge(&r.histogram("write"));
+        let secs = r.io_seconds();
+        window_s = window_s.max(secs);
+        cpu_s += r.get("cpu_util").unwrap_or(0.0) / 100.0 * secs;
+        fsyncs += r.get("fsyncs").unwrap_or(0.0);
+        if let Some((_, s)) = r.series.iter().find(|(m, _)| m == "iops") {
+            if series.len() < s.len() {
+                series.resize(s.len(), 0.0);
+            }
+            for (acc, v) in series.iter_mut().zip(s) {
+                *acc += v;
+            }
+        }
+    }
+    let report = IoReport {
+        read: engine::direction(&read, bs, window_s),
+        write: engine::direction(&write, bs, window_s),
+        cpu: CpuReport {
+            user_s: cpu_s,
+            sys_s: 0.0,
+            system_util: 0.0,
+        },
+        runtime_s: window_s,
+        fsyncs: fsyncs as u64,
+        iops_series: series,
+        // No device counters: ranks on one host share its devices (as `io --mpi`).
+        device: None,
+        ..Default::default()
+    };
+    let mut out = crate::workload::io::to_output(&report);
+    if ranks.iter().any(|r| r.get("device_write_bytes").is_some()) {
+        out.notes
+            .push("no device counters for the aggregate: ranks on one host share devices".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_rank(lat_ns: u64, ios: u64, secs: f64) -> Measured {
+        let mut h = LatencyHistogram::new();
+        for _ in 0..ios {
+            h.record(lat_ns);
+        }
+        let out = crate::workload::io::to_output(&IoReport {
+            read: engine::direction(&h, 4096, secs),
+            runtime_s: secs,
+            iops_series: vec![ios as f64 / secs; secs as usize],
+            ..Default::default()
+        });
+        Measured::of(&out)
+    }
+
+    fn metric(out: &WorkloadOutput, m: &str) -> f64 {
+        out.metrics.iter().find(|x| x.metric == m).unwrap().value
+    }
+
+    #[test]
+    fn io_totals_over_the_longest_rank_and_merged_buckets() {
+        let ranks = [
+            io_rank(1_000, 100, 1.0),
+            io_rank(5_000, 300, 2.0),
+            io_rank(100_000, 10, 1.0),
+        ];
+        let out = merge(&ranks, Some(4096));
+        let count: u64 = out.histograms.iter().map(|(_, h)| h.count()).sum();
+        assert_eq!(count, 410);
+        // 410 I/Os over 2 s, not the sum of the rates (100 + 150 + 10).
+        assert!((metric(&out, "iops") - 205.0).abs() < 1e-6);
+        let bw = 410.0 * 4096.0 / 2.0 / (1 << 20) as f64;
+        assert!((metric(&out, "bw_mib_s") - bw).abs() < 1e-9);
+        // Merged, not averaged: the 99th percentile is in the slow rank's bucket.
+        assert!(metric(&out, "lat_p99_ms") >= 0.099);
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.contains("I/Os by rank 0: 100, 1: 300, 2: 10"))
+        );
+    }
+
+    fn meta_rank(entries: f64, secs: f64) -> Measured {
+        Measured {
+            metrics: vec![
+                ("seconds".into(), "s".into(), secs),
+                ("entries".into(), "entries".into(), entries),
+                ("ops_per_s".into(), "entries/s".into(), entries / secs),
+                ("device_write_bytes".into(), "bytes".into(), 1.0),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn metadata_entries_over_the_common_window() {
+        let out = merge(&[meta_rank(100.0, 1.0), meta_rank(300.0, 4.0)], None);
+        assert_eq!(metric(&out, "seconds"), 4.0);
+        assert_eq!(metric(&out, "entries"), 400.0);
+        assert_eq!(metric(&out, "ops_per_s"), 100.0);
+        assert!(!out.metrics.iter().any(|m| m.metric == "device_write_bytes"));
+        assert!(out.notes.iter().any(|n| n.contains("device_write_bytes")));
+    }
+
+    #[test]
+    fn a_later_phase_window_starts_after_each_ranks_earlier_phases() {
+        let rank = |create: f64, sync: f64, read: f64| Measured {
+            metrics: vec![
+                ("create_seconds".into(), "s".into(), create),
+                ("sync_seconds".into(), "s".into(), sync),
+                ("read_seconds".into(), "s".into(), read),
+                ("read_files_per_s".into(), "files/s".into(), 10.0 / read),
+                ("entries".into(), "files".into(), 10.0),
+            ],
+            ..Default::default()
+        };
+        // Reads span [3, 4] and [1, 3]: the common read window is [1, 4].
+        let out = merge(&[rank(2.0, 1.0, 1.0), rank(0.5, 0.5, 2.0)], None);
+        assert_eq!(metric(&out, "read_seconds"), 3.0);
+        assert!((metric(&out, "read_files_per_s") - 20.0 / 3.0).abs() < 1e-9);
+        assert_eq!(metric(&out, "create_seconds"), 2.0);
+    }
+}

@@ -1,0 +1,280 @@
+//! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
+//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds interleaved as usual, each workload started on all ranks together
+//! ([`super::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
+//! figures, so `fsbench report` and `compare` read it like any other run.
+
+use super::World;
+use super::rankdir::RankDir;
+use super::suite::{self, SuiteCoordinator};
+use crate::cli::run::RunArgs;
+use crate::error::{EXIT_FAILURE, EXIT_OK};
+use crate::plan::Invocation;
+use crate::{Error, Result};
+use std::path::Path;
+
+/// Run `fsbench run --mpi` on this rank; returns the exit code.
+pub fn run(args: RunArgs) -> Result<i32> {
+    // Refusals that do not depend on the rank come before MPI starts (exit 2 on every rank).
+    if args.plan.resume.is_some() {
+        return Err(Error::invalid(
+            "--mpi",
+            "an MPI run cannot be resumed (only rank 0 keeps a journal); start a new run",
+        ));
+    }
+    if args.plan.install_missing {
+        return Err(Error::invalid(
+            "--install-missing",
+            "not with --mpi (a --dir run needs no filesystem tools); drop it",
+        ));
+    }
+    let Some(dir) = args.plan.dir.clone() else {
+        return Err(Error::invalid(
+            "--mpi",
+            "needs --dir PATH: every rank runs in its own subdirectory of one existing \
+             (usually shared) directory; a device or an image belongs to one host",
+        ));
+    };
+    crate::cancel::install_handlers();
+    let world = World::init()?;
+    let mut args = args;
+    args.plan.dir = Some(super::expand(&dir, world.rank, &world.host));
+    let inv = crate::commands::run::prepare(&args.overrides(), std::env::args().collect())
+        .and_then(|inv| refuse_unsupported(&inv, world.rank, world.size, &dir).map(|()| inv));
+    // Every rank resolved the same flags. One that refused makes all refuse before anything
+    // is created, so none waits for it in a barrier.
+    let ok = inv.is_ok();
+    if !world.all_ok(ok) {
+        let rank0_ok = world.broadcast_u64(u64::from(ok)) != 0;
+        // Rank 0 speaks for the ranks that refused as it did; a rank that refused alone
+        // (its own %h directory missing…) says why itself.
+        return match inv {
+            Err(e) if world.rank == 0 || rank0_ok => Err(e),
+            Err(_) => Ok(crate::error::EXIT_USAGE),
+            Ok(_) => Err(Error::invalid(
+                "--mpi",
+                "another rank refused the options (its message says why)",
+            )),
+        };
+    }
+    let mut inv = inv.expect("every rank resolved");
+    // Rank 0 speaks for all (as IOR's does); the others print only why they fail.
+    let relay = (world.rank == 0).then(crate::host::stdio::Relay::install);
+    let quiet = (world.rank != 0).then(Quiet::install).flatten();
+    // Rank 0's seed is the run's (recorded); every other rank gets its own offset stream
+    // from it, or all would replay rank 0's.
+    let seed = world.broadcast_u64(inv.options.seed);
+    inv.options.seed = seed ^ (world.rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let hosts = world.gather_hosts();
+    if world.rank == 0 {
+        eprint!(
+            "{}",
+            crate::commands::plan::summary(&inv, crate::commands::plan::ResultsLine::Run)
+        );
+    }
+    // Everything this rank writes lives in its own directory of PATH (the runner's work
+    // directory inside it); ranks other than 0 keep their journal and partial results there
+    // too, so they write nothing to OUT. It goes when the rank ends or is interrupted.
+    let parent = args.plan.dir.clone().expect("--dir checked");
+    let rank_dir = checked(&world, quiet.as_ref(), RankDir::create(&parent, world.rank));
+    rank_dir.remove_on_interrupt(world.rank != 0);
+    inv.options.target = crate::target::TargetKind::Dir {
+        path: rank_dir.path().to_path_buf(),
+    };
+    if world.rank != 0 {
+        inv.options.out = rank_dir.path().join("out");
+    }
+    let provenance = hosts
+        .as_deref()
+        .map(|h| provenance(h, &parent))
+        .unwrap_or_default();
+    let coordinator = SuiteCoordinator::new(&world, &inv.plan, provenance);
+    // A rank that cannot even set up (its directory, OUT) ends the job: MPI_Abort.
+    let outcome = checked(
+        &world,
+        quiet.as_ref(),
+        crate::runner::execute_with(&inv, false, Some(&coordinator)),
+    );
+    let code = if outcome.interrupted {
+        crate::cancel::exit_code()
+    } else if outcome.results.failures.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    };
+    let Some(hosts) = hosts else {
+        // Every rank recorded the same failures (the coordinator shares them): same code.
+        return Ok(code);
+    };
+    let results = outcome.results;
+    let out = &inv.options.out;
+    if let Err(e) = crate::report::write_run_reports(&results, out) {
+        eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
+    }
+    if outcome.interrupted {
+        eprintln!(
+            "fsbench: interrupted; every rank released its files. Partial results: {}",
+            out.join("results.json").display()
+        );
+        return Ok(code);
+    }
+    eprintln!(
+        "fsbench: MPI: {} ranks, hosts {} (ranks each); {}\nfsbench: every sample is all \
+         ranks' total over the common window (per-rank counts: the notes in results.json)",
+        hosts.len(),
+        results.host.extra["mpi_hosts"],
+        World::library_version()
+    );
+    let table = crate::report::render_terminal(&results);
+    if args.json {
+        eprint!("{table}");
+        let text = serde_json::to_string_pretty(&results)
+            .map_err(|e| Error::Other(format!("cannot serialize results: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{table}");
+    }
+    for f in &results.failures {
+        eprintln!(
+            "fsbench: failed: {} round {} {}: {}",
+            f.setup, f.round, f.workload, f.error
+        );
+    }
+    eprintln!(
+        "fsbench: results: {}\nfsbench: every metric, per-round values and charts: {} and {}",
+        out.join("results.json").display(),
+        out.join("report.md").display(),
+        out.join("report.html").display()
+    );
+    drop(relay);
+    Ok(code)
+}
+
+/// `r`'s value, or this rank's failure (said aloud) ends the whole job (MPI_Abort).
+fn checked<T>(world: &World, quiet: Option<&Quiet>, r: Result<T>) -> T {
+    r.unwrap_or_else(|e| {
+        if let Some(q) = quiet {
+            q.restore();
+        }
+        world.fail(&e)
+    })
+}
+
+/// A quiet rank: stdout and stderr point at /dev/null, and stderr is put back before this
+/// rank reports its own failure.
+struct Quiet {
+    stderr: std::os::fd::OwnedFd,
+}
+
+impl Quiet {
+    /// `None` (and nothing changed) when the descriptors cannot be redirected.
+    fn install() -> Option<Quiet> {
+        use std::os::fd::AsFd;
+        let stderr = rustix::io::dup(std::io::stderr().as_fd()).ok()?;
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .ok()?;
+        // A panic says why, too.
+        let for_panics = rustix::io::dup(&stderr).ok()?;
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = rustix::stdio::dup2_stderr(&for_panics);
+            hook(info);
+        }));
+        rustix::stdio::dup2_stdout(&null).ok()?;
+        rustix::stdio::dup2_stderr(&null).ok()?;
+        Some(Quiet { stderr })
+    }
+
+    fn restore(&self) {
+        let _ = rustix::stdio::dup2_stderr(&self.stderr);
+    }
+}
+
+/// What `--mpi` cannot run, refused with exit 2: another engine, workloads whose figures do
+/// not add up across ranks ([`suite::KINDS`]), data files of all `ranks` that do not fit in
+/// one `shared` directory (PATH as given, before `%r`/`%h`), and (rank 0) an OUT that holds
+/// a run.
+fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) -> Result<()> {
+    if inv.options.engine == crate::plan::EngineChoice::Fio {
+        return Err(Error::invalid(
+            "--engine",
+            "--mpi runs fsbench's own engine only; drop --engine fio",
+        ));
+    }
+    let refused: Vec<&str> = inv
+        .plan
+        .workloads
+        .iter()
+        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !suite::KINDS.contains(&w.kind))
+        .map(|w| w.id.as_str())
+        .collect();
+    if !refused.is_empty() {
+        return Err(Error::invalid(
+            "--only",
+            format!(
+                "{} cannot run under --mpi (only I/O and metadata workloads add up across \
+                 ranks); choose among layout, the I/O jobs, untar, find-cold, rm-tree, \
+                 smallfiles, fsmark",
+                refused.join(", ")
+            ),
+        ));
+    }
+    // Ranks in one directory lay out one data file each: all must fit (each rank's own
+    // check above saw one).
+    let crate::target::TargetKind::Dir { path } = &inv.options.target else {
+        return Err(Error::invalid("--mpi", "needs --dir PATH"));
+    };
+    let lays_out = inv
+        .plan
+        .workloads
+        .iter()
+        .any(|w| w.kind == crate::plan::Kind::Layout);
+    if lays_out
+        && !super::is_per_rank(shared)
+        && let Some(room) = crate::host::sys::available_bytes(path)
+        && inv.plan.file_size.saturating_mul(ranks as u64) > room
+    {
+        return Err(Error::invalid(
+            "--file-size",
+            format!(
+                "{ranks} ranks × {} do not fit in {} ({} available); use a smaller --file-size",
+                crate::units::format_size(inv.plan.file_size),
+                path.display(),
+                crate::units::format_size(room)
+            ),
+        ));
+    }
+    let out = &inv.options.out;
+    if rank == 0 && crate::runner::journal::Journal::path(out).exists() {
+        return Err(Error::invalid(
+            "--out",
+            format!(
+                "{} already holds a run; choose another --out",
+                out.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Ranks, hosts, the MPI library and the shared directory, for the results' `host.extra`.
+fn provenance(hosts: &[String], dir: &Path) -> Vec<(String, String)> {
+    let mut distinct: Vec<&String> = Vec::new();
+    for h in hosts {
+        if !distinct.contains(&h) {
+            distinct.push(h);
+        }
+    }
+    let per_host: Vec<String> = distinct
+        .iter()
+        .map(|h| format!("{h} ({})", hosts.iter().filter(|x| x == h).count()))
+        .collect();
+    vec![
+        ("mpi_ranks".into(), hosts.len().to_string()),
+        ("mpi_hosts".into(), per_host.join(", ")),
+        ("mpi_library".into(), World::library_version()),
+        // The target is rank 0's own directory; this is the one all ranks worked in.
+        ("mpi_dir".into(), dir.display().to_string()),
+    ]
+}
