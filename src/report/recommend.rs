@@ -92,6 +92,17 @@ pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
         }
         let mut wins = vec![0usize; setups.len()];
         let mut clear = vec![0usize; setups.len()];
+        // Leads on the medians alone: when every lead is within noise this breaks the tie,
+        // so the setup named is never one the quoted medians show behind.
+        let mut ahead = vec![0usize; setups.len()];
+        for r in &rows {
+            let best = (0..setups.len())
+                .filter_map(|i| Some((i, r.cells.get(i)?.as_ref()?.summary.median)))
+                .reduce(|a, b| if r.direction.better(b.1, a.1) { b } else { a });
+            if let Some((i, _)) = best {
+                ahead[i] += 1;
+            }
+        }
         for r in &rows {
             for (i, c) in r.cells.iter().enumerate() {
                 match c.as_ref().map(|c| c.mark) {
@@ -105,7 +116,7 @@ pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
             }
         }
         let w = (0..setups.len())
-            .max_by_key(|&i| (wins[i], clear[i], std::cmp::Reverse(i)))
+            .max_by_key(|&i| (wins[i], clear[i], ahead[i], std::cmp::Reverse(i)))
             .expect("setups");
         let evidence: Vec<String> = rows.iter().filter_map(|r| quote(r, w, setups)).collect();
         let within_noise = clear[w] == 0;
@@ -276,6 +287,35 @@ mod tests {
                 .iter()
                 .any(|x| x.class.starts_with("Space"))
         );
+    }
+
+    #[test]
+    fn a_tie_names_the_setup_ahead_on_the_medians_not_the_first_listed() {
+        // Overlapping rounds (a tie within noise), but xfs has the higher median.
+        let r = results(&[
+            (
+                "ext4",
+                "randread",
+                "iops",
+                "IOPS",
+                [17_000.0, 17_788.0, 19_500.0],
+            ),
+            (
+                "xfs",
+                "randread",
+                "iops",
+                "IOPS",
+                [16_900.0, 18_702.0, 19_400.0],
+            ),
+        ]);
+        let rep = Report::new(&r);
+        let rand = rep
+            .recommendations
+            .iter()
+            .find(|x| x.class.starts_with("Random"))
+            .unwrap();
+        assert!(rand.within_noise, "{}", rand.text);
+        assert_eq!(rand.winner, "xfs", "{}", rand.text);
     }
 
     #[test]
