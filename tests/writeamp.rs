@@ -228,3 +228,102 @@ fn io_says_why_there_are_no_device_counters() {
         .unwrap();
     assert!(ok(&o).contains("device: no device counters"));
 }
+
+/// A zfs-fuse (or kernel ZFS) pool on a loop image; destroyed, detached and removed on drop,
+/// and the daemon fsbench's library started for it stopped with the hold.
+struct Pool {
+    name: String,
+    dev: String,
+    mnt: PathBuf,
+    _daemon: fsbench::fs::zfs_daemon::DaemonHold,
+    _dir: tempfile::TempDir,
+}
+
+impl Pool {
+    fn new() -> Pool {
+        let (daemon, _) = fsbench::fs::zfs_daemon::ensure().expect("zfs-fuse daemon");
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let img = dir.path().join("img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(512 << 20)
+            .unwrap();
+        let o = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .unwrap();
+        let dev = ok(&o).trim().to_string();
+        let p = Pool {
+            name: format!("fsbtest_wa_{}", std::process::id()),
+            dev,
+            mnt: dir.path().join("mnt"),
+            _daemon: daemon,
+            _dir: dir,
+        };
+        // cachefile=none: a pool of a killed test is not imported again by the next daemon.
+        ok(&Command::new("zpool")
+            .args(["create", "-f", "-o", "cachefile=none", "-m"])
+            .arg(&p.mnt)
+            .args([&p.name, &p.dev])
+            .output()
+            .unwrap());
+        p
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // zfs-fuse answers "pool is busy" for a moment after heavy I/O.
+        for _ in 0..20 {
+            let o = Command::new("zpool")
+                .args(["destroy", "-f", &self.name])
+                .output();
+            if o.is_ok_and(|o| o.status.success()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// `fsbench io` on a file on a ZFS dataset: the device is the pool's vdev (the loop device,
+/// found through `zpool status`, since mountinfo names only the dataset), and the total
+/// window forces ZFS's transaction group to disk, so everything the job wrote is counted even
+/// where zfs-fuse would have kept it in memory for another 20–30 s.
+#[test]
+fn io_on_zfs_finds_the_pool_vdev_and_counts_the_forced_txg() {
+    if !common::privileged(module_path!())
+        .loop_devices()
+        .zfs()
+        .tools(&["zpool", "zfs"])
+        .ok()
+    {
+        return;
+    }
+    let pool = Pool::new();
+    let o = bin()
+        .args([
+            "io", "--rw", "write", "--bs", "1M", "--size", "32M", "--json",
+        ])
+        .arg("--filename")
+        .arg(pool.mnt.join("f"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    let d = &v["device"];
+    let loop_name = Path::new(&pool.dev).file_name().unwrap().to_str().unwrap();
+    assert_eq!(d["name"], loop_name, "{v}");
+    let (job, total) = (
+        d["write_amplification"].as_f64().unwrap(),
+        d["write_amplification_total"].as_f64().unwrap(),
+    );
+    println!("zfs 1M sequential write, 32 MiB buffered: in-job {job:.2}, total {total:.2}");
+    // Incompressible data (compression is off): every byte reaches the device once it is
+    // written back, plus ZFS's metadata.
+    assert!(
+        total >= 1.0 && total >= job,
+        "in-job {job}, total {total}: {v}"
+    );
+}
