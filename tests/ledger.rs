@@ -86,6 +86,9 @@ impl Scratch {
             "10s",
             "--seed",
             "7",
+            // Test-sized corpus (the quick profile's 52k entries take seconds per step).
+            "--corpus-scale",
+            "0.1",
         ])
         .args(extra)
         .arg("--scratch-dir")

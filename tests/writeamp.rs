@@ -43,6 +43,20 @@ fn sample(r: &serde_json::Value, setup: &str, workload: &str, metric: &str) -> O
     })
 }
 
+/// A sparse image `img` of `size` bytes in `dir` on a free loop device (`losetup` options
+/// `extra`); returns the device.
+fn attach(dir: &Path, size: u64, extra: &[&str]) -> String {
+    let img = dir.join("img");
+    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .args(extra)
+        .arg(&img)
+        .output()
+        .unwrap();
+    ok(&o).trim().to_string()
+}
+
 /// A formatted, mounted loop image; unmounted, detached and removed on drop.
 struct Mounted {
     dev: String,
@@ -53,17 +67,7 @@ struct Mounted {
 impl Mounted {
     fn new(mkfs: &[&str]) -> Mounted {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let img = dir.path().join("img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(1 << 30)
-            .unwrap();
-        let o = Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on"])
-            .arg(&img)
-            .output()
-            .unwrap();
-        let dev = ok(&o).trim().to_string();
+        let dev = attach(dir.path(), 1 << 30, &["--direct-io=on"]);
         let mnt = dir.path().join("mnt");
         std::fs::create_dir(&mnt).unwrap();
         // The guard exists before mkfs, so a failing mkfs still detaches the loop.
@@ -153,7 +157,15 @@ fn run_records_both_windows_btrfs_above_ext4_close() {
             "3s",
         ])
         .args(["--ramp", "0s", "--rounds", "1", "--quiet-window", "1s"])
-        .args(["--quiet-timeout", "20s", "--seed", "7", "--scratch-dir"])
+        .args([
+            "--quiet-timeout",
+            "20s",
+            "--seed",
+            "7",
+            "--corpus-scale",
+            "0.1",
+        ])
+        .arg("--scratch-dir")
         .arg(scratch.path())
         .arg("--out")
         .arg(&out)
@@ -243,17 +255,7 @@ impl Pool {
     fn new() -> Pool {
         let (daemon, _) = fsbench::fs::zfs_daemon::ensure().expect("zfs-fuse daemon");
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let img = dir.path().join("img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(512 << 20)
-            .unwrap();
-        let o = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&img)
-            .output()
-            .unwrap();
-        let dev = ok(&o).trim().to_string();
+        let dev = attach(dir.path(), 512 << 20, &[]);
         let p = Pool {
             name: format!("fsbtest_wa_{}", std::process::id()),
             dev,
