@@ -373,8 +373,14 @@ fn job_files_run_on_ext4_and_xfs_for_two_rounds_and_report() {
         );
     }
     // A 1 MiB job is judged in MiB/s; its IOPS row would repeat the bandwidth and is not shown.
-    assert!(text.contains("big — bandwidth"), "report lacks big:\n{text}");
-    assert!(!text.contains("big — IOPS"), "big repeats its MiB/s as IOPS:\n{text}");
+    assert!(
+        text.contains("big — bandwidth"),
+        "report lacks big:\n{text}"
+    );
+    assert!(
+        !text.contains("big — IOPS"),
+        "big repeats its MiB/s as IOPS:\n{text}"
+    );
     let cmp = bin()
         .args(["compare", "--format", "json"])
         .arg(out.join("results.json"))

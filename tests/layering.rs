@@ -31,6 +31,12 @@ const KNOWN: &[(&str, &str)] = &[
          table (the runner's availability check, being restructured with the workload registry)",
     ),
     (
+        "host -> fs",
+        "the ledger's recovery releases a dead run's zpool and zfs-fuse daemon through \
+         fs::zfs_recover, which needs the ZFS driver's own knowledge (FUSE mounts, the daemon); \
+         the fix is a release hook the fs layer registers with the ledger",
+    ),
+    (
         "error -> cancel",
         "Error::Interrupted's exit code is 128 + the signal cancel recorded (one atomic read)",
     ),

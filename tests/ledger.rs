@@ -1,5 +1,6 @@
 //! The ledger of held resources, signals and host tunings, end to end through the binary:
-//! SIGKILL at several points then `run --resume` releases what the killed run held; a ledger
+//! SIGKILL at several points then `run --resume` releases what the killed run held (also a
+//! zfs-fuse pool and the daemon the run started, by `doctor --cleanup` or `--resume`); a ledger
 //! naming things that are no longer ours releases nothing; SIGHUP and closed pipes are an
 //! interrupt, not a crash; tuning variants are read back and always put back.
 //!
@@ -85,6 +86,9 @@ impl Scratch {
             "10s",
             "--seed",
             "7",
+            // Test-sized corpus (the quick profile's 52k entries take seconds per step).
+            "--corpus-scale",
+            "0.1",
         ])
         .args(extra)
         .arg("--scratch-dir")
@@ -680,5 +684,192 @@ fn bad_tunings_are_refused_before_anything_changes() {
         assert!(!scratch.out().exists(), "{fs}: output created");
         assert!(scratch.stray_files().is_empty(), "{fs}: image created");
         assert!(scratch.ledgers().is_empty(), "{fs}");
+    }
+}
+
+/// The zfs-fuse daemons running now (PIDs; pgrep also lists zombies, which do not run).
+fn zfs_fuse_pids() -> Vec<u32> {
+    let o = Command::new("pgrep")
+        .args(["-x", "zfs-fuse"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .filter(|p| runs(*p))
+        .collect()
+}
+
+/// Whether `pid` runs (a zombie waiting for its reaper counts as gone).
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|t| t[t.rfind(')').unwrap() + 1..].split_whitespace().next() != Some("Z"))
+}
+
+/// Pools of the run `pid` that anything could still import: listed by a running daemon, or
+/// named in a cache file a daemon reads at start.
+fn pools_of(pid: u32) -> Vec<String> {
+    let prefix = format!("fsbench_{pid}_");
+    let mut found = Vec::new();
+    if !zfs_fuse_pids().is_empty() {
+        let o = Command::new("zpool")
+            .args(["list", "-H", "-o", "name"])
+            .output()
+            .unwrap();
+        found.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.starts_with(&prefix))
+                .map(|l| format!("pool: {l}")),
+        );
+    }
+    for cache in ["/var/lib/zfs/zpool.cache", "/etc/zfs/zpool.cache"] {
+        if std::fs::read(cache)
+            .is_ok_and(|b| b.windows(prefix.len()).any(|w| w == prefix.as_bytes()))
+        {
+            found.push(format!("{cache} names a pool {prefix}*"));
+        }
+    }
+    found
+}
+
+/// The zfs-fuse daemon the killed run `pid` started, from its ledger.
+fn daemon_in_ledger(scratch: &Scratch, pid: u32) -> u32 {
+    let name = scratch
+        .ledgers()
+        .into_iter()
+        .find(|n| n.starts_with(&format!("{pid}-")))
+        .expect("the killed run's ledger");
+    let l: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scratch.ledger().join(name)).unwrap()).unwrap();
+    l["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["item"]["kind"] == "process" && e["item"]["name"] == "zfs-fuse")
+        .and_then(|e| e["item"]["pid"].as_u64())
+        .expect("the ledger names the zfs-fuse daemon the run started") as u32
+}
+
+/// SIGKILL a ZFS run while its pool exists and the zfs-fuse daemon it started is alive; then
+/// `doctor --cleanup`, or `run --resume`, or (the daemon killed as well) `doctor --cleanup`:
+/// afterwards no loop device, mount, pool (live or in a cache file), daemon or image of the
+/// killed run is left, and the resumed results are complete.
+#[test]
+fn sigkill_with_a_zfs_pool_then_cleanup_or_resume_releases_pool_and_daemon() {
+    let _s = serial();
+    if !privileged(&["losetup", "zfs-fuse", "zpool", "zfs", "pgrep"]) {
+        return;
+    }
+    // The test is about the daemon fsbench starts itself; one already running (the machine's
+    // own) would be used instead and must not be stopped.
+    if !common::require(
+        "no zfs-fuse daemon running before the test (fsbench must start its own)",
+        zfs_fuse_pids().is_empty(),
+    ) {
+        return;
+    }
+    for case in ["cleanup", "resume", "cleanup after the daemon died too"] {
+        let scratch = Scratch::new();
+        let mut run = Running::spawn(scratch.run("zfs", &["--only", "randread,randwrite"]));
+        let pid = run.pid();
+        run.wait_for("· zfs · randread");
+        std::thread::sleep(Duration::from_millis(500));
+        run.signal(rustix::process::Signal::KILL);
+        let (code, _) = run.wait();
+        assert_eq!(code, None, "{case}: killed by a signal");
+        let daemon = daemon_in_ledger(&scratch, pid);
+        assert!(runs(daemon), "{case}: the daemon outlived the killed run");
+        let mut before = leftovers(scratch.path(), pid);
+        before.extend(pools_of(pid));
+        assert!(
+            before.iter().any(|l| l.starts_with("pool: "))
+                && before.iter().any(|l| l.starts_with("loop: ")),
+            "{case}: the kill left no pool on a loop device, the test proves nothing: {before:?}"
+        );
+        if case.contains("died") {
+            rustix::process::kill_process(
+                rustix::process::Pid::from_raw(daemon as i32).unwrap(),
+                rustix::process::Signal::KILL,
+            )
+            .unwrap();
+            let t0 = Instant::now();
+            while runs(daemon) && t0.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        let o = if case == "resume" {
+            scratch.resume()
+        } else {
+            scratch
+                .cmd()
+                .args(["doctor", "--cleanup"])
+                .output()
+                .unwrap()
+        };
+        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+        let recovery: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(&format!("recovery (pid {pid})")))
+            .collect();
+        let shown = recovery.join("\n");
+        println!("{case}: before recovery: {before:?}\n{shown}");
+        assert_eq!(o.status.code(), Some(0), "{case}:\n{text}");
+        assert!(
+            !recovery.iter().any(|l| l.contains("could not release")),
+            "{case}:\n{shown}"
+        );
+        let released = |what: &str| {
+            recovery
+                .iter()
+                .any(|l| l.contains(&format!("released {what}")))
+        };
+        assert!(
+            released("zpool fsbench_"),
+            "{case}: the pool (or its dead mount):\n{shown}"
+        );
+        assert!(released("image"), "{case}:\n{shown}");
+        if case.contains("died") {
+            assert!(
+                recovery.iter().any(|l| l.contains("zfs-kstat")),
+                "{case}: the dead daemon's kstat mount:\n{shown}"
+            );
+        } else {
+            assert!(
+                recovery
+                    .iter()
+                    .any(|l| l.contains(&format!("released zfs-fuse (pid {daemon}): stopped"))),
+                "{case}: the daemon the killed run started:\n{shown}"
+            );
+        }
+        let mut left = leftovers(scratch.path(), pid);
+        left.extend(pools_of(pid));
+        assert!(left.is_empty(), "{case}: left after recovery: {left:?}");
+        assert!(!runs(daemon), "{case}: daemon {daemon} still runs");
+        assert!(
+            scratch.stray_files().is_empty(),
+            "{case}: scratch dir still holds {:?}",
+            scratch.stray_files()
+        );
+        assert!(
+            scratch.ledgers().is_empty(),
+            "{case}: {:?}",
+            scratch.ledgers()
+        );
+        // No daemon is left at all: the killed run's is stopped, the resumed run's own
+        // daemon is stopped when it ends, and nothing else may start one meanwhile.
+        assert_eq!(
+            zfs_fuse_pids(),
+            Vec::<u32>::new(),
+            "{case}: a zfs-fuse daemon is left"
+        );
+        let kstat = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(
+            !kstat.lines().any(|l| l.contains(" /zfs-kstat ")),
+            "{case}: /zfs-kstat is still mounted"
+        );
+        if case == "resume" {
+            assert_complete(&load_results(&scratch.out()), &["zfs"]);
+        }
     }
 }

@@ -43,6 +43,20 @@ fn sample(r: &serde_json::Value, setup: &str, workload: &str, metric: &str) -> O
     })
 }
 
+/// A sparse image `img` of `size` bytes in `dir` on a free loop device (`losetup` options
+/// `extra`); returns the device.
+fn attach(dir: &Path, size: u64, extra: &[&str]) -> String {
+    let img = dir.join("img");
+    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+    let o = Command::new("losetup")
+        .args(["-f", "--show"])
+        .args(extra)
+        .arg(&img)
+        .output()
+        .unwrap();
+    ok(&o).trim().to_string()
+}
+
 /// A formatted, mounted loop image; unmounted, detached and removed on drop.
 struct Mounted {
     dev: String,
@@ -53,17 +67,7 @@ struct Mounted {
 impl Mounted {
     fn new(mkfs: &[&str]) -> Mounted {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let img = dir.path().join("img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(1 << 30)
-            .unwrap();
-        let o = Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on"])
-            .arg(&img)
-            .output()
-            .unwrap();
-        let dev = ok(&o).trim().to_string();
+        let dev = attach(dir.path(), 1 << 30, &["--direct-io=on"]);
         let mnt = dir.path().join("mnt");
         std::fs::create_dir(&mnt).unwrap();
         // The guard exists before mkfs, so a failing mkfs still detaches the loop.
@@ -153,7 +157,15 @@ fn run_records_both_windows_btrfs_above_ext4_close() {
             "3s",
         ])
         .args(["--ramp", "0s", "--rounds", "1", "--quiet-window", "1s"])
-        .args(["--quiet-timeout", "20s", "--seed", "7", "--scratch-dir"])
+        .args([
+            "--quiet-timeout",
+            "20s",
+            "--seed",
+            "7",
+            "--corpus-scale",
+            "0.1",
+        ])
+        .arg("--scratch-dir")
         .arg(scratch.path())
         .arg("--out")
         .arg(&out)
@@ -227,4 +239,93 @@ fn io_says_why_there_are_no_device_counters() {
         .output()
         .unwrap();
     assert!(ok(&o).contains("device: no device counters"));
+}
+
+/// A zfs-fuse (or kernel ZFS) pool on a loop image; destroyed, detached and removed on drop,
+/// and the daemon fsbench's library started for it stopped with the hold.
+struct Pool {
+    name: String,
+    dev: String,
+    mnt: PathBuf,
+    _daemon: fsbench::fs::zfs_daemon::DaemonHold,
+    _dir: tempfile::TempDir,
+}
+
+impl Pool {
+    fn new() -> Pool {
+        let (daemon, _) = fsbench::fs::zfs_daemon::ensure().expect("zfs-fuse daemon");
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let dev = attach(dir.path(), 512 << 20, &[]);
+        let p = Pool {
+            name: format!("fsbtest_wa_{}", std::process::id()),
+            dev,
+            mnt: dir.path().join("mnt"),
+            _daemon: daemon,
+            _dir: dir,
+        };
+        // cachefile=none: a pool of a killed test is not imported again by the next daemon.
+        ok(&Command::new("zpool")
+            .args(["create", "-f", "-o", "cachefile=none", "-m"])
+            .arg(&p.mnt)
+            .args([&p.name, &p.dev])
+            .output()
+            .unwrap());
+        p
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // zfs-fuse answers "pool is busy" for a moment after heavy I/O.
+        for _ in 0..20 {
+            let o = Command::new("zpool")
+                .args(["destroy", "-f", &self.name])
+                .output();
+            if o.is_ok_and(|o| o.status.success()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// `fsbench io` on a file on a ZFS dataset: the device is the pool's vdev (the loop device,
+/// found through `zpool status`, since mountinfo names only the dataset), and the total
+/// window forces ZFS's transaction group to disk, so everything the job wrote is counted even
+/// where zfs-fuse would have kept it in memory for another 20–30 s.
+#[test]
+fn io_on_zfs_finds_the_pool_vdev_and_counts_the_forced_txg() {
+    if !common::privileged(module_path!())
+        .loop_devices()
+        .zfs()
+        .tools(&["zpool", "zfs"])
+        .ok()
+    {
+        return;
+    }
+    let pool = Pool::new();
+    let o = bin()
+        .args([
+            "io", "--rw", "write", "--bs", "1M", "--size", "32M", "--json",
+        ])
+        .arg("--filename")
+        .arg(pool.mnt.join("f"))
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    let d = &v["device"];
+    let loop_name = Path::new(&pool.dev).file_name().unwrap().to_str().unwrap();
+    assert_eq!(d["name"], loop_name, "{v}");
+    let (job, total) = (
+        d["write_amplification"].as_f64().unwrap(),
+        d["write_amplification_total"].as_f64().unwrap(),
+    );
+    println!("zfs 1M sequential write, 32 MiB buffered: in-job {job:.2}, total {total:.2}");
+    // Incompressible data (compression is off): every byte reaches the device once it is
+    // written back, plus ZFS's metadata.
+    assert!(
+        total >= 1.0 && total >= job,
+        "in-job {job}, total {total}: {v}"
+    );
 }

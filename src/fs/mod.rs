@@ -16,6 +16,7 @@ pub mod variant_args;
 mod xfs;
 pub mod zfs;
 pub mod zfs_daemon;
+pub mod zfs_recover;
 
 pub use btrfs::BTRFS;
 pub use ext4::EXT4;

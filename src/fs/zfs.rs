@@ -129,6 +129,18 @@ fn wait_mounted(mnt: &Path, timeout: Duration) -> bool {
     }
 }
 
+/// `-o cachefile=none` unless the setup names a cache file itself: a pool fsbench makes is
+/// never written to the daemon's cache (`/var/lib/zfs/zpool.cache`), so a daemon restarted
+/// after a crash or a reboot does not import it again from a loop device that is gone (or,
+/// worse, now backs someone else's image).
+fn no_cachefile(setup: &SetupSpec) -> Vec<String> {
+    if setup.mkfs.iter().any(|w| w.contains("cachefile=")) {
+        Vec::new()
+    } else {
+        argv(&["-o", "cachefile=none"])
+    }
+}
+
 /// `zpool create` argv for a setup.
 pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> Vec<String> {
     let ashift = setup
@@ -138,6 +150,7 @@ pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> 
         .unwrap_or("12");
     let mut a = argv(&["zpool", "create", "-f", "-o"]);
     a.push(format!("ashift={ashift}"));
+    a.extend(no_cachefile(setup));
     for (k, v) in &setup.props {
         if k != "ashift" {
             a.push("-O".into());
@@ -203,7 +216,7 @@ impl Filesystem for Zfs {
     fn mount(
         &self,
         device: &Path,
-        _setup: &SetupSpec,
+        setup: &SetupSpec,
         mountpoint: &Path,
         timeout: Duration,
     ) -> Result<Box<dyn Mounted>> {
@@ -230,7 +243,9 @@ impl Filesystem for Zfs {
                 device.display()
             ))));
         };
-        let import = argv(&["zpool", "import", "-d", &d, "-f", &pool]);
+        let mut import = argv(&["zpool", "import", "-d", &d, "-f"]);
+        import.extend(no_cachefile(setup));
+        import.push(pool.clone());
         super::argv_guard::check(&import, device).map_err(cleanup)?;
         let held = ledger::hold(Item::Zpool { name: pool.clone() }).map_err(cleanup)?;
         command::run(&import, timeout).map_err(cleanup)?;
@@ -492,12 +507,16 @@ mod tests {
         );
         assert_eq!(
             command::display(&a),
-            "zpool create -f -o ashift=12 -O compression=lz4 -O recordsize=16K -m /run/fsbench/m fsbench_1_0 /dev/loop3"
+            "zpool create -f -o ashift=12 -o cachefile=none -O compression=lz4 -O recordsize=16K -m /run/fsbench/m fsbench_1_0 /dev/loop3"
         );
         s.props.insert("ashift".into(), "9".into());
         let a = create_argv(&s, "p", Path::new("/d"), Path::new("/m"));
         assert!(a.contains(&"ashift=9".to_string()));
         assert_eq!(a.iter().filter(|x| x.starts_with("ashift")).count(), 1);
+        // A cache file the setup asks for replaces fsbench's "none".
+        s.mkfs = vec!["-o".into(), "cachefile=/run/fsbench/c".into()];
+        let a = create_argv(&s, "p", Path::new("/d"), Path::new("/m"));
+        assert_eq!(a.iter().filter(|x| x.contains("cachefile")).count(), 1);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 use super::zfs::is_fuse;
 use crate::host::command::{self, argv};
 use crate::host::daemon::Daemon;
+use crate::host::ledger;
 use crate::{Error, Result};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -82,9 +83,23 @@ fn wait_zpool(limit: Duration) -> bool {
     false
 }
 
-fn someone_elses_running() -> bool {
-    command::run_unchecked(&argv(&["pgrep", "-x", "zfs-fuse"]), Duration::from_secs(10))
-        .is_ok_and(|o| o.status == Some(0))
+/// Whether any zfs-fuse daemon runs (this process's, another fsbench's, the system's). A
+/// killed daemon nobody has reaped yet is a zombie and does not count (`pgrep` would).
+pub(crate) fn daemon_running() -> bool {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    rd.flatten()
+        .any(|e| std::fs::read_to_string(e.path().join("stat")).is_ok_and(|t| is_live_daemon(&t)))
+}
+
+/// A `/proc/PID/stat` line of a zfs-fuse process that has not exited.
+fn is_live_daemon(stat: &str) -> bool {
+    let comm = stat
+        .find('(')
+        .zip(stat.rfind(')'))
+        .map(|(a, b)| &stat[a + 1..b]);
+    comm == Some("zfs-fuse") && ledger::stat_state(stat).is_some_and(|s| s != 'Z')
 }
 
 /// Make sure ZFS commands work: with zfs-fuse (no kernel module), start its daemon when none
@@ -107,7 +122,7 @@ pub fn ensure() -> Result<(DaemonHold, Option<String>)> {
     if zpool_works() {
         return Ok((h, None));
     }
-    if someone_elses_running() {
+    if daemon_running() {
         // Someone else (maybe another fsbench) just started it: give it time to listen.
         if wait_zpool(START_TIMEOUT) {
             return Ok((h, None));
@@ -145,4 +160,16 @@ pub fn ensure() -> Result<(DaemonHold, Option<String>)> {
 
 fn started_note() -> String {
     "fsbench started the zfs-fuse daemon (none was running); it is stopped when the run ends".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zombie_daemon_is_not_running() {
+        assert!(is_live_daemon("41 (zfs-fuse) S 1 41 41 0"));
+        assert!(!is_live_daemon("41 (zfs-fuse) Z 1 41 41 0"));
+        assert!(!is_live_daemon("42 (zfs-fuse2) S 1 42 42 0"));
+    }
 }

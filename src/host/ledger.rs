@@ -365,6 +365,16 @@ pub fn start_time_of(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// Whether `pid` has exited and waits to be reaped (state `Z` in `/proc/PID/stat`).
+pub fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|t| stat_state(&t) == Some('Z'))
+}
+
+/// The state letter of a `/proc/PID/stat` line (after the comm, which may hold spaces).
+pub fn stat_state(stat: &str) -> Option<char> {
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
+
 /// Whether a recorded (pid, start time) is the same process today.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Alive {
@@ -377,6 +387,10 @@ pub(crate) enum Alive {
 }
 
 pub(crate) fn alive(pid: u32, start_time: u64) -> Alive {
+    // A zombie (killed, not yet reaped by its parent) holds nothing and runs nothing.
+    if is_zombie(pid) {
+        return Alive::Gone;
+    }
     match start_time_of(pid) {
         Some(t) if t == start_time => Alive::Same,
         Some(t) => Alive::Reused(t),
@@ -489,12 +503,24 @@ pub fn recover_in(
             Alive::Reused(_) | Alive::Gone => {}
         }
         let mut kept = Vec::new();
+        // What could not be released may still stand on what was acquired before it (a pool
+        // on its loop device and daemon, a mount on its image): those stay too.
+        let mut blocked: Option<String> = None;
         for entry in file.entries.iter().rev() {
             if !wanted(&entry.item) {
                 kept.push(entry.clone());
                 continue;
             }
-            let (outcome, detail) = release::release(&entry.item, dry_run);
+            let (outcome, detail) = match &blocked {
+                Some(above) if stands_under(&entry.item) => (
+                    Outcome::Failed,
+                    format!("left in place because {above} could not be released and may need it"),
+                ),
+                _ => release::release(&entry.item, dry_run),
+            };
+            if outcome == Outcome::Failed && blocked.is_none() && stands_under(&entry.item) {
+                blocked = Some(entry.item.to_string());
+            }
             lines.push(RecoveryLine {
                 pid: file.pid,
                 item: entry.item.to_string(),
@@ -522,6 +548,12 @@ pub fn recover_in(
     lines
 }
 
+/// Whether an item can be something later items depend on, or depend on earlier ones: all
+/// but settings and cgroups, which are put back and removed whatever else failed.
+fn stands_under(item: &Item) -> bool {
+    !matches!(item, Item::Setting { .. } | Item::Cgroup { .. })
+}
+
 /// Recovery as every root command's first step: lines about live runs are not printed (they
 /// are not this command's business), all others go to stderr. Returns the lines.
 pub fn recover_and_report() -> Vec<RecoveryLine> {
@@ -540,6 +572,8 @@ mod tests {
     fn start_time_of_self_and_of_nobody() {
         assert!(start_time_of(std::process::id()).is_some());
         assert_eq!(start_time_of(u32::MAX), None);
+        assert_eq!(stat_state("7 (a) b) Z 1 7"), Some('Z'));
+        assert!(!is_zombie(std::process::id()));
     }
 
     #[test]
@@ -601,27 +635,17 @@ mod tests {
         std::fs::create_dir(d.path().join("keep-me")).unwrap();
         let knob = d.path().join("knob");
         std::fs::write(&knob, "10\n").unwrap();
-        let f = LedgerFile {
-            pid: 1,
-            start_time: u64::MAX,
-            argv: vec![],
-            entries: vec![
-                Entry {
-                    id: 1,
-                    item: dir_item.clone(),
-                },
-                Entry {
-                    id: 2,
-                    item: Item::Setting {
-                        path: knob.clone(),
-                        original: "20".into(),
-                        applied: "10".into(),
-                    },
+        let p = dead_ledger(
+            d.path(),
+            vec![
+                dir_item.clone(),
+                Item::Setting {
+                    path: knob.clone(),
+                    original: "20".into(),
+                    applied: "10".into(),
                 },
             ],
-        };
-        let p = d.path().join("1-dead.json");
-        f.store(&p).unwrap();
+        );
         let lines = recover_in(d.path(), false, |i| matches!(i, Item::Setting { .. }));
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0].outcome, Outcome::Released);
@@ -629,6 +653,72 @@ mod tests {
         let left = LedgerFile::load(&p).unwrap();
         assert_eq!(left.entries.len(), 1);
         assert_eq!(left.entries[0].item, dir_item);
+    }
+
+    /// A ledger of a process that is gone (PID 1 with a start time it does not have) holding
+    /// `items` in acquisition order, stored in `dir`.
+    fn dead_ledger(dir: &Path, items: Vec<Item>) -> PathBuf {
+        let f = LedgerFile {
+            pid: 1,
+            start_time: u64::MAX,
+            argv: vec![],
+            entries: (1..)
+                .zip(items)
+                .map(|(id, item)| Entry { id, item })
+                .collect(),
+        };
+        let p = dir.join("1-dead.json");
+        f.store(&p).unwrap();
+        p
+    }
+
+    #[test]
+    fn what_a_failed_item_may_stand_on_is_kept_but_settings_are_put_back() {
+        let d = tempfile::tempdir().unwrap();
+        let under = d.path().join("under");
+        std::fs::create_dir(&under).unwrap();
+        let knob = d.path().join("knob");
+        std::fs::write(&knob, "10\n").unwrap();
+        // An image whose identity was never recorded cannot be released: it fails.
+        let img = d.path().join("fsbench-1-0.img");
+        std::fs::write(&img, "x").unwrap();
+        let p = dead_ledger(
+            d.path(),
+            vec![
+                Item::Dir {
+                    path: under.clone(),
+                },
+                Item::Setting {
+                    path: knob.clone(),
+                    original: "20".into(),
+                    applied: "10".into(),
+                },
+                Item::Image {
+                    path: img.clone(),
+                    id: None,
+                },
+            ],
+        );
+        let lines = recover_in(d.path(), false, |_| true);
+        let outcomes: Vec<Outcome> = lines.iter().map(|l| l.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [Outcome::Failed, Outcome::Released, Outcome::Failed],
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].detail.contains("could not be released"),
+            "{lines:?}"
+        );
+        assert!(under.exists() && img.exists());
+        assert_eq!(std::fs::read_to_string(&knob).unwrap(), "20");
+        let left: Vec<u64> = LedgerFile::load(&p)
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(left, [1, 3], "kept for the next recovery");
     }
 
     #[test]

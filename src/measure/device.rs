@@ -2,7 +2,8 @@
 //!
 //! The device under a file is found through `st_dev` → `/sys/dev/block/MAJ:MIN`; a partition
 //! has its own `stat` file, which is the one used (it counts exactly that partition's I/O).
-//! Filesystems with an anonymous `st_dev` (Btrfs) are traced through mountinfo and sysfs.
+//! Filesystems with an anonymous `st_dev` are traced through mountinfo: Btrfs through sysfs,
+//! ZFS (and zfs-fuse) through the pool's vdevs ([`super::zfs`]).
 
 use crate::{Error, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -138,7 +139,8 @@ pub fn resolve(path: &Path) -> Option<BlockDevice> {
 ///
 /// A file whose `st_dev` is anonymous (`0:N`: every Btrfs filesystem, FUSE, ZFS) is traced
 /// through the mount that holds it: for Btrfs, the devices sysfs lists under
-/// `/sys/fs/btrfs/<uuid>/devices` for the mount's source device.
+/// `/sys/fs/btrfs/<uuid>/devices` for the mount's source device; for ZFS, the leaf vdevs
+/// `zpool status` lists for the pool of the mount's source dataset.
 pub fn locate(path: &Path) -> std::result::Result<BlockDevice, String> {
     let meta = std::fs::metadata(path)
         .ok()
@@ -190,10 +192,24 @@ fn under_mount(path: &Path) -> std::result::Result<BlockDevice, String> {
             BlockDevice::from_members(&members)
                 .ok_or_else(|| format!("{on}, but its devices have no counters in sysfs"))
         }
-        "zfs" | "fuse.zfs" => Err(format!(
-            "{on}: fsbench does not map a pool to its vdevs, so there are no device counters; \
-             pass --device with the pool's device"
-        )),
+        "zfs" | "fuse.zfs" => {
+            let pool = super::zfs::pool_of(&m.source);
+            let vdevs = super::zfs::vdevs(pool).map_err(|e| format!("{on}, but {e}"))?;
+            let dirs = vdevs
+                .iter()
+                .map(|v| {
+                    let rdev = std::fs::metadata(v).map(|md| md.rdev()).unwrap_or(0);
+                    sysfs_dir(rdev).ok_or_else(|| {
+                        format!(
+                            "{on}, but its vdev {} has no counters in sysfs",
+                            v.display()
+                        )
+                    })
+                })
+                .collect::<std::result::Result<Vec<_>, String>>()?;
+            BlockDevice::from_members(&dirs)
+                .ok_or_else(|| format!("{on}, but its vdevs have no counters in sysfs"))
+        }
         _ => Err(format!("{on}, which has no block device under it")),
     }
 }

@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod series;
 pub mod settle;
 pub mod steady;
+pub mod zfs;
 
 pub use cpu::{CpuSnapshot, CpuUsage};
 pub use device::{DeviceCounters, QuietOutcome};

@@ -1,4 +1,5 @@
-//! After a job that wrote: `syncfs` on the filesystem under test, then wait until its device
+//! After a job that wrote: `syncfs` on the filesystem under test (on ZFS also a transaction-group
+//! sync, [`super::zfs::sync_txg`]), then wait until its device
 //! is quiet, counting what the device wrote meanwhile. Copy-on-write filesystems (Btrfs, ZFS)
 //! defer extent, checksum and tree updates to a later commit; a window that closes with the
 //! job misses them, so write amplification is reported over both windows.
@@ -98,7 +99,20 @@ pub fn syncfs(path: &Path) -> Result<()> {
             std::io::Error::from(e),
         ));
     }
+    // syncfs does not reach zfs-fuse, and ZFS commits on its own timer: force the txg.
+    if let Some(dataset) = zfs_dataset(target) {
+        super::zfs::sync_txg(&dataset)?;
+    }
     Ok(())
+}
+
+/// The ZFS dataset holding `path`, if it is on ZFS (kernel or zfs-fuse).
+fn zfs_dataset(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let entries = crate::host::mountinfo::read().ok()?;
+    crate::host::mountinfo::containing(&entries, &real)
+        .filter(|m| m.fs_type == "zfs" || m.fs_type == "fuse.zfs")
+        .map(|m| m.source)
 }
 
 #[cfg(test)]

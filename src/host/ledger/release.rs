@@ -55,13 +55,27 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
         } => loop_device(device.as_deref(), image, *image_id, dry_run),
         Item::Dir { path } => dir(path, dry_run),
         Item::Mount { target, source } => mount(target, source, dry_run),
-        Item::Zpool { name } => zpool(name, dry_run),
+        Item::Zpool { name } => crate::fs::zfs_recover::release_pool(name, dry_run),
         Item::Process {
             pid,
             start_time,
             name,
             data_dir,
-        } => process(*pid, *start_time, name, data_dir.as_deref(), dry_run),
+        } => {
+            let (outcome, mut detail) =
+                process(*pid, *start_time, name, data_dir.as_deref(), dry_run);
+            // A zfs-fuse that was killed leaves its own FUSE mount behind, dead.
+            if name == crate::fs::zfs_recover::DAEMON
+                && !matches!(outcome, Outcome::Failed | Outcome::NotOurs)
+                && let Some(more) = crate::fs::zfs_recover::after_daemon_gone(dry_run)
+            {
+                detail = format!("{detail}; {more}");
+                if outcome == Outcome::AlreadyGone && more.starts_with("unmounted") {
+                    return (Outcome::Released, detail);
+                }
+            }
+            (outcome, detail)
+        }
         Item::Cgroup { path } => cgroup(path, dry_run),
         Item::Setting {
             path,
@@ -308,35 +322,6 @@ fn image(path: &Path, id: Option<(u64, u64)>, dry_run: bool) -> Verdict {
     }
 }
 
-fn zpool(name: &str, dry_run: bool) -> Verdict {
-    let t = Duration::from_secs(60);
-    let argv = |a: &[&str]| crate::host::command::argv(a);
-    if !crate::host::command::available("zpool") {
-        return (Outcome::Failed, "zpool is not installed".into());
-    }
-    let listed = crate::host::command::run_unchecked(&argv(&["zpool", "list", "-H", name]), t);
-    match listed {
-        Ok(o) if o.status == Some(0) => {}
-        Ok(o) if o.combined().contains("no such pool") => {
-            return (Outcome::AlreadyGone, "no such pool".into());
-        }
-        Ok(o) => {
-            return (
-                Outcome::Failed,
-                format!("zpool list failed: {}", o.combined().trim()),
-            );
-        }
-        Err(e) => return (Outcome::Failed, e.to_string()),
-    }
-    if let Some(v) = would(dry_run, "would destroy the pool") {
-        return v;
-    }
-    match crate::host::command::run(&argv(&["zpool", "destroy", "-f", name]), t) {
-        Ok(_) => (Outcome::Released, "destroyed".into()),
-        Err(e) => (Outcome::Failed, e.to_string()),
-    }
-}
-
 fn process(
     pid: u32,
     start_time: u64,
@@ -379,6 +364,11 @@ fn process(
             }
         }
         Alive::Same => {
+            if name == crate::fs::zfs_recover::DAEMON
+                && let Some(why) = crate::fs::zfs_recover::daemon_still_needed()
+            {
+                return (Outcome::Failed, why);
+            }
             if let Some(v) = would(dry_run, &format!("would stop {name} (SIGTERM)")) {
                 return v;
             }
