@@ -427,6 +427,9 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
             "1s",
             "--quiet-timeout",
             "20s",
+            // The quick profile's full corpus is sized for a real run; a tenth keeps CI short.
+            "--corpus-scale",
+            "0.1",
             "--seed",
             "42",
         ])
@@ -538,6 +541,9 @@ fn sigint_releases_everything_and_resume_completes() {
             "1s",
             "--quiet-timeout",
             "20s",
+            // The quick profile's full corpus is sized for a real run; a tenth keeps CI short.
+            "--corpus-scale",
+            "0.1",
             "--seed",
             "7",
         ])
@@ -634,6 +640,8 @@ fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
                 "1s",
                 "--quiet-timeout",
                 "20s",
+                "--corpus-scale",
+                "0.1",
             ])
             .arg("--scratch-dir")
             .arg(scratch.path())
