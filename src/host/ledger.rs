@@ -436,6 +436,25 @@ pub fn hint_unrestored() {
     }
 }
 
+/// Delete `<pid>-<start>.json.tmp` files of processes that are gone: a write killed before
+/// its rename. [`LedgerFile::store`] renames before it returns and an item is acquired only
+/// after that, so such a file never names anything that was acquired.
+fn remove_unfinished_writes(tmps: &[PathBuf], me: u32) {
+    for t in tmps {
+        let name = t.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let Some((pid, start)) = name
+            .strip_suffix(".json.tmp")
+            .and_then(|s| s.split_once('-'))
+            .and_then(|(p, st)| Some((p.parse::<u32>().ok()?, st.parse::<u64>().ok()?)))
+        else {
+            continue;
+        };
+        if pid != me && alive(pid, start) != Alive::Same {
+            let _ = std::fs::remove_file(t);
+        }
+    }
+}
+
 /// Readable ledger files in `ledger_dir`, sorted by name.
 fn ledger_files(ledger_dir: &Path) -> Vec<(PathBuf, LedgerFile)> {
     let Ok(rd) = std::fs::read_dir(ledger_dir) else {
@@ -464,12 +483,15 @@ pub fn recover_in(
     };
     // Two fsbench starting at once must not release the same item twice.
     let _lock = release::RecoveryLock::take(ledger_dir);
-    let mut files: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
     let me = std::process::id();
+    let (mut files, unfinished): (Vec<PathBuf>, Vec<PathBuf>) = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "tmp"))
+        .partition(|p| p.extension().is_some_and(|x| x == "json"));
+    if !dry_run {
+        remove_unfinished_writes(&unfinished, me);
+    }
+    files.sort();
     for path in files {
         let mut file = match LedgerFile::load(&path) {
             Ok(f) => f,
@@ -657,6 +679,24 @@ mod tests {
 
     /// A ledger of a process that is gone (PID 1 with a start time it does not have) holding
     /// `items` in acquisition order, stored in `dir`.
+    #[test]
+    fn a_dead_process_s_unfinished_write_is_removed_and_a_live_one_s_kept() {
+        let d = tempfile::tempdir().unwrap();
+        // pid 1 never has start time 2; this process is alive with its own start time.
+        let dead = d.path().join("1-2.json.tmp");
+        let me = std::process::id();
+        let mine = d
+            .path()
+            .join(format!("{me}-{}.json.tmp", start_time_of(me).unwrap()));
+        std::fs::write(&dead, "{").unwrap();
+        std::fs::write(&mine, "{").unwrap();
+        recover_in(d.path(), true, |_| true);
+        assert!(dead.exists(), "a dry run changes nothing");
+        recover_in(d.path(), false, |_| true);
+        assert!(!dead.exists());
+        assert!(mine.exists(), "a live process's write is its own");
+    }
+
     fn dead_ledger(dir: &Path, items: Vec<Item>) -> PathBuf {
         let f = LedgerFile {
             pid: 1,
