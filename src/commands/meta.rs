@@ -167,13 +167,8 @@ pub fn run(args: MetaArgs) -> Result<i32> {
             root: &args.dir,
             setup: &setup,
             defaults: crate::plan::JobDefaults {
-                file_size: 0,
-                runtime: std::time::Duration::ZERO,
-                ramp: std::time::Duration::ZERO,
                 seed: 1,
-                device: None,
-                steady: None,
-                precondition: false,
+                ..Default::default()
             },
             plan_workloads: &specs,
             corpus: &corpus_spec,

@@ -603,14 +603,8 @@ mod tests {
     /// A fixed host: 4 GiB RAM, fio installed, a 20 GiB `--dir`, a fixed clock and seed.
     fn host() -> HostFacts {
         HostFacts {
-            ram_bytes: 4 << 30,
-            target_bytes: Some(20 << 30),
-            device: None,
-            tools: BTreeSet::from(["fio".to_string()]),
-            dirs: BTreeSet::new(),
-            files: BTreeSet::new(),
             now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
-            random_seed: 42,
+            ..HostFacts::fixed()
         }
     }
 

@@ -185,10 +185,7 @@ impl Workload for Layout {
         Family::Io
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs {
-            writes: Writes::Runner,
-            ..Needs::NOTHING
-        }
+        Needs::WRITES
     }
     fn emits(&self) -> &'static [&'static str] {
         &[
@@ -378,10 +375,7 @@ impl Workload for Compress {
         Family::Application
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs {
-            writes: Writes::Runner,
-            ..Needs::NOTHING
-        }
+        Needs::WRITES
     }
     fn emits(&self) -> &'static [&'static str] {
         &[

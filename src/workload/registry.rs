@@ -171,6 +171,11 @@ impl Needs {
         writes: Writes::No,
         phase: Phase::Timed,
     };
+    /// A timed workload that needs nothing and writes: the runner counts the device around it.
+    pub const WRITES: Needs = Needs {
+        writes: Writes::Runner,
+        ..Needs::NOTHING
+    };
 }
 
 /// What a step costs, in the ETA's terms; `plan::eta` turns it into seconds with its

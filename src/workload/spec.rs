@@ -249,7 +249,7 @@ impl WorkloadSpec {
 }
 
 /// Plan-wide values a job spec falls back to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct JobDefaults {
     /// Data file size, bytes.
     pub file_size: u64,

@@ -2,7 +2,7 @@
 
 use super::{JournalMode, SqliteParams};
 use crate::workload::WorkloadOutput;
-use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload, Writes};
+use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
 
@@ -20,10 +20,7 @@ impl Workload for Sqlite {
         Family::Application
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs {
-            writes: Writes::Runner,
-            ..Needs::NOTHING
-        }
+        Needs::WRITES
     }
     fn emits(&self) -> &'static [&'static str] {
         &[
