@@ -198,7 +198,7 @@ pub fn steps_table(inv: &Invocation) -> String {
         let formats = inv.options.target.formats();
         for w in &p.workloads {
             let mkfs = registry::of(w.kind).needs(w).phase == Phase::Setup;
-            if !(mkfs && formats || registry::step_in_round(w, sr.round)) {
+            if !(mkfs && formats || registry::step_in_round(w, &setup.name, sr.round)) {
                 continue;
             }
             let mut params = describe(inv, w, setup);

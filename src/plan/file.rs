@@ -140,6 +140,7 @@ struct RawWorkload {
     memory_limit: Option<toml::Value>,
     baseline: Option<String>,
     optional: Option<bool>,
+    setups: Option<Vec<String>>,
 }
 
 fn bad(origin: &str, msg: impl Into<String>) -> Error {
@@ -221,6 +222,19 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
             } else {
                 d.workloads.push(spec);
             }
+        }
+    }
+    for w in &d.workloads {
+        if let Some(name) = w.setups.iter().find(|n| !d.setups.iter().any(|s| &s.name == *n)) {
+            let names: Vec<&str> = d.setups.iter().map(|s| s.name.as_str()).collect();
+            return Err(bad(
+                origin,
+                format!(
+                    "workload {}: setups names \"{name}\", which is not a setup of this plan (setups: {})",
+                    w.id,
+                    names.join(", ")
+                ),
+            ));
         }
     }
     if d.workloads.is_empty() && d.fio_jobs.is_empty() {
@@ -393,6 +407,7 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
         spec.sqlite = Some(SqliteParams::new(JournalMode::Wal));
     }
     spec.optional = raw.optional.unwrap_or(false);
+    spec.setups = raw.setups.clone().unwrap_or_default();
     spec.baseline = raw.baseline.clone();
     if kind == Kind::Compress
         && let Some(s) = &raw.size

@@ -179,9 +179,11 @@ pub fn execute_with(
     // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
     let per_round = {
         let skipped = skipped_workloads.clone();
-        move |round: u32| progress::steps_per_round(plan, formats, &skipped, round)
+        move |sr: &crate::plan::SetupRound| {
+            progress::steps_per_round(plan, formats, &skipped, &plan.setups[sr.setup].name, sr.round)
+        }
     };
-    let steps = srs.iter().map(|sr| per_round(sr.round)).sum();
+    let steps = srs.iter().map(&per_round).sum();
     let run_start = std::time::Instant::now();
     let mut runner = Runner {
         inv,
@@ -213,7 +215,7 @@ pub fn execute_with(
                 sr.round
             ));
             runner.progress.skip(
-                per_round(sr.round),
+                per_round(sr),
                 eta::setup_round_seconds(plan, sr.setup, sr.round, formats),
             );
             records.insert((sr.round, sr.setup), rec.clone());

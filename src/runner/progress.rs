@@ -12,6 +12,7 @@ pub fn steps_per_round(
     plan: &crate::plan::Plan,
     formats: bool,
     skipped: &std::collections::BTreeSet<String>,
+    setup: &str,
     round: u32,
 ) -> usize {
     usize::from(formats)
@@ -19,7 +20,7 @@ pub fn steps_per_round(
             .workloads
             .iter()
             .filter(|w| {
-                crate::workload::registry::step_in_round(w, round) && !skipped.contains(&w.id)
+                crate::workload::registry::step_in_round(w, setup, round) && !skipped.contains(&w.id)
             })
             .count()
 }

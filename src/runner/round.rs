@@ -102,7 +102,7 @@ impl Runner<'_> {
                 )?;
                 let est = self.step_estimate_overhead(&setup);
                 self.progress.skip(1, est);
-                self.skip_workload_steps(&setup.fs, round);
+                self.skip_workload_steps(&setup, round);
                 return Ok(());
             };
             let mountpoint =
@@ -131,7 +131,7 @@ impl Runner<'_> {
                     let _ = std::fs::remove_dir(&mountpoint);
                     self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
                     self.progress.finish(est);
-                    self.skip_workload_steps(&setup.fs, round);
+                    self.skip_workload_steps(&setup, round);
                     return Ok(());
                 }
             };
@@ -252,7 +252,7 @@ impl Runner<'_> {
                 {
                     self.fail(rec, &setup, round, "release", &e.to_string())?;
                 }
-                self.skip_workload_steps(&setup.fs, round);
+                self.skip_workload_steps(&setup, round);
                 return Ok(());
             }
         }
@@ -263,7 +263,7 @@ impl Runner<'_> {
         let (timed, capability): (Vec<WorkloadSpec>, Vec<WorkloadSpec>) = plan
             .workloads
             .iter()
-            .filter(|w| !self.skipped_workloads.contains(&w.id) && step_in_round(w, round))
+            .filter(|w| !self.skipped_workloads.contains(&w.id) && step_in_round(w, &setup.name, round))
             .cloned()
             .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed);
         for w in timed.iter().chain(&capability) {
@@ -394,12 +394,13 @@ impl Runner<'_> {
     }
 
     /// This setup-round's workloads will not run: count them done for the progress line.
-    fn skip_workload_steps(&mut self, fs: &str, round: u32) {
+    fn skip_workload_steps(&mut self, setup: &SetupSpec, round: u32) {
         let plan = &self.inv.plan;
+        let fs = setup.fs.as_str();
         let ws: Vec<&WorkloadSpec> = plan
             .workloads
             .iter()
-            .filter(|w| step_in_round(w, round))
+            .filter(|w| step_in_round(w, &setup.name, round))
             .collect();
         let weight: f64 = ws
             .iter()

@@ -278,9 +278,13 @@ pub enum Caches {
     Keep,
 }
 
-/// Whether `w` is a step of round `round`: timed workloads every round, capability probes in
-/// the first round only, mkfs never (it is part of creating the setup).
-pub fn step_in_round(w: &WorkloadSpec, round: u32) -> bool {
+/// Whether `w` is a step of setup `setup`'s round `round`: timed workloads every round,
+/// capability probes in the first round only, mkfs never (it is part of creating the setup),
+/// and none on a setup the workload is not for ([`WorkloadSpec::setups`]).
+pub fn step_in_round(w: &WorkloadSpec, setup: &str, round: u32) -> bool {
+    if !w.setups.is_empty() && !w.setups.iter().any(|s| s == setup) {
+        return false;
+    }
     match of(w.kind).needs(w).phase {
         Phase::Setup => false,
         Phase::Timed => true,

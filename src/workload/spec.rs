@@ -136,6 +136,10 @@ pub struct WorkloadSpec {
     /// Sizes of an `fsmark` workload (default: [`FsmarkSpec::default`] with the run's threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsmark: Option<FsmarkSpec>,
+    /// Run only on the setups with these names (empty: every setup). A claim about two
+    /// setups needs its costly workload there only (`pgbench-rw` on ext4 and xfs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setups: Vec<String>,
 }
 
 impl WorkloadSpec {
@@ -155,6 +159,7 @@ impl WorkloadSpec {
             fio_job: None,
             smallfiles: None,
             fsmark: None,
+            setups: Vec::new(),
         }
     }
 
