@@ -133,10 +133,13 @@ fn html_table(title: &str, rows: &[super::model::Row]) -> HtmlTable {
                             class: "na",
                         },
                         Some(c) => HtmlCell {
-                            text: match c.mark {
-                                Mark::Best => format!("{} ★", cell_text(&c.summary)),
-                                Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
-                                Mark::None => cell_text(&c.summary),
+                            text: {
+                                let v = format!("{}{}", cell_text(&c.summary), c.steady_flag());
+                                match c.mark {
+                                    Mark::Best => format!("{v} ★"),
+                                    Mark::Tied => format!("{v} ≈"),
+                                    Mark::None => v,
+                                }
                             },
                             class: match c.mark {
                                 Mark::Best => "best",

@@ -67,10 +67,14 @@ fn headline(out: &mut String, report: &Report) {
             let text = match c {
                 None => "–".to_string(),
                 Some(c) => {
-                    let v = crate::metrics::format_value(
-                        &c.summary.metric,
-                        c.summary.median,
-                        &c.summary.unit,
+                    let v = format!(
+                        "{}{}",
+                        crate::metrics::format_value(
+                            &c.summary.metric,
+                            c.summary.median,
+                            &c.summary.unit,
+                        ),
+                        c.steady_flag()
                     );
                     match c.mark {
                         Mark::Best => format!("**{v}** ★"),
@@ -82,6 +86,9 @@ fn headline(out: &mut String, report: &Report) {
             let _ = write!(out, " {} |", esc(&text));
         }
         out.push('\n');
+    }
+    if let Some(l) = super::model::steady_legend(&report.headline) {
+        let _ = writeln!(out, "\n{l}.");
     }
     out.push('\n');
 }

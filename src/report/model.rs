@@ -43,6 +43,39 @@ pub struct Cell {
     pub summary: Summary,
     /// Winner/tie mark.
     pub mark: Mark,
+    /// Whether the job reached steady state (`--steady-state`); `None` when it did not look.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Steady>,
+}
+
+/// What `--steady-state` found for a cell's job, over its rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Steady {
+    /// Reached in every round: the figure is taken over the steady windows.
+    Reached,
+    /// Not reached in this many rounds: those figures come from a job still moving.
+    NotReached(usize),
+}
+
+impl Cell {
+    /// The steady-state flag written right after the value: `ˢ` (steady every round), `!`
+    /// (not steady in some round), nothing when the job ran without `--steady-state`.
+    pub fn steady_flag(&self) -> &'static str {
+        match self.steady {
+            None => "",
+            Some(Steady::Reached) => "ˢ",
+            Some(Steady::NotReached(_)) => "!",
+        }
+    }
+}
+
+/// Legend of [`Cell::steady_flag`], when any of `rows` carries one.
+pub fn steady_legend(rows: &[Row]) -> Option<&'static str> {
+    rows.iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .any(|c| c.steady.is_some())
+        .then_some("ˢ over the steady window, ! steady state not reached in some round")
 }
 
 /// One row: a (workload, metric) across setups.
@@ -212,6 +245,15 @@ fn build_row(
             find(s, m).map(|summary| Cell {
                 summary,
                 mark: Mark::None,
+                steady: find(s, metrics::registry::STEADY_REACHED.as_str()).map(|r| {
+                    // One 0/1 sample per round: the mean says how many rounds missed it.
+                    let missed = ((1.0 - r.mean) * r.n as f64).round() as usize;
+                    if missed == 0 {
+                        Steady::Reached
+                    } else {
+                        Steady::NotReached(missed)
+                    }
+                }),
             })
         })
         .collect();

@@ -112,8 +112,11 @@ fn headline_cell(c: &Option<super::model::Cell>) -> String {
     match c {
         None => "–".into(),
         Some(c) => {
-            let v =
-                crate::metrics::format_value(&c.summary.metric, c.summary.median, &c.summary.unit);
+            let v = format!(
+                "{}{}",
+                crate::metrics::format_value(&c.summary.metric, c.summary.median, &c.summary.unit),
+                c.steady_flag()
+            );
             match c.mark {
                 Mark::Best => format!("{v} ★"),
                 Mark::Tied => format!("{v} ≈"),
@@ -179,11 +182,14 @@ pub fn render_with(report: &Report, w: usize) -> String {
         out.push('\n');
     }
     if !report.headline.is_empty() {
+        let steady = super::model::steady_legend(&report.headline)
+            .map(|l| format!("; {l}"))
+            .unwrap_or_default();
         out.push_str(&para(
             "",
             "",
             &format!(
-                "Headline tests, median of {n} round(s): ★ best beyond noise, ≈ tied within noise, ↑↓ better"
+                "Headline tests, median of {n} round(s): ★ best beyond noise, ≈ tied within noise, ↑↓ better{steady}"
             ),
             w,
         ));
@@ -347,6 +353,56 @@ mod tests {
         let narrow = headline_table(&report.headline, &report.setups, 60);
         fits(&narrow, 60);
         assert!(narrow.matches('┌').count() >= 2, "{narrow}");
+    }
+
+    #[test]
+    fn steady_state_is_flagged_in_the_headline_cells_and_explained() {
+        let mut r = four_setups();
+        // randread on the first setup steady in all 3 rounds, on the second not in round 2.
+        for (setup, reached) in [
+            ("ext4-data-writeback", [1.0, 1.0, 1.0]),
+            ("xfs-reflink", [1.0, 0.0, 1.0]),
+        ] {
+            for (i, v) in reached.iter().enumerate() {
+                r.samples.push(Sample {
+                    setup: setup.into(),
+                    workload: "randread".into(),
+                    metric: "steady_reached".into(),
+                    unit: "bool".into(),
+                    round: i as u32 + 1,
+                    value: *v,
+                });
+            }
+        }
+        let report = Report::new(&r);
+        let row = report
+            .headline
+            .iter()
+            .find(|r| r.workload == "randread" && r.metric == "iops")
+            .unwrap();
+        let steady: Vec<_> = row
+            .cells
+            .iter()
+            .map(|c| c.as_ref().unwrap().steady)
+            .collect();
+        use super::super::model::Steady;
+        assert_eq!(
+            steady,
+            [
+                Some(Steady::Reached),
+                Some(Steady::NotReached(1)),
+                None,
+                None
+            ]
+        );
+        let text = render_with(&report, 100);
+        fits(&text, 100);
+        assert!(text.contains("1,259,258ˢ"), "{text}");
+        assert!(text.contains("1,637,036!"), "{text}");
+        assert!(text.contains("steady window"), "{text}");
+        // Without --steady-state nothing is flagged and the legend says nothing about it.
+        let plain = render_with(&Report::new(&four_setups()), 100);
+        assert!(!plain.contains('ˢ') && !plain.contains("steady"), "{plain}");
     }
 
     #[test]
