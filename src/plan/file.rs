@@ -624,6 +624,24 @@ mod tests {
     }
 
     #[test]
+    fn a_workload_limited_to_setups_names_only_setups_of_the_plan() {
+        let text = |names: &str| {
+            format!(
+                "fs = [\"ext4\", \"x=xfs\"]\n[[workload]]\nid = \"pgbench-rw\"\nsetups = [{names}]"
+            )
+        };
+        let d = parse(&text("\"x\""), "t").unwrap();
+        assert_eq!(d.workloads[0].setups, ["x"]);
+        let e = parse(&text("\"x\", \"xfs\""), "--plan p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"xfs\", which is not a setup") && e.contains("setups: ext4, x"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn errors_name_file_and_key() {
         let e = parse("rounds = 2\nbogus = 1\nsuite=\"standard\"", "--plan p.toml")
             .unwrap_err()

@@ -631,6 +631,28 @@ mod tests {
     }
 
     #[test]
+    fn claims_runs_pgbench_on_ext4_and_xfs_only_and_drops_it_when_fs_leaves_neither() {
+        let inv = ok(&["--profile", "claims"]);
+        let pg = inv
+            .plan
+            .workloads
+            .iter()
+            .find(|w| w.id == "pgbench-rw")
+            .unwrap();
+        assert_eq!(pg.setups, ["ext4", "xfs"]);
+        let on: Vec<&str> = inv
+            .plan
+            .setups
+            .iter()
+            .filter(|s| crate::workload::registry::step_in_round(pg, &s.name, 1))
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(on, ["ext4", "xfs"]);
+        let inv = ok(&["--profile", "claims", "--fs", "btrfs,zfs"]);
+        assert!(inv.plan.workloads.iter().all(|w| w.id != "pgbench-rw"));
+    }
+
+    #[test]
     fn host_facts_decide_sizes_seeds_and_refusals() {
         // The data file of `standard` is 4x RAM, capped to half the target: the fake RAM
         // decides it, not this machine's.
