@@ -60,13 +60,18 @@ fn coverage_note(results: &[ClaimResult]) -> String {
         results.iter().filter(|r| r.n >= 2).map(|r| r.n).collect();
     let parts: Vec<String> = ns
         .iter()
-        .map(|&n| format!("n = {n}: {:.0} %", 100.0 * super::interval_coverage(n)))
+        .map(|&n| {
+            format!(
+                "{:.0} % with {n} rounds",
+                100.0 * super::interval_coverage(n)
+            )
+        })
         .collect();
     if parts.is_empty() {
         String::new()
     } else {
         format!(
-            "Ratios are a/b per interleaved round: median (range of the rounds). The range covers the median ratio with probability {}.",
+            "Ratios are a/b per interleaved round: median (range of the rounds). The range covers the true median ratio with probability {}.",
             parts.join(", ")
         )
     }
