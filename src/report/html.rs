@@ -105,7 +105,7 @@ impl Exporter for Html {
             charts => Value::from(minijinja::value::Serde(&charts)),
             headline => Value::from(minijinja::value::Serde(&headline)),
             more_bars => &more_bars,
-            rounds => r.summary.iter().map(|s| s.n).max().unwrap_or(0),
+            rounds => crate::stats::rounds(&r.summary),
         };
         let html = env
             .get_template("report.html")

@@ -98,13 +98,13 @@ pub fn render(report: &Report) -> String {
     let r = &report.results;
     let mut out = String::new();
     let _ = writeln!(out, "# fsbench report\n");
-    let n = r.summary.iter().map(|s| s.n).max().unwrap_or(0);
+    let n = crate::stats::rounds(&r.summary);
     let _ = writeln!(
         out,
         "Host `{}` ({}, kernel {}), target {} `{}` ({}). Medians of {n} round(s) with (min–max) \
          across rounds; **★** best beyond run-to-run noise, ≈ tied within noise; ↑ higher is \
          better, ↓ lower is better. \"median of rounds\" latencies are the median of each round's \
-         percentile; \"all I/Os of all rounds\" come from the merged histograms.\n",
+         percentile; \"all I/Os of all rounds\" come from the merged histograms.{}\n",
         if r.host.hostname.is_empty() {
             "?"
         } else {
@@ -115,6 +115,11 @@ pub fn render(report: &Report) -> String {
         r.target.kind,
         r.target.path,
         crate::units::format_size(r.target.size_bytes),
+        if n < 2 {
+            " One round has no noise estimate, so every lead counts as a tie."
+        } else {
+            ""
+        },
     );
     if !report.recommendations.is_empty() {
         let _ = writeln!(out, "## Verdict per workload class\n");

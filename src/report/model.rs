@@ -239,21 +239,33 @@ fn build_row(
             .cloned()
     };
     let direction = metrics::direction(m);
+    // Only a job run until steady (`--steady-state`) is flagged: every other job's
+    // `steady_reached` is an after-the-fact look at a series too short to settle it.
+    let ran_until_steady = results.workloads.iter().any(|w| {
+        w.id == workload
+            && w.params
+                .get("job")
+                .and_then(|j| j.get("steady"))
+                .is_some_and(|s| !s.is_null())
+    });
     let mut cells: Vec<Option<Cell>> = setups
         .iter()
         .map(|s| {
             find(s, m).map(|summary| Cell {
                 summary,
                 mark: Mark::None,
-                steady: find(s, metrics::registry::STEADY_REACHED.as_str()).map(|r| {
-                    // One 0/1 sample per round: the mean says how many rounds missed it.
-                    let missed = ((1.0 - r.mean) * r.n as f64).round() as usize;
-                    if missed == 0 {
-                        Steady::Reached
-                    } else {
-                        Steady::NotReached(missed)
-                    }
-                }),
+                steady: ran_until_steady
+                    .then(|| find(s, metrics::registry::STEADY_REACHED.as_str()))
+                    .flatten()
+                    .map(|r| {
+                        // One 0/1 sample per round: the mean says how many rounds missed it.
+                        let missed = ((1.0 - r.mean) * r.n as f64).round() as usize;
+                        if missed == 0 {
+                            Steady::Reached
+                        } else {
+                            Steady::NotReached(missed)
+                        }
+                    }),
             })
         })
         .collect();

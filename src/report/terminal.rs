@@ -167,13 +167,7 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
 /// The short report (verdicts, headline table, measured claims, warnings) within `w` columns.
 pub fn render_with(report: &Report, w: usize) -> String {
     let mut out = String::new();
-    let n = report
-        .results
-        .summary
-        .iter()
-        .map(|s| s.n)
-        .max()
-        .unwrap_or(0);
+    let n = crate::stats::rounds(&report.results.summary);
     if !report.recommendations.is_empty() {
         out.push_str("Verdict per workload class\n");
         for line in verdict_lines(report) {
@@ -182,9 +176,12 @@ pub fn render_with(report: &Report, w: usize) -> String {
         out.push('\n');
     }
     if !report.headline.is_empty() {
-        let steady = super::model::steady_legend(&report.headline)
+        let mut steady = super::model::steady_legend(&report.headline)
             .map(|l| format!("; {l}"))
             .unwrap_or_default();
+        if n < 2 {
+            steady.push_str("; one round has no noise estimate, so every lead counts as a tie");
+        }
         out.push_str(&para(
             "",
             "",
@@ -219,13 +216,7 @@ pub fn render_with(report: &Report, w: usize) -> String {
 /// each verdict (what `--wide` adds).
 pub fn render_tables(report: &Report) -> String {
     let mut out = String::new();
-    let n = report
-        .results
-        .summary
-        .iter()
-        .map(|s| s.n)
-        .max()
-        .unwrap_or(0);
+    let n = crate::stats::rounds(&report.results.summary);
     out.push_str(&format!(
         "All metrics: median of {n} round(s), (min–max) across rounds.\n\n"
     ));
@@ -358,15 +349,23 @@ mod tests {
     #[test]
     fn steady_state_is_flagged_in_the_headline_cells_and_explained() {
         let mut r = four_setups();
+        // randread ran with --steady-state; randwrite did not (its steady_reached is ignored).
+        r.workloads.push(crate::results::WorkloadInfo {
+            id: "randread".into(),
+            kind: "io".into(),
+            params: serde_json::json!({"job": {"steady": {"windows": 5}}}),
+            fio_command: None,
+        });
         // randread on the first setup steady in all 3 rounds, on the second not in round 2.
-        for (setup, reached) in [
-            ("ext4-data-writeback", [1.0, 1.0, 1.0]),
-            ("xfs-reflink", [1.0, 0.0, 1.0]),
+        for (setup, workload, reached) in [
+            ("ext4-data-writeback", "randread", [1.0, 1.0, 1.0]),
+            ("xfs-reflink", "randread", [1.0, 0.0, 1.0]),
+            ("xfs-reflink", "randwrite", [0.0, 0.0, 0.0]),
         ] {
             for (i, v) in reached.iter().enumerate() {
                 r.samples.push(Sample {
                     setup: setup.into(),
-                    workload: "randread".into(),
+                    workload: workload.into(),
                     metric: "steady_reached".into(),
                     unit: "bool".into(),
                     round: i as u32 + 1,
@@ -400,6 +399,16 @@ mod tests {
         assert!(text.contains("1,259,258ˢ"), "{text}");
         assert!(text.contains("1,637,036!"), "{text}");
         assert!(text.contains("steady window"), "{text}");
+        // The same job's p99 is flagged; randwrite ran without --steady-state: no flag.
+        assert!(text.contains("16.4!"), "{text}");
+        let randwrite = text
+            .lines()
+            .find(|l| l.contains("4K random write"))
+            .unwrap();
+        assert!(
+            !randwrite.contains('!') && !randwrite.contains('ˢ'),
+            "{text}"
+        );
         // Without --steady-state nothing is flagged and the legend says nothing about it.
         let plain = render_with(&Report::new(&four_setups()), 100);
         assert!(!plain.contains('ˢ') && !plain.contains("steady"), "{plain}");

@@ -65,7 +65,7 @@ pub fn collect(results: &Results) -> Vec<String> {
             }
         ));
     }
-    let max_n = results.summary.iter().map(|s| s.n).max().unwrap_or(0);
+    let max_n = crate::stats::rounds(&results.summary);
     let per_round = results
         .summary
         .iter()

@@ -141,6 +141,17 @@ pub fn summarize(results: &mut Results) {
     results.summary = out.into_iter().map(|(_, _, s)| s).collect();
 }
 
+/// Rounds behind the summary: the most samples of any per-round metric (a merged tail counts
+/// every round's histogram, whatever rounds the samples keep).
+pub fn rounds(summary: &[crate::results::Summary]) -> usize {
+    summary
+        .iter()
+        .filter(|s| !is_merged(&s.metric))
+        .map(|s| s.n)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Whether a summary row comes from merged histograms rather than per-round samples.
 pub fn is_merged(metric: &str) -> bool {
     metric.ends_with("_merged")

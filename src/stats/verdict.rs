@@ -11,8 +11,12 @@ pub const MIN_ROUNDS: usize = super::change::MIN_ROUNDS;
 
 /// Two setups tie on a metric when the intervals of their medians overlap (at n = 3 these are
 /// the min–max ranges, see [`super::median_interval`]), or when the gap between the medians is
-/// smaller than the run-to-run spread (max − min) of either of them.
+/// smaller than the run-to-run spread (max − min) of either of them. With one round on
+/// either side there is no noise estimate, so no lead can be beyond it: that is a tie too.
 pub fn tie(a: &Summary, b: &Summary) -> bool {
+    if a.n < 2 || b.n < 2 {
+        return true;
+    }
     let overlap = a.ci_low <= b.ci_high && b.ci_low <= a.ci_high;
     let gap = (a.median - b.median).abs();
     let spread = (a.max - a.min).max(b.max - b.min);
@@ -52,5 +56,8 @@ mod tests {
         // rm -rf 1.91 s vs 4.35 s with tight rounds: not a tie.
         assert!(!tie(&s(1.91, 1.88, 1.95), &s(4.35, 4.30, 4.41)));
         assert!(!host_noisy(&s(1.91, 1.88, 1.95)));
+        // The same gap from one round each: no noise estimate, so no lead beyond it.
+        let one = |v: f64| Summary { n: 1, ..s(v, v, v) };
+        assert!(tie(&one(1.91), &one(4.35)));
     }
 }
