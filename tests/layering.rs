@@ -22,26 +22,6 @@ const LAYERS: &[&[&str]] = &[
     &["commands", "mpi"],
 ];
 
-/// Upward edges still in the code, each with the reason it is not fixed yet. Remove an entry
-/// when its edge goes; the test fails on any edge not listed here.
-const KNOWN: &[(&str, &str)] = &[
-    (
-        "fs -> doctor",
-        "fs::available names the Debian package of a missing tool from doctor/tools.rs's \
-         table (the runner's availability check, being restructured with the workload registry)",
-    ),
-    (
-        "host -> fs",
-        "the ledger's recovery releases a dead run's zpool and zfs-fuse daemon through \
-         fs::zfs_recover, which needs the ZFS driver's own knowledge (FUSE mounts, the daemon); \
-         the fix is a release hook the fs layer registers with the ledger",
-    ),
-    (
-        "error -> cancel",
-        "Error::Interrupted's exit code is 128 + the signal cancel recorded (one atomic read)",
-    ),
-];
-
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
@@ -139,14 +119,10 @@ fn no_lower_layer_uses_a_higher_one() {
         println!("{b}");
     }
     println!("{} upward edge(s)", all.len());
-    let bad: Vec<String> = all
-        .into_iter()
-        .filter(|e| !KNOWN.iter().any(|(k, _)| e.ends_with(k)))
-        .collect();
     assert!(
-        bad.is_empty(),
+        all.is_empty(),
         "upward `crate::` edges (see docs/ARCHITECTURE.md, Module map):\n{}",
-        bad.join("\n")
+        all.join("\n")
     );
 }
 

@@ -107,7 +107,8 @@ pub fn setup_round_seconds(plan: &Plan, setup: usize, round: u32, formats: bool)
     let fs = &plan.setups[setup].fs;
     // mkfs is part of the setup (its step overhead counts every round).
     let in_round = |w: &&WorkloadSpec| {
-        registry::of(w.kind).needs(w).phase == Phase::Setup || registry::step_in_round(w, &plan.setups[setup].name, round)
+        registry::of(w.kind).needs(w).phase == Phase::Setup
+            || registry::step_in_round(w, &plan.setups[setup].name, round)
     };
     setup_overhead_seconds(plan, fs, formats)
         + plan

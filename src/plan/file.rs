@@ -225,7 +225,11 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         }
     }
     for w in &d.workloads {
-        if let Some(name) = w.setups.iter().find(|n| !d.setups.iter().any(|s| &s.name == *n)) {
+        if let Some(name) = w
+            .setups
+            .iter()
+            .find(|n| !d.setups.iter().any(|s| &s.name == *n))
+        {
             let names: Vec<&str> = d.setups.iter().map(|s| s.name.as_str()).collect();
             return Err(bad(
                 origin,

@@ -180,7 +180,13 @@ pub fn execute_with(
     let per_round = {
         let skipped = skipped_workloads.clone();
         move |sr: &crate::plan::SetupRound| {
-            progress::steps_per_round(plan, formats, &skipped, &plan.setups[sr.setup].name, sr.round)
+            progress::steps_per_round(
+                plan,
+                formats,
+                &skipped,
+                &plan.setups[sr.setup].name,
+                sr.round,
+            )
         }
     };
     let steps = srs.iter().map(&per_round).sum();

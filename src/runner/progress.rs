@@ -20,7 +20,8 @@ pub fn steps_per_round(
             .workloads
             .iter()
             .filter(|w| {
-                crate::workload::registry::step_in_round(w, setup, round) && !skipped.contains(&w.id)
+                crate::workload::registry::step_in_round(w, setup, round)
+                    && !skipped.contains(&w.id)
             })
             .count()
 }

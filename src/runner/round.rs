@@ -263,7 +263,9 @@ impl Runner<'_> {
         let (timed, capability): (Vec<WorkloadSpec>, Vec<WorkloadSpec>) = plan
             .workloads
             .iter()
-            .filter(|w| !self.skipped_workloads.contains(&w.id) && step_in_round(w, &setup.name, round))
+            .filter(|w| {
+                !self.skipped_workloads.contains(&w.id) && step_in_round(w, &setup.name, round)
+            })
             .cloned()
             .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed);
         for w in timed.iter().chain(&capability) {
