@@ -85,8 +85,10 @@ pub fn install_handlers() {
     INSTALL.call_once(|| {
         crate::host::stdio::prepare_hangup();
         for (sig, escalates) in HANDLED {
+            // unsafe outside host::sys (an exception, docs/ARCHITECTURE.md): the handler's
+            // async-signal safety is this closure's, so the contract stays where it is written.
             // SAFETY: the handler only performs async-signal-safe operations (atomics,
-            // dup2 in on_hangup, _exit).
+            // dup2 in on_hangup, kill, _exit).
             let res = unsafe {
                 signal_hook::low_level::register(sig, move || {
                     if sig == signal_hook::consts::SIGHUP {
@@ -101,7 +103,7 @@ pub fn install_handlers() {
                             if pid > 0 {
                                 // kill(2) is async-signal-safe; the pid is a daemon we started
                                 // and have not reaped (it is unregistered on reaping).
-                                libc::kill(pid, libc::SIGTERM);
+                                crate::host::sys::signal(pid, rustix::process::Signal::TERM);
                             }
                         }
                         signal_hook::low_level::exit(128 + interrupt_signal());

@@ -137,3 +137,74 @@ fn every_top_level_module_has_a_layer() {
         }
     }
 }
+
+/// Files that may hold `unsafe` besides `src/host/sys/` (docs/ARCHITECTURE.md, "unsafe"),
+/// each with its reason; keep in step with that list.
+const UNSAFE_ALLOWED: &[(&str, &str)] = &[
+    (
+        "engine/buffer.rs",
+        "the engine's hot path: aligned buffer pool",
+    ),
+    (
+        "engine/uring.rs",
+        "the engine's hot path: io_uring submissions",
+    ),
+    (
+        "engine/psync.rs",
+        "the engine's hot path: pread/pwrite on pool buffers",
+    ),
+    (
+        "workload/sqlite/vfs.rs",
+        "SQLite's VFS is an FFI callback table",
+    ),
+    (
+        "cancel.rs",
+        "registering the signal handler: its async-signal safety is the closure's",
+    ),
+];
+
+/// `unsafe` as a word in code (not in comments or strings that mention it).
+fn mentions_unsafe(code: &str) -> bool {
+    code.match_indices("unsafe").any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + "unsafe".len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !word(before) && !word(after) && code[..i].matches('"').count() % 2 == 0
+    })
+}
+
+#[test]
+fn unsafe_lives_in_host_sys_the_hot_path_and_the_listed_exceptions() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if rel.starts_with("host/sys/") || UNSAFE_ALLOWED.iter().any(|(p, _)| *p == rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if mentions_unsafe(code) {
+                bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "`unsafe` outside src/host/sys/ and the allowed files (move the raw call into a safe \
+         wrapper in host/sys, or list the file in UNSAFE_ALLOWED and docs/ARCHITECTURE.md):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_unsafe_scan_sees_unsafe_code_and_skips_words_and_strings() {
+    assert!(mentions_unsafe("    let x = unsafe { f() };"));
+    assert!(mentions_unsafe("unsafe impl Send for X {}"));
+    assert!(!mentions_unsafe("let unsafe_ok = 1;"));
+    assert!(!mentions_unsafe(r#"println!("no unsafe here");"#));
+}
