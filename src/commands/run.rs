@@ -22,6 +22,7 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     let facts = HostFacts::gather(&Query {
         device: o.device.as_deref(),
         dir: o.dir.as_deref(),
+        scratch_dir: Some(&o.scratch_dir),
         tools: &["fio"],
         paths,
     });

@@ -224,6 +224,16 @@ pub fn is_ram_fs(magic: i64) -> bool {
     magic == TMPFS_MAGIC || magic == RAMFS_MAGIC
 }
 
+/// The one tmpfs check: `Some("tmpfs")` or `Some("ramfs")` when the filesystem holding `path`
+/// lives in RAM, `None` when it does not.
+pub fn ram_fs_name(path: &std::path::Path) -> io::Result<Option<&'static str>> {
+    Ok(match fs_magic(path)? {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    })
+}
+
 /// Bytes an unprivileged writer may still use on the filesystem holding `path` (statvfs).
 pub fn available_bytes(path: &std::path::Path) -> Option<u64> {
     rustix::fs::statvfs(path)
