@@ -169,7 +169,7 @@ fn mentions_unsafe(code: &str) -> bool {
         let before = code[..i].chars().next_back();
         let after = code[i + "unsafe".len()..].chars().next();
         let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        !word(before) && !word(after) && code[..i].matches('"').count() % 2 == 0
+        !word(before) && !word(after) && code[..i].matches('"').count().is_multiple_of(2)
     })
 }
 
