@@ -37,6 +37,15 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The crate's `src` directory and every `.rs` file below it, sorted.
+fn source_files() -> (PathBuf, Vec<PathBuf>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    (src, files)
+}
+
 /// `src/plan/resolve.rs` → `plan`; `src/units.rs` → `units`.
 fn owner(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap();
@@ -51,10 +60,7 @@ fn owner(src: &Path, file: &Path) -> String {
 
 /// Every `(owner → target)` edge that points up, as `file:line: owner -> target`.
 fn upward_edges() -> Vec<String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
+    let (src, files) = source_files();
     let mut bad = Vec::new();
     for f in &files {
         let from = owner(&src, f);
@@ -175,10 +181,7 @@ fn mentions_unsafe(code: &str) -> bool {
 
 #[test]
 fn unsafe_lives_in_host_sys_the_hot_path_and_the_listed_exceptions() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
+    let (src, files) = source_files();
     let mut bad = Vec::new();
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();

@@ -1,7 +1,7 @@
 //! Recovery's release of one ledger item: check that the live object still is the recorded
 //! one, then release it; anything that does not match is reported and left alone.
 
-use super::hooks::{self, Hooks};
+use super::hooks::{self, Hooks, Verdict};
 use super::{Alive, Item, Outcome, alive};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -38,8 +38,6 @@ impl RecoveryLock {
         RecoveryLock { _file: f }
     }
 }
-
-type Verdict = (Outcome, String);
 
 fn would(dry_run: bool, what: &str) -> Option<Verdict> {
     dry_run.then(|| (Outcome::WouldRelease, what.to_string()))
