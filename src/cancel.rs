@@ -12,12 +12,12 @@
 //! Daemons fsbench started ([`register_child`]) get SIGTERM on that immediate exit, since the
 //! kernel would not stop them.
 
+use crate::error::{interrupt_exit_code, interrupt_signal, record_interrupt_signal};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-static FIRST: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
 /// PIDs of daemons fsbench started (0 = free slot); read by the signal handler.
 static CHILDREN: [AtomicI32; 4] = [const { AtomicI32::new(0) }; 4];
@@ -61,17 +61,15 @@ pub fn check() -> crate::Result<()> {
     }
 }
 
-/// The signal that asked to stop (0 when none did, e.g. [`request`]).
+/// The signal that asked to stop (0 when none did, e.g. [`request`]); recorded in
+/// [`crate::error`], whose `Error::Interrupted` exit code depends on it.
 pub fn signal() -> i32 {
-    FIRST.load(Ordering::SeqCst)
+    interrupt_signal()
 }
 
 /// Exit code after an interrupt: 128 + the first signal's number, 130 when no signal did it.
 pub fn exit_code() -> i32 {
-    match signal() {
-        0 => crate::error::EXIT_INTERRUPTED,
-        s => 128 + s,
-    }
+    interrupt_exit_code()
 }
 
 /// The signals handled, and whether a second one escalates.
@@ -87,14 +85,16 @@ pub fn install_handlers() {
     INSTALL.call_once(|| {
         crate::host::stdio::prepare_hangup();
         for (sig, escalates) in HANDLED {
+            // unsafe outside host::sys (an exception, docs/ARCHITECTURE.md): the handler's
+            // async-signal safety is this closure's, so the contract stays where it is written.
             // SAFETY: the handler only performs async-signal-safe operations (atomics,
-            // dup2 in on_hangup, _exit).
+            // dup2 in on_hangup, kill, _exit).
             let res = unsafe {
                 signal_hook::low_level::register(sig, move || {
                     if sig == signal_hook::consts::SIGHUP {
                         crate::host::stdio::on_hangup();
                     }
-                    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                    record_interrupt_signal(sig);
                     REQUESTED.store(true, Ordering::SeqCst);
                     if escalates && SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
                         // Second signal: the user insists; leave now, taking our daemons along.
@@ -103,10 +103,10 @@ pub fn install_handlers() {
                             if pid > 0 {
                                 // kill(2) is async-signal-safe; the pid is a daemon we started
                                 // and have not reaped (it is unregistered on reaping).
-                                libc::kill(pid, libc::SIGTERM);
+                                crate::host::sys::signal(pid, rustix::process::Signal::TERM);
                             }
                         }
-                        signal_hook::low_level::exit(128 + FIRST.load(Ordering::SeqCst));
+                        signal_hook::low_level::exit(128 + interrupt_signal());
                     }
                 })
             };

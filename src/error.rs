@@ -5,6 +5,7 @@
 //! 143 SIGTERM) after cleanup.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Exit code for success.
 pub const EXIT_OK: i32 = 0;
@@ -14,6 +15,29 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code after an interrupt that no signal caused (a signal gives 128 + its number).
 pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// The first signal that asked to stop (0: none). It lives here, below `cancel` (which sets
+/// it from its signal handler), because [`Error::Interrupted`]'s exit code is 128 + it.
+static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Record the signal that asked to stop; only the first one counts. Async-signal-safe (one
+/// atomic compare-exchange): `cancel`'s handler calls it.
+pub fn record_interrupt_signal(sig: i32) {
+    let _ = INTERRUPT_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// The signal that asked to stop (0 when none did).
+pub fn interrupt_signal() -> i32 {
+    INTERRUPT_SIGNAL.load(Ordering::SeqCst)
+}
+
+/// Exit code after an interrupt: 128 + the first signal's number, 130 when no signal did it.
+pub fn interrupt_exit_code() -> i32 {
+    match interrupt_signal() {
+        0 => EXIT_INTERRUPTED,
+        s => 128 + s,
+    }
+}
 
 /// Every error fsbench reports. The message names the bad input and what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -77,7 +101,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::InvalidInput { .. } | Error::Refused { .. } => EXIT_USAGE,
-            Error::Interrupted => crate::cancel::exit_code(),
+            Error::Interrupted => interrupt_exit_code(),
             _ => EXIT_FAILURE,
         }
     }

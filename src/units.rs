@@ -5,6 +5,15 @@
 
 use std::time::Duration;
 
+/// A plan file's size value: a positive integer (bytes) or a string [`parse_size`] reads.
+pub fn toml_size(v: &toml::Value) -> Result<u64, String> {
+    match v {
+        toml::Value::Integer(i) if *i > 0 => Ok(*i as u64),
+        toml::Value::String(s) => parse_size(s),
+        other => Err(format!("{other} is not a size")),
+    }
+}
+
 /// Parse a size such as `4096`, `4k`, `4K`, `4KiB`, `1M`, `1.5G`, `16GiB`, `2T`.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();

@@ -61,7 +61,11 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
             format!(" — {}", p.description)
         }
     );
-    let _ = writeln!(s, "Target: {}", inv.options.target.describe());
+    let in_ram = match &inv.options.target_in_ram {
+        Some(fs) => format!(" — on {fs}, in RAM: the numbers measure memory, not a disk"),
+        None => String::new(),
+    };
+    let _ = writeln!(s, "Target: {}{in_ram}", inv.options.target.describe());
     let setups: Vec<String> = p
         .setups
         .iter()

@@ -22,6 +22,7 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     let facts = HostFacts::gather(&Query {
         device: o.device.as_deref(),
         dir: o.dir.as_deref(),
+        scratch_dir: Some(&o.scratch_dir),
         tools: &["fio"],
         paths,
     });
@@ -40,18 +41,19 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
         .iter()
         .map(|s| (s.name.as_str(), &s.host[..]));
     crate::host::tuning::validate(settings, queue)?;
-    check_app_settings(&inv.plan.workloads)?;
+    check_workloads_on_host(&inv.plan.workloads)?;
     Ok(inv)
 }
 
-/// Extra PostgreSQL settings of the selected pgbench workloads must be ones the installed
-/// server knows (`postgres --describe-config`) and not the ones fsbench owns.
-fn check_app_settings(workloads: &[WorkloadSpec]) -> crate::Result<()> {
+/// Each selected workload's own checks against what is installed ([`Workload::check_host`]:
+/// pgbench's PostgreSQL setting names).
+///
+/// [`Workload::check_host`]: crate::workload::registry::Workload::check_host
+fn check_workloads_on_host(workloads: &[WorkloadSpec]) -> crate::Result<()> {
     for w in workloads.iter().filter(|w| w.record) {
-        if let Some(p) = &w.pgbench {
-            crate::workload::pgbench::settings::check(p.settings.keys())
-                .map_err(|e| Error::invalid(format!("workload '{}'", w.id), e))?;
-        }
+        crate::workload::registry::of(w.kind)
+            .check_host(w)
+            .map_err(|e| Error::invalid(format!("workload '{}'", w.id), e))?;
     }
     Ok(())
 }

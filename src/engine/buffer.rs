@@ -1,5 +1,8 @@
 //! I/O buffers: page-aligned (O_DIRECT needs it), allocated once per job, refilled per write.
 
+// `unsafe` outside host::sys, an allowed exception (docs/ARCHITECTURE.md): the engine's hot path
+// (the aligned buffer pool the I/O loops hand to the kernel).
+
 use super::rng::Xoshiro;
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 

@@ -1,5 +1,8 @@
 //! The `psync` backend: one pread/pwrite at a time per job thread.
 
+// `unsafe` outside host::sys, an allowed exception (docs/ARCHITECTURE.md): the engine's hot path
+// (pread/pwrite on pool buffers).
+
 use super::buffer::BufferPool;
 use super::worker::{JobPlan, JobResult, Recorder, check_read, prepare_write, should_stop};
 use crate::Result;

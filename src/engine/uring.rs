@@ -2,6 +2,9 @@
 //! `io_uring_enter` that also waits for a completion, reaps completions in batches, and uses a
 //! registered file and registered (fixed) buffers when the kernel allows.
 
+// `unsafe` outside host::sys, an allowed exception (docs/ARCHITECTURE.md): the engine's hot path
+// (io_uring submissions on pool buffers).
+
 use super::buffer::BufferPool;
 use super::worker::{JobPlan, JobResult, Recorder, check_read, prepare_write, should_stop};
 use crate::{Error, Result};

@@ -5,7 +5,6 @@ use super::job::JobSpec;
 use super::verify::HEADER_LEN;
 use crate::units::{fio_size, format_size};
 use crate::{Error, Result};
-use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -49,20 +48,9 @@ fn block_size_of_device(file: &std::fs::File) -> Option<u64> {
 
 /// O_DIRECT offset alignment of a file, from statx(STATX_DIOALIGN) when the filesystem tells.
 fn dio_align(path: &Path) -> Option<u64> {
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statx fills the zeroed struct; c is a valid NUL-terminated path.
-    let (r, stx) = unsafe {
-        let mut stx: libc::statx = std::mem::zeroed();
-        let r = libc::statx(
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            0,
-            libc::STATX_DIOALIGN,
-            &mut stx,
-        );
-        (r, stx)
-    };
-    (r == 0 && stx.stx_mask & libc::STATX_DIOALIGN != 0 && stx.stx_dio_offset_align > 0)
+    use rustix::fs::{AtFlags, CWD, StatxFlags};
+    let stx = rustix::fs::statx(CWD, path, AtFlags::empty(), StatxFlags::DIOALIGN).ok()?;
+    (stx.stx_mask & StatxFlags::DIOALIGN.bits() != 0 && stx.stx_dio_offset_align > 0)
         .then_some(stx.stx_dio_offset_align as u64)
 }
 
@@ -214,11 +202,15 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
                     ),
                 ));
             }
-            let c = CString::new(parent.as_os_str().as_bytes())
-                .map_err(|_| Error::invalid("--filename", "contains a NUL byte"))?;
-            // SAFETY: c is a valid NUL-terminated path.
-            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-                let e = std::io::Error::last_os_error();
+            if parent.as_os_str().as_bytes().contains(&0) {
+                return Err(Error::invalid("--filename", "contains a NUL byte"));
+            }
+            let can_create = rustix::fs::access(
+                &parent,
+                rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+            );
+            if let Err(e) = can_create {
+                let e = std::io::Error::from(e);
                 return Err(Error::invalid(
                     "--filename",
                     format!(

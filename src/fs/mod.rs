@@ -124,7 +124,7 @@ pub fn available(name: &str) -> Result<(), String> {
         if !crate::host::command::available(tool) {
             return Err(format!(
                 "{name}: {tool} is not installed (package {}; --install-missing installs it)",
-                crate::doctor::tools::debian_package(tool)
+                crate::host::packages::debian_package(tool)
             ));
         }
     }

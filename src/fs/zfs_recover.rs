@@ -1,5 +1,6 @@
-//! Recovery of what a killed fsbench left in ZFS (called by the ledger's release,
-//! [`crate::host::ledger`]): its pool, and with zfs-fuse the daemon it started.
+//! Recovery of what a killed fsbench left in ZFS (called by the ledger's release through the
+//! hooks [`register`] installs, [`crate::host::ledger::hooks`]): its pool, and with zfs-fuse
+//! the daemon it started.
 //!
 //! Found when a SIGKILLed run was recovered on zfs-fuse for real:
 //! - right after the kill zfs-fuse answers `zpool destroy` with "pool is busy" for a second or
@@ -32,8 +33,18 @@ const KSTAT_MOUNT: &str = "/zfs-kstat";
 /// How long recovery retries `zpool destroy` while the pool is busy.
 const BUSY_FOR: Duration = Duration::from_secs(30);
 
-/// What releasing one item came to: the ledger's outcome and its detail line.
-pub type Verdict = (Outcome, String);
+pub use crate::host::ledger::hooks::Verdict;
+
+/// Install this module's functions as the ledger's release hooks (`commands::dispatch` does
+/// it before any command, so every recovery can release pools and the daemon).
+pub fn register() {
+    crate::host::ledger::hooks::install(crate::host::ledger::hooks::Hooks {
+        release_pool,
+        daemon: DAEMON,
+        daemon_still_needed,
+        after_daemon_gone,
+    });
+}
 
 /// Destroy the pool `name` if it still exists (see the module docs).
 pub fn release_pool(name: &str, dry_run: bool) -> Verdict {

@@ -9,7 +9,6 @@
 
 use crate::{Error, Result};
 use std::ffi::CString;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -203,25 +202,8 @@ impl MemoryCgroup {
 
     /// Make the child spawned from `cmd` join this cgroup before it execs.
     pub fn configure(&self, cmd: &mut std::process::Command) {
-        let procs = self.procs.clone();
-        // SAFETY: the closure runs between fork and exec and only calls open/write/close,
-        // which are async-signal-safe; the path was allocated before fork. Writing "0" to
-        // cgroup.procs moves the writing process itself (v1 and v2 both accept it).
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                let rc = libc::write(fd, b"0".as_ptr().cast(), 1);
-                let err = std::io::Error::last_os_error();
-                libc::close(fd);
-                if rc != 1 {
-                    return Err(err);
-                }
-                Ok(())
-            });
-        }
+        // Writing "0" to cgroup.procs moves the writing process itself.
+        crate::host::sys::spawn::join_cgroup_before_exec(cmd, self.procs.clone());
     }
 
     /// Peak memory charged to the group, bytes (v1 max_usage_in_bytes, v2 memory.peak).

@@ -14,6 +14,9 @@ pub struct HostFacts {
     pub ram_bytes: u64,
     /// Bytes the `--device` or `--dir` target offers (None: unknown, or an image).
     pub target_bytes: Option<u64>,
+    /// The RAM filesystem (`tmpfs`, `ramfs`) holding the `--dir` target or the image's
+    /// `--scratch-dir`, `None` when it is not in RAM (or cannot be asked).
+    pub target_in_ram: Option<&'static str>,
     /// `--device`: `Ok` for a block device, else why it is not one (a sentence).
     pub device: Option<Result<(), String>>,
     /// Tools found on PATH, of those asked about.
@@ -35,6 +38,8 @@ pub struct Query<'a> {
     pub device: Option<&'a Path>,
     /// `--dir`, if given.
     pub dir: Option<&'a Path>,
+    /// Where an image would be created (`--scratch-dir`), when no `--device`/`--dir` is given.
+    pub scratch_dir: Option<&'a Path>,
     /// Tools whose presence matters (`fio`).
     pub tools: &'a [&'a str],
     /// Paths whose kind (directory, file) matters.
@@ -59,6 +64,7 @@ impl HostFacts {
         HostFacts {
             ram_bytes: 4 << 30,
             target_bytes: Some(20 << 30),
+            target_in_ram: None,
             device: None,
             tools: BTreeSet::from(["fio".to_string()]),
             dirs: BTreeSet::new(),
@@ -76,9 +82,17 @@ impl HostFacts {
             (None, Some(d)) => super::sys::available_bytes(d),
             (None, None) => None,
         };
+        // The directory data lands in: --dir, else the image's (a device is never in RAM).
+        let data_dir = match (q.device, q.dir) {
+            (Some(_), _) => None,
+            (None, Some(d)) => Some(d),
+            (None, None) => q.scratch_dir,
+        };
+        let target_in_ram = data_dir.and_then(|d| super::sys::ram_fs_name(d).ok().flatten());
         HostFacts {
             ram_bytes: super::sys::ram_bytes(),
             target_bytes,
+            target_in_ram,
             device,
             tools: q
                 .tools

@@ -27,6 +27,7 @@
 //! released them); an image file in the scratch directory survives a reboot and is then only
 //! found by its name `fsbench-<pid>-<n>.img`.
 
+pub mod hooks;
 mod release;
 
 use serde::{Deserialize, Serialize};

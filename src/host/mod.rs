@@ -8,6 +8,7 @@ pub mod daemon;
 pub mod facts;
 pub mod ledger;
 pub mod mountinfo;
+pub mod packages;
 pub mod provenance;
 pub mod stdio;
 pub mod sys;

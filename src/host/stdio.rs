@@ -13,14 +13,16 @@
 //!
 //! [`error`] says what failed, for a note in the results.
 
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, RawFd};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::fs::File;
+use std::io::{IsTerminal, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 static ERROR: OnceLock<String> = OnceLock::new();
-static NULL_FD: AtomicI32 = AtomicI32::new(-1);
+/// /dev/null, kept open for the process's life once [`prepare_hangup`] ran.
+static NULL: OnceLock<OwnedFd> = OnceLock::new();
 static WAS_TTY: [AtomicBool; 3] = [
     AtomicBool::new(false),
     AtomicBool::new(false),
@@ -58,36 +60,54 @@ pub fn out(text: &str) {
 /// Prepare [`on_hangup`]: open /dev/null and remember which of fds 0–2 are terminals (a
 /// hung-up terminal no longer answers isatty). Idempotent.
 pub fn prepare_hangup() {
-    if NULL_FD.load(Ordering::SeqCst) >= 0 {
+    if NULL.get().is_some() {
         return;
     }
-    // SAFETY: open(2) of a constant path; the descriptor is kept for the process's life.
-    let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-    for (i, t) in WAS_TTY.iter().enumerate() {
-        // SAFETY: isatty(3) on a descriptor number.
-        t.store(unsafe { libc::isatty(i as RawFd) } == 1, Ordering::SeqCst);
+    let Ok(null) = File::options().read(true).write(true).open("/dev/null") else {
+        return;
+    };
+    for (t, fd) in WAS_TTY.iter().zip(std_fds()) {
+        t.store(fd.is_terminal(), Ordering::SeqCst);
     }
-    NULL_FD.store(fd, Ordering::SeqCst);
+    let _ = NULL.set(null.into());
+}
+
+/// Descriptors 0, 1 and 2.
+fn std_fds() -> [BorrowedFd<'static>; 3] {
+    [
+        rustix::stdio::stdin(),
+        rustix::stdio::stdout(),
+        rustix::stdio::stderr(),
+    ]
+}
+
+/// `dup2(fd, target)` for a standard descriptor `target` (0–2); async-signal-safe.
+fn dup2_onto(fd: impl AsFd, target: usize) -> rustix::io::Result<()> {
+    match target {
+        0 => rustix::stdio::dup2_stdin(fd),
+        1 => rustix::stdio::dup2_stdout(fd),
+        _ => rustix::stdio::dup2_stderr(fd),
+    }
 }
 
 /// From a signal handler: the terminal went away, so point every descriptor that was a
-/// terminal at /dev/null. Only async-signal-safe calls (dup2).
+/// terminal at /dev/null. Only async-signal-safe calls (an atomic load, dup2).
 pub fn on_hangup() {
-    let null = NULL_FD.load(Ordering::SeqCst);
-    if null < 0 {
+    let Some(null) = NULL.get() else {
         return;
-    }
+    };
     for (i, t) in WAS_TTY.iter().enumerate() {
         if t.load(Ordering::SeqCst) {
-            // SAFETY: dup2(2) is async-signal-safe; both descriptors are valid.
-            unsafe { libc::dup2(null, i as RawFd) };
+            let _ = dup2_onto(null, i);
         }
     }
 }
 
 struct Relayed {
-    fd: RawFd,
-    orig: RawFd,
+    /// 1 or 2.
+    fd: usize,
+    /// The real descriptor, shared with the relay thread that writes to it.
+    orig: Arc<File>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -101,32 +121,26 @@ impl Relay {
         prepare_hangup();
         let mut v = Vec::new();
         for (fd, name) in [(1, "stdout"), (2, "stderr")] {
-            // SAFETY: isatty/dup/pipe/dup2/close on descriptors this function owns or on 1/2.
-            unsafe {
-                if libc::isatty(fd) == 1 {
-                    continue;
-                }
-                let orig = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3);
-                if orig < 0 {
-                    continue;
-                }
-                let mut p = [0; 2];
-                if libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                    libc::close(orig);
-                    continue;
-                }
-                let (r, w) = (p[0], p[1]);
-                if libc::dup2(w, fd) < 0 {
-                    libc::close(r);
-                    libc::close(w);
-                    libc::close(orig);
-                    continue;
-                }
-                libc::close(w);
-                let reader = std::fs::File::from_raw_fd(r);
-                let thread = std::thread::spawn(move || pump(reader, orig, name));
-                v.push(Relayed { fd, orig, thread });
+            let target = std_fds()[fd];
+            if target.is_terminal() {
+                continue;
             }
+            // Every descriptor made here closes when dropped, so a failed step leaves
+            // nothing open.
+            let Ok(orig) = rustix::io::fcntl_dupfd_cloexec(target, 3) else {
+                continue;
+            };
+            let Ok((r, w)) = std::io::pipe() else {
+                continue;
+            };
+            if dup2_onto(&w, fd).is_err() {
+                continue;
+            }
+            drop(w);
+            let orig = Arc::new(File::from(orig));
+            let sink = Arc::clone(&orig);
+            let thread = std::thread::spawn(move || pump(r, &sink, name));
+            v.push(Relayed { fd, orig, thread });
         }
         Relay(v)
     }
@@ -134,10 +148,7 @@ impl Relay {
 
 /// Copy from the pipe to the real descriptor until EOF; after a failed write keep reading
 /// (so writers never block or fail) and discard.
-fn pump(mut reader: std::fs::File, orig: RawFd, name: &str) {
-    // SAFETY: `orig` stays open until Relay::drop closes it after this thread ended (or
-    // gave up waiting, in which case the process is exiting).
-    let mut sink = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(orig) });
+fn pump(mut reader: impl Read, mut sink: &File, name: &str) {
     let mut broken = false;
     let mut buf = [0u8; 8192];
     loop {
@@ -160,18 +171,18 @@ impl Drop for Relay {
     fn drop(&mut self) {
         let _ = std::io::stdout().flush();
         for r in self.0.drain(..) {
-            // SAFETY: restores the saved descriptor; this closes the relay pipe's write end
-            // (unless a child still holds a copy, hence the bounded wait below).
-            unsafe { libc::dup2(r.orig, r.fd) };
+            // Restores the saved descriptor; this closes the relay pipe's write end (unless a
+            // child still holds a copy, hence the bounded wait below).
+            let _ = dup2_onto(&*r.orig, r.fd);
             let t0 = std::time::Instant::now();
             while !r.thread.is_finished() && t0.elapsed() < Duration::from_secs(2) {
                 std::thread::sleep(Duration::from_millis(5));
             }
             if r.thread.is_finished() {
                 let _ = r.thread.join();
-                // SAFETY: the relay no longer uses it; fd 1/2 is a separate copy.
-                unsafe { libc::close(r.orig) };
             }
+            // `r.orig` closes once the relay thread let go of it too (fd 1/2 is a separate
+            // copy); a relay still blocked keeps it until the process exits.
         }
     }
 }

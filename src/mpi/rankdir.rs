@@ -51,9 +51,10 @@ impl RankDir {
                 }
             }
             if exit {
-                // SAFETY: `_exit` ends the process at once; nothing of this rank is needed
-                // any more (its results are not used), and its files are gone.
-                unsafe { libc::_exit(crate::cancel::exit_code()) }
+                // `_exit` ends the process at once (no atexit handlers, no destructors):
+                // nothing of this rank is needed any more (its results are not used), and its
+                // files are gone.
+                signal_hook::low_level::exit(crate::cancel::exit_code())
             }
         });
     }

@@ -44,9 +44,7 @@ use super::workload::{IoParams, Kind, WorkloadSpec, catalog};
 use super::{FileSize, SetupSpec};
 use crate::Error;
 use crate::engine::{Backend, RwMode};
-use crate::units::{parse_duration, parse_size};
-use crate::workload::pgbench::{Mode as PgMode, PgbenchParams};
-use crate::workload::sqlite::{JournalMode, SqliteParams};
+use crate::units::parse_duration;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -137,7 +135,9 @@ struct RawWorkload {
     size: Option<toml::Value>,
     file: Option<String>,
     verify: Option<bool>,
-    memory_limit: Option<toml::Value>,
+    /// memcap takes its `memory_limit` out itself; on other kinds it stays accepted and unused.
+    #[serde(rename = "memory_limit")]
+    _memory_limit: Option<toml::Value>,
     baseline: Option<String>,
     optional: Option<bool>,
     setups: Option<Vec<String>>,
@@ -374,19 +374,16 @@ fn expand_sweep(t: &toml::Table, origin: &str) -> crate::Result<Vec<toml::Table>
 }
 
 fn size_value(v: &toml::Value, what: &str, origin: &str) -> crate::Result<u64> {
-    match v {
-        toml::Value::Integer(i) if *i > 0 => Ok(*i as u64),
-        toml::Value::String(s) => parse_size(s).map_err(|e| bad(origin, format!("{what}: {e}"))),
-        other => Err(bad(origin, format!("{what}: {other} is not a size"))),
-    }
+    crate::units::toml_size(v).map_err(|e| bad(origin, format!("{what}: {e}")))
 }
 
 /// Build one workload; `base_id` (the id before any sweep suffix) picks the standard job whose
 /// parameters it inherits, so `id = "randread"` with a sweep keeps 4 jobs × 4K.
 fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Result<WorkloadSpec> {
     let id_hint = t.get("id").map(value_string).unwrap_or_default();
-    // Application workloads take their own keys out first; what is left must be known here.
-    let app = take_app_params(&mut t, base_id, origin)?;
+    // The kind takes its own keys out first (registry: `Workload::take_params`); what is left
+    // must be known here.
+    let own = take_own_params(&mut t, base_id, origin)?;
     let raw: RawWorkload = toml::Value::Table(t)
         .try_into()
         .map_err(|e| bad(origin, format!("[[workload]] {id_hint}: {e}")))?;
@@ -402,25 +399,14 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
             .map(|w| w.kind)
             .ok_or_else(|| bad(origin, format!("{ctx}: give kind = \"…\" or rw = \"…\"")))?,
     };
-    let mut spec = WorkloadSpec::simple(&raw.id, kind);
-    (spec.pgbench, spec.sqlite) = app;
-    if kind == Kind::Pgbench && spec.pgbench.is_none() {
-        spec.pgbench = Some(PgbenchParams::new(PgMode::ReadWrite));
-    }
-    if kind == Kind::Sqlite && spec.sqlite.is_none() {
-        spec.sqlite = Some(SqliteParams::new(JournalMode::Wal));
-    }
+    let mut spec = match own {
+        Some(o) if o.kind == kind => o,
+        _ => WorkloadSpec::simple(&raw.id, kind),
+    };
+    spec.id = raw.id.clone();
     spec.optional = raw.optional.unwrap_or(false);
     spec.setups = raw.setups.clone().unwrap_or_default();
     spec.baseline = raw.baseline.clone();
-    if kind == Kind::Compress
-        && let Some(s) = &raw.size
-    {
-        spec.size = Some(size_value(s, &format!("{ctx}: size"), origin)?);
-    }
-    if kind == Kind::Probe && !raw.id.starts_with("probe-") {
-        return Err(bad(origin, format!("{ctx}: probe ids start with probe-")));
-    }
     if kind.is_io() {
         let base = catalog()
             .into_iter()
@@ -498,55 +484,36 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
         }
         spec.io = Some(p);
     }
-    if kind == Kind::Memcap {
-        let m = raw.memory_limit.as_ref().ok_or_else(|| {
-            bad(
-                origin,
-                format!("{ctx}: memcap needs memory_limit = \"512M\""),
-            )
-        })?;
-        spec.memory_limit = Some(size_value(m, &format!("{ctx}: memory_limit"), origin)?);
-        if let Some(p) = spec.io.as_mut()
-            && p.file.is_none()
-        {
-            p.file = Some(format!("{}.dat", raw.id));
-        }
-    }
+    crate::workload::registry::of(kind)
+        .complete(&mut spec)
+        .map_err(|m| bad(origin, format!("{ctx}: {m}")))?;
     Ok(spec)
 }
 
-/// Parameters of a `pgbench` or `sqlite` workload, taken out of its table (their keys are
-/// the workloads' own: [`PgbenchParams::take_from`], [`SqliteParams::take_from`]). The kind is
-/// the table's `kind` or that of the catalog workload named `base_id`.
-fn take_app_params(
+/// The workload as far as its kind's own keys go ([`Workload::take_params`]), taken out of
+/// its table. The kind is the table's `kind` or that of the catalog workload named `base_id`;
+/// `None` when neither names one (the common keys then say what is wrong).
+///
+/// [`Workload::take_params`]: crate::workload::registry::Workload::take_params
+fn take_own_params(
     t: &mut toml::Table,
     base_id: &str,
     origin: &str,
-) -> crate::Result<(Option<PgbenchParams>, Option<SqliteParams>)> {
+) -> crate::Result<Option<WorkloadSpec>> {
     let base = catalog().into_iter().find(|w| w.id == base_id);
     let kind = match t.get("kind").and_then(|k| k.as_str()) {
         Some(k) => Kind::parse(k),
         None => base.as_ref().map(|w| w.kind),
     };
+    let Some(kind) = kind else {
+        return Ok(None);
+    };
     let id = t.get("id").map(value_string).unwrap_or_default();
-    let err = |m: String| bad(origin, format!("workload '{id}': {m}"));
-    Ok(match kind {
-        Some(Kind::Pgbench) => {
-            let mut p = base
-                .and_then(|w| w.pgbench)
-                .unwrap_or_else(|| PgbenchParams::new(PgMode::ReadWrite));
-            p.take_from(t).map_err(err)?;
-            (Some(p), None)
-        }
-        Some(Kind::Sqlite) => {
-            let mut p = base
-                .and_then(|w| w.sqlite)
-                .unwrap_or_else(|| SqliteParams::new(JournalMode::Wal));
-            p.take_from(t).map_err(err)?;
-            (None, Some(p))
-        }
-        _ => (None, None),
-    })
+    let mut spec = WorkloadSpec::simple(&id, kind);
+    crate::workload::registry::of(kind)
+        .take_params(t, base.as_ref(), &mut spec)
+        .map_err(|m| bad(origin, format!("workload '{id}': {m}")))?;
+    Ok(Some(spec))
 }
 
 #[cfg(test)]

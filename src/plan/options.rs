@@ -35,6 +35,10 @@ pub struct RunOptions {
     pub threads: usize,
     /// Timeout for mkfs, mount, zpool and friends.
     pub tool_timeout: Duration,
+    /// The RAM filesystem (`tmpfs`, `ramfs`) the target's data lands on, from the host facts;
+    /// `fsbench plan` says so. Absent in older plan.json files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_in_ram: Option<String>,
 }
 
 /// What `OUT/plan.json` holds.

@@ -212,6 +212,7 @@ pub fn resolve(
             seed,
             threads: args.threads,
             tool_timeout: args.tool_timeout,
+            target_in_ram: host.target_in_ram.map(str::to_string),
         },
     })
 }
@@ -700,6 +701,14 @@ mod tests {
             ..host()
         };
         with(&["--corpus-from", "/srv/tree"], &has_tree).unwrap();
+        // A target in RAM is the facts' word, not a statfs of this machine's /x.
+        let in_ram = HostFacts {
+            target_in_ram: Some("tmpfs"),
+            ..host()
+        };
+        let inv = with(&["--dir", "/x"], &in_ram).unwrap();
+        assert_eq!(inv.options.target_in_ram.as_deref(), Some("tmpfs"));
+        assert_eq!(ok(&["--dir", "/x"]).options.target_in_ram, None);
     }
 
     #[test]

@@ -52,11 +52,11 @@ impl Drop for ImageFileGuard {
     }
 }
 
-/// The scratch directory's filesystem magic and free bytes.
-fn scratch_fs(dir: &Path) -> io::Result<(i64, u64)> {
-    let magic = crate::host::sys::fs_magic(dir)?;
+/// Whether the scratch directory lives in RAM (its filesystem's name), and its free bytes.
+fn scratch_fs(dir: &Path) -> io::Result<(Option<&'static str>, u64)> {
+    let in_ram = crate::host::sys::ram_fs_name(dir)?;
     let free = crate::host::sys::available_bytes(dir).ok_or_else(io::Error::last_os_error)?;
-    Ok((magic, free))
+    Ok((in_ram, free))
 }
 
 impl ImageTarget {
@@ -88,7 +88,7 @@ impl ImageTarget {
                 ),
             ));
         }
-        let (fs_magic, free) = scratch_fs(scratch_dir)
+        let (in_ram, free) = scratch_fs(scratch_dir)
             .map_err(|e| Error::io("cannot statfs --scratch-dir", scratch_dir, e))?;
         if size > free {
             return Err(Error::invalid(
@@ -107,16 +107,11 @@ impl ImageTarget {
             .and_then(|m| crate::host::mountinfo::containing(&m, scratch_dir))
             .map(|e| e.fs_type)
             .unwrap_or_default();
-        let warning = crate::host::sys::is_ram_fs(fs_magic).then(|| {
+        let warning = in_ram.map(|fs| {
             format!(
-                "--scratch-dir {} is on {}: the image lives in RAM, so the numbers measure \
+                "--scratch-dir {} is on {fs}: the image lives in RAM, so the numbers measure \
                  memory, not a disk; use --scratch-dir on a real disk (default /var/tmp)",
                 scratch_dir.display(),
-                if fs_magic == crate::host::sys::TMPFS_MAGIC {
-                    "tmpfs"
-                } else {
-                    "ramfs"
-                }
             )
         });
         if let Some(w) = &warning {

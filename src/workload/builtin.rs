@@ -328,6 +328,29 @@ impl Workload for Memcap {
     fn kind(&self) -> Kind {
         Kind::Memcap
     }
+    fn take_params(
+        &self,
+        t: &mut toml::Table,
+        _base: Option<&WorkloadSpec>,
+        spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        let m = t
+            .remove("memory_limit")
+            .ok_or("memcap needs memory_limit = \"512M\"")?;
+        let limit = crate::units::toml_size(&m).map_err(|e| format!("memory_limit: {e}"))?;
+        spec.memory_limit = Some(limit);
+        Ok(())
+    }
+    fn complete(&self, spec: &mut WorkloadSpec) -> Result<(), String> {
+        // Its own file, so the capped job does not share the data file's cache.
+        let own = format!("{}.dat", spec.id);
+        if let Some(p) = spec.io.as_mut()
+            && p.file.is_none()
+        {
+            p.file = Some(own);
+        }
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         "memcap"
     }
@@ -367,6 +390,17 @@ pub struct Compress;
 impl Workload for Compress {
     fn kind(&self) -> Kind {
         Kind::Compress
+    }
+    fn take_params(
+        &self,
+        t: &mut toml::Table,
+        _base: Option<&WorkloadSpec>,
+        spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        if let Some(v) = t.remove("size") {
+            spec.size = Some(crate::units::toml_size(&v).map_err(|e| format!("size: {e}"))?);
+        }
+        Ok(())
     }
     fn name(&self) -> &'static str {
         "compress"

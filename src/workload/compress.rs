@@ -14,7 +14,6 @@ use crate::host::command::{self, argv};
 use crate::metrics::registry::{BW_MIB_S, BYTES, COMPRESS_RATIO, SECONDS};
 use crate::{Error, Result};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -213,8 +212,6 @@ pub fn btrfs_usage(path: &Path) -> Result<(u64, u64)> {
     btrfs_file_usage(&f, meta.ino(), path)
 }
 
-/// `_IOWR(0x94, 17, struct btrfs_ioctl_search_args)` (4096 bytes).
-const BTRFS_IOC_TREE_SEARCH: libc::c_ulong = 0xD000_9411;
 const BTRFS_EXTENT_DATA_KEY: u32 = 108;
 const SEARCH_KEY_LEN: usize = 104;
 const SEARCH_HEADER_LEN: usize = 32;
@@ -225,8 +222,8 @@ fn btrfs_file_usage(f: &std::fs::File, ino: u64, path: &Path) -> Result<(u64, u6
     let mut min_offset = 0u64;
     loop {
         // struct btrfs_ioctl_search_args: the key, then the result buffer; u64-aligned.
-        let mut args = [0u64; 512];
-        let bytes: &mut [u8; 4096] = bytemuck_u64(&mut args);
+        let mut args = crate::host::sys::btrfs::SearchArgs::default();
+        let bytes = &mut args.0;
         let key = [
             0u64, // tree_id: 0 = the subvolume holding the fd
             ino,  // min_objectid
@@ -242,17 +239,14 @@ fn btrfs_file_usage(f: &std::fs::File, ino: u64, path: &Path) -> Result<(u64, u6
         bytes[56..60].copy_from_slice(&BTRFS_EXTENT_DATA_KEY.to_ne_bytes());
         bytes[60..64].copy_from_slice(&BTRFS_EXTENT_DATA_KEY.to_ne_bytes());
         bytes[64..68].copy_from_slice(&4096u32.to_ne_bytes()); // nr_items: as many as fit
-        // SAFETY: `args` is 4096 bytes, the size BTRFS_IOC_TREE_SEARCH reads and writes.
-        let rc =
-            unsafe { libc::ioctl(f.as_raw_fd(), BTRFS_IOC_TREE_SEARCH as _, args.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(Error::io(
+        crate::host::sys::btrfs::tree_search(f, &mut args).map_err(|e| {
+            Error::io(
                 "BTRFS_IOC_TREE_SEARCH (not btrfs, or not root?) on",
                 path,
-                std::io::Error::last_os_error(),
-            ));
-        }
-        let bytes: &[u8; 4096] = bytemuck_u64(&mut args);
+                e,
+            )
+        })?;
+        let bytes = &args.0;
         let nr = u32::from_ne_bytes(bytes[64..68].try_into().unwrap()) as usize;
         if nr == 0 {
             break;
@@ -304,11 +298,6 @@ fn extent_usage(item: &[u8]) -> (u64, u64) {
         }
         _ => (0, 0),
     }
-}
-
-fn bytemuck_u64(a: &mut [u64; 512]) -> &mut [u8; 4096] {
-    // SAFETY: [u64; 512] and [u8; 4096] have the same size; u8 has no alignment needs.
-    unsafe { &mut *(a as *mut [u64; 512] as *mut [u8; 4096]) }
 }
 
 /// Deterministic text-like data: lines of words from a seeded vocabulary with numbers and

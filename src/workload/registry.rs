@@ -257,6 +257,28 @@ pub trait Workload: Sync {
     fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost;
     /// One line for `fsbench plan`'s step table.
     fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String;
+    /// Its own plan-file keys, taken out of its `[[workload]]` table into `spec` before the
+    /// common keys are read (so what is left must be a common key); also where its parameters
+    /// get their defaults. `base` is the catalog workload the table's id names, whose
+    /// parameters it inherits. `Err` is the message; the plan file names the workload.
+    fn take_params(
+        &self,
+        _t: &mut toml::Table,
+        _base: Option<&WorkloadSpec>,
+        _spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+    /// After the common keys were read into `spec`: its kind's defaults and checks that
+    /// depend on them (a probe's id prefix, memcap's own file). `Err` is the message.
+    fn complete(&self, _spec: &mut WorkloadSpec) -> Result<(), String> {
+        Ok(())
+    }
+    /// Checks of a selected workload against what is installed (e.g. PostgreSQL's setting
+    /// names), once before anything is created; `Err` refuses the run (exit 2).
+    fn check_host(&self, _w: &WorkloadSpec) -> Result<(), String> {
+        Ok(())
+    }
     /// Whether this machine can run `w`; `Err` says what is missing and the run skips it.
     fn available(&self, _w: &WorkloadSpec) -> Result<(), String> {
         Ok(())

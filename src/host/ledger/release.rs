@@ -1,6 +1,7 @@
 //! Recovery's release of one ledger item: check that the live object still is the recorded
 //! one, then release it; anything that does not match is reported and left alone.
 
+use super::hooks::{self, Hooks, Verdict};
 use super::{Alive, Item, Outcome, alive};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -38,8 +39,6 @@ impl RecoveryLock {
     }
 }
 
-type Verdict = (Outcome, String);
-
 fn would(dry_run: bool, what: &str) -> Option<Verdict> {
     dry_run.then(|| (Outcome::WouldRelease, what.to_string()))
 }
@@ -55,19 +54,26 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
         } => loop_device(device.as_deref(), image, *image_id, dry_run),
         Item::Dir { path } => dir(path, dry_run),
         Item::Mount { target, source } => mount(target, source, dry_run),
-        Item::Zpool { name } => crate::fs::zfs_recover::release_pool(name, dry_run),
+        Item::Zpool { name } => match hooks::get() {
+            Some(h) => (h.release_pool)(name, dry_run),
+            None => no_hooks(),
+        },
         Item::Process {
             pid,
             start_time,
             name,
             data_dir,
         } => {
+            // Without the hooks a zfs-fuse could be stopped while it serves other pools.
+            let Some(h) = hooks::get() else {
+                return no_hooks();
+            };
             let (outcome, mut detail) =
-                process(*pid, *start_time, name, data_dir.as_deref(), dry_run);
+                process(h, *pid, *start_time, name, data_dir.as_deref(), dry_run);
             // A zfs-fuse that was killed leaves its own FUSE mount behind, dead.
-            if name == crate::fs::zfs_recover::DAEMON
+            if name == h.daemon
                 && !matches!(outcome, Outcome::Failed | Outcome::NotOurs)
-                && let Some(more) = crate::fs::zfs_recover::after_daemon_gone(dry_run)
+                && let Some(more) = (h.after_daemon_gone)(dry_run)
             {
                 detail = format!("{detail}; {more}");
                 if outcome == Outcome::AlreadyGone && more.starts_with("unmounted") {
@@ -83,6 +89,15 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
             applied,
         } => setting(path, original, applied, dry_run),
     }
+}
+
+/// A zpool or process item met before any command installed the release hooks: kept.
+fn no_hooks() -> Verdict {
+    (
+        Outcome::Failed,
+        "no release hooks installed (fsbench::fs::zfs_recover::register); left for the next recovery"
+            .into(),
+    )
 }
 
 fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
@@ -323,6 +338,7 @@ fn image(path: &Path, id: Option<(u64, u64)>, dry_run: bool) -> Verdict {
 }
 
 fn process(
+    h: &Hooks,
     pid: u32,
     start_time: u64,
     name: &str,
@@ -364,8 +380,8 @@ fn process(
             }
         }
         Alive::Same => {
-            if name == crate::fs::zfs_recover::DAEMON
-                && let Some(why) = crate::fs::zfs_recover::daemon_still_needed()
+            if name == h.daemon
+                && let Some(why) = (h.daemon_still_needed)()
             {
                 return (Outcome::Failed, why);
             }
@@ -514,11 +530,19 @@ mod tests {
         assert!(!same_file_name("/var/tmp/other.img", p));
     }
 
+    /// Hooks that release nothing (the tests here never meet a zpool or the daemon).
+    const TEST_HOOKS: Hooks = Hooks {
+        release_pool: |_, _| (Outcome::Failed, "test".into()),
+        daemon: "zfs-fuse",
+        daemon_still_needed: || None,
+        after_daemon_gone: |_| None,
+    };
+
     #[test]
     fn a_reused_pid_is_not_signalled() {
         let me = std::process::id();
         let real = super::super::start_time_of(me).unwrap();
-        let (o, why) = process(me, real + 1, "daemon", None, false);
+        let (o, why) = process(&TEST_HOOKS, me, real + 1, "daemon", None, false);
         assert_eq!(o, Outcome::NotOurs);
         assert!(why.contains("another process"), "{why}");
     }

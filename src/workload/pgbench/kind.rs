@@ -14,6 +14,27 @@ impl Workload for Pgbench {
     fn kind(&self) -> Kind {
         Kind::Pgbench
     }
+    fn take_params(
+        &self,
+        t: &mut toml::Table,
+        base: Option<&WorkloadSpec>,
+        spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        let mut p = base
+            .and_then(|w| w.pgbench.clone())
+            .unwrap_or_else(|| PgbenchParams::new(Mode::ReadWrite));
+        p.take_from(t)?;
+        spec.pgbench = Some(p);
+        Ok(())
+    }
+    fn check_host(&self, w: &WorkloadSpec) -> Result<(), String> {
+        // Extra settings must be ones the installed server knows (`postgres
+        // --describe-config`) and not the ones fsbench owns.
+        match &w.pgbench {
+            Some(p) => super::settings::check(p.settings.keys()),
+            None => Ok(()),
+        }
+    }
     fn name(&self) -> &'static str {
         "pgbench"
     }

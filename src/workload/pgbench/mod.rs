@@ -467,12 +467,7 @@ fn checked(out: command::ToolOutput, shown: &str) -> Result<command::ToolOutput>
 
 /// Seconds of CPU used by reaped children of fsbench (pgbench, psql).
 fn children_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct we pass.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
-        ru
-    };
+    let ru = crate::host::sys::rusage(libc::RUSAGE_CHILDREN);
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
@@ -492,8 +487,7 @@ fn parse_stat(line: &str) -> Option<(u32, u64)> {
 /// CPU seconds of the postmaster and its children, alive ones and the ones it already reaped
 /// (backends of finished connections count in its cutime/cstime).
 fn process_tree_cpu_s(pid: u32) -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let mut ticks = 0u64;
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(n) = entry

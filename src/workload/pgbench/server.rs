@@ -112,18 +112,13 @@ pub fn server_user() -> std::result::Result<Option<ServerUser>, String> {
     if !rustix::process::geteuid().is_root() {
         return Ok(None);
     }
-    // SAFETY: getpwnam returns a pointer into static storage or NULL; both fields are copied
-    // out at once and nothing else in fsbench calls getpwnam concurrently.
-    let pw = unsafe { libc::getpwnam(c"postgres".as_ptr()) };
-    if pw.is_null() {
+    let Some((uid, gid)) = crate::host::sys::user::user_ids(c"postgres") else {
         return Err(
             "PostgreSQL refuses to run as root and there is no `postgres` user to run it as \
              (the postgresql package creates one)"
                 .into(),
         );
-    }
-    // SAFETY: pw is non-null and points to a valid passwd struct (see above).
-    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    };
     Ok(Some(ServerUser { uid, gid }))
 }
 
@@ -261,16 +256,8 @@ impl PgServer {
             .stdout(log)
             .stderr(log2)
             .process_group(0);
-        // SAFETY: prctl is async-signal-safe; it runs in the child after setuid (which would
-        // clear the parent-death signal) and before exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT as libc::c_ulong) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // After setuid (which would clear the parent-death signal), before exec.
+        crate::host::sys::spawn::interrupt_when_parent_dies(&mut cmd);
         let child = cmd.spawn().map_err(|e| {
             Error::tool(
                 format!("{}", bins.path("postgres").display()),
@@ -424,10 +411,10 @@ impl PgServer {
             return Ok(());
         }
         // Fast shutdown did not finish: immediate shutdown, then kill the whole group.
-        // SAFETY: kill(2) on our own unreaped child and on its process group (it leads it).
-        unsafe { libc::kill(pid, libc::SIGQUIT) };
+        // Our own unreaped child, and its process group (it leads it).
+        crate::host::sys::signal(pid, rustix::process::Signal::QUIT);
         if !wait_exit(&mut child, Duration::from_secs(10)) {
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            crate::host::sys::signal(-pid, rustix::process::Signal::KILL);
             let _ = child.wait();
         }
         Err(Error::tool(

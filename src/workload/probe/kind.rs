@@ -14,6 +14,13 @@ impl Workload for Probe {
     fn kind(&self) -> Kind {
         Kind::Probe
     }
+    fn complete(&self, spec: &mut WorkloadSpec) -> Result<(), String> {
+        if spec.id.starts_with("probe-") {
+            Ok(())
+        } else {
+            Err("probe ids start with probe-".into())
+        }
+    }
     fn name(&self) -> &'static str {
         "probe"
     }

@@ -13,6 +13,19 @@ impl Workload for Sqlite {
     fn kind(&self) -> Kind {
         Kind::Sqlite
     }
+    fn take_params(
+        &self,
+        t: &mut toml::Table,
+        base: Option<&WorkloadSpec>,
+        spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        let mut p = base
+            .and_then(|w| w.sqlite.clone())
+            .unwrap_or_else(|| SqliteParams::new(JournalMode::Wal));
+        p.take_from(t)?;
+        spec.sqlite = Some(p);
+        Ok(())
+    }
     fn name(&self) -> &'static str {
         "sqlite"
     }

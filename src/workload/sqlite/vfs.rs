@@ -11,6 +11,9 @@
 //! shim's sight, so [`Counts::dir_syncs`] infers it by the same rule: the first sync of a handle
 //! opened with `SQLITE_OPEN_CREATE` as a main journal, super-journal or WAL.
 
+// `unsafe` outside host::sys, an allowed exception (docs/ARCHITECTURE.md): SQLite's VFS is a table
+// of `extern "C"` callbacks.
+
 use rusqlite::ffi;
 use std::collections::HashSet;
 use std::ffi::{CStr, c_char, c_int};

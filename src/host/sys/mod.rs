@@ -1,10 +1,20 @@
-//! The low level in one place: block and loop ioctls, the statfs/statvfs and RAM queries.
+//! The low level in one place: block and loop ioctls, the statfs/statvfs and RAM queries
+//! (this file), and one small file per further topic: FIEMAP (`fiemap.rs`), the btrfs tree
+//! search (`btrfs.rs`), O_DIRECT buffers (`aligned.rs`), what a child does before exec
+//! (`spawn.rs`), user accounts (`user.rs`).
 //!
 //! rustix is used where it covers the call (statfs, statvfs, sysinfo, BLKSSZGET); what it does
 //! not cover is hand-rolled here (BLKGETSIZE64, BLKDISCARD, the loop interface from
 //! `<linux/loop.h>`, whose numbers and two structs are the kernel's stable user ABI: libc does
-//! not export them and a bindgen crate would need libclang). Outside the engine's hot path,
-//! `unsafe` belongs here.
+//! not export them and a bindgen crate would need libclang). Outside the engine's hot path
+//! and the exceptions docs/ARCHITECTURE.md lists, `unsafe` belongs here
+//! (`tests/layering.rs` checks it).
+
+pub mod aligned;
+pub mod btrfs;
+pub mod fiemap;
+pub mod spawn;
+pub mod user;
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -35,6 +45,8 @@ pub const LO_FLAGS_DIRECT_IO: u32 = 16;
 
 /// `BLKGETSIZE64` (`_IOR(0x12, 114, size_t)`): device size in bytes.
 pub const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+/// `BLKFLSBUF` (`_IO(0x12, 97)`): flush and invalidate a block device's buffer cache.
+pub const BLKFLSBUF: libc::c_ulong = 0x1261;
 /// `BLKDISCARD` (`_IO(0x12, 119)`): discard a byte range.
 pub const BLKDISCARD: libc::c_ulong = 0x1277;
 
@@ -210,6 +222,16 @@ pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
 /// Whether a `statfs` magic is a filesystem held in RAM (tmpfs, ramfs).
 pub fn is_ram_fs(magic: i64) -> bool {
     magic == TMPFS_MAGIC || magic == RAMFS_MAGIC
+}
+
+/// The one tmpfs check: `Some("tmpfs")` or `Some("ramfs")` when the filesystem holding `path`
+/// lives in RAM, `None` when it does not.
+pub fn ram_fs_name(path: &std::path::Path) -> io::Result<Option<&'static str>> {
+    Ok(match fs_magic(path)? {
+        TMPFS_MAGIC => Some("tmpfs"),
+        RAMFS_MAGIC => Some("ramfs"),
+        _ => None,
+    })
 }
 
 /// Bytes an unprivileged writer may still use on the filesystem holding `path` (statvfs).

@@ -1,0 +1,42 @@
+//! What a child does between fork and exec (`CommandExt::pre_exec`, whose closure may only make
+//! async-signal-safe calls): each hook is fixed code here, so the callers stay safe.
+
+use std::ffi::CString;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// Make the child spawned from `cmd` write "0" to `procs` (a cgroup's `cgroup.procs`, which
+/// moves the writing process itself; v1 and v2 both accept it) before it execs.
+pub fn join_cgroup_before_exec(cmd: &mut Command, procs: CString) {
+    // SAFETY: the closure runs between fork and exec and only calls open/write/close, which
+    // are async-signal-safe; the path was allocated before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let rc = libc::write(fd, b"0".as_ptr().cast(), 1);
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            if rc != 1 {
+                return Err(err);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Make the child spawned from `cmd` get SIGINT when fsbench dies (`PR_SET_PDEATHSIG`), set
+/// after any uid change `cmd` makes (setuid would clear it) and before exec.
+pub fn interrupt_when_parent_dies(cmd: &mut Command) {
+    // SAFETY: prctl is async-signal-safe; the closure runs in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
