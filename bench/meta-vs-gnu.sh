@@ -14,13 +14,16 @@
 # median seconds of each tool and the fsbench/GNU ratio with its min–max across rounds.
 #
 # Usage (root): bench/meta-vs-gnu.sh
-#   env: FSBENCH (target/release/fsbench), ROUNDS (5), COPIES_LIST ("1 3"), FSLIST ("ext4 xfs btrfs")
+#   env: FSBENCH (target/release/fsbench), ROUNDS (5), COPIES_LIST ("1 3"), FSLIST ("ext4 xfs btrfs"),
+#        WORKDIR (/var/tmp: where the image and the corpus go), IMAGE_SIZE (4G)
 set -euo pipefail
 
 FSBENCH=${FSBENCH:-$(dirname "$0")/../target/release/fsbench}
 ROUNDS=${ROUNDS:-5}
 COPIES_LIST=${COPIES_LIST:-"1 3"}
 FSLIST=${FSLIST:-"ext4 xfs btrfs"}
+WORKDIR=${WORKDIR:-/var/tmp}
+IMAGE_SIZE=${IMAGE_SIZE:-4G}
 
 if [ "$(id -u)" != 0 ]; then
     echo "meta-vs-gnu.sh: needs root (mount, losetup, fsfreeze, drop_caches)" >&2
@@ -31,7 +34,7 @@ for t in tar find rm losetup fsfreeze python3; do
 done
 [ -x "$FSBENCH" ] || { echo "meta-vs-gnu.sh: $FSBENCH missing; cargo build --release" >&2; exit 2; }
 
-WORK=$(mktemp -d /var/tmp/fsbench-meta-vs-gnu.XXXXXX)
+WORK=$(mktemp -d "$WORKDIR/fsbench-meta-vs-gnu.XXXXXX")
 MNT=""
 LOOP=""
 cleanup() {
@@ -52,7 +55,7 @@ fresh_fs() { # fs
     [ -n "$MNT" ] && umount "$MNT"
     [ -n "$LOOP" ] && losetup -d "$LOOP"
     rm -f "$WORK/img"
-    truncate -s 4G "$WORK/img"
+    truncate -s "$IMAGE_SIZE" "$WORK/img"
     LOOP=$(losetup -f --show --direct-io=on "$WORK/img")
     case $1 in
         ext4) mkfs.ext4 -q -F "$LOOP" ;;
@@ -89,26 +92,41 @@ gnu_own() { # key
     record "$1" rm gnu "$(secs "$t0" "$t1")" x
 }
 
-# Read requests the device completed since the last call (not noisy: the same tree read twice
-# the same way issues the same requests, however loaded the host is).
-reads() { local r; r=$(awk '{print $1}' "/sys/block/${LOOP#/dev/}/stat"); echo $((r - ${1:-0})); }
+# Device counters of the loop device plus the host's drop_caches count, as "reads sectors drops"
+# (reads and sectors completed: /sys/block/loopN/stat fields 1 and 3; drops: drop_pagecache +
+# drop_slab of /proc/vmstat). They are not noisy: the same tree read twice the same way issues
+# the same requests, however loaded the host is, unless some process drops the caches in the
+# middle of the walk (other benchmarks do: every drop_caches is machine-wide). Then what was
+# read is evicted and read again, so such rounds are counted apart.
+counters() {
+    echo "$(awk '{print $1, $3}' "/sys/block/${LOOP#/dev/}/stat")" \
+        "$(awk '$1 == "drop_pagecache" || $1 == "drop_slab" { s += $2 } END { print s }' /proc/vmstat)"
+}
+# Counters since $1 (a counters line) as "reads,sectors,foreign drops"; $2: drops of our own in
+# between (fsbench drops the caches once itself: echo 3 counts in both vmstat fields).
+since() { # before own
+    local r0 s0 d0 r1 s1 d1
+    read -r r0 s0 d0 <<< "$1"
+    read -r r1 s1 d1 <<< "$(counters)"
+    echo "$((r1 - r0)),$((s1 - s0)),$((d1 - d0 - $2))"
+}
 
 walk_same_fsbench() { # key
     local d="$MNT/shared" v r0
     cold "$d"
-    r0=$(reads)
+    c0=$(counters)
     v=$("$FSBENCH" meta --dir "$d" --existing --json 2>/dev/null | python3 -c '
 import json, sys
 print([s["value"] for s in json.load(sys.stdin)["samples"] if s["metric"] == "seconds"][0])')
-    record "$1" walk-same fsbench "$v" "$(reads "$r0")"
+    record "$1" walk-same fsbench "$v" "$(since "$c0" 2)"
 }
 
 walk_same_gnu() { # key
     local d="$MNT/shared" t0 t1 r0
     cold "$d"
-    r0=$(reads)
+    c0=$(counters)
     t0=$(now); find "$d" -printf '%s\n' > /dev/null; t1=$(now)
-    record "$1" walk-same gnu "$(secs "$t0" "$t1")" "$(reads "$r0")"
+    record "$1" walk-same gnu "$(secs "$t0" "$t1")" "$(since "$c0" 0)"
 }
 
 : > "$WORK/results.tsv"
@@ -140,7 +158,7 @@ for line in open(sys.argv[1]).read().splitlines():
     key, op, who, v, r = line.split("\t")
     vals.setdefault((key, op, who), []).append(float(v))
     if r != "x":
-        reads.setdefault((key, who), []).append(int(r))
+        reads.setdefault((key, who), []).append(tuple(int(x) for x in r.split(",")))
 print(f"median of {sys.argv[2]} rounds; ratio = fsbench/GNU (median, min-max of per-round ratios)\n")
 print("| filesystem | entries | operation | fsbench s | GNU s | fsbench/GNU | range |")
 print("|---|---:|---|---:|---:|---:|---|")
@@ -156,14 +174,25 @@ for key in dict.fromkeys(k for k, _, _ in vals):
         print(f"| {fs} | {int(entries):,} | {names[op]} | {statistics.median(a):.3f} | "
               f"{statistics.median(b):.3f} | {r:.2f} | {min(ratios):.2f}–{max(ratios):.2f} |")
 print("\nworst median ratio per operation: " + ", ".join(f"{names[k]} {v:.2f}" for k, v in worst.items()))
-print("\ndevice read requests of the cold walk over the same tree (median, min-max of rounds)\n")
-print("| filesystem | entries | fsbench reads | find reads | fsbench/find |")
-print("|---|---:|---:|---:|---:|")
+print("\ndevice reads of the cold walk over the same tree: requests / 512-byte sectors, median "
+      "(min-max) of the rounds no other process dropped the caches in; +N: rounds left out\n")
+print("| filesystem | entries | fsbench requests | find requests | fsbench/find | fsbench sectors | find sectors |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+def cell(runs, i):
+    v = [r[i] for r in runs]
+    return statistics.median(v), f"{statistics.median(v):.0f} ({min(v)}–{max(v)})"
 for key in dict.fromkeys(k for k, _ in reads):
     fs, entries = key.split()
-    a, b = reads[(key, "fsbench")], reads[(key, "gnu")]
-    ra = f"{statistics.median(a):.0f} ({min(a)}–{max(a)})"
-    rb = f"{statistics.median(b):.0f} ({min(b)}–{max(b)})"
-    print(f"| {fs} | {int(entries):,} | {ra} | {rb} | {statistics.median(a) / statistics.median(b):.2f} |")
+    row, req = [], []
+    for who in ("fsbench", "gnu"):
+        runs = reads[(key, who)]
+        clean = [r for r in runs if r[2] == 0]
+        note = f" +{len(runs) - len(clean)}" if clean else " (every round disturbed)"
+        clean = clean or runs
+        req.append(cell(clean, 0)[0])
+        row.append((cell(clean, 0)[1] + (note if len(clean) < len(runs) or note[1] == "(" else ""),
+                    cell(clean, 1)[1]))
+    print(f"| {fs} | {int(entries):,} | {row[0][0]} | {row[1][0]} | {req[0] / req[1]:.2f} | "
+          f"{row[0][1]} | {row[1][1]} |")
 PY
 echo "end: $(uptime)"

@@ -5,7 +5,9 @@
 //! workload is defined as the latter (the issue's "stat every entry, as find does"), so the fair
 //! GNU equivalent is `find DIR -printf '%s\n' >/dev/null`. Each directory is read with
 //! `getdents64` through an fd, every entry is `fstatat(AT_SYMLINK_NOFOLLOW)`-ed relative to it,
-//! and subdirectories are opened with `openat(O_NOFOLLOW)`: no path is resolved twice.
+//! and subdirectories are opened with `openat(O_NOFOLLOW)`: no path is resolved twice. The
+//! order is fts's pre-order (a subdirectory is walked as soon as it is stat-ed), with every
+//! directory's entries in inode order (see [`walk_dir`] and [`list`] for why).
 
 use super::{Metric, WorkloadOutput, drop_caches_or_note, pool};
 use crate::metrics::registry::{ENTRIES, OPS_PER_S, SECONDS};
@@ -39,8 +41,11 @@ pub(crate) type Dent = (CString, FileType, u64);
 /// List a directory (without `.` and `..`), sorted by inode number.
 ///
 /// Inode order turns the per-entry `stat`/`unlink` that follows into a mostly sequential sweep
-/// of the inode table on a cold cache (gnulib's fts, under find and rm, does the same for
-/// large directories); on hashed directories (ext4 htree, XFS) readdir order is random.
+/// of the inode table on a cold cache; on hashed directories (ext4 htree, XFS) readdir order
+/// is random. gnulib's fts (under find and rm) sorts only directories above 10,000 entries;
+/// sorting every directory costs no extra system call, and a cold walk of the corpus on ext4
+/// issues 2 % fewer read requests than in readdir order (same on XFS and Btrfs; counts in
+/// docs/reports.md, "fsbench's walk and rm against GNU find and rm -rf").
 pub(crate) fn list(fd: BorrowedFd<'_>, path: &Path) -> Result<Vec<Dent>> {
     DENTS.with(|buf| {
         let mut buf = buf.borrow_mut();
@@ -115,12 +120,27 @@ fn open_with(
     res.map_err(|e| Error::io("cannot open directory", path, e.into()))
 }
 
+/// Walk the directory open as `fd`: stat every entry in inode order (see [`list`]).
+///
+/// Single-threaded, a subdirectory is entered as soon as it is stat-ed, before its next
+/// sibling: a pre-order walk, as gnulib's fts does under `find`. Opening a directory right
+/// after its `fstatat` finds its inode and dentry still cached; stat-ing all siblings first and
+/// descending later (the order before issue 19) kept a whole frontier of directories stat-ed
+/// but not yet opened, and when memory is reclaimed meanwhile (another process's
+/// `drop_caches`, a busy host) each of them is read from the device again. Parallel walks
+/// (`--threads N`) stat a directory's entries first and then hand its subdirectories to the
+/// pool, so that there is work to share.
 fn walk_dir(fd: OwnedFd, path: &Path, tally: &Tally, parallel: bool, atime: Atime) -> Result<()> {
     if cancel::requested() {
         return Err(Error::Interrupted);
     }
     let mut subdirs: Vec<CString> = Vec::new();
     let (mut entries, mut bytes) = (0u64, 0u64);
+    let descend = |name: &CString| -> Result<()> {
+        let sub_path: PathBuf = path.join(name.to_string_lossy().as_ref());
+        let sub = open_dir_at(fd.as_fd(), name, &sub_path, atime)?;
+        walk_dir(sub, &sub_path, tally, parallel, atime)
+    };
     for (name, _, _) in list(fd.as_fd(), path)? {
         let st =
             rustix::fs::statat(&fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(|err| {
@@ -132,22 +152,18 @@ fn walk_dir(fd: OwnedFd, path: &Path, tally: &Tally, parallel: bool, atime: Atim
             })?;
         entries += 1;
         match FileType::from_raw_mode(st.st_mode) {
-            FileType::Directory => subdirs.push(name),
+            FileType::Directory if parallel => subdirs.push(name),
+            FileType::Directory => descend(&name)?,
             FileType::RegularFile => bytes += st.st_size as u64,
             _ => {}
         }
     }
     tally.entries.fetch_add(entries, Ordering::Relaxed);
     tally.bytes.fetch_add(bytes, Ordering::Relaxed);
-    let one = |name: &CString| -> Result<()> {
-        let sub_path: PathBuf = path.join(name.to_string_lossy().as_ref());
-        let sub = open_dir_at(fd.as_fd(), name, &sub_path, atime)?;
-        walk_dir(sub, &sub_path, tally, parallel, atime)
-    };
     if parallel {
-        subdirs.par_iter().try_for_each(one)
+        subdirs.par_iter().try_for_each(descend)
     } else {
-        subdirs.iter().try_for_each(one)
+        Ok(())
     }
 }
 
