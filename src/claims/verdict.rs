@@ -6,7 +6,8 @@
 //! population median with probability 1 − 2·0.5ⁿ (75 % at n = 3, 94 % at n = 5), whatever their
 //! distribution; that is the coverage printed beside it. A claim is confirmed when the whole
 //! range lies inside the asserted range, refuted when the whole range lies outside it, and
-//! inconclusive when it straddles a bound or only one round exists.
+//! inconclusive when it straddles a bound or only one round exists (a probe's yes/no excepted:
+//! one round of it settles the claim).
 
 use super::{Claim, Selector};
 use crate::results::{Results, SetupInfo};
@@ -174,7 +175,10 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         super::Assertion::Below => lo >= want_hi,
         super::Assertion::Between => hi < want_lo || lo > want_hi,
     };
-    let (outcome, reason) = if n < 2 {
+    // A probe's yes/no is what the filesystem does, not a sample of a noisy quantity: one
+    // round settles it (probes run once per setup, in the capability phase).
+    let yes_no = crate::metrics::def(&claim.metric).class == crate::metrics::Class::Capability;
+    let (outcome, reason) = if n < 2 && !yes_no {
         (
             Outcome::Inconclusive,
             "one round only: no spread to judge against".to_string(),
@@ -362,6 +366,13 @@ mod tests {
             judge(&claim("btrfs-detects-corruption"), &res).outcome,
             Outcome::Confirmed
         );
+        // Probes run once per setup: one round of a yes/no settles it.
+        let probed_once = results(
+            vec![setup("b", "btrfs", &[])],
+            &[("b", "probe-corruption", "detected", 1, 1.0)],
+        );
+        let r = judge(&claim("btrfs-detects-corruption"), &probed_once);
+        assert_eq!((r.outcome, r.n), (Outcome::Confirmed, 1));
         let one = rm([1.0, f64::NAN, f64::NAN], [2.0, f64::NAN, f64::NAN]);
         let r = judge(&claim("ext4-rm-faster-than-xfs"), &one);
         assert_eq!(r.outcome, Outcome::Inconclusive);

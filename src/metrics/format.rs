@@ -36,6 +36,8 @@ pub fn format_with_unit(id: &str, value: f64, unit: &str) -> String {
         Format::Bytes | Format::YesNo => text,
         Format::Limit if value == 0.0 => text,
         _ if unit.is_empty() || !value.is_finite() => text,
+        // A dimensionless factor reads as one: "1.15×", not "1.15 ratio".
+        _ if unit == "ratio" || unit == "x" => format!("{text}×"),
         _ => format!("{text} {unit}"),
     }
 }

@@ -177,6 +177,10 @@ fn values_are_written_by_their_format() {
     assert_eq!(format_with_unit("bw_mib_s", 2030.4, "MiB/s"), "2,030 MiB/s");
     assert_eq!(format_with_unit("inodes_total", 0.0, "count"), "no limit");
     assert_eq!(format_with_unit("size_bytes", 1024.0, "bytes"), "1.0 KiB");
+    assert_eq!(
+        format_with_unit("write_amplification", 1.15, "ratio"),
+        "1.15×"
+    );
     assert_eq!(unit_text("avail_bytes", "bytes"), "size");
     assert_eq!(unit_text("detected", "bool"), "yes/no");
     assert_eq!(unit_text("ops_per_s", "entries/s"), "entries/s");

@@ -2,61 +2,67 @@
 //!
 //! I/O jobs are exact (ramp + runtime); everything else uses constants calibrated on the
 //! project's 2-core VM (kernel 6.18, image on virtio) from the step timestamps of real runs
-//! (`[  12s] [3/40] round …` lines on a non-terminal stderr): each I/O step costs about a
-//! second beyond its job (dropping caches, syncing, opening the file), a buffered job two more
-//! (its dirty pages are written back before the next step), other steps a fifth of a second;
-//! the 256 MiB layout about 3 s in all. The 2026-11-30 quick run predicted 12 min 11 s and
-//! took 9 min 19 s: the old constants charged 10 s for each probe (they take 1–5 s), 1 s for
-//! every step and 2–5 s for mkfs (well under 1 s), but 10 s for smallfiles and fsmark (20–29 s). Metadata work scales with the
-//! corpus and a per-filesystem factor ([`META_FACTOR`]: ZFS through zfs-fuse does metadata about three
-//! times slower than ext4 at the default corpus). `fsbench run` prints the real time beside the estimate at the end
-//! and records both in `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
+//! (`[  12s] [3/40] round …` lines on a non-terminal stderr) and the steps' own `seconds`.
+//! The calibration run is the quick profile on a quiet host (2026-12-01, load average under
+//! 2, four filesystems, three rounds, 35k-entry corpus): it took 9 min 41 s where the
+//! previous constants, fitted on a run slowed by other builds (load 4–12), predicted
+//! 12 min 05 s. On a loaded host the estimate is low; the doctor's load warning says so.
+//! `fsbench run` prints the real time beside the estimate at the end and records both in
+//! `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
 
 use super::{Plan, WorkloadSpec};
 use crate::workload::registry::{self, CorpusStep, Cost, Phase, Writes};
 use std::time::Duration;
 
-/// Overhead of an I/O step beyond its job: drop caches, open, sync, device counters.
-const IO_STEP: f64 = 1.0;
+/// Overhead of an I/O step beyond its job: drop caches, open, sync, device counters (a
+/// read-only 3 s + 1 s job took 4.2–4.6 s as a step).
+const IO_STEP: f64 = 0.4;
 /// Extra write-back after a buffered (not O_DIRECT) job.
 const BUFFERED_EXTRA: f64 = 2.0;
 /// Overhead of any other step.
 const PER_STEP: f64 = 0.2;
 /// Effective layout bandwidth, bytes/s, including its sync and the cache drop after it.
 const LAYOUT_BPS: f64 = 100.0 * 1048576.0;
-/// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4: untar, cold find,
-/// rm -rf; find-cold also drops caches twice (`FIND_FIXED`). Calibrated for the quick
-/// profile's scale 1.0 from the medians of a three-round scale-1.5 run (2026-12-01, load
-/// average 4–12 from other builds): ext4 steps of 8 s (untar 5.0 s), 2 s (cold find 0.9 s) and
-/// 4 s (rm -rf 3.0 s). Each step's fixed part (cache drops, corpus generation, write-back) is
-/// folded into the per-unit figure at scale 1.0, so the estimate is right at the default size
-/// and somewhat high for much larger corpora.
-const UNTAR_S: f64 = 5.1;
-const FIND_S: f64 = 0.7;
-const FIND_FIXED: f64 = 0.8;
-const RM_S: f64 = 2.8;
+/// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4, from the steps'
+/// medians in the calibration run: untar 2.6 s, cold find 0.6 s, rm -rf 1.5 s. find-cold's
+/// freeze/thaw and two cache drops cost `FIND_FIXED` on top (its step took 1.0–1.4 s).
+const UNTAR_S: f64 = 2.6;
+const FIND_S: f64 = 0.6;
+const FIND_FIXED: f64 = 0.4;
+const RM_S: f64 = 1.5;
 /// smallfiles and fsmark at their default sizes (20–29 s each here, on ext4 and XFS alike).
 const SMALL_S: f64 = 25.0;
 /// A capability probe (builds and checks its own small filesystem).
 const PROBE_S: f64 = 3.0;
-/// Metadata time relative to ext4, per filesystem (others count as 1): the medians of the
-/// metadata steps in that run, scaled to 1.0, took 11 s (ext4), 9 s (XFS), 14 s (Btrfs) and
-/// 36 s (zfs-fuse) per round.
-const META_FACTOR: &[(&str, f64)] = &[("xfs", 0.85), ("btrfs", 1.3), ("zfs", 3.3)];
+/// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf; others
+/// count as ext4). The steps' medians in the calibration run: XFS 2.5 / 0.5 / 1.8 s, Btrfs
+/// 2.6 / 0.7 / 2.3 s, zfs-fuse 9.2 / 6.3 / 6.9 s — zfs-fuse walks a cold tree ten times slower
+/// than ext4 but unpacks it only 3.6 times slower, so one factor per filesystem cannot fit.
+const META_FACTOR: &[(&str, [f64; 3])] = &[
+    ("xfs", [0.95, 0.8, 1.2]),
+    ("btrfs", [1.0, 1.15, 1.5]),
+    ("zfs", [3.6, 10.5, 4.6]),
+];
 
-fn meta_factor(fs: &str) -> f64 {
+fn meta_factor(fs: &str, step: CorpusStep) -> f64 {
+    let i = match step {
+        CorpusStep::Untar => 0,
+        CorpusStep::Walk => 1,
+        CorpusStep::Remove => 2,
+    };
     META_FACTOR
         .iter()
         .find(|(n, _)| *n == fs)
-        .map_or(1.0, |(_, f)| *f)
+        .map_or(1.0, |(_, f)| f[i])
 }
 
 /// Estimated seconds of one workload on filesystem `fs`: its registry entry says what it
 /// costs ([`Cost`]), the constants above what that takes here.
 pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
     let entry = registry::of(w.kind);
-    let corpus =
-        f64::from(plan.corpus.copies.max(1)) * plan.corpus.scale.max(0.01) * meta_factor(fs);
+    let corpus = |step: CorpusStep| {
+        f64::from(plan.corpus.copies.max(1)) * plan.corpus.scale.max(0.01) * meta_factor(fs, step)
+    };
     // A writing workload is followed by syncfs and at least one quiet window.
     let settle = if entry.needs(w).writes != Writes::No {
         plan.quiet.after_job().window.as_secs_f64()
@@ -78,9 +84,9 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
             share,
             then_s,
         } => bytes as f64 / LAYOUT_BPS * share + then_s,
-        Cost::Corpus(CorpusStep::Untar) => UNTAR_S * corpus,
-        Cost::Corpus(CorpusStep::Walk) => FIND_FIXED + FIND_S * corpus,
-        Cost::Corpus(CorpusStep::Remove) => RM_S * corpus,
+        Cost::Corpus(step @ CorpusStep::Untar) => UNTAR_S * corpus(step),
+        Cost::Corpus(step @ CorpusStep::Walk) => FIND_FIXED + FIND_S * corpus(step),
+        Cost::Corpus(step @ CorpusStep::Remove) => RM_S * corpus(step),
         Cost::SmallFiles => SMALL_S,
         Cost::Probe => PROBE_S,
         Cost::Seconds(s) => s,
@@ -93,13 +99,14 @@ pub fn setup_overhead_seconds(plan: &Plan, fs: &str, formats: bool) -> f64 {
     if !formats {
         return 1.0;
     }
+    // mkfs itself, then the quiet wait: about one window, but ext4's lazy inode-table
+    // initialisation keeps the device busy for 4 s more (its mkfs steps took 6–9 s, the
+    // others' 3–4 s with a 3 s window); unmount and release are folded into the last step.
     let mkfs = match fs {
-        "btrfs" => 0.5,
-        "zfs" => 2.0,
+        "ext4" => 4.3,
         _ => 0.3,
     };
-    // The quiet wait lasts about one window; unmount and release about 1 s.
-    mkfs + plan.quiet.window.as_secs_f64() + 1.0
+    mkfs + plan.quiet.window.as_secs_f64()
 }
 
 /// Estimated seconds of one setup-round (probes count in the first round only).
