@@ -140,7 +140,10 @@ impl Workload for FindCold {
         Family::Metadata
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
-        tree_needs(CorpusUse::Tree, Writes::No)
+        // A read-only walk still writes: under relatime the first read of a changed directory
+        // updates its atime. Counting the device writes (and settling them) is what lets the
+        // noatime claim be judged.
+        tree_needs(CorpusUse::Tree, Writes::Runner)
     }
     fn emits(&self) -> &'static [&'static str] {
         TREE_METRICS
@@ -199,7 +202,11 @@ impl Workload for RmTree {
         describe_corpus(d)
     }
     fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
-        ensure_tree(cx, w)
+        // Seed 000 unpacks, walks the tree cold, "then deletes it": rm -rf meets the tree as
+        // the walk left it (its directories and inodes cached), so the caches stay. Dropping
+        // them made rm-tree a cold delete that `rm -rf` after `find` never is.
+        ensure_tree(cx, w)?;
+        Ok(Caches::Keep)
     }
     fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let (tree, threads) = (cx.tree(), cx.threads);
