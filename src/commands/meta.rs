@@ -13,7 +13,7 @@ use crate::workload::registry::Family;
 use crate::workload::step::{Shared, StepContext};
 use crate::workload::{Metric, WorkloadContext};
 use crate::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Workload ids `fsbench meta` accepts: the registry's metadata workloads (the same ids
 /// `fsbench run` records).
@@ -146,39 +146,19 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     std::fs::create_dir(&work).map_err(|e| Error::io("cannot create", &work, e))?;
     let guard = WorkDir(work.clone());
 
-    let setup = SetupSpec::plain("dir");
-    let specs = specs(&opts);
-    let corpus_spec = opts.corpus.clone().unwrap_or_default();
-    let mut shared = corpus.map(Shared::with_corpus).unwrap_or_default();
+    let mut steps = Steps::new(
+        &opts,
+        corpus,
+        &args.dir,
+        work.clone(),
+        Some(crate::measure::SettleRule::default()),
+    );
     let mut samples: Vec<(String, Metric)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
     let mut warned = false;
-    for (wl, spec) in opts.workloads.iter().zip(&specs) {
+    for (i, wl) in opts.workloads.iter().enumerate() {
         crate::cancel::check()?;
-        let mut cx = StepContext {
-            work: WorkloadContext {
-                dir: &work,
-                device: None,
-                fs: "dir",
-                round: 1,
-                seed: 1,
-                settle: Some(crate::measure::SettleRule::default()),
-            },
-            root: &args.dir,
-            setup: &setup,
-            defaults: crate::plan::JobDefaults {
-                seed: 1,
-                ..Default::default()
-            },
-            plan_workloads: &specs,
-            corpus: &corpus_spec,
-            threads: opts.threads,
-            tool_timeout: std::time::Duration::from_secs(600),
-            fio_engine: false,
-            scratch: &work,
-            shared: &mut shared,
-        };
-        match crate::runner::step::run(&mut cx, spec) {
+        match steps.run(i) {
             Ok(done) => {
                 if let Some(w) = done.cache_warning.filter(|_| !warned) {
                     eprintln!("fsbench: warning: {w}");
@@ -226,6 +206,91 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     } else {
         crate::error::EXIT_FAILURE
     })
+}
+
+/// The workloads of one `fsbench meta` process and what their steps share. Every workload runs
+/// through the runner's step ([`crate::runner::step`]), in the single process and on every MPI
+/// rank alike.
+pub(crate) struct Steps<'a> {
+    work: PathBuf,
+    root: &'a Path,
+    setup: SetupSpec,
+    specs: Vec<WorkloadSpec>,
+    corpus: CorpusSpec,
+    shared: Shared,
+    threads: usize,
+    settle: Option<crate::measure::SettleRule>,
+}
+
+impl<'a> Steps<'a> {
+    /// Steps working in `work` (below `root`, the user's DIR). `settle`: wait for the device
+    /// to go quiet after a writing workload and count its writes (`None` under MPI, where the
+    /// wait would fall inside the ranks' common window).
+    pub(crate) fn new(
+        opts: &Options,
+        corpus: Option<Corpus>,
+        root: &'a Path,
+        work: PathBuf,
+        settle: Option<crate::measure::SettleRule>,
+    ) -> Self {
+        Steps {
+            work,
+            root,
+            setup: SetupSpec::plain("dir"),
+            specs: specs(opts),
+            corpus: opts.corpus.clone().unwrap_or_default(),
+            shared: corpus.map(Shared::with_corpus).unwrap_or_default(),
+            threads: opts.threads,
+            settle,
+        }
+    }
+
+    /// Run workload `i` through the runner's step.
+    pub(crate) fn run(&mut self, i: usize) -> Result<crate::runner::step::Done> {
+        let spec = self.specs[i].clone();
+        let mut cx = self.context();
+        crate::runner::step::run(&mut cx, &spec)
+    }
+
+    /// Workload `i`'s untimed preparation alone (the extraction find-cold and rm-tree need),
+    /// so that MPI ranks do it before the barrier that starts the workload; the step's own
+    /// prepare then finds it done.
+    #[cfg(feature = "mpi")]
+    pub(crate) fn prepare(&mut self, i: usize) -> Result<()> {
+        let spec = self.specs[i].clone();
+        let entry = crate::workload::registry::of(spec.kind);
+        if entry.needs(&spec).corpus == crate::workload::registry::CorpusUse::Tree {
+            let mut cx = self.context();
+            entry.prepare(&mut cx, &spec)?;
+        }
+        Ok(())
+    }
+
+    fn context(&mut self) -> StepContext<'_> {
+        StepContext {
+            work: WorkloadContext {
+                dir: &self.work,
+                device: None,
+                fs: "dir",
+                round: 1,
+                seed: 1,
+                settle: self.settle,
+            },
+            root: self.root,
+            setup: &self.setup,
+            defaults: crate::plan::JobDefaults {
+                seed: 1,
+                ..Default::default()
+            },
+            plan_workloads: &self.specs,
+            corpus: &self.corpus,
+            threads: self.threads,
+            tool_timeout: std::time::Duration::from_secs(600),
+            fio_engine: false,
+            scratch: &self.work,
+            shared: &mut self.shared,
+        }
+    }
 }
 
 /// The chosen workloads as plan workloads, with the flags' sizes.
@@ -298,9 +363,6 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
     print(&samples, &[], args.json);
     Ok(crate::error::EXIT_OK)
 }
-
-#[cfg(feature = "mpi")]
-pub(crate) use super::meta_mpi::{Tree, TreeState, ensure_tree, step};
 
 fn fmt_value(m: &Metric) -> String {
     if m.metric == "FAILED" {

@@ -8,8 +8,6 @@ pub mod doctor;
 pub mod io;
 mod io_fio_job;
 pub mod meta;
-#[cfg(feature = "mpi")]
-mod meta_mpi;
 pub mod plan;
 pub mod report;
 pub mod run;

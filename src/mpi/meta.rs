@@ -4,7 +4,7 @@
 
 use super::World;
 use crate::cli::meta::MetaArgs;
-use crate::commands::meta::{self as cmd, Tree, TreeState, WorkDir};
+use crate::commands::meta::{self as cmd, Steps, WorkDir};
 use crate::workload::meta::Corpus;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -43,24 +43,20 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     ));
     world.check(std::fs::create_dir(&work).map_err(|e| Error::io("cannot create", &work, e)));
     let guard = WorkDir(work.clone());
-    let mut tree = Tree {
-        path: work.join("tree"),
-        state: TreeState::Absent,
-    };
+    // No settle: its wait for a quiet device would fall inside the ranks' common window.
+    let mut steps = Steps::new(&opts, corpus.clone(), &args.dir, work.clone(), None);
     world.barrier();
     let go = Instant::now();
     let mut mine = Vec::new();
-    for &wl in &opts.workloads {
+    for (i, &wl) in opts.workloads.iter().enumerate() {
         world.check(crate::cancel::check());
         // The untimed extraction find-cold/rm-tree may need happens before the barrier.
-        if matches!(wl, "find-cold" | "rm-tree")
-            && let Some(c) = corpus.as_ref()
-        {
-            world.check(cmd::ensure_tree(wl, c, &mut tree, opts.threads));
-        }
+        world.check(steps.prepare(i));
         world.barrier();
         let start_s = go.elapsed().as_secs_f64();
-        let out = cmd::step(wl, &opts, corpus.as_ref(), &work, &mut tree)
+        let out = steps
+            .run(i)
+            .map(|done| done.output)
             .map_err(|e| Error::workload(wl, e.to_string()));
         let out = world.check(out);
         let end_s = go.elapsed().as_secs_f64();
