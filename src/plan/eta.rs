@@ -24,24 +24,27 @@ const PER_STEP: f64 = 0.2;
 /// Effective layout bandwidth, bytes/s, including its sync and the cache drop after it.
 const LAYOUT_BPS: f64 = 100.0 * 1048576.0;
 /// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4, from the steps'
-/// medians in the calibration run: untar 2.6 s, cold find 0.6 s, rm -rf 1.5 s. find-cold's
-/// freeze/thaw and two cache drops cost `FIND_FIXED` on top (its step took 1.0–1.4 s).
+/// medians in the calibration run: untar 2.6 s, cold find 0.6 s; rm -rf of the warm tree the
+/// walk leaves 0.9 s (GNU `rm -rf` after `find` in bench/meta-vs-gnu.sh, which rm-tree
+/// matches). find-cold's freeze/thaw and two cache drops cost `FIND_FIXED` on top.
 const UNTAR_S: f64 = 2.6;
 const FIND_S: f64 = 0.6;
 const FIND_FIXED: f64 = 0.4;
-const RM_S: f64 = 1.5;
+const RM_S: f64 = 0.9;
 /// smallfiles and fsmark at their default sizes (20–29 s each here, on ext4 and XFS alike).
 const SMALL_S: f64 = 25.0;
 /// A capability probe (builds and checks its own small filesystem).
 const PROBE_S: f64 = 3.0;
 /// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf; others
-/// count as ext4). The steps' medians in the calibration run: XFS 2.5 / 0.5 / 1.8 s, Btrfs
-/// 2.6 / 0.7 / 2.3 s, zfs-fuse 9.2 / 6.3 / 6.9 s — zfs-fuse walks a cold tree ten times slower
-/// than ext4 but unpacks it only 3.6 times slower, so one factor per filesystem cannot fit.
+/// count as ext4). The steps' medians in the calibration run: XFS 2.5 / 0.5 s, Btrfs 2.6 /
+/// 0.7 s, zfs-fuse 9.2 / 6.3 s (untar / cold find); warm rm -rf: XFS 1.6 s, Btrfs 1.75 s (the
+/// bench), zfs-fuse about 5.5 s (its cold delete took 6.9 s) — zfs-fuse walks a cold tree ten
+/// times slower than ext4 but unpacks it only 3.6 times slower, so one factor per filesystem
+/// cannot fit.
 const META_FACTOR: &[(&str, [f64; 3])] = &[
-    ("xfs", [0.95, 0.8, 1.2]),
-    ("btrfs", [1.0, 1.15, 1.5]),
-    ("zfs", [3.6, 10.5, 4.6]),
+    ("xfs", [0.95, 0.8, 1.8]),
+    ("btrfs", [1.0, 1.15, 2.0]),
+    ("zfs", [3.6, 10.5, 6.1]),
 ];
 
 fn meta_factor(fs: &str, step: CorpusStep) -> f64 {
