@@ -8,17 +8,27 @@
 //! next fsbench (the ledger) — the user asked twice. SIGHUP never escalates: a closing
 //! terminal sends it more than once (the kernel to the foreground group, the shell to its
 //! jobs). SIGHUP also points the descriptors that were the terminal at /dev/null, so nothing
-//! fails writing to a terminal that is gone ([`crate::host::stdio`]).
+//! fails writing to a terminal that is gone ([`on_hangup`]; `host::stdio` relays the rest).
 //! Daemons fsbench started ([`register_child`]) get SIGTERM on that immediate exit, since the
 //! kernel would not stop them.
 
 use crate::error::{interrupt_exit_code, interrupt_signal, record_interrupt_signal};
-use std::sync::Once;
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 static INSTALL: Once = Once::new();
+/// /dev/null, kept open for the process's life once [`prepare_hangup`] ran.
+static NULL: OnceLock<OwnedFd> = OnceLock::new();
+static WAS_TTY: [AtomicBool; 3] = [
+    AtomicBool::new(false),
+    AtomicBool::new(false),
+    AtomicBool::new(false),
+];
 /// PIDs of daemons fsbench started (0 = free slot); read by the signal handler.
 static CHILDREN: [AtomicI32; 4] = [const { AtomicI32::new(0) }; 4];
 
@@ -83,7 +93,7 @@ const HANDLED: [(i32, bool); 4] = [
 /// Install the handlers (idempotent). The handler only touches atomics, dup2 and _exit.
 pub fn install_handlers() {
     INSTALL.call_once(|| {
-        crate::host::stdio::prepare_hangup();
+        prepare_hangup();
         for (sig, escalates) in HANDLED {
             // unsafe outside host::sys (an exception, docs/ARCHITECTURE.md): the handler's
             // async-signal safety is this closure's, so the contract stays where it is written.
@@ -92,7 +102,7 @@ pub fn install_handlers() {
             let res = unsafe {
                 signal_hook::low_level::register(sig, move || {
                     if sig == signal_hook::consts::SIGHUP {
-                        crate::host::stdio::on_hangup();
+                        on_hangup();
                     }
                     record_interrupt_signal(sig);
                     REQUESTED.store(true, Ordering::SeqCst);
@@ -103,7 +113,12 @@ pub fn install_handlers() {
                             if pid > 0 {
                                 // kill(2) is async-signal-safe; the pid is a daemon we started
                                 // and have not reaped (it is unregistered on reaping).
-                                crate::host::sys::signal(pid, rustix::process::Signal::TERM);
+                                if let Some(p) = rustix::process::Pid::from_raw(pid) {
+                                    let _ = rustix::process::kill_process(
+                                        p,
+                                        rustix::process::Signal::TERM,
+                                    );
+                                }
                             }
                         }
                         signal_hook::low_level::exit(128 + interrupt_signal());
@@ -111,10 +126,58 @@ pub fn install_handlers() {
                 })
             };
             if let Err(e) = res {
-                crate::host::stdio::note(&format!(
+                // Not host::stdio::note (a higher layer): a failed write here is moot.
+                let _ = writeln!(
+                    std::io::stderr(),
                     "fsbench: warning: cannot install a handler for signal {sig}: {e}"
-                ));
+                );
             }
         }
     });
+}
+
+/// Prepare [`on_hangup`]: open /dev/null and remember which of fds 0–2 are terminals (a
+/// hung-up terminal no longer answers isatty). Idempotent.
+pub fn prepare_hangup() {
+    if NULL.get().is_some() {
+        return;
+    }
+    let Ok(null) = File::options().read(true).write(true).open("/dev/null") else {
+        return;
+    };
+    for (t, fd) in WAS_TTY.iter().zip(std_fds()) {
+        t.store(fd.is_terminal(), Ordering::SeqCst);
+    }
+    let _ = NULL.set(null.into());
+}
+
+/// Descriptors 0, 1 and 2.
+pub(crate) fn std_fds() -> [BorrowedFd<'static>; 3] {
+    [
+        rustix::stdio::stdin(),
+        rustix::stdio::stdout(),
+        rustix::stdio::stderr(),
+    ]
+}
+
+/// `dup2(fd, target)` for a standard descriptor `target` (0–2); async-signal-safe.
+pub(crate) fn dup2_onto(fd: impl AsFd, target: usize) -> rustix::io::Result<()> {
+    match target {
+        0 => rustix::stdio::dup2_stdin(fd),
+        1 => rustix::stdio::dup2_stdout(fd),
+        _ => rustix::stdio::dup2_stderr(fd),
+    }
+}
+
+/// From a signal handler: the terminal went away, so point every descriptor that was a
+/// terminal at /dev/null. Only async-signal-safe calls (an atomic load, dup2).
+pub fn on_hangup() {
+    let Some(null) = NULL.get() else {
+        return;
+    };
+    for (i, t) in WAS_TTY.iter().enumerate() {
+        if t.load(Ordering::SeqCst) {
+            let _ = dup2_onto(null, i);
+        }
+    }
 }

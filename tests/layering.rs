@@ -11,15 +11,16 @@ use std::path::{Path, PathBuf};
 /// Keep in step with the module map in docs/ARCHITECTURE.md.
 const LAYERS: &[&[&str]] = &[
     &["units", "error", "Error", "Result", "metrics"],
-    &["results", "stats"],
-    &["cancel", "measure", "host"],
+    &["results", "stats", "cancel"],
+    &["measure", "host"],
     &["engine", "fio", "fs", "target"],
     &["workload"],
     &["plan"],
     &["doctor", "runner"],
+    &["mpi"],
     &["claims", "report"],
     &["cli"],
-    &["commands", "mpi"],
+    &["commands"],
 ];
 
 fn layer(module: &str) -> Option<usize> {
@@ -58,15 +59,24 @@ fn owner(src: &Path, file: &Path) -> String {
     first.trim_end_matches(".rs").to_string()
 }
 
-/// Every `(owner → target)` edge that points up, as `file:line: owner -> target`.
-fn upward_edges() -> Vec<String> {
+/// One `crate::` reference from one top-level module to another.
+struct Edge {
+    /// `src/file.rs:line`.
+    at: String,
+    from: String,
+    to: String,
+}
+
+/// Every `crate::` edge between two top-level modules that have a layer (test modules and
+/// comments left out).
+fn edges() -> Vec<Edge> {
     let (src, files) = source_files();
-    let mut bad = Vec::new();
+    let mut all = Vec::new();
     for f in &files {
         let from = owner(&src, f);
-        let Some(from_layer) = layer(&from) else {
+        if layer(&from).is_none() {
             continue; // lib.rs, main.rs: the top
-        };
+        }
         let text = std::fs::read_to_string(f).unwrap();
         let mut in_use_group = false;
         for (n, line) in text.lines().enumerate() {
@@ -103,19 +113,117 @@ fn upward_edges() -> Vec<String> {
                 }
             }
             for t in targets {
-                if let Some(to) = layer(&t)
-                    && to > from_layer
-                {
-                    bad.push(format!(
-                        "src/{}:{}: {from} -> {t}",
-                        f.strip_prefix(&src).unwrap().display(),
-                        n + 1
-                    ));
+                if t != from && layer(&t).is_some() {
+                    all.push(Edge {
+                        at: format!("src/{}:{}", f.strip_prefix(&src).unwrap().display(), n + 1),
+                        from: from.clone(),
+                        to: t,
+                    });
                 }
             }
         }
     }
-    bad
+    all
+}
+
+/// Every edge that points up, as `file:line: owner -> target`.
+fn upward_edges() -> Vec<String> {
+    edges()
+        .into_iter()
+        .filter(|e| layer(&e.to) > layer(&e.from))
+        .map(|e| format!("{}: {} -> {}", e.at, e.from, e.to))
+        .collect()
+}
+
+/// Pairs of top-level modules that use each other, directly or through others: each cycle
+/// as its modules and one edge of each step (`a -> b (src/a/x.rs:3)`).
+fn import_cycles(edges: &[Edge]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut graph: BTreeMap<&str, BTreeMap<&str, &str>> = BTreeMap::new();
+    for e in edges {
+        // Error/Result are re-exports of `error`.
+        let to = match e.to.as_str() {
+            "Error" | "Result" => "error",
+            t => t,
+        };
+        if to != e.from {
+            graph
+                .entry(e.from.as_str())
+                .or_default()
+                .entry(to)
+                .or_insert(&e.at);
+        }
+    }
+    // A path from `to` back to `from` closes a cycle through the edge from → to.
+    fn path<'a>(
+        graph: &BTreeMap<&'a str, BTreeMap<&'a str, &'a str>>,
+        from: &'a str,
+        goal: &str,
+        seen: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<&'a str>> {
+        if from == goal {
+            return Some(vec![from]);
+        }
+        if !seen.insert(from) {
+            return None;
+        }
+        for next in graph.get(from).into_iter().flat_map(|m| m.keys()) {
+            if let Some(mut p) = path(graph, next, goal, seen) {
+                p.insert(0, from);
+                return Some(p);
+            }
+        }
+        None
+    }
+    let mut found = BTreeSet::new();
+    let mut out = Vec::new();
+    for (&from, tos) in &graph {
+        for &to in tos.keys() {
+            if let Some(back) = path(&graph, to, from, &mut BTreeSet::new()) {
+                let mut members: Vec<&str> = back.clone();
+                members.sort();
+                members.dedup();
+                if found.insert(members) {
+                    let mut cycle = vec![from];
+                    cycle.extend(back);
+                    let steps: Vec<String> = cycle
+                        .windows(2)
+                        .map(|w| format!("{} -> {} ({})", w[0], w[1], graph[w[0]][w[1]]))
+                        .collect();
+                    out.push(steps.join(", "));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_two_top_level_modules_import_each_other() {
+    let cycles = import_cycles(&edges());
+    for c in &cycles {
+        println!("cycle: {c}");
+    }
+    println!("{} import cycle(s)", cycles.len());
+    assert!(
+        cycles.is_empty(),
+        "top-level modules that import each other (break the cycle: move the shared part \
+         down, or let the higher module register a hook):\n{}",
+        cycles.join("\n")
+    );
+}
+
+#[test]
+fn the_cycle_check_finds_a_planted_cycle() {
+    let e = |from: &str, to: &str| Edge {
+        at: format!("src/{from}.rs:1"),
+        from: from.into(),
+        to: to.into(),
+    };
+    let cycles = import_cycles(&[e("a", "b"), e("b", "c"), e("c", "a"), e("c", "d")]);
+    assert_eq!(cycles.len(), 1, "{cycles:?}");
+    assert!(cycles[0].contains("c -> a"), "{cycles:?}");
+    assert!(import_cycles(&[e("a", "b"), e("b", "c")]).is_empty());
 }
 
 #[test]

@@ -84,7 +84,7 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
 
 #[cfg(feature = "mpi")]
 fn run_mpi(args: IoArgs) -> crate::Result<i32> {
-    crate::mpi::io::run(args)
+    super::io_mpi::run(args)
 }
 
 /// Without the feature, `--mpi` exists but refuses, so the flag is discoverable.

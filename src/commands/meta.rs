@@ -313,7 +313,7 @@ fn specs(opts: &Options) -> Vec<WorkloadSpec> {
 
 #[cfg(feature = "mpi")]
 fn run_mpi(args: MetaArgs) -> Result<i32> {
-    crate::mpi::meta::run(args)
+    super::meta_mpi::run(args)
 }
 
 /// Without the feature, `--mpi` exists but refuses, so the flag is discoverable.

@@ -7,10 +7,19 @@ pub mod corpus;
 pub mod doctor;
 pub mod io;
 mod io_fio_job;
+/// `fsbench io --mpi` (rank 0 prints the reduced job).
+#[cfg(feature = "mpi")]
+mod io_mpi;
 pub mod meta;
+/// `fsbench meta --mpi`.
+#[cfg(feature = "mpi")]
+mod meta_mpi;
 pub mod plan;
 pub mod report;
 pub mod run;
+/// `fsbench run --dir PATH --mpi` (rank 0 writes the results).
+#[cfg(feature = "mpi")]
+mod run_mpi;
 pub mod shell;
 
 /// Run the parsed command line; returns the process exit code.

@@ -159,7 +159,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
 
 #[cfg(feature = "mpi")]
 fn run_mpi(args: RunArgs) -> crate::Result<i32> {
-    crate::mpi::run::run(args)
+    super::run_mpi::run(args)
 }
 
 /// Without the feature, `--mpi` exists but refuses (exit 2), as `io --mpi` does.

@@ -9,25 +9,16 @@
 //!   rest ([`Relay`]);
 //! - a terminal is left as it is (the progress bar needs to see a terminal); when it hangs up
 //!   the kernel sends SIGHUP, and [`crate::cancel`]'s handler points the descriptors that were
-//!   terminals at /dev/null ([`on_hangup`]) before anything writes to them again.
+//!   terminals at /dev/null (`cancel::on_hangup`) before anything writes to them again.
 //!
 //! [`error`] says what failed, for a note in the results.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 static ERROR: OnceLock<String> = OnceLock::new();
-/// /dev/null, kept open for the process's life once [`prepare_hangup`] ran.
-static NULL: OnceLock<OwnedFd> = OnceLock::new();
-static WAS_TTY: [AtomicBool; 3] = [
-    AtomicBool::new(false),
-    AtomicBool::new(false),
-    AtomicBool::new(false),
-];
 
 /// Remember the first output error (later ones add nothing).
 pub fn record(stream: &str, e: &std::io::Error) {
@@ -57,52 +48,6 @@ pub fn out(text: &str) {
     }
 }
 
-/// Prepare [`on_hangup`]: open /dev/null and remember which of fds 0–2 are terminals (a
-/// hung-up terminal no longer answers isatty). Idempotent.
-pub fn prepare_hangup() {
-    if NULL.get().is_some() {
-        return;
-    }
-    let Ok(null) = File::options().read(true).write(true).open("/dev/null") else {
-        return;
-    };
-    for (t, fd) in WAS_TTY.iter().zip(std_fds()) {
-        t.store(fd.is_terminal(), Ordering::SeqCst);
-    }
-    let _ = NULL.set(null.into());
-}
-
-/// Descriptors 0, 1 and 2.
-fn std_fds() -> [BorrowedFd<'static>; 3] {
-    [
-        rustix::stdio::stdin(),
-        rustix::stdio::stdout(),
-        rustix::stdio::stderr(),
-    ]
-}
-
-/// `dup2(fd, target)` for a standard descriptor `target` (0–2); async-signal-safe.
-fn dup2_onto(fd: impl AsFd, target: usize) -> rustix::io::Result<()> {
-    match target {
-        0 => rustix::stdio::dup2_stdin(fd),
-        1 => rustix::stdio::dup2_stdout(fd),
-        _ => rustix::stdio::dup2_stderr(fd),
-    }
-}
-
-/// From a signal handler: the terminal went away, so point every descriptor that was a
-/// terminal at /dev/null. Only async-signal-safe calls (an atomic load, dup2).
-pub fn on_hangup() {
-    let Some(null) = NULL.get() else {
-        return;
-    };
-    for (i, t) in WAS_TTY.iter().enumerate() {
-        if t.load(Ordering::SeqCst) {
-            let _ = dup2_onto(null, i);
-        }
-    }
-}
-
 struct Relayed {
     /// 1 or 2.
     fd: usize,
@@ -118,10 +63,10 @@ pub struct Relay(Vec<Relayed>);
 impl Relay {
     /// Install the relays; a descriptor that cannot be relayed stays as it was.
     pub fn install() -> Relay {
-        prepare_hangup();
+        crate::cancel::prepare_hangup();
         let mut v = Vec::new();
         for (fd, name) in [(1, "stdout"), (2, "stderr")] {
-            let target = std_fds()[fd];
+            let target = crate::cancel::std_fds()[fd];
             if target.is_terminal() {
                 continue;
             }
@@ -133,7 +78,7 @@ impl Relay {
             let Ok((r, w)) = std::io::pipe() else {
                 continue;
             };
-            if dup2_onto(&w, fd).is_err() {
+            if crate::cancel::dup2_onto(&w, fd).is_err() {
                 continue;
             }
             drop(w);
@@ -173,7 +118,7 @@ impl Drop for Relay {
         for r in self.0.drain(..) {
             // Restores the saved descriptor; this closes the relay pipe's write end (unless a
             // child still holds a copy, hence the bounded wait below).
-            let _ = dup2_onto(&*r.orig, r.fd);
+            let _ = crate::cancel::dup2_onto(&*r.orig, r.fd);
             let t0 = std::time::Instant::now();
             while !r.thread.is_finished() && t0.elapsed() < Duration::from_secs(2) {
                 std::thread::sleep(Duration::from_millis(5));

@@ -6,11 +6,8 @@
 
 pub mod aggregate;
 pub mod coordinator;
-pub mod io;
 pub mod merge;
-pub mod meta;
 pub mod rankdir;
-pub mod run;
 pub mod suite;
 
 use mpi::topology::{Communicator, SimpleCommunicator};

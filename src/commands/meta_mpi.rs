@@ -2,9 +2,9 @@
 //! workload starts on all ranks together (a barrier) and rank 0 reports entries/s of all
 //! ranks over the common window (earliest start to latest end), mdtest's way.
 
-use super::World;
+use super::meta::{self as cmd, Steps, WorkDir};
 use crate::cli::meta::MetaArgs;
-use crate::commands::meta::{self as cmd, Steps, WorkDir};
+use crate::mpi::World;
 use crate::workload::meta::Corpus;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -32,7 +32,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     crate::cancel::install_handlers();
     let world = World::init()?;
     let mut args = args;
-    args.dir = super::expand(&args.dir, world.rank, &world.host);
+    args.dir = crate::mpi::expand(&args.dir, world.rank, &world.host);
     let opts = world.check(cmd::resolve(&args));
     let corpus = world.check(opts.corpus.as_ref().map(Corpus::build).transpose());
     // Rank and pid: pids alone may repeat across hosts sharing one directory.

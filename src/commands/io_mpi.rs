@@ -1,10 +1,10 @@
 //! `fsbench io --mpi`: every rank runs the same job; rank 0 prints the one reduced result.
 
-use super::World;
-use super::aggregate::{self, MpiIoReport, RankResult};
-use super::coordinator::MpiCoordinator;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
 use crate::engine::{self, Slice};
+use crate::mpi::World;
+use crate::mpi::aggregate::{self, MpiIoReport, RankResult};
+use crate::mpi::coordinator::MpiCoordinator;
 use crate::{Error, Result};
 
 /// Run `fsbench io --mpi` on this rank; returns the exit code (a failure aborts every rank).
@@ -26,8 +26,8 @@ pub fn run(args: IoArgs) -> Result<i32> {
     };
     crate::cancel::install_handlers();
     let world = World::init()?;
-    let per_rank = super::is_per_rank(&filename);
-    let mut spec = crate::commands::io::spec_from_args(&args);
+    let per_rank = crate::mpi::is_per_rank(&filename);
+    let mut spec = super::io::spec_from_args(&args);
     // Rank 0 draws the seed so that a run is reproducible from the one seed it reports.
     let seed = world.broadcast_u64(spec.seed.unwrap_or_else(engine::rng::fresh_seed));
     spec.seed = Some(if per_rank {
@@ -37,7 +37,7 @@ pub fn run(args: IoArgs) -> Result<i32> {
         // One shared file: the jobs' global numbers already give each its own stream.
         seed
     });
-    spec.filename = super::expand(&filename, world.rank, &world.host);
+    spec.filename = crate::mpi::expand(&filename, world.rank, &world.host);
     let slice = (!per_rank).then_some(Slice {
         index: world.rank as u32,
         of: world.size as u32,
@@ -81,11 +81,11 @@ pub fn run(args: IoArgs) -> Result<i32> {
             serde_json::to_string_pretty(&reduced)
                 .map_err(|e| Error::Other(format!("cannot encode the report: {e}"))),
         );
-        crate::commands::io::emit(&format!("{}\n", crate::commands::io::collapse_pairs(&text)));
+        super::io::emit(&format!("{}\n", super::io::collapse_pairs(&text)));
     } else {
         let mut shown = spec.clone();
         shown.filename = filename.clone();
-        crate::commands::io::emit(&summary(&shown, &reduced));
+        super::io::emit(&summary(&shown, &reduced));
     }
     Ok(crate::error::EXIT_OK)
 }
@@ -102,7 +102,7 @@ fn summary(spec: &engine::JobSpec, r: &MpiIoReport) -> String {
         if m.stonewall { ", stonewall" } else { "" },
     );
     s += "aggregate (all ranks, total ÷ common window):\n";
-    s += &crate::commands::io::summary(spec, &r.aggregate);
+    s += &super::io::summary(spec, &r.aggregate);
     let mib = |b: f64| b / (1 << 20) as f64;
     s += &match (m.first_done_iops, m.first_done_bw_bytes) {
         (Some(iops), Some(bw)) => format!(

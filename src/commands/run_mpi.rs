@@ -1,13 +1,13 @@
 //! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
 //! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds interleaved as usual, each workload started on all ranks together
-//! ([`super::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
+//! ([`crate::mpi::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
 //! figures, so `fsbench report` and `compare` read it like any other run.
 
-use super::World;
-use super::rankdir::RankDir;
-use super::suite::{self, SuiteCoordinator};
 use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
+use crate::mpi::World;
+use crate::mpi::rankdir::RankDir;
+use crate::mpi::suite::{self, SuiteCoordinator};
 use crate::plan::Invocation;
 use crate::{Error, Result};
 use std::path::Path;
@@ -37,8 +37,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
     crate::cancel::install_handlers();
     let world = World::init()?;
     let mut args = args;
-    args.plan.dir = Some(super::expand(&dir, world.rank, &world.host));
-    let inv = crate::commands::run::prepare(&args.overrides(), std::env::args().collect())
+    args.plan.dir = Some(crate::mpi::expand(&dir, world.rank, &world.host));
+    let inv = super::run::prepare(&args.overrides(), std::env::args().collect())
         .and_then(|inv| refuse_unsupported(&inv, world.rank, world.size, &dir).map(|()| inv));
     // Every rank resolved the same flags. One that refused makes all refuse before anything
     // is created, so none waits for it in a barrier.
@@ -68,7 +68,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if world.rank == 0 {
         eprint!(
             "{}",
-            crate::commands::plan::summary(&inv, crate::commands::plan::ResultsLine::Run)
+            super::plan::summary(&inv, super::plan::ResultsLine::Run)
         );
     }
     // Everything this rank writes lives in its own directory of PATH (the runner's work
@@ -231,7 +231,7 @@ fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) ->
         .iter()
         .any(|w| w.kind == crate::plan::Kind::Layout);
     if lays_out
-        && !super::is_per_rank(shared)
+        && !crate::mpi::is_per_rank(shared)
         && let Some(room) = crate::host::sys::available_bytes(path)
         && inv.plan.file_size.saturating_mul(ranks as u64) > room
     {
