@@ -418,6 +418,92 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
 }
 
+/// `(start, end)` of each rank's measured part, seconds after the start barrier, from the
+/// aggregate's note (`… measured s after the start barrier by rank 0: 0.001–0.210, …`).
+fn spans(note: &str) -> Vec<(f64, f64)> {
+    note.split("after the start barrier by rank ")
+        .nth(1)
+        .unwrap()
+        .split(", ")
+        .map(|kv| {
+            let (a, b) = kv.split(": ").nth(1).unwrap().split_once('–').unwrap();
+            (a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_slow_preparation_on_one_rank_stays_out_of_the_measured_window() {
+    if !have_mpirun("a_slow_preparation_on_one_rank_stays_out_of_the_measured_window") {
+        return;
+    }
+    let (dir, _outs, out) = scratch();
+    let args = run_args(dir.path(), &out, "1s", "untar");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // Rank 1 sleeps 3 s at the end of every preparation (a test hook of runner::step): the
+    // others wait for it at the start barrier, and no rank's measured part includes it.
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let o = Command::new("timeout")
+        .args([
+            "-k",
+            "10",
+            "120",
+            "mpirun",
+            "--allow-run-as-root",
+            "--oversubscribe",
+        ])
+        .args(["-x", "FSBENCH_TEST_PREPARE_DELAY=1:3000"])
+        .args(["-np", "3", env!("CARGO_BIN_EXE_fsbench")])
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let note = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .find(|n| n.starts_with("untar: MPI: 3 ranks"))
+        .expect("the aggregate's note (one per round; the first is checked)");
+    let spans = spans(note);
+    assert_eq!(spans.len(), 3, "{note}");
+    let sample = |metric: &str| {
+        v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["workload"] == "untar" && s["metric"] == metric)
+            .unwrap_or_else(|| panic!("no untar {metric}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    // Every rank, the slow one too, measured from the barrier's release: no rank's measured
+    // part holds the 3 s its preparation slept (the untar of ~700 entries on tmpfs takes a
+    // small fraction of that).
+    let earliest = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let latest = spans.iter().map(|s| s.1).fold(0.0, f64::max);
+    assert!(
+        latest - earliest < 3.0,
+        "the delay fell inside the window: {note}"
+    );
+    // The aggregate is all ranks' entries over the true common window: the earliest start to
+    // the latest end of the ranks' timed parts, which lies inside their measured spans.
+    let secs = sample("seconds");
+    assert!(
+        secs > 0.0 && secs <= latest - earliest + 1e-3,
+        "{secs} s in {note}"
+    );
+    let entries = sample("entries");
+    assert_eq!(entries, per_rank(note).iter().sum::<u64>() as f64, "{note}");
+    let rate = sample("ops_per_s");
+    assert!(
+        (rate - entries / secs).abs() < 1e-6 * rate,
+        "{rate} vs {entries}/{secs}"
+    );
+}
+
 #[test]
 fn run_refuses_what_does_not_add_up_across_ranks() {
     if !have_mpirun("run_refuses_what_does_not_add_up_across_ranks") {

@@ -1,9 +1,10 @@
 //! Rank 0's reduction of one workload's outputs (one per rank) into the all-ranks output the
 //! runner records, for `fsbench run --mpi`.
 //!
-//! Every rank starts the workload together (a barrier right before it), so each rank's own
-//! measured time starts at the common start, and the common window (earliest start to latest
-//! end) is the longest rank's time. Totals are summed and divided by that window, latency
+//! Every rank prepares the workload (untimed), then all start its measured part together (a
+//! barrier right before it); each rank reports when its measured part started and ended on the
+//! clock the barrier's release gives them all, so the common window of a phase is the
+//! earliest rank's start to the latest rank's end of it. Totals are summed and divided by that window, latency
 //! histograms are merged bucket by bucket, as `io --mpi` does ([`super::aggregate`]).
 
 use crate::engine::{self, CpuReport, IoReport};
@@ -39,6 +40,13 @@ pub struct Measured {
     pub notes: Vec<String>,
     /// Ran with warm caches.
     pub ran_warm: bool,
+    /// When this rank's measured part started, seconds after the start barrier's release
+    /// (the clock all ranks share: each reads its own monotonic clock from that release).
+    #[serde(default)]
+    pub start_s: f64,
+    /// When it ended, on the same clock.
+    #[serde(default)]
+    pub end_s: f64,
 }
 
 impl Measured {
@@ -64,7 +72,16 @@ impl Measured {
             series: out.series.clone(),
             notes: out.notes.clone(),
             ran_warm: out.ran_warm,
+            start_s: 0.0,
+            end_s: 0.0,
         }
+    }
+
+    /// This output, measured from `start_s` to `end_s` after the start barrier.
+    pub fn started(mut self, start_s: f64, end_s: f64) -> Measured {
+        self.start_s = start_s;
+        self.end_s = end_s;
+        self
     }
 
     fn get(&self, metric: &str) -> Option<f64> {
@@ -105,8 +122,8 @@ impl Measured {
 /// How a metric of the non-I/O workloads becomes the all-ranks value.
 #[derive(Debug, Clone, Copy)]
 enum Rule {
-    /// A phase's duration: the common window of the phase, which starts on each rank after
-    /// the phases named in `after` (all ranks started the workload together).
+    /// A phase's duration: the common window of the phase, which starts on each rank at its
+    /// measured start plus the phases named in `after`.
     Window { after: &'static [&'static str] },
     /// A count: the sum over ranks.
     Sum,
@@ -185,13 +202,13 @@ fn rule(metric: &str) -> Option<Rule> {
     RULES.iter().find(|(m, _)| *m == metric).map(|(_, r)| *r)
 }
 
-/// The common window of a phase: latest end − earliest start, where a rank's phase starts
-/// after its own earlier phases.
+/// The common window of a phase: latest end − earliest start, where a rank's phase starts at
+/// its measured start plus its own earlier phases.
 fn window(ranks: &[Measured], metric: &str, after: &[&str]) -> f64 {
-    let (mut start, mut end) = (f64::INFINITY, 0.0f64);
+    let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in ranks {
         let Some(d) = r.get(metric) else { continue };
-        let offset: f64 = after.iter().filter_map(|m| r.get(m)).sum();
+        let offset: f64 = r.start_s + after.iter().filter_map(|m| r.get(m)).sum::<f64>();
         start = start.min(offset);
         end = end.max(offset + d);
     }
@@ -258,11 +275,17 @@ fn per_rank_note(ranks: &[Measured], io: bool) -> String {
         .enumerate()
         .map(|(i, v)| format!("{i}: {v}"))
         .collect();
+    let spans: Vec<String> = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{i}: {:.3}–{:.3}", r.start_s, r.end_s))
+        .collect();
     format!(
         "MPI: {} ranks, started together; {what} by rank {}; the figures are all ranks' \
-         totals over the common window",
+         totals over the common window; measured s after the start barrier by rank {}",
         ranks.len(),
-        by.join(", ")
+        by.join(", "),
+        spans.join(", ")
     )
 }
 
@@ -290,18 +313,21 @@ fn merge_by_rules(ranks: &[Measured]) -> WorkloadOutput {
     out
 }
 
-/// An I/O job: the ranks' histograms merged, I/Os over the longest rank's measured time, then
+/// An I/O job: the ranks' histograms merged, I/Os over the common window (earliest start to
+/// latest end of the ranks' measured I/O), then
 /// the same metric mapping as a single process's job ([`crate::workload::io::to_output`]).
 fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();
     let mut series: Vec<f64> = Vec::new();
-    let (mut window_s, mut cpu_s, mut fsyncs) = (0.0f64, 0.0, 0.0);
+    let (mut cpu_s, mut fsyncs) = (0.0, 0.0);
+    let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in ranks {
         read.merge(&r.histogram("read"));
         write.merge(&r.histogram("write"));
         let secs = r.io_seconds();
-        window_s = window_s.max(secs);
+        first = first.min(r.start_s);
+        last = last.max(r.start_s + secs);
         cpu_s += r.get("cpu_util").unwrap_or(0.0) / 100.0 * secs;
         fsyncs += r.get("fsyncs").unwrap_or(0.0);
         if let Some((_, s)) = r.series.iter().find(|(m, _)| m == "iops") {
@@ -313,6 +339,11 @@ fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
             }
         }
     }
+    let window_s = if first.is_finite() {
+        (last - first).max(0.0)
+    } else {
+        0.0
+    };
     let report = IoReport {
         read: engine::direction(&read, bs, window_s),
         write: engine::direction(&write, bs, window_s),
@@ -401,6 +432,35 @@ mod tests {
         assert_eq!(metric(&out, "ops_per_s"), 100.0);
         assert!(!out.metrics.iter().any(|m| m.metric == "device_write_bytes"));
         assert!(out.notes.iter().any(|n| n.contains("device_write_bytes")));
+    }
+
+    #[test]
+    fn a_rank_that_starts_late_widens_the_common_window() {
+        // Rank 1 began its measured part 2 s after the start barrier: the ranks' work spans
+        // [0, 1] and [2, 5], so the common window is 5 s, not the longest rank's 3 s.
+        let out = merge(
+            &[
+                meta_rank(100.0, 1.0).started(0.0, 1.0),
+                meta_rank(300.0, 3.0).started(2.0, 5.0),
+            ],
+            None,
+        );
+        assert_eq!(metric(&out, "seconds"), 5.0);
+        assert_eq!(metric(&out, "ops_per_s"), 80.0);
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.contains("by rank 0: 0.000–1.000, 1: 2.000–5.000"))
+        );
+        // I/O: 410 I/Os, ranks over [0, 1] and [0.5, 2.5]: a 2.5 s window.
+        let io = merge(
+            &[
+                io_rank(1_000, 100, 1.0).started(0.0, 1.0),
+                io_rank(5_000, 310, 2.0).started(0.5, 2.5),
+            ],
+            Some(4096),
+        );
+        assert!((metric(&io, "iops") - 410.0 / 2.5).abs() < 1e-6);
     }
 
     #[test]

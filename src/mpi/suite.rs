@@ -8,13 +8,13 @@
 use super::World;
 use super::merge::{self, Measured};
 use crate::plan::{Kind, Plan};
-use crate::runner::coordinator::Coordinator;
+use crate::runner::coordinator::{Coordinator, Step};
 use crate::workload::WorkloadOutput;
 use crate::{Error, Result};
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Workload kinds that run under `run --mpi`: I/O and metadata, whose figures add up across
 /// ranks. Probes, compress, memcap and the application workloads (pgbench, SQLite) do not
@@ -109,14 +109,23 @@ impl Coordinator for SuiteCoordinator<'_> {
         self.provenance.clone()
     }
 
-    fn workload(
-        &self,
-        id: &str,
-        run: &mut dyn FnMut() -> Result<WorkloadOutput>,
-    ) -> Result<WorkloadOutput> {
-        // Every rank has dropped its caches: start together.
+    fn workload(&self, id: &str, step: &mut dyn Step) -> Result<WorkloadOutput> {
+        // Untimed, before the start barrier: a slow preparation on one rank (a tree to
+        // extract, a file to lay out, the cache drop) delays the start of all, never the
+        // window of one.
+        let prepared = step.prepare();
+        if matches!(prepared, Err(Error::Interrupted)) || crate::cancel::requested() {
+            return Err(Error::Interrupted);
+        }
+        // Every rank has prepared and dropped its caches: start together. The barrier's
+        // release is the clock all ranks share; each measures from it.
         self.barrier()?;
-        let mine = run();
+        let go = Instant::now();
+        let mine = prepared.and_then(|()| {
+            let start_s = go.elapsed().as_secs_f64();
+            let out = step.measure()?;
+            Ok((out, start_s, go.elapsed().as_secs_f64()))
+        });
         if matches!(mine, Err(Error::Interrupted)) || crate::cancel::requested() {
             return Err(Error::Interrupted);
         }
@@ -125,7 +134,10 @@ impl Coordinator for SuiteCoordinator<'_> {
         let msg = RankOutput {
             rank: self.world.rank,
             host: self.world.host.clone(),
-            result: mine.as_ref().map(Measured::of).map_err(|e| e.to_string()),
+            result: mine
+                .as_ref()
+                .map(|(out, start_s, end_s)| Measured::of(out).started(*start_s, *end_s))
+                .map_err(|e| e.to_string()),
         };
         let bytes = serde_json::to_vec(&msg).map_err(|e| Error::Other(format!("{e}")))?;
         let verdict = self
@@ -144,7 +156,7 @@ impl Coordinator for SuiteCoordinator<'_> {
         match verdict {
             Some(Ok(out)) => Ok(out),
             // Other ranks record nothing: their own output is returned to their runner.
-            _ => mine,
+            _ => mine.map(|(out, _, _)| out),
         }
     }
 }

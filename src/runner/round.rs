@@ -1,6 +1,7 @@
-//! One setup-round: check the device → discard → mkfs + mount (timed) → wait quiet →
-//! each timed workload ([`super::step`]: prepare, drop caches, run, settle) → in the first
-//! round, the capability phase (probes on images of their own) → release.
+//! One setup-round: check the device's identity → host tunings → discard → mkfs + mount
+//! (timed) → wait quiet → the data directory (`chattr +C` for nocow) → each timed workload
+//! ([`super::step`]: prepare and drop caches, untimed; then measure and settle) → in the first
+//! round, the capability phase (probes on images of their own) → release, tunings put back.
 //!
 //! Every step's outcome is journaled as soon as it finishes. A failing workload becomes a
 //! `Failure` and the round goes on; an interrupt unwinds through the guards (unmount, pool
@@ -54,6 +55,40 @@ impl Drop for DirGuard {
         {
             eprintln!("fsbench: warning: cannot remove {}: {e}", d.display());
         }
+    }
+}
+
+/// Where a workload step runs: its setup-round and directories.
+struct StepAt<'a> {
+    setup: &'a SetupSpec,
+    round: u32,
+    /// The mounted filesystem (or the `--dir` target).
+    work_root: &'a Path,
+    /// fsbench's own directory on it.
+    data_dir: &'a Path,
+}
+
+/// A step as a [`super::coordinator::Coordinator`] drives it.
+struct CoordinatedStep<'r, 'a, 'w> {
+    runner: &'r mut Runner<'a>,
+    w: &'w WorkloadSpec,
+    at: &'w StepAt<'w>,
+    prepared: Option<super::step::Prepared>,
+}
+
+impl super::coordinator::Step for CoordinatedStep<'_, '_, '_> {
+    fn prepare(&mut self) -> crate::Result<()> {
+        let w = self.w;
+        self.prepared = Some(
+            self.runner
+                .in_step(w, self.at, |cx| super::step::prepare(cx, w))?,
+        );
+        Ok(())
+    }
+
+    fn measure(&mut self) -> crate::Result<WorkloadOutput> {
+        let prepared = self.prepared.take().unwrap_or_default();
+        self.runner.measure(self.w, self.at, prepared)
     }
 }
 
@@ -272,14 +307,13 @@ impl Runner<'_> {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            let result = if let Some(c) = self.coordinator {
-                // The coordinator hook: run on every process together, get the reduced output.
-                c.workload(&w.id, &mut || {
-                    self.run_step(w, &setup, round, &work_root, &data_dir)
-                })
-            } else {
-                self.run_step(w, &setup, round, &work_root, &data_dir)
+            let at = StepAt {
+                setup: &setup,
+                round,
+                work_root: &work_root,
+                data_dir: &data_dir,
             };
+            let result = self.run_workload(w, &at);
             let mut step = self.empty(&setup, round);
             match result {
                 Ok(mut out) => {
@@ -349,18 +383,48 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Run one workload step through the registry ([`super::step`]).
-    fn run_step(
+    /// Run one workload step through the registry ([`super::step`]): prepare, then measure;
+    /// with a coordinator, its start barrier between the two (every process prepared, so no
+    /// preparation or cache drop falls inside the ranks' common measured window).
+    fn run_workload(&mut self, w: &WorkloadSpec, at: &StepAt<'_>) -> crate::Result<WorkloadOutput> {
+        let Some(c) = self.coordinator else {
+            let prepared = self.in_step(w, at, |cx| super::step::prepare(cx, w))?;
+            return self.measure(w, at, prepared);
+        };
+        let mut step = CoordinatedStep {
+            runner: self,
+            w,
+            at,
+            prepared: None,
+        };
+        c.workload(&w.id, &mut step)
+    }
+
+    /// The measured part of a prepared step; a failed cache drop becomes a run warning.
+    fn measure(
         &mut self,
         w: &WorkloadSpec,
-        setup: &SetupSpec,
-        round: u32,
-        work_root: &Path,
-        data_dir: &Path,
+        at: &StepAt<'_>,
+        prepared: super::step::Prepared,
     ) -> crate::Result<WorkloadOutput> {
+        let done = self.in_step(w, at, |cx| super::step::measure(cx, w, prepared))?;
+        if let Some(msg) = done.cache_warning {
+            self.warn_once("drop_caches", "", &msg);
+        }
+        Ok(done.output)
+    }
+
+    /// Call `f` with the step context of `w` at `at` (seed, device, probe scratch dir…).
+    fn in_step<R>(
+        &mut self,
+        w: &WorkloadSpec,
+        at: &StepAt<'_>,
+        f: impl FnOnce(&mut StepContext<'_>) -> crate::Result<R>,
+    ) -> crate::Result<R> {
         let inv = self.inv;
         let (plan, opts) = (&inv.plan, &inv.options);
-        let seed = step_seed(opts.seed, &setup.name, round, &w.id);
+        let setup = at.setup;
+        let seed = step_seed(opts.seed, &setup.name, at.round, &w.id);
         let device = self.target.block_device().map(Path::to_path_buf);
         // Probes build a small filesystem of their own next to the image (or in /var/tmp for
         // device and directory targets); the one under test is untouched.
@@ -370,14 +434,14 @@ impl Runner<'_> {
         };
         let mut cx = StepContext {
             work: WorkloadContext {
-                dir: data_dir,
+                dir: at.data_dir,
                 device: device.as_deref(),
                 fs: &setup.fs,
-                round,
+                round: at.round,
                 seed,
                 settle: Some(plan.quiet.after_job()),
             },
-            root: work_root,
+            root: at.work_root,
             setup,
             defaults: plan.job_defaults(seed, device.clone()),
             plan_workloads: &plan.workloads,
@@ -388,11 +452,7 @@ impl Runner<'_> {
             scratch: &scratch,
             shared: &mut self.shared,
         };
-        let done = super::step::run(&mut cx, w)?;
-        if let Some(msg) = done.cache_warning {
-            self.warn_once("drop_caches", "", &msg);
-        }
-        Ok(done.output)
+        f(&mut cx)
     }
 
     /// This setup-round's workloads will not run: count them done for the progress line.
