@@ -73,13 +73,90 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
 
 /// [`execute`], every workload run through `coordinator` (several processes running the
 /// same plan together; see [`coordinator::Coordinator`]).
+///
+/// A run's phases, in order: [`resume_state`] (what a journal says is done), [`check`]
+/// (setups and workloads this machine cannot run are skipped, loudly), acquire the target
+/// (every safety check happens there, before anything destructive), [`diagnose`] it (the
+/// doctor's findings, recorded with the results), open the journal, [`Schedule::new`] (the
+/// setup-rounds in interleaved order, the ETA and the progress count), the rounds
+/// ([`Runner::rounds`]), then [`Runner::assemble_final`] and [`save_final`] (the results
+/// file, written after the target is released).
 pub fn execute_with(
     inv: &Invocation,
     resume: bool,
     coordinator: Option<&dyn coordinator::Coordinator>,
 ) -> crate::Result<Outcome> {
     let out = &inv.options.out;
-    let plan = &inv.plan;
+    let done = resume_state(inv, resume)?;
+    let mut checked = check(&inv.plan)?;
+    crate::cancel::install_handlers();
+    // A zfs-fuse daemon fsbench starts stays up across setups and is stopped when this
+    // returns (done, failed or interrupted), after the target and every pool are released.
+    let _zfs_daemon = crate::fs::zfs_daemon::hold();
+    // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
+    let target = crate::target::acquire(&inv.options.target, inv.options.yes)?;
+    let findings = diagnose(inv, target.as_ref(), &mut checked);
+    std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
+    if !resume {
+        inv.save()?;
+    }
+    let journal = Journal::open(out)?;
+    let schedule = Schedule::new(inv, &checked);
+    let mut runner = Runner {
+        inv,
+        target: target.as_ref(),
+        journal,
+        progress: Progress::new(
+            schedule.steps,
+            std::time::Duration::from_secs_f64(schedule.estimate_s),
+        ),
+        shared: Default::default(),
+        provenance: provenance(),
+        warned: BTreeSet::new(),
+        run_warnings: checked.warnings,
+        run_notes: checked.notes,
+        host_findings: findings,
+        skipped_workloads: checked.skipped_workloads,
+        coordinator,
+        run_id: format!(
+            "{}-{:x}",
+            std::process::id(),
+            inv.options.seed & 0xffff_ffff
+        ),
+    };
+    let ended = runner.rounds(&schedule, &done)?;
+    let (results, ended) = runner.assemble_final(ended, &schedule);
+    // Release the loop device / image before the final file is written.
+    drop(target);
+    save_final(out, results, ended)
+}
+
+/// The last phase: the summary computed (a finished run) and `results.json` saved; a fatal
+/// error is returned after the save.
+fn save_final(out: &Path, mut results: Results, ended: Ended) -> crate::Result<Outcome> {
+    if let Some(e) = ended.fatal {
+        results.save(&out.join("results.json"))?;
+        return Err(e);
+    }
+    if !ended.interrupted {
+        crate::stats::summarize(&mut results);
+        results.finished_at =
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    }
+    results.save(&out.join("results.json"))?;
+    Ok(Outcome {
+        results,
+        interrupted: ended.interrupted,
+    })
+}
+
+/// The setup-rounds a journal says are done (`--resume`), or none; a fresh run refuses an
+/// output directory that already holds one.
+fn resume_state(
+    inv: &Invocation,
+    resume: bool,
+) -> crate::Result<BTreeMap<(String, u32), RoundRecord>> {
+    let out = &inv.options.out;
     if !resume && Journal::path(out).exists() {
         return Err(crate::Error::invalid(
             "--out",
@@ -89,219 +166,242 @@ pub fn execute_with(
             ),
         ));
     }
-    let done = if resume {
-        journal::load_done(out)?
+    if resume {
+        journal::load_done(out)
     } else {
-        BTreeMap::new()
-    };
+        Ok(BTreeMap::new())
+    }
+}
 
-    // Setups whose tools are missing are skipped, loudly.
-    let mut run_warnings = Vec::new();
-    let mut skipped = BTreeSet::new();
+/// What the machine can run of a plan, and what it said about the rest.
+#[derive(Debug, Default)]
+struct Checked {
+    /// Setups whose filesystem tools are missing.
+    skipped_setups: BTreeSet<String>,
+    /// Workloads whose engine is missing (no PostgreSQL server for pgbench…).
+    skipped_workloads: BTreeSet<String>,
+    /// Run warnings so far (skips, setup warnings; the diagnosis adds its own).
+    warnings: Vec<Warning>,
+    /// Run notes (the diagnosis's findings that are not warnings).
+    notes: Vec<Warning>,
+}
+
+/// Phase 1: skip, loudly, the setups whose tools are missing and the workloads whose engine
+/// is; refuse a plan of which nothing can run.
+fn check(plan: &crate::plan::Plan) -> crate::Result<Checked> {
+    let mut c = Checked::default();
+    let mut warn = |setup: &str, message: String| {
+        c.warnings.push(Warning {
+            setup: setup.to_string(),
+            round: 0,
+            message,
+        })
+    };
     for s in &plan.setups {
         if let Err(why) = fs_available(&s.fs) {
             let msg = format!("setup {} skipped: {why}", s.name);
             eprintln!("fsbench: note: {msg}");
-            run_warnings.push(Warning {
-                setup: s.name.clone(),
-                round: 0,
-                message: msg,
-            });
-            skipped.insert(s.name.clone());
+            warn(&s.name, msg);
+            c.skipped_setups.insert(s.name.clone());
         }
         for w in &s.warnings {
             eprintln!("fsbench: warning: {w}");
-            run_warnings.push(Warning {
-                setup: s.name.clone(),
-                round: 0,
-                message: w.clone(),
-            });
+            warn(&s.name, w.clone());
         }
     }
-    // So are workloads whose engine is missing (no PostgreSQL server for pgbench).
-    let mut skipped_workloads = BTreeSet::new();
     for w in plan.recorded() {
         if let Err(why) = workload_available(w) {
             let msg = format!("workload {} skipped: {why}", w.id);
             eprintln!("fsbench: note: {msg}");
-            run_warnings.push(Warning {
-                setup: String::new(),
-                round: 0,
-                message: msg,
-            });
-            skipped_workloads.insert(w.id.clone());
+            warn("", msg);
+            c.skipped_workloads.insert(w.id.clone());
         }
     }
-    if skipped.len() == plan.setups.len() {
+    if c.skipped_setups.len() == plan.setups.len() {
         return Err(crate::Error::invalid(
             "--fs",
             "no setup can run: every chosen filesystem lacks its tools (see the notes above)",
         ));
     }
+    Ok(c)
+}
 
-    crate::cancel::install_handlers();
-    // A zfs-fuse daemon fsbench starts stays up across setups and is stopped when this
-    // returns (done, failed or interrupted), after the target and every pool are released.
-    let _zfs_daemon = crate::fs::zfs_daemon::hold();
-    // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
-    let target = crate::target::acquire(&inv.options.target, inv.options.yes)?;
-    // `fsbench doctor`'s checks (tmpfs scratch dir, rotational virtual disk, scheduler, busy
-    // device…) on the target as the filesystems will see it, recorded with the results.
-    let diagnosis = crate::doctor::in_run::diagnose(inv, target.as_ref());
-    let mut run_notes = Vec::new();
+/// `fsbench doctor`'s checks (tmpfs scratch dir, rotational virtual disk, scheduler, busy
+/// device…) on the target as the filesystems will see it: printed, and recorded with the
+/// results (warnings and notes into `checked`, every finding returned).
+fn diagnose(
+    inv: &Invocation,
+    target: &dyn Target,
+    checked: &mut Checked,
+) -> Vec<crate::doctor::Finding> {
+    let diagnosis = crate::doctor::in_run::diagnose(inv, target);
     for f in &diagnosis.findings {
         let w = crate::doctor::in_run::as_warning(f);
         let line = crate::doctor::in_run::short_line(f);
         if crate::doctor::in_run::is_warning(f) {
             eprintln!("fsbench: warning: {line}");
-            run_warnings.push(w);
+            checked.warnings.push(w);
         } else {
             eprintln!("fsbench: note: {line}");
-            run_notes.push(w);
+            checked.notes.push(w);
         }
     }
-    std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
-    if !resume {
-        inv.save()?;
-    }
-    let journal = Journal::open(out)?;
+    diagnosis.findings
+}
 
-    let srs: Vec<SetupRound> = plan
-        .setup_rounds()
-        .into_iter()
-        .filter(|sr| !skipped.contains(&plan.setups[sr.setup].name))
-        .collect();
-    let formats = inv.options.target.formats();
-    let total_est: f64 = srs
-        .iter()
-        .map(|sr| eta::setup_round_seconds(plan, sr.setup, sr.round, formats))
-        .sum();
-    // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
-    let per_round = {
-        let skipped = skipped_workloads.clone();
-        move |sr: &crate::plan::SetupRound| {
-            progress::steps_per_round(
-                plan,
-                formats,
-                &skipped,
-                &plan.setups[sr.setup].name,
-                sr.round,
-            )
-        }
-    };
-    let steps = srs.iter().map(&per_round).sum();
-    let run_start = std::time::Instant::now();
-    let mut runner = Runner {
-        inv,
-        target: target.as_ref(),
-        journal,
-        progress: Progress::new(steps, std::time::Duration::from_secs_f64(total_est)),
-        shared: Default::default(),
-        provenance: provenance(),
-        warned: BTreeSet::new(),
-        run_warnings,
-        run_notes,
-        host_findings: diagnosis.findings,
-        skipped_workloads,
-        coordinator,
-        run_id: format!(
-            "{}-{:x}",
-            std::process::id(),
-            inv.options.seed & 0xffff_ffff
-        ),
-    };
-    let mut records: BTreeMap<(u32, usize), RoundRecord> = BTreeMap::new();
-    let mut interrupted = false;
-    let mut fatal = None;
-    for sr in &srs {
-        let name = &plan.setups[sr.setup].name;
-        if let Some(rec) = done.get(&(name.clone(), sr.round)) {
-            runner.progress.note(&format!(
-                "fsbench: round {} of {name} already done (journal); skipping",
-                sr.round
-            ));
-            runner.progress.skip(
-                per_round(sr),
-                eta::setup_round_seconds(plan, sr.setup, sr.round, formats),
-            );
-            records.insert((sr.round, sr.setup), rec.clone());
-            continue;
-        }
-        let mut rec = RoundRecord {
-            setup: name.clone(),
-            round: sr.round,
-            ..Default::default()
-        };
-        runner.journal.append(&Entry::RoundStart {
-            setup: name.clone(),
-            round: sr.round,
-        })?;
-        let mut r = runner.run_setup_round(*sr, &mut rec);
-        // Ctrl-C also reaches child tools (mkfs, zpool) through the process group; their
-        // failure is the interrupt, not a result, and the setup-round must not count as done.
-        if r.is_ok() && crate::cancel::requested() {
-            r = Err(crate::Error::Interrupted);
-        }
-        records.insert((sr.round, sr.setup), rec);
-        match r {
-            Ok(()) => {
-                runner.journal.append(&Entry::RoundDone {
-                    setup: name.clone(),
-                    round: sr.round,
-                })?;
-                let partial = runner.assemble(&records, true);
-                partial.save(&out.join("results.json"))?;
-            }
-            Err(crate::Error::Interrupted) => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => {
-                fatal = Some(e);
-                break;
-            }
+/// The setup-rounds to run, in interleaved order, with what the progress line and the ETA
+/// count for them.
+struct Schedule {
+    /// Every setup-round of the plan whose setup is not skipped.
+    rounds: Vec<SetupRound>,
+    /// Progress steps of each of `rounds` (mkfs when it formats, each workload not skipped).
+    steps_of: Vec<usize>,
+    /// The ETA of each of `rounds`, seconds.
+    estimate_of: Vec<f64>,
+    /// Their sums.
+    steps: usize,
+    estimate_s: f64,
+}
+
+impl Schedule {
+    fn new(inv: &Invocation, checked: &Checked) -> Schedule {
+        let plan = &inv.plan;
+        let formats = inv.options.target.formats();
+        let rounds: Vec<SetupRound> = plan
+            .setup_rounds()
+            .into_iter()
+            .filter(|sr| !checked.skipped_setups.contains(&plan.setups[sr.setup].name))
+            .collect();
+        let steps_of: Vec<usize> = rounds
+            .iter()
+            .map(|sr| {
+                progress::steps_per_round(
+                    plan,
+                    formats,
+                    &checked.skipped_workloads,
+                    &plan.setups[sr.setup].name,
+                    sr.round,
+                )
+            })
+            .collect();
+        let estimate_of: Vec<f64> = rounds
+            .iter()
+            .map(|sr| eta::setup_round_seconds(plan, sr.setup, sr.round, formats))
+            .collect();
+        Schedule {
+            steps: steps_of.iter().sum(),
+            estimate_s: estimate_of.iter().sum(),
+            rounds,
+            steps_of,
+            estimate_of,
         }
     }
-    runner.progress.clear();
-    let elapsed = run_start.elapsed().as_secs_f64();
-    if !interrupted && fatal.is_none() && total_est > 0.0 {
-        // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked.
-        runner.progress.note(&format!(
-            "fsbench: took {} (estimated {} up front, {:+.0} %)",
-            eta::format(std::time::Duration::from_secs_f64(elapsed)),
-            eta::format(std::time::Duration::from_secs_f64(total_est)),
-            100.0 * (elapsed - total_est) / total_est
-        ));
-    }
-    let mut results = runner.assemble(&records, interrupted || fatal.is_some());
-    results
-        .host
-        .extra
-        .insert("estimated_s".into(), format!("{total_est:.0}"));
-    results
-        .host
-        .extra
-        .insert("elapsed_s".into(), format!("{elapsed:.0}"));
-    drop(runner);
-    // Release the loop device / image before writing the final file.
-    drop(target);
-    if let Some(e) = fatal {
-        results.save(&out.join("results.json"))?;
-        return Err(e);
-    }
-    if !interrupted {
-        crate::stats::summarize(&mut results);
-        results.finished_at =
-            humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    }
-    results.save(&out.join("results.json"))?;
-    Ok(Outcome {
-        results,
-        interrupted,
-    })
+}
+
+/// How the rounds phase ended.
+struct Ended {
+    records: BTreeMap<(u32, usize), RoundRecord>,
+    interrupted: bool,
+    /// The error that stopped the run (the results are saved before it is returned).
+    fatal: Option<crate::Error>,
+    elapsed_s: f64,
 }
 
 impl Runner<'_> {
+    /// The rounds phase: every setup-round of `schedule` not already `done`, journaled and
+    /// saved (partial results) as each ends; stops at an interrupt or a fatal error.
+    fn rounds(
+        &mut self,
+        schedule: &Schedule,
+        done: &BTreeMap<(String, u32), RoundRecord>,
+    ) -> crate::Result<Ended> {
+        let plan = &self.inv.plan;
+        let out = &self.inv.options.out;
+        let start = std::time::Instant::now();
+        let mut ended = Ended {
+            records: BTreeMap::new(),
+            interrupted: false,
+            fatal: None,
+            elapsed_s: 0.0,
+        };
+        for (i, sr) in schedule.rounds.iter().enumerate() {
+            let name = &plan.setups[sr.setup].name;
+            if let Some(rec) = done.get(&(name.clone(), sr.round)) {
+                self.progress.note(&format!(
+                    "fsbench: round {} of {name} already done (journal); skipping",
+                    sr.round
+                ));
+                self.progress
+                    .skip(schedule.steps_of[i], schedule.estimate_of[i]);
+                ended.records.insert((sr.round, sr.setup), rec.clone());
+                continue;
+            }
+            let mut rec = RoundRecord {
+                setup: name.clone(),
+                round: sr.round,
+                ..Default::default()
+            };
+            self.journal.append(&Entry::RoundStart {
+                setup: name.clone(),
+                round: sr.round,
+            })?;
+            let mut r = self.run_setup_round(*sr, &mut rec);
+            // Ctrl-C also reaches child tools (mkfs, zpool) through the process group; their
+            // failure is the interrupt, not a result, and the setup-round must not count as done.
+            if r.is_ok() && crate::cancel::requested() {
+                r = Err(crate::Error::Interrupted);
+            }
+            ended.records.insert((sr.round, sr.setup), rec);
+            match r {
+                Ok(()) => {
+                    self.journal.append(&Entry::RoundDone {
+                        setup: name.clone(),
+                        round: sr.round,
+                    })?;
+                    let partial = self.assemble(&ended.records, true);
+                    partial.save(&out.join("results.json"))?;
+                }
+                Err(crate::Error::Interrupted) => {
+                    ended.interrupted = true;
+                    break;
+                }
+                Err(e) => {
+                    ended.fatal = Some(e);
+                    break;
+                }
+            }
+        }
+        self.progress.clear();
+        ended.elapsed_s = start.elapsed().as_secs_f64();
+        Ok(ended)
+    }
+
+    /// Real time against the estimate, and the results as the rounds left them (the runner
+    /// is done: it is consumed, so the target it borrows can be released).
+    fn assemble_final(self, ended: Ended, schedule: &Schedule) -> (Results, Ended) {
+        let (elapsed, total_est) = (ended.elapsed_s, schedule.estimate_s);
+        let failed = ended.interrupted || ended.fatal.is_some();
+        if !failed && total_est > 0.0 {
+            // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked.
+            self.progress.note(&format!(
+                "fsbench: took {} (estimated {} up front, {:+.0} %)",
+                eta::format(std::time::Duration::from_secs_f64(elapsed)),
+                eta::format(std::time::Duration::from_secs_f64(total_est)),
+                100.0 * (elapsed - total_est) / total_est
+            ));
+        }
+        let mut results = self.assemble(&ended.records, failed);
+        results
+            .host
+            .extra
+            .insert("estimated_s".into(), format!("{total_est:.0}"));
+        results
+            .host
+            .extra
+            .insert("elapsed_s".into(), format!("{elapsed:.0}"));
+        (results, ended)
+    }
+
     /// Record a warning once per key for the whole run.
     fn warn_once(&mut self, key: &str, setup: &str, message: &str) {
         if self.warned.insert(format!("{key}/{setup}")) {
