@@ -16,6 +16,7 @@ pub mod judged;
 pub mod median_interval;
 pub mod merged;
 pub mod metric;
+pub mod sequential;
 pub mod student_t;
 pub mod verdict;
 
