@@ -69,6 +69,70 @@ pub struct Results {
     /// (also listed among `warnings` and `notes` as text).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_findings: Vec<Finding>,
+    /// How a `--until-settled` run went on past its minimum rounds, and why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleRecord>,
+}
+
+/// `--until-settled`: the stopping rule, the extra rounds and why they stopped.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SettleRecord {
+    /// The statistic and how its error rate is spent over the looks.
+    pub method: String,
+    /// The error rate of a settled verdict, at most.
+    pub alpha: f64,
+    /// Rounds before the first look (`--rounds`).
+    pub min_rounds: u32,
+    /// Rounds at most (`--max-rounds`).
+    pub max_rounds: u32,
+    /// Wall time the run could take (`--budget`), seconds.
+    pub budget_s: u64,
+    /// Rounds the run reached.
+    pub rounds_run: u32,
+    /// Why it stopped.
+    pub stop: SettleStop,
+    /// Workloads whose question was still open when it stopped.
+    #[serde(default)]
+    pub still_open: Vec<String>,
+    /// Each extra round and the workloads it ran.
+    #[serde(default)]
+    pub extra_rounds: Vec<ExtraRound>,
+}
+
+/// Why a `--until-settled` run stopped adding rounds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SettleStop {
+    /// Every open question was settled.
+    #[default]
+    Settled,
+    /// The next round would have ended past the budget.
+    Budget,
+    /// The round limit was reached.
+    MaxRounds,
+    /// The user interrupted it (every finished round is kept).
+    Interrupted,
+}
+
+impl SettleStop {
+    /// In words, for reports.
+    pub fn word(self) -> &'static str {
+        match self {
+            SettleStop::Settled => "settled",
+            SettleStop::Budget => "budget spent",
+            SettleStop::MaxRounds => "max rounds",
+            SettleStop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One extra round of a `--until-settled` run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ExtraRound {
+    /// Round number (after the minimum).
+    pub round: u32,
+    /// Workloads it ran (the open ones and what they need).
+    pub workloads: Vec<String>,
 }
 
 fn current_schema() -> u32 {

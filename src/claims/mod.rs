@@ -11,6 +11,7 @@
 //! fields); the unit tests check that every claim parses and names a known assertion.
 
 pub mod render;
+pub mod settle;
 mod verdict;
 
 pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};

@@ -169,9 +169,24 @@ pub struct PlanFlags {
     #[arg(long, value_name = "OUT", value_hint = ValueHint::DirPath)]
     pub resume: Option<PathBuf>,
 
-    /// Rounds per setup (interleaved across setups).
+    /// Rounds per setup (interleaved across setups); with --until-settled, the minimum.
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
+
+    /// After --rounds, keep running interleaved rounds of the comparisons that are still
+    /// open (a claim or a headline row not yet confirmed or refuted), until each is settled,
+    /// --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 %
+    /// of the time however many rounds it took (docs/reports.md).
+    #[arg(long)]
+    pub until_settled: bool,
+
+    /// With --until-settled: the wall time the whole run may take [default: 30m].
+    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    pub budget: Option<Duration>,
+
+    /// With --until-settled: rounds at most [default: 15].
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
 
     /// Measured time of each I/O job.
     #[arg(long, value_name = "TIME", value_parser = duration_arg)]
@@ -275,6 +290,9 @@ impl PlanFlags {
             yes: false,
             out: self.out.clone(),
             rounds: self.rounds,
+            until_settled: self.until_settled,
+            budget: self.budget,
+            max_rounds: self.max_rounds,
             runtime: self.runtime,
             ramp: self.ramp,
             file_size: self.file_size.clone(),

@@ -147,11 +147,37 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
             "Results: a run would write fsbench-results/<UTC timestamp of the run>/results.json (or --out DIR)"
         ),
     };
-    let _ = writeln!(
-        s,
-        "Estimated time: {}",
-        eta::format(eta::total(p, inv.options.target.formats()))
-    );
+    let minimum = eta::total(p, inv.options.target.formats());
+    match p.settle {
+        Some(settle) => {
+            let _ = writeln!(
+                s,
+                "Until settled: after the {} rounds above, more rounds of the claims and \
+                 headline rows still open, up to {} rounds and {} in all",
+                p.rounds,
+                settle.max_rounds,
+                eta::format(settle.budget)
+            );
+            let _ = if minimum >= settle.budget {
+                writeln!(
+                    s,
+                    "Estimated time: {} for the minimum rounds, which spend the budget: no \
+                     extra round will start (raise --budget)",
+                    eta::format(minimum)
+                )
+            } else {
+                writeln!(
+                    s,
+                    "Estimated time: {} for the minimum rounds, {} at most (the budget)",
+                    eta::format(minimum),
+                    eta::format(settle.budget)
+                )
+            };
+        }
+        None => {
+            let _ = writeln!(s, "Estimated time: {}", eta::format(minimum));
+        }
+    }
     s
 }
 

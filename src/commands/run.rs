@@ -106,7 +106,9 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         "{}",
         super::plan::summary(&inv, super::plan::ResultsLine::Run)
     );
-    let mut outcome = crate::runner::execute(&inv, resume)?;
+    // --until-settled: the claims and headline rows decide which rounds come after the minimum.
+    let judge = crate::claims::settle::ClaimsAndHeadline;
+    let mut outcome = crate::runner::execute_judged(&inv, resume, None, Some(&judge))?;
     let out = &inv.options.out;
     // Reports are derived from results.json (re-render any time with `fsbench report`), so a
     // failure to write them is a warning, never a reason to lose the run.

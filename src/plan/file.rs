@@ -57,6 +57,12 @@ pub struct PlanDraft {
     pub description: String,
     /// Rounds per setup.
     pub rounds: Option<u32>,
+    /// `until_settled = true`: the minimum `rounds`, then rounds until settled.
+    pub until_settled: bool,
+    /// `budget = "30m"` (with `until_settled`).
+    pub budget: Option<Duration>,
+    /// `max_rounds = 15` (with `until_settled`).
+    pub max_rounds: Option<u32>,
     /// Measured time per I/O job.
     pub runtime: Option<Duration>,
     /// Warm-up per I/O job.
@@ -90,6 +96,9 @@ struct RawPlan {
     name: Option<String>,
     description: Option<String>,
     rounds: Option<u32>,
+    until_settled: Option<bool>,
+    budget: Option<String>,
+    max_rounds: Option<u32>,
     runtime: Option<String>,
     ramp: Option<String>,
     file_size: Option<String>,
@@ -159,6 +168,9 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         name: raw.name.clone().unwrap_or_else(|| origin.to_string()),
         description: raw.description.clone().unwrap_or_default(),
         rounds: raw.rounds,
+        until_settled: raw.until_settled.unwrap_or(false),
+        budget: dur(&raw.budget, "budget")?,
+        max_rounds: raw.max_rounds,
         runtime: dur(&raw.runtime, "runtime")?,
         ramp: dur(&raw.ramp, "ramp")?,
         file_size: raw

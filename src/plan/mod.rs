@@ -93,6 +93,35 @@ pub struct Plan {
     /// Condition the data file before the I/O jobs of every setup-round (`--precondition`).
     #[serde(default)]
     pub precondition: bool,
+    /// After the `rounds`, more interleaved rounds of the questions still open, until each is
+    /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<Settle>,
+}
+
+/// `--until-settled`: how far a run may go on past its minimum rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Settle {
+    /// Wall time the whole run may take (the minimum rounds included); no extra round starts
+    /// that its estimate says would end past it.
+    #[serde(with = "humantime_serde_secs")]
+    pub budget: Duration,
+    /// Rounds at most (the minimum is [`Plan::rounds`]).
+    pub max_rounds: u32,
+}
+
+/// `Duration` as whole seconds in plan.json.
+mod humantime_serde_secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_secs())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_secs(u64::deserialize(d)?))
+    }
 }
 
 /// One setup-round: the unit of execution and of `--resume` (the filesystem is re-created for
@@ -178,6 +207,7 @@ mod tests {
             },
             steady: None,
             precondition: false,
+            settle: None,
         }
     }
 

@@ -35,6 +35,12 @@ pub struct Overrides {
     pub out: Option<PathBuf>,
     /// `--rounds`.
     pub rounds: Option<u32>,
+    /// `--until-settled`.
+    pub until_settled: bool,
+    /// `--budget` (with `--until-settled`).
+    pub budget: Option<Duration>,
+    /// `--max-rounds` (with `--until-settled`).
+    pub max_rounds: Option<u32>,
     /// `--runtime`.
     pub runtime: Option<Duration>,
     /// `--ramp`.
@@ -91,6 +97,9 @@ impl Default for Overrides {
             yes: false,
             out: None,
             rounds: None,
+            until_settled: false,
+            budget: None,
+            max_rounds: None,
             runtime: None,
             ramp: None,
             file_size: None,

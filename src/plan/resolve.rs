@@ -99,6 +99,57 @@ impl Source {
     }
 }
 
+/// `--until-settled` (or the plan file's `until_settled`) with its budget and round limit;
+/// `--budget`/`--max-rounds` alone are refused (they only bound extra rounds).
+fn resolve_settle(
+    args: &Overrides,
+    draft: &super::file::PlanDraft,
+    rounds: u32,
+) -> crate::Result<Option<super::Settle>> {
+    if !(args.until_settled || draft.until_settled) {
+        for (flag, given) in [
+            ("--budget", args.budget.is_some()),
+            ("--max-rounds", args.max_rounds.is_some()),
+        ] {
+            if given {
+                return Err(Error::invalid(
+                    flag,
+                    format!(
+                        "{flag} bounds the extra rounds of --until-settled; add --until-settled or drop {flag}"
+                    ),
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    let budget = args
+        .budget
+        .or(draft.budget)
+        .unwrap_or(Duration::from_secs(30 * 60));
+    let max_rounds = args.max_rounds.or(draft.max_rounds).unwrap_or(15);
+    if budget.is_zero() {
+        return Err(Error::invalid(
+            "--budget",
+            "must be more than 0 s (e.g. 15m, 1h)",
+        ));
+    }
+    if !(2..=1000).contains(&max_rounds) {
+        return Err(Error::invalid(
+            "--max-rounds",
+            format!("{max_rounds} is out of range: use 2 to 1000 (the default is 15)"),
+        ));
+    }
+    if max_rounds < rounds {
+        return Err(Error::invalid(
+            "--max-rounds",
+            format!(
+                "{max_rounds} is below --rounds {rounds}, the minimum: raise --max-rounds or lower --rounds"
+            ),
+        ));
+    }
+    Ok(Some(super::Settle { budget, max_rounds }))
+}
+
 /// Resolve a plan into an invocation. `argv` is recorded as given. No I/O.
 pub fn resolve(
     source: &Source,
@@ -159,12 +210,15 @@ pub fn resolve(
     let steady = super::steady::resolve_steady(args.steady, draft.steady, engine)?;
     let precondition =
         super::steady::resolve_precondition(args.precondition, draft.precondition, &target)?;
+    let rounds = args.rounds.or(draft.rounds).unwrap_or(3);
+    let settle = resolve_settle(args, &draft, rounds)?;
     let plan = Plan {
+        settle,
         name: draft.name.clone(),
         description: draft.description.clone(),
         setups,
         workloads,
-        rounds: args.rounds.or(draft.rounds).unwrap_or(3),
+        rounds,
         runtime: args
             .runtime
             .or(draft.runtime)

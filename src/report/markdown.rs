@@ -135,6 +135,14 @@ pub fn render(report: &Report) -> String {
         out.push_str(&crate::claims::render::markdown(&report.claims));
         out.push('\n');
     }
+    let settled = super::settle::lines(&report.results);
+    if let Some((first, rest)) = settled.split_first() {
+        let _ = writeln!(out, "## Until settled\n\n{first}\n");
+        for l in rest {
+            let _ = writeln!(out, "- {l}");
+        }
+        out.push('\n');
+    }
     if !report.warnings.is_empty() {
         let _ = writeln!(out, "## Warnings\n");
         for w in &report.warnings {

@@ -23,6 +23,7 @@ pub mod json;
 pub mod markdown;
 pub mod model;
 pub mod recommend;
+pub mod settle;
 pub mod svg;
 pub mod terminal;
 pub mod warnings;

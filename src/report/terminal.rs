@@ -203,6 +203,14 @@ pub fn render_with(report: &Report, w: usize) -> String {
         out.push_str(&crate::claims::render::text(&report.claims, true));
         out.push('\n');
     }
+    let settled = super::settle::lines(&report.results);
+    if let Some((first, rest)) = settled.split_first() {
+        out.push_str(&para("", "", first, w));
+        for l in rest {
+            out.push_str(&para("  ", "    ", l, w));
+        }
+        out.push('\n');
+    }
     if !report.warnings.is_empty() {
         out.push_str("Warnings\n");
         for x in &report.warnings {

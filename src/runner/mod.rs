@@ -11,6 +11,7 @@ pub mod coordinator;
 pub mod journal;
 pub mod progress;
 mod round;
+pub mod settle;
 pub mod step;
 mod writeback;
 
@@ -50,6 +51,10 @@ pub(crate) struct Runner<'a> {
     run_id: String,
     /// Other processes running the same plan at the same time (MPI ranks), if any.
     coordinator: Option<&'a dyn coordinator::Coordinator>,
+    /// In an extra round of `--until-settled`: the only workloads it runs.
+    extra_only: Option<BTreeSet<String>>,
+    /// How `--until-settled` went, once its extra rounds are done.
+    settle_record: Option<crate::results::SettleRecord>,
 }
 
 /// Whether a filesystem's tools are present; `Err` names what is missing.
@@ -86,6 +91,19 @@ pub fn execute_with(
     resume: bool,
     coordinator: Option<&dyn coordinator::Coordinator>,
 ) -> crate::Result<Outcome> {
+    execute_judged(inv, resume, coordinator, None)
+}
+
+/// [`execute_with`], and with `judge` a plan's `--until-settled` extra rounds
+/// ([`settle`]): after the minimum rounds, one more interleaved round at a time of the
+/// workloads `judge` still finds open.
+pub fn execute_judged(
+    inv: &Invocation,
+    resume: bool,
+    coordinator: Option<&dyn coordinator::Coordinator>,
+    judge: Option<&dyn settle::Judge>,
+) -> crate::Result<Outcome> {
+    let run_start = std::time::Instant::now();
     let out = &inv.options.out;
     let done = resume_state(inv, resume)?;
     let mut checked = check(&inv.plan)?;
@@ -118,13 +136,18 @@ pub fn execute_with(
         host_findings: findings,
         skipped_workloads: checked.skipped_workloads,
         coordinator,
+        extra_only: None,
+        settle_record: None,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
             inv.options.seed & 0xffff_ffff
         ),
     };
-    let ended = runner.rounds(&schedule, &done)?;
+    let mut ended = runner.rounds(&schedule, &done)?;
+    if let (Some(judge), Some(rule)) = (judge, settle::rule(&inv.plan)) {
+        runner.settle_rounds(&schedule, &done, &mut ended, judge, &rule, run_start)?;
+    }
     let (results, ended) = runner.assemble_final(ended, &schedule);
     // Release the loop device / image before the final file is written.
     drop(target);
@@ -371,14 +394,133 @@ impl Runner<'_> {
                 }
             }
         }
-        self.progress.clear();
         ended.elapsed_s = start.elapsed().as_secs_f64();
         Ok(ended)
+    }
+
+    /// `--until-settled`: after the minimum rounds, one interleaved round at a time (every
+    /// setup, only the workloads of the questions `judge` finds open, and what they need)
+    /// until none is open, the next round would end past the budget, or the round limit is
+    /// reached. Every finished round is kept, as in the minimum rounds; an interrupt stops it.
+    fn settle_rounds(
+        &mut self,
+        schedule: &Schedule,
+        done: &BTreeMap<(String, u32), RoundRecord>,
+        ended: &mut Ended,
+        judge: &dyn settle::Judge,
+        rule: &crate::stats::sequential::Rule,
+        run_start: std::time::Instant,
+    ) -> crate::Result<()> {
+        let plan = &self.inv.plan;
+        let Some(budget) = plan.settle.map(|s| s.budget) else {
+            return Ok(());
+        };
+        let formats = self.inv.options.target.formats();
+        let setups: Vec<usize> = {
+            let mut v: Vec<usize> = schedule.rounds.iter().map(|sr| sr.setup).collect();
+            v.dedup();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let mut round = plan.rounds;
+        let mut extra = Vec::new();
+        let started = std::time::Instant::now();
+        let (stop, open) = loop {
+            if ended.interrupted || ended.fatal.is_some() {
+                let open = judge.open(&self.assemble(&ended.records, true), rule);
+                break (crate::results::SettleStop::Interrupted, open);
+            }
+            let open = judge.open(&self.assemble(&ended.records, true), rule);
+            if open.is_empty() {
+                break (crate::results::SettleStop::Settled, open);
+            }
+            if round as usize >= rule.max_rounds {
+                break (crate::results::SettleStop::MaxRounds, open);
+            }
+            let run = settle::workloads_for(plan, &open);
+            // The next round's estimate, scaled by how the run has gone against its ETA.
+            let pace = if schedule.estimate_s > 0.0 {
+                (ended.elapsed_s + started.elapsed().as_secs_f64()) / schedule.estimate_s
+            } else {
+                1.0
+            };
+            let next: Vec<(SetupRound, usize, f64)> = setups
+                .iter()
+                .map(|&setup| {
+                    let sr = SetupRound {
+                        round: round + 1,
+                        setup,
+                    };
+                    let fs = plan.setups[setup].fs.as_str();
+                    let ws: Vec<_> = plan
+                        .workloads
+                        .iter()
+                        .filter(|w| {
+                            run.contains(&w.id)
+                                && !self.skipped_workloads.contains(&w.id)
+                                && crate::workload::registry::step_in_round(
+                                    w,
+                                    &plan.setups[setup].name,
+                                    sr.round,
+                                )
+                        })
+                        .collect();
+                    let est = eta::setup_overhead_seconds(plan, fs, formats)
+                        + ws.iter()
+                            .map(|w| eta::workload_seconds(plan, w, fs))
+                            .sum::<f64>();
+                    (sr, usize::from(formats) + ws.len(), est)
+                })
+                .collect();
+            let est_next: f64 = next.iter().map(|n| n.2).sum::<f64>() * pace.max(0.1);
+            if run_start.elapsed().as_secs_f64() + est_next > budget.as_secs_f64() {
+                break (crate::results::SettleStop::Budget, open);
+            }
+            round += 1;
+            self.progress.note(&format!(
+                "fsbench: round {round} (until settled): still open: {}",
+                open.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+            self.progress.extend(
+                next.iter().map(|n| n.1).sum(),
+                next.iter().map(|n| n.2).sum(),
+            );
+            let mini = Schedule {
+                steps: next.iter().map(|n| n.1).sum(),
+                estimate_s: next.iter().map(|n| n.2).sum(),
+                rounds: next.iter().map(|n| n.0).collect(),
+                steps_of: next.iter().map(|n| n.1).collect(),
+                estimate_of: next.iter().map(|n| n.2).collect(),
+            };
+            self.extra_only = Some(run.clone());
+            let more = self.rounds(&mini, done);
+            self.extra_only = None;
+            let more = more?;
+            ended.records.extend(more.records);
+            ended.interrupted = more.interrupted;
+            ended.fatal = more.fatal;
+            extra.push((round, run.into_iter().collect()));
+        };
+        ended.elapsed_s += started.elapsed().as_secs_f64();
+        let record = settle::record(plan, rule, round, stop, &open, extra);
+        self.progress.note(&format!(
+            "fsbench: until settled: stopped after round {round} ({}){}",
+            stop.word(),
+            if open.is_empty() {
+                String::new()
+            } else {
+                format!("; still open: {}", record.still_open.join(", "))
+            }
+        ));
+        self.settle_record = Some(record);
+        Ok(())
     }
 
     /// Real time against the estimate, and the results as the rounds left them (the runner
     /// is done: it is consumed, so the target it borrows can be released).
     fn assemble_final(self, ended: Ended, schedule: &Schedule) -> (Results, Ended) {
+        self.progress.clear();
         let (elapsed, total_est) = (ended.elapsed_s, schedule.estimate_s);
         let failed = ended.interrupted || ended.fatal.is_some();
         if !failed && total_est > 0.0 {
@@ -433,20 +575,19 @@ impl Runner<'_> {
         }
         r.target = self.target.info();
         let mut infos: BTreeMap<&str, SetupInfo> = BTreeMap::new();
-        for sr in plan.setup_rounds() {
-            if let Some(rec) = records.get(&(sr.round, sr.setup)) {
-                if let Some(info) = &rec.setup_info {
-                    infos
-                        .entry(&plan.setups[sr.setup].name)
-                        .or_insert_with(|| info.clone());
-                }
-                r.samples.extend(rec.samples.iter().cloned());
-                r.histograms.extend(rec.histograms.iter().cloned());
-                r.series.extend(rec.series.iter().cloned());
-                r.failures.extend(rec.failures.iter().cloned());
-                r.warnings.extend(rec.warnings.iter().cloned());
-                r.notes.extend(rec.notes.iter().cloned());
+        // Keyed (round, setup): plan order, the extra rounds of --until-settled after it.
+        for (&(_, setup), rec) in records {
+            if let Some(info) = &rec.setup_info {
+                infos
+                    .entry(&plan.setups[setup].name)
+                    .or_insert_with(|| info.clone());
             }
+            r.samples.extend(rec.samples.iter().cloned());
+            r.histograms.extend(rec.histograms.iter().cloned());
+            r.series.extend(rec.series.iter().cloned());
+            r.failures.extend(rec.failures.iter().cloned());
+            r.warnings.extend(rec.warnings.iter().cloned());
+            r.notes.extend(rec.notes.iter().cloned());
         }
         r.setups = plan
             .setups
@@ -460,6 +601,7 @@ impl Runner<'_> {
         n.append(&mut r.notes);
         r.notes = n;
         r.host_findings = self.host_findings.clone();
+        r.settle = self.settle_record.clone();
         r.workloads = workload_infos(inv, Path::new("$MNT/fsbench"));
         if let Some(e) = crate::host::stdio::error() {
             r.notes.push(Warning {

@@ -76,7 +76,12 @@ impl Progress {
 
     /// A step begins.
     pub fn start(&mut self, round: u32, rounds: u32, setup: &str, workload: &str) {
-        let msg = format!("round {round}/{rounds} · {setup} · {workload}");
+        let msg = if round > rounds {
+            // An extra round of --until-settled: past the minimum, not "5/3".
+            format!("round {round} (until settled) · {setup} · {workload}")
+        } else {
+            format!("round {round}/{rounds} · {setup} · {workload}")
+        };
         match &self.bar {
             Some(b) => {
                 b.set_prefix(self.eta());
@@ -109,6 +114,16 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.inc(weight.round() as u64);
             b.set_prefix(self.eta());
+        }
+    }
+
+    /// More steps than planned (an extra round of `--until-settled`), `weight` estimated
+    /// seconds in all.
+    pub fn extend(&mut self, steps: usize, weight: f64) {
+        self.total_steps += steps;
+        self.estimate += weight;
+        if let Some(b) = &self.bar {
+            b.inc_length(weight.round() as u64);
         }
     }
 

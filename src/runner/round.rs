@@ -299,7 +299,12 @@ impl Runner<'_> {
             .workloads
             .iter()
             .filter(|w| {
-                !self.skipped_workloads.contains(&w.id) && step_in_round(w, &setup.name, round)
+                !self.skipped_workloads.contains(&w.id)
+                    && step_in_round(w, &setup.name, round)
+                    && self
+                        .extra_only
+                        .as_ref()
+                        .is_none_or(|only| only.contains(&w.id))
             })
             .cloned()
             .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed);
@@ -462,7 +467,13 @@ impl Runner<'_> {
         let ws: Vec<&WorkloadSpec> = plan
             .workloads
             .iter()
-            .filter(|w| step_in_round(w, &setup.name, round))
+            .filter(|w| {
+                step_in_round(w, &setup.name, round)
+                    && self
+                        .extra_only
+                        .as_ref()
+                        .is_none_or(|only| only.contains(&w.id))
+            })
             .collect();
         let weight: f64 = ws
             .iter()

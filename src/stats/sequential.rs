@@ -193,6 +193,10 @@ mod tests {
         )
     }
 
+    /// True ratio, claimed region, its words, noise cv, noise name, noise source.
+    type Case = (f64, Region, &'static str, f64, &'static str, Noise);
+    type Noise = fn(&mut Xoshiro256PlusPlus) -> f64;
+
     /// The table quoted in docs/reports.md (`cargo test --lib sequential -- --nocapture`):
     /// nominal against measured error rate of settled verdicts with optional stopping after
     /// 3 to 15 rounds. The worst cases put the true ratio exactly on a bound of the claim, so
@@ -200,20 +204,92 @@ mod tests {
     #[test]
     fn optional_stopping_keeps_the_stated_error_rate() {
         let trials = 4000;
-        println!("| truth | claim | noise (cv of a round's ratio) | nominal α | wrong settled verdicts | settled | mean rounds |");
+        println!(
+            "| truth | claim | noise (cv of a round's ratio) | nominal α | wrong settled verdicts | settled | mean rounds |"
+        );
         println!("|---|---|---|---|---|---|---|");
-        let cases: [(f64, Region, &str, f64, &str, fn(&mut Xoshiro256PlusPlus) -> f64); 10] = [
-            (1.05, Region::Above(1.05), "> 1.05", 0.05, "log-normal", normal),
-            (1.05, Region::Above(1.05), "> 1.05", 0.20, "log-normal", normal),
-            (0.9, Region::Between(0.9, 1.111), "0.9–1.111", 0.05, "log-normal", normal),
-            (1.05, Region::Above(1.05), "> 1.05", 0.05, "t(3), heavy tails", t3),
-            (1.05, Region::Above(1.05), "> 1.05", 0.20, "t(3), heavy tails", t3),
-            (0.9, Region::Between(0.9, 1.111), "0.9–1.111", 0.10, "t(3), heavy tails", t3),
+        let cases: [Case; 10] = [
+            (
+                1.05,
+                Region::Above(1.05),
+                "> 1.05",
+                0.05,
+                "log-normal",
+                normal,
+            ),
+            (
+                1.05,
+                Region::Above(1.05),
+                "> 1.05",
+                0.20,
+                "log-normal",
+                normal,
+            ),
+            (
+                0.9,
+                Region::Between(0.9, 1.111),
+                "0.9–1.111",
+                0.05,
+                "log-normal",
+                normal,
+            ),
+            (
+                1.05,
+                Region::Above(1.05),
+                "> 1.05",
+                0.05,
+                "t(3), heavy tails",
+                t3,
+            ),
+            (
+                1.05,
+                Region::Above(1.05),
+                "> 1.05",
+                0.20,
+                "t(3), heavy tails",
+                t3,
+            ),
+            (
+                0.9,
+                Region::Between(0.9, 1.111),
+                "0.9–1.111",
+                0.10,
+                "t(3), heavy tails",
+                t3,
+            ),
             // Away from the bounds: how soon a true answer settles (power, not error).
-            (1.15, Region::Above(1.05), "> 1.05", 0.05, "log-normal", normal),
-            (1.30, Region::Above(1.05), "> 1.05", 0.10, "log-normal", normal),
-            (1.0, Region::Between(0.9, 1.111), "0.9–1.111", 0.03, "log-normal", normal),
-            (0.68, Region::Below(1.0), "< 1", 0.20, "t(3), heavy tails", t3),
+            (
+                1.15,
+                Region::Above(1.05),
+                "> 1.05",
+                0.05,
+                "log-normal",
+                normal,
+            ),
+            (
+                1.30,
+                Region::Above(1.05),
+                "> 1.05",
+                0.10,
+                "log-normal",
+                normal,
+            ),
+            (
+                1.0,
+                Region::Between(0.9, 1.111),
+                "0.9–1.111",
+                0.03,
+                "log-normal",
+                normal,
+            ),
+            (
+                0.68,
+                Region::Below(1.0),
+                "< 1",
+                0.20,
+                "t(3), heavy tails",
+                t3,
+            ),
         ];
         for (truth, region, claim, cv, what, noise) in cases {
             let (wrong, settled, rounds) = error_rate(truth, region, cv, noise, trials);
@@ -246,7 +322,14 @@ mod tests {
             Decision::Open
         );
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        let (d, n) = run(&rule, 1.0, 0.03, Region::Between(0.9, 1.111), normal, &mut rng);
+        let (d, n) = run(
+            &rule,
+            1.0,
+            0.03,
+            Region::Between(0.9, 1.111),
+            normal,
+            &mut rng,
+        );
         assert_eq!(d, Some(Decision::Inside), "after {n} rounds");
         assert!(n > 3);
     }
@@ -256,7 +339,9 @@ mod tests {
         let rule = Rule::new(3, 15);
         let few = rule.interval(&[0.9, 1.1, 1.0]).unwrap();
         let many = rule
-            .interval(&[0.9, 1.1, 1.0, 0.95, 1.05, 1.0, 0.98, 1.02, 1.0, 0.97, 1.03, 1.0])
+            .interval(&[
+                0.9, 1.1, 1.0, 0.95, 1.05, 1.0, 0.98, 1.02, 1.0, 0.97, 1.03, 1.0,
+            ])
             .unwrap();
         assert!(many.1 - many.0 < few.1 - few.0, "{few:?} {many:?}");
         assert_eq!(rule.interval(&[1.0]), None);

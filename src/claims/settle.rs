@@ -1,0 +1,308 @@
+//! The questions a run answers, as `fsbench run --until-settled` and the report's "until
+//! settled" lines see them: which are still open after each round, and at which round each
+//! settled. Two kinds of question count:
+//!
+//! - **a claim** (`claims/claims.toml`) whose setups both ran: open while the sequential
+//!   interval of its paired ratios straddles the claim's region (a probe's yes/no is settled
+//!   by its one round);
+//! - **a headline row**: per workload, its deciding metric (throughput, then time, as the
+//!   recommendations pick it) on the two best setups: settled once the interval of best ÷
+//!   runner-up (oriented so that > 1 is better) lies above 1 — a winner — or inside
+//!   0.95–1.05 — a tie within 5 %; open otherwise.
+//!
+//! The statistic is [`crate::stats::sequential`]'s, so a settled verdict keeps its stated error
+//! rate however many rounds it took.
+
+use crate::metrics::{self, Direction};
+use crate::results::Results;
+use crate::runner::settle::Judge;
+use crate::stats::sequential::{Decision, Region, Rule};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A tie band: two setups within 5 % of each other settle as a tie.
+pub const TIE_BAND: f64 = 1.05;
+
+/// One question and its paired per-round ratios, in round order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// The workload that answers it (an extra round runs it).
+    pub workload: String,
+    /// A claim's id, or `headline <metric>: <best> vs <runner-up>`.
+    pub what: String,
+    /// Paired ratios, round order.
+    pub ratios: Vec<f64>,
+    /// What settles it.
+    pub test: Test,
+}
+
+/// What settles a question.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Test {
+    /// A claim: its interval wholly inside or wholly outside the region.
+    Claim(Region),
+    /// A headline row (ratios oriented so > 1 favours the leader): a winner (above 1) or a
+    /// tie within [`TIE_BAND`].
+    Leader,
+}
+
+impl Question {
+    /// The verdict the first `n` rounds give (`None`: still open).
+    pub fn verdict(&self, rule: &Rule, n: usize) -> Option<&'static str> {
+        let r = &self.ratios[..n.min(self.ratios.len())];
+        match self.test {
+            Test::Claim(region) => match rule.decide(r, region) {
+                Decision::Inside => Some("confirmed"),
+                Decision::Outside => Some("refuted"),
+                Decision::Open => None,
+            },
+            Test::Leader => {
+                if rule.decide(r, Region::Above(1.0)) == Decision::Inside {
+                    Some("leader")
+                } else if rule.decide(r, Region::Between(1.0 / TIE_BAND, TIE_BAND))
+                    == Decision::Inside
+                {
+                    Some("tie")
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// The round at which it first settled (looks from the rule's minimum on), if it did.
+    pub fn settled_at(&self, rule: &Rule) -> Option<usize> {
+        (rule.min_rounds..=self.ratios.len()).find(|&n| self.verdict(rule, n).is_some())
+    }
+}
+
+/// Every question `results` can answer: the measured claims, then the headline rows.
+pub fn questions(results: &Results) -> Vec<Question> {
+    let mut q = claim_questions(results);
+    q.extend(headline_questions(results));
+    q
+}
+
+/// The claims and headline rows of a run, as the runner's [`Judge`].
+pub struct ClaimsAndHeadline;
+
+impl Judge for ClaimsAndHeadline {
+    fn open(&self, results: &Results, rule: &Rule) -> BTreeSet<String> {
+        questions(results)
+            .into_iter()
+            .filter(|q| q.verdict(rule, q.ratios.len()).is_none())
+            .map(|q| q.workload)
+            .collect()
+    }
+}
+
+/// Per round, one setup's values of one workload and metric.
+fn per_round(results: &Results, setup: &str, workload: &str, metric: &str) -> BTreeMap<u32, f64> {
+    results
+        .samples
+        .iter()
+        .filter(|s| s.setup == setup && s.workload == workload && s.metric == metric)
+        .filter(|s| s.value.is_finite())
+        .map(|s| (s.round, s.value))
+        .collect()
+}
+
+/// Paired ratios a/b of the rounds both have (b non-zero).
+fn paired(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Vec<f64> {
+    a.iter()
+        .filter_map(|(r, x)| b.get(r).map(|y| (*x, *y)))
+        .filter(|(_, y)| *y != 0.0)
+        .map(|(x, y)| x / y)
+        .collect()
+}
+
+/// Every measured claim (probes aside: a yes/no is settled by its one round).
+fn claim_questions(results: &Results) -> Vec<Question> {
+    let mut out = Vec::new();
+    for c in crate::claims::all() {
+        // A yes/no is what the filesystem does: its one round settles it.
+        if metrics::def(&c.metric).class == metrics::Class::Capability {
+            continue;
+        }
+        let find = |sel: &str| {
+            let s = crate::claims::Selector::parse(sel);
+            results.setups.iter().find(|i| s.matches(&i.fs, &i.options))
+        };
+        let Some(a) = find(&c.a) else { continue };
+        let va = per_round(results, &a.name, &c.workload, &c.metric);
+        let ratios = match &c.b {
+            Some(sel) => {
+                let Some(b) = find(sel) else { continue };
+                paired(&va, &per_round(results, &b.name, &c.workload, &c.metric))
+            }
+            None => va.values().copied().collect(),
+        };
+        if ratios.is_empty() {
+            continue;
+        }
+        let (lo, hi) = c.range();
+        let region = match c.assertion {
+            crate::claims::Assertion::Above => Region::Above(lo),
+            crate::claims::Assertion::Below => Region::Below(hi),
+            crate::claims::Assertion::Between => Region::Between(lo, hi),
+        };
+        out.push(Question {
+            workload: c.workload.clone(),
+            what: c.id.clone(),
+            ratios,
+            test: Test::Claim(region),
+        });
+    }
+    out
+}
+
+/// The metric that decides workload `w` (as the recommendations choose it), if any.
+fn deciding_metric(results: &Results, w: &str) -> Option<String> {
+    let emitted: BTreeSet<&str> = results
+        .samples
+        .iter()
+        .filter(|s| s.workload == w)
+        .map(|s| s.metric.as_str())
+        .collect();
+    emitted
+        .into_iter()
+        .filter_map(|m| {
+            let role = crate::stats::judged::role_in(results, w, m);
+            metrics::deciding_rank(m, role).map(|rank| (rank, m))
+        })
+        .min()
+        .map(|(_, m)| m.to_string())
+}
+
+/// Every headline row with two setups or more: its leader against the runner-up.
+fn headline_questions(results: &Results) -> Vec<Question> {
+    let workloads: BTreeSet<&str> = results
+        .samples
+        .iter()
+        .map(|s| s.workload.as_str())
+        .collect();
+    let mut out = Vec::new();
+    for w in workloads {
+        let Some(m) = deciding_metric(results, w) else {
+            continue;
+        };
+        let direction = metrics::direction(&m);
+        if direction == Direction::Neutral {
+            continue;
+        }
+        let mut by_setup: Vec<(f64, BTreeMap<u32, f64>, &str)> = results
+            .setups
+            .iter()
+            .map(|s| (per_round(results, &s.name, w, &m), s.name.as_str()))
+            .filter(|(v, _)| !v.is_empty())
+            .map(|(v, name)| {
+                let xs: Vec<f64> = v.values().copied().collect();
+                (crate::stats::descriptive::median(&xs), v, name)
+            })
+            .collect();
+        if by_setup.len() < 2 {
+            continue;
+        }
+        // Best first.
+        by_setup.sort_by(|a, b| {
+            let (x, y) = (a.0, b.0);
+            let ord = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
+            if direction == Direction::HigherIsBetter {
+                ord.reverse()
+            } else {
+                ord
+            }
+        });
+        let (best, second) = (&by_setup[0].1, &by_setup[1].1);
+        // Oriented so that > 1 means the leader is better.
+        let ratios = match direction {
+            Direction::HigherIsBetter => paired(best, second),
+            _ => paired(second, best),
+        };
+        out.push(Question {
+            workload: w.to_string(),
+            what: format!("headline {m}: {} vs {}", by_setup[0].2, by_setup[1].2),
+            ratios,
+            test: Test::Leader,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Sample, SetupInfo};
+
+    fn results(rows: &[(&str, &str, &str, &[f64])]) -> Results {
+        let mut r = Results::new();
+        for (setup, _, _, _) in rows {
+            if !r.setups.iter().any(|s| s.name == *setup) {
+                r.setups.push(SetupInfo {
+                    name: setup.to_string(),
+                    fs: setup.to_string(),
+                    ..Default::default()
+                });
+            }
+        }
+        for (setup, workload, metric, values) in rows {
+            for (i, v) in values.iter().enumerate() {
+                r.samples.push(Sample {
+                    setup: setup.to_string(),
+                    workload: workload.to_string(),
+                    metric: metric.to_string(),
+                    unit: String::new(),
+                    round: i as u32 + 1,
+                    value: *v,
+                });
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn a_clear_leader_settles_and_a_close_race_stays_open() {
+        let rule = Rule::new(3, 15);
+        let clear = results(&[
+            ("ext4", "untar", "seconds", &[1.0, 1.02, 0.99]),
+            ("xfs", "untar", "seconds", &[2.0, 2.05, 1.98]),
+        ]);
+        assert!(ClaimsAndHeadline.open(&clear, &rule).is_empty());
+        let all = questions(&clear);
+        let q = all.iter().find(|q| q.test == Test::Leader).unwrap();
+        assert_eq!(
+            (q.verdict(&rule, 3), q.settled_at(&rule)),
+            (Some("leader"), Some(3))
+        );
+        let close = results(&[
+            ("ext4", "untar", "seconds", &[1.0, 1.2, 0.9]),
+            ("xfs", "untar", "seconds", &[1.1, 1.0, 1.05]),
+        ]);
+        assert_eq!(
+            ClaimsAndHeadline.open(&close, &rule),
+            ["untar".to_string()].into()
+        );
+        let all = questions(&close);
+        let q = all.iter().find(|q| q.test == Test::Leader).unwrap();
+        assert_eq!(q.what, "headline seconds: ext4 vs xfs");
+    }
+
+    #[test]
+    fn an_open_claim_names_its_workload() {
+        let rule = Rule::new(3, 15);
+        // ext4/xfs randread 0.97 (0.89–1.04) against the 0.9–1.111 tie: open.
+        let r = results(&[
+            ("ext4", "randread", "iops", &[89.0, 97.0, 104.0]),
+            ("xfs", "randread", "iops", &[100.0, 100.0, 100.0]),
+        ]);
+        let q = questions(&r);
+        let tie = q
+            .iter()
+            .find(|q| q.what == "ext4-xfs-randread-tie")
+            .unwrap();
+        assert_eq!(
+            (tie.workload.as_str(), tie.verdict(&rule, 3)),
+            ("randread", None)
+        );
+        assert!(ClaimsAndHeadline.open(&r, &rule).contains("randread"));
+    }
+}

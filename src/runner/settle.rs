@@ -1,0 +1,134 @@
+//! `--until-settled`: after the minimum rounds, more interleaved rounds — every setup, only
+//! the workloads of the questions still open — until each is settled, the budget is spent or
+//! the round limit is reached.
+//!
+//! Which questions are open is not the runner's to know (claims and the headline sit above
+//! it): the command installs a [`Judge`]. The statistic and its error rate under this optional
+//! stopping are [`crate::stats::sequential`]'s.
+
+use crate::plan::{Kind, Plan};
+use crate::results::{Results, SettleRecord, SettleStop};
+use crate::stats::sequential::Rule;
+use std::collections::BTreeSet;
+
+/// Decides, from the results so far, which workloads still carry an open question.
+pub trait Judge {
+    /// Workload ids whose claim or headline comparison `rule` has not settled yet in
+    /// `results` (its samples so far, every round).
+    fn open(&self, results: &Results, rule: &Rule) -> BTreeSet<String>;
+}
+
+/// The stopping rule of a plan's `--until-settled`.
+pub fn rule(plan: &Plan) -> Option<Rule> {
+    let s = plan.settle?;
+    Some(Rule::new(plan.rounds as usize, s.max_rounds as usize))
+}
+
+/// The workloads an extra round runs so that `open` can be measured: the open ones, the
+/// `layout` that writes their data file, the baselines their scaling factors divide by, and
+/// every prerequisite (a workload whose results are not recorded).
+pub fn workloads_for(plan: &Plan, open: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut run: BTreeSet<String> = open.clone();
+    let chosen: Vec<_> = plan
+        .workloads
+        .iter()
+        .filter(|w| open.contains(&w.id))
+        .collect();
+    let needs_file = chosen
+        .iter()
+        .any(|w| crate::workload::registry::of(w.kind).needs(w).data_file);
+    for w in &plan.workloads {
+        if !w.record || (needs_file && w.kind == Kind::Layout) {
+            run.insert(w.id.clone());
+        }
+    }
+    for w in chosen {
+        if let Some(b) = &w.baseline {
+            run.insert(b.clone());
+        }
+    }
+    run
+}
+
+/// The record of a settled run for `results.json`.
+pub fn record(
+    plan: &Plan,
+    rule: &Rule,
+    rounds_run: u32,
+    stop: SettleStop,
+    open: &BTreeSet<String>,
+    extra: Vec<(u32, Vec<String>)>,
+) -> SettleRecord {
+    SettleRecord {
+        method: "Student-t interval on paired log ratios, alpha spent equally over the looks \
+                 (Bonferroni)"
+            .into(),
+        alpha: rule.alpha,
+        min_rounds: plan.rounds,
+        max_rounds: rule.max_rounds as u32,
+        budget_s: plan.settle.map_or(0, |s| s.budget.as_secs()),
+        rounds_run,
+        stop,
+        still_open: open.iter().cloned().collect(),
+        extra_rounds: extra
+            .into_iter()
+            .map(|(round, workloads)| crate::results::ExtraRound { round, workloads })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::plan::resolve::{Source, resolve};
+    use crate::plan::{Invocation, Overrides};
+
+    fn resolved(o: Overrides) -> crate::Result<Invocation> {
+        resolve(
+            &Source::read(&o)?,
+            &o,
+            &crate::host::facts::HostFacts::fixed(),
+            vec![],
+        )
+    }
+
+    #[test]
+    fn until_settled_resolves_with_its_defaults_and_refuses_bounds_alone() {
+        let inv = resolved(Overrides {
+            until_settled: true,
+            ..Default::default()
+        })
+        .unwrap();
+        let s = inv.plan.settle.unwrap();
+        assert_eq!((s.budget.as_secs(), s.max_rounds), (1800, 15));
+        assert_eq!(rule(&inv.plan).unwrap().looks(), 13);
+        let e = resolved(Overrides {
+            max_rounds: Some(5),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("--until-settled"), "{e}");
+        let e = resolved(Overrides {
+            until_settled: true,
+            rounds: Some(5),
+            max_rounds: Some(4),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("below --rounds 5"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn an_extra_round_brings_the_layout_an_io_job_reads() {
+        let inv = resolved(Overrides::default()).unwrap();
+        let open: BTreeSet<String> = ["randread".to_string()].into();
+        let run = workloads_for(&inv.plan, &open);
+        assert!(run.contains("randread"));
+        assert!(run.contains("layout"), "{run:?}");
+        assert!(!run.contains("untar"), "{run:?}");
+        let meta: BTreeSet<String> = ["untar".to_string()].into();
+        assert!(!workloads_for(&inv.plan, &meta).contains("layout"));
+    }
+}
