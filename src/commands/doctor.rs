@@ -127,7 +127,7 @@ fn request(args: &DoctorArgs) -> Result<Request> {
         setups,
         fio: args.engine == EngineChoice::Fio,
         workloads: args.only.clone(),
-        kernel_zfs: std::path::Path::new("/sys/module/zfs").exists(),
+        kernel_zfs: crate::host::zfs::kernel(),
     };
     if let Some(text) = &args.file_size {
         let bytes = match FileSize::parse(text).map_err(|e| Error::invalid("--file-size", e))? {

@@ -218,7 +218,7 @@ pub fn gather(req: &Request) -> Facts {
     let cpuinfo = read("/proc/cpuinfo");
     let mem = parse_meminfo(&read("/proc/meminfo"));
     let kb = |k: &str| mem.get(k).copied().unwrap_or(0) * 1024;
-    let kernel_zfs = Path::new("/sys/module/zfs").exists();
+    let kernel_zfs = crate::host::zfs::kernel();
     let mut host = HostFacts {
         cpus: crate::host::provenance::host_info().cpus.max(1),
         mem_total: kb("MemTotal"),

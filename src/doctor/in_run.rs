@@ -67,7 +67,7 @@ pub fn wants(inv: &Invocation) -> Wants {
             .collect(),
         fio: inv.options.engine == EngineChoice::Fio,
         workloads: plan.recorded().map(|w| w.id.clone()).collect(),
-        kernel_zfs: Path::new("/sys/module/zfs").exists(),
+        kernel_zfs: crate::host::zfs::kernel(),
     }
 }
 

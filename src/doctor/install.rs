@@ -110,7 +110,7 @@ pub fn plan_here(needs: &[Need]) -> InstallPlan {
         needs,
         &tools::present,
         tools::detect_manager(),
-        std::path::Path::new("/sys/module/zfs").exists(),
+        crate::host::zfs::kernel(),
     )
 }
 

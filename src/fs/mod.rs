@@ -128,10 +128,7 @@ pub fn available(name: &str) -> Result<(), String> {
             ));
         }
     }
-    if name == "zfs"
-        && !Path::new("/sys/module/zfs").exists()
-        && !crate::host::command::available("zfs-fuse")
-    {
+    if name == "zfs" && crate::host::zfs::implementation() == crate::host::zfs::Zfs::None {
         return Err(
             "zfs: the zfs kernel module is not loaded and zfs-fuse is not installed \
              (--install-missing installs zfs-fuse)"

@@ -94,7 +94,7 @@ static POOL_COUNTER: AtomicU32 = AtomicU32::new(0);
 
 /// Whether ZFS here is zfs-fuse (no kernel module, zfs-fuse installed).
 pub fn is_fuse() -> bool {
-    !Path::new("/sys/module/zfs").exists() && command::available("zfs-fuse")
+    crate::host::zfs::implementation() == crate::host::zfs::Zfs::Fuse
 }
 
 /// `zfs-fuse`, `OpenZFS 2.2.2`, or `zfs`.

@@ -14,6 +14,7 @@ pub mod stdio;
 pub mod sys;
 pub mod sysfs;
 pub mod tuning;
+pub mod zfs;
 
 pub use cache::{drop_caches, sync_all};
 

@@ -8,7 +8,7 @@
 //! `WORKLOAD_TOOLS`.
 
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A distribution package manager fsbench can drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -199,7 +199,7 @@ pub fn package(tool: &str, manager: Manager, kernel_zfs: bool) -> Option<&'stati
 
 /// The Debian package name, for messages on any system ("package xfsprogs").
 pub fn debian_package(tool: &str) -> &'static str {
-    package(tool, Manager::Apt, Path::new("/sys/module/zfs").exists()).unwrap_or("unknown")
+    package(tool, Manager::Apt, super::zfs::kernel()).unwrap_or("unknown")
 }
 
 /// The first manager found on PATH.
