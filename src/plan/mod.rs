@@ -8,6 +8,7 @@ pub mod eta;
 pub mod file;
 pub mod options;
 pub mod overrides;
+pub mod params;
 pub mod profiles;
 pub mod resolve;
 pub mod steady;
