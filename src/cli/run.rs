@@ -114,6 +114,10 @@ pub struct PlanArgs {
     /// Print only the equivalent fio command line of every I/O job.
     #[arg(long)]
     pub emit_fio: bool,
+
+    /// Write the plan (or, with --emit-fio, the fio commands) to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub output: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -320,21 +320,11 @@ fn setup_table(t: &toml::Table, origin: &str) -> crate::Result<SetupSpec> {
         match v {
             toml::Value::Array(items) => {
                 let joined: Vec<String> = items.iter().map(value_string).collect();
-                // mkfs words are re-split like a shell: quote those that would not stay one word.
+                // mkfs words are re-split like a shell: each array item stays one literal word.
                 let text = if k == "mkfs" {
                     joined
                         .iter()
-                        .map(|w| {
-                            if w.is_empty()
-                                || w.contains(|c: char| {
-                                    c.is_whitespace() || matches!(c, '\'' | '"' | '\\')
-                                })
-                            {
-                                format!("'{}'", w.replace('\'', "'\\''"))
-                            } else {
-                                w.clone()
-                            }
-                        })
+                        .map(|w| super::words::quote(w))
                         .collect::<Vec<_>>()
                         .join(" ")
                 } else {

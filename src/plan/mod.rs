@@ -13,6 +13,7 @@ pub mod profiles;
 pub mod resolve;
 pub mod steady;
 pub mod variant;
+pub mod words;
 pub mod workload;
 
 pub use crate::fs::SetupSpec;
