@@ -1,7 +1,7 @@
 //! Flags of `fsbench doctor`.
 
 use crate::plan::EngineChoice;
-use crate::units::duration_arg;
+use crate::plan::params as P;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ pub struct DoctorArgs {
     pub engine: EngineChoice,
 
     /// Data file size you mean to use (e.g. 16G or 4xram): compared with RAM.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = P::FILE_SIZE.help())]
     pub file_size: Option<String>,
 
     /// fio ioengine of a job you mean to run yourself (e.g. libaio), for engine traps.
@@ -66,15 +66,15 @@ pub struct DoctorArgs {
     pub ioengine: Option<String>,
 
     /// That job's iodepth.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "ioengine")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "ioengine", value_parser = P::IODEPTH.count_arg::<u32>(), help = P::IODEPTH.help())]
     pub iodepth: u32,
 
     /// That job's numjobs.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "ioengine")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "ioengine", value_parser = P::NUMJOBS.count_arg::<u32>(), help = P::NUMJOBS.help())]
     pub numjobs: u32,
 
     /// How long to watch the devices for other processes' I/O.
-    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = P::SAMPLE.duration_arg(), help = P::SAMPLE.help())]
     pub sample: Duration,
 
     /// Print the diagnosis (facts, findings, passed checks) as JSON on stdout.

@@ -1,7 +1,7 @@
 //! Flags of `fsbench io`.
 
 use crate::engine::{Backend, RwMode};
-use crate::units::{duration_arg, size_arg};
+use crate::plan::params as P;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -73,15 +73,15 @@ pub struct IoArgs {
     pub rw: RwMode,
 
     /// Block size of each I/O (4k, 128k, 1M…).
-    #[arg(long, value_parser = size_arg, default_value = "4k", value_name = "SIZE")]
+    #[arg(long, default_value = "4k", value_name = "SIZE", value_parser = P::BS.size_arg(), help = P::BS.help())]
     pub bs: u64,
 
     /// I/Os in flight per job (io_uring; psync always has one).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = P::IODEPTH.count_arg::<u32>(), help = P::IODEPTH.help())]
     pub iodepth: u32,
 
     /// Number of jobs, one thread each.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = P::NUMJOBS.count_arg::<u32>(), help = P::NUMJOBS.help())]
     pub numjobs: u32,
 
     /// I/O backend.
@@ -93,35 +93,35 @@ pub struct IoArgs {
     pub direct: bool,
 
     /// Bytes each job works on [default: the file's or device's size].
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = P::JOB_SIZE.size_arg(), help = P::JOB_SIZE.help())]
     pub size: Option<u64>,
 
     /// Run for this long after the ramp (time-based) instead of moving --size once.
-    #[arg(long, value_parser = duration_arg, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = P::RUNTIME.duration_arg(), help = P::RUNTIME.help())]
     pub runtime: Option<Duration>,
 
     /// Warm-up before statistics start.
-    #[arg(long, value_parser = duration_arg, default_value = "0s", value_name = "DURATION")]
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = P::RAMP.duration_arg(), help = P::RAMP.help())]
     pub ramp: Duration,
 
     /// Percentage of reads in --rw randrw, by I/O count.
-    #[arg(long, default_value_t = 50, value_name = "PERCENT")]
+    #[arg(long, default_value_t = 50, value_name = "PERCENT", value_parser = P::RWMIXREAD.count_arg::<u8>(), help = P::RWMIXREAD.help())]
     pub rwmixread: u8,
 
     /// fsync after every N writes (0 = never); the fsync time counts in the runtime.
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(long, default_value_t = 0, value_name = "N", value_parser = P::FSYNC.count_arg::<u32>(), help = P::FSYNC.help())]
     pub fsync: u32,
 
     /// Job k works on its own region starting at k × this offset.
-    #[arg(long, value_parser = size_arg, default_value = "0", value_name = "SIZE")]
+    #[arg(long, default_value = "0", value_name = "SIZE", value_parser = P::OFFSET_INCREMENT.size_arg(), help = P::OFFSET_INCREMENT.help())]
     pub offset_increment: u64,
 
     /// Seed of the offset and data generators [default: fresh each run, reported].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = P::SEED.count_arg::<u64>(), help = P::SEED.help())]
     pub seed: Option<u64>,
 
     /// Percentage of each written block that compresses (0 = incompressible).
-    #[arg(long, default_value_t = 0, value_name = "PERCENT")]
+    #[arg(long, default_value_t = 0, value_name = "PERCENT", value_parser = P::COMPRESS.count_arg::<u8>(), help = P::COMPRESS.help())]
     pub buffer_compress_percentage: u8,
 
     /// Stamp each written block with a checked header (offset, seed, sequence, crc32c) and

@@ -1,5 +1,6 @@
 //! Flags of `fsbench meta`.
 
+use crate::plan::params as P;
 use std::path::PathBuf;
 
 /// Flags of `fsbench meta`: metadata and small-file workloads on an existing directory.
@@ -28,15 +29,15 @@ pub struct MetaArgs {
     pub existing: bool,
 
     /// Copies of the synthetic corpus (~35,000 entries each).
-    #[arg(long, default_value_t = 3, conflicts_with = "corpus_file")]
+    #[arg(long, default_value_t = 3, conflicts_with = "corpus_file", value_parser = P::CORPUS_COPIES.count_arg::<u32>(), help = P::CORPUS_COPIES.help())]
     pub corpus_copies: u32,
 
     /// Seed of the synthetic corpus.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = P::SEED.count_arg::<u64>(), help = P::SEED.help())]
     pub corpus_seed: u64,
 
     /// Size factor of the synthetic corpus and of the smallfiles/fsmark file counts (quick runs).
-    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    #[arg(long, default_value_t = 1.0, value_name = "X", value_parser = P::CORPUS_SCALE.real_arg(), help = P::CORPUS_SCALE.help())]
     pub corpus_scale: f64,
 
     /// Extract this tarball (e.g. from `fsbench corpus`) instead of the synthetic corpus.
@@ -48,23 +49,23 @@ pub struct MetaArgs {
     pub corpus_from: Option<PathBuf>,
 
     /// Threads for untar (copies in parallel), find-cold and rm-tree (parallel walk).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = P::THREADS.count_arg::<usize>(), help = P::THREADS.help())]
     pub threads: usize,
 
     /// Files of the smallfiles workload (default 50,000 × corpus-scale).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = P::SMALLFILES.count_arg::<u64>(), help = P::SMALLFILES.help())]
     pub smallfiles: Option<u64>,
 
     /// Directories of the smallfiles workload.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = P::SMALLFILES_DIRS.count_arg::<u64>(), help = P::SMALLFILES_DIRS.help())]
     pub smallfiles_dirs: u64,
 
     /// Writer threads of the fsmark workload.
-    #[arg(long, default_value_t = 4, value_name = "N")]
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = P::FSMARK_THREADS.count_arg::<usize>(), help = P::FSMARK_THREADS.help())]
     pub fsmark_threads: usize,
 
     /// Files per fsmark thread (default 10,000 × corpus-scale).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = P::FSMARK_FILES.count_arg::<u64>(), help = P::FSMARK_FILES.help())]
     pub fsmark_files: Option<u64>,
 
     /// fsmark's fsync policy: none, file (fsync each file before close) or dir.

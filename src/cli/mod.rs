@@ -51,3 +51,42 @@ pub enum Command {
     /// Write man pages: fsbench.1 and one per subcommand (or print fsbench.1).
     Man(shell::ManArgs),
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Value names of flags that take a number or a size: each such flag has a row in the
+    /// parameter table, and its `--help` shows the row's range.
+    const NUMERIC: &[&str] = &["N", "SIZE", "TIME", "X", "DURATION", "PERCENT"];
+
+    #[test]
+    fn every_numeric_flag_has_a_row_and_shows_its_range() {
+        let mut seen = 0;
+        let cmd = super::Cli::command();
+        for sub in cmd.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let names = arg.get_value_names().unwrap_or_default();
+                if !names.iter().any(|n| NUMERIC.contains(&n.as_str())) {
+                    continue;
+                }
+                let flag = format!("--{long}");
+                let row = crate::plan::params::by_flag(&flag).unwrap_or_else(|| {
+                    panic!(
+                        "fsbench {} {flag}: add a row to src/plan/params",
+                        sub.get_name()
+                    )
+                });
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(
+                    help.contains(&row.range_text()),
+                    "fsbench {} {flag}: use help = P::ROW.help() ({help})",
+                    sub.get_name()
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen > 30, "{seen}");
+    }
+}

@@ -5,8 +5,8 @@
 //! turns them into the plain [`Overrides`] that [`crate::plan::resolve`] takes.
 
 use super::suggest::{Suggest, profile_names, workload_ids};
+use crate::plan::params as P;
 use crate::plan::{EngineChoice, Overrides};
-use crate::units::{duration_arg, size_arg};
 use clap::ValueHint;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -114,6 +114,10 @@ pub struct PlanArgs {
     /// Print only the equivalent fio command line of every I/O job.
     #[arg(long)]
     pub emit_fio: bool,
+
+    /// Write the plan (or, with --emit-fio, the fio commands) to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub output: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -154,7 +158,7 @@ pub struct PlanFlags {
     pub dir: Option<PathBuf>,
 
     /// Size of the sparse image used when neither --device nor --dir is given.
-    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = P::IMAGE_SIZE.size_arg(), help = P::IMAGE_SIZE.help())]
     pub image_size: u64,
 
     /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
@@ -170,7 +174,7 @@ pub struct PlanFlags {
     pub resume: Option<PathBuf>,
 
     /// Rounds per setup (interleaved across setups); with --until-settled, the minimum.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = P::ROUNDS.count_arg::<u32>(), help = P::ROUNDS.help())]
     pub rounds: Option<u32>,
 
     /// After --rounds, keep running interleaved rounds of the comparisons that are still
@@ -181,23 +185,23 @@ pub struct PlanFlags {
     pub until_settled: bool,
 
     /// With --until-settled: the wall time the whole run may take [default: 30m].
-    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
     pub budget: Option<Duration>,
 
     /// With --until-settled: rounds at most [default: 15].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = P::MAX_ROUNDS.count_arg::<u32>(), help = P::MAX_ROUNDS.help())]
     pub max_rounds: Option<u32>,
 
     /// Measured time of each I/O job.
-    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", value_parser = P::RUNTIME.duration_arg(), help = P::RUNTIME.help())]
     pub runtime: Option<Duration>,
 
     /// Warm-up before each I/O job's measurement.
-    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", value_parser = P::RAMP.duration_arg(), help = P::RAMP.help())]
     pub ramp: Option<Duration>,
 
     /// Data file size (e.g. 256M, 16G, or 4xram).
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = P::FILE_SIZE.help())]
     pub file_size: Option<String>,
 
     /// Run only these workload ids (comma-separated); also selects opt-in ones (probe-*, smallfiles, fsmark).
@@ -209,15 +213,15 @@ pub struct PlanFlags {
     pub skip: Vec<String>,
 
     /// After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s].
-    #[arg(long, value_name = "TIME", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", value_parser = P::QUIET_WINDOW.duration_arg(), help = P::QUIET_WINDOW.help())]
     pub quiet_window: Option<Duration>,
 
     /// Bytes written per window under which the device counts as quiet.
-    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = P::QUIET_THRESHOLD.size_arg(), help = P::QUIET_THRESHOLD.help())]
     pub quiet_threshold: u64,
 
     /// Give up waiting for quiet after this long (a warning goes into the results).
-    #[arg(long, value_name = "TIME", default_value = "120s", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", default_value = "120s", value_parser = P::QUIET_TIMEOUT.duration_arg(), help = P::QUIET_TIMEOUT.help())]
     pub quiet_timeout: Duration,
 
     /// Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections
@@ -231,7 +235,7 @@ pub struct PlanFlags {
     pub fio_job: Vec<PathBuf>,
 
     /// Seed for offsets and data (default: random, recorded in the results).
-    #[arg(long)]
+    #[arg(long, value_parser = P::SEED.count_arg::<u64>(), help = P::SEED.help())]
     pub seed: Option<u64>,
 
     /// Install the packages the setups need first (apt-get, dnf, zypper, pacman; root), so no
@@ -241,11 +245,11 @@ pub struct PlanFlags {
 
     /// Copies of the synthetic corpus for untar/find-cold/rm-tree (≈35,000 entries each;
     /// standard: 3, quick: 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = P::CORPUS_COPIES.count_arg::<u32>(), help = P::CORPUS_COPIES.help())]
     pub corpus_copies: Option<u32>,
 
     /// Size of each synthetic copy relative to the full tree (quick: 0.1, standard: 1).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", value_parser = P::CORPUS_SCALE.real_arg(), help = P::CORPUS_SCALE.help())]
     pub corpus_scale: Option<f64>,
 
     /// Pack this real directory (e.g. /usr/share) as the corpus instead of the synthetic tree;
@@ -258,11 +262,11 @@ pub struct PlanFlags {
     pub corpus_file: Option<std::path::PathBuf>,
 
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = P::THREADS.count_arg::<usize>(), help = P::THREADS.help())]
     pub threads: usize,
 
     /// Timeout for each mkfs, mount, zpool and other tool invocation.
-    #[arg(long, value_name = "TIME", default_value = "300s", value_parser = duration_arg)]
+    #[arg(long, value_name = "TIME", default_value = "300s", value_parser = P::TOOL_TIMEOUT.duration_arg(), help = P::TOOL_TIMEOUT.help())]
     pub tool_timeout: Duration,
 
     /// --steady-state and --steady-max.

@@ -3,7 +3,7 @@
 
 use crate::engine::SteadySpec;
 use crate::measure::steady::SteadyCriteria;
-use crate::units::duration_arg;
+use crate::plan::params as P;
 use std::time::Duration;
 
 /// Run-until-steady flags.
@@ -27,7 +27,7 @@ pub struct SteadyArgs {
     pub steady_state: Option<SteadyCriteria>,
 
     /// With --steady-state: the longest a job may run looking for a steady state [default: 5m].
-    #[arg(long, value_name = "TIME", value_parser = duration_arg, requires = "steady_state")]
+    #[arg(long, value_name = "TIME", requires = "steady_state", value_parser = P::STEADY_MAX.duration_arg(), help = P::STEADY_MAX.help())]
     pub steady_max: Option<Duration>,
 }
 

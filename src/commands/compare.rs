@@ -4,7 +4,6 @@
 use crate::cli::compare::{CompareArgs, CompareFormat};
 use crate::report::compare;
 use crate::results::Results;
-use std::io::Write;
 
 /// Run `fsbench compare`; returns the exit code.
 pub fn run(args: CompareArgs) -> crate::Result<i32> {
@@ -41,7 +40,6 @@ pub fn run(args: CompareArgs) -> crate::Result<i32> {
         CompareFormat::Json => compare::render_json(&c),
         CompareFormat::Html => compare::render_html(&c),
     };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    super::emit(args.output.as_deref(), text.as_bytes())?;
     Ok(crate::error::EXIT_OK)
 }

@@ -3,6 +3,8 @@
 use crate::cli::{Cli, Command};
 
 pub mod compare;
+mod output;
+pub use output::emit;
 pub mod corpus;
 pub mod doctor;
 pub mod io;

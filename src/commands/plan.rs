@@ -18,8 +18,9 @@ pub fn run(args: PlanArgs) -> crate::Result<i32> {
         // What `fsbench run --install-missing` would install; plan never changes the host.
         crate::doctor::in_run::install_missing(&inv, true)?;
     }
+    let output = args.output.as_deref();
     if args.emit_fio {
-        print!("{}", fio_script(&inv));
+        super::emit(output, fio_script(&inv).as_bytes())?;
         return Ok(0);
     }
     let results = if args.plan.out.is_some() || args.plan.resume.is_some() {
@@ -27,11 +28,13 @@ pub fn run(args: PlanArgs) -> crate::Result<i32> {
     } else {
         ResultsLine::PlannedDefault
     };
-    print!("{}", summary(&inv, results));
-    println!();
-    print!("{}", steps_table(&inv));
-    println!();
-    print!("{}", fio_script(&inv));
+    let doc = format!(
+        "{}\n{}\n{}",
+        summary(&inv, results),
+        steps_table(&inv),
+        fio_script(&inv)
+    );
+    super::emit(output, doc.as_bytes())?;
     Ok(0)
 }
 

@@ -152,12 +152,28 @@ struct RawWorkload {
     setups: Option<Vec<String>>,
 }
 
+/// Largest plan file read: a hand-written plan is a few KiB.
+pub const MAX_PLAN_BYTES: usize = 1 << 20;
+
 fn bad(origin: &str, msg: impl Into<String>) -> Error {
     Error::invalid(origin.to_string(), msg.into())
 }
 
 /// Parse a plan file's text. `origin` names it in errors (`--plan my.toml`, `profile quick`).
 pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
+    if text.len() > MAX_PLAN_BYTES {
+        return Err(bad(
+            origin,
+            format!(
+                "{} bytes is not a plan file (at most {MAX_PLAN_BYTES}); give the TOML plan",
+                text.len()
+            ),
+        ));
+    }
+    // Ranges first (parameter table), so `rounds = -1` or `copies = 0` is told as a range
+    // with its line rather than as a type error or not at all.
+    let table: toml::Table = toml::from_str(text).map_err(|e| bad(origin, e.to_string()))?;
+    super::params::file::check(&table, text, origin)?;
     let raw: RawPlan = toml::from_str(text).map_err(|e| bad(origin, e.to_string()))?;
     let dur = |v: &Option<String>, key: &str| -> crate::Result<Option<Duration>> {
         v.as_deref()
@@ -211,6 +227,16 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         d.setups.push(setup_table(t, origin)?);
     }
     variant::check_unique(&d.setups).map_err(|e| retag(e, origin))?;
+    if !d.setups.is_empty() {
+        super::params::SETUPS
+            .check_u64(d.setups.len() as u64)
+            .map_err(|e| {
+                bad(
+                    origin,
+                    format!("{} setups (fs and [[setup]]): {e}", d.setups.len()),
+                )
+            })?;
+    }
     match raw.suite.as_deref() {
         None => {}
         Some("standard") => d.workloads = catalog(),
@@ -306,21 +332,11 @@ fn setup_table(t: &toml::Table, origin: &str) -> crate::Result<SetupSpec> {
         match v {
             toml::Value::Array(items) => {
                 let joined: Vec<String> = items.iter().map(value_string).collect();
-                // mkfs words are re-split like a shell: quote those that would not stay one word.
+                // mkfs words are re-split like a shell: each array item stays one literal word.
                 let text = if k == "mkfs" {
                     joined
                         .iter()
-                        .map(|w| {
-                            if w.is_empty()
-                                || w.contains(|c: char| {
-                                    c.is_whitespace() || matches!(c, '\'' | '"' | '\\')
-                                })
-                            {
-                                format!("'{}'", w.replace('\'', "'\\''"))
-                            } else {
-                                w.clone()
-                            }
-                        })
+                        .map(|w| super::words::quote(w))
                         .collect::<Vec<_>>()
                         .join(" ")
                 } else {

@@ -8,10 +8,12 @@ pub mod eta;
 pub mod file;
 pub mod options;
 pub mod overrides;
+pub mod params;
 pub mod profiles;
 pub mod resolve;
 pub mod steady;
 pub mod variant;
+pub mod words;
 pub mod workload;
 
 pub use crate::fs::SetupSpec;

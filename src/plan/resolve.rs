@@ -14,7 +14,7 @@ use super::file::PlanDraft;
 use super::options::{Invocation, RunOptions};
 use super::overrides::Overrides;
 use super::workload::{Kind, WorkloadSpec};
-use super::{FileSize, Plan, QuietSpec, SetupSpec, profiles, variant};
+use super::{FileSize, Plan, QuietSpec, SetupSpec, params, profiles, variant};
 use crate::Error;
 use crate::fio::jobfile::parse::JobFile;
 use crate::host::facts::HostFacts;
@@ -127,18 +127,6 @@ fn resolve_settle(
         .or(draft.budget)
         .unwrap_or(Duration::from_secs(30 * 60));
     let max_rounds = args.max_rounds.or(draft.max_rounds).unwrap_or(15);
-    if budget.is_zero() {
-        return Err(Error::invalid(
-            "--budget",
-            "must be more than 0 s (e.g. 15m, 1h)",
-        ));
-    }
-    if !(2..=1000).contains(&max_rounds) {
-        return Err(Error::invalid(
-            "--max-rounds",
-            format!("{max_rounds} is out of range: use 2 to 1000 (the default is 15)"),
-        ));
-    }
     if max_rounds < rounds {
         return Err(Error::invalid(
             "--max-rounds",
@@ -157,20 +145,12 @@ pub fn resolve(
     host: &HostFacts,
     argv: Vec<String>,
 ) -> crate::Result<Invocation> {
-    if args.rounds == Some(0) {
-        return Err(Error::invalid(
-            "--rounds",
-            "0 rounds would measure nothing; use --rounds 1 or more (3 lets the spread show)",
-        ));
-    }
+    check_ranges(args)?;
     if args.engine == Some(super::EngineChoice::Fio) && !host.has_tool("fio") {
         return Err(Error::invalid(
             "--engine",
             "fio is not installed; install fio or use --engine fsbench",
         ));
-    }
-    if args.threads == 0 {
-        return Err(Error::invalid("--threads", "must be at least 1"));
     }
     let mut draft = source.draft.clone();
     let target = target_choice(args, host)?;
@@ -226,11 +206,7 @@ pub fn resolve(
         ramp: args.ramp.or(draft.ramp).unwrap_or(Duration::from_secs(1)),
         file_size,
         corpus: CorpusSpec {
-            copies: args
-                .corpus_copies
-                .or(draft.corpus_copies)
-                .unwrap_or(1)
-                .max(1),
+            copies: args.corpus_copies.or(draft.corpus_copies).unwrap_or(1),
             // The tree itself stays the same across runs (unless --seed is given) so that
             // untar / find / rm of two runs can be compared; only I/O offsets vary per run.
             seed: args.seed.unwrap_or(CorpusSpec::default().seed),
@@ -251,6 +227,10 @@ pub fn resolve(
     };
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));
+    }
+    check_expansion(&plan)?;
+    if let Some(cap) = capacity {
+        check_corpus_fits(&plan, cap, &target)?;
     }
     let out = args.out.clone().unwrap_or_else(|| default_out(host.now));
     Ok(Invocation {
@@ -405,7 +385,11 @@ fn choose_setups(
         return Ok(vec![SetupSpec::plain("dir")]);
     }
     if !args.fs.is_empty() {
-        return variant::parse_fs_list(&args.fs);
+        let setups = variant::parse_fs_list(&args.fs)?;
+        params::SETUPS
+            .check_u64(setups.len() as u64)
+            .map_err(|e| Error::invalid("--fs", format!("{e}: {} setups", setups.len())))?;
+        return Ok(setups);
     }
     if !draft.setups.is_empty() {
         return Ok(draft.setups.clone());
@@ -492,8 +476,18 @@ fn size_data_file(
     if let Some(text) = &args.file_size {
         let fs = FileSize::parse(text).map_err(|e| Error::invalid("--file-size", e))?;
         let bytes = match fs {
-            FileSize::Fixed(b) => b,
-            FileSize::RamMultiple(f) => (ram_bytes as f64 * f) as u64,
+            FileSize::Fixed(b) => {
+                params::FILE_SIZE
+                    .check_u64(b)
+                    .map_err(|e| Error::invalid("--file-size", e))?;
+                b
+            }
+            FileSize::RamMultiple(f) => {
+                params::FILE_SIZE_RAM
+                    .check(f)
+                    .map_err(|e| Error::invalid("--file-size", e))?;
+                (ram_bytes as f64 * f) as u64
+            }
         };
         if bytes < MIB {
             return Err(Error::invalid("--file-size", "must be at least 1M"));
@@ -566,6 +560,119 @@ fn check_min_sizes(setups: &[SetupSpec], capacity: u64, target: &TargetKind) -> 
     Ok(())
 }
 
+/// The overrides' numbers against the parameter table. clap checks the flags already; this
+/// covers library callers and an edited `plan.json` under `--resume`.
+fn check_ranges(args: &Overrides) -> crate::Result<()> {
+    let n = |row: &params::Param, flag: &str, v: Option<u64>| match v {
+        Some(v) => row
+            .check_u64(v)
+            .map(|_| ())
+            .map_err(|e| Error::invalid(flag, e)),
+        None => Ok(()),
+    };
+    let d = |row: &params::Param, flag: &str, v: Option<Duration>| match v {
+        Some(v) => row
+            .check_duration(v)
+            .map(|_| ())
+            .map_err(|e| Error::invalid(flag, e)),
+        None => Ok(()),
+    };
+    n(&params::ROUNDS, "--rounds", args.rounds.map(u64::from))?;
+    n(&params::THREADS, "--threads", Some(args.threads as u64))?;
+    n(
+        &params::CORPUS_COPIES,
+        "--corpus-copies",
+        args.corpus_copies.map(u64::from),
+    )?;
+    n(&params::IMAGE_SIZE, "--image-size", Some(args.image_size))?;
+    n(
+        &params::QUIET_THRESHOLD,
+        "--quiet-threshold",
+        Some(args.quiet_threshold),
+    )?;
+    if let Some(x) = args.corpus_scale {
+        params::CORPUS_SCALE
+            .check(x)
+            .map_err(|e| Error::invalid("--corpus-scale", e))?;
+    }
+    d(&params::RUNTIME, "--runtime", args.runtime)?;
+    d(&params::RAMP, "--ramp", args.ramp)?;
+    d(&params::QUIET_WINDOW, "--quiet-window", args.quiet_window)?;
+    d(
+        &params::QUIET_TIMEOUT,
+        "--quiet-timeout",
+        Some(args.quiet_timeout),
+    )?;
+    d(
+        &params::TOOL_TIMEOUT,
+        "--tool-timeout",
+        Some(args.tool_timeout),
+    )?;
+    Ok(())
+}
+
+/// Bound what the plan expands to, so `fsbench plan` (which lists every step and sums the
+/// ETA over them) finishes at once for anything accepted.
+fn check_expansion(plan: &Plan) -> crate::Result<()> {
+    params::WORKLOADS
+        .check_u64(plan.workloads.len() as u64)
+        .map_err(|e| {
+            Error::invalid("--plan", format!("{} workloads: {e}", plan.workloads.len()))
+        })?;
+    let steps = u64::from(plan.rounds) * plan.setups.len() as u64 * plan.workloads.len() as u64;
+    params::STEPS.check_u64(steps).map(|_| ()).map_err(|e| {
+        Error::invalid(
+            "--rounds",
+            format!(
+                "{} rounds x {} setups x {} workloads = {steps} steps: {e}; use fewer rounds, \
+                 setups (--fs) or workloads (--only)",
+                plan.rounds,
+                plan.setups.len(),
+                plan.workloads.len()
+            ),
+        )
+    })
+}
+
+/// Bytes one synthetic corpus copy at scale 1 takes on a filesystem: its file data plus a
+/// 4 KiB block per entry (a test measures the generator against it).
+pub const CORPUS_UNIT_FOOTPRINT: u64 = 330 << 20;
+
+/// Share of the target the corpus may take; the data file, the filesystem's metadata and its
+/// reserve need the rest.
+const CORPUS_MAX_SHARE: f64 = 0.5;
+
+/// Refuse a corpus that cannot fit on the target (copies x scale x a copy's footprint, or a
+/// `--corpus-file`'s size is not known here and passes).
+fn check_corpus_fits(plan: &Plan, capacity: u64, target: &TargetKind) -> crate::Result<()> {
+    let uses_corpus = plan.workloads.iter().any(|w| {
+        matches!(
+            crate::workload::registry::of(w.kind).cost(w, &plan.job_defaults(0, None)),
+            crate::workload::registry::Cost::Corpus(_)
+        )
+    });
+    if !uses_corpus || plan.corpus.file.is_some() || plan.corpus.from_dir.is_some() {
+        return Ok(());
+    }
+    let need = f64::from(plan.corpus.copies) * plan.corpus.scale * CORPUS_UNIT_FOOTPRINT as f64;
+    let room = capacity as f64 * CORPUS_MAX_SHARE;
+    if need > room {
+        return Err(Error::invalid(
+            "--corpus-copies",
+            format!(
+                "{} copies at scale {} take about {} on disk, more than half of the {} ({}); \
+                 use fewer --corpus-copies, a smaller --corpus-scale or a larger target",
+                plan.corpus.copies,
+                plan.corpus.scale,
+                format_size(need as u64),
+                target.describe(),
+                format_size(capacity)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `./fsbench-results/20261130T121500Z`.
 fn default_out(t: std::time::SystemTime) -> PathBuf {
     let stamp: String = humantime::format_rfc3339_seconds(t)
@@ -598,17 +705,6 @@ fn check_corpus_flags(args: &Overrides, host: &HostFacts) -> crate::Result<()> {
                 "{} is not a file; write one with `fsbench corpus --out FILE.tar`",
                 f.display()
             ),
-        ));
-    }
-    if args.corpus_copies == Some(0) {
-        return Err(Error::invalid("--corpus-copies", "must be at least 1"));
-    }
-    if let Some(x) = args.corpus_scale
-        && !(x > 0.0 && x <= 1.0)
-    {
-        return Err(Error::invalid(
-            "--corpus-scale",
-            format!("{x} is out of range; use a fraction in (0, 1], e.g. 0.1"),
         ));
     }
     Ok(())
@@ -652,6 +748,8 @@ mod tests {
                 }
                 "--corpus-from" => o.corpus_from = Some(v.into()),
                 "--seed" => o.seed = Some(v.parse().unwrap()),
+                "--corpus-copies" => o.corpus_copies = Some(v.parse().unwrap()),
+                "--corpus-scale" => o.corpus_scale = Some(v.parse().unwrap()),
                 other => panic!("test helper: add {other}"),
             }
         }
@@ -683,6 +781,61 @@ mod tests {
         let e = with(extra, host).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
         e.to_string()
+    }
+
+    #[test]
+    fn numbers_out_of_the_table_are_refused_and_plans_stay_bounded() {
+        let e = err(&["--rounds", "0"]);
+        assert!(
+            e.starts_with("--rounds: 0 is out of range; give a value from 1 to 1,000"),
+            "{e}"
+        );
+        let e = err(&["--file-size", "1000xram"]);
+        assert!(
+            e.starts_with("--file-size:") && e.contains("up to 64"),
+            "{e}"
+        );
+        let e = err(&["--file-size", "4k"]);
+        assert!(e.contains("1 MiB"), "{e}");
+        // 1,000 rounds of the nvme profile on four setups would be 100,000s of steps.
+        let e = err(&["--profile", "nvme", "--rounds", "1000"]);
+        assert!(e.contains("steps") && e.contains("100,000"), "{e}");
+        assert_eq!(ok(&["--rounds", "1000"]).plan.rounds, 1000);
+    }
+
+    #[test]
+    fn a_corpus_bigger_than_half_the_target_is_refused() {
+        let e = err(&["--corpus-copies", "1000", "--corpus-scale", "1"]);
+        assert!(
+            e.starts_with("--corpus-copies: 1000 copies at scale 1 take about"),
+            "{e}"
+        );
+        assert!(e.contains("8 GiB"), "{e}");
+        ok(&["--corpus-copies", "3", "--corpus-scale", "1"]);
+        // Without a corpus workload the corpus is not laid out, so its size does not count.
+        ok(&[
+            "--corpus-copies",
+            "1000",
+            "--corpus-scale",
+            "1",
+            "--only",
+            "randread",
+        ]);
+    }
+
+    /// The footprint constant covers what the generator writes: file bytes plus a block per
+    /// entry (so the refusal above is not too lenient), and not grossly more.
+    #[test]
+    fn corpus_footprint_matches_the_generator() {
+        let spec = CorpusSpec {
+            copies: 1,
+            scale: 1.0,
+            ..CorpusSpec::default()
+        };
+        let c = crate::workload::meta::Corpus::build(&spec).unwrap();
+        let real = c.bytes() + c.entries() * 4096;
+        assert!(real <= CORPUS_UNIT_FOOTPRINT, "{real}");
+        assert!(real * 2 > CORPUS_UNIT_FOOTPRINT, "{real}");
     }
 
     #[test]
@@ -796,7 +949,7 @@ mod tests {
             "--file-size",
             "64M",
             "--image-size",
-            "1G",
+            "2G",
             "--fs",
             "ext4,xfs",
         ]);

@@ -195,57 +195,11 @@ pub fn build_setup(
     Ok(s)
 }
 
-/// Split `text` into words the way a POSIX shell does (whitespace separates; `'…'` is literal;
-/// `"…"` and `\` escape), so `mkfs=-L 'my label'` reaches mkfs as two words, and the safety
-/// checks see exactly the words the tool will.
+/// Split a `mkfs=` value into the argv words mkfs gets, as a POSIX shell would, refusing
+/// what a shell would expand ([`super::words`]), so the safety checks see exactly the words
+/// the tool will.
 pub fn shell_words(text: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut cur: Option<String> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if let Some(w) = cur.take() {
-                    words.push(w);
-                }
-            }
-            '\'' => {
-                let w = cur.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(ch) => w.push(ch),
-                        None => return Err("unterminated ' quote".into()),
-                    }
-                }
-            }
-            '"' => {
-                let w = cur.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(ch @ ('"' | '\\' | '$' | '`')) => w.push(ch),
-                            Some(ch) => {
-                                w.push('\\');
-                                w.push(ch);
-                            }
-                            None => return Err("unterminated \" quote".into()),
-                        },
-                        Some(ch) => w.push(ch),
-                        None => return Err("unterminated \" quote".into()),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some(ch) => cur.get_or_insert_with(String::new).push(ch),
-                None => return Err("trailing \\".into()),
-            },
-            c => cur.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(cur);
-    Ok(words)
+    super::words::split(text)
 }
 
 /// Why a setup is less durable than its filesystem's default, one sentence each.
