@@ -250,7 +250,7 @@ pub struct PlanFlags {
     #[arg(long, value_name = "TIME", default_value = "300s", value_parser = duration_arg)]
     pub tool_timeout: Duration,
 
-    /// --steady-state and --steady-max.
+    /// --steady-state, --steady-round, --steady-quick and --steady-max.
     #[command(flatten)]
     pub steady: super::steady::SteadyArgs,
 

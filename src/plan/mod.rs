@@ -93,6 +93,11 @@ pub struct Plan {
     /// Condition the data file before the I/O jobs of every setup-round (`--precondition`).
     #[serde(default)]
     pub precondition: bool,
+    /// With `--precondition` on `--device`: the device's capacity, written twice in 128 KiB
+    /// sequential writes once per run before the first mkfs (SNIA's workload-independent
+    /// preconditioning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition_device: Option<u64>,
 }
 
 /// One setup-round: the unit of execution and of `--resume` (the filesystem is re-created for
@@ -178,6 +183,7 @@ mod tests {
             },
             steady: None,
             precondition: false,
+            precondition_device: None,
         }
     }
 

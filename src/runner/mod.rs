@@ -172,10 +172,18 @@ pub fn execute_with(
         .filter(|sr| !skipped.contains(&plan.setups[sr.setup].name))
         .collect();
     let formats = inv.options.target.formats();
+    // SNIA's workload-independent preconditioning, once per run before the first mkfs (not
+    // again when resuming a run that got past it).
+    let precondition_device = plan.precondition_device.is_some() && done.is_empty();
     let total_est: f64 = srs
         .iter()
         .map(|sr| eta::setup_round_seconds(plan, sr.setup, sr.round, formats))
-        .sum();
+        .sum::<f64>()
+        + if precondition_device {
+            eta::once_seconds(plan)
+        } else {
+            0.0
+        };
     // Every setup-round shows mkfs (when it formats) and each workload that is not skipped.
     let per_round = {
         let skipped = skipped_workloads.clone();
@@ -213,7 +221,28 @@ pub fn execute_with(
     let mut records: BTreeMap<(u32, usize), RoundRecord> = BTreeMap::new();
     let mut interrupted = false;
     let mut fatal = None;
-    for sr in &srs {
+    if precondition_device && let Some(dev) = target.block_device() {
+        runner.target.check_identity()?;
+        runner.progress.note(&format!(
+            "fsbench: preconditioning {} before the first mkfs (2 × its capacity, 128 KiB \
+             sequential writes, about {})",
+            dev.display(),
+            eta::format(std::time::Duration::from_secs_f64(eta::once_seconds(plan)))
+        ));
+        match crate::workload::precondition::run_device(dev) {
+            Ok(note) => {
+                runner.progress.note(&format!("fsbench: {note}"));
+                runner.run_notes.push(Warning {
+                    setup: String::new(),
+                    round: 0,
+                    message: note,
+                });
+            }
+            Err(crate::Error::Interrupted) => interrupted = true,
+            Err(e) => fatal = Some(e),
+        }
+    }
+    for sr in srs.iter().filter(|_| !interrupted && fatal.is_none()) {
         let name = &plan.setups[sr.setup].name;
         if let Some(rec) = done.get(&(name.clone(), sr.round)) {
             runner.progress.note(&format!(
