@@ -1039,13 +1039,15 @@ fn precondition_and_steady_state_on_a_device() {
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("out");
     let mut args = device_run_args(&lo.dev, &out);
-    // Loose criteria (3 s within 50 %) so page-cache-free reads settle well before the limit.
+    // Loose criteria (3 rounds of 2 s within 50 %) so reads settle well before the limit.
     args.extend(
         [
             "--yes",
             "--precondition",
             "--steady-state",
             "3,50,50",
+            "--steady-round",
+            "2s",
             "--steady-max",
             "30s",
         ]
@@ -1061,6 +1063,14 @@ fn precondition_and_steady_state_on_a_device() {
         .iter()
         .filter_map(|n| n["message"].as_str())
         .collect();
+    // SNIA's workload-independent part: the whole 256 MiB device twice, before the first mkfs.
+    assert!(
+        notes.iter().any(|n| n.starts_with(&format!(
+            "preconditioned {} (256 MiB): 2 × its capacity in 128 KiB sequential writes",
+            lo.dev
+        )) && n.contains("pass 2 of 2")),
+        "{notes:?}"
+    );
     assert!(
         notes.iter().any(
             |n| n.starts_with("layout: preconditioned the 16 MiB data file")
@@ -1071,6 +1081,7 @@ fn precondition_and_steady_state_on_a_device() {
     );
     let job = &r["workloads"][0]["params"]["job"];
     assert_eq!(job["steady"]["criteria"]["windows"], 3, "{job}");
+    assert_eq!(job["steady"]["conditioning"], "preconditioned", "{job}");
     let metric = |name: &str| {
         r["samples"]
             .as_array()

@@ -163,7 +163,11 @@ pub struct IoArgs {
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
 
-    /// --steady-state and --steady-max.
+    /// --steady-state, --steady-round, --steady-quick and --steady-max.
     #[command(flatten)]
     pub steady: super::steady::SteadyArgs,
+
+    /// --precondition (a block device only).
+    #[command(flatten)]
+    pub precondition: super::steady::PreconditionArgs,
 }

@@ -269,7 +269,7 @@ pub struct PlanFlags {
     #[arg(long, value_name = "TIME", default_value = "300s", value_parser = P::TOOL_TIMEOUT.duration_arg(), help = P::TOOL_TIMEOUT.help())]
     pub tool_timeout: Duration,
 
-    /// --steady-state and --steady-max.
+    /// --steady-state, --steady-round, --steady-quick and --steady-max.
     #[command(flatten)]
     pub steady: super::steady::SteadyArgs,
 

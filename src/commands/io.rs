@@ -53,18 +53,62 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         ));
     }
     crate::cancel::install_handlers();
-    let spec = spec_from_args(&args);
+    let mut spec = spec_from_args(&args);
     if spec.steady.is_some() && (args.engine == Some(EngineChoice::Fio) || args.fio_job.is_some()) {
         return Err(crate::Error::invalid(
             "--steady-state",
             "runs one job on fsbench's own engine; drop --engine fio / --fio-job",
         ));
     }
+    let precondition = args.precondition.precondition;
+    if precondition && args.fio_job.is_some() {
+        return Err(crate::Error::invalid(
+            "--precondition",
+            "conditions the block device named by --filename; it does not apply to --fio-job",
+        ));
+    }
     if let Some(file) = &args.fio_job {
         return super::io_fio_job::run(&args, file);
     }
+    let device = is_block_device(&spec.filename);
+    if precondition && !device {
+        return Err(crate::Error::invalid(
+            "--precondition",
+            format!(
+                "{} is not a block device; preconditioning writes a whole SSD twice (e.g. \
+                 --filename /dev/nvme0n1), and a file has no flash of its own to condition",
+                spec.filename.display()
+            ),
+        ));
+    }
+    if let Some(st) = spec.steady.as_mut() {
+        use crate::engine::steady::Conditioning;
+        *st = st.on(match (device, precondition) {
+            (true, true) => Conditioning::Preconditioned,
+            (true, false) => Conditioning::NotPreconditioned,
+            (false, _) => Conditioning::NotADevice,
+        });
+    }
     // Validate before either engine touches anything, so bad input creates nothing.
     engine::validate(&spec)?;
+    if spec.steady.is_some()
+        && let Some(what) = cached_target(&spec.filename, device)
+    {
+        let f = crate::doctor::checks::steady_caches_finding(
+            &spec.filename.display().to_string(),
+            &what,
+        );
+        eprintln!("fsbench: warning: {}", f.one_line());
+    }
+    if precondition {
+        eprintln!(
+            "fsbench: preconditioning {}: 2 × its capacity in 128 KiB sequential writes \
+             (SNIA's workload-independent part) before the job",
+            spec.filename.display()
+        );
+        let note = crate::workload::precondition::run_device(&spec.filename)?;
+        eprintln!("fsbench: {note}");
+    }
     let report = match args.engine.unwrap_or(EngineChoice::Fsbench) {
         EngineChoice::Fsbench => {
             let settle = (!args.no_settle).then(crate::measure::SettleRule::default);
@@ -80,6 +124,33 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         emit(&summary(&spec, &report));
     }
     Ok(crate::error::EXIT_OK)
+}
+
+/// Whether `path` is a block device (a missing path is not).
+fn is_block_device(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+/// What sits on caches rather than flash, in words: a file, a loop device (a file
+/// underneath), zram (compressed RAM); `None` for another block device.
+fn cached_target(path: &std::path::Path, device: bool) -> Option<String> {
+    if !device {
+        return Some("a file, through its filesystem".into());
+    }
+    let real = std::fs::canonicalize(path).ok()?;
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    if std::path::Path::new("/sys/block")
+        .join(&name)
+        .join("loop")
+        .exists()
+    {
+        Some(format!("the loop device {name}, a file underneath"))
+    } else if name.starts_with("zram") {
+        Some(format!("{name}, compressed RAM"))
+    } else {
+        None
+    }
 }
 
 #[cfg(feature = "mpi")]
@@ -255,31 +326,128 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
     s
 }
 
-/// The outcome of `--steady-state`: the steady window's figures, or why there are none.
-fn steady_lines(st: &crate::engine::SteadyReport, runtime_s: f64) -> String {
+/// The outcome of `--steady-state`: each round's IOPS, which rounds formed the window, the
+/// verdict, and the window's figures when it counts.
+pub fn steady_lines(st: &crate::engine::SteadyReport, runtime_s: f64) -> String {
+    use crate::engine::steady::Conditioning;
+    let c = &st.criteria;
     let how = match (st.range_pct, st.slope_pct) {
         (Some(r), Some(sl)) => format!("range {r:.1} %, slope {sl:.1} %"),
-        _ => "fewer seconds than the window".into(),
+        _ => "fewer rounds than the window".into(),
     };
-    let Some(w) = &st.window else {
-        return format!(
-            "  NOT STEADY within {:.0} s ({}; last {} s: {how}): the figures above are the whole run's\n",
-            st.max_s, st.criteria, st.criteria.windows
+    let mut s = String::new();
+    let (unit, rule) = if st.quick {
+        (
+            "second",
+            format!(
+                "{} one-second windows within {} % range / {} % slope; quick mode, not SNIA",
+                c.windows, c.range_pct, c.slope_pct
+            ),
+        )
+    } else {
+        (
+            "round",
+            format!(
+                "{} rounds of {} s within {} % range / {} % slope, at most {} rounds; SNIA PTS",
+                c.windows, st.round_s, c.range_pct, c.slope_pct, st.round_limit
+            ),
+        )
+    };
+    s += &format!("  steady state: {rule}\n");
+    if !st.quick {
+        s += &round_table(st);
+    }
+    let judged = crate::workload::io::rounds_text(st);
+    let verdict = match (&st.window, st.conditioning) {
+        (None, _) => format!(
+            "NOT STEADY within {} ({judged}, last window: {how}): the figures above are the whole run's",
+            crate::units::format_duration(std::time::Duration::from_secs_f64(st.max_s))
+        ),
+        (Some(_), Conditioning::NotPreconditioned) => format!(
+            "NOT PRECONDITIONED: {judged} met the criteria ({how}), but the device was not \
+             preconditioned (--precondition), so steady state is not claimed; the figures above \
+             are the whole run's"
+        ),
+        (Some(_), Conditioning::Preconditioned) => {
+            format!("STEADY over {judged} ({how}), after preconditioning")
+        }
+        (Some(_), Conditioning::NotADevice) => format!(
+            "stable over {judged} ({how}); a file: the caches underneath make this no steady \
+             state"
+        ),
+    };
+    s += &format!("  window: {verdict}\n");
+    if let Some(w) = st
+        .window
+        .as_ref()
+        .filter(|_| st.conditioning != Conditioning::NotPreconditioned)
+    {
+        let l = &w.lat_ns;
+        s += &format!(
+            "  window {:>9.0} IOPS  {:>9.1} MiB/s  over {unit}s {}–{} (seconds {}–{} of the \
+             whole {runtime_s:.1} s run)\n        lat p50 {}  p99 {}  p99.9 {}\n",
+            w.iops,
+            w.bw_bytes / (1 << 20) as f64,
+            st.window_rounds.map_or(0, |r| r[0]),
+            st.window_rounds.map_or(0, |r| r[1]),
+            w.start_s,
+            w.end_s,
+            ms(l.p50 as f64),
+            ms(l.p99 as f64),
+            ms(l.p99_9 as f64),
         );
-    };
-    let l = &w.lat_ns;
-    format!(
-        "  steady after {} s ({}: {how}); the lines above are the whole {runtime_s:.1} s run\n  steady {:>9.0} IOPS  {:>9.1} MiB/s  over seconds {}–{}\n        lat p50 {}  p99 {}  p99.9 {}\n",
-        st.at_s.unwrap_or(w.end_s),
-        st.criteria,
-        w.iops,
-        w.bw_bytes / (1 << 20) as f64,
-        w.start_s,
-        w.end_s,
-        ms(l.p50 as f64),
-        ms(l.p99 as f64),
-        ms(l.p99_9 as f64),
-    )
+    }
+    s
+}
+
+/// Each round's IOPS, eight to a line, the window's marked `[…]`.
+fn round_table(st: &crate::engine::SteadyReport) -> String {
+    let in_window = |k: u32| st.window_rounds.is_some_and(|[a, b]| (a..=b).contains(&k));
+    let cells: Vec<String> = st
+        .rounds
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let k = i as u32 + 1;
+            let v = crate::metrics::format_number(*v);
+            if in_window(k) {
+                format!("{k:>2}:[{v}]")
+            } else {
+                format!("{k:>2}: {v} ")
+            }
+        })
+        .collect();
+    let mut s = String::new();
+    for (i, line) in cells.chunks(5).enumerate() {
+        s += if i == 0 {
+            "  rounds (IOPS)"
+        } else {
+            "              "
+        };
+        for c in line {
+            s += &format!(" {c:<14}");
+        }
+        s = s.trim_end().to_string();
+        s.push('\n');
+    }
+    if let (Some(m), Some(sl)) = (st.window_mean, st.window_slope) {
+        // The band the range criterion allows around the mean (±10 % for SNIA's 20 %).
+        let half = st.criteria.range_pct / 2.0;
+        s += if st.reached {
+            "  window"
+        } else {
+            "  last window"
+        };
+        s += &format!(
+            " mean {} IOPS, ±{} % band {}–{}, least-squares slope {:+.0} IOPS per round\n",
+            crate::metrics::format_number(m),
+            half,
+            crate::metrics::format_number((1.0 - half / 100.0) * m),
+            crate::metrics::format_number((1.0 + half / 100.0) * m),
+            sl
+        );
+    }
+    s
 }
 
 #[cfg(test)]

@@ -103,6 +103,11 @@ pub const CHECKS: &[Check] = &[
         run: device_busy,
     },
     Check {
+        code: STEADY_CACHES,
+        title: "steady state on an image or directory",
+        run: steady_caches,
+    },
+    Check {
         code: "zfs-fuse",
         title: "zfs-fuse instead of kernel ZFS",
         run: zfs_fuse,
@@ -113,6 +118,46 @@ pub const CHECKS: &[Check] = &[
         run: zfs_libaio,
     },
 ];
+
+/// The code of the finding that steady state means nothing on a cached target.
+pub const STEADY_CACHES: &str = "steady-state-caches";
+
+/// `--steady-state` on an image (its scratch directory) or a `--dir` target: the caches of the
+/// storage underneath make steady state meaningless; the rounds still run.
+fn steady_caches(f: &Facts) -> Vec<Finding> {
+    if !f.steady_state {
+        return Vec::new();
+    }
+    f.dirs
+        .iter()
+        .map(|d| {
+            let what = if d.role == "scratch" {
+                format!("an image file in {} ({})", d.path, d.fs_type)
+            } else {
+                format!("the directory {} ({})", d.path, d.fs_type)
+            };
+            steady_caches_finding(&d.path, &what)
+        })
+        .collect()
+}
+
+/// The finding [`STEADY_CACHES`] for `subject`, `what` saying what the job runs on (also
+/// printed by `fsbench io --steady-state` on a file, a loop device or zram).
+pub fn steady_caches_finding(subject: &str, what: &str) -> Finding {
+    finding(
+        STEADY_CACHES,
+        Severity::Warn,
+        subject,
+        format!("--steady-state runs on {what}"),
+        "the page cache and the backing storage's caches (the host filesystem, the disk's \
+         DRAM and SLC cache) sit between the job and any flash, so the rounds settle on a \
+         cache's speed or drift as it fills: steady state is meaningless here, and the rounds \
+         are only a stability check (they still run)",
+        "for an SSD's steady state, benchmark a scratch SSD with --device DEV --precondition \
+         (fsbench io: --filename /dev/DEV --precondition)"
+            .into(),
+    )
+}
 
 fn finding(
     code: &str,
@@ -763,6 +808,27 @@ mod tests {
             .into_iter()
             .map(|x| format!("{}:{}", x.code, x.subject))
             .collect()
+    }
+
+    #[test]
+    fn steady_state_on_an_image_or_a_directory_is_called_meaningless() {
+        let mut f = facts(vec![dev("vda")]);
+        f.dirs.push(super::super::facts::DirFacts {
+            role: "scratch".into(),
+            path: "/var/tmp".into(),
+            fs_type: "ext4".into(),
+            source: "/dev/vda1".into(),
+        });
+        assert!(!codes(&f).iter().any(|c| c.starts_with(STEADY_CACHES)));
+        f.steady_state = true;
+        let d = super::super::diagnose(f.clone());
+        let x = d.findings.iter().find(|x| x.code == STEADY_CACHES).unwrap();
+        assert_eq!(x.severity, Severity::Warn);
+        assert!(x.finding.contains("an image file in /var/tmp"), "{x:?}");
+        assert!(x.why.contains("meaningless") && x.fix.contains("--precondition"));
+        // A device target has no directory: nothing to say.
+        f.dirs.clear();
+        assert!(!codes(&f).iter().any(|c| c.starts_with(STEADY_CACHES)));
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct Facts {
     pub missing_tools: Vec<MissingTool>,
     /// What killed fsbench runs still hold (their ledgers), as recovery would release it.
     pub stale: Vec<StaleItem>,
+    /// Whether I/O jobs run until steady (`--steady-state`).
+    pub steady_state: bool,
 }
 
 /// One item a dead fsbench process still holds, from its ledger.
@@ -211,6 +213,8 @@ pub struct Request {
     pub io_jobs: Vec<IoJobFact>,
     /// How long to watch the devices for other I/O (zero: not at all).
     pub sample: Duration,
+    /// I/O jobs run until steady (`--steady-state`).
+    pub steady_state: bool,
 }
 
 /// Gather the facts for `req`. Only reads; unknown values stay empty.
@@ -338,6 +342,7 @@ pub fn gather(req: &Request) -> Facts {
         io_jobs: req.io_jobs.clone(),
         missing_tools,
         stale: stale_items(),
+        steady_state: req.steady_state,
     }
 }
 

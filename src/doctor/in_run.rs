@@ -25,6 +25,7 @@ pub fn request(inv: &Invocation, target: &dyn Target) -> Request {
     let mut req = Request {
         sample: SAMPLE,
         file_size: Some(plan.file_size),
+        steady_state: plan.steady.is_some(),
         ..Default::default()
     };
     if let Some(dev) = target.block_device() {

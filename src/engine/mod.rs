@@ -161,8 +161,8 @@ pub fn run_coordinated(
             "cannot be combined with --stonewall: each would stop the job on its own rule",
         ));
     }
-    // Run until steady: time-based up to the limit, each job publishing its seconds live.
-    let runtime = spec.steady.map(|s| s.max).or(spec.runtime);
+    // Run until steady: time-based up to the round limit, each job publishing its seconds live.
+    let runtime = spec.steady.map(|s| s.limit()).or(spec.runtime);
 
     let (backend, backend_note) = match spec.backend {
         Backend::Psync => (Backend::Psync, None),
@@ -241,7 +241,7 @@ pub fn run_coordinated(
                 rwmixread: spec.rwmixread,
                 ramp: spec.ramp,
                 runtime,
-                live: spec.steady.map(|s| steady::live(s.max)),
+                live: spec.steady.map(|s| steady::live(s.limit())),
             }
         })
         .collect();
@@ -297,7 +297,7 @@ pub fn run_coordinated(
         if let Some(st) = &spec.steady {
             let lives: Vec<steady::Live> = plans.iter().filter_map(|p| p.live.clone()).collect();
             let all_done = || finished.load(Ordering::SeqCst) == plans.len();
-            steady_end = steady::watch(&st.criteria, &lives, t0, all_done, &abort);
+            steady_end = steady::watch(st, &lives, t0, all_done, &abort);
         }
         if coord.polls() {
             // Stonewalling: every process asks, in step, whether any has finished.
@@ -386,16 +386,9 @@ pub fn run_coordinated(
     };
     let lat_q = lat_series.quantiles_ms(runtime_s, &[0.50, 0.99]);
     let iops_series = series.iops(runtime_s);
-    let steady = spec.steady.map(|st| {
-        steady::report(
-            &st,
-            steady_end,
-            &iops_series,
-            runtime_s,
-            &series,
-            &lat_series,
-        )
-    });
+    let steady = spec
+        .steady
+        .map(|st| steady::report(&st, steady_end, runtime_s, &series, &lat_series));
     let rd = direction(&read, spec.bs, runtime_s);
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {

@@ -146,11 +146,11 @@ pub struct IoReport {
 /// The outcome of a run-until-steady job (`--steady-state`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteadyReport {
-    /// The criteria: N one-second windows, range and slope limits in % of their mean.
+    /// The criteria: N rounds (quick mode: seconds), range and slope limits in % of their mean.
     pub criteria: crate::measure::steady::SteadyCriteria,
     /// The limit: the job stops here (seconds after the ramp) when it never became steady.
     pub max_s: f64,
-    /// Whether the last N seconds met the criteria before the limit.
+    /// Whether the last N rounds met the criteria before the limit.
     pub reached: bool,
     /// Seconds of the measured window it took (the steady window's end), when reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,12 +158,45 @@ pub struct SteadyReport {
     /// The steady window's figures, when reached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<SteadyWindow>,
-    /// Range of the steady window (or, not reached, of the last N whole seconds), % of mean.
+    /// Range of the steady window (or, not reached, of the last N whole rounds), % of mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range_pct: Option<f64>,
     /// How far the least-squares line moved across that window, % of mean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slope_pct: Option<f64>,
+    /// Seconds per round (1 in the quick mode; 0 in reports from before rounds).
+    #[serde(default)]
+    pub round_s: f64,
+    /// The quick mode (`--steady-quick`): one-second windows, not SNIA's rounds.
+    #[serde(default)]
+    pub quick: bool,
+    /// Most rounds the job could run (25, fewer when `--steady-max` allows fewer).
+    #[serde(default)]
+    pub round_limit: u32,
+    /// IOPS of each whole round, in order (the per-second values are `iops_series`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<f64>,
+    /// The rounds judged last, 1-based and inclusive: the steady window when reached, else
+    /// the last N whole rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_rounds: Option<[u32; 2]>,
+    /// Mean IOPS of those rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_mean: Option<f64>,
+    /// Slope of their least-squares line, IOPS per round (through the mean at the middle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_slope: Option<f64>,
+    /// What the target went through before: `not-a-device`, `not-preconditioned`,
+    /// `preconditioned`.
+    #[serde(default)]
+    pub conditioning: crate::engine::steady::Conditioning,
+    /// Whether steady state is claimed: reached, and on a device after preconditioning.
+    #[serde(default)]
+    pub claimed: bool,
+    /// `steady`, `not steady`, `not preconditioned` (criteria met, no claim) or `stable, not
+    /// a device` (criteria met on a file: caches in the way).
+    #[serde(default)]
+    pub verdict: String,
 }
 
 /// What the job did in its steady window, seconds `[start_s, end_s)` of the measured window.

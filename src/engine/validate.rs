@@ -88,7 +88,7 @@ pub fn resolve(spec: &JobSpec) -> Result<Resolved> {
         ));
     }
     if let Some(st) = &spec.steady {
-        super::steady::SteadySpec::new(st.criteria, st.max)?;
+        st.check()?;
     }
     if spec.rwmixread > 100 {
         return Err(Error::invalid(

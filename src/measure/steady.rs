@@ -1,7 +1,9 @@
-//! Steady-state detection on a per-second series, after SNIA's Performance Test Specification:
-//! a measurement window of the last `windows` values is steady when its range (max − min) is
+//! The steady-state criteria of SNIA's Performance Test Specification, over any series: a
+//! measurement window of the last `windows` values is steady when its range (max − min) is
 //! within `range_pct` % of its mean and the least-squares line through it changes by no more
-//! than `slope_pct` % of the mean across the window (PTS defaults: 5 windows, 20 %, 10 %).
+//! than `slope_pct` % of the mean across the window (PTS defaults: 5, 20 %, 10 %). SNIA applies
+//! them to rounds of about a minute (`engine::steady`, `--steady-state`); on one-second values
+//! (the quick mode, the after-the-fact look at every job's series) they are only a quick check.
 
 use serde::{Deserialize, Serialize};
 

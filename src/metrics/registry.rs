@@ -184,7 +184,7 @@ metrics! {
     DETECTED: "detected", "bool", Capability, "corruption detected" .headline();
     CLEAN: "clean", "bool", Capability, "fsck found it clean" .headline();
     INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();
-    STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (SNIA: 5 s within 20 %/10 %)" .neutral();
+    STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (5 in a row within 20 %/10 %)" .neutral();
     // Facts fixed by mkfs, the corpus or the plan: shown, never starred.
     SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes();
     INODES_TOTAL: "inodes_total", "count", Fact, "inodes total" .headline() .limit();

@@ -129,6 +129,13 @@ pub fn setup_round_seconds(plan: &Plan, setup: usize, round: u32, formats: bool)
             .sum::<f64>()
 }
 
+/// Estimated seconds of what runs once before the first setup-round (the device's
+/// preconditioning with `--precondition --device`).
+pub fn once_seconds(plan: &Plan) -> f64 {
+    plan.precondition_device
+        .map_or(0.0, crate::workload::precondition::device_estimate_s)
+}
+
 /// Estimated duration of the whole plan.
 pub fn total(plan: &Plan, formats: bool) -> Duration {
     let secs: f64 = plan
@@ -136,7 +143,7 @@ pub fn total(plan: &Plan, formats: bool) -> Duration {
         .iter()
         .map(|sr| setup_round_seconds(plan, sr.setup, sr.round, formats))
         .sum();
-    Duration::from_secs_f64(secs)
+    Duration::from_secs_f64(secs + once_seconds(plan))
 }
 
 /// `1 h 02 min`, `8 min 30 s`, `45 s`.

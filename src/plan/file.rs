@@ -8,9 +8,10 @@
 //! file_size = "4G"          # or "4xram" (times RAM, capped to fit the target)
 //! suite = "standard"        # start from the standard suite (else only [[workload]]s)
 //! fs = ["ext4", "xfs", "zfs-16k=zfs:recordsize=16K"]   # same syntax as --fs
-//! steady_state = "5,20,10"  # run each I/O job until steady (as --steady-state N,RANGE,SLOPE)
-//! steady_max = "5m"         # … for at most this long (as --steady-max)
-//! precondition = true       # with --device: condition the data file first (as --precondition)
+//! steady_state = "5,20,10"  # run each I/O job in rounds until steady (as --steady-state N,RANGE,SLOPE)
+//! steady_round = "60s"      # … rounds this long (as --steady-round; steady_quick = true: seconds)
+//! steady_max = "25m"        # … for at most this long (as --steady-max; 25 rounds at most)
+//! precondition = true       # with --device: condition device and data file (as --precondition)
 //!
 //! [[setup]]                 # or as tables
 //! name = "btrfs-zstd"
@@ -114,6 +115,8 @@ struct RawPlan {
     corpus: Option<RawCorpus>,
     steady_state: Option<String>,
     steady_max: Option<String>,
+    steady_round: Option<String>,
+    steady_quick: Option<bool>,
     precondition: Option<bool>,
 }
 
@@ -202,18 +205,25 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         ..Default::default()
     };
     let steady_max = dur(&raw.steady_max, "steady_max")?;
-    match (&raw.steady_state, steady_max) {
-        (None, Some(_)) => {
+    let steady_round = dur(&raw.steady_round, "steady_round")?;
+    let quick = raw.steady_quick.unwrap_or(false);
+    match &raw.steady_state {
+        None if steady_max.is_some() || steady_round.is_some() || quick => {
             return Err(bad(
                 origin,
-                "steady_max needs steady_state (e.g. \"5,20,10\")",
+                "steady_max, steady_round and steady_quick need steady_state (e.g. \"5,20,10\")",
             ));
         }
-        (None, None) => {}
-        (Some(c), max) => {
-            let max = max.unwrap_or(crate::engine::steady::DEFAULT_MAX);
-            let s = crate::engine::SteadySpec::parse(c, max)
-                .map_err(|e| bad(origin, format!("steady_state / steady_max: {e}")))?;
+        None => {}
+        Some(c) => {
+            let s = crate::engine::SteadySpec::parse(c, steady_max, steady_round, quick).map_err(
+                |e| {
+                    bad(
+                        origin,
+                        format!("steady_state / steady_round / steady_max: {e}"),
+                    )
+                },
+            )?;
             d.steady = Some(s);
         }
     }

@@ -95,6 +95,11 @@ pub struct Plan {
     /// Condition the data file before the I/O jobs of every setup-round (`--precondition`).
     #[serde(default)]
     pub precondition: bool,
+    /// With `--precondition` on `--device`: the device's capacity, written twice in 128 KiB
+    /// sequential writes once per run before the first mkfs (SNIA's workload-independent
+    /// preconditioning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition_device: Option<u64>,
     /// After the `rounds`, more interleaved rounds of the questions still open, until each is
     /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,6 +215,7 @@ mod tests {
             steady: None,
             precondition: false,
             settle: None,
+            precondition_device: None,
         }
     }
 

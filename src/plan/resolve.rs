@@ -187,9 +187,15 @@ pub fn resolve(
     check_corpus_flags(args, host)?;
     let seed = args.seed.unwrap_or(host.random_seed);
     let engine = args.engine.unwrap_or(super::EngineChoice::Fsbench);
-    let steady = super::steady::resolve_steady(args.steady, draft.steady, engine)?;
     let precondition =
         super::steady::resolve_precondition(args.precondition, draft.precondition, &target)?;
+    let steady =
+        super::steady::resolve_steady(args.steady, draft.steady, engine, &target, precondition)?;
+    // SNIA's workload-independent part: the whole device, once per run (its size as known).
+    let precondition_device = precondition
+        .then_some(capacity)
+        .flatten()
+        .filter(|_| matches!(target, TargetKind::Device { .. }));
     let rounds = args.rounds.or(draft.rounds).unwrap_or(3);
     let settle = resolve_settle(args, &draft, rounds)?;
     let plan = Plan {
@@ -224,6 +230,7 @@ pub fn resolve(
         },
         steady,
         precondition,
+        precondition_device,
     };
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));

@@ -12,6 +12,8 @@ use crate::stats::metric;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod steady;
+
 const TEMPLATE: &str = include_str!("report.html.j2");
 
 /// HTML exporter.
@@ -79,6 +81,16 @@ impl Exporter for Html {
                     .into_iter()
                     .chain(latency_series_charts(report))
                     .collect(),
+            },
+            ChartGroup {
+                title: "Steady state (--steady-state)".into(),
+                note: "IOPS of each steady-state round of a job run until steady (its first \
+                       round of the plan); dashed over the window the criteria judged: its mean \
+                       and the band the range criterion allows around it (±10 % for SNIA's 20 %), \
+                       solid the least-squares line through it. On a device, steady state counts \
+                       only after --precondition; on an image or --dir it is a stability check."
+                    .into(),
+                svgs: steady::charts(report),
             },
             ChartGroup {
                 title: "Scaling".into(),

@@ -119,7 +119,7 @@ pub fn execute_judged(
         inv.save()?;
     }
     let journal = Journal::open(out)?;
-    let schedule = Schedule::new(inv, &checked);
+    let schedule = Schedule::new(inv, &checked, &done);
     let mut runner = Runner {
         inv,
         target: target.as_ref(),
@@ -144,7 +144,15 @@ pub fn execute_judged(
             inv.options.seed & 0xffff_ffff
         ),
     };
-    let mut ended = runner.rounds(&schedule, &done)?;
+    let mut ended = match runner.precondition_device(&schedule) {
+        Ok(()) => runner.rounds(&schedule, &done)?,
+        Err(e) => Ended {
+            records: BTreeMap::new(),
+            interrupted: matches!(e, crate::Error::Interrupted),
+            fatal: (!matches!(e, crate::Error::Interrupted)).then_some(e),
+            elapsed_s: 0.0,
+        },
+    };
     if let (Some(judge), Some(rule)) = (judge, settle::rule(&inv.plan)) {
         runner.settle_rounds(&schedule, &done, &mut ended, judge, &rule, run_start)?;
     }
@@ -281,14 +289,22 @@ struct Schedule {
     steps_of: Vec<usize>,
     /// The ETA of each of `rounds`, seconds.
     estimate_of: Vec<f64>,
-    /// Their sums.
+    /// Their sums (and the device preconditioning's estimate).
     steps: usize,
     estimate_s: f64,
+    /// SNIA's workload-independent preconditioning of the whole device is due (`--precondition`
+    /// on `--device`, once per run: not again when resuming a run that got past it).
+    precondition_device: bool,
 }
 
 impl Schedule {
-    fn new(inv: &Invocation, checked: &Checked) -> Schedule {
+    fn new(
+        inv: &Invocation,
+        checked: &Checked,
+        done: &BTreeMap<(String, u32), RoundRecord>,
+    ) -> Schedule {
         let plan = &inv.plan;
+        let precondition_device = plan.precondition_device.is_some() && done.is_empty();
         let formats = inv.options.target.formats();
         let rounds: Vec<SetupRound> = plan
             .setup_rounds()
@@ -313,7 +329,13 @@ impl Schedule {
             .collect();
         Schedule {
             steps: steps_of.iter().sum(),
-            estimate_s: estimate_of.iter().sum(),
+            estimate_s: estimate_of.iter().sum::<f64>()
+                + if precondition_device {
+                    eta::once_seconds(plan)
+                } else {
+                    0.0
+                },
+            precondition_device,
             rounds,
             steps_of,
             estimate_of,
@@ -331,6 +353,35 @@ struct Ended {
 }
 
 impl Runner<'_> {
+    /// SNIA's workload-independent preconditioning, when due: the whole device written twice
+    /// in 128 KiB sequential writes, once per run before the first mkfs.
+    fn precondition_device(&mut self, schedule: &Schedule) -> crate::Result<()> {
+        let Some(dev) = self
+            .target
+            .block_device()
+            .filter(|_| schedule.precondition_device)
+        else {
+            return Ok(());
+        };
+        self.target.check_identity()?;
+        self.progress.note(&format!(
+            "fsbench: preconditioning {} before the first mkfs (2 × its capacity, 128 KiB \
+             sequential writes, about {})",
+            dev.display(),
+            eta::format(std::time::Duration::from_secs_f64(eta::once_seconds(
+                &self.inv.plan
+            )))
+        ));
+        let note = crate::workload::precondition::run_device(dev)?;
+        self.progress.note(&format!("fsbench: {note}"));
+        self.run_notes.push(Warning {
+            setup: String::new(),
+            round: 0,
+            message: note,
+        });
+        Ok(())
+    }
+
     /// The rounds phase: every setup-round of `schedule` not already `done`, journaled and
     /// saved (partial results) as each ends; stops at an interrupt or a fatal error.
     fn rounds(
@@ -492,6 +543,7 @@ impl Runner<'_> {
                 rounds: next.iter().map(|n| n.0).collect(),
                 steps_of: next.iter().map(|n| n.1).collect(),
                 estimate_of: next.iter().map(|n| n.2).collect(),
+                precondition_device: false,
             };
             self.extra_only = Some(run.clone());
             let more = self.rounds(&mini, done);

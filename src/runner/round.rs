@@ -122,7 +122,14 @@ impl Runner<'_> {
                     }
                 }
             }
-            match self.target.discard() {
+            // The device was preconditioned once for the run (SNIA's 2 × capacity): a
+            // discard now would hand its blocks back and undo that.
+            let discard = if plan.precondition_device.is_some() {
+                Ok(true)
+            } else {
+                self.target.discard()
+            };
+            match discard {
                 Ok(true) => {}
                 Ok(false) => self.warn_once("discard", "", "BLKDISCARD is not supported by the target; filesystems start on a device that was not discarded"),
                 Err(e) => self.warn_once("discard", "", &format!("discard failed: {e}")),
@@ -339,13 +346,19 @@ impl Runner<'_> {
                         out.metrics.push(Metric::new(SCALING_FACTOR, "x", x / b));
                     }
                     for n in &out.notes {
+                        if crate::workload::io::is_steady_note(n) {
+                            self.progress
+                                .note(&format!("fsbench: {} round {round}: {id}: {n}", setup.name));
+                        }
                         let w = Warning {
                             setup: setup.name.clone(),
                             round,
                             message: format!("{id}: {n}"),
                         };
                         // A job that never became steady: its figures may hold a transient.
-                        if n.starts_with(crate::workload::io::NOT_STEADY) {
+                        if n.starts_with(crate::workload::io::NOT_STEADY)
+                            || n.starts_with(crate::workload::io::NOT_PRECONDITIONED)
+                        {
                             step.warnings.push(w);
                         } else {
                             step.notes.push(w);

@@ -587,7 +587,11 @@ fn job_cost(w: &WorkloadSpec, d: &JobDefaults) -> Cost {
     let p = w.io.as_ref().expect("io workloads carry params");
     Cost::Job {
         // Run until steady: count the limit (an upper bound).
-        runtime: d.steady.map(|s| s.max).or(p.runtime).unwrap_or(d.runtime),
+        runtime: d
+            .steady
+            .map(|s| s.limit())
+            .or(p.runtime)
+            .unwrap_or(d.runtime),
         ramp: p.ramp.unwrap_or(d.ramp),
         direct: p.direct,
     }
@@ -630,9 +634,14 @@ fn describe_io(w: &WorkloadSpec, d: &Describe<'_>) -> String {
         }
     } else if let Some(st) = &d.defaults.steady {
         let fmt = crate::units::format_duration;
+        let rounds = if st.quick {
+            String::new()
+        } else {
+            format!("{} rounds of {}, ", st.round_limit(), fmt(st.round))
+        };
         s.push_str(&format!(
-            " until steady (at most {}) + {} ramp",
-            fmt(st.max),
+            " until steady (at most {rounds}{}) + {} ramp",
+            fmt(st.limit()),
             fmt(io.ramp.unwrap_or(d.defaults.ramp))
         ));
     } else {

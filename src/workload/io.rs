@@ -151,10 +151,14 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
             "s",
             crate::measure::stalls(&report.iops_series) as f64,
         ));
-        // Whether (and after how many measured seconds) the IOPS series met SNIA's
-        // steady-state criteria; a job that never did measured a transient. A job run until
-        // steady (`--steady-state`) carries the engine's own verdict.
+        // Whether (and after how many measured seconds) five one-second IOPS values met the
+        // 20 %/10 % criteria (a quick look, not SNIA's rounds); a job that never did measured a
+        // transient. A job run until steady (`--steady-state`) carries the engine's own
+        // verdict over its rounds.
         let at = match &report.steady {
+            // A device that was not preconditioned is not claimed steady (its rounds may sit
+            // on the fresh drive's plateau before the write cliff).
+            Some(s) if s.conditioning == engine::steady::Conditioning::NotPreconditioned => None,
             Some(s) => s.at_s.map(|a| a as usize),
             None => crate::measure::steady::steady_at(
                 &report.iops_series,
@@ -191,25 +195,76 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
 /// warning (the figures are the whole run's, a transient may be in them).
 pub const NOT_STEADY: &str = "steady state not reached";
 
-/// A job run until steady: when it got there, the headline figures (IOPS, MiB/s, latency
-/// percentiles) become the steady window's; when it did not, they stay the whole run's and a
-/// [`NOT_STEADY`] note says so.
+/// The start of the note of a job on a device that met the criteria without preconditioning.
+pub const NOT_PRECONDITIONED: &str = "not preconditioned";
+
+/// The start of the note of a job whose rounds met the criteria (a preconditioned device).
+pub const STEADY: &str = "steady state over";
+
+/// The start of the note of a job whose rounds met the criteria on a file or image.
+pub const STABLE: &str = "stable (";
+
+/// Whether a workload note is the verdict of `--steady-state` (the runner prints it, so the
+/// terminal says which rounds formed the window).
+pub fn is_steady_note(note: &str) -> bool {
+    [NOT_STEADY, NOT_PRECONDITIONED, STEADY, STABLE]
+        .iter()
+        .any(|p| note.starts_with(p))
+}
+
+/// The series of a job run until steady: one value per steady-state round (IOPS), for the
+/// report's steady-state plot (the per-second values stay in `iops`).
+pub const ROUND_SERIES: &str = "steady_round_iops";
+
+/// `rounds 4–8 of 9` (the window, 1-based, and how many rounds ran).
+pub fn rounds_text(s: &engine::SteadyReport) -> String {
+    let unit = if s.quick { "seconds" } else { "rounds" };
+    match s.window_rounds {
+        Some([a, b]) => format!("{unit} {a}–{b} of {}", s.rounds.len()),
+        None => format!("{} {unit}", s.rounds.len()),
+    }
+}
+
+/// A job run until steady: when the criteria held (and, on a device, after preconditioning),
+/// the headline figures (IOPS, MiB/s, latency percentiles) become the window's; otherwise they
+/// stay the whole run's and a [`NOT_STEADY`] or [`NOT_PRECONDITIONED`] note says why.
 fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut WorkloadOutput) {
-    let c = &s.criteria;
+    if !s.rounds.is_empty() && !s.quick {
+        out.series.push((ROUND_SERIES.into(), s.rounds.clone()));
+    }
+    let rule = if s.quick {
+        format!(
+            "{} one-second windows within {} % range / {} % slope, quick mode, not SNIA",
+            s.criteria.windows, s.criteria.range_pct, s.criteria.slope_pct
+        )
+    } else {
+        format!(
+            "{} rounds of {} s within {} % range / {} % slope",
+            s.criteria.windows, s.round_s, s.criteria.range_pct, s.criteria.slope_pct
+        )
+    };
+    let how = match (s.range_pct, s.slope_pct) {
+        (Some(r), Some(sl)) => format!("range {r:.1} %, slope {sl:.1} %"),
+        _ => "fewer rounds than the window".into(),
+    };
     let Some(w) = &s.window else {
-        let how_far = match (s.range_pct, s.slope_pct) {
-            (Some(r), Some(sl)) => format!(
-                "; the last {} s ranged {r:.0} % of their mean and trended {sl:.0} %",
-                c.windows
-            ),
-            _ => String::new(),
-        };
         out.notes.push(format!(
-            "{NOT_STEADY} within {} s ({c}){how_far}: IOPS, MiB/s and latency are the whole run's",
-            s.max_s
+            "{NOT_STEADY} within {} ({rule}; {}: {how}): IOPS, MiB/s and latency are the whole run's",
+            crate::units::format_duration(std::time::Duration::from_secs_f64(s.max_s)),
+            rounds_text(s),
         ));
         return;
     };
+    if s.conditioning == engine::steady::Conditioning::NotPreconditioned {
+        out.notes.push(format!(
+            "{NOT_PRECONDITIONED}: the device met the criteria over {} ({rule}: {how}) but was \
+             not preconditioned (--precondition), so steady state is not claimed: a fresh SSD \
+             can hold its burst speed for rounds before its write cliff; IOPS, MiB/s and \
+             latency are the whole run's",
+            rounds_text(s)
+        ));
+        return;
+    }
     let mib = (1 << 20) as f64;
     let ios = w.read_ios + w.write_ios;
     let bs = if ios > 0 {
@@ -234,11 +289,15 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
         set("lat_p99_ms", w.lat_ns.p99 as f64 / 1e6);
         set("lat_p99_9_ms", w.lat_ns.p99_9 as f64 / 1e6);
     }
+    let what = match s.conditioning {
+        engine::steady::Conditioning::Preconditioned => STEADY.to_string(),
+        // A file, an image, a directory: caches underneath (the doctor says so).
+        _ => format!("{STABLE}a file or image: its caches make this no steady state) over"),
+    };
     out.notes.push(format!(
-        "steady after {} s ({c}; range {:.1} %, slope {:.1} %): IOPS, MiB/s and latency are over seconds {}–{} of the measured window{}",
+        "{what} {} ({rule}: {how}), after {} s: IOPS, MiB/s and latency are over seconds {}–{} of the measured window{}",
+        rounds_text(s),
         s.at_s.unwrap_or(w.end_s),
-        s.range_pct.unwrap_or(0.0),
-        s.slope_pct.unwrap_or(0.0),
         w.start_s,
         w.end_s,
         if mixed {
@@ -390,6 +449,30 @@ mod tests {
             out.notes.iter().any(|n| n.contains("seconds 4–9")),
             "{:?}",
             out.notes
+        );
+
+        assert!(
+            out.series.iter().all(|(n, _)| n != ROUND_SERIES),
+            "no rounds, no series"
+        );
+
+        // The same window on a device that was not preconditioned: no claim, whole-run figures.
+        let s = report.steady.as_mut().unwrap();
+        s.conditioning = engine::steady::Conditioning::NotPreconditioned;
+        (s.round_s, s.rounds, s.window_rounds) = (2.0, vec![90.0, 80.0, 80.0], Some([1, 3]));
+        let out = to_output(&report);
+        assert_eq!(get(&out, "iops"), Some(100.0));
+        assert_eq!(get(&out, "steady_reached"), Some(0.0));
+        let note = out
+            .notes
+            .iter()
+            .find(|n| n.starts_with(NOT_PRECONDITIONED))
+            .expect("a not-preconditioned note");
+        assert!(note.contains("rounds 1–3 of 3"), "{note}");
+        assert!(
+            out.series
+                .iter()
+                .any(|(n, v)| n == ROUND_SERIES && v.len() == 3)
         );
 
         let s = report.steady.as_mut().unwrap();

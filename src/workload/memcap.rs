@@ -66,6 +66,11 @@ pub fn io_args(job: &JobSpec) -> Vec<String> {
             format!("{},{},{}", c.windows, c.range_pct, c.slope_pct),
         );
         push("--steady-max", format!("{}ms", s.max.as_millis()));
+        if s.quick {
+            a.push("--steady-quick".into());
+        } else {
+            a.extend(["--steady-round".into(), format!("{}s", s.round_s())]);
+        }
     }
     if job.direct {
         a.push("--direct".into());
@@ -95,7 +100,7 @@ pub fn run_with_exe(exe: &Path, job: &JobSpec, cap_bytes: u64) -> Result<Workloa
     // Generous: time-based jobs end on their own; size-based ones get ten minutes.
     let limit = job
         .steady
-        .map(|s| s.max)
+        .map(|s| s.limit())
         .or(job.runtime)
         .unwrap_or(Duration::from_secs(600))
         + job.ramp
@@ -181,7 +186,7 @@ mod tests {
         };
         let a = io_args(&steady).join(" ");
         assert!(
-            a.ends_with("--steady-state 5,20,10 --steady-max 300000ms --json")
+            a.ends_with("--steady-state 5,20,10 --steady-max 1500000ms --steady-round 60s --json")
                 && a.contains("--seed 7"),
             "{a}"
         );

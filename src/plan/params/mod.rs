@@ -49,7 +49,8 @@ table! {
     QUIET_THRESHOLD = Param::bytes("quiet_threshold", 0, TIB, "Bytes written per window under which the device counts as quiet").flags(&["--quiet-threshold"]);
     QUIET_TIMEOUT = Param::secs("quiet_timeout", 1.0, DAY, "Give up waiting for quiet after this long (a warning goes into the results)").flags(&["--quiet-timeout"]);
     TOOL_TIMEOUT = Param::secs("tool_timeout", 1.0, DAY, "Timeout for each mkfs, mount, zpool and other tool invocation").flags(&["--tool-timeout"]);
-    STEADY_MAX = Param::secs("steady_max", 1.0, DAY, "Longest time a job runs waiting to be steady").flags(&["--steady-max"]).key("steady_max");
+    STEADY_ROUND = Param::secs("steady_round", 0.0, DAY, "With --steady-state: the length of one steady-state round, whole seconds from 1 s to 1 h [default: 60s, SNIA's]; not `run --rounds`, which repeats the whole plan").flags(&["--steady-round"]).key("steady_round");
+    STEADY_MAX = Param::secs("steady_max", 1.0, DAY, "With --steady-state: the longest a job may run looking for steady state; whole rounds only, at most 25 of them, and room for at least N [default: 25 rounds; quick mode 5m]").flags(&["--steady-max"]).key("steady_max");
     SEED = Param::count("seed", 0, u64::MAX, "Seed for offsets and data (default: random, recorded in the results)").flags(&["--seed", "--corpus-seed"]);
     THREADS = Param::count("threads", 1, 1_024, "Threads for metadata workloads (untar, find-cold, rm-tree)").flags(&["--threads"]);
     // The corpus of the metadata workloads.
