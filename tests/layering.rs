@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["workload"],
     &["plan"],
     &["doctor", "runner"],
-    &["claims", "report"],
+    &["claims", "report", "history"],
     &["cli"],
     &["commands", "mpi"],
 ];

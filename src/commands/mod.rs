@@ -5,6 +5,7 @@ use crate::cli::{Cli, Command};
 pub mod compare;
 pub mod corpus;
 pub mod doctor;
+pub mod history;
 pub mod io;
 mod io_fio_job;
 pub mod meta;
@@ -30,6 +31,7 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Corpus(a) => corpus::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::History(a) => history::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => shell::completions(a),
         Command::Man(a) => shell::man(a),
