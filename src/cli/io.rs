@@ -166,4 +166,8 @@ pub struct IoArgs {
     /// --steady-state and --steady-max.
     #[command(flatten)]
     pub steady: super::steady::SteadyArgs,
+
+    /// Where the run is recorded (`fsbench history`).
+    #[command(flatten)]
+    pub history: super::history::RecordArgs,
 }

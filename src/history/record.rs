@@ -58,3 +58,77 @@ pub fn after_run(loc: Option<&Location>, results: &Results, dir: &Path, source: 
         ),
     }
 }
+
+/// A one-setup, one-round results model for the commands that measure an existing path
+/// (`fsbench io`, `fsbench meta`): the setup is the filesystem holding `path` (or `raw` for a
+/// block device), each workload its own id with its parameters.
+pub fn one_setup(
+    command: &str,
+    started_at: &str,
+    path: &Path,
+    workloads: Vec<crate::results::WorkloadInfo>,
+    samples: impl IntoIterator<Item = (String, String, String, f64)>,
+) -> Results {
+    use crate::results::{Sample, SetupInfo, TargetInfo};
+    let mut r = Results::new();
+    r.started_at = started_at.to_string();
+    r.finished_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    r.host = crate::host::provenance::host_info();
+    r.host.extra.insert("plan".into(), command.to_string());
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let is_block = std::fs::metadata(&canon).is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_block_device()
+    });
+    let mut target = TargetInfo {
+        kind: if is_block { "device" } else { "dir" }.into(),
+        path: canon.display().to_string(),
+        ..Default::default()
+    };
+    let mut setup = SetupInfo {
+        name: "raw".into(),
+        fs: "raw".into(),
+        ..Default::default()
+    };
+    if is_block {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(&canon) {
+            let dev = crate::host::sysfs::DevNum::from_dev(m.rdev());
+            target.extra.insert("device_number".into(), dev.to_string());
+            if let Some(f) = crate::host::sysfs::queue_facts(dev) {
+                target.model = f.model;
+            }
+        }
+    } else {
+        if let Ok(sv) = rustix::fs::statvfs(&canon) {
+            target.size_bytes = sv.f_blocks * sv.f_frsize;
+        }
+        if let Some(m) = crate::host::mountinfo::read()
+            .ok()
+            .and_then(|m| crate::host::mountinfo::containing(&m, &canon))
+        {
+            target.extra.insert("fs_type".into(), m.fs_type.clone());
+            target.extra.insert("mount_source".into(), m.source.clone());
+            setup.name = m.fs_type.clone();
+            setup.fs = m.fs_type.clone();
+            setup.mount_opts = m.all_options();
+        }
+    }
+    r.target = target;
+    r.samples = samples
+        .into_iter()
+        .map(|(workload, metric, unit, value)| Sample {
+            setup: setup.name.clone(),
+            workload,
+            metric,
+            unit,
+            round: 1,
+            value,
+        })
+        .filter(|s| s.value.is_finite())
+        .collect();
+    r.setups.push(setup);
+    r.workloads = workloads;
+    crate::stats::summarize(&mut r);
+    r
+}

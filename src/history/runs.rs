@@ -327,3 +327,107 @@ impl History {
         Ok(rows.first().and_then(|r| r.first()).map_or(0, Value::int))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Sample, SetupInfo};
+
+    fn results(started: &str, value: f64) -> Results {
+        let mut r = Results::new();
+        r.started_at = started.into();
+        r.host.hostname = "h".into();
+        r.host.kernel = "6.1".into();
+        r.target.kind = "image".into();
+        r.target.size_bytes = 1 << 30;
+        r.setups.push(SetupInfo {
+            name: "ext4".into(),
+            fs: "ext4".into(),
+            ..Default::default()
+        });
+        for round in 1..=3 {
+            r.samples.push(Sample {
+                setup: "ext4".into(),
+                workload: "untar".into(),
+                metric: "seconds".into(),
+                unit: "s".into(),
+                round,
+                value: value + f64::from(round) * 0.01,
+            });
+        }
+        r
+    }
+
+    fn sqlite(dir: &std::path::Path) -> Location {
+        Location::Sqlite(dir.join("sub/history.db"))
+    }
+
+    #[test]
+    fn a_run_goes_in_and_comes_back_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = sqlite(dir.path());
+        let mut h = History::open(&loc, true).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("sub/history.db"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let r = results("2026-12-01T10:00:00Z", 10.0);
+        let Recorded::New(id) = h.record(&r, "run", "/out").unwrap() else {
+            panic!("not new")
+        };
+        assert_eq!(h.record(&r, "run", "/out").unwrap(), Recorded::Already(id));
+        let (row, back) = h.get(id).unwrap().unwrap();
+        assert_eq!(back, r);
+        assert_eq!(row.setups, vec!["ext4"]);
+        assert_eq!(
+            h.samples(Some(("ext4", "untar", "seconds"))).unwrap().len(),
+            3
+        );
+        assert_eq!(h.schema_version().unwrap(), super::super::schema::VERSION);
+    }
+
+    #[test]
+    fn an_older_schema_is_migrated_and_a_newer_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let mut s = super::super::sqlite::Sqlite::open(&path, true).unwrap();
+        super::super::schema::migrate_to(&mut s, 1).unwrap();
+        let mut h = History::from_store(Box::new(s)).unwrap();
+        assert_eq!(h.schema_version().unwrap(), 2);
+        h.record(&results("2026-12-01T10:00:00Z", 1.0), "run", "")
+            .unwrap();
+        drop(h);
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute("UPDATE fsbench_schema SET version = 99", [])
+            .unwrap();
+        drop(c);
+        let e = History::open(&Location::Sqlite(path), false).err().unwrap();
+        assert!(e.to_string().contains("newer than this fsbench"), "{e}");
+    }
+
+    #[test]
+    fn writers_at_the_same_moment_all_land() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = sqlite(dir.path());
+        History::open(&loc, true).unwrap();
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let (loc, barrier) = (loc.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    let mut h = History::open(&loc, true).unwrap();
+                    barrier.wait();
+                    h.record(&results(&format!("2026-12-01T10:00:0{i}Z"), 1.0), "run", "")
+                        .unwrap()
+                })
+            })
+            .collect();
+        for t in threads {
+            assert!(matches!(t.join().unwrap(), Recorded::New(_)));
+        }
+        let mut h = History::open(&loc, false).unwrap();
+        assert_eq!(h.list(&Filter::default()).unwrap().len(), 8);
+    }
+}
