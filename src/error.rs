@@ -1,7 +1,7 @@
 //! Typed errors with context, and the exit codes they map to.
 //!
 //! Exit codes: 0 success, 1 a run or workload failed, 2 bad input or a refusal before anything
-//! destructive happened, 128 + signal number when interrupted (130 Ctrl-C, 129 SIGHUP, 131 SIGQUIT,
+//! destructive happened, 3 `fsbench history check` found a regression, 128 + signal number when interrupted (130 Ctrl-C, 129 SIGHUP, 131 SIGQUIT,
 //! 143 SIGTERM) after cleanup.
 
 use std::path::PathBuf;
@@ -13,6 +13,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILURE: i32 = 1;
 /// Exit code for bad input or a safety refusal; nothing was created or changed.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit code of `fsbench history check` when a regression was found (the check itself
+/// worked): distinct from 1 (the store failed) so cron and CI can tell them apart.
+pub const EXIT_REGRESSION: i32 = 3;
 /// Exit code after an interrupt that no signal caused (a signal gives 128 + its number).
 pub const EXIT_INTERRUPTED: i32 = 130;
 

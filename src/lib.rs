@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod fio;
 pub mod fs;
+pub mod history;
 pub mod host;
 pub mod measure;
 pub mod metrics;

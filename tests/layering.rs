@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan"],
     &["doctor", "runner"],
     &["mpi"],
-    &["claims", "report"],
+    &["claims", "report", "history"],
     &["cli"],
     &["commands"],
 ];

@@ -18,11 +18,11 @@ pub enum CompareFormat {
 /// Flags of `fsbench compare`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompareArgs {
-    /// The earlier (baseline) results.json.
-    #[arg(required_unless_present = "split_rounds", value_hint = clap::ValueHint::FilePath)]
+    /// The earlier (baseline) results.json; with --against, the later one (B).
+    #[arg(required_unless_present_any = ["split_rounds", "against"], value_hint = clap::ValueHint::FilePath)]
     pub a: Option<PathBuf>,
     /// The later results.json.
-    #[arg(required_unless_present = "split_rounds", value_hint = clap::ValueHint::FilePath)]
+    #[arg(required_unless_present_any = ["split_rounds", "against"], value_hint = clap::ValueHint::FilePath)]
     pub b: Option<PathBuf>,
     /// Compare the odd rounds of one results.json with its even rounds: an A/A check of how
     /// often chance alone is flagged (the rounds were interleaved, so drift hits both halves).
@@ -33,6 +33,14 @@ pub struct CompareArgs {
     /// change, when some did.
     #[arg(long, value_name = "SETUPS", value_delimiter = ',')]
     pub control: Vec<String>,
+    /// Compare B (the one results file given, or the newest run in the history store) with
+    /// a recorded run: `last` (the newest earlier run of the same device and setups) or a run
+    /// id from `fsbench history`.
+    #[arg(long, value_name = "last|RUN", conflicts_with = "split_rounds")]
+    pub against: Option<String>,
+    /// The history store --against reads.
+    #[command(flatten)]
+    pub store: crate::cli::history::StoreArgs,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,

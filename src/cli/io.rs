@@ -170,4 +170,8 @@ pub struct IoArgs {
     /// --precondition (a block device only).
     #[command(flatten)]
     pub precondition: super::steady::PreconditionArgs,
+
+    /// Where the run is recorded (`fsbench history`).
+    #[command(flatten)]
+    pub history: super::history::RecordArgs,
 }

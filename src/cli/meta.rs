@@ -83,4 +83,8 @@ pub struct MetaArgs {
     /// Print `{"samples":[{workload, metric, unit, value}, …]}` instead of a table.
     #[arg(long)]
     pub json: bool,
+
+    /// Where the run is recorded (`fsbench history`).
+    #[command(flatten)]
+    pub history: super::history::RecordArgs,
 }

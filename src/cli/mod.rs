@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 pub mod compare;
 pub mod corpus;
 pub mod doctor;
+pub mod history;
 pub mod io;
 pub mod meta;
 pub mod report;
@@ -44,6 +45,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two results files: deltas and whether they are significant.
     Compare(compare::CompareArgs),
+    /// Every run recorded: list, show, trend, check for regressions, import, export.
+    History(history::HistoryArgs),
     /// Check the host and target for what would skew a benchmark (read-only), and the fixes.
     Doctor(doctor::DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// Refused: `--emit-fio` prints fio commands instead of running (a `fsbench plan` flag).
     #[arg(long, hide = true)]
     pub emit_fio: bool,
+
+    /// Where the run is recorded (`fsbench history`).
+    #[command(flatten)]
+    pub history: super::history::RecordArgs,
 }
 
 /// Flags of `fsbench plan`.

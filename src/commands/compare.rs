@@ -8,6 +8,16 @@ use crate::results::Results;
 /// Run `fsbench compare`; returns the exit code.
 pub fn run(args: CompareArgs) -> crate::Result<i32> {
     let (a, b, a_name, b_name) = match (&args.split_rounds, &args.a, &args.b) {
+        _ if args.against.is_some() => {
+            if args.b.is_some() {
+                return Err(crate::Error::invalid(
+                    "--against",
+                    "compares one results file (B) with a recorded run; give at most one file",
+                ));
+            }
+            let against = args.against.as_deref().unwrap_or("last");
+            super::history::against(&args.store, against, args.a.as_deref())?
+        }
         (Some(path), _, _) => {
             let r = Results::load(path)?;
             let (odd, even) = compare::split::split_rounds(&r)?;

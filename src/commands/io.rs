@@ -91,6 +91,8 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     }
     // Validate before either engine touches anything, so bad input creates nothing.
     engine::validate(&spec)?;
+    let history = args.history.settings().resolve()?;
+    let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     if spec.steady.is_some()
         && let Some(what) = cached_target(&spec.filename, device)
     {
@@ -123,6 +125,7 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     } else {
         emit(&summary(&spec, &report));
     }
+    record(history.as_ref(), &started, &spec, &report);
     Ok(crate::error::EXIT_OK)
 }
 
@@ -151,6 +154,38 @@ fn cached_target(path: &std::path::Path, device: bool) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Record the job as a one-setup run (workload `io:<rw>:<bs>:qd<N>:j<N>`, its spec as params).
+fn record(
+    loc: Option<&crate::history::Location>,
+    started: &str,
+    spec: &JobSpec,
+    report: &IoReport,
+) {
+    let id = format!(
+        "io:{}:{}:qd{}:j{}",
+        serde_json::to_value(spec.rw)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        format_size(spec.bs).replace(' ', ""),
+        spec.iodepth,
+        spec.numjobs
+    );
+    let info = crate::results::WorkloadInfo {
+        id: id.clone(),
+        kind: "io".into(),
+        params: serde_json::to_value(spec).unwrap_or_default(),
+        fio_command: None,
+    };
+    let out = crate::workload::io::to_output(report);
+    let samples = out
+        .metrics
+        .into_iter()
+        .map(|m| (id.clone(), m.metric, m.unit, m.value));
+    let r = crate::history::record::one_setup("io", started, &spec.filename, vec![info], samples);
+    crate::history::record::after_run(loc, &r, &spec.filename, "io");
 }
 
 #[cfg(feature = "mpi")]

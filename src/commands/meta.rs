@@ -133,6 +133,8 @@ pub fn run(args: MetaArgs) -> Result<i32> {
         return walk_existing(&args);
     }
     let opts = resolve(&args)?;
+    let history = args.history.settings().resolve()?;
+    let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     // Bad corpus input is reported before anything is created.
     let corpus = opts.corpus.as_ref().map(Corpus::build).transpose()?;
     if let Some(c) = &corpus {
@@ -201,6 +203,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     }
     drop(guard);
     print(&samples, &failures, args.json);
+    record(history.as_ref(), &started, &args, &samples);
     Ok(if failures.is_empty() {
         crate::error::EXIT_OK
     } else {
@@ -346,6 +349,8 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
     if args.threads == 0 {
         return Err(Error::invalid("--threads", "must be at least 1"));
     }
+    let history = args.history.settings().resolve()?;
+    let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let out = meta::find_cold(&args.dir, args.threads, None, true)?;
     for n in &out.notes {
         eprintln!("fsbench: note: {n}");
@@ -361,7 +366,43 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
         .map(|m| (id.to_string(), m))
         .collect();
     print(&samples, &[], args.json);
+    record(history.as_ref(), &started, args, &samples);
     Ok(crate::error::EXIT_OK)
+}
+
+/// Record the workloads as a one-setup run of the filesystem holding --dir (failed workloads
+/// leave no samples).
+fn record(
+    loc: Option<&crate::history::Location>,
+    started: &str,
+    args: &MetaArgs,
+    samples: &[(String, Metric)],
+) {
+    let mut ids: Vec<&str> = Vec::new();
+    for (w, m) in samples {
+        if m.metric != "FAILED" && !ids.contains(&w.as_str()) {
+            ids.push(w);
+        }
+    }
+    let params = serde_json::json!({
+        "corpus_copies": args.corpus_copies, "corpus_seed": args.corpus_seed,
+        "corpus_scale": args.corpus_scale, "threads": args.threads, "existing": args.existing,
+    });
+    let workloads = ids
+        .iter()
+        .map(|id| crate::results::WorkloadInfo {
+            id: id.to_string(),
+            kind: "meta".into(),
+            params: params.clone(),
+            fio_command: None,
+        })
+        .collect();
+    let rows = samples
+        .iter()
+        .filter(|(_, m)| m.metric != "FAILED")
+        .map(|(w, m)| (w.clone(), m.metric.clone(), m.unit.clone(), m.value));
+    let r = crate::history::record::one_setup("meta", started, &args.dir, workloads, rows);
+    crate::history::record::after_run(loc, &r, &args.dir, "meta");
 }
 
 fn fmt_value(m: &Metric) -> String {

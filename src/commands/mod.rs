@@ -7,6 +7,7 @@ mod output;
 pub use output::emit;
 pub mod corpus;
 pub mod doctor;
+pub mod history;
 pub mod io;
 mod io_fio_job;
 /// `fsbench io --mpi` (rank 0 prints the reduced job).
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Corpus(a) => corpus::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::History(a) => history::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => shell::completions(a),
         Command::Man(a) => shell::man(a),

@@ -102,6 +102,8 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         // Before the summary, so its "skipped: not installed" notes reflect the new state.
         crate::doctor::in_run::install_missing(&inv, false)?;
     }
+    // A bad --store is bad input: refused before anything is created.
+    let history = args.history.settings().resolve()?;
     eprint!(
         "{}",
         super::plan::summary(&inv, super::plan::ResultsLine::Run)
@@ -115,6 +117,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     if let Err(e) = crate::report::write_run_reports(&outcome.results, out) {
         eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
     }
+    crate::history::record::after_run(history.as_ref(), &outcome.results, out, "run");
     if outcome.interrupted {
         eprintln!(
             "fsbench: interrupted; everything was released. Partial results: {}\n\

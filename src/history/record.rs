@@ -1,0 +1,134 @@
+//! The hook every measuring command calls after its results files are written: record the run
+//! in the history store. A store that cannot be opened or written costs the run nothing but a
+//! warning: the results files are already on disk and the exit code stays what it was.
+
+use super::location::Location;
+use super::runs::{History, Recorded};
+use crate::results::Results;
+use std::path::{Path, PathBuf};
+
+/// How a command records its run, from its flags.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// `--store URL`.
+    pub store: Option<String>,
+    /// `--store-password-file FILE`.
+    pub password_file: Option<PathBuf>,
+    /// `--no-history`.
+    pub disabled: bool,
+}
+
+impl Settings {
+    /// Where to record, checked before the run starts (bad input: exit 2, nothing created);
+    /// `None` when recording is off.
+    pub fn resolve(&self) -> crate::Result<Option<Location>> {
+        if self.disabled {
+            return Ok(None);
+        }
+        Location::resolve(self.store.as_deref(), self.password_file.as_deref())
+    }
+}
+
+/// Record `results` (written to `dir` by the command `source`) in `loc`; a partial run is left
+/// for the resumed run to record. Never fails: a store error is a warning.
+pub fn after_run(loc: Option<&Location>, results: &Results, dir: &Path, source: &str) {
+    let Some(loc) = loc else { return };
+    if results.partial {
+        return;
+    }
+    let mut copy = results.clone();
+    super::identity::enrich(&mut copy);
+    let dir_text = std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string();
+    let outcome = History::open(loc, true).and_then(|mut h| h.record(&copy, source, &dir_text));
+    match outcome {
+        Ok(Recorded::New(id)) | Ok(Recorded::Already(id)) => eprintln!(
+            "fsbench: history: run {id} in {} (fsbench history show {id}; fsbench compare \
+             --against last)",
+            loc.shown()
+        ),
+        Err(e) => eprintln!(
+            "fsbench: warning: the run was not recorded in the history store {} ({e}); its \
+             results are in {} (load them later with `fsbench history import {}`)",
+            loc.shown(),
+            dir.display(),
+            dir.display()
+        ),
+    }
+}
+
+/// A one-setup, one-round results model for the commands that measure an existing path
+/// (`fsbench io`, `fsbench meta`): the setup is the filesystem holding `path` (or `raw` for a
+/// block device), each workload its own id with its parameters.
+pub fn one_setup(
+    command: &str,
+    started_at: &str,
+    path: &Path,
+    workloads: Vec<crate::results::WorkloadInfo>,
+    samples: impl IntoIterator<Item = (String, String, String, f64)>,
+) -> Results {
+    use crate::results::{Sample, SetupInfo, TargetInfo};
+    let mut r = Results::new();
+    r.started_at = started_at.to_string();
+    r.finished_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    r.host = crate::host::provenance::host_info();
+    r.host.extra.insert("plan".into(), command.to_string());
+    let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let is_block = std::fs::metadata(&canon).is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_block_device()
+    });
+    let mut target = TargetInfo {
+        kind: if is_block { "device" } else { "dir" }.into(),
+        path: canon.display().to_string(),
+        ..Default::default()
+    };
+    let mut setup = SetupInfo {
+        name: "raw".into(),
+        fs: "raw".into(),
+        ..Default::default()
+    };
+    if is_block {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(&canon) {
+            let dev = crate::host::sysfs::DevNum::from_dev(m.rdev());
+            target.extra.insert("device_number".into(), dev.to_string());
+            if let Some(f) = crate::host::sysfs::queue_facts(dev) {
+                target.model = f.model;
+            }
+        }
+    } else {
+        if let Ok(sv) = rustix::fs::statvfs(&canon) {
+            target.size_bytes = sv.f_blocks * sv.f_frsize;
+        }
+        if let Some(m) = crate::host::mountinfo::read()
+            .ok()
+            .and_then(|m| crate::host::mountinfo::containing(&m, &canon))
+        {
+            target.extra.insert("fs_type".into(), m.fs_type.clone());
+            target.extra.insert("mount_source".into(), m.source.clone());
+            setup.name = m.fs_type.clone();
+            setup.fs = m.fs_type.clone();
+            setup.mount_opts = m.all_options();
+        }
+    }
+    r.target = target;
+    r.samples = samples
+        .into_iter()
+        .map(|(workload, metric, unit, value)| Sample {
+            setup: setup.name.clone(),
+            workload,
+            metric,
+            unit,
+            round: 1,
+            value,
+        })
+        .filter(|s| s.value.is_finite())
+        .collect();
+    r.setups.push(setup);
+    r.workloads = workloads;
+    crate::stats::summarize(&mut r);
+    r
+}
