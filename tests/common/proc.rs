@@ -10,6 +10,11 @@ pub fn bin() -> Command {
     Command::new(BIN)
 }
 
+/// The fsbench binary under test as an `assert_cmd` command (`.assert().success()`…).
+pub fn assert_bin() -> assert_cmd::Command {
+    assert_cmd::Command::new(BIN)
+}
+
 /// Bytes a program printed, as text (invalid UTF-8 replaced).
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
