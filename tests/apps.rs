@@ -8,23 +8,12 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+mod common;
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-}
-
-fn have(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
+use common::{bin, have, serial, stderr};
 
 fn postgres_bindir() -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
@@ -64,10 +53,6 @@ fn skip_or_fail(why: &str) {
     println!("skipped: {why}");
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// A scratch directory the server user can traverse, with a TMPDIR inside it.
 fn scratch() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
@@ -81,23 +66,9 @@ fn scratch() -> (tempfile::TempDir, PathBuf) {
 /// Loop devices backed by files under `scratch`, mounts of the child, server processes whose
 /// data directory is under the child's mounts, entries left in the child's TMPDIR.
 fn leftovers(scratch: &Path, tmp: &Path, child_pid: u32) -> Vec<String> {
-    let mut found = Vec::new();
+    let mut found = common::leftovers(scratch, Some(child_pid));
     let s = scratch.to_string_lossy().into_owned();
     let ours = format!("/run/fsbench/{child_pid}-");
-    let loops = Command::new("losetup").arg("-a").output().unwrap();
-    found.extend(
-        String::from_utf8_lossy(&loops.stdout)
-            .lines()
-            .filter(|l| l.contains(&s))
-            .map(|l| format!("loop: {l}")),
-    );
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    found.extend(
-        mountinfo
-            .lines()
-            .filter(|l| l.contains(&ours) || l.contains(&s))
-            .map(|l| format!("mount: {l}")),
-    );
     let pg = Command::new("pgrep")
         .args(["-a", "-u", "postgres"])
         .output()

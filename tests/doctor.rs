@@ -5,91 +5,16 @@
 //! Privileged tests print `skipped: <reason>` when root or loop devices are missing, and fail
 //! instead when `FSBENCH_REQUIRE_PRIVILEGED=1` (CI).
 
+mod common;
+
+use common::{LoopImage, bin, stderr};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-}
-
-/// `true` when the test may go on; otherwise prints (or, in CI, fails with) the reason.
-fn privileged(what: &str, tools: &[&str]) -> bool {
-    let mut why = None;
-    if !rustix::process::geteuid().is_root() {
-        why = Some("needs root".to_string());
-    } else if !Path::new("/dev/loop-control").exists() {
-        why = Some("needs loop devices (/dev/loop-control)".to_string());
-    } else if let Some(t) = tools.iter().find(|t| !have(t)) {
-        why = Some(format!("{t} is not installed"));
-    }
-    match why {
-        None => true,
-        Some(w) if std::env::var("FSBENCH_REQUIRE_PRIVILEGED").as_deref() == Ok("1") => {
-            panic!("{what}: {w} (FSBENCH_REQUIRE_PRIVILEGED=1)")
-        }
-        Some(w) => {
-            println!("skipped: {what} {w}");
-            false
-        }
-    }
-}
-
-fn have(tool: &str) -> bool {
-    which(tool).is_some()
-}
+use std::process::Command;
 
 fn which(tool: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|d| d.join(tool))
         .find(|p| p.is_file())
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A loop device attached by the test, *without* direct I/O, detached and deleted on drop.
-struct TestLoop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
-
-impl TestLoop {
-    fn new() -> TestLoop {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let img = dir.path().join("doctor.img");
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(64 << 20)
-            .unwrap();
-        let o = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&img)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "losetup: {}", stderr(&o));
-        TestLoop {
-            dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-            _dir: dir,
-        }
-    }
-
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-
-    fn sys(&self, attr: &str) -> String {
-        std::fs::read_to_string(format!("/sys/block/{}/{attr}", self.name()))
-            .unwrap()
-            .trim()
-            .to_string()
-    }
-}
-
-impl Drop for TestLoop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
 }
 
 fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
@@ -109,12 +34,15 @@ fn findings(v: &serde_json::Value) -> Vec<(String, String, String)> {
 
 #[test]
 fn doctor_on_a_loop_device_finds_rotational_no_direct_io_and_a_file_above_ram() {
-    if !privileged("doctor --device", &["losetup"]) {
+    if !common::privileged_loop("doctor --device", &["losetup"]) {
         return;
     }
-    let lp = TestLoop::new();
+    let lp = LoopImage::spec(64 << 20)
+        .file_name("doctor.img")
+        .attach()
+        .unwrap_or_else(|e| panic!("losetup: {e}"));
     // Field 5 of stat counts completed writes: the doctor must not add any.
-    let writes = |lp: &TestLoop| {
+    let writes = |lp: &LoopImage| {
         lp.sys("stat")
             .split_whitespace()
             .nth(4)
@@ -289,7 +217,7 @@ fn install_missing_needs_root_unless_nothing_is_missing() {
 
 #[test]
 fn run_records_the_doctors_findings_in_results() {
-    if !privileged("run with doctor findings", &["losetup", "mkfs.ext4"]) {
+    if !common::privileged_loop("run with doctor findings", &["losetup", "mkfs.ext4"]) {
         return;
     }
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -363,7 +291,7 @@ fn run_records_the_doctors_findings_in_results() {
 
 #[test]
 fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
-    if !privileged("doctor --restore", &[]) {
+    if !common::privileged_loop("doctor --restore", &[]) {
         return;
     }
     // A ledger of a dead process (a child that has exited) that changed a "setting": a file of

@@ -5,10 +5,14 @@
 //! FSBENCH_REQUIRE_PRIVILEGED=1 (CI), where a missing prerequisite fails it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+mod common;
+
+use common::{stderr, stdout};
 
 fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_fsbench"));
+    let mut c = common::bin();
     // The fixtures read ${FIOJOB_SIZE} and ${FIOJOB_BS}.
     c.env("FIOJOB_SIZE", "8m").env("FIOJOB_BS", "64k");
     c
@@ -20,39 +24,16 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn have(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
-}
-
-/// `true` when the test may run; otherwise prints `skipped:` (or fails under
-/// FSBENCH_REQUIRE_PRIVILEGED=1) and returns `false`.
+/// `true` when the test may run (root and loop devices when `root`, and `tools`); otherwise
+/// `tests/common` prints `skipped:` (or fails under FSBENCH_REQUIRE_PRIVILEGED=1).
+#[track_caller]
 fn prerequisites(root: bool, tools: &[&str]) -> bool {
-    let mut missing = Vec::new();
-    if root && !rustix::process::geteuid().is_root() {
-        missing.push("root (loop devices, mkfs, mount)".to_string());
+    let at = std::panic::Location::caller();
+    let mut needs = common::privileged(&format!("fiojob:{}", at.line()));
+    if root {
+        needs = needs.loop_devices();
     }
-    if root && !Path::new("/dev/loop-control").exists() {
-        missing.push("/dev/loop-control".to_string());
-    }
-    missing.extend(tools.iter().filter(|t| !have(t)).map(|t| t.to_string()));
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!("needs {}", missing.join(", "));
-    if std::env::var_os("FSBENCH_REQUIRE_PRIVILEGED").is_some_and(|v| v == "1") {
-        panic!("FSBENCH_REQUIRE_PRIVILEGED=1 but this test {why}");
-    }
-    println!("skipped: {why}");
-    false
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    needs.tools(tools).ok()
 }
 
 #[test]
@@ -214,23 +195,6 @@ fn io_runs_a_job_file_once_and_a_rejected_phase_does_not_stop_the_next() {
     assert_eq!(written, 2 << 20, "size=2m as written");
 }
 
-fn leftovers(scratch: &Path) -> Vec<String> {
-    let s = scratch.to_string_lossy().into_owned();
-    let loops = Command::new("losetup").arg("-a").output().unwrap();
-    let mut found: Vec<String> = String::from_utf8_lossy(&loops.stdout)
-        .lines()
-        .filter(|l| l.contains(&s))
-        .map(|l| format!("loop: {l}"))
-        .collect();
-    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    found.extend(
-        mi.lines()
-            .filter(|l| l.contains(&s))
-            .map(|l| format!("mount: {l}")),
-    );
-    found
-}
-
 #[test]
 fn job_files_run_on_ext4_and_xfs_for_two_rounds_and_report() {
     if !prerequisites(true, &["fio", "mkfs.ext4", "mkfs.xfs"]) {
@@ -268,9 +232,9 @@ fn job_files_run_on_ext4_and_xfs_for_two_rounds_and_report() {
         "{err}"
     );
     assert!(
-        leftovers(scratch.path()).is_empty(),
+        common::leftovers(scratch.path(), None).is_empty(),
         "{:?}",
-        leftovers(scratch.path())
+        common::leftovers(scratch.path(), None)
     );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();

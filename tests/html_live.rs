@@ -73,7 +73,7 @@ fn runs() -> &'static Runs {
 /// left attached.
 fn real_run(out: &Path) {
     let scratch = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let o = common::bin()
         .args([
             "run",
             "--yes",
@@ -209,7 +209,7 @@ fn compare_page_of_two_real_runs_opens_with_its_forest_plot_in_chromium() {
         return;
     };
     let runs = runs();
-    let o = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let o = common::bin()
         .arg("compare")
         .arg(runs.a.join("results.json"))
         .arg(runs.b.join("results.json"))

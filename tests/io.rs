@@ -4,14 +4,11 @@
 
 mod common;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-fn fsbench() -> Command {
-    Command::cargo_bin("fsbench").unwrap()
-}
+use common::assert_bin as fsbench;
 
 /// Run `fsbench io <args> --json` and parse the report; panics with stderr on failure.
 fn io_json(args: &[&str]) -> Value {
@@ -51,7 +48,7 @@ fn u(v: &Value, path: &[&str]) -> u64 {
         .unwrap_or_else(|| panic!("{path:?} missing in {v}"))
 }
 
-use common::{is_root, require};
+use common::{LoopImage, is_root, require};
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
@@ -425,63 +422,32 @@ fn bad_input_exits_2_and_creates_nothing() {
     assert!(e.contains("permission denied"), "{e}");
 }
 
-/// A loop device over a sparse image, with 4 KiB logical blocks; detached on drop.
-struct Loop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
+/// A loop device over a sparse image, with 4 KiB logical blocks and direct I/O; detached on
+/// drop.
+struct Loop;
 
 impl Loop {
     /// For the privileged test `name`; `None` (skipped) when loop devices are not available.
-    fn attach(name: &str, size: u64) -> Option<Loop> {
-        Self::attach_with(name, size, &[])
+    fn attach(name: &str, size: u64) -> Option<LoopImage> {
+        Self::attach_with(name, size, false)
     }
 
-    fn attach_with(name: &str, size: u64, extra: &[&str]) -> Option<Loop> {
+    /// With `partitioned`, one MBR partition from 1 MiB to the end (`losetup -P`).
+    fn attach_with(name: &str, size: u64, partitioned: bool) -> Option<LoopImage> {
         if !common::privileged(name).loop_devices().case_ok() {
             return None;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let img = dir.path().join("img");
-        let f = std::fs::File::create(&img).unwrap();
-        f.set_len(size).unwrap();
-        if extra.contains(&"-P") {
-            // One MBR partition of type 0x83 from 1 MiB to the end, in 4 KiB sectors (the
-            // loop device's logical block size, which MBR entries count in).
-            let mut mbr = [0u8; 512];
-            let e = &mut mbr[446..462];
-            e[4] = 0x83;
-            e[8..12].copy_from_slice(&256u32.to_le_bytes());
-            e[12..16].copy_from_slice(&((size / 4096 - 256) as u32).to_le_bytes());
-            mbr[510] = 0x55;
-            mbr[511] = 0xAA;
-            f.write_all_at(&mbr, 0).unwrap();
+        let mut spec = LoopImage::spec(size).block_size(4096).direct_io(true);
+        if partitioned {
+            spec = spec.partitioned();
         }
-        drop(f);
-        let mut args = vec!["-f", "--show", "-b", "4096", "--direct-io=on"];
-        args.extend_from_slice(extra);
-        args.push(p(&img));
-        let out = std::process::Command::new("losetup").args(&args).output();
-        let failed = match out {
-            Ok(o) if o.status.success() => {
-                return Some(Loop {
-                    dev: String::from_utf8_lossy(&o.stdout).trim().to_string(),
-                    _dir: dir,
-                });
+        match spec.attach() {
+            Ok(l) => Some(l),
+            Err(failed) => {
+                require(&format!("{name}: a loop device ({failed})"), false);
+                None
             }
-            Ok(o) => format!("losetup failed: {}", String::from_utf8_lossy(&o.stderr)),
-            Err(e) => format!("losetup not runnable: {e}"),
-        };
-        require(&format!("{name}: a loop device ({failed})"), false);
-        None
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("losetup")
-            .args(["-d", &self.dev])
-            .status();
+        }
     }
 }
 
@@ -628,7 +594,7 @@ fn wait_quiet_sees_quiet_and_busy_devices() {
 fn a_partition_has_its_own_counters() {
     use fsbench::measure::device;
     let name = "io::a_partition_has_its_own_counters";
-    let Some(lo) = Loop::attach_with(name, 64 << 20, &["-P"]) else {
+    let Some(lo) = Loop::attach_with(name, 64 << 20, true) else {
         return;
     };
     let base = Path::new(&lo.dev)

@@ -15,22 +15,15 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 mod common;
+
+use common::{load_results, runs, serial, stderr, zfs_fuse_pids};
 
 /// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
 /// prints `skipped: …`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1`.
 #[track_caller]
 fn privileged(tools: &[&str]) -> bool {
-    common::privileged(module_path!())
-        .loop_devices()
-        .tools(tools)
-        .ok()
+    common::privileged_loop(module_path!(), tools)
 }
 
 /// A scratch directory on a real disk (loop devices with direct I/O refuse tmpfs) with its
@@ -58,7 +51,7 @@ impl Scratch {
         self.path().join("ledger")
     }
     fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_fsbench"));
+        let mut c = common::bin();
         c.env("FSBENCH_LEDGER_DIR", self.ledger());
         c
     }
@@ -126,34 +119,10 @@ impl Scratch {
     }
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// Loop devices backed by files under `scratch`, mounts under fsbench's root for `pid` or
 /// under `scratch`.
 fn leftovers(scratch: &Path, pid: u32) -> Vec<String> {
-    let scratch = scratch.to_string_lossy().into_owned();
-    let loops = Command::new("losetup").arg("-a").output().unwrap();
-    let mut found: Vec<String> = String::from_utf8_lossy(&loops.stdout)
-        .lines()
-        .filter(|l| l.contains(&scratch))
-        .map(|l| format!("loop: {l}"))
-        .collect();
-    let ours = format!("/run/fsbench/{pid}-");
-    found.extend(
-        std::fs::read_to_string("/proc/self/mountinfo")
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| l.contains(&ours) || l.contains(&scratch))
-            .map(|l| format!("mount: {l}")),
-    );
-    found
-}
-
-fn load_results(out: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json exists");
-    serde_json::from_str(&text).expect("results.json is JSON")
+    common::leftovers(scratch, Some(pid))
 }
 
 /// Every recorded workload of the plan has a sample for every setup (one round), and the
@@ -685,25 +654,6 @@ fn bad_tunings_are_refused_before_anything_changes() {
         assert!(scratch.stray_files().is_empty(), "{fs}: image created");
         assert!(scratch.ledgers().is_empty(), "{fs}");
     }
-}
-
-/// The zfs-fuse daemons running now (PIDs; pgrep also lists zombies, which do not run).
-fn zfs_fuse_pids() -> Vec<u32> {
-    let o = Command::new("pgrep")
-        .args(["-x", "zfs-fuse"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .filter(|p| runs(*p))
-        .collect()
-}
-
-/// Whether `pid` runs (a zombie waiting for its reaper counts as gone).
-fn runs(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|t| t[t.rfind(')').unwrap() + 1..].split_whitespace().next() != Some("Z"))
 }
 
 /// Pools of the run `pid` that anything could still import: listed by a running daemon, or

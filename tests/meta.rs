@@ -6,7 +6,6 @@
 
 mod common;
 
-use assert_cmd::Command;
 use fsbench::workload::meta::{Corpus, CorpusSpec};
 use std::path::{Path, PathBuf};
 use std::process::Command as Sys;
@@ -91,9 +90,7 @@ impl Drop for Mounted {
     }
 }
 
-fn fsbench() -> Command {
-    Command::cargo_bin("fsbench").unwrap()
-}
+use common::assert_bin as fsbench;
 
 fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -331,7 +328,7 @@ fn corpus_tarball_extracts_with_gnu_tar_to_the_same_tree() {
 #[test]
 fn ctrl_c_mid_untar_exits_130_and_removes_the_work_dir() {
     let d = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("fsbench");
+    let bin = std::path::PathBuf::from(common::BIN);
     let child = Sys::new(bin)
         .args(["meta", "--dir"])
         .arg(d.path())
@@ -391,8 +388,7 @@ fn existing_walks_what_find_counts_and_creates_nothing() {
         v
     };
     let before = listing();
-    let out = Command::cargo_bin("fsbench")
-        .unwrap()
+    let out = fsbench()
         .args(["meta", "--existing", "--json", "--dir"])
         .arg(&root)
         .output()
@@ -419,8 +415,7 @@ fn existing_walks_what_find_counts_and_creates_nothing() {
     );
 
     // Asking for anything but the walk with --existing is bad input.
-    Command::cargo_bin("fsbench")
-        .unwrap()
+    fsbench()
         .args(["meta", "--existing", "--workload", "untar", "--dir"])
         .arg(&root)
         .assert()

@@ -31,7 +31,7 @@ fn mpirun(args: &[&str]) -> Output {
             "--allow-run-as-root",
             "--oversubscribe",
         ])
-        .args(["-np", "3", env!("CARGO_BIN_EXE_fsbench")])
+        .args(["-np", "3", common::BIN])
         .args(args)
         .output()
         .expect("timeout/mpirun run")
@@ -312,10 +312,7 @@ fn per_rank(note: &str) -> Vec<u64> {
 }
 
 fn fsbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::bin().args(args).output().unwrap()
 }
 
 #[test]
@@ -533,7 +530,7 @@ fn interrupting_mpirun_leaves_no_files() {
     let (dir, _outs, out) = scratch();
     let mut child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
-        .arg(env!("CARGO_BIN_EXE_fsbench"))
+        .arg(common::BIN)
         .args(run_args(dir.path(), &out, "20s", "randread,untar"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -17,21 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-fn sh(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(args[0])
-        .args(&args[1..])
-        .output()
-        .map_err(|e| format!("{}: {e}", args[0]))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} failed: {}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
+// `argv`'s stdout, or an error naming it with what it printed.
+use common::sh_result as sh;
 
 use common::is_root;
 use fsbench::fs::zfs_daemon::{self, DaemonHold};
@@ -572,7 +559,7 @@ fn memcap_with_the_real_engine() {
     if !cgroup_test("probes::memcap_with_the_real_engine") {
         return;
     }
-    let exe = Path::new(env!("CARGO_BIN_EXE_fsbench"));
+    let exe = Path::new(common::BIN);
     let help = Command::new(exe).args(["io", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("--filename"));
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();

@@ -8,7 +8,6 @@
 
 mod common;
 
-use assert_cmd::Command;
 use common::chromium::screenshot;
 use fsbench::results::{
     HistogramRecord, HostInfo, Results, Sample, SeriesRecord, SetupInfo, TargetInfo, Warning,
@@ -22,9 +21,7 @@ fn fixture_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-sample.json")
 }
 
-fn fsbench() -> Command {
-    Command::cargo_bin("fsbench").unwrap()
-}
+use common::assert_bin as fsbench;
 
 /// Uniform in [0, 1).
 fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {

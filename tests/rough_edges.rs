@@ -5,37 +5,15 @@
 //! Privileged tests print `skipped: <reason>` when a prerequisite is missing, and fail instead
 //! when `FSBENCH_REQUIRE_PRIVILEGED=1`.
 
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-}
-
 mod common;
+
+use common::{LoopImage, assert_ok as ok, bin, text};
 
 /// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
 /// prints `skipped: …`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1`.
 #[track_caller]
 fn privileged(tools: &[&str]) -> bool {
-    common::privileged(module_path!())
-        .loop_devices()
-        .tools(tools)
-        .ok()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstderr: {}\nstdout: {}",
-        o.status.code(),
-        text(&o.stderr),
-        text(&o.stdout)
-    );
-    text(&o.stdout)
+    common::privileged_loop(module_path!(), tools)
 }
 
 /// `(done, total)` of every `[done/total]` progress line on stderr.
@@ -150,22 +128,11 @@ fn an_empty_block_device_is_called_empty() {
     if !privileged(&["losetup"]) {
         return;
     }
-    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
-    let img = scratch.path().join("zero.img");
-    std::fs::File::create(&img).unwrap();
-    let o = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    let dev = ok(&o).trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _guard = Detach(dev.clone());
+    let lo = LoopImage::spec(0)
+        .file_name("zero.img")
+        .attach()
+        .unwrap_or_else(|e| panic!("losetup: {e}"));
+    let dev = lo.dev.clone();
     for extra in [&[][..], &["--size", "1M"][..]] {
         let o = bin()
             .args(["io", "--rw", "read", "--filename", &dev])

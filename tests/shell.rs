@@ -1,12 +1,11 @@
 //! `fsbench completions` and `fsbench man`: generated from the live clap definitions, so every
 //! subcommand (including ones added later) must appear. Issue 24.
 
-use clap::CommandFactory;
-use std::process::Command;
+mod common;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-}
+use clap::CommandFactory;
+use common::bin;
+use std::process::Command;
 
 fn stdout(args: &[&str]) -> String {
     let o = bin().args(args).output().unwrap();

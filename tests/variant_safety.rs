@@ -9,61 +9,39 @@
 use fsbench::fs::{self, Filesystem};
 use fsbench::plan::SetupSpec;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-}
-
 mod common;
+
+use common::{bin, sh, sh_ok, stderr};
 
 /// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
 /// prints `skipped: …`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1`.
 #[track_caller]
 fn privileged(tools: &[&str]) -> bool {
-    common::privileged(module_path!())
-        .loop_devices()
-        .tools(tools)
-        .ok()
-}
-
-fn sh(argv: &[&str]) -> Output {
-    Command::new(argv[0])
-        .args(&argv[1..])
-        .output()
-        .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
-}
-
-fn sh_ok(argv: &[&str]) -> String {
-    let o = sh(argv);
-    assert!(
-        o.status.success(),
-        "{argv:?} failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    common::privileged_loop(module_path!(), tools)
 }
 
 /// A loop device this test attached itself, over an image in its own directory; detached
 /// (and the image removed) on drop.
 struct Loop {
     dev: String,
-    _dir: tempfile::TempDir,
+    _img: common::LoopImage,
 }
 
 impl Loop {
-    fn new(size: &str) -> Loop {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let image = dir.path().join("disk.img");
-        sh_ok(&["truncate", "-s", size, image.to_str().unwrap()]);
-        let dev = sh_ok(&["losetup", "-f", "--show", image.to_str().unwrap()]);
-        Loop { dev, _dir: dir }
+    fn new(size: u64) -> Loop {
+        let img = common::LoopImage::new(size);
+        Loop {
+            dev: img.dev.clone(),
+            _img: img,
+        }
     }
 
     /// A loop device carrying an ext4 filesystem with a file on it: the disk to protect.
     fn victim() -> Loop {
-        let l = Loop::new("64M");
+        let l = Loop::new(64 << 20);
         sh_ok(&["mkfs.ext4", "-q", "-F", "-L", "victim", &l.dev]);
         l
     }
@@ -83,12 +61,6 @@ impl Loop {
     }
 }
 
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = sh(&["losetup", "-d", &self.dev]);
-    }
-}
-
 /// `fsbench run --yes` with tiny sizes, one short workload, in `scratch`.
 fn run(scratch: &Path, extra: &[&str]) -> Output {
     bin()
@@ -102,10 +74,6 @@ fn run(scratch: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The refusal line fsbench printed (`fsbench: error: …`).
@@ -140,7 +108,7 @@ fn variants_naming_another_device_are_refused_and_it_stays_untouched() {
     let v = victim.dev.as_str();
     let uuid = victim.uuid();
     assert!(!uuid.is_empty());
-    let target = Loop::new("512M");
+    let target = Loop::new(512 << 20);
     let cases: Vec<(Vec<String>, Vec<String>)> = vec![
         // The case on the default image target, then on a --device target.
         (
@@ -266,7 +234,7 @@ fn the_final_argv_may_name_no_device_but_the_target() {
     // must still refuse.
     let victim = Loop::victim();
     let before = victim.checksum();
-    let target = Loop::new("256M");
+    let target = Loop::new(256 << 20);
     let mnt = tempfile::tempdir_in("/var/tmp").unwrap();
     let t = Duration::from_secs(60);
     let mut s = SetupSpec::plain("btrfs");

@@ -5,33 +5,17 @@
 //! is missing, and fail instead when `FSBENCH_REQUIRE_PRIVILEGED=1`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-}
+use std::process::Command;
 
 mod common;
+
+use common::{LoopImage, assert_ok as ok, bin};
 
 /// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
 /// prints `skipped: …`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1`.
 #[track_caller]
 fn privileged(tools: &[&str]) -> bool {
-    common::privileged(module_path!())
-        .loop_devices()
-        .tools(tools)
-        .ok()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstderr: {}\nstdout: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr),
-        String::from_utf8_lossy(&o.stdout)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    common::privileged_loop(module_path!(), tools)
 }
 
 /// The median-free single value of `metric` for (setup, workload) in a results file.
@@ -43,37 +27,37 @@ fn sample(r: &serde_json::Value, setup: &str, workload: &str, metric: &str) -> O
     })
 }
 
-/// A sparse image `img` of `size` bytes in `dir` on a free loop device (`losetup` options
-/// `extra`); returns the device.
-fn attach(dir: &Path, size: u64, extra: &[&str]) -> String {
-    let img = dir.join("img");
-    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
-    let o = Command::new("losetup")
-        .args(["-f", "--show"])
-        .args(extra)
-        .arg(&img)
-        .output()
-        .unwrap();
-    ok(&o).trim().to_string()
+/// A sparse image `img` of `size` bytes in `dir` on a free loop device, with direct I/O
+/// when `direct`; detached on drop.
+fn attach(dir: &Path, size: u64, direct: bool) -> LoopImage {
+    LoopImage::spec(size)
+        .in_dir(dir)
+        .file_name("img")
+        .direct_io(direct)
+        .attach()
+        .unwrap_or_else(|e| panic!("losetup: {e}"))
 }
 
 /// A formatted, mounted loop image; unmounted, detached and removed on drop.
 struct Mounted {
     dev: String,
     mnt: PathBuf,
+    _img: LoopImage,
     _dir: tempfile::TempDir,
 }
 
 impl Mounted {
     fn new(mkfs: &[&str]) -> Mounted {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let dev = attach(dir.path(), 1 << 30, &["--direct-io=on"]);
+        let img = attach(dir.path(), 1 << 30, true);
+        let dev = img.dev.clone();
         let mnt = dir.path().join("mnt");
         std::fs::create_dir(&mnt).unwrap();
         // The guard exists before mkfs, so a failing mkfs still detaches the loop.
         let m = Mounted {
             dev: dev.clone(),
             mnt,
+            _img: img,
             _dir: dir,
         };
         ok(&Command::new(mkfs[0])
@@ -93,7 +77,6 @@ impl Mounted {
 impl Drop for Mounted {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.mnt).status();
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
 
@@ -247,6 +230,7 @@ struct Pool {
     name: String,
     dev: String,
     mnt: PathBuf,
+    _img: LoopImage,
     _daemon: fsbench::fs::zfs_daemon::DaemonHold,
     _dir: tempfile::TempDir,
 }
@@ -255,11 +239,12 @@ impl Pool {
     fn new() -> Pool {
         let (daemon, _) = fsbench::fs::zfs_daemon::ensure().expect("zfs-fuse daemon");
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let dev = attach(dir.path(), 512 << 20, &[]);
+        let img = attach(dir.path(), 512 << 20, false);
         let p = Pool {
             name: format!("fsbtest_wa_{}", std::process::id()),
-            dev,
+            dev: img.dev.clone(),
             mnt: dir.path().join("mnt"),
+            _img: img,
             _daemon: daemon,
             _dir: dir,
         };
@@ -286,7 +271,6 @@ impl Drop for Pool {
             }
             std::thread::sleep(std::time::Duration::from_millis(500));
         }
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
 

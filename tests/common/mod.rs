@@ -1,4 +1,7 @@
-//! Shared by the integration tests: how a privileged test meets, or misses, its prerequisites.
+//! The integration tests' toolbox: how a privileged test meets, or misses, its prerequisites
+//! (this file), running the binary and other programs ([`proc`]: [`bin`], [`BIN`], [`sh`],
+//! [`sh_ok`], [`stderr`]…), scratch directories and the leftovers check ([`scratch`]), loop
+//! devices over sparse images ([`loopdev`]: [`LoopImage`]), and headless Chromium.
 //!
 //! Privileged tests need root, loop devices, mkfs tools, ZFS, fio or Chromium. Where one is
 //! missing the test prints `skipped: <test>: needs <what>` and passes — unless
@@ -6,9 +9,16 @@
 //! run cannot go green by skipping. A privileged test that does run prints
 //! `privileged: <test> ran` and, when `FSBENCH_PRIVILEGED_LOG` names a file, appends its name
 //! there (`.ci/run` counts the lines).
-#![allow(dead_code)] // each test binary uses a different part
+#![allow(dead_code, unused_imports)] // each test binary uses a different part
 
 pub mod chromium;
+pub mod loopdev;
+pub mod proc;
+pub mod scratch;
+
+pub use loopdev::{LoopImage, LoopSpec};
+pub use proc::*;
+pub use scratch::*;
 
 use std::io::Write;
 use std::path::Path;
@@ -62,6 +72,13 @@ pub fn ran_cases(name: &str, ran_n: usize, of: usize) {
     if ran_n > 0 {
         ran(name);
     }
+}
+
+/// The gate most privileged tests use: root, loop devices and `tools`, recorded as run under
+/// `name` when all are there; otherwise skipped (or failed under [`REQUIRE_VAR`]).
+#[track_caller]
+pub fn privileged_loop(name: &str, tools: &[&str]) -> bool {
+    privileged(name).loop_devices().tools(tools).ok()
 }
 
 /// Whether the process runs as root.
