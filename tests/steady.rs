@@ -123,7 +123,7 @@ fn a_file_runs_in_rounds_reports_the_window_and_claims_nothing() {
         text.contains("quick mode, not SNIA") && !text.contains("SNIA PTS"),
         "{text}"
     );
-    assert!(text.contains("over seconds"), "{text}");
+    assert!(text.contains("stable over seconds"), "{text}");
     // Without the flag the report has no steady object (the stable shape is unchanged).
     let (v, _) = io_json(&["--filename", f, "--runtime", "1s"]);
     assert!(v.get("steady").is_none());
