@@ -393,25 +393,30 @@ pub fn steady_lines(st: &crate::engine::SteadyReport, runtime_s: f64) -> String 
         s += &round_table(st);
     }
     let judged = crate::workload::io::rounds_text(st);
-    let verdict = match (&st.window, st.conditioning) {
-        (None, _) => format!(
-            "NOT STEADY within {} ({judged}, last window: {how}): the figures above are the whole run's",
-            crate::units::format_duration(std::time::Duration::from_secs_f64(st.max_s))
+    // The verdict, then (indented, on its own line so the lines fit 100 columns) what it means.
+    let (verdict, then) = match (&st.window, st.conditioning) {
+        (None, _) => (
+            format!(
+                "NOT STEADY within {} ({judged}, last window: {how})",
+                crate::units::format_duration(std::time::Duration::from_secs_f64(st.max_s))
+            ),
+            "the figures above are the whole run's",
         ),
-        (Some(_), Conditioning::NotPreconditioned) => format!(
-            "NOT PRECONDITIONED: {judged} met the criteria ({how}), but the device was not \
-             preconditioned (--precondition), so steady state is not claimed; the figures above \
-             are the whole run's"
+        (Some(_), Conditioning::NotPreconditioned) => (
+            format!("NOT PRECONDITIONED: {judged} met the criteria ({how})"),
+            "the device was not preconditioned (--precondition): steady state is not claimed, \
+             the figures above are the whole run's",
         ),
-        (Some(_), Conditioning::Preconditioned) => {
-            format!("STEADY over {judged} ({how}), after preconditioning")
-        }
-        (Some(_), Conditioning::NotADevice) => format!(
-            "stable over {judged} ({how}); a file: the caches underneath make this no steady \
-             state"
+        (Some(_), Conditioning::Preconditioned) => (
+            format!("STEADY over {judged} ({how})"),
+            "after preconditioning",
+        ),
+        (Some(_), Conditioning::NotADevice) => (
+            format!("stable over {judged} ({how})"),
+            "a file: the caches underneath make this no steady state",
         ),
     };
-    s += &format!("  window: {verdict}\n");
+    s += &format!("  window: {verdict}\n          {then}\n");
     if let Some(w) = st
         .window
         .as_ref()
@@ -419,8 +424,8 @@ pub fn steady_lines(st: &crate::engine::SteadyReport, runtime_s: f64) -> String 
     {
         let l = &w.lat_ns;
         s += &format!(
-            "  window {:>9.0} IOPS  {:>9.1} MiB/s  over {unit}s {}–{} (seconds {}–{} of the \
-             whole {runtime_s:.1} s run)\n        lat p50 {}  p99 {}  p99.9 {}\n",
+            "  window {:>9.0} IOPS  {:>9.1} MiB/s  {unit}s {}–{} (seconds {}–{} of {runtime_s:.1} s)\n        \
+             lat p50 {}  p99 {}  p99.9 {}\n",
             w.iops,
             w.bw_bytes / (1 << 20) as f64,
             st.window_rounds.map_or(0, |r| r[0]),

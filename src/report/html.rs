@@ -85,10 +85,11 @@ impl Exporter for Html {
             ChartGroup {
                 title: "Steady state (--steady-state)".into(),
                 note: "IOPS of each steady-state round of a job run until steady (its first \
-                       round of the plan); dashed over the window the criteria judged: its mean \
-                       and the band the range criterion allows around it (±10 % for SNIA's 20 %), \
-                       solid the least-squares line through it. On a device, steady state counts \
-                       only after --precondition; on an image or --dir it is a stability check."
+                       round of the plan); dashed over the window the criteria judged (the title \
+                       names it, with its range and slope in % of its mean): its mean and the \
+                       band the range criterion allows around it (±10 % for SNIA's 20 %); fit: \
+                       the least-squares line through it. On a device, steady state counts only \
+                       after --precondition; on an image or --dir it is a stability check."
                     .into(),
                 svgs: steady::charts(report),
             },

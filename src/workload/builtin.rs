@@ -637,7 +637,7 @@ fn describe_io(w: &WorkloadSpec, d: &Describe<'_>) -> String {
         let rounds = if st.quick {
             String::new()
         } else {
-            format!("{} rounds of {}, ", st.round_limit(), fmt(st.round))
+            format!("{} rounds of {} s, ", st.round_limit(), st.round_s())
         };
         s.push_str(&format!(
             " until steady (at most {rounds}{}) + {} ramp",

@@ -88,7 +88,7 @@ pub(super) fn charts(report: &Report) -> Vec<String> {
 fn chart(title: &str, rounds: &[f64], c: &SteadyCriteria, color: usize) -> String {
     let x = |i: usize| (i + 1) as f64;
     let mut series = vec![Series {
-        name: "IOPS per round".into(),
+        name: "IOPS".into(),
         color,
         dashed: false,
         points: rounds.iter().enumerate().map(|(i, v)| (x(i), *v)).collect(),
@@ -106,7 +106,7 @@ fn chart(title: &str, rounds: &[f64], c: &SteadyCriteria, color: usize) -> Strin
                 points: vec![(x(a), v), (x(b), v)],
             };
             hi = hi.max(j.mean * (1.0 + half / 100.0));
-            series.push(flat("window mean".into(), j.mean, 7));
+            series.push(flat("mean".into(), j.mean, 7));
             series.push(flat(
                 format!("±{half} % band"),
                 j.mean * (1.0 + half / 100.0),
@@ -121,14 +121,14 @@ fn chart(title: &str, rounds: &[f64], c: &SteadyCriteria, color: usize) -> Strin
             let mid = (a + b) as f64 / 2.0;
             let at = |i: usize| j.mean + j.slope * (i as f64 - mid);
             series.push(Series {
-                name: "slope".into(),
+                name: "fit".into(),
                 color: 3,
                 dashed: false,
                 points: vec![(x(a), at(a)), (x(b), at(b))],
             });
             let (range, slope) = excursions(&rounds[j.window.clone()]).unwrap_or_default();
             format!(
-                "{} over rounds {}–{} (range {range:.0} %, slope {slope:.0} %)",
+                "{} over rounds {}–{} ({range:.0} %, {slope:.0} %)",
                 if j.steady { "steady" } else { "not steady" },
                 a + 1,
                 b + 1
@@ -136,9 +136,19 @@ fn chart(title: &str, rounds: &[f64], c: &SteadyCriteria, color: usize) -> Strin
         }
         None => format!("not steady: fewer than {} rounds", c.windows),
     };
+    // Whole rounds on the x axis, about five ticks.
+    let n = rounds.len().max(2);
+    let step = n.div_ceil(5).max(1);
+    let x_axis = svg::Axis {
+        label: "steady-state round".into(),
+        ticks: (1..=n)
+            .filter(|k| k % step == 0 || *k == 1)
+            .map(|k| (k as f64, k.to_string()))
+            .collect(),
+    };
     svg::lines(
-        &format!("{title} — {verdict}"),
-        &linear_axis("round", 1.0, rounds.len().max(2) as f64),
+        &format!("{title}: {verdict}"),
+        &x_axis,
         &linear_axis("IOPS", 0.0, hi),
         &series,
     )
@@ -161,10 +171,10 @@ mod tests {
         let svg = chart("randwrite on ext4", &rounds, &c, 0);
         for want in [
             "steady over rounds 8–12",
-            "window mean",
+            "mean",
             "±10 % band",
-            "slope",
-            "IOPS per round",
+            "fit",
+            "IOPS",
         ] {
             assert!(svg.contains(want), "{want}");
         }
