@@ -358,6 +358,10 @@ pub struct Warning {
     pub message: String,
 }
 
+/// Largest results.json read (`report`, `compare`): a four-filesystem standard run writes a
+/// few MiB; anything this large is not one, and reading it would only exhaust memory.
+pub const MAX_RESULTS_BYTES: u64 = 64 << 20;
+
 impl Results {
     /// An empty results file with the current schema version.
     pub fn new() -> Self {
@@ -368,19 +372,38 @@ impl Results {
         }
     }
 
-    /// Load a results file, with a clear error when it is missing or not fsbench's.
+    /// Load a results file, with a clear error when it is missing, too large
+    /// ([`MAX_RESULTS_BYTES`]) or not fsbench's.
     pub fn load(path: &Path) -> crate::Result<Self> {
-        let text = std::fs::read_to_string(path)
+        let origin = path.display().to_string();
+        let file = std::fs::File::open(path)
             .map_err(|e| crate::Error::io("cannot read results file", path, e))?;
-        let r: Results = serde_json::from_str(&text).map_err(|e| {
-            crate::Error::invalid(
-                path.display().to_string(),
-                format!("not an fsbench results.json: {e}"),
-            )
+        // Read one byte past the limit, so a file that grows while read is refused too.
+        let mut text = String::new();
+        use std::io::Read as _;
+        file.take(MAX_RESULTS_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| crate::Error::io("cannot read results file", path, e))?;
+        if text.len() as u64 > MAX_RESULTS_BYTES {
+            return Err(crate::Error::invalid(
+                origin,
+                format!(
+                    "larger than {} MiB, which no fsbench run writes; give the results.json of a run",
+                    MAX_RESULTS_BYTES >> 20
+                ),
+            ));
+        }
+        Self::from_json(&text, &origin)
+    }
+
+    /// Parse a results.json's text; `origin` names it in errors.
+    pub fn from_json(text: &str, origin: &str) -> crate::Result<Self> {
+        let r: Results = serde_json::from_str(text).map_err(|e| {
+            crate::Error::invalid(origin, format!("not an fsbench results.json: {e}"))
         })?;
         if r.schema_version > SCHEMA_VERSION {
             return Err(crate::Error::invalid(
-                path.display().to_string(),
+                origin,
                 format!(
                     "schema_version {} is newer than this fsbench understands ({}); upgrade fsbench",
                     r.schema_version, SCHEMA_VERSION

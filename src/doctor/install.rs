@@ -3,7 +3,8 @@
 //!
 //! The plan is computed purely ([`plan`]) from what is needed and what is present, printed
 //! ([`InstallPlan::describe`]) before anything happens, and only then executed, as root. The
-//! package manager's output goes to stderr so `--json` output on stdout stays clean.
+//! package manager runs quietly: one progress line, and its errors (on stderr, so `--json`
+//! output on stdout stays clean) only when it fails.
 
 use super::tools::{self, Manager, Need};
 use crate::Error;
@@ -149,15 +150,15 @@ pub fn install(p: &InstallPlan, dry_run: bool) -> crate::Result<()> {
     }
     let refs: Vec<&str> = p.packages.iter().map(String::as_str).collect();
     let argv = m.install_argv(&refs);
-    let mut ok = run_visible(&argv)?;
+    let mut ok = run_quiet(&argv)?;
     // A fresh image often has empty package lists: refresh once and try again.
     if !ok && let Some(refresh) = m.refresh_argv() {
-        ok = run_visible(&refresh)? && run_visible(&argv)?;
+        ok = run_quiet(&refresh)? && run_quiet(&argv)?;
     }
     if !ok {
         return Err(Error::tool(
             crate::host::command::display(&argv),
-            "the package manager failed (its output is above)",
+            "the package manager failed (its errors are above)",
         ));
     }
     let still: Vec<&str> = p
@@ -179,22 +180,53 @@ pub fn install(p: &InstallPlan, dry_run: bool) -> crate::Result<()> {
     Ok(())
 }
 
-/// Run a package-manager command with its output on our stderr; `Ok(false)` when it fails.
-fn run_visible(argv: &[String]) -> crate::Result<bool> {
-    use std::os::fd::AsFd;
-    eprintln!("fsbench: running {}", crate::host::command::display(argv));
-    let stdout = std::io::stderr()
-        .as_fd()
-        .try_clone_to_owned()
-        .map_err(|e| Error::Other(format!("cannot duplicate stderr: {e}")))?;
-    let status = Command::new(&argv[0])
+/// What a quiet package-manager run left to show.
+#[derive(Debug)]
+struct Ran {
+    ok: bool,
+    /// Its error output (stderr; the end of stdout when stderr was empty), for a failure.
+    errors: String,
+}
+
+/// Lines of a failed run's output shown at most (apt's errors are its last lines).
+const ERROR_LINES: usize = 40;
+
+/// Run a package-manager command with one progress line instead of its progress dump
+/// ("(Reading database ... 5%" and so on); its errors are printed only when it fails.
+fn run_quiet(argv: &[String]) -> crate::Result<bool> {
+    eprintln!(
+        "fsbench: running {} (its output is shown only if it fails) ...",
+        crate::host::command::display(argv)
+    );
+    let ran = run_captured(argv)?;
+    if !ran.ok {
+        eprintln!("fsbench: {} failed:", argv[0]);
+        for line in ran.errors.lines() {
+            eprintln!("  {line}");
+        }
+    }
+    Ok(ran.ok)
+}
+
+fn run_captured(argv: &[String]) -> crate::Result<Ran> {
+    let out = Command::new(&argv[0])
         .args(&argv[1..])
         .env("DEBIAN_FRONTEND", "noninteractive")
         .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout))
-        .status()
+        .output()
         .map_err(|e| Error::tool(&argv[0], e.to_string()))?;
-    Ok(status.success())
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let text = if stderr.trim().is_empty() {
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    } else {
+        stderr.into_owned()
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let errors = lines[lines.len().saturating_sub(ERROR_LINES)..].join("\n");
+    Ok(Ran {
+        ok: out.status.success(),
+        errors,
+    })
 }
 
 #[cfg(test)]
@@ -216,6 +248,26 @@ mod tests {
             ..Default::default()
         };
         tools::needs(&wants)
+    }
+
+    /// The progress dump is kept back; a failure's errors come through, a success's output not.
+    #[test]
+    fn a_quiet_run_keeps_only_the_errors() {
+        let sh =
+            |script: &str| run_captured(&["sh".to_string(), "-c".into(), script.into()]).unwrap();
+        let r = sh(
+            "echo '(Reading database ... 5%'; echo 'E: Unable to locate package x' >&2; exit 100",
+        );
+        assert!(!r.ok);
+        assert_eq!(r.errors, "E: Unable to locate package x");
+        let r = sh("for i in $(seq 1 100); do echo \"line $i\"; done; exit 1");
+        assert!(!r.ok);
+        assert!(
+            r.errors.starts_with("line 61") && r.errors.ends_with("line 100"),
+            "{}",
+            r.errors
+        );
+        assert!(sh("echo '(Reading database ... 5%'").ok);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! - when the daemon died too, nothing has the pool imported (fsbench's pools are made with
 //!   `cachefile=none`, see [`super::zfs`]), but its FUSE mount is left dead ("Transport
 //!   endpoint is not connected") on the mountpoint, and `/zfs-kstat` likewise: both are
-//!   unmounted. A pool some cache file still names would be imported again by the next daemon
+//!   unmounted, and its socket (`/var/run/zfs/zfs_socket`, which makes `zpool` say
+//!   "Connection refused") is removed once nothing listens on it. A pool some cache file still names would be imported again by the next daemon
 //!   and is reported instead.
 
 use super::zfs::is_fuse;
@@ -175,16 +176,47 @@ pub fn after_daemon_gone(dry_run: bool) -> Option<String> {
     if zfs_daemon::daemon_running() {
         return None;
     }
+    let mut done = Vec::new();
     let dead = dead_fuse_mounts(|m| m.mount_point == Path::new(KSTAT_MOUNT));
-    if dead.is_empty() {
+    if !dead.is_empty() {
+        done.push(if dry_run {
+            format!("would unmount its dead {KSTAT_MOUNT}")
+        } else {
+            match unmount_all(&dead) {
+                Ok(()) => format!("unmounted its dead {KSTAT_MOUNT}"),
+                Err(e) => format!("left {KSTAT_MOUNT} mounted: {e}"),
+            }
+        });
+    }
+    done.extend(remove_stale_socket(Path::new(SOCKET), dry_run));
+    (!done.is_empty()).then(|| done.join("; "))
+}
+
+/// The socket zfs-fuse listens on. A killed daemon leaves it, and `zpool` then fails with
+/// "Connection refused" instead of "cannot connect" until it is removed.
+pub const SOCKET: &str = "/var/run/zfs/zfs_socket";
+
+/// Remove `path` when it is a socket nothing listens on (connecting is refused); a live
+/// socket, or anything that is not a socket, stays. `None` when there was nothing to do.
+pub fn remove_stale_socket(path: &Path, dry_run: bool) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_socket() {
         return None;
     }
-    if dry_run {
-        return Some(format!("would unmount its dead {KSTAT_MOUNT}"));
+    match std::os::unix::net::UnixStream::connect(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+        // Something answers (or the error says nothing about a listener): not ours to remove.
+        _ => return None,
     }
-    Some(match unmount_all(&dead) {
-        Ok(()) => format!("unmounted its dead {KSTAT_MOUNT}"),
-        Err(e) => format!("left {KSTAT_MOUNT} mounted: {e}"),
+    let shown = path.display();
+    Some(if dry_run {
+        format!("would remove its stale socket {shown}")
+    } else {
+        match std::fs::remove_file(path) {
+            Ok(()) => format!("removed its stale socket {shown}"),
+            Err(e) => format!("left its stale socket {shown}: {e}"),
+        }
     })
 }
 
@@ -231,6 +263,31 @@ fn show(paths: &[PathBuf]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fake stale socket (bound, then its listener dropped, as a killed daemon leaves it)
+    /// is removed; a live one and a regular file of that name stay.
+    #[test]
+    fn a_dead_daemons_socket_is_removed_a_live_one_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("zfs_socket");
+        drop(std::os::unix::net::UnixListener::bind(&p).unwrap());
+        assert!(p.exists());
+        let said = remove_stale_socket(&p, true).unwrap();
+        assert!(said.starts_with("would remove its stale socket"), "{said}");
+        assert!(p.exists());
+        let said = remove_stale_socket(&p, false).unwrap();
+        assert_eq!(said, format!("removed its stale socket {}", p.display()));
+        assert!(!p.exists());
+        assert_eq!(remove_stale_socket(&p, false), None);
+        let live = std::os::unix::net::UnixListener::bind(&p).unwrap();
+        assert_eq!(remove_stale_socket(&p, false), None);
+        assert!(p.exists());
+        drop(live);
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, "not a socket").unwrap();
+        assert_eq!(remove_stale_socket(&p, false), None);
+        assert!(p.exists());
+    }
 
     #[test]
     fn cache_names_match_whole_strings() {

@@ -33,16 +33,20 @@ impl Merged {
             min_ns: u64::MAX,
             ..Default::default()
         };
+        // Saturating: counts come from a results.json, which may be edited or damaged (a
+        // count near u64::MAX overflowed here; found by tests/fuzz.rs).
         for r in records {
             for [v, c] in &r.buckets {
-                *m.buckets.entry(*v).or_default() += c;
+                let slot = m.buckets.entry(*v).or_default();
+                *slot = slot.saturating_add(*c);
             }
-            m.count += r.count.max(r.buckets.iter().map(|b| b[1]).sum());
+            let in_buckets = r.buckets.iter().fold(0u64, |a, b| a.saturating_add(b[1]));
+            m.count = m.count.saturating_add(r.count.max(in_buckets));
             if r.count > 0 {
                 m.min_ns = m.min_ns.min(r.min_ns);
                 m.max_ns = m.max_ns.max(r.max_ns);
             }
-            m.sum_ns += r.sum_ns;
+            m.sum_ns = m.sum_ns.saturating_add(r.sum_ns);
             m.rounds += 1;
         }
         if m.min_ns == u64::MAX {
@@ -54,14 +58,17 @@ impl Merged {
     /// Value at quantile `q` in [0, 1], ns: the bucket holding the ⌈q·N⌉-th smallest I/O,
     /// clamped to the exact min and max.
     pub fn quantile(&self, q: f64) -> u64 {
-        let total: u64 = self.buckets.values().sum();
+        let total = self
+            .buckets
+            .values()
+            .fold(0u64, |a, &c| a.saturating_add(c));
         if total == 0 {
             return 0;
         }
         let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
         let mut seen = 0;
         for (&v, &c) in &self.buckets {
-            seen += c;
+            seen = c.saturating_add(seen);
             if seen >= rank {
                 return v.clamp(self.min_ns, self.max_ns.max(self.min_ns));
             }

@@ -198,9 +198,37 @@ impl std::fmt::Display for SyntaxError {
 /// Includes nested deeper than this are taken for a cycle.
 const MAX_INCLUDE_DEPTH: usize = 8;
 
+/// Largest job file (or included file) read: fio job files are a few KiB, and `include
+/// /dev/zero` must not read forever.
+pub const MAX_JOB_FILE_BYTES: u64 = 1 << 20;
+
+/// Most options one section may hold, includes expanded (includes may repeat a file).
+const MAX_SECTION_OPTS: usize = 10_000;
+
+/// Most options all job sections hold once the globals in force are copied into each
+/// ([`JobFile::jobs`]): bounds that copy for a file of many sections after many globals.
+const MAX_EXPANDED_OPTS: usize = 100_000;
+
+/// Read at most [`MAX_JOB_FILE_BYTES`] of `path` as text.
+fn read_limited(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    f.take(MAX_JOB_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
+        return Err(format!(
+            "larger than {} MiB, which is not a job file",
+            MAX_JOB_FILE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
+}
+
 /// Read and parse `path`, with `env` answering `${VAR}`.
 pub fn read(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<JobFile, SyntaxError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SyntaxError {
+    let text = read_limited(path).map_err(|e| SyntaxError {
         at: Loc {
             file: path.to_path_buf(),
             line: 0,
@@ -216,7 +244,20 @@ pub fn parse(
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, SyntaxError> {
+    if text.len() as u64 > MAX_JOB_FILE_BYTES {
+        return Err(SyntaxError {
+            at: Loc {
+                file: path.to_path_buf(),
+                line: 0,
+            },
+            message: format!(
+                "larger than {} MiB, which is not a job file",
+                MAX_JOB_FILE_BYTES >> 20
+            ),
+        });
+    }
     let mut sections: Vec<Section> = Vec::new();
+    let (mut globals, mut expanded) = (0usize, 0usize);
     for (i, raw) in text.lines().enumerate() {
         let at = Loc {
             file: path.to_path_buf(),
@@ -252,6 +293,22 @@ pub fn parse(
         };
         option_line(line, &at, env, 0, &mut section.opts)?;
     }
+    for s in &sections {
+        if s.is_global() {
+            globals += s.opts.len();
+        } else {
+            expanded += globals + s.opts.len();
+        }
+        if expanded > MAX_EXPANDED_OPTS {
+            return Err(SyntaxError {
+                at: s.at.clone(),
+                message: format!(
+                    "the job sections with their globals hold more than {MAX_EXPANDED_OPTS} \
+                     options; this is not a job file fio or fsbench would run"
+                ),
+            });
+        }
+    }
     Ok(JobFile {
         path: path.to_path_buf(),
         sections,
@@ -277,6 +334,11 @@ fn option_line(
         at: at.clone(),
         message,
     };
+    if out.len() >= MAX_SECTION_OPTS {
+        return Err(err(format!(
+            "the section holds more than {MAX_SECTION_OPTS} options (includes counted)"
+        )));
+    }
     if let Some(rest) = line.strip_prefix("include")
         && (rest.is_empty() || rest.starts_with([' ', '\t']))
     {
@@ -330,7 +392,7 @@ fn include(
         Some(p) if given.is_relative() && p.exists() => p,
         _ => given.to_path_buf(),
     };
-    let text = std::fs::read_to_string(&path)
+    let text = read_limited(&path)
         .map_err(|e| err(format!("cannot read included file {}: {e}", path.display())))?;
     for (i, raw) in text.lines().enumerate() {
         let here = Loc {
@@ -503,6 +565,28 @@ mod tests {
         assert!(e.message.contains("empty section"), "{e}");
         let e = p("[a]\ninclude\n").unwrap_err();
         assert!(e.message.contains("include needs"), "{e}");
+    }
+
+    #[test]
+    fn hostile_sizes_are_refused_not_read() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().join("main.fio");
+        std::fs::write(&main, "[a]\ninclude /dev/zero\n").unwrap();
+        let e = read(&main, &|_| None).unwrap_err().to_string();
+        assert!(e.contains("larger than 1 MiB"), "{e}");
+        // A file including itself twice per level would double at each of 8 levels.
+        std::fs::write(&main, "[a]\ninclude main.fio\ninclude main.fio\n").unwrap();
+        assert!(read(&main, &|_| None).is_err());
+        // 1,000 globals before 1,000 sections: a million copied options.
+        let mut text = String::from("[global]\n");
+        for i in 0..1000 {
+            text.push_str(&format!("x{i}=1\n"));
+        }
+        for i in 0..1000 {
+            text.push_str(&format!("[j{i}]\n"));
+        }
+        let e = parse(&text, &main, &|_| None).unwrap_err().to_string();
+        assert!(e.contains("more than 100000 options"), "{e}");
     }
 
     #[test]

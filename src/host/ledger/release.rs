@@ -70,13 +70,15 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
             };
             let (outcome, mut detail) =
                 process(h, *pid, *start_time, name, data_dir.as_deref(), dry_run);
-            // A zfs-fuse that was killed leaves its own FUSE mount behind, dead.
+            // A zfs-fuse that was killed leaves its own FUSE mount and its socket behind.
             if name == h.daemon
                 && !matches!(outcome, Outcome::Failed | Outcome::NotOurs)
                 && let Some(more) = (h.after_daemon_gone)(dry_run)
             {
                 detail = format!("{detail}; {more}");
-                if outcome == Outcome::AlreadyGone && more.starts_with("unmounted") {
+                if outcome == Outcome::AlreadyGone
+                    && (more.starts_with("unmounted") || more.starts_with("removed"))
+                {
                     return (Outcome::Released, detail);
                 }
             }

@@ -282,7 +282,7 @@ impl Param {
 fn lower_first(s: &str) -> String {
     let mut c = s.chars();
     match (c.next(), c.next()) {
-        (Some(a), Some(b)) if a.is_ascii_uppercase() && !b.is_ascii_uppercase() => {
+        (Some(a), Some(b)) if a.is_ascii_uppercase() && b.is_ascii_lowercase() => {
             format!("{}{}", a.to_ascii_lowercase(), &s[1..])
         }
         _ => s.to_string(),
