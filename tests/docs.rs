@@ -98,7 +98,7 @@ const fn sh(sub: &'static str, flag: &'static str, value: &'static str, add: Add
 }
 
 /// `fsbench run`'s filesystems when the command names none (ZFS left out: zfs-fuse is one
-/// daemon per machine and its runs take several times longer; tests/run.rs covers ZFS), and
+/// daemon per machine and its runs take several times longer; tests/run/full_run.rs covers ZFS), and
 /// setups on ZFS are dropped from a given `--fs` for the same reason.
 const DEFAULT_FS: &str = "ext4,xfs,btrfs";
 

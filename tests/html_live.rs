@@ -8,7 +8,7 @@
 //! Needs root, loop devices, mkfs.ext4, mkfs.xfs and Chromium; otherwise each test prints
 //! `skipped:`, or fails under `FSBENCH_REQUIRE_PRIVILEGED=1` ([`common`]).
 //! `FSBENCH_SCREENSHOT_DIR=docs` keeps `report-run.png`, `report-latency.png` and
-//! `compare-run.png` (the README's screenshots); [`RUNS_VAR`] points the tests at two earlier
+//! `compare-run.png` (the screenshots in docs/running.md and docs/tools.md); [`RUNS_VAR`] points the tests at two earlier
 //! runs instead.
 
 mod common;
@@ -38,7 +38,7 @@ struct Runs {
 }
 
 /// Set to `A:B` (two output directories of earlier runs) to check, and screenshot, those
-/// instead of making two short runs: how the README's screenshots are made from fuller runs.
+/// instead of making two short runs: how the docs' screenshots are made from fuller runs.
 const RUNS_VAR: &str = "FSBENCH_HTML_LIVE_RUNS";
 
 /// The two runs, made by the first test that asks (the other waits). They live under the
