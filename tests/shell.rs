@@ -80,6 +80,10 @@ fn man_pages_for_every_subcommand_render_without_warnings() {
         .map(|s| format!("fsbench-{s}.1"))
         .collect();
     want.push("fsbench.1".into());
+    // Nested subcommands get pages of their own.
+    for h in ["check", "export", "import", "list", "show", "trend"] {
+        want.push(format!("fsbench-history-{h}.1"));
+    }
     want.sort();
     let mut got: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -103,7 +103,7 @@ fn esc(s: &str) -> String {
 /// The HTML page: `title`, the unit, the points oldest first.
 pub fn html(title: &str, unit: &str, device: &str, points: &[TrendPoint]) -> String {
     let (w, h) = (900.0f64, 380.0f64);
-    let (left, right, top, bottom) = (70.0, 20.0, 30.0, 70.0);
+    let (left, right, top, bottom) = (70.0, 60.0, 30.0, 70.0);
     let lo = points.iter().map(|p| p.min).fold(f64::INFINITY, f64::min);
     let hi = points
         .iter()
@@ -192,7 +192,11 @@ pub fn html(title: &str, unit: &str, device: &str, points: &[TrendPoint]) -> Str
             h - bottom + 18.0,
             p.run_id,
             h - bottom + 33.0,
-            esc(p.started_at.get(..10).unwrap_or(&p.started_at)),
+            esc(&p
+                .started_at
+                .get(5..16)
+                .unwrap_or(&p.started_at)
+                .replace('T', " ")),
         );
     }
     svg += "</svg>\n";
