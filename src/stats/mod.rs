@@ -6,7 +6,8 @@
 //! coverage), [`merged`] (tail latency over all rounds' histograms), [`change`] (how much a
 //! metric moved between two results, against zero or a control's drift), [`student_t`] (the
 //! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
-//! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`metric`]
+//! metrics may be called better or worse), [`verdict`] (ties, host noise), [`region`] (the judgement of per-round values against a
+//! claim's region) and [`metric`]
 //! (workload names; what a metric means is `crate::metrics`).
 
 pub mod change;
@@ -16,6 +17,7 @@ pub mod judged;
 pub mod median_interval;
 pub mod merged;
 pub mod metric;
+pub mod region;
 pub mod student_t;
 pub mod verdict;
 
