@@ -1,7 +1,9 @@
 //! Registry entries of the kinds that live in single-file modules or in the runner's setup:
 //! mkfs, usable-space, layout, I/O jobs, memory-capped jobs, compression, fio job files.
 
-use super::registry::{Caches, Cost, Describe, Family, Kind, Needs, Phase, Workload, Writes};
+use super::registry::{
+    Caches, Cost, Describe, Family, Kind, Needs, Phase, Question, Table, Workload, Writes,
+};
 use super::spec::{IoParams, JobDefaults, WorkloadSpec};
 use super::step::{FioPhase, StepContext};
 use super::{Metric, WorkloadContext, WorkloadOutput};
@@ -129,6 +131,12 @@ impl Workload for UsableSpace {
     }
     fn family(&self) -> Family {
         Family::Setup
+    }
+    fn question(&self, _: &serde_json::Value) -> Question {
+        Question::Space
+    }
+    fn table(&self) -> Table {
+        Table::Capacity
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::NOTHING
@@ -271,6 +279,9 @@ impl Workload for Io {
     fn family(&self) -> Family {
         Family::Io
     }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        super::registry::io_question(params)
+    }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         let p = w.io.as_ref();
         Needs {
@@ -357,6 +368,9 @@ impl Workload for Memcap {
     fn family(&self) -> Family {
         Family::Io
     }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        super::registry::io_question(params)
+    }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         // Its child is `fsbench io`, which counts and waits after writing jobs itself.
         Needs {
@@ -407,6 +421,12 @@ impl Workload for Compress {
     }
     fn family(&self) -> Family {
         Family::Application
+    }
+    fn question(&self, _: &serde_json::Value) -> Question {
+        Question::Space
+    }
+    fn table(&self) -> Table {
+        Table::Io
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
@@ -487,6 +507,12 @@ impl Workload for FioJob {
     }
     fn family(&self) -> Family {
         Family::Application
+    }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        super::registry::io_question(params)
+    }
+    fn table(&self) -> Table {
+        Table::Io
     }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         Needs {
