@@ -198,6 +198,11 @@ pub fn unregistered<'a>(emitted: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
+/// The merged tail an id is, if it is one ([`registry::MERGED_TAILS`]).
+pub fn merged_tail(id: &str) -> Option<&'static registry::MergedTail> {
+    registry::MERGED_TAILS.iter().find(|t| t.id.0 == id)
+}
+
 /// Which way is better for an id ([`Direction::Neutral`] when unknown).
 pub fn direction(id: &str) -> Direction {
     def(id).direction

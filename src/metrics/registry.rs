@@ -225,3 +225,63 @@ pub const PAIRS: &[Pair] = &[
         bandwidth: TRIM_BW_MIB_S,
     },
 ];
+
+/// A tail latency over all rounds' histograms merged, and the per-round percentile whose
+/// spread judges it (a merged tail has no spread of its own).
+pub struct MergedTail {
+    /// The histogram direction it is for when a job has both (`read`, `write`), else `None`.
+    pub side: Option<&'static str>,
+    /// The quantile (0.99 for p99).
+    pub quantile: f64,
+    /// The merged metric.
+    pub id: MetricId,
+    /// Its per-round counterpart.
+    pub per_round: MetricId,
+}
+
+const fn tail(
+    side: Option<&'static str>,
+    quantile: f64,
+    id: MetricId,
+    per_round: MetricId,
+) -> MergedTail {
+    MergedTail {
+        side,
+        quantile,
+        id,
+        per_round,
+    }
+}
+
+/// Every merged tail `stats::summarize` computes, per side.
+pub const MERGED_TAILS: &[MergedTail] = &[
+    tail(None, 0.5, LAT_P50_MS_MERGED, LAT_P50_MS),
+    tail(None, 0.99, LAT_P99_MS_MERGED, LAT_P99_MS),
+    tail(None, 0.999, LAT_P99_9_MS_MERGED, LAT_P99_9_MS),
+    tail(Some("read"), 0.5, READ_LAT_P50_MS_MERGED, READ_LAT_P50_MS),
+    tail(Some("read"), 0.99, READ_LAT_P99_MS_MERGED, READ_LAT_P99_MS),
+    tail(
+        Some("read"),
+        0.999,
+        READ_LAT_P99_9_MS_MERGED,
+        READ_LAT_P99_9_MS,
+    ),
+    tail(
+        Some("write"),
+        0.5,
+        WRITE_LAT_P50_MS_MERGED,
+        WRITE_LAT_P50_MS,
+    ),
+    tail(
+        Some("write"),
+        0.99,
+        WRITE_LAT_P99_MS_MERGED,
+        WRITE_LAT_P99_MS,
+    ),
+    tail(
+        Some("write"),
+        0.999,
+        WRITE_LAT_P99_9_MS_MERGED,
+        WRITE_LAT_P99_9_MS,
+    ),
+];

@@ -281,10 +281,9 @@ fn build_row(
         })
         .collect();
     // Merged tails carry no spread of their own: judge ties on the per-round counterpart.
-    let noise_metric = if stats::is_merged(m) {
-        m.trim_end_matches("_merged").to_string()
-    } else {
-        m.to_string()
+    let noise_metric = match metrics::merged_tail(m) {
+        Some(t) => t.per_round.as_str().to_string(),
+        None => m.to_string(),
     };
     let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
     // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark.
