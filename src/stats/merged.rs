@@ -79,7 +79,6 @@ impl Merged {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
