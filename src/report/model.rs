@@ -5,7 +5,7 @@
 
 use crate::metrics::{self, Class, Direction, Role, Shown};
 use crate::results::{Results, Summary};
-use crate::stats::{self, judged, metric, verdict};
+use crate::stats::{self, judged, verdict};
 use crate::workload::registry::{self, Question, Table as RegistryTable};
 use serde::Serialize;
 
@@ -90,6 +90,8 @@ pub struct Row {
     pub metric: String,
     /// Human test name (`Random read — IOPS`).
     pub label: String,
+    /// The workload's short label, for quotes (`rm -rf`; the workload registry's).
+    pub short: String,
     /// Unit as recorded.
     pub unit: String,
     /// Which way is better.
@@ -129,6 +131,20 @@ fn recorded<'a>(results: &'a Results, workload: &str) -> (&'a str, &'a serde_jso
 pub fn question(results: &Results, workload: &str) -> Option<Question> {
     let (kind, params) = recorded(results, workload);
     registry::purpose(kind, params).0
+}
+
+/// The label and short label of a workload, from the workload registry (its id when its
+/// kind does not name it).
+pub fn names(results: &Results, workload: &str) -> (String, String) {
+    let (kind, _) = recorded(results, workload);
+    registry::names(kind, workload)
+}
+
+/// The names the kind of workload `member` gives the id `id` (a scaling family's base,
+/// `randread` of `randread-qd32`, is named like the plain workload of that kind).
+pub fn names_like(results: &Results, member: &str, id: &str) -> (String, String) {
+    let (kind, _) = recorded(results, member);
+    registry::names(kind, id)
 }
 
 /// Which table a workload belongs in: the workload registry's answer for its kind.
@@ -310,7 +326,7 @@ fn build_row(
         // A merged tail with no per-round counterpart has no noise estimate: rank nothing
         // rather than claim a lead "beyond noise" that cannot be judged.
         if stats::is_merged(m) && noise[best].is_none() {
-            return finish(workload, m, unit, role, cells);
+            return finish(results, workload, m, unit, role, cells);
         }
         let tied: Vec<usize> = present
             .iter()
@@ -331,20 +347,25 @@ fn build_row(
             }
         }
     }
-    finish(workload, m, unit, role, cells)
+    finish(results, workload, m, unit, role, cells)
 }
 
-fn finish(workload: &str, m: &str, unit: &str, role: Role, cells: Vec<Option<Cell>>) -> Row {
-    let label = format!(
-        "{} — {}",
-        metric::workload_label(workload),
-        metrics::label(m)
-    );
+fn finish(
+    results: &Results,
+    workload: &str,
+    m: &str,
+    unit: &str,
+    role: Role,
+    cells: Vec<Option<Cell>>,
+) -> Row {
+    let (name, short) = names(results, workload);
+    let label = format!("{name} — {}", metrics::label(m));
     let def = metrics::def(m);
     Row {
         workload: workload.into(),
         metric: m.into(),
         label,
+        short,
         unit: unit.into(),
         direction: def.direction,
         class: def.class,

@@ -5,7 +5,6 @@
 use super::model::{self, Mark, Row, Table};
 use crate::metrics::{self, Class, Direction, MetricId, registry};
 use crate::results::Results;
-use crate::stats::metric;
 use crate::workload::registry::Question;
 use serde::Serialize;
 
@@ -268,7 +267,7 @@ fn quote(r: &Row, w: usize, setups: &[String]) -> Option<String> {
     };
     Some(format!(
         "{} {} vs {} on {}{}",
-        metric::workload_short(&r.workload),
+        r.short,
         unit(a),
         unit(b),
         setups[other.0],

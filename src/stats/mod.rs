@@ -6,9 +6,9 @@
 //! coverage), [`merged`] (tail latency over all rounds' histograms), [`change`] (how much a
 //! metric moved between two results, against zero or a control's drift), [`student_t`] (the
 //! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
-//! metrics may be called better or worse), [`verdict`] (ties, host noise), [`region`] (the judgement of per-round values against a
-//! claim's region) and [`metric`]
-//! (workload names; what a metric means is `crate::metrics`).
+//! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`region`]
+//! (the judgement of per-round values against a claim's region). What a metric means is
+//! `crate::metrics`'s; how a workload is named, the workload registry's.
 
 pub mod change;
 pub mod descriptive;
@@ -16,7 +16,6 @@ pub mod fdr;
 pub mod judged;
 pub mod median_interval;
 pub mod merged;
-pub mod metric;
 pub mod region;
 pub mod student_t;
 pub mod verdict;

@@ -2,7 +2,7 @@
 //! mkfs, usable-space, layout, I/O jobs, memory-capped jobs, compression, fio job files.
 
 use super::registry::{
-    Caches, Cost, Describe, Family, Kind, Needs, Phase, Question, Table, Workload, Writes,
+    Caches, Cost, Describe, Family, Kind, Names, Needs, Phase, Question, Table, Workload, Writes,
 };
 use super::spec::{IoParams, JobDefaults, WorkloadSpec};
 use super::step::{FioPhase, StepContext};
@@ -76,6 +76,13 @@ impl Workload for Mkfs {
     fn family(&self) -> Family {
         Family::Setup
     }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "mkfs" => ("mkfs / zpool create", "mkfs"),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs {
             root: true,
@@ -138,6 +145,13 @@ impl Workload for UsableSpace {
     fn table(&self) -> Table {
         Table::Capacity
     }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "usable-space" => ("Usable space (df)", "usable space"),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::NOTHING
     }
@@ -191,6 +205,13 @@ impl Workload for Layout {
     }
     fn family(&self) -> Family {
         Family::Io
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "layout" => ("Lay out the test file", "layout"),
+            _ => return None,
+        };
+        Some(Names { label, short })
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
@@ -281,6 +302,18 @@ impl Workload for Io {
     }
     fn question(&self, params: &serde_json::Value) -> Question {
         super::registry::io_question(params)
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "seqread" => ("Sequential read", "seqread"),
+            "seqwrite" => ("Sequential write", "seqwrite"),
+            "randread" => ("Random read", "randread"),
+            "randwrite" => ("Random write", "randwrite"),
+            "randrw70" => ("70/30 random mix", "70/30 mix"),
+            "fsync-write" => ("Write + fsync", "write+fsync"),
+            _ => return None,
+        };
+        Some(Names { label, short })
     }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         let p = w.io.as_ref();

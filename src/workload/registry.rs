@@ -212,6 +212,27 @@ pub fn register_for_test(w: &'static dyn Workload) {
     EXTRA.with(|e| e.borrow_mut().push(w));
 }
 
+/// How a report names a workload: a label (`Random read`) and a short label for quotes
+/// (`rm -rf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Names {
+    /// Label of its rows (`find over the tree, cold cache`).
+    pub label: &'static str,
+    /// Short label in the verdict's quotes (`cold find`).
+    pub short: &'static str,
+}
+
+/// The label and short label of a recorded workload ([`Workload::names`]); a file that does
+/// not record its kind (samples only), or an older kind that covered several (`meta`), is
+/// named by whichever entry ships that id; any other workload is shown by its id.
+pub fn names(kind: &str, id: &str) -> (String, String) {
+    let own = recorded(kind).and_then(|w| w.names(id));
+    match own.or_else(|| REGISTRY.iter().find_map(|w| w.names(id))) {
+        Some(n) => (n.label.to_string(), n.short.to_string()),
+        None => (id.to_string(), id.to_string()),
+    }
+}
+
 /// The question an I/O job answers, from its recorded parameters (`job.rw`, `job.fsync`, or
 /// the plan's `rw`/`fsync` in older files): fsync'd writes, then random, else sequential.
 pub fn io_question(params: &serde_json::Value) -> Question {
@@ -405,6 +426,10 @@ pub trait Workload: Sync {
             Family::Application => Table::Applications,
             Family::Capability => Table::Probes,
         }
+    }
+    /// How the report names the workload `id` of this kind (its shipped ones); `None`: by id.
+    fn names(&self, _id: &str) -> Option<Names> {
+        None
     }
     /// What `w` needs to run.
     fn needs(&self, w: &WorkloadSpec) -> Needs;
