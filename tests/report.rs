@@ -115,7 +115,12 @@ pub fn generate_fixture() -> Results {
         io("randread", "randread", "4k", 8),
         io("randwrite", "randwrite", "4k", 8),
         io("randrw70", "randrw", "4k", 4),
-        io("fsync-write", "randwrite", "4k", 1),
+        {
+            // Its recorded fsync is what makes it an fsync-heavy workload, not its id.
+            let mut w = io("fsync-write", "randwrite", "4k", 1);
+            w.params["fsync"] = 1.into();
+            w
+        },
         WorkloadInfo {
             id: "untar".into(),
             kind: "meta".into(),

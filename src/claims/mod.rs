@@ -16,6 +16,9 @@ mod verdict;
 
 pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
 
+#[cfg(test)]
+mod wording;
+
 use serde::Deserialize;
 
 /// The shipped claims file.
@@ -62,6 +65,50 @@ pub struct Claim {
     /// Claims that contradict each other share a group.
     #[serde(default)]
     pub group: Option<String>,
+    /// The magnitude the claim's wording gives ("about 2.3x faster"), as the ratio a/b (or the
+    /// value, for one setup): judged against [`Claim::size_band`] beside the direction.
+    #[serde(default)]
+    pub size: Option<f64>,
+    /// What the claim only holds on (host facts a results file records); elsewhere it is
+    /// "not comparable here".
+    #[serde(default)]
+    pub requires: Vec<Requirement>,
+}
+
+/// A condition a claim's article measured under, checked against a results file's host facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Requirement {
+    /// Every ZFS setup of the claim is kernel OpenZFS, not zfs-fuse (a FUSE daemon's figures
+    /// say nothing about OpenZFS's).
+    Openzfs,
+    /// The target is a real block device (`--device`), not an image on a loop device or a
+    /// directory: schedulers and device caches act on a real queue only.
+    RealDevice,
+    /// The target reports itself rotational (a claim about mounting options for spinning disks).
+    Rotational,
+    /// The target reports itself non-rotational (flash).
+    NonRotational,
+}
+
+impl Requirement {
+    /// What the requirement asks, in words ("kernel OpenZFS, not zfs-fuse").
+    pub fn words(self) -> &'static str {
+        match self {
+            Requirement::Openzfs => "kernel OpenZFS, not zfs-fuse",
+            Requirement::RealDevice => "a real block device, not a loop image or a directory",
+            Requirement::Rotational => "a device that reports rotational",
+            Requirement::NonRotational => "a non-rotational device",
+        }
+    }
+}
+
+/// How far the article's figure may be from the measured ratio for its size to hold: the
+/// effect (the log of the ratio) within a third of itself, and never narrower than ±5 %.
+/// "about 2.3x" accepts 1.74–3.04, "about a third" 0.23–0.48, "about 13 %" 1.08–1.19.
+pub fn size_band(figure: f64) -> (f64, f64) {
+    let half = (figure.ln().abs() / 3.0).max(1.05f64.ln());
+    (figure * (-half).exp(), figure * half.exp())
 }
 
 /// The comparison a claim asserts.
@@ -84,6 +131,23 @@ impl Claim {
             Assertion::Below => (f64::NEG_INFINITY, self.threshold.unwrap_or(f64::NAN)),
             Assertion::Between => (self.low.unwrap_or(f64::NAN), self.high.unwrap_or(f64::NAN)),
         }
+    }
+
+    /// The direction's region, for [`crate::stats::region::judge`].
+    pub fn region(&self) -> crate::stats::region::Region {
+        use crate::stats::region::Region;
+        let (lo, hi) = self.range();
+        match self.assertion {
+            Assertion::Above => Region::above(lo),
+            Assertion::Below => Region::below(hi),
+            Assertion::Between => Region::between(lo, hi),
+        }
+    }
+
+    /// The size band around [`Claim::size`], when the wording gives a magnitude.
+    pub fn size_region(&self) -> Option<crate::stats::region::Region> {
+        let (lo, hi) = size_band(self.size?);
+        Some(crate::stats::region::Region::between(lo, hi))
     }
 
     /// The assertion in words: "> 1.05", "< 0.2", "0.90–1.11".

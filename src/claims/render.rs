@@ -45,14 +45,71 @@ fn what(r: &ClaimResult) -> String {
 }
 
 fn counts(results: &[ClaimResult]) -> String {
-    let n = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
-    format!(
-        "{} confirmed, {} refuted, {} inconclusive, {} not measured",
-        n(Outcome::Confirmed),
-        n(Outcome::Refuted),
-        n(Outcome::Inconclusive),
-        n(Outcome::NotMeasured)
-    )
+    // By the word a reader sees: a claim whose size is refuted is not counted as confirmed.
+    let words = [
+        "confirmed",
+        "size refuted",
+        "size open",
+        "refuted",
+        "inconclusive",
+        "not measured",
+        "not comparable here",
+    ];
+    let parts: Vec<String> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| {
+            let n = results.iter().filter(|r| word(r) == *w).count();
+            // The four direction verdicts always; the rest when they occur.
+            (n > 0 || i == 0 || (3..=5).contains(&i)).then(|| format!("{n} {w}"))
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// The verdict a reader sees first: the direction's, unless the direction holds and the
+/// size does not ("size refuted") or is not settled ("size open"): CONFIRMED means the
+/// sentence holds, its magnitude included.
+pub fn word(r: &ClaimResult) -> &'static str {
+    match (r.outcome, r.size.map(|z| z.outcome)) {
+        (Outcome::Confirmed, Some(Outcome::Refuted)) => "size refuted",
+        (Outcome::Confirmed, Some(Outcome::Inconclusive)) => "size open",
+        (o, _) => o.word(),
+    }
+}
+
+/// Whether a claim was judged at all (measured and comparable here).
+fn judged(r: &ClaimResult) -> bool {
+    !matches!(r.outcome, Outcome::NotMeasured | Outcome::NotComparable)
+}
+
+/// The two verdicts of a claim whose wording gives a magnitude: "direction confirmed, size
+/// refuted: 0.68 against the article's 0.43 (band 0.33–0.57; as b/a 1.47× against 2.3×)".
+pub fn size_text(r: &ClaimResult) -> Option<String> {
+    let z = r.size?;
+    if !judged(r) {
+        return None;
+    }
+    let m = r.measured?;
+    let mut s = format!(
+        "direction {}, size {}: {} against the article's {} (band {}–{}",
+        r.outcome.word(),
+        z.outcome.word(),
+        ratio(m),
+        ratio(z.figure),
+        ratio(z.band.0),
+        ratio(z.band.1)
+    );
+    // "2.3x faster" is a/b = 0.43: the inverse reads as the article put it.
+    if z.figure < 1.0 && r.claim.b.is_some() && m > 0.0 {
+        s.push_str(&format!(
+            "; as b/a {}× against {}×",
+            ratio(1.0 / m),
+            ratio(1.0 / z.figure)
+        ));
+    }
+    s.push(')');
+    Some(s)
 }
 
 fn coverage_note(results: &[ClaimResult]) -> String {
@@ -80,7 +137,7 @@ fn coverage_note(results: &[ClaimResult]) -> String {
 /// Plain text, lines under 100 columns; `measured_only` leaves the "not measured" claims out
 /// of the list (their count stays in the summary line).
 pub fn text(results: &[ClaimResult], measured_only: bool) -> String {
-    let mut s = format!("{TITLE}: {}\n", counts(results));
+    let mut s = textwrap(&format!("{TITLE}: {}", counts(results)), 98, "");
     let note = coverage_note(results);
     if !note.is_empty() {
         s.push_str(&textwrap(&note, 98, "  "));
@@ -96,7 +153,7 @@ pub fn text(results: &[ClaimResult], measured_only: bool) -> String {
         let mark = if contradicts { "  ↔ " } else { "  " };
         s.push_str(&format!(
             "{mark}{:<12} {}\n",
-            r.outcome.word().to_uppercase(),
+            word(r).to_uppercase(),
             r.claim.claim
         ));
         let detail = if r.outcome == Outcome::NotMeasured {
@@ -115,6 +172,9 @@ pub fn text(results: &[ClaimResult], measured_only: bool) -> String {
             );
             if !r.reason.is_empty() {
                 d.push_str(&format!("; {}", r.reason));
+            }
+            if let Some(z) = size_text(r) {
+                d.push_str(&format!("; {z}"));
             }
             d
         };
@@ -150,11 +210,14 @@ pub fn markdown(results: &[ClaimResult]) -> String {
             if !r.reason.is_empty() {
                 m.push_str(&format!(" — {}", r.reason));
             }
+            if let Some(z) = size_text(r) {
+                m.push_str(&format!(" — {z}"));
+            }
             m
         };
         s.push_str(&format!(
             "| {mark}**{}** | {} | {} | {} | {} | {} |\n",
-            r.outcome.word(),
+            word(r),
             r.claim.claim.replace('|', "\\|"),
             m.replace('|', "\\|"),
             r.claim.expectation(),
@@ -199,17 +262,20 @@ pub fn rows(results: &[ClaimResult]) -> Vec<Row> {
                 ""
             };
             group = g;
-            let measured = if r.outcome == Outcome::NotMeasured {
+            let mut measured = if r.outcome == Outcome::NotMeasured {
                 r.reason.clone()
             } else if r.reason.is_empty() {
                 format!("{}: {}", what(r), measured(r))
             } else {
                 format!("{}: {} — {}", what(r), measured(r), r.reason)
             };
+            if let Some(z) = size_text(r) {
+                measured.push_str(&format!(" — {z}"));
+            }
             Row {
                 mark,
-                verdict: r.outcome.word(),
-                class: r.outcome.word().replace(' ', "-"),
+                verdict: word(r),
+                class: word(r).replace(' ', "-"),
                 claim: r.claim.claim.clone(),
                 measured,
                 expect: r.claim.expectation(),

@@ -38,8 +38,14 @@ pub struct Question {
 /// What settles a question.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Test {
-    /// A claim: its interval wholly inside or wholly outside the region.
-    Claim(Region),
+    /// A claim: its interval wholly inside or wholly outside its direction's region, and,
+    /// where the wording gives a magnitude and the direction holds, the same for its size band.
+    Claim {
+        /// The direction's region.
+        direction: crate::stats::region::Region,
+        /// The size band, when the claim states a magnitude.
+        size: Option<crate::stats::region::Region>,
+    },
     /// A headline row (ratios oriented so > 1 favours the leader): a winner (above 1) or a
     /// tie within [`TIE_BAND`].
     Leader,
@@ -50,11 +56,19 @@ impl Question {
     pub fn verdict(&self, rule: &Rule, n: usize) -> Option<&'static str> {
         let r = &self.ratios[..n.min(self.ratios.len())];
         match self.test {
-            Test::Claim(region) => match rule.decide(r, region) {
-                Decision::Inside => Some("confirmed"),
-                Decision::Outside => Some("refuted"),
-                Decision::Open => None,
-            },
+            Test::Claim { direction, size } => {
+                use crate::stats::region::{Judgement, judge_sequential};
+                match judge_sequential(r, &direction, rule) {
+                    Judgement::Outside => Some("refuted"),
+                    Judgement::Inside => match size.map(|b| judge_sequential(r, &b, rule)) {
+                        None => Some("confirmed"),
+                        Some(Judgement::Inside) => Some("confirmed, size confirmed"),
+                        Some(Judgement::Outside) => Some("confirmed, size refuted"),
+                        Some(_) => None,
+                    },
+                    _ => None,
+                }
+            }
             Test::Leader => {
                 if rule.decide(r, Region::Above(1.0)) == Decision::Inside {
                     Some("leader")
@@ -139,17 +153,14 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         if ratios.is_empty() {
             continue;
         }
-        let (lo, hi) = c.range();
-        let region = match c.assertion {
-            crate::claims::Assertion::Above => Region::Above(lo),
-            crate::claims::Assertion::Below => Region::Below(hi),
-            crate::claims::Assertion::Between => Region::Between(lo, hi),
-        };
         out.push(Question {
             workload: c.workload.clone(),
             what: c.id.clone(),
             ratios,
-            test: Test::Claim(region),
+            test: Test::Claim {
+                direction: c.region(),
+                size: c.size_region(),
+            },
         });
     }
     out

@@ -11,6 +11,7 @@
 
 use super::{Claim, Selector};
 use crate::results::{Results, SetupInfo};
+use crate::stats::region::{self, Evidence, Judgement};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -26,6 +27,9 @@ pub enum Outcome {
     Inconclusive,
     /// The run lacks a setup, workload or metric the claim needs.
     NotMeasured,
+    /// Measured, but on a host the claim does not speak about (zfs-fuse for an OpenZFS claim,
+    /// a loop image for a device claim): never confirmed or refuted.
+    NotComparable,
 }
 
 impl Outcome {
@@ -36,6 +40,7 @@ impl Outcome {
             Outcome::Refuted => "refuted",
             Outcome::Inconclusive => "inconclusive",
             Outcome::NotMeasured => "not measured",
+            Outcome::NotComparable => "not comparable here",
         }
     }
 }
@@ -48,8 +53,11 @@ pub struct ClaimResult {
     pub claim: Claim,
     /// Claim id (for JSON).
     pub id: String,
-    /// The verdict.
+    /// The direction verdict: does the ratio lie on the claimed side (or, for a tie, in its
+    /// range)?
     pub outcome: Outcome,
+    /// The size verdict, when the wording gives a magnitude ([`Claim::size`]).
+    pub size: Option<SizeVerdict>,
     /// Setup names used for a and b.
     pub setups: Vec<String>,
     /// Median of the paired per-round ratios (or of the values, for one-setup claims).
@@ -62,6 +70,17 @@ pub struct ClaimResult {
     pub coverage: f64,
     /// Why it is not measured or inconclusive, in words.
     pub reason: String,
+}
+
+/// Whether the measured ratio is as large as the article's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SizeVerdict {
+    /// Confirmed (every round inside the band), refuted (none), inconclusive.
+    pub outcome: Outcome,
+    /// The article's figure as a ratio a/b ([`Claim::size`]).
+    pub figure: f64,
+    /// The band accepted around it ([`super::size_band`]).
+    pub band: (f64, f64),
 }
 
 /// Probability that the min–max of n values covers their population median.
@@ -100,12 +119,56 @@ fn not_measured(claim: &Claim, reason: String) -> ClaimResult {
         claim: claim.clone(),
         id: claim.id.clone(),
         outcome: Outcome::NotMeasured,
+        size: None,
         setups: Vec::new(),
         measured: None,
         range: None,
         n: 0,
         coverage: 0.0,
         reason,
+    }
+}
+
+/// Whether the run's host facts meet every requirement of `claim`: `Err` names the first one
+/// that fails and what the run had instead.
+fn applies(claim: &Claim, results: &Results, setups: &[&SetupInfo]) -> Result<(), String> {
+    use super::Requirement;
+    for req in &claim.requires {
+        let t = &results.target;
+        let why = match req {
+            Requirement::Openzfs => setups
+                .iter()
+                .find(|s| s.fs == "zfs" && s.implementation.contains("fuse"))
+                .map(|s| format!("{} ran on {}", s.name, s.implementation)),
+            Requirement::RealDevice => {
+                (t.kind != "device").then(|| format!("the target is {}", target_words(t)))
+            }
+            Requirement::Rotational => (t.rotational != Some(true))
+                .then(|| format!("the target reports rotational={}", rot(t.rotational))),
+            Requirement::NonRotational => (t.rotational != Some(false))
+                .then(|| format!("the target reports rotational={}", rot(t.rotational))),
+        };
+        if let Some(why) = why {
+            return Err(format!("needs {}: {why}", req.words()));
+        }
+    }
+    Ok(())
+}
+
+fn target_words(t: &crate::results::TargetInfo) -> String {
+    match t.kind.as_str() {
+        "image" => "an image on a loop device".into(),
+        "dir" => "a directory".into(),
+        "" => "not recorded".into(),
+        other => other.into(),
+    }
+}
+
+fn rot(r: Option<bool>) -> &'static str {
+    match r {
+        Some(true) => "1",
+        Some(false) => "0",
+        None => "unknown",
     }
 }
 
@@ -163,47 +226,73 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
     crate::stats::descriptive::sort(&mut paired);
     let measured = crate::stats::descriptive::median_sorted(&paired);
     let (lo, hi) = (paired[0], paired[n - 1]);
-    let (want_lo, want_hi) = claim.range();
-    // "above"/"below" are strict: a ratio exactly at the threshold does not satisfy them.
-    let inside = match claim.assertion {
-        super::Assertion::Above => lo > want_lo,
-        super::Assertion::Below => hi < want_hi,
-        super::Assertion::Between => lo >= want_lo && hi <= want_hi,
-    };
-    let outside = match claim.assertion {
-        super::Assertion::Above => hi <= want_lo,
-        super::Assertion::Below => lo >= want_hi,
-        super::Assertion::Between => hi < want_lo || lo > want_hi,
-    };
-    // A probe's yes/no is what the filesystem does, not a sample of a noisy quantity: one
-    // round settles it (probes run once per setup, in the capability phase).
-    let yes_no = crate::metrics::def(&claim.metric).class == crate::metrics::Class::Capability;
-    let (outcome, reason) = if n < 2 && !yes_no {
-        (
-            Outcome::Inconclusive,
-            "one round only: no spread to judge against".to_string(),
-        )
-    } else if inside {
-        (Outcome::Confirmed, String::new())
-    } else if outside {
-        (Outcome::Refuted, String::new())
-    } else {
-        (
-            Outcome::Inconclusive,
-            format!("the rounds' range straddles {}", claim.expectation()),
-        )
-    };
-    ClaimResult {
+    let result = |outcome, size, reason| ClaimResult {
         claim: claim.clone(),
         id: claim.id.clone(),
         outcome,
-        setups,
+        size,
+        setups: setups.clone(),
         measured: Some(measured),
         range: Some((lo, hi)),
         n,
         coverage: interval_coverage(n),
         reason,
+    };
+    let used: Vec<&SetupInfo> = std::iter::once(a).chain(b).collect();
+    if let Err(why) = applies(claim, results, &used) {
+        return result(Outcome::NotComparable, None, why);
     }
+    // A probe's yes/no is what the filesystem does, not a sample of a noisy quantity: one
+    // round settles it (probes run once per setup, in the capability phase).
+    let evidence = if crate::metrics::def(&claim.metric).class == crate::metrics::Class::Capability
+    {
+        Evidence::Exact
+    } else {
+        Evidence::Noisy
+    };
+    // A run that went on until settled is judged by the statistic that stopped it.
+    let rule = results
+        .settle
+        .as_ref()
+        .map(|st| crate::stats::sequential::Rule {
+            alpha: st.alpha,
+            min_rounds: st.min_rounds.max(2) as usize,
+            max_rounds: st.max_rounds as usize,
+        });
+    let judge = |r: &region::Region| match (&rule, evidence) {
+        (Some(rule), Evidence::Noisy) => region::judge_sequential(&paired, r, rule),
+        _ => region::judge(&paired, r, evidence),
+    };
+    let spread = if rule.is_some() && evidence == Evidence::Noisy {
+        "the sequential interval"
+    } else {
+        "the rounds' range"
+    };
+    let (outcome, reason) = match judge(&claim.region()) {
+        Judgement::TooFew => (
+            Outcome::Inconclusive,
+            "one round only: no spread to judge against".to_string(),
+        ),
+        Judgement::Inside => (Outcome::Confirmed, String::new()),
+        Judgement::Outside => (Outcome::Refuted, String::new()),
+        Judgement::Straddles => (
+            Outcome::Inconclusive,
+            format!("{spread} straddles {}", claim.expectation()),
+        ),
+    };
+    let size = claim.size.zip(claim.size_region()).map(|(figure, band)| {
+        let outcome = match judge(&band) {
+            Judgement::Inside => Outcome::Confirmed,
+            Judgement::Outside => Outcome::Refuted,
+            Judgement::Straddles | Judgement::TooFew => Outcome::Inconclusive,
+        };
+        SizeVerdict {
+            outcome,
+            figure,
+            band: (band.low, band.high),
+        }
+    });
+    result(outcome, size, reason)
 }
 
 /// Judge every shipped claim, contradicting claims next to each other.
@@ -306,6 +395,80 @@ mod tests {
         assert!((r.coverage - 0.75).abs() < 1e-12);
         let (lo, hi) = r.range.unwrap();
         assert!(lo < r.measured.unwrap() && r.measured.unwrap() < hi);
+    }
+
+    #[test]
+    fn direction_and_size_are_two_verdicts() {
+        // ext4 1.47x faster: the direction of "about 2.3x faster" holds, its size does not.
+        let r = judge(
+            &claim("ext4-rm-faster-than-xfs"),
+            &rm([2.0, 2.1, 1.9], [2.9, 3.1, 2.8]),
+        );
+        assert_eq!(r.outcome, Outcome::Confirmed, "{r:?}");
+        let z = r.size.expect("a sized claim");
+        assert_eq!(z.outcome, Outcome::Refuted, "{r:?}");
+        assert!(z.band.0 < 0.435 && 0.435 < z.band.1);
+        let text = super::super::render::size_text(&r).unwrap();
+        assert!(
+            text.starts_with("direction confirmed, size refuted: 0.68 against the article's 0.43"),
+            "{text}"
+        );
+        assert!(text.contains("1.47× against 2.30×"), "{text}");
+        assert_eq!(super::super::render::word(&r), "size refuted");
+        // 2.3x in every round: both hold.
+        let r = judge(
+            &claim("ext4-rm-faster-than-xfs"),
+            &rm([2.0, 2.1, 1.9], [4.6, 4.8, 4.4]),
+        );
+        assert_eq!(r.size.unwrap().outcome, Outcome::Confirmed, "{r:?}");
+        assert_eq!(super::super::render::word(&r), "confirmed");
+    }
+
+    #[test]
+    fn a_claim_is_judged_only_where_it_applies() {
+        let mut zfs = setup("zfs", "zfs", &[]);
+        zfs.implementation = "zfs-fuse 0.7.2".into();
+        let mut s = Vec::new();
+        for r in 1..=3 {
+            s.push(("zfs", "fsync-write", "iops", r, 300.0));
+            s.push(("ext4", "fsync-write", "iops", r, 200.0));
+        }
+        let mut res = results(vec![zfs, setup("ext4", "ext4", &[])], &s);
+        let r = judge(&claim("zfs-fsync-beats-ext4"), &res);
+        assert_eq!(r.outcome, Outcome::NotComparable, "{r:?}");
+        assert!(
+            r.reason.contains("OpenZFS") && r.reason.contains("zfs-fuse"),
+            "{}",
+            r.reason
+        );
+        assert!(r.measured.is_some(), "the figures are still shown");
+        res.setups[0].implementation = "OpenZFS 2.2".into();
+        assert_eq!(
+            judge(&claim("zfs-fsync-beats-ext4"), &res).outcome,
+            Outcome::Confirmed
+        );
+        // A scheduler claim on a loop image is not comparable; on a device it is judged.
+        let mut s = Vec::new();
+        for r in 1..=3 {
+            s.push(("bfq", "randread", "lat_p99_ms", r, 2.0));
+            s.push(("none", "randread", "lat_p99_ms", r, 1.0));
+        }
+        let mut res = results(
+            vec![
+                setup("bfq", "ext4", &[("sched", "bfq")]),
+                setup("none", "ext4", &[("sched", "none")]),
+            ],
+            &s,
+        );
+        res.target.kind = "image".into();
+        let r = judge(&claim("sched-bfq-adds-latency"), &res);
+        assert_eq!(r.outcome, Outcome::NotComparable, "{r:?}");
+        assert!(r.reason.contains("loop device"), "{}", r.reason);
+        res.target.kind = "device".into();
+        assert_eq!(
+            judge(&claim("sched-bfq-adds-latency"), &res).outcome,
+            Outcome::Confirmed
+        );
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub struct ListArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     /// At most this many runs.
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = crate::plan::params::HISTORY_LIMIT.count_arg::<usize>(), help = crate::plan::params::HISTORY_LIMIT.help())]
     pub limit: usize,
     /// JSON instead of a table.
     #[arg(long)]

@@ -145,6 +145,34 @@ pub enum Format {
     Limit,
 }
 
+/// How `run --mpi` reduces a metric of the non-I/O workloads (layout, usable-space, the
+/// metadata workloads) over the ranks to the all-ranks value (`mpi::merge`). A metric without
+/// one is not reduced: a sum of device counters of ranks on one host would count the same
+/// device twice, so it is left out of the aggregate and a note says so.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reduce {
+    /// A phase's duration: the common window of the phase, which starts on each rank after
+    /// the phases named in `after` (all ranks started the workload together).
+    Window {
+        /// The phases before it, each rank's own.
+        after: &'static [MetricId],
+    },
+    /// A count: the sum over ranks.
+    Sum,
+    /// The sum of metric `of` over the reduced window of metric `over`, times `scale`.
+    Rate {
+        /// The count summed.
+        of: MetricId,
+        /// The window it is divided by.
+        over: MetricId,
+        /// Unit scale (bytes → MiB).
+        scale: f64,
+    },
+    /// A fact of the shared filesystem (statvfs): rank 0's value.
+    First,
+}
+
 /// One metric, declared once.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct MetricDef {
@@ -164,6 +192,8 @@ pub struct MetricDef {
     pub headline: bool,
     /// How its values are written.
     pub format: Format,
+    /// How `run --mpi` reduces it over the ranks, if at all.
+    pub reduce: Option<Reduce>,
 }
 
 /// What an id the registry does not know is shown as: a not-ranked fact, never judged.
@@ -176,6 +206,7 @@ pub const UNKNOWN: MetricDef = MetricDef {
     role: Role::Fact,
     headline: false,
     format: Format::Number,
+    reduce: None,
 };
 
 /// The registered metric of an id, if any.
@@ -196,6 +227,11 @@ pub fn unregistered<'a>(emitted: &[&'a str]) -> Vec<&'a str> {
         .copied()
         .filter(|id| lookup(id).is_none())
         .collect()
+}
+
+/// The merged tail an id is, if it is one ([`registry::MERGED_TAILS`]).
+pub fn merged_tail(id: &str) -> Option<&'static registry::MergedTail> {
+    registry::MERGED_TAILS.iter().find(|t| t.id.0 == id)
 }
 
 /// Which way is better for an id ([`Direction::Neutral`] when unknown).

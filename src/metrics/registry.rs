@@ -6,7 +6,7 @@
 //! a capability is yes/no and better yes, a fact is never ranked; everything but a fact is
 //! judged by `compare` unless marked `.derived(why)`.
 
-use super::{Class, Direction, Format, MetricDef, MetricId, Role};
+use super::{Class, Direction, Format, MetricDef, MetricId, Reduce, Role};
 
 /// Why bandwidth is not judged in a small-block job.
 pub const BW_FROM_IOPS: &str = "IOPS × block size, which is judged instead";
@@ -19,6 +19,7 @@ pub const RATE: &str = "a fixed count divided by the time, which is judged inste
 const AMOUNT: &str = "the amount the job wrote (less when a time-based job ran slower); \
                       write_amplification is judged instead";
 const RUN: &str = "the job's rate × its runtime";
+const MIB: f64 = 1.0 / (1u64 << 20) as f64;
 
 const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) -> MetricDef {
     let direction = match class {
@@ -40,6 +41,7 @@ const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) 
         role,
         headline: false,
         format,
+        reduce: None,
     }
 }
 
@@ -79,6 +81,13 @@ impl MetricDef {
             ..self
         }
     }
+    /// How `run --mpi` reduces it over the ranks.
+    const fn reduce(self, how: Reduce) -> Self {
+        Self {
+            reduce: Some(how),
+            ..self
+        }
+    }
     const fn limit(self) -> Self {
         Self {
             format: Format::Limit,
@@ -108,22 +117,22 @@ metrics! {
     READ_IOPS: "read_iops", "IOPS", Throughput, "read IOPS" .headline();
     WRITE_IOPS: "write_iops", "IOPS", Throughput, "write IOPS" .headline();
     TRIM_IOPS: "trim_iops", "IOPS", Throughput, "trim IOPS";
-    OPS_PER_S: "ops_per_s", "ops/s", Throughput, "ops/s" .headline() .derived(RATE);
+    OPS_PER_S: "ops_per_s", "ops/s", Throughput, "ops/s" .headline() .derived(RATE) .reduce(Reduce::Rate { of: ENTRIES, over: SECONDS, scale: 1.0 });
     TPS: "tps", "tx/s", Throughput, "TPS" .headline();
     TX_PER_S: "tx_per_s", "tx/s", Throughput, "transactions/s" .headline();
-    BW_MIB_S: "bw_mib_s", "MiB/s", Throughput, "bandwidth" .headline() .derived(BW_FROM_IOPS);
+    BW_MIB_S: "bw_mib_s", "MiB/s", Throughput, "bandwidth" .headline() .derived(BW_FROM_IOPS) .reduce(Reduce::Rate { of: BYTES, over: SECONDS, scale: MIB });
     READ_BW_MIB_S: "read_bw_mib_s", "MiB/s", Throughput, "read bandwidth" .headline() .derived(BW_FROM_IOPS);
     WRITE_BW_MIB_S: "write_bw_mib_s", "MiB/s", Throughput, "write bandwidth" .headline() .derived(BW_FROM_IOPS);
     TRIM_BW_MIB_S: "trim_bw_mib_s", "MiB/s", Throughput, "trim bandwidth" .derived(BW_FROM_IOPS);
-    CREATE_FILES_PER_S: "create_files_per_s", "files/s", Throughput, "create files/s" .headline() .derived(RATE);
-    READ_FILES_PER_S: "read_files_per_s", "files/s", Throughput, "read-back files/s" .headline() .derived(RATE);
+    CREATE_FILES_PER_S: "create_files_per_s", "files/s", Throughput, "create files/s" .headline() .derived(RATE) .reduce(Reduce::Rate { of: ENTRIES, over: CREATE_SECONDS, scale: 1.0 });
+    READ_FILES_PER_S: "read_files_per_s", "files/s", Throughput, "read-back files/s" .headline() .derived(RATE) .reduce(Reduce::Rate { of: ENTRIES, over: READ_SECONDS, scale: 1.0 });
     ENTRIES_PER_S: "entries_per_s", "entries/s", Throughput, "entries/s";
     SCALING_FACTOR: "scaling_factor", "x", Throughput, "factor over its baseline job" .headline();
     // Elapsed time of a step.
-    SECONDS: "seconds", "s", Time, "time" .headline();
-    CREATE_SECONDS: "create_seconds", "s", Time, "create time";
-    SYNC_SECONDS: "sync_seconds", "s", Time, "sync time";
-    READ_SECONDS: "read_seconds", "s", Time, "read-back time";
+    SECONDS: "seconds", "s", Time, "time" .headline() .reduce(Reduce::Window { after: &[] });
+    CREATE_SECONDS: "create_seconds", "s", Time, "create time" .reduce(Reduce::Window { after: &[] });
+    SYNC_SECONDS: "sync_seconds", "s", Time, "sync time" .reduce(Reduce::Window { after: &[CREATE_SECONDS] });
+    READ_SECONDS: "read_seconds", "s", Time, "read-back time" .reduce(Reduce::Window { after: &[CREATE_SECONDS, SYNC_SECONDS] });
     GROW_SECONDS: "grow_seconds", "s", Time, "grow time";
     SHRINK_SECONDS: "shrink_seconds", "s", Time, "shrink time";
     INIT_SECONDS: "init_seconds", "s", Time, "pgbench -i time";
@@ -172,7 +181,7 @@ metrics! {
     STALLS: "stalls", "s", Cost, "stalls (seconds under 10 % of median IOPS)";
     PEAK_MEMORY_BYTES: "peak_memory_bytes", "bytes", Cost, "peak memory in the cgroup" .headline() .bytes();
     // Space.
-    AVAIL_BYTES: "avail_bytes", "bytes", Capacity, "available" .headline() .fixed() .bytes();
+    AVAIL_BYTES: "avail_bytes", "bytes", Capacity, "available" .headline() .fixed() .bytes() .reduce(Reduce::First);
     COMPRESS_RATIO: "compress_ratio", "ratio", Capacity, "on-disk compression ratio" .headline();
     // Capabilities (probes).
     SUPPORTED: "supported", "bool", Capability, "supported" .headline();
@@ -186,13 +195,13 @@ metrics! {
     INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();
     STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (5 in a row within 20 %/10 %)" .neutral();
     // Facts fixed by mkfs, the corpus or the plan: shown, never starred.
-    SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes();
-    INODES_TOTAL: "inodes_total", "count", Fact, "inodes total" .headline() .limit();
-    INODES_FREE: "inodes_free", "count", Fact, "inodes free" .headline() .limit();
+    SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes() .reduce(Reduce::First);
+    INODES_TOTAL: "inodes_total", "count", Fact, "inodes total" .headline() .limit() .reduce(Reduce::First);
+    INODES_FREE: "inodes_free", "count", Fact, "inodes free" .headline() .limit() .reduce(Reduce::First);
     // Results files from before inodes_total and inodes_free have this one.
     INODES: "inodes", "count", Fact, "inodes" .headline() .limit();
-    ENTRIES: "entries", "entries", Fact, "entries";
-    BYTES: "bytes", "bytes", Fact, "bytes" .bytes();
+    ENTRIES: "entries", "entries", Fact, "entries" .reduce(Reduce::Sum);
+    BYTES: "bytes", "bytes", Fact, "bytes" .bytes() .reduce(Reduce::Sum);
     TRANSACTIONS: "transactions", "count", Fact, "transactions" .derived(RUN);
     MEMORY_CAP_BYTES: "memory_cap_bytes", "bytes", Fact, "cgroup memory cap" .bytes();
 }
@@ -224,4 +233,64 @@ pub const PAIRS: &[Pair] = &[
         ops: TRIM_IOPS,
         bandwidth: TRIM_BW_MIB_S,
     },
+];
+
+/// A tail latency over all rounds' histograms merged, and the per-round percentile whose
+/// spread judges it (a merged tail has no spread of its own).
+pub struct MergedTail {
+    /// The histogram direction it is for when a job has both (`read`, `write`), else `None`.
+    pub side: Option<&'static str>,
+    /// The quantile (0.99 for p99).
+    pub quantile: f64,
+    /// The merged metric.
+    pub id: MetricId,
+    /// Its per-round counterpart.
+    pub per_round: MetricId,
+}
+
+const fn tail(
+    side: Option<&'static str>,
+    quantile: f64,
+    id: MetricId,
+    per_round: MetricId,
+) -> MergedTail {
+    MergedTail {
+        side,
+        quantile,
+        id,
+        per_round,
+    }
+}
+
+/// Every merged tail `stats::summarize` computes, per side.
+pub const MERGED_TAILS: &[MergedTail] = &[
+    tail(None, 0.5, LAT_P50_MS_MERGED, LAT_P50_MS),
+    tail(None, 0.99, LAT_P99_MS_MERGED, LAT_P99_MS),
+    tail(None, 0.999, LAT_P99_9_MS_MERGED, LAT_P99_9_MS),
+    tail(Some("read"), 0.5, READ_LAT_P50_MS_MERGED, READ_LAT_P50_MS),
+    tail(Some("read"), 0.99, READ_LAT_P99_MS_MERGED, READ_LAT_P99_MS),
+    tail(
+        Some("read"),
+        0.999,
+        READ_LAT_P99_9_MS_MERGED,
+        READ_LAT_P99_9_MS,
+    ),
+    tail(
+        Some("write"),
+        0.5,
+        WRITE_LAT_P50_MS_MERGED,
+        WRITE_LAT_P50_MS,
+    ),
+    tail(
+        Some("write"),
+        0.99,
+        WRITE_LAT_P99_MS_MERGED,
+        WRITE_LAT_P99_MS,
+    ),
+    tail(
+        Some("write"),
+        0.999,
+        WRITE_LAT_P99_9_MS_MERGED,
+        WRITE_LAT_P99_9_MS,
+    ),
 ];

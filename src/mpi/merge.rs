@@ -9,6 +9,7 @@
 
 use crate::engine::{self, CpuReport, IoReport};
 use crate::measure::LatencyHistogram;
+use crate::metrics::{MetricId, Reduce};
 use crate::workload::{Metric, WorkloadOutput};
 use serde::{Deserialize, Serialize};
 
@@ -119,96 +120,19 @@ impl Measured {
     }
 }
 
-/// How a metric of the non-I/O workloads becomes the all-ranks value.
-#[derive(Debug, Clone, Copy)]
-enum Rule {
-    /// A phase's duration: the common window of the phase, which starts on each rank at its
-    /// measured start plus the phases named in `after`.
-    Window { after: &'static [&'static str] },
-    /// A count: the sum over ranks.
-    Sum,
-    /// The sum of metric `of` over the reduced window of metric `over`, times `scale`.
-    Rate {
-        of: &'static str,
-        over: &'static str,
-        scale: f64,
-    },
-    /// A fact of the shared filesystem (statvfs): rank 0's value.
-    First,
-}
-
-const MIB: f64 = 1.0 / (1 << 20) as f64;
-
-/// The metrics of layout, usable-space and the metadata workloads (untar, find-cold, rm-tree,
-/// smallfiles, fsmark) and how each is reduced. A metric not listed here is not reduced (a
-/// sum of device counters of ranks on one host would count the same device twice): it is
-/// left out of the aggregate and a note says so.
-const RULES: &[(&str, Rule)] = &[
-    ("seconds", Rule::Window { after: &[] }),
-    ("entries", Rule::Sum),
-    ("bytes", Rule::Sum),
-    (
-        "ops_per_s",
-        Rule::Rate {
-            of: "entries",
-            over: "seconds",
-            scale: 1.0,
-        },
-    ),
-    (
-        "bw_mib_s",
-        Rule::Rate {
-            of: "bytes",
-            over: "seconds",
-            scale: MIB,
-        },
-    ),
-    ("create_seconds", Rule::Window { after: &[] }),
-    (
-        "create_files_per_s",
-        Rule::Rate {
-            of: "entries",
-            over: "create_seconds",
-            scale: 1.0,
-        },
-    ),
-    (
-        "sync_seconds",
-        Rule::Window {
-            after: &["create_seconds"],
-        },
-    ),
-    (
-        "read_seconds",
-        Rule::Window {
-            after: &["create_seconds", "sync_seconds"],
-        },
-    ),
-    (
-        "read_files_per_s",
-        Rule::Rate {
-            of: "entries",
-            over: "read_seconds",
-            scale: 1.0,
-        },
-    ),
-    ("size_bytes", Rule::First),
-    ("avail_bytes", Rule::First),
-    ("inodes_total", Rule::First),
-    ("inodes_free", Rule::First),
-];
-
-fn rule(metric: &str) -> Option<Rule> {
-    RULES.iter().find(|(m, _)| *m == metric).map(|(_, r)| *r)
+/// How a metric becomes the all-ranks value: its metric registry entry says
+/// ([`crate::metrics::Reduce`]); a metric without one is left out of the aggregate.
+fn rule(metric: &str) -> Option<Reduce> {
+    crate::metrics::lookup(metric)?.reduce
 }
 
 /// The common window of a phase: latest end − earliest start, where a rank's phase starts at
 /// its measured start plus its own earlier phases.
-fn window(ranks: &[Measured], metric: &str, after: &[&str]) -> f64 {
+fn window(ranks: &[Measured], metric: &str, after: &[MetricId]) -> f64 {
     let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in ranks {
         let Some(d) = r.get(metric) else { continue };
-        let offset: f64 = r.start_s + after.iter().filter_map(|m| r.get(m)).sum::<f64>();
+        let offset: f64 = r.start_s + after.iter().filter_map(|m| r.get(m.as_str())).sum::<f64>();
         start = start.min(offset);
         end = end.max(offset + d);
     }
@@ -219,16 +143,20 @@ fn window(ranks: &[Measured], metric: &str, after: &[&str]) -> f64 {
     }
 }
 
-fn reduced(ranks: &[Measured], metric: &str, r: Rule) -> Option<f64> {
+fn reduced(ranks: &[Measured], metric: &str, r: Reduce) -> Option<f64> {
     let sum = |m: &str| ranks.iter().filter_map(|x| x.get(m)).sum::<f64>();
     Some(match r {
-        Rule::Window { after } => window(ranks, metric, after),
-        Rule::Sum => sum(metric),
-        Rule::Rate { of, over, scale } => {
-            let w = reduced(ranks, over, rule(over)?)?;
-            if w > 0.0 { sum(of) / w * scale } else { 0.0 }
+        Reduce::Window { after } => window(ranks, metric, after),
+        Reduce::Sum => sum(metric),
+        Reduce::Rate { of, over, scale } => {
+            let w = reduced(ranks, over.as_str(), rule(over.as_str())?)?;
+            if w > 0.0 {
+                sum(of.as_str()) / w * scale
+            } else {
+                0.0
+            }
         }
-        Rule::First => ranks.first()?.get(metric)?,
+        Reduce::First => ranks.first()?.get(metric)?,
     })
 }
 

@@ -61,8 +61,23 @@ pub const HEADLINES: &[Headline] = &[
     h("usable-space", &["avail_bytes"], "Usable space (df)"),
 ];
 
-/// The headline rows present in `tables`, relabelled, in [`HEADLINES`] order.
+/// The headline rows present in `tables`, relabelled, in [`HEADLINES`] order; then the
+/// judged throughput of every workload in the databases table (TPS of pgbench and SQLite, or
+/// of any workload the registry puts there), under its own label.
 pub fn rows(tables: &[Table]) -> Vec<Row> {
+    let mut out = seed_rows(tables);
+    let databases = tables
+        .iter()
+        .filter(|t| t.kind == super::model::TableKind::Applications)
+        .flat_map(|t| t.rows.iter())
+        .filter(|r| {
+            r.class == crate::metrics::Class::Throughput && r.role == crate::metrics::Role::Measured
+        });
+    out.extend(databases.cloned());
+    out
+}
+
+fn seed_rows(tables: &[Table]) -> Vec<Row> {
     HEADLINES
         .iter()
         .filter_map(|hl| {

@@ -8,7 +8,6 @@ use super::model::{Mark, TableKind, cell_text, unit_text};
 use super::svg::{self, Axis, Bar, Series};
 use super::{Exporter, Report};
 use crate::stats::merged::Merged;
-use crate::stats::metric;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -280,7 +279,7 @@ fn latency_charts(report: &Report) -> Vec<String> {
             ticks: svg::log_ticks(lo, hi, fmt_ms),
         };
         out.push(svg::lines(
-            &format!("{} — {dir} latency", metric::workload_label(&workload)),
+            &format!("{} — {dir} latency", super::model::names(r, &workload).0),
             &x,
             &y,
             &series,
@@ -350,7 +349,7 @@ fn series_charts(report: &Report) -> Vec<String> {
             });
         }
         out.push(svg::lines(
-            &format!("{} — {unit} per second", metric::workload_label(&w)),
+            &format!("{} — {unit} per second", super::model::names(r, &w).0),
             &linear_axis("seconds", 0.0, len as f64),
             &linear_axis(unit, 0.0, hi),
             &series,
@@ -403,7 +402,7 @@ fn latency_series_charts(report: &Report) -> Vec<String> {
         out.push(svg::lines(
             &format!(
                 "{} — p50/p99 latency per second (ms)",
-                metric::workload_label(&w)
+                super::model::names(r, &w).0
             ),
             &linear_axis("seconds", 0.0, len as f64),
             &linear_axis("ms", 0.0, hi),
@@ -489,7 +488,12 @@ fn scaling_charts(report: &Report) -> Vec<String> {
             "MiB/s"
         };
         out.push(svg::lines(
-            &format!("{} — {unit} by {}", metric::workload_label(&base), x.label),
+            &format!(
+                "{} — {unit} by {}",
+                // The family is named by its members' kind (`randread` of `randread-qd32`).
+                super::model::names_like(r, &members[0].1, &base).0,
+                x.label
+            ),
             &x,
             &linear_axis(unit, 0.0, hi),
             &series,

@@ -60,7 +60,7 @@ impl Report {
         let setups = model::setup_order(&results);
         let tables = model::tables(&results);
         let headline = headline::rows(&tables);
-        let recommendations = recommend::recommend(&tables, &setups);
+        let recommendations = recommend::recommend(&results, &tables, &setups);
         let warnings = warnings::collect(&results);
         let notes = warnings::notes(&results);
         let claims = crate::claims::evaluate(&results);

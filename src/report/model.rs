@@ -5,7 +5,8 @@
 
 use crate::metrics::{self, Class, Direction, Role, Shown};
 use crate::results::{Results, Summary};
-use crate::stats::{self, judged, metric, verdict};
+use crate::stats::{self, judged, verdict};
+use crate::workload::registry::{self, Question, Table as RegistryTable};
 use serde::Serialize;
 
 /// What a table holds.
@@ -16,6 +17,8 @@ pub enum TableKind {
     Io,
     /// Metadata and small files: untar, find, rm, mkfs.
     Metadata,
+    /// Databases and applications: pgbench, SQLite.
+    Applications,
     /// Usable space after mkfs: size, available, inodes.
     Capacity,
     /// Capability probes (reflink, snapshots, corruption detection…).
@@ -87,6 +90,8 @@ pub struct Row {
     pub metric: String,
     /// Human test name (`Random read — IOPS`).
     pub label: String,
+    /// The workload's short label, for quotes (`rm -rf`; the workload registry's).
+    pub short: String,
     /// Unit as recorded.
     pub unit: String,
     /// Which way is better.
@@ -110,26 +115,47 @@ pub struct Table {
     pub rows: Vec<Row>,
 }
 
-/// Which table a workload belongs in, from its declared kind or, failing that, its id.
-pub fn table_kind(results: &Results, workload: &str) -> TableKind {
-    let kind = results
+/// The recorded kind and parameters of a workload (empty when the file has none).
+fn recorded<'a>(results: &'a Results, workload: &str) -> (&'a str, &'a serde_json::Value) {
+    static NONE: serde_json::Value = serde_json::Value::Null;
+    results
         .workloads
         .iter()
         .find(|w| w.id == workload)
-        .map(|w| w.kind.as_str())
-        .unwrap_or("");
-    if workload.starts_with("probe") || kind == "probe" {
-        TableKind::Probes
-    } else if workload == "usable-space" || kind == "space" {
-        TableKind::Capacity
-    } else if matches!(
-        workload,
-        "untar" | "find-cold" | "find-warm" | "rm-tree" | "mkfs"
-    ) || matches!(kind, "meta" | "mkfs")
-    {
-        TableKind::Metadata
-    } else {
-        TableKind::Io
+        .map(|w| (w.kind.as_str(), &w.params))
+        .unwrap_or(("", &NONE))
+}
+
+/// The question a workload answers, from the workload registry (its kind, refined by its
+/// recorded parameters); `None` for a kind this fsbench does not know.
+pub fn question(results: &Results, workload: &str) -> Option<Question> {
+    let (kind, params) = recorded(results, workload);
+    registry::purpose(kind, params).0
+}
+
+/// The label and short label of a workload, from the workload registry (its id when its
+/// kind does not name it).
+pub fn names(results: &Results, workload: &str) -> (String, String) {
+    let (kind, _) = recorded(results, workload);
+    registry::names(kind, workload)
+}
+
+/// The names the kind of workload `member` gives the id `id` (a scaling family's base,
+/// `randread` of `randread-qd32`, is named like the plain workload of that kind).
+pub fn names_like(results: &Results, member: &str, id: &str) -> (String, String) {
+    let (kind, _) = recorded(results, member);
+    registry::names(kind, id)
+}
+
+/// Which table a workload belongs in: the workload registry's answer for its kind.
+pub fn table_of(results: &Results, workload: &str) -> TableKind {
+    let (kind, params) = recorded(results, workload);
+    match registry::purpose(kind, params).1 {
+        RegistryTable::Io => TableKind::Io,
+        RegistryTable::Metadata => TableKind::Metadata,
+        RegistryTable::Applications => TableKind::Applications,
+        RegistryTable::Capacity => TableKind::Capacity,
+        RegistryTable::Probes => TableKind::Probes,
     }
 }
 
@@ -172,6 +198,7 @@ pub fn tables(results: &Results) -> Vec<Table> {
     let kinds = [
         (TableKind::Io, "I/O"),
         (TableKind::Metadata, "Metadata and small files"),
+        (TableKind::Applications, "Databases"),
         (TableKind::Capacity, "Capacity after mkfs"),
         (TableKind::Probes, "Capabilities (probes)"),
     ];
@@ -189,7 +216,7 @@ pub fn tables(results: &Results) -> Vec<Table> {
         rows: Vec::new(),
     };
     for w in &workloads {
-        let kind = table_kind(results, w);
+        let kind = table_of(results, w);
         let mut metrics: Vec<(&str, &str)> = Vec::new();
         for s in results.summary.iter().filter(|s| &s.workload == w) {
             if !metrics.iter().any(|(m, _)| *m == s.metric) {
@@ -270,10 +297,9 @@ fn build_row(
         })
         .collect();
     // Merged tails carry no spread of their own: judge ties on the per-round counterpart.
-    let noise_metric = if stats::is_merged(m) {
-        m.trim_end_matches("_merged").to_string()
-    } else {
-        m.to_string()
+    let noise_metric = match metrics::merged_tail(m) {
+        Some(t) => t.per_round.as_str().to_string(),
+        None => m.to_string(),
     };
     let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
     // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark.
@@ -300,7 +326,7 @@ fn build_row(
         // A merged tail with no per-round counterpart has no noise estimate: rank nothing
         // rather than claim a lead "beyond noise" that cannot be judged.
         if stats::is_merged(m) && noise[best].is_none() {
-            return finish(workload, m, unit, role, cells);
+            return finish(results, workload, m, unit, role, cells);
         }
         let tied: Vec<usize> = present
             .iter()
@@ -321,20 +347,25 @@ fn build_row(
             }
         }
     }
-    finish(workload, m, unit, role, cells)
+    finish(results, workload, m, unit, role, cells)
 }
 
-fn finish(workload: &str, m: &str, unit: &str, role: Role, cells: Vec<Option<Cell>>) -> Row {
-    let label = format!(
-        "{} — {}",
-        metric::workload_label(workload),
-        metrics::label(m)
-    );
+fn finish(
+    results: &Results,
+    workload: &str,
+    m: &str,
+    unit: &str,
+    role: Role,
+    cells: Vec<Option<Cell>>,
+) -> Row {
+    let (name, short) = names(results, workload);
+    let label = format!("{name} — {}", metrics::label(m));
     let def = metrics::def(m);
     Row {
         workload: workload.into(),
         metric: m.into(),
         label,
+        short,
         unit: unit.into(),
         direction: def.direction,
         class: def.class,
@@ -365,5 +396,92 @@ pub fn unit_text(row: &Row) -> String {
         unit
     } else {
         format!("{unit} {arrow}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::{Results, Sample, SetupInfo, WorkloadInfo};
+    use crate::workload::registry::{self, Cost, Describe, Family, Kind, Needs, Workload};
+    use crate::workload::{
+        WorkloadOutput, spec::JobDefaults, spec::WorkloadSpec, step::StepContext,
+    };
+
+    /// A database kind added by the recipe: nothing under src/report/ names it.
+    struct KeyValueStore;
+
+    impl Workload for KeyValueStore {
+        fn kind(&self) -> Kind {
+            Kind::Sqlite
+        }
+        fn name(&self) -> &'static str {
+            "kv-store"
+        }
+        fn family(&self) -> Family {
+            Family::Application
+        }
+        fn needs(&self, _: &WorkloadSpec) -> Needs {
+            Needs::WRITES
+        }
+        fn emits(&self) -> &'static [&'static str] {
+            &["tx_per_s"]
+        }
+        fn example(&self) -> &'static str {
+            "kind = \"kv-store\""
+        }
+        fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+            Cost::Nothing
+        }
+        fn describe(&self, _: &WorkloadSpec, _: &Describe<'_>) -> String {
+            String::new()
+        }
+        fn run(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+            Ok(WorkloadOutput::default())
+        }
+    }
+
+    #[test]
+    fn a_new_workload_lands_in_its_table_and_class_from_the_registry() {
+        registry::register_for_test(&KeyValueStore);
+        let mut r = Results::new();
+        for s in ["ext4", "xfs"] {
+            r.setups.push(SetupInfo {
+                name: s.into(),
+                fs: s.into(),
+                ..Default::default()
+            });
+        }
+        r.workloads.push(WorkloadInfo {
+            id: "my-kv".into(),
+            kind: "kv-store".into(),
+            ..Default::default()
+        });
+        for round in 1..=3 {
+            for (setup, v) in [("ext4", 1000.0), ("xfs", 2000.0)] {
+                r.samples.push(Sample {
+                    setup: setup.into(),
+                    workload: "my-kv".into(),
+                    metric: "tx_per_s".into(),
+                    unit: "tx/s".into(),
+                    round,
+                    value: v + round as f64,
+                });
+            }
+        }
+        let rep = crate::report::Report::new(&r);
+        let table = rep
+            .tables
+            .iter()
+            .find(|t| t.rows.iter().any(|row| row.workload == "my-kv"))
+            .expect("a table");
+        assert_eq!(table.kind, super::TableKind::Applications);
+        let db = rep
+            .recommendations
+            .iter()
+            .find(|x| x.question == registry::Question::Databases)
+            .expect("a Databases verdict");
+        assert_eq!(db.winner, "xfs");
+        assert!(db.basis.contains("decided by my-kv"), "{}", db.basis);
+        assert!(rep.headline.iter().any(|h| h.workload == "my-kv"));
     }
 }

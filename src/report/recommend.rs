@@ -2,9 +2,10 @@
 //! and whether the lead is beyond run-to-run noise, quoting the numbers. Classes with no
 //! measured workload are omitted; nothing here is canned text about filesystems.
 
-use super::model::{Mark, Row, Table};
-use crate::metrics::{self, Class, Direction};
-use crate::stats::metric;
+use super::model::{self, Mark, Row, Table};
+use crate::metrics::{self, Class, Direction, MetricId, registry};
+use crate::results::Results;
+use crate::workload::registry::Question;
 use serde::Serialize;
 
 /// One workload class verdict.
@@ -20,43 +21,31 @@ pub struct Recommendation {
     pub tests: usize,
     /// True when none of the winner's leads is beyond noise.
     pub within_noise: bool,
+    /// The question (the workload registry's class) it answers.
+    pub question: Question,
+    /// What decided it, when that needs saying ("decided by pgbench-rw, sqlite-wal (…)",
+    /// "inferred from synthetic I/O …"); empty otherwise.
+    pub basis: String,
     /// One quoted comparison per ranked row.
     pub evidence: Vec<String>,
+    /// Quotes of rows shown beside the deciding ones, not counted (synthetic I/O beside the
+    /// databases).
+    pub supporting: Vec<String>,
     /// The sentence a reader sees.
     pub text: String,
 }
 
-/// Which class a workload belongs to, by id.
-fn class_of(workload: &str) -> Option<&'static str> {
-    let w = workload;
-    if matches!(w, "untar" | "find-cold" | "rm-tree")
-        || [
-            "small", "meta", "create", "stat", "fs_mark", "fsmark", "maildir",
-        ]
-        .iter()
-        .any(|k| w.contains(k))
-    {
-        Some("Small files and metadata")
-    } else if w.contains("fsync") || w.contains("sync-write") {
-        Some("fsync-heavy (databases' commit path, mail)")
-    } else if w.starts_with("rand") || w.contains("db") || w.contains("oltp") {
-        Some("Random I/O and databases")
-    } else if w.starts_with("seq") || w == "layout" || w.contains("large") {
-        Some("Sequential and large files")
-    } else if w == "usable-space" {
-        Some("Space efficiency")
-    } else {
-        None
-    }
-}
-
-const CLASSES: [&str; 5] = [
-    "Small files and metadata",
-    "Random I/O and databases",
-    "fsync-heavy (databases' commit path, mail)",
-    "Sequential and large files",
-    "Space efficiency",
+/// What a database workload is decided on: its transactions per second, its p99 latency and
+/// its fsyncs per transaction (the rows it records of these).
+const DATABASE_METRICS: &[MetricId] = &[
+    registry::TPS,
+    registry::TX_PER_S,
+    registry::LAT_P99_MS,
+    registry::FSYNCS_PER_TX,
 ];
+
+/// The questions synthetic I/O answers for a database when no database ran.
+const DATABASE_PROXIES: &[Question] = &[Question::RandomIo, Question::FsyncHeavy];
 
 /// The metric that decides a workload: its judged throughput, else its judged time, else its
 /// usable space (the registry's class and the row's role in that workload; see
@@ -65,37 +54,109 @@ fn primary(r: &Row) -> Option<(u8, usize)> {
     metrics::deciding_rank(&r.metric, r.role)
 }
 
-/// Compute the recommendations from the report tables.
-pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
-    let mut out = Vec::new();
-    for class in CLASSES {
-        // One deciding row per workload of the class.
-        let mut rows: Vec<&Row> = Vec::new();
-        for t in tables {
-            for r in &t.rows {
-                if class_of(&r.workload) != Some(class) || r.direction == Direction::Neutral {
-                    continue;
-                }
-                let Some(rank) = primary(r) else {
-                    continue;
-                };
-                match rows.iter().position(|x| x.workload == r.workload) {
-                    Some(i) if primary(rows[i]).is_none_or(|x| x > rank) => rows[i] = r,
-                    Some(_) => {}
-                    None => rows.push(r),
-                }
-            }
-        }
-        rows.retain(|r| r.cells.iter().filter(|c| c.is_some()).count() >= 2);
-        if rows.is_empty() {
+/// One deciding row per workload answering one of `questions`.
+fn deciding_rows<'a>(
+    results: &Results,
+    tables: &'a [Table],
+    questions: &[Question],
+) -> Vec<&'a Row> {
+    let mut rows: Vec<&Row> = Vec::new();
+    for r in tables.iter().flat_map(|t| t.rows.iter()) {
+        let asks = model::question(results, &r.workload).is_some_and(|q| questions.contains(&q));
+        if !asks || r.direction == Direction::Neutral {
             continue;
         }
+        let Some(rank) = primary(r) else {
+            continue;
+        };
+        match rows.iter().position(|x| x.workload == r.workload) {
+            Some(i) if primary(rows[i]).is_none_or(|x| x > rank) => rows[i] = r,
+            Some(_) => {}
+            None => rows.push(r),
+        }
+    }
+    rows.retain(|r| ranked(r));
+    rows
+}
+
+/// Every judged database row: TPS, p99 latency, fsyncs per transaction of each database
+/// workload.
+fn database_rows<'a>(results: &Results, tables: &'a [Table]) -> Vec<&'a Row> {
+    tables
+        .iter()
+        .flat_map(|t| t.rows.iter())
+        .filter(|r| model::question(results, &r.workload) == Some(Question::Databases))
+        .filter(|r| DATABASE_METRICS.iter().any(|m| r.metric == *m))
+        .filter(|r| r.direction != Direction::Neutral && r.role == metrics::Role::Measured)
+        .filter(|r| ranked(r))
+        .collect()
+}
+
+/// Whether at least two setups have a value.
+fn ranked(r: &Row) -> bool {
+    r.cells.iter().filter(|c| c.is_some()).count() >= 2
+}
+
+/// Compute the recommendations from the report tables: one per question the workload registry
+/// assigns (in [`Question::ALL`] order), omitted when nothing answers it.
+pub fn recommend(results: &Results, tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
+    let mut out = Vec::new();
+    // Setting a filesystem up (mkfs) is shown, not a question a reader picks a filesystem by.
+    for q in Question::ALL.into_iter().filter(|q| *q != Question::Setup) {
+        let (rows, supporting, basis) = if q == Question::Databases {
+            let db = database_rows(results, tables);
+            if db.is_empty() {
+                let proxy = deciding_rows(results, tables, DATABASE_PROXIES);
+                let basis = "inferred from synthetic I/O (random and fsync'd writes): no \
+                             pgbench or SQLite ran; `--profile db` runs them"
+                    .to_string();
+                (proxy, Vec::new(), basis)
+            } else {
+                let mut names: Vec<&str> = Vec::new();
+                for r in &db {
+                    if !names.contains(&r.workload.as_str()) {
+                        names.push(&r.workload);
+                    }
+                }
+                let basis = format!(
+                    "decided by {} (TPS, p99 latency, fsyncs per transaction)",
+                    names.join(", ")
+                );
+                (db, deciding_rows(results, tables, DATABASE_PROXIES), basis)
+            }
+        } else {
+            (
+                deciding_rows(results, tables, &[q]),
+                Vec::new(),
+                String::new(),
+            )
+        };
+        if let Some(rec) = judge(q, &rows, &supporting, basis, setups) {
+            out.push(rec);
+        }
+    }
+    out
+}
+
+/// The verdict of one question from its deciding rows; `supporting` rows are quoted, not
+/// counted.
+fn judge(
+    q: Question,
+    rows: &[&Row],
+    supporting: &[&Row],
+    basis: String,
+    setups: &[String],
+) -> Option<Recommendation> {
+    if rows.is_empty() {
+        return None;
+    }
+    {
         let mut wins = vec![0usize; setups.len()];
         let mut clear = vec![0usize; setups.len()];
         // Leads on the medians alone: when every lead is within noise this breaks the tie,
         // so the setup named is never one the quoted medians show behind.
         let mut ahead = vec![0usize; setups.len()];
-        for r in &rows {
+        for r in rows {
             let best = (0..setups.len())
                 .filter_map(|i| Some((i, r.cells.get(i)?.as_ref()?.summary.median)))
                 .reduce(|a, b| if r.direction.better(b.1, a.1) { b } else { a });
@@ -103,7 +164,7 @@ pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
                 ahead[i] += 1;
             }
         }
-        for r in &rows {
+        for r in rows {
             for (i, c) in r.cells.iter().enumerate() {
                 match c.as_ref().map(|c| c.mark) {
                     Some(Mark::Best) => {
@@ -119,6 +180,10 @@ pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
             .max_by_key(|&i| (wins[i], clear[i], ahead[i], std::cmp::Reverse(i)))
             .expect("setups");
         let evidence: Vec<String> = rows.iter().filter_map(|r| quote(r, w, setups)).collect();
+        let supporting: Vec<String> = supporting
+            .iter()
+            .filter_map(|r| quote(r, w, setups))
+            .collect();
         let within_noise = clear[w] == 0;
         let mut text = format!(
             "{}: best or tied-best in {} of {} test(s)",
@@ -129,22 +194,31 @@ pub fn recommend(tables: &[Table], setups: &[String]) -> Vec<Recommendation> {
         if within_noise {
             text.push_str(", but every lead is within run-to-run noise (a tie)");
         }
+        if !basis.is_empty() {
+            text.push_str(&format!("; {basis}"));
+        }
         if !evidence.is_empty() {
             text.push_str(". ");
             text.push_str(&evidence.join("; "));
         }
+        if !supporting.is_empty() {
+            text.push_str(". Supporting, synthetic I/O: ");
+            text.push_str(&supporting.join("; "));
+        }
         text.push('.');
-        out.push(Recommendation {
-            class: class.to_string(),
+        Some(Recommendation {
+            class: q.title().to_string(),
+            question: q,
             winner: setups[w].clone(),
             wins: wins[w],
             tests: rows.len(),
             within_noise,
+            basis,
             evidence,
+            supporting,
             text,
-        });
+        })
     }
-    out
 }
 
 /// "rm -rf 1.91 s vs 4.35 s on xfs (2.3× faster)" for setup `w` against the best other setup
@@ -193,7 +267,7 @@ fn quote(r: &Row, w: usize, setups: &[String]) -> Option<String> {
     };
     Some(format!(
         "{} {} vs {} on {}{}",
-        metric::workload_short(&r.workload),
+        r.short,
         unit(a),
         unit(b),
         setups[other.0],
@@ -223,6 +297,20 @@ mod tests {
                     name: setup.to_string(),
                     fs: setup.to_string(),
                     ..Default::default()
+                });
+            }
+            if !r.workloads.iter().any(|w| w.id == *workload) {
+                // The registry's question follows the recorded kind and job, not the id.
+                let (kind, params) = match *workload {
+                    "rm-tree" => ("rm-tree", serde_json::json!({})),
+                    "untar" => ("untar", serde_json::json!({})),
+                    w => ("io", serde_json::json!({"rw": w})),
+                };
+                r.workloads.push(crate::results::WorkloadInfo {
+                    id: workload.to_string(),
+                    kind: kind.into(),
+                    params,
+                    fio_command: None,
                 });
             }
             for (i, v) in vals.iter().enumerate() {

@@ -156,8 +156,13 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
             } else {
                 ""
             };
+            let basis = if r.basis.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", r.basis)
+            };
             format!(
-                "{}: {} (leads {} of {} test(s){noise})",
+                "{}: {} (leads {} of {} test(s){noise}){basis}",
                 r.class, r.winner, r.wins, r.tests
             )
         })

@@ -86,9 +86,6 @@ impl Merged {
     }
 }
 
-/// Quantiles reported as merged metrics, with their metric-name suffix.
-pub const MERGED_QUANTILES: [(f64, &str); 3] = [(0.5, "p50"), (0.99, "p99"), (0.999, "p99_9")];
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,8 +6,9 @@
 //! coverage), [`merged`] (tail latency over all rounds' histograms), [`change`] (how much a
 //! metric moved between two results, against zero or a control's drift), [`student_t`] (the
 //! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
-//! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`metric`]
-//! (workload names; what a metric means is `crate::metrics`).
+//! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`region`]
+//! (the judgement of per-round values against a claim's region). What a metric means is
+//! `crate::metrics`'s; how a workload is named, the workload registry's.
 
 pub mod change;
 pub mod descriptive;
@@ -15,11 +16,12 @@ pub mod fdr;
 pub mod judged;
 pub mod median_interval;
 pub mod merged;
-pub mod metric;
+pub mod region;
 pub mod sequential;
 pub mod student_t;
 pub mod verdict;
 
+use crate::metrics;
 use crate::results::{Results, Summary};
 use std::collections::BTreeMap;
 
@@ -109,21 +111,19 @@ pub fn summarize(results: &mut Results) {
             .filter(|(s, w, _)| s == setup && w == workload)
             .count()
             > 1;
-        let prefix = if both {
-            format!("{dir}_")
-        } else {
-            String::new()
-        };
-        for (q, name) in merged::MERGED_QUANTILES {
-            let ms = m.quantile(q) as f64 / 1e6;
-            let metric = format!("{prefix}lat_{name}_ms_merged");
+        let side = both.then_some(dir.as_str());
+        for t in metrics::registry::MERGED_TAILS
+            .iter()
+            .filter(|t| t.side == side)
+        {
+            let ms = m.quantile(t.quantile) as f64 / 1e6;
             out.push((
                 setup_rank(setup),
                 base + j,
                 Summary {
                     setup: setup.clone(),
                     workload: workload.clone(),
-                    metric,
+                    metric: t.id.as_str().to_string(),
                     unit: "ms".into(),
                     n: m.rounds,
                     median: ms,
@@ -155,7 +155,7 @@ pub fn rounds(summary: &[crate::results::Summary]) -> usize {
 
 /// Whether a summary row comes from merged histograms rather than per-round samples.
 pub fn is_merged(metric: &str) -> bool {
-    metric.ends_with("_merged")
+    metrics::merged_tail(metric).is_some()
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Registry entries of the kinds that live in single-file modules or in the runner's setup:
 //! mkfs, usable-space, layout, I/O jobs, memory-capped jobs, compression, fio job files.
 
-use super::registry::{Caches, Cost, Describe, Family, Kind, Needs, Phase, Workload, Writes};
+use super::registry::{
+    Caches, Cost, Describe, Family, Kind, Names, Needs, Phase, Question, Table, Workload, Writes,
+};
 use super::spec::{IoParams, JobDefaults, WorkloadSpec};
 use super::step::{FioPhase, StepContext};
 use super::{Metric, WorkloadContext, WorkloadOutput};
@@ -74,6 +76,13 @@ impl Workload for Mkfs {
     fn family(&self) -> Family {
         Family::Setup
     }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "mkfs" => ("mkfs / zpool create", "mkfs"),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs {
             root: true,
@@ -130,6 +139,19 @@ impl Workload for UsableSpace {
     fn family(&self) -> Family {
         Family::Setup
     }
+    fn question(&self, _: &serde_json::Value) -> Question {
+        Question::Space
+    }
+    fn table(&self) -> Table {
+        Table::Capacity
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "usable-space" => ("Usable space (df)", "usable space"),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::NOTHING
     }
@@ -183,6 +205,13 @@ impl Workload for Layout {
     }
     fn family(&self) -> Family {
         Family::Io
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "layout" => ("Lay out the test file", "layout"),
+            _ => return None,
+        };
+        Some(Names { label, short })
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
@@ -271,6 +300,21 @@ impl Workload for Io {
     fn family(&self) -> Family {
         Family::Io
     }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        super::registry::io_question(params)
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "seqread" => ("Sequential read", "seqread"),
+            "seqwrite" => ("Sequential write", "seqwrite"),
+            "randread" => ("Random read", "randread"),
+            "randwrite" => ("Random write", "randwrite"),
+            "randrw70" => ("70/30 random mix", "70/30 mix"),
+            "fsync-write" => ("Write + fsync", "write+fsync"),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         let p = w.io.as_ref();
         Needs {
@@ -357,6 +401,9 @@ impl Workload for Memcap {
     fn family(&self) -> Family {
         Family::Io
     }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        super::registry::io_question(params)
+    }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         // Its child is `fsbench io`, which counts and waits after writing jobs itself.
         Needs {
@@ -407,6 +454,12 @@ impl Workload for Compress {
     }
     fn family(&self) -> Family {
         Family::Application
+    }
+    fn question(&self, _: &serde_json::Value) -> Question {
+        Question::Space
+    }
+    fn table(&self) -> Table {
+        Table::Io
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
@@ -487,6 +540,12 @@ impl Workload for FioJob {
     }
     fn family(&self) -> Family {
         Family::Application
+    }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        super::registry::io_question(params)
+    }
+    fn table(&self) -> Table {
+        Table::Io
     }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         Needs {

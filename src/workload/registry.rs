@@ -106,6 +106,170 @@ pub enum Family {
     Capability,
 }
 
+/// The question a workload answers for a reader: its class in the verdict ("Databases",
+/// "Small files and metadata"…). A kind gives the default ([`Workload::question`]); an I/O job's
+/// follows its job (random reads, sequential writes, fsync'd writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Question {
+    /// Metadata and small-file work (untar, find, rm, smallfiles, fs_mark).
+    SmallFiles,
+    /// Real databases (pgbench, SQLite): TPS, their latency, their fsyncs.
+    Databases,
+    /// Synthetic random I/O (4K reads and writes).
+    RandomIo,
+    /// Writes that fsync each one: the commit path of databases and mail.
+    FsyncHeavy,
+    /// Sequential and large-file I/O (the layout, 1M jobs).
+    Sequential,
+    /// Space: what mkfs leaves usable, compression.
+    Space,
+    /// Capability probes: what a filesystem can do, not how fast.
+    Capabilities,
+    /// Setting a filesystem up (mkfs): shown, not a question of its own.
+    Setup,
+}
+
+impl Question {
+    /// Every question, in the order the verdict lists them.
+    pub const ALL: [Question; 8] = [
+        Question::SmallFiles,
+        Question::Databases,
+        Question::RandomIo,
+        Question::FsyncHeavy,
+        Question::Sequential,
+        Question::Space,
+        Question::Capabilities,
+        Question::Setup,
+    ];
+
+    /// The verdict's heading for it.
+    pub fn title(self) -> &'static str {
+        match self {
+            Question::SmallFiles => "Small files and metadata",
+            Question::Databases => "Databases",
+            Question::RandomIo => "Random I/O",
+            Question::FsyncHeavy => "fsync-heavy (databases' commit path, mail)",
+            Question::Sequential => "Sequential and large files",
+            Question::Space => "Space efficiency",
+            Question::Capabilities => "Capabilities",
+            Question::Setup => "Setup",
+        }
+    }
+
+    /// A plan-file or recorded `class` value (`databases`, `fsync-heavy`…).
+    pub fn parse(s: &str) -> Option<Question> {
+        Question::ALL.into_iter().find(|q| {
+            serde_json::to_value(q)
+                .ok()
+                .and_then(|v| v.as_str().map(|v| v == s))
+                == Some(true)
+        })
+    }
+}
+
+/// Which table of the report a workload's headline metrics go in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Table {
+    /// I/O jobs: IOPS, bandwidth, fsync rate, latency.
+    Io,
+    /// Metadata and small files (and mkfs).
+    Metadata,
+    /// Databases and other applications: TPS, their latency.
+    Applications,
+    /// Usable space after mkfs, compression.
+    Capacity,
+    /// Capability probes.
+    Probes,
+}
+
+/// The registry entry a results file's recorded `kind` names, older files' names included
+/// (`meta` was every metadata kind, `space` the statvfs step).
+pub fn recorded(kind: &str) -> Option<&'static dyn Workload> {
+    #[cfg(test)]
+    if let Some(w) = EXTRA.with(|e| e.borrow().iter().copied().find(|w| w.name() == kind)) {
+        return Some(w);
+    }
+    let kind = match kind {
+        "meta" => Kind::Untar,
+        "space" => Kind::UsableSpace,
+        other => Kind::parse(other)?,
+    };
+    Some(of(kind))
+}
+
+#[cfg(test)]
+thread_local! {
+    static EXTRA: std::cell::RefCell<Vec<&'static dyn Workload>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Tests only: add a workload to what [`recorded`] finds on this thread, as a new kind added
+/// by the documented recipe would be (a line in [`REGISTRY`]), without a `Kind` variant.
+#[cfg(test)]
+pub fn register_for_test(w: &'static dyn Workload) {
+    EXTRA.with(|e| e.borrow_mut().push(w));
+}
+
+/// How a report names a workload: a label (`Random read`) and a short label for quotes
+/// (`rm -rf`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Names {
+    /// Label of its rows (`find over the tree, cold cache`).
+    pub label: &'static str,
+    /// Short label in the verdict's quotes (`cold find`).
+    pub short: &'static str,
+}
+
+/// The label and short label of a recorded workload ([`Workload::names`]); a file that does
+/// not record its kind (samples only), or an older kind that covered several (`meta`), is
+/// named by whichever entry ships that id; any other workload is shown by its id.
+pub fn names(kind: &str, id: &str) -> (String, String) {
+    let own = recorded(kind).and_then(|w| w.names(id));
+    match own.or_else(|| REGISTRY.iter().find_map(|w| w.names(id))) {
+        Some(n) => (n.label.to_string(), n.short.to_string()),
+        None => (id.to_string(), id.to_string()),
+    }
+}
+
+/// The question an I/O job answers, from its recorded parameters (`job.rw`, `job.fsync`, or
+/// the plan's `rw`/`fsync` in older files): fsync'd writes, then random, else sequential.
+pub fn io_question(params: &serde_json::Value) -> Question {
+    let get = |k: &str| {
+        params
+            .get("job")
+            .and_then(|j| j.get(k))
+            .or_else(|| params.get(k))
+            .or_else(|| params.get("io").and_then(|j| j.get(k)))
+    };
+    let fsync = get("fsync").and_then(|v| v.as_u64()).unwrap_or(0) > 0
+        || get("fdatasync").and_then(|v| v.as_u64()).unwrap_or(0) > 0
+        || get("sync").and_then(|v| v.as_bool()).unwrap_or(false);
+    let rw = get("rw").and_then(|v| v.as_str()).unwrap_or("");
+    if fsync {
+        Question::FsyncHeavy
+    } else if matches!(rw, "randread" | "randwrite" | "randrw" | "randtrim") {
+        Question::RandomIo
+    } else {
+        Question::Sequential
+    }
+}
+
+/// What a recorded workload is for: its question and its table. A recorded `class` (a plan
+/// file's or a job file's own) wins over the kind's answer; an unknown kind answers nothing
+/// and goes in the I/O table.
+pub fn purpose(kind: &str, params: &serde_json::Value) -> (Option<Question>, Table) {
+    let own = params
+        .get("class")
+        .and_then(|c| c.as_str())
+        .and_then(Question::parse);
+    match recorded(kind) {
+        Some(w) => (own.or(Some(w.question(params))), w.table()),
+        None => (own, Table::Io),
+    }
+}
+
 /// When in a setup-round a kind runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -243,6 +407,30 @@ pub trait Workload: Sync {
     fn name(&self) -> &'static str;
     /// Its family (report table, `fsbench meta`).
     fn family(&self) -> Family;
+    /// The question it answers, given the parameters a results file recorded for it
+    /// (`WorkloadInfo.params`): by default its family's.
+    fn question(&self, _params: &serde_json::Value) -> Question {
+        match self.family() {
+            Family::Setup => Question::Setup,
+            Family::Io => Question::Sequential,
+            Family::Metadata => Question::SmallFiles,
+            Family::Application => Question::Databases,
+            Family::Capability => Question::Capabilities,
+        }
+    }
+    /// The report table its headline metrics go in: by default its family's.
+    fn table(&self) -> Table {
+        match self.family() {
+            Family::Setup | Family::Metadata => Table::Metadata,
+            Family::Io => Table::Io,
+            Family::Application => Table::Applications,
+            Family::Capability => Table::Probes,
+        }
+    }
+    /// How the report names the workload `id` of this kind (its shipped ones); `None`: by id.
+    fn names(&self, _id: &str) -> Option<Names> {
+        None
+    }
     /// What `w` needs to run.
     fn needs(&self, w: &WorkloadSpec) -> Needs;
     /// Metric ids it may emit (the metric registry declares each).

@@ -83,6 +83,8 @@ table! {
     FSMARK_THREADS = Param::count("fsmark_threads", 1, 1_024, "Threads of the fsmark workload").flags(&["--fsmark-threads"]);
     FSMARK_FILES = Param::count("fsmark_files", 1, 10_000_000, "Files per fsmark thread").flags(&["--fsmark-files"]);
     SAMPLE = Param::secs("sample", 0.1, 600.0, "How long the doctor samples the device and the load").flags(&["--sample"]);
+    // `fsbench history`.
+    HISTORY_LIMIT = Param::count("limit", 1, 1_000_000, "fsbench history list: at most this many runs [default: 50]").flags(&["--limit"]);
     // What one plan may expand to: bounds the work `fsbench plan` does before printing.
     SETUPS = Param::count("setups", 1, 64, "Setups in one plan (--fs entries and [[setup]] tables)");
     WORKLOADS = Param::count("workloads", 1, 1_000, "Workloads in one plan, sweeps expanded");

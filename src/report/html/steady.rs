@@ -12,7 +12,6 @@ use super::linear_axis;
 use crate::engine::steady::{first_steady_end, fit};
 use crate::measure::steady::{SteadyCriteria, excursions};
 use crate::report::svg::{self, Series};
-use crate::stats::metric;
 
 /// The series the rounds are recorded under.
 const ROUNDS: &str = crate::workload::io::ROUND_SERIES;
@@ -74,7 +73,7 @@ pub(super) fn charts(report: &Report) -> Vec<String> {
                 continue;
             };
             out.push(chart(
-                &format!("{} on {setup}", metric::workload_label(&w)),
+                &format!("{} on {setup}", super::super::model::names(r, &w).0),
                 &rec.values,
                 &c,
                 si,

@@ -5,7 +5,7 @@ use super::FsmarkSpec;
 use crate::Error;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{
-    Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Kind, Needs, Workload, Writes,
+    Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Kind, Names, Needs, Workload, Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
@@ -82,6 +82,13 @@ impl Workload for Untar {
     fn family(&self) -> Family {
         Family::Metadata
     }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "untar" => ("Untar the corpus", "untar"),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::Extracts, Writes::Runner)
     }
@@ -139,6 +146,17 @@ impl Workload for FindCold {
     fn family(&self) -> Family {
         Family::Metadata
     }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "find-cold" => ("find over the tree, cold cache", "cold find"),
+            "find-warm" => (
+                "find over the tree, warm cache (caches could not be dropped)",
+                "warm find",
+            ),
+            _ => return None,
+        };
+        Some(Names { label, short })
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         // A read-only walk still writes: under relatime the first read of a changed directory
         // updates its atime. Counting the device writes (and settling them) is what lets the
@@ -182,6 +200,13 @@ impl Workload for RmTree {
     }
     fn family(&self) -> Family {
         Family::Metadata
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (label, short) = match id {
+            "rm-tree" => ("rm -rf the tree", "rm -rf"),
+            _ => return None,
+        };
+        Some(Names { label, short })
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::Tree, Writes::No)
