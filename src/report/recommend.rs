@@ -29,7 +29,10 @@ pub struct Recommendation {
 /// Which class a workload belongs to, by id.
 fn class_of(workload: &str) -> Option<&'static str> {
     let w = workload;
-    if matches!(w, "untar" | "find-cold" | "rm-tree")
+    if w.starts_with("crash-") {
+        // Durability is counted (lost acknowledged operations), not timed: not a speed class.
+        None
+    } else if matches!(w, "untar" | "find-cold" | "rm-tree")
         || [
             "small", "meta", "create", "stat", "fs_mark", "fsmark", "maildir",
         ]

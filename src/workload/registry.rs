@@ -45,6 +45,8 @@ pub enum Kind {
     FioJob,
     /// A capability probe (`probe-reflink`…).
     Probe,
+    /// Crash consistency on a recording image ([`crate::workload::crash`]).
+    Crash,
 }
 
 /// Every workload kind, in catalog (suite) order: one line per kind.
@@ -64,6 +66,7 @@ pub static REGISTRY: &[&dyn Workload] = &[
     &super::sqlite::kind::Sqlite,
     &super::builtin::FioJob,
     &super::probe::kind::Probe,
+    &super::crash::kind::Crash,
 ];
 
 /// The registry entry of `kind`.
@@ -278,6 +281,10 @@ pub trait Workload: Sync {
     /// names), once before anything is created; `Err` refuses the run (exit 2).
     fn check_host(&self, _w: &WorkloadSpec) -> Result<(), String> {
         Ok(())
+    }
+    /// Why `w` cannot run on a `--dir` target (refused at plan time, exit 2), if it cannot.
+    fn refused_on_dir(&self, _w: &WorkloadSpec) -> Option<&'static str> {
+        None
     }
     /// Whether this machine can run `w`; `Err` says what is missing and the run skips it.
     fn available(&self, _w: &WorkloadSpec) -> Result<(), String> {
