@@ -197,7 +197,7 @@ fn unsafe_configurations_lose_acknowledged_operations() {
         &plan,
         "rounds = 1\n[[workload]]\nid = \"crash-fsync\"\nops = 12\nstates = 3\n\
          [[workload]]\nid = \"crash-nosync\"\nkind = \"crash\"\nmode = \"append\"\nops = 12\n\
-         states = 3\nsync = false\n",
+         states = 6\nsync = false\n",
     )
     .unwrap();
     let r = run_crash(

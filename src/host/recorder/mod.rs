@@ -28,6 +28,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The mount's source as mountinfo shows it (what recovery matches).
 pub const SOURCE: &str = "fsbench-recorder";
 
+/// The watchdog process's name in the ledger.
+const WATCHDOG: &str = "fsbench-recorder-watchdog";
+
 /// Default bound of the log's write data: a crash workload on a 256 MiB image writes a few
 /// MiB; a run that reaches this is refused rather than swapping the machine.
 pub const DEFAULT_LOG_LIMIT: u64 = 512 << 20;
@@ -35,7 +38,9 @@ pub const DEFAULT_LOG_LIMIT: u64 = 512 << 20;
 /// A mounted recorder. Dropping it unmounts the FUSE filesystem, removes the mountpoint and
 /// deletes the backing file; whatever could not be released stays in the ledger.
 pub struct Recorder {
-    session: Option<fuser::BackgroundSession>,
+    serving: bool,
+    watchdog: Option<std::process::Child>,
+    held_watchdog: Option<Held>,
     log: Arc<Log>,
     mountpoint: PathBuf,
     backing: PathBuf,
@@ -55,7 +60,9 @@ impl Recorder {
         let backing = scratch_dir.join(format!("{stem}.img"));
         let mountpoint = scratch_dir.join(stem);
         let mut rec = Recorder {
-            session: None,
+            serving: false,
+            watchdog: None,
+            held_watchdog: None,
             log: Arc::new(Log::new(log_limit)),
             mountpoint: mountpoint.clone(),
             backing: backing.clone(),
@@ -110,17 +117,61 @@ impl Recorder {
             fuser::MountOption::NoSuid,
             fuser::MountOption::NoDev,
         ];
-        let session = fuser::Session::new(fs, &mountpoint, &config)
-            .and_then(|s| s.spawn())
-            .map_err(|e| match e.raw_os_error() {
+        let session =
+            fuser::Session::new(fs, &mountpoint, &config).map_err(|e| match e.raw_os_error() {
                 Some(libc::EPERM) | Some(libc::EACCES) => Error::refused(
                     "/dev/fuse",
                     "mounting the crash recorder (FUSE) needs root and /dev/fuse",
                 ),
                 _ => Error::io("cannot mount the crash recorder (FUSE) on", &mountpoint, e),
             })?;
-        rec.session = Some(session);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("fsbench-recorder".into())
+            .spawn(move || {
+                let _ = tx.send(rustix::thread::gettid().as_raw_nonzero().get());
+                // Returns once the mount is gone (the drop unmounts it).
+                let _ = session.run();
+            })
+            .map_err(|e| Error::io("cannot start the recorder's thread for", &mountpoint, e))?;
+        rec.serving = true;
+        let tid = rx
+            .recv()
+            .map_err(|_| Error::Other("the recorder's thread did not start".into()))?;
+        rec.start_watchdog(tid)?;
         Ok(rec)
+    }
+
+    /// A SIGKILL ends the daemon thread at once but can leave another thread of this process
+    /// waiting in the kernel for a write the daemon will never answer (a journal commit on
+    /// the loop device): the process never finishes exiting, so the kernel never aborts the
+    /// FUSE connection. The watchdog, a small process of its own, sees the daemon thread gone
+    /// while the process still exists and aborts the connection (`umount -f` calls FUSE's
+    /// umount_begin, which aborts it; the waits then fail and the process exits).
+    fn start_watchdog(&mut self, tid: i32) -> Result<()> {
+        let pid = std::process::id();
+        let script = "while [ -d /proc/$1/task/$2 ]; do sleep 0.3; done; \
+                      [ -d /proc/$1 ] && umount -f \"$3\"; exit 0";
+        // Spawned first, recorded right after (as host::daemon does): it exits by itself
+        // once the daemon thread is gone, so the instant between leaves nothing behind.
+        let child = std::process::Command::new("sh")
+            .args(["-c", script, WATCHDOG, &pid.to_string(), &tid.to_string()])
+            .arg(&self.mountpoint)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| Error::io("cannot start the recorder's watchdog", Path::new("sh"), e))?;
+        let start_time = ledger::start_time_of(child.id()).unwrap_or(0);
+        self.watchdog = Some(child);
+        let held = ledger::hold(Item::Process {
+            pid: self.watchdog.as_ref().map_or(0, |c| c.id()),
+            start_time,
+            name: WATCHDOG.into(),
+            data_dir: None,
+        })?;
+        self.held_watchdog = Some(held);
+        Ok(())
     }
 
     /// The served file: attach a direct-I/O loop device to it.
@@ -166,12 +217,15 @@ pub fn data_extents(f: &File) -> std::io::Result<Vec<(u64, Vec<u8>)>> {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        if let Some(s) = self.session.take() {
-            // Unmounts (lazily if a loop device still holds the file: then the mount stays in
-            // the ledger for recovery).
-            drop(s);
+        if let Some(mut w) = self.watchdog.take() {
+            let _ = w.kill();
+            let _ = w.wait();
         }
-        if crate::host::mountinfo::is_mounted(&self.mountpoint)
+        drop(self.held_watchdog.take());
+        // Unmounting ends the daemon thread's session (lazily if a loop device still holds
+        // the file: then the mount stays in the ledger for recovery).
+        if self.serving
+            && crate::host::mountinfo::is_mounted(&self.mountpoint)
             && let Err(e) = crate::host::mountinfo::unmount(&self.mountpoint)
         {
             crate::host::stdio::note(&format!("fsbench: warning: {e}"));

@@ -165,6 +165,38 @@ pub struct Totals {
     pub seconds: f64,
 }
 
+/// The workload's directory in the scratch directory (the mountpoints), in the ledger so a
+/// killed run's is removed by recovery once its mounts are gone.
+struct WorkDir {
+    path: std::path::PathBuf,
+    _held: crate::host::ledger::Held,
+}
+
+impl WorkDir {
+    fn create(scratch: &Path, id: &str) -> Result<WorkDir> {
+        let path = scratch.join(format!("fsbench-crash-{}-{id}", std::process::id()));
+        let held =
+            crate::host::ledger::hold(crate::host::ledger::Item::Dir { path: path.clone() })?;
+        std::fs::create_dir(&path).map_err(|e| Error::io("cannot create", &path, e))?;
+        Ok(WorkDir { path, _held: held })
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        // Only its empty mountpoints are left once everything is released; remove_dir, not
+        // remove_dir_all, so a mount that would not go is never emptied.
+        for sub in ["mnt", "state"] {
+            let _ = std::fs::remove_dir(self.path.join(sub));
+        }
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
+
 /// Workload `id`: record `p`'s oracle on `setup`'s filesystem, build and check its crash states.
 pub fn run(
     id: &str,
@@ -175,10 +207,7 @@ pub fn run(
     timeout: Duration,
 ) -> Result<WorkloadOutput> {
     let size = IMAGE_SIZE.max(fs.min_device_size());
-    let work = tempfile::Builder::new()
-        .prefix("fsbench-crash-")
-        .tempdir_in(scratch)
-        .map_err(|e| Error::io("cannot create a work directory in", scratch, e))?;
+    let work = WorkDir::create(scratch, id)?;
     let mnt = work.path().join("mnt");
 
     // 1. Record.
