@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod mountinfo;
 pub mod packages;
 pub mod provenance;
+pub mod recorder;
 pub mod stdio;
 pub mod sys;
 pub mod sysfs;

@@ -14,6 +14,9 @@ pub const BW_FROM_IOPS: &str = "IOPS × block size, which is judged instead";
 pub const IOPS_FROM_BW: &str = "MiB/s / block size; at this block size MiB/s is judged instead";
 /// Why a size-based step's time is not judged beside its bandwidth.
 pub const SECONDS_FROM_BW: &str = "the size divided by the bandwidth, which is judged instead";
+/// Why a crash state's time is not judged.
+const CHECKER: &str =
+    "the crash checker's own speed (mount, check, fsck), not the setup's durability";
 /// Why a fixed count per second is not judged beside its time.
 pub const RATE: &str = "a fixed count divided by the time, which is judged instead";
 const AMOUNT: &str = "the amount the job wrote (less when a time-based job ran slower); \
@@ -194,6 +197,12 @@ metrics! {
     CLEAN: "clean", "bool", Capability, "fsck found it clean" .headline();
     INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();
     STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (5 in a row within 20 %/10 %)" .neutral();
+    // Crash consistency (workload::crash): counts over a run's crash states, lower is better.
+    LOST_ACKED_OPS: "lost_acked_ops", "count", Cost, "lost acknowledged operations" .headline();
+    CORRUPT_FILES: "corrupt_files", "count", Cost, "corrupt files in crash states" .headline();
+    FSCK_ERRORS: "fsck_errors", "count", Cost, "crash states fsck found errors in" .headline();
+    UNMOUNTABLE_STATES: "unmountable_states", "count", Cost, "crash states that would not mount" .headline();
+    SECONDS_PER_STATE: "seconds_per_state", "s", Time, "seconds per crash state" .derived(CHECKER);
     // Facts fixed by mkfs, the corpus or the plan: shown, never starred.
     SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes() .reduce(Reduce::First);
     INODES_TOTAL: "inodes_total", "count", Fact, "inodes total" .headline() .limit() .reduce(Reduce::First);
@@ -204,6 +213,9 @@ metrics! {
     BYTES: "bytes", "bytes", Fact, "bytes" .bytes() .reduce(Reduce::Sum);
     TRANSACTIONS: "transactions", "count", Fact, "transactions" .derived(RUN);
     MEMORY_CAP_BYTES: "memory_cap_bytes", "bytes", Fact, "cgroup memory cap" .bytes();
+    CRASH_STATES: "crash_states", "count", Fact, "crash states tested" .headline();
+    ACKED_OPS: "acked_ops", "count", Fact, "acknowledged operations recorded";
+    LOG_BYTES: "log_bytes", "bytes", Fact, "write log recorded" .bytes();
 }
 
 /// Two ways one job states its throughput; at a fixed block size one follows from the other, so

@@ -38,6 +38,14 @@
 //! id = "sqlite-delete"      # or kind = "sqlite" with journal_mode = "wal" | "delete"
 //! transactions = 2000
 //! rows = 5                  # inserts, and as many updates, per transaction
+//!
+//! [[workload]]
+//! id = "crash-nosync"       # or crash-fsync / crash-append / crash-rename as shipped
+//! kind = "crash"
+//! mode = "fsync"            # "fsync" | "append" | "rename"
+//! ops = 60                  # acknowledged operations recorded
+//! states = 24               # crash states checked
+//! sync = false              # skip the durability calls: the negative control
 //! ```
 
 use super::variant;
@@ -428,7 +436,7 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
     let ctx = format!("workload '{}'", raw.id);
     let kind = match raw.kind.as_deref() {
         Some(k) => Kind::parse(k).ok_or_else(|| {
-            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench or sqlite"))
+            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench, sqlite or crash"))
         })?,
         None if raw.rw.is_some() => Kind::Io,
         None => catalog()

@@ -448,6 +448,18 @@ pub fn select_workloads(
         };
         chosen && !skip.iter().any(|s| s.trim() == w.id)
     };
+    if !formats
+        && let Some((w, why)) = all.iter().filter(|w| picked(w)).find_map(|w| {
+            crate::workload::registry::of(w.kind)
+                .refused_on_dir(w)
+                .map(|why| (w, why))
+        })
+    {
+        return Err(Error::invalid(
+            "--dir",
+            format!("workload {} cannot run on a --dir target: {why}", w.id),
+        ));
+    }
     let mut needed: Vec<&str> = Vec::new();
     for w in all.iter().filter(|w| picked(w)) {
         needed.extend(w.requires());

@@ -23,6 +23,8 @@ pub enum TableKind {
     Capacity,
     /// Capability probes (reflink, snapshots, corruption detection…).
     Probes,
+    /// Crash consistency: crash states, lost acknowledged operations, fsck errors.
+    Crash,
     /// Secondary metrics of every workload (p50, CPU, device bytes…).
     Details,
 }
@@ -156,6 +158,7 @@ pub fn table_of(results: &Results, workload: &str) -> TableKind {
         RegistryTable::Applications => TableKind::Applications,
         RegistryTable::Capacity => TableKind::Capacity,
         RegistryTable::Probes => TableKind::Probes,
+        RegistryTable::Crash => TableKind::Crash,
     }
 }
 
@@ -201,6 +204,7 @@ pub fn tables(results: &Results) -> Vec<Table> {
         (TableKind::Applications, "Databases"),
         (TableKind::Capacity, "Capacity after mkfs"),
         (TableKind::Probes, "Capabilities (probes)"),
+        (TableKind::Crash, "Crash consistency"),
     ];
     let mut out: Vec<Table> = kinds
         .iter()

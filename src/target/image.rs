@@ -238,9 +238,9 @@ fn create_image(dir: &Path, size: u64, record: bool) -> Result<(PathBuf, File, O
 }
 
 /// An attached loop device.
-struct Attached {
-    path: PathBuf,
-    file: File,
+pub(super) struct Attached {
+    pub(super) path: PathBuf,
+    pub(super) file: File,
     block_size: u32,
     method: &'static str,
 }
@@ -266,7 +266,7 @@ fn open_loop(path: &Path) -> io::Result<File> {
 
 /// Find a free loop device and bind `backing` to it. Another process may grab the same free
 /// device between GET_FREE and configure (EBUSY): then ask again.
-fn attach(backing: &File) -> io::Result<Attached> {
+pub(super) fn attach(backing: &File) -> io::Result<Attached> {
     attach_with(backing, false)
 }
 

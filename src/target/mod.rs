@@ -6,6 +6,7 @@
 pub mod block;
 pub mod consent;
 pub mod dir;
+pub mod fileloop;
 pub mod image;
 pub mod parse;
 pub mod safety;

@@ -77,6 +77,7 @@ pub struct WorkloadContext<'a> {
 
 pub mod builtin;
 pub mod compress;
+pub mod crash;
 pub mod fiojob;
 pub mod io;
 pub mod memcap;

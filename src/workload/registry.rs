@@ -45,6 +45,8 @@ pub enum Kind {
     FioJob,
     /// A capability probe (`probe-reflink`…).
     Probe,
+    /// Crash consistency on a recording image ([`crate::workload::crash`]).
+    Crash,
 }
 
 /// Every workload kind, in catalog (suite) order: one line per kind.
@@ -64,6 +66,7 @@ pub static REGISTRY: &[&dyn Workload] = &[
     &super::sqlite::kind::Sqlite,
     &super::builtin::FioJob,
     &super::probe::kind::Probe,
+    &super::crash::kind::Crash,
 ];
 
 /// The registry entry of `kind`.
@@ -126,13 +129,15 @@ pub enum Question {
     Space,
     /// Capability probes: what a filesystem can do, not how fast.
     Capabilities,
+    /// Durability: whether fsync'd data survives a power cut (the crash workloads).
+    Durability,
     /// Setting a filesystem up (mkfs): shown, not a question of its own.
     Setup,
 }
 
 impl Question {
     /// Every question, in the order the verdict lists them.
-    pub const ALL: [Question; 8] = [
+    pub const ALL: [Question; 9] = [
         Question::SmallFiles,
         Question::Databases,
         Question::RandomIo,
@@ -140,6 +145,7 @@ impl Question {
         Question::Sequential,
         Question::Space,
         Question::Capabilities,
+        Question::Durability,
         Question::Setup,
     ];
 
@@ -153,6 +159,7 @@ impl Question {
             Question::Sequential => "Sequential and large files",
             Question::Space => "Space efficiency",
             Question::Capabilities => "Capabilities",
+            Question::Durability => "Durability (fsync'd data after a power cut)",
             Question::Setup => "Setup",
         }
     }
@@ -182,6 +189,8 @@ pub enum Table {
     Capacity,
     /// Capability probes.
     Probes,
+    /// Crash consistency: crash states checked, acknowledged operations lost.
+    Crash,
 }
 
 /// The registry entry a results file's recorded `kind` names, older files' names included
@@ -466,6 +475,10 @@ pub trait Workload: Sync {
     /// names), once before anything is created; `Err` refuses the run (exit 2).
     fn check_host(&self, _w: &WorkloadSpec) -> Result<(), String> {
         Ok(())
+    }
+    /// Why `w` cannot run on a `--dir` target (refused at plan time, exit 2), if it cannot.
+    fn refused_on_dir(&self, _w: &WorkloadSpec) -> Option<&'static str> {
+        None
     }
     /// Whether this machine can run `w`; `Err` says what is missing and the run skips it.
     fn available(&self, _w: &WorkloadSpec) -> Result<(), String> {

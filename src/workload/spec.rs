@@ -136,6 +136,9 @@ pub struct WorkloadSpec {
     /// Sizes of an `fsmark` workload (default: [`FsmarkSpec::default`] with the run's threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsmark: Option<FsmarkSpec>,
+    /// Parameters of a `crash` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<super::crash::CrashParams>,
     /// Run only on the setups with these names (empty: every setup). A claim about two
     /// setups needs its costly workload there only (`pgbench-rw` on ext4 and xfs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -159,6 +162,7 @@ impl WorkloadSpec {
             fio_job: None,
             smallfiles: None,
             fsmark: None,
+            crash: None,
             setups: Vec::new(),
         }
     }
@@ -184,6 +188,14 @@ impl WorkloadSpec {
         WorkloadSpec {
             sqlite: Some(params),
             ..WorkloadSpec::simple(id, Kind::Sqlite)
+        }
+    }
+
+    /// A crash-consistency workload.
+    pub fn crash(id: &str, params: super::crash::CrashParams) -> Self {
+        WorkloadSpec {
+            crash: Some(params),
+            ..WorkloadSpec::simple(id, Kind::Crash)
         }
     }
 

@@ -1,0 +1,137 @@
+//! Registry entry of the crash-consistency workloads (`crash-fsync`, `crash-append`,
+//! `crash-rename`): each records on a small image of its own, so it runs once per setup, in
+//! its capability phase.
+
+use super::{CrashParams, Mode};
+use crate::workload::WorkloadOutput;
+use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Phase, Workload};
+use crate::workload::spec::{JobDefaults, WorkloadSpec};
+use crate::workload::step::StepContext;
+
+/// The crash-consistency oracle.
+pub struct Crash;
+
+fn params(w: &WorkloadSpec) -> CrashParams {
+    w.crash.clone().unwrap_or_else(|| {
+        let mode = Mode::ALL
+            .into_iter()
+            .find(|m| m.id() == w.id)
+            .unwrap_or(Mode::Fsync);
+        CrashParams::new(mode)
+    })
+}
+
+impl Workload for Crash {
+    fn kind(&self) -> Kind {
+        Kind::Crash
+    }
+    fn name(&self) -> &'static str {
+        "crash"
+    }
+    fn family(&self) -> Family {
+        Family::Capability
+    }
+    fn question(&self, _: &serde_json::Value) -> crate::workload::registry::Question {
+        crate::workload::registry::Question::Durability
+    }
+    fn table(&self) -> crate::workload::registry::Table {
+        crate::workload::registry::Table::Crash
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        Needs {
+            own_image: true,
+            root: true,
+            phase: Phase::Capability,
+            ..Needs::NOTHING
+        }
+    }
+    fn emits(&self) -> &'static [&'static str] {
+        &[
+            "crash_states",
+            "lost_acked_ops",
+            "corrupt_files",
+            "fsck_errors",
+            "unmountable_states",
+            "seconds_per_state",
+            "acked_ops",
+            "log_bytes",
+        ]
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        Mode::ALL
+            .into_iter()
+            .map(|m| WorkloadSpec::crash(m.id(), CrashParams::new(m)).opt())
+            .collect()
+    }
+    fn example(&self) -> &'static str {
+        "id = \"crash-nosync\"\nkind = \"crash\"\nmode = \"fsync\"\nops = 40\nstates = 12\nsync = false"
+    }
+    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        // Recording takes a few seconds; a state about half a second (mount, check, fsck).
+        Cost::Seconds(5.0 + 0.6 * params(w).states as f64)
+    }
+    fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
+        let p = params(w);
+        format!(
+            "{} × {}{} on a recording image of its own, {} crash states checked",
+            p.ops,
+            p.mode.calls(),
+            if p.sync { "" } else { " without the syncs" },
+            p.states
+        )
+    }
+    fn take_params(
+        &self,
+        t: &mut toml::Table,
+        base: Option<&WorkloadSpec>,
+        spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        let mut p = base
+            .map(params)
+            .unwrap_or_else(|| CrashParams::new(Mode::Fsync));
+        p.take_from(t)?;
+        spec.crash = Some(p);
+        Ok(())
+    }
+    fn refused_on_dir(&self, _: &WorkloadSpec) -> Option<&'static str> {
+        Some(
+            "it records the block device under a filesystem it makes itself, and a --dir \
+             target has no device to record; run it on an image (the default) or --device",
+        )
+    }
+    fn available(&self, _: &WorkloadSpec) -> Result<(), String> {
+        if std::path::Path::new("/dev/fuse").exists() {
+            Ok(())
+        } else {
+            Err("the crash recorder needs FUSE (/dev/fuse)".into())
+        }
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        let setup = cx.setup;
+        if !["ext4", "xfs", "btrfs"].contains(&setup.fs.as_str()) {
+            return Err(crate::Error::workload(
+                &w.id,
+                format!(
+                    "crash states are built for ext4, XFS and Btrfs; {} is not comparable here{}",
+                    setup.fs,
+                    if setup.fs == "zfs" {
+                        " (zfs-fuse runs in user space: a clone would have to be imported by a \
+                         second daemon, and one zfs-fuse serves the machine)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        let fs = crate::fs::driver(&setup.fs)
+            .ok_or_else(|| crate::Error::workload(&w.id, format!("no driver for {}", setup.fs)))?;
+        super::run(
+            &w.id,
+            fs.as_ref(),
+            setup,
+            &params(w),
+            cx.scratch,
+            cx.tool_timeout,
+        )
+    }
+}

@@ -1,0 +1,214 @@
+//! One crash state, checked: a scratch image holding the base plus the state's writes, on a
+//! loop device of its own; mounted (the journal or log replays, as after a real power cut),
+//! the oracle's check, unmounted, then the filesystem's read-only checker. A failing state is
+//! kept (its image and a `state.json` with the log position, subset and seed).
+
+use super::Mode;
+use super::oracle::{self, Checked};
+use super::states::CrashState;
+use crate::fs::{Filesystem, SetupSpec};
+use crate::host::command::{self, argv};
+use crate::host::recorder::Entry;
+use crate::{Error, Result};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What a run's states share.
+pub struct Replay<'a> {
+    /// The filesystem driver.
+    pub fs: &'a dyn Filesystem,
+    /// The setup, with the clone-identity mount option (`nouuid`) added where needed.
+    pub setup: SetupSpec,
+    /// Where the scratch images go.
+    pub scratch: &'a Path,
+    /// The image size.
+    pub size: u64,
+    /// The base image's data extents (what mkfs left, before recording).
+    pub base: &'a [(u64, Vec<u8>)],
+    /// The write log.
+    pub entries: &'a [Entry],
+    /// The oracle's workload.
+    pub mode: Mode,
+    /// Acknowledgement marks, in order.
+    pub marks: &'a [usize],
+    /// A mountpoint the states are mounted on in turn.
+    pub mountpoint: PathBuf,
+    /// Timeout of each tool.
+    pub timeout: Duration,
+    /// Where failing states are kept (`None`: not kept).
+    pub keep_dir: Option<PathBuf>,
+}
+
+/// What one state showed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    /// Acknowledged operations the state held.
+    pub acked: u64,
+    /// The oracle's finding (zero when it could not mount).
+    pub checked: Checked,
+    /// Whether it mounted.
+    pub mounted: bool,
+    /// Whether the read-only checker called it clean.
+    pub fsck_clean: bool,
+    /// The checker's last lines when it was not clean, or the mount error.
+    pub detail: String,
+    /// Where it was kept, when it failed.
+    pub kept: Option<PathBuf>,
+}
+
+impl Verdict {
+    /// Whether the state breaks a promise (or the filesystem).
+    pub fn failed(&self) -> bool {
+        !self.mounted || !self.fsck_clean || self.checked.lost > 0 || self.checked.corrupt > 0
+    }
+}
+
+/// The read-only checker of `fs` on `dev`.
+pub fn fsck_argv(fs: &str, dev: &Path) -> Option<Vec<String>> {
+    let d = dev.to_string_lossy();
+    Some(match fs {
+        "ext4" => argv(&["e2fsck", "-fn", &d]),
+        "xfs" => argv(&["xfs_repair", "-n", &d]),
+        "btrfs" => argv(&["btrfs", "check", "--readonly", &d]),
+        _ => return None,
+    })
+}
+
+/// Make the kernel forget a Btrfs device so a clone with the same fsid is never paired with it.
+pub fn btrfs_forget(fs: &str, dev: &Path, timeout: Duration) {
+    if fs == "btrfs" {
+        let _ = command::run_unchecked(
+            &argv(&[
+                "btrfs",
+                "device",
+                "scan",
+                "--forget",
+                &dev.to_string_lossy(),
+            ]),
+            timeout,
+        );
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+impl Replay<'_> {
+    /// Build, mount, check, unmount and fsck state `s`.
+    pub fn check(&self, s: &CrashState, kept_so_far: usize) -> Result<Verdict> {
+        use crate::target::Target;
+        let target = crate::target::image::ImageTarget::acquire(self.scratch, self.size, false)?;
+        let dev = target
+            .block_device()
+            .ok_or_else(|| Error::Other("the crash state's image has no loop device".into()))?
+            .to_path_buf();
+        let image = target.image_path().to_path_buf();
+        self.fill(Path::new(&image), s)?;
+        let mut v = Verdict {
+            acked: super::states::acked(self.marks, s.point),
+            ..Default::default()
+        };
+        match self
+            .fs
+            .mount(&dev, &self.setup, &self.mountpoint, self.timeout)
+        {
+            Ok(m) => {
+                v.mounted = true;
+                v.checked = oracle::check(self.mode, &self.mountpoint.join(super::DIR), v.acked);
+                m.release()?;
+            }
+            Err(e) => v.detail = format!("mount failed: {e}"),
+        }
+        if let Some(cmd) = fsck_argv(self.fs.name(), &dev) {
+            let out = command::run_unchecked(&cmd, self.timeout)?;
+            v.fsck_clean = out.status == Some(0);
+            if !v.fsck_clean {
+                v.detail = format!(
+                    "{}{}`{}`: {}",
+                    v.detail,
+                    if v.detail.is_empty() { "" } else { "; " },
+                    command::display(&cmd),
+                    last_lines(&out.combined(), 3)
+                );
+            }
+        } else {
+            v.fsck_clean = true;
+        }
+        btrfs_forget(self.fs.name(), &dev, self.timeout);
+        if v.failed()
+            && kept_so_far < super::KEEP_AT_MOST
+            && let Some(dir) = &self.keep_dir
+        {
+            v.kept = Some(self.keep(dir, Path::new(&image), s, &v)?);
+        }
+        drop(target);
+        Ok(v)
+    }
+
+    fn fill(&self, image: &Path, s: &CrashState) -> Result<()> {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(image)
+            .map_err(|e| Error::io("cannot open", image, e))?;
+        let put = |off: u64, data: &[u8]| {
+            f.write_all_at(data, off)
+                .map_err(|e| Error::io("cannot write the crash state into", image, e))
+        };
+        for (off, data) in self.base {
+            put(*off, data)?;
+        }
+        for i in super::states::writes(self.entries, s) {
+            if let Entry::Write { offset, data } = &self.entries[i] {
+                put(*offset, data)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn keep(&self, dir: &Path, image: &Path, s: &CrashState, v: &Verdict) -> Result<PathBuf> {
+        let to = dir.join(format!("state-{:03}", s.index));
+        std::fs::create_dir_all(&to).map_err(|e| Error::io("cannot create", &to, e))?;
+        let img = to.join("image");
+        command::run(
+            &argv(&[
+                "cp",
+                "--sparse=always",
+                &image.to_string_lossy(),
+                &img.to_string_lossy(),
+            ]),
+            self.timeout,
+        )?;
+        let json = serde_json::json!({
+            "fs": self.fs.name(),
+            "setup": self.setup.name,
+            "mount": self.setup.mount,
+            "oracle": self.mode.id(),
+            "state": s,
+            "log_entries": self.entries.len(),
+            "acknowledged_before_crash": v.acked,
+            "lost": v.checked.lost,
+            "corrupt": v.checked.corrupt,
+            "mounted": v.mounted,
+            "fsck_clean": v.fsck_clean,
+            "detail": v.detail,
+            "replay": format!(
+                "losetup -f --show {}; mount it{}; inspect {}/",
+                img.display(),
+                if self.fs.name() == "xfs" { " -o nouuid" } else { "" },
+                super::DIR
+            ),
+        });
+        let p = to.join("state.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&json).unwrap_or_default())
+            .map_err(|e| Error::io("cannot write", &p, e))?;
+        Ok(to)
+    }
+}
+
+/// Seconds since `t`.
+pub fn since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}

@@ -1,0 +1,277 @@
+//! Crash consistency (issue 32): the FUSE recorder under a direct-I/O loop device, the oracle
+//! workloads' crash states, the negative control, and the refusal on a `--dir` target.
+
+mod common;
+
+use fsbench::host::recorder::{Entry, Recorder};
+use fsbench::target::fileloop::FileLoop;
+use std::path::Path;
+use std::process::Command;
+
+const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
+
+fn mkfs(fs: &str, dev: &Path) {
+    let d = dev.to_str().unwrap();
+    let out = match fs {
+        "ext4" => Command::new("mkfs.ext4").args(["-q", "-F", d]).output(),
+        "xfs" => Command::new("mkfs.xfs").args(["-q", "-f", d]).output(),
+        _ => Command::new("mkfs.btrfs").args(["-q", "-f", d]).output(),
+    }
+    .unwrap();
+    assert!(out.status.success(), "mkfs {fs}: {:?}", out);
+}
+
+fn tool(fs: &str) -> &'static str {
+    match fs {
+        "ext4" => "mkfs.ext4",
+        "xfs" => "mkfs.xfs",
+        _ => "mkfs.btrfs",
+    }
+}
+
+/// A direct-I/O loop device over the recorder's FUSE file carries each filesystem, and an
+/// fsync on it reaches the daemon as a flush after the data's writes.
+#[test]
+fn recorder_carries_each_filesystem_and_sees_its_flushes() {
+    let mut ran = 0;
+    for fs in FILESYSTEMS {
+        let needs = common::privileged(&format!("recorder-{fs}"))
+            .loop_devices()
+            .need("/dev/fuse", Path::new("/dev/fuse").exists())
+            .tools(&[tool(fs)]);
+        if !needs.case_ok() {
+            continue;
+        }
+        ran += 1;
+        let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+        let rec = Recorder::start(scratch.path(), 320 << 20, 64 << 20).unwrap();
+        let lo = FileLoop::attach(&rec.file(), true).unwrap();
+        mkfs(fs, lo.device());
+        let mnt = scratch.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        let st = Command::new("mount")
+            .args([lo.device().to_str().unwrap(), mnt.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount {fs}");
+        rec.log().start();
+        let before = rec.log().position();
+        {
+            use std::io::Write;
+            let mut f = std::fs::File::create(mnt.join("x")).unwrap();
+            f.write_all(&vec![0x5au8; 8192]).unwrap();
+            f.sync_all().unwrap();
+        }
+        let mark = rec.log().position();
+        let st = Command::new("umount").arg(&mnt).status().unwrap();
+        assert!(st.success());
+        let log = rec.log().stop();
+        drop(lo);
+        drop(rec);
+        let entries = &log.entries[before..mark];
+        let data_at = entries.iter().position(|e| match e {
+            Entry::Write { data, .. } => data.windows(64).any(|w| w.iter().all(|&b| b == 0x5a)),
+            Entry::Flush => false,
+        });
+        let data_at =
+            data_at.unwrap_or_else(|| panic!("{fs}: the file's data never reached the log"));
+        assert!(
+            entries[data_at..].contains(&Entry::Flush),
+            "{fs}: no flush after the data before fsync returned ({} entries)",
+            entries.len()
+        );
+        eprintln!(
+            "{fs}: {} entries up to the fsync's return, {} flushes",
+            entries.len(),
+            entries.iter().filter(|e| **e == Entry::Flush).count()
+        );
+    }
+    common::ran_cases(
+        "recorder_carries_each_filesystem_and_sees_its_flushes",
+        ran,
+        FILESYSTEMS.len(),
+    );
+}
+
+fn fsbench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fsbench"))
+}
+
+/// A plan with the crash workloads shrunk to `states` states of `ops` operations.
+fn small_plan(dir: &Path, ids: &[&str], ops: u32, states: u32) -> std::path::PathBuf {
+    let mut s = String::from("rounds = 1\n");
+    for id in ids {
+        s.push_str(&format!(
+            "[[workload]]\nid = \"{id}\"\nops = {ops}\nstates = {states}\n"
+        ));
+    }
+    let p = dir.join("plan.toml");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+/// `(setup, workload) → value` of one metric in results.json.
+fn metric(results: &serde_json::Value, workload: &str, setup: &str, id: &str) -> Option<f64> {
+    results["samples"]
+        .as_array()?
+        .iter()
+        .find(|s| s["workload"] == workload && s["setup"] == setup && s["metric"] == id)
+        .and_then(|s| s["value"].as_f64())
+}
+
+fn run_crash(scratch: &Path, fs: &str, plan: &Path, only: &str) -> serde_json::Value {
+    let out = scratch.join("out");
+    let o = fsbench()
+        .args(["run", "--yes", "--image-size", "1G", "--scratch-dir"])
+        .arg(scratch)
+        .args(["--fs", fs, "--only", only, "--plan"])
+        .arg(plan)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "fsbench run failed: {stderr}");
+    assert!(
+        stderr.contains("crash states,"),
+        "progress lines while states are checked: {stderr}"
+    );
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every default setup keeps every acknowledged fsync and rename through every crash state,
+/// mounts each state, and its checker finds each clean.
+#[test]
+fn default_setups_lose_no_acknowledged_operation() {
+    if !common::privileged("default_setups_lose_no_acknowledged_operation")
+        .loop_devices()
+        .need("/dev/fuse", Path::new("/dev/fuse").exists())
+        .tools(&[
+            "mkfs.ext4",
+            "e2fsck",
+            "mkfs.xfs",
+            "xfs_repair",
+            "mkfs.btrfs",
+            "btrfs",
+        ])
+        .ok()
+    {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let ids = ["crash-fsync", "crash-rename"];
+    let plan = small_plan(scratch.path(), &ids, 12, 6);
+    let r = run_crash(scratch.path(), "ext4,xfs,btrfs", &plan, &ids.join(","));
+    for fs in FILESYSTEMS {
+        for id in ids {
+            let m = |k| metric(&r, id, fs, k).unwrap_or_else(|| panic!("{id} on {fs}: no {k}"));
+            assert_eq!(m("crash_states"), 6.0, "{id} on {fs}");
+            assert_eq!(m("acked_ops"), 12.0, "{id} on {fs}");
+            assert_eq!(m("lost_acked_ops"), 0.0, "{id} on {fs}");
+            assert_eq!(m("corrupt_files"), 0.0, "{id} on {fs}");
+            assert_eq!(m("unmountable_states"), 0.0, "{id} on {fs}");
+            assert_eq!(m("fsck_errors"), 0.0, "{id} on {fs}");
+            assert!(m("log_bytes") > 0.0);
+        }
+    }
+    assert_nothing_left(scratch.path());
+}
+
+/// The negative controls: ext4 with barriers off (no flush reaches the device), and an oracle
+/// that skips its fsyncs, both lose acknowledged operations under this model; a failing state
+/// is kept with its log position and seed.
+#[test]
+fn unsafe_configurations_lose_acknowledged_operations() {
+    if !common::privileged("unsafe_configurations_lose_acknowledged_operations")
+        .loop_devices()
+        .need("/dev/fuse", Path::new("/dev/fuse").exists())
+        .tools(&["mkfs.ext4", "e2fsck"])
+        .ok()
+    {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let plan = scratch.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "rounds = 1\n[[workload]]\nid = \"crash-fsync\"\nops = 12\nstates = 3\n\
+         [[workload]]\nid = \"crash-nosync\"\nkind = \"crash\"\nmode = \"append\"\nops = 12\n\
+         states = 6\nsync = false\n",
+    )
+    .unwrap();
+    let r = run_crash(
+        scratch.path(),
+        "ext4,nobarrier=ext4:mount=barrier=0",
+        &plan,
+        "crash-fsync,crash-nosync",
+    );
+    let lost = |id, setup| metric(&r, id, setup, "lost_acked_ops").unwrap();
+    assert!(
+        lost("crash-fsync", "nobarrier") > 0.0,
+        "barrier=0 must lose data"
+    );
+    assert_eq!(lost("crash-fsync", "ext4"), 0.0);
+    assert!(
+        lost("crash-nosync", "ext4") > 0.0,
+        "no fsync must lose data"
+    );
+    let kept = scratch
+        .path()
+        .join("fsbench-crash-kept-nobarrier-crash-fsync");
+    let state = std::fs::read_dir(&kept)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(state.join("state.json")).unwrap()).unwrap();
+    assert!(json["state"]["point"].as_u64().is_some());
+    assert!(json["lost"].as_u64().unwrap() > 0);
+    assert!(state.join("image").exists());
+    // Kept states are the user's to inspect: the test removes them itself.
+    for e in std::fs::read_dir(scratch.path()).unwrap().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with("fsbench-crash-kept-")
+        {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
+    assert_nothing_left(scratch.path());
+}
+
+/// A crash workload on a --dir target is refused before anything is created.
+#[test]
+fn crash_on_a_dir_target_is_refused_with_the_reason() {
+    let d = tempfile::tempdir().unwrap();
+    let o = fsbench()
+        .args(["plan", "--only", "crash-fsync", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("crash-fsync cannot run on a --dir target") && e.contains("no device to record"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+/// No loop device, mount or backing file of the recorder is left in `scratch`.
+fn assert_nothing_left(scratch: &Path) {
+    let s = scratch.to_string_lossy().to_string();
+    let loops = Command::new("losetup").arg("-a").output().unwrap();
+    assert!(!String::from_utf8_lossy(&loops.stdout).contains(&s));
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&s), "a mount under {s} is left");
+    let left: Vec<_> = std::fs::read_dir(scratch)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("fsbench-"))
+        .collect();
+    assert!(left.is_empty(), "left in the scratch dir: {left:?}");
+}
