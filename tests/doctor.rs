@@ -103,7 +103,7 @@ fn doctor_on_a_loop_device_finds_rotational_no_direct_io_and_a_file_above_ram() 
             "--file-size",
             "64G",
             "--sample",
-            "0s",
+            "100ms",
         ])
         .output()
         .unwrap();
@@ -150,7 +150,7 @@ fn install_missing_dry_run_on_a_fresh_debian_path() {
             "--install-missing",
             "--dry-run",
             "--sample",
-            "0s",
+            "100ms",
             "--json",
         ])
         .output()
@@ -322,7 +322,7 @@ fn restore_puts_back_a_setting_a_killed_run_left_and_doctor_reports_it_first() {
         bin()
             .env("FSBENCH_LEDGER_DIR", &ledger)
             .arg("doctor")
-            .args(["--sample", "0s", "--json"])
+            .args(["--sample", "100ms", "--json"])
             .args(args)
             .output()
             .unwrap()
