@@ -154,7 +154,7 @@ fn real_run_report_opens_with_verdict_and_a_chart_in_chromium() {
         .unwrap_or_else(|| panic!("no verdict heading among {h2:?}"));
     assert!(on_first_screen(heading), "verdict heading at {heading:?}");
     // The verdict itself: a line per workload class the run measured, naming a setup.
-    for class in ["Small files and metadata", "Random I/O and databases"] {
+    for class in ["Small files and metadata", "Random I/O", "Databases"] {
         let line = verdict
             .iter()
             .find(|l| l.text.starts_with(class))
