@@ -311,10 +311,11 @@ fn image(path: &Path, id: Option<(u64, u64)>, dry_run: bool) -> Verdict {
         );
     }
     // Autoclear detaches a loop device once its last user (a mount just unmounted) is gone;
-    // give the kernel a moment before deciding the image is still in use.
+    // give the kernel a moment (udev may still hold the device open under load) before
+    // deciding the image is still in use.
     let t0 = Instant::now();
     let mut users = loops_backing(path, id);
-    while !users.is_empty() && !dry_run && t0.elapsed() < Duration::from_secs(5) {
+    while !users.is_empty() && !dry_run && t0.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(100));
         users = loops_backing(path, id);
     }
