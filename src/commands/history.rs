@@ -227,22 +227,26 @@ fn show(store: &StoreArgs, a: &ShowArgs) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// The store's finished (not partial) runs, on one device when `device` is given, by id.
+fn finished_runs(h: &mut History, device: Option<&str>) -> Result<BTreeMap<i64, RunRow>> {
+    let filter = Filter {
+        device: device.map(str::to_string),
+        ..Default::default()
+    };
+    Ok(h.list(&filter)?
+        .into_iter()
+        .filter(|r| !r.partial)
+        .map(|r| (r.id, r))
+        .collect())
+}
+
 /// Runs oldest first, each with its rounds of `(setup, workload, metric)`, on one device.
 fn points(
     h: &mut History,
     device: Option<&str>,
     key: (&str, &str, &str),
 ) -> Result<(String, String, String, Vec<TrendPoint>)> {
-    let filter = Filter {
-        device: device.map(str::to_string),
-        ..Default::default()
-    };
-    let runs: BTreeMap<i64, RunRow> = h
-        .list(&filter)?
-        .into_iter()
-        .filter(|r| !r.partial)
-        .map(|r| (r.id, r))
-        .collect();
+    let runs = finished_runs(h, device)?;
     let mut rounds: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
     let mut unit = String::new();
     for s in h.samples(Some(key))? {
@@ -333,16 +337,7 @@ fn trend_cmd(store: &StoreArgs, a: &TrendArgs) -> Result<i32> {
 
 /// Every (device, setup, workload, metric) series of the store, oldest run first.
 pub fn series(h: &mut History, device: Option<&str>) -> Result<Vec<Series>> {
-    let filter = Filter {
-        device: device.map(str::to_string),
-        ..Default::default()
-    };
-    let runs: BTreeMap<i64, RunRow> = h
-        .list(&filter)?
-        .into_iter()
-        .filter(|r| !r.partial)
-        .map(|r| (r.id, r))
-        .collect();
+    let runs = finished_runs(h, device)?;
     type Key = (String, String, String, String);
     /// Each run's rounds, by (start, id) so they come out oldest first.
     type Rounds = BTreeMap<(String, i64), Vec<f64>>;

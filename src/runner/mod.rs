@@ -467,22 +467,15 @@ impl Runner<'_> {
             return Ok(());
         };
         let formats = self.inv.options.target.formats();
-        let setups: Vec<usize> = {
-            let mut v: Vec<usize> = schedule.rounds.iter().map(|sr| sr.setup).collect();
-            v.dedup();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
+        let setups: BTreeSet<usize> = schedule.rounds.iter().map(|sr| sr.setup).collect();
         let mut round = plan.rounds;
         let mut extra = Vec::new();
         let started = std::time::Instant::now();
         let (stop, open) = loop {
+            let open = judge.open(&self.assemble(&ended.records, true), rule);
             if ended.interrupted || ended.fatal.is_some() {
-                let open = judge.open(&self.assemble(&ended.records, true), rule);
                 break (crate::results::SettleStop::Interrupted, open);
             }
-            let open = judge.open(&self.assemble(&ended.records, true), rule);
             if open.is_empty() {
                 break (crate::results::SettleStop::Settled, open);
             }
