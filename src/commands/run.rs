@@ -26,6 +26,11 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
         tools: &["fio"],
         paths,
     });
+    // A device in use (mounted, swap, a pool member, carrying data without --force-wipe) is
+    // the refusal that matters most, so it comes before any complaint about sizes.
+    if let (Some(dev), Some(Ok(()))) = (o.device.as_deref(), &facts.device) {
+        crate::target::safety::check_device(dev, o.force_wipe)?;
+    }
     let inv = resolve(&source, o, &facts, argv)?;
     // Host tunings against this kernel and target: a key or value it refuses stops here.
     use crate::host::tuning::QueueOf;

@@ -205,9 +205,18 @@ fn enospc_is_a_failed_step_and_the_run_goes_on() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("out");
-    // The standard corpus (three 35,000-entry copies, ~560 MB) cannot fit in 128 MiB.
+    // A corpus that fits the image's bytes (the plan checks those up front) but not its
+    // inodes: ext4 made with 1,024 of them runs out during untar's 3,500 entries.
     let o = bin()
-        .args(["run", "--yes", "--profile", "standard", "--fs", "ext4"])
+        .args([
+            "run",
+            "--yes",
+            "--profile",
+            "standard",
+            "--fs",
+            "ext4:mkfs=-N 1024",
+        ])
+        .args(["--corpus-scale", "0.1", "--corpus-copies", "1"])
         .args(["--image-size", "128M", "--file-size", "8M", "--rounds", "1"])
         .args(["--runtime", "1s", "--ramp", "0s", "--quiet-window", "1s"])
         .args(["--only", "untar,find-cold,rm-tree,randread"])
