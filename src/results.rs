@@ -223,6 +223,19 @@ pub struct SetupInfo {
     pub host: BTreeMap<String, String>,
 }
 
+impl SetupInfo {
+    /// The implementation label of ZFS in user space over FUSE.
+    pub const ZFS_FUSE: &'static str = "zfs-fuse";
+
+    /// Whether its figures come from zfs-fuse (its label, possibly with a version after it;
+    /// older files named the filesystem so), not kernel OpenZFS: they are not comparable with
+    /// published OpenZFS figures.
+    pub fn runs_zfs_fuse(&self) -> bool {
+        self.implementation.split_whitespace().next() == Some(Self::ZFS_FUSE)
+            || self.fs == Self::ZFS_FUSE
+    }
+}
+
 /// A workload and the parameters it ran with.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct WorkloadInfo {

@@ -138,7 +138,7 @@ fn applies(claim: &Claim, results: &Results, setups: &[&SetupInfo]) -> Result<()
         let why = match req {
             Requirement::Openzfs => setups
                 .iter()
-                .find(|s| s.fs == "zfs" && s.implementation.contains("fuse"))
+                .find(|s| s.runs_zfs_fuse())
                 .map(|s| format!("{} ran on {}", s.name, s.implementation)),
             Requirement::RealDevice => {
                 (t.kind != "device").then(|| format!("the target is {}", target_words(t)))

@@ -102,7 +102,7 @@ pub fn implementation() -> String {
     if let Ok(v) = std::fs::read_to_string("/sys/module/zfs/version") {
         format!("OpenZFS {}", v.trim())
     } else if is_fuse() {
-        "zfs-fuse".into()
+        crate::results::SetupInfo::ZFS_FUSE.into()
     } else {
         "zfs".into()
     }

@@ -49,11 +49,12 @@
 //! ```
 
 use super::variant;
-use super::workload::{IoParams, Kind, WorkloadSpec, catalog};
+use super::workload::{IoParams, Kind, SweepPoint, WorkloadSpec, catalog};
 use super::{FileSize, SetupSpec};
 use crate::Error;
 use crate::engine::{Backend, RwMode};
 use crate::units::parse_duration;
+use crate::workload::registry::Question;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -140,6 +141,7 @@ struct RawCorpus {
 struct RawWorkload {
     id: String,
     kind: Option<String>,
+    class: Option<String>,
     rw: Option<RwMode>,
     bs: Option<toml::Value>,
     iodepth: Option<u32>,
@@ -271,8 +273,9 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
             continue;
         }
         let base_id = t.get("id").map(value_string).unwrap_or_default();
-        for w in expand_sweep(t, origin)? {
-            let spec = workload_table(w, &base_id, origin)?;
+        for (w, point) in expand_sweep(t, origin)? {
+            let mut spec = workload_table(w, &base_id, origin)?;
+            spec.sweep = point;
             if let Some(slot) = d.workloads.iter_mut().find(|x| x.id == spec.id) {
                 *slot = spec;
             } else {
@@ -383,10 +386,14 @@ fn sweep_suffix(param: &str, value: &toml::Value) -> String {
     }
 }
 
-/// Expand `sweep = { param, values }` into one table per value with ids `ID-SUFFIX`.
-fn expand_sweep(t: &toml::Table, origin: &str) -> crate::Result<Vec<toml::Table>> {
+/// Expand `sweep = { param, values }` into one table per value with ids `ID-SUFFIX`, each
+/// with the point of the sweep it is (numeric values only: a curve needs an axis).
+fn expand_sweep(
+    t: &toml::Table,
+    origin: &str,
+) -> crate::Result<Vec<(toml::Table, Option<SweepPoint>)>> {
     let Some(sweep) = t.get("sweep") else {
-        return Ok(vec![t.clone()]);
+        return Ok(vec![(t.clone(), None)]);
     };
     let id = t.get("id").map(value_string).unwrap_or_default();
     let err = |m: &str| bad(origin, format!("workload '{id}': sweep {m}"));
@@ -414,7 +421,12 @@ fn expand_sweep(t: &toml::Table, origin: &str) -> crate::Result<Vec<toml::Table>
             "id".into(),
             toml::Value::String(format!("{id}-{}", sweep_suffix(param, v))),
         );
-        out.push(one);
+        let point = crate::units::toml_size(v).ok().map(|value| SweepPoint {
+            family: id.clone(),
+            param: param.to_string(),
+            value,
+        });
+        out.push((one, point));
     }
     Ok(out)
 }
@@ -453,6 +465,17 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
     spec.optional = raw.optional.unwrap_or(false);
     spec.setups = raw.setups.clone().unwrap_or_default();
     spec.baseline = raw.baseline.clone();
+    if let Some(c) = &raw.class {
+        spec.class = Some(Question::parse(c).ok_or_else(|| {
+            bad(
+                origin,
+                format!(
+                    "{ctx}: class = \"{c}\" is unknown; use one of {}",
+                    Question::class_names().join(", ")
+                ),
+            )
+        })?);
+    }
     if kind.is_io() {
         let base = catalog()
             .into_iter()
@@ -630,10 +653,41 @@ mod tests {
         // randread inherits the standard job's parameters; only iodepth is swept.
         let qd32 = d.workloads[5].io.as_ref().unwrap();
         assert_eq!((qd32.numjobs, qd32.iodepth, qd32.bs), (4, 32, 4096));
+        // Each point knows its sweep, so a report draws the family without parsing ids.
+        assert_eq!(
+            d.workloads[5].sweep,
+            Some(SweepPoint {
+                family: "randread".into(),
+                param: "iodepth".into(),
+                value: 32
+            })
+        );
+        assert_eq!(d.workloads[6].sweep, None);
         let cap = &d.workloads[6];
         assert_eq!(cap.kind, Kind::Memcap);
         assert_eq!(cap.memory_limit, Some(512 << 20));
         assert!(!cap.io.as_ref().unwrap().direct);
+    }
+
+    #[test]
+    fn a_workload_may_name_the_question_it_answers() {
+        let text = |class: &str| {
+            format!("[[workload]]\nid = \"wal\"\nrw = \"write\"\nbs = \"8k\"\nclass = \"{class}\"")
+        };
+        let d = parse(&text("databases"), "t").unwrap();
+        assert_eq!(d.workloads[0].class, Some(Question::Databases));
+        // The report reads it back from the recorded parameters: the class wins over the
+        // question its job would answer (sequential writes).
+        let params = serde_json::to_value(&d.workloads[0]).unwrap();
+        assert_eq!(
+            crate::workload::registry::purpose("io", &params).0,
+            Some(Question::Databases)
+        );
+        let e = parse(&text("db"), "--plan p.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("class = \"db\" is unknown") && e.contains("databases, random-io"),
+            "{e}"
+        );
     }
 
     #[test]

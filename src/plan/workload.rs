@@ -3,7 +3,7 @@
 //! is the part not marked optional.
 
 pub use crate::workload::registry::{Kind, Writes};
-pub use crate::workload::spec::{DATA_FILE, IoParams, JobDefaults, WorkloadSpec};
+pub use crate::workload::spec::{DATA_FILE, IoParams, JobDefaults, SweepPoint, WorkloadSpec};
 
 /// Every workload fsbench knows by id, in suite order: the standard suite of seed 000 first,
 /// then the opt-in ones (`smallfiles`, `fsmark`, `probe-*`…); each kind lists its own.

@@ -2,7 +2,7 @@
 //! from `report.html.j2` with minijinja. Charts: bars with min–max whiskers per headline
 //! metric, latency percentile curves per workload from the merged histograms (log axes), IOPS
 //! over time per job from the per-second series, and scaling curves for workload families such
-//! as `randread-qd1…qd128` or `seqwrite-j1…j8`.
+//! (a plan file's `sweep`: `randread-qd1…qd128`, `seqwrite-j1…j8`).
 
 use super::model::{Mark, TableKind, cell_text, unit_text};
 use super::svg::{self, Axis, Bar, Series};
@@ -412,25 +412,28 @@ fn latency_series_charts(report: &Report) -> Vec<String> {
     out
 }
 
-/// Split `randread-qd32` into (`randread`, `qd`, 32).
-fn family(id: &str) -> Option<(String, String, u32)> {
-    let (base, tail) = id.rsplit_once('-')?;
-    let p = if tail.starts_with("qd") {
-        "qd"
-    } else if tail.starts_with('j') {
-        "j"
-    } else {
-        return None;
-    };
-    let n: u32 = tail[p.len()..].parse().ok()?;
-    Some((base.to_string(), p.to_string(), n))
+/// The sweep a workload is a point of, as its plan recorded it: (family, parameter, value).
+fn family(r: &crate::results::Results, id: &str) -> Option<(String, String, u32)> {
+    let w = r.workloads.iter().find(|w| w.id == id)?;
+    let p: crate::workload::spec::SweepPoint =
+        serde_json::from_value(w.params.get("sweep")?.clone()).ok()?;
+    Some((p.family, p.param, u32::try_from(p.value).ok()?))
+}
+
+/// How a chart's axis names a swept job parameter.
+fn axis_label(param: &str) -> String {
+    match param {
+        "iodepth" => "queue depth".into(),
+        "numjobs" => "jobs".into(),
+        other => other.replace('_', " "),
+    }
 }
 
 fn scaling_charts(report: &Report) -> Vec<String> {
     let r = &report.results;
     let mut fams: BTreeMap<(String, String), Vec<(u32, String)>> = BTreeMap::new();
     for w in super::model::workload_order(r) {
-        if let Some((b, p, n)) = family(&w) {
+        if let Some((b, p, n)) = family(r, &w) {
             fams.entry((b, p)).or_default().push((n, w));
         }
     }
@@ -472,11 +475,7 @@ fn scaling_charts(report: &Report) -> Vec<String> {
             }
         }
         let x = Axis {
-            label: if p == "qd" {
-                "queue depth".into()
-            } else {
-                "jobs".into()
-            },
+            label: axis_label(&p),
             ticks: members
                 .iter()
                 .map(|(n, _)| (f64::from(*n).log2(), n.to_string()))
@@ -504,13 +503,33 @@ fn scaling_charts(report: &Report) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::family;
+    use super::{axis_label, family};
     use crate::report::{Exporter, Report};
     use crate::results::{Results, Sample};
+
+    /// A recorded `io` workload that is point `value` of a sweep of `param` over `family`.
+    fn swept(family: &str, param: &str, value: u64, id: &str) -> crate::results::WorkloadInfo {
+        crate::results::WorkloadInfo {
+            id: id.into(),
+            kind: "io".into(),
+            params: serde_json::json!({
+                "sweep": { "family": family, "param": param, "value": value }
+            }),
+            fio_command: None,
+        }
+    }
 
     #[test]
     fn scaling_curves_appear_for_queue_depth_families() {
         let mut r = Results::new();
+        for qd in [1, 8, 32] {
+            r.workloads.push(swept(
+                "randread",
+                "iodepth",
+                qd,
+                &format!("randread-qd{qd}"),
+            ));
+        }
         for (qd, iops) in [(1, 9_000.0), (8, 52_000.0), (32, 80_000.0)] {
             for setup in ["ext4", "xfs"] {
                 for round in 1..=3 {
@@ -565,16 +584,22 @@ mod tests {
     }
 
     #[test]
-    fn families() {
+    fn families_come_from_the_recorded_sweep_not_the_id() {
+        let mut r = Results::new();
+        r.workloads
+            .push(swept("seqwrite", "numjobs", 4, "seqwrite-j4"));
+        // An id that looks like a sweep point but was not recorded as one is not a member.
+        r.workloads.push(crate::results::WorkloadInfo {
+            id: "randread-qd32".into(),
+            kind: "io".into(),
+            ..Default::default()
+        });
         assert_eq!(
-            family("randread-qd32"),
-            Some(("randread".into(), "qd".into(), 32))
+            family(&r, "seqwrite-j4"),
+            Some(("seqwrite".into(), "numjobs".into(), 4))
         );
-        assert_eq!(
-            family("seqwrite-j4"),
-            Some(("seqwrite".into(), "j".into(), 4))
-        );
-        assert_eq!(family("rm-tree"), None);
-        assert_eq!(family("find-cold"), None);
+        assert_eq!(family(&r, "randread-qd32"), None);
+        assert_eq!(family(&r, "rm-tree"), None);
+        assert_eq!(axis_label("iodepth"), "queue depth");
     }
 }

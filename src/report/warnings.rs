@@ -37,8 +37,7 @@ pub fn collect(results: &Results) -> Vec<String> {
                 w.push(line);
             }
         }
-        let fuse = s.implementation.contains("fuse") || s.fs == "zfs-fuse";
-        if fuse {
+        if s.runs_zfs_fuse() {
             w.push(format!(
                 "{}: numbers come from zfs-fuse (ZFS in user space over FUSE), not kernel OpenZFS; \
                  do not compare them with published OpenZFS figures.",

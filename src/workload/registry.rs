@@ -112,7 +112,7 @@ pub enum Family {
 /// The question a workload answers for a reader: its class in the verdict ("Databases",
 /// "Small files and metadata"…). A kind gives the default ([`Workload::question`]); an I/O job's
 /// follows its job (random reads, sequential writes, fsync'd writes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Question {
     /// Metadata and small-file work (untar, find, rm, smallfiles, fs_mark).
@@ -164,14 +164,33 @@ impl Question {
         }
     }
 
+    /// Its plan-file and results name (`databases`, `fsync-heavy`), as serde writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Question::SmallFiles => "small-files",
+            Question::Databases => "databases",
+            Question::RandomIo => "random-io",
+            Question::FsyncHeavy => "fsync-heavy",
+            Question::Sequential => "sequential",
+            Question::Space => "space",
+            Question::Capabilities => "capabilities",
+            Question::Durability => "durability",
+            Question::Setup => "setup",
+        }
+    }
+
+    /// The names a plan file's `class = "…"` may give (every question but setup).
+    pub fn class_names() -> Vec<&'static str> {
+        Question::ALL
+            .into_iter()
+            .filter(|q| *q != Question::Setup)
+            .map(Question::name)
+            .collect()
+    }
+
     /// A plan-file or recorded `class` value (`databases`, `fsync-heavy`…).
     pub fn parse(s: &str) -> Option<Question> {
-        Question::ALL.into_iter().find(|q| {
-            serde_json::to_value(q)
-                .ok()
-                .and_then(|v| v.as_str().map(|v| v == s))
-                == Some(true)
-        })
+        Question::ALL.into_iter().find(|q| q.name() == s)
     }
 }
 
@@ -523,6 +542,14 @@ pub fn shipped() -> Vec<WorkloadSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn question_names_are_serdes() {
+        for q in Question::ALL {
+            assert_eq!(serde_json::to_value(q).unwrap(), q.name());
+            assert_eq!(Question::parse(q.name()), Some(q));
+        }
+    }
 
     #[test]
     fn names_are_unique_and_match_the_serde_names() {

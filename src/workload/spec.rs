@@ -143,6 +143,27 @@ pub struct WorkloadSpec {
     /// setups needs its costly workload there only (`pgbench-rw` on ext4 and xfs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setups: Vec<String>,
+    /// The question it answers in the verdict, when the plan file names one (`class =
+    /// "databases"`); otherwise its kind's answer ([`Workload::question`]).
+    ///
+    /// [`Workload::question`]: super::registry::Workload::question
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<super::registry::Question>,
+    /// The point of a plan file's `sweep` this workload is (`randread-qd32`: iodepth 32 of
+    /// `randread`), so reports draw the family as a curve without parsing ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepPoint>,
+}
+
+/// One value of a swept job parameter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// The id of the swept workload before its suffix (`randread`).
+    pub family: String,
+    /// The parameter swept (`iodepth`, `numjobs`).
+    pub param: String,
+    /// Its value here.
+    pub value: u64,
 }
 
 impl WorkloadSpec {
@@ -164,6 +185,8 @@ impl WorkloadSpec {
             fsmark: None,
             crash: None,
             setups: Vec::new(),
+            class: None,
+            sweep: None,
         }
     }
 
