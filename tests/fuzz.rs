@@ -340,6 +340,7 @@ fn host() -> HostFacts {
         tools: BTreeSet::from(["fio".to_string()]),
         dirs: BTreeSet::new(),
         files: BTreeSet::new(),
+        footprints: Default::default(),
         now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
         random_seed: 42,
     }

@@ -49,7 +49,9 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
         ramp: (!args.ramp.is_zero()).then_some(args.ramp),
         native,
     };
-    let jobs = jobfile::load(file, &opts)?;
+    let text = jobfile::read(file)?;
+    crate::plan::params::jobfile::check(&text)?;
+    let jobs = jobfile::prepare(file, &text, &opts)?;
     let mut phases: Vec<Vec<&FioJob>> = Vec::new();
     for j in &jobs {
         match phases.last_mut() {

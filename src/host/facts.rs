@@ -25,6 +25,10 @@ pub struct HostFacts {
     pub dirs: BTreeSet<PathBuf>,
     /// Asked-about paths that are regular files.
     pub files: BTreeSet<PathBuf>,
+    /// Bytes an asked-about path would take when written out on a filesystem: a file's length,
+    /// a directory tree's file data in 4 KiB blocks plus a block per entry. Absent when it
+    /// could not be walked.
+    pub footprints: std::collections::BTreeMap<PathBuf, u64>,
     /// When the run starts.
     pub now: SystemTime,
     /// A fresh random seed, for runs without `--seed`.
@@ -69,6 +73,7 @@ impl HostFacts {
             tools: BTreeSet::from(["fio".to_string()]),
             dirs: BTreeSet::new(),
             files: BTreeSet::new(),
+            footprints: Default::default(),
             now: SystemTime::UNIX_EPOCH,
             random_seed: 42,
         }
@@ -102,6 +107,11 @@ impl HostFacts {
                 .collect(),
             dirs: q.paths_that(Path::is_dir),
             files: q.paths_that(Path::is_file),
+            footprints: q
+                .paths
+                .iter()
+                .filter_map(|p| footprint(p).map(|b| (p.to_path_buf(), b)))
+                .collect(),
             now: SystemTime::now(),
             random_seed: super::sys::fresh_seed(),
         }
@@ -111,6 +121,39 @@ impl HostFacts {
     pub fn has_tool(&self, tool: &str) -> bool {
         self.tools.contains(tool)
     }
+}
+
+/// A block: the allocation unit a tree's files and entries are rounded up to.
+const BLOCK: u64 = 4096;
+
+/// What `path` takes written out: a regular file's length (a tar is extracted to about that),
+/// or a directory tree walked with `lstat` (symlinks not followed), its files rounded up to
+/// 4 KiB plus 4 KiB per entry — the same rule the synthetic corpus's estimate uses.
+fn footprint(path: &Path) -> Option<u64> {
+    let md = std::fs::symlink_metadata(path).ok()?;
+    if md.is_file() {
+        return Some(md.len());
+    }
+    if !md.is_dir() {
+        return None;
+    }
+    let mut total = 0u64;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(md) = e.metadata() else { continue };
+            total += BLOCK;
+            if md.is_dir() {
+                stack.push(e.path());
+            } else if md.is_file() {
+                total += md.len().div_ceil(BLOCK) * BLOCK;
+            }
+        }
+    }
+    Some(total)
 }
 
 /// Cheap early check (only `stat`) that `dev` is a block device; the target module repeats the
@@ -129,4 +172,19 @@ fn block_device_check(dev: &Path) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_tree_counts_its_blocks_and_entries_and_a_file_its_length() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/a"), vec![1u8; 5000]).unwrap();
+        std::fs::write(d.path().join("b"), b"x").unwrap();
+        // sub, sub/a and b: three entries; a takes two blocks, b one.
+        assert_eq!(super::footprint(d.path()), Some(3 * 4096 + 2 * 4096 + 4096));
+        assert_eq!(super::footprint(&d.path().join("sub/a")), Some(5000));
+        assert_eq!(super::footprint(&d.path().join("none")), None);
+    }
 }

@@ -170,9 +170,16 @@ pub fn resolve(
     // leaves none of them: it would run nowhere.
     workloads.retain(|w| w.setups.is_empty() || setups.iter().any(|s| w.setups.contains(&s.name)));
     let file_size = size_data_file(args, &draft, capacity, &target, host.ram_bytes)?;
-    // Per-workload files (vps: 1 GiB buffered and memory-capped files) never exceed the data
-    // file: with an explicit --file-size the user asked for that scale; otherwise the data file
-    // was already capped to fit the target.
+    // A size written in the user's own plan file is what they asked for: one the target
+    // cannot hold is refused, not quietly shrunk.
+    if let Some(cap) = capacity
+        && source.from_file
+    {
+        check_workload_sizes(&workloads, cap, &target, args)?;
+    }
+    // Per-workload files of a profile (vps: 1 GiB buffered and memory-capped files) never
+    // exceed the data file: with an explicit --file-size the user asked for that scale;
+    // otherwise the data file was already capped to fit the target.
     for w in &mut workloads {
         if let Some(io) = w.io.as_mut() {
             io.size = io.size.map(|s| s.min(file_size));
@@ -237,7 +244,7 @@ pub fn resolve(
     }
     check_expansion(&plan)?;
     if let Some(cap) = capacity {
-        check_corpus_fits(&plan, cap, &target)?;
+        check_corpus_fits(&plan, cap, &target, host)?;
     }
     let out = args.out.clone().unwrap_or_else(|| default_out(host.now));
     Ok(Invocation {
@@ -314,6 +321,7 @@ fn fio_job_workloads(
                 format!("{}: the job file was not read", f.display()),
             )
         })?;
+        params::jobfile::check(file)?;
         jobs.extend(crate::fio::jobfile::prepare(f, file, &opts)?);
     }
     let taken: Vec<String> = draft.workloads.iter().map(|w| w.id.clone()).collect();
@@ -537,6 +545,37 @@ fn size_data_file(
     Ok((bytes / MIB * MIB).max(MIB))
 }
 
+/// Refuse a plan file's workload whose own `size` does not fit on the target.
+fn check_workload_sizes(
+    workloads: &[WorkloadSpec],
+    capacity: u64,
+    target: &TargetKind,
+    args: &Overrides,
+) -> crate::Result<()> {
+    let room = (capacity as f64 * EXPLICIT_MAX_SHARE) as u64;
+    for w in workloads {
+        let size = w.io.as_ref().and_then(|io| io.size).or(w.size);
+        if let Some(b) = size.filter(|b| *b > room) {
+            let plan = args.plan.as_ref().map_or_else(
+                || "--plan".to_string(),
+                |p| format!("--plan {}", p.display()),
+            );
+            return Err(Error::invalid(
+                plan,
+                format!(
+                    "workload '{}': size = {} does not fit on the {} ({} usable, and the \
+                     filesystem needs room too); give a smaller size or a larger target",
+                    w.id,
+                    format_size(b),
+                    target.describe(),
+                    format_size(capacity)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Smallest device each filesystem accepts, when the driver is not there to say.
 fn fallback_min_size(fs: &str) -> u64 {
     match fs {
@@ -661,28 +700,54 @@ pub const CORPUS_UNIT_FOOTPRINT: u64 = 330 << 20;
 /// reserve need the rest.
 const CORPUS_MAX_SHARE: f64 = 0.5;
 
-/// Refuse a corpus that cannot fit on the target (copies x scale x a copy's footprint, or a
-/// `--corpus-file`'s size is not known here and passes).
-fn check_corpus_fits(plan: &Plan, capacity: u64, target: &TargetKind) -> crate::Result<()> {
+/// Refuse a corpus that cannot fit on the target: the synthetic one's copies x scale x a
+/// copy's footprint, a `--corpus-from` tree's walked footprint x copies, or a
+/// `--corpus-file` tar's length (extracted once).
+fn check_corpus_fits(
+    plan: &Plan,
+    capacity: u64,
+    target: &TargetKind,
+    host: &HostFacts,
+) -> crate::Result<()> {
     let uses_corpus = plan.workloads.iter().any(|w| {
         matches!(
             crate::workload::registry::of(w.kind).cost(w, &plan.job_defaults(0, None)),
             crate::workload::registry::Cost::Corpus(_)
         )
     });
-    if !uses_corpus || plan.corpus.file.is_some() || plan.corpus.from_dir.is_some() {
+    if !uses_corpus {
         return Ok(());
     }
-    let need = f64::from(plan.corpus.copies) * plan.corpus.scale * CORPUS_UNIT_FOOTPRINT as f64;
+    let c = &plan.corpus;
+    let walked = |p: &PathBuf| host.footprints.get(p).copied();
+    let (flag, what, need) = if let Some(d) = &c.from_dir {
+        let Some(b) = walked(d) else { return Ok(()) };
+        (
+            "--corpus-from",
+            format!("{} copies of {}", c.copies, d.display()),
+            u64::from(c.copies) as f64 * b as f64,
+        )
+    } else if let Some(f) = &c.file {
+        let Some(b) = walked(f) else { return Ok(()) };
+        ("--corpus-file", f.display().to_string(), b as f64)
+    } else {
+        (
+            "--corpus-copies",
+            format!("{} copies at scale {}", c.copies, c.scale),
+            f64::from(c.copies) * c.scale * CORPUS_UNIT_FOOTPRINT as f64,
+        )
+    };
     let room = capacity as f64 * CORPUS_MAX_SHARE;
     if need > room {
+        let fix = match flag {
+            "--corpus-file" => "use a smaller tar or a larger target",
+            "--corpus-from" => "use fewer --corpus-copies, a smaller directory or a larger target",
+            _ => "use fewer --corpus-copies, a smaller --corpus-scale or a larger target",
+        };
         return Err(Error::invalid(
-            "--corpus-copies",
+            flag,
             format!(
-                "{} copies at scale {} take about {} on disk, more than half of the {} ({}); \
-                 use fewer --corpus-copies, a smaller --corpus-scale or a larger target",
-                plan.corpus.copies,
-                plan.corpus.scale,
+                "{what} take about {} on disk, more than half of the {} ({}); {fix}",
                 format_size(need as u64),
                 target.describe(),
                 format_size(capacity)
@@ -766,6 +831,7 @@ mod tests {
                     })
                 }
                 "--corpus-from" => o.corpus_from = Some(v.into()),
+                "--corpus-file" => o.corpus_file = Some(v.into()),
                 "--seed" => o.seed = Some(v.parse().unwrap()),
                 "--corpus-copies" => o.corpus_copies = Some(v.parse().unwrap()),
                 "--corpus-scale" => o.corpus_scale = Some(v.parse().unwrap()),
@@ -840,6 +906,58 @@ mod tests {
             "--only",
             "randread",
         ]);
+    }
+
+    #[test]
+    fn a_plan_files_workload_size_beyond_the_target_is_refused_not_capped() {
+        let text = |size: &str| {
+            format!("[[workload]]\nid = \"big\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"{size}\"")
+        };
+        let mut o = args(&[]);
+        o.plan = Some("mine.toml".into());
+        let run = |size: &str| {
+            resolve(
+                &Source::new(&o, Some(&text(size))).unwrap(),
+                &o,
+                &host(),
+                vec![],
+            )
+        };
+        let e = run("20G").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let e = e.to_string();
+        assert!(
+            e.starts_with("--plan mine.toml: workload 'big': size = 20 GiB does not fit")
+                && e.contains("8 GiB usable"),
+            "{e}"
+        );
+        // One that fits keeps its size: smaller than the data file, it is not grown either.
+        let inv = run("64M").unwrap();
+        let big = inv.plan.workloads.iter().find(|w| w.id == "big").unwrap();
+        assert_eq!(big.io.as_ref().unwrap().size, Some(64 << 20));
+    }
+
+    #[test]
+    fn a_directory_or_tar_corpus_bigger_than_half_the_target_is_refused() {
+        let mut h = host();
+        h.dirs.insert("/srv/tree".into());
+        h.files.insert("/srv/t.tar".into());
+        h.footprints.insert("/srv/tree".into(), 2 << 30);
+        h.footprints.insert("/srv/t.tar".into(), 5 << 30);
+        // 2 GiB fits in half of the 8 GiB image once, not three times.
+        let one = ["--corpus-from", "/srv/tree", "--corpus-copies", "1"];
+        with(&one, &h).unwrap();
+        let e = err_on(&["--corpus-from", "/srv/tree", "--corpus-copies", "3"], &h);
+        assert!(
+            e.starts_with("--corpus-from: 3 copies of /srv/tree take about 6 GiB"),
+            "{e}"
+        );
+        let e = err_on(&["--corpus-file", "/srv/t.tar"], &h);
+        assert!(
+            e.starts_with("--corpus-file: /srv/t.tar take about 5 GiB")
+                && e.contains("smaller tar"),
+            "{e}"
+        );
     }
 
     /// The footprint constant covers what the generator writes: file bytes plus a block per

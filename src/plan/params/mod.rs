@@ -11,6 +11,7 @@
 //! created instead of spinning in `fsbench plan`.
 
 pub mod file;
+pub mod jobfile;
 mod param;
 
 pub use param::{Param, Unit};
@@ -65,7 +66,7 @@ table! {
     COMPRESS = Param::percent("compress", "How compressible the written data is").flags(&["--buffer-compress-percentage"]).key("workload.compress");
     JOB_RUNTIME = Param::secs("runtime", 0.1, DAY, "Measured time of this job (else the plan's)").key("workload.runtime");
     JOB_RAMP = Param::secs("ramp", 0.0, HOUR, "Warm-up of this job (else the plan's)").key("workload.ramp");
-    JOB_SIZE = Param::bytes("size", 4 * KIB, PIB, "Bytes of this job's file (capped to the data file)").flags(&["--size"]).key("workload.size");
+    JOB_SIZE = Param::bytes("size", 4 * KIB, PIB, "Bytes of this job's file: a plan file's own beyond 90 % of the target is refused, a profile's is capped to the data file").flags(&["--size"]).key("workload.size");
     OFFSET_INCREMENT = Param::bytes("offset_increment", 0, PIB, "Offset between the jobs' regions of the file").flags(&["--offset-increment"]);
     MEMORY_LIMIT = Param::bytes("memory_limit", 16 * MIB, TIB, "memcap: the cgroup's memory limit").key("workload.memory_limit");
     // Application workloads.
@@ -108,7 +109,9 @@ pub fn markdown() -> String {
         "# Parameters and their ranges\n\n\
          Generated from `src/plan/params/mod.rs` (`FSBENCH_BLESS=1 cargo test --lib params` \
          rewrites it). A value outside its range is refused with exit code 2 before anything \
-         is created; for a plan file the message names `file:line`.\n\n\
+         is created; for a plan file the message names `file:line`. A fio job file's \
+         `iodepth=`, `numjobs=`, `bs=` and `rwmixread=` (`--fio-job`) get the same ranges, \
+         named by `file:line` and section.\n\n\
          | parameter | flags | plan-file key | range | what it is |\n|---|---|---|---|---|\n",
     );
     for p in ALL {
