@@ -292,8 +292,8 @@ mod tests {
                 fs: name.split('-').next().unwrap().to_string(),
                 ..Default::default()
             });
-            for hl in super::super::headline::HEADLINES {
-                let metric = hl.metrics[0];
+            for hl in crate::workload::registry::headlines() {
+                let metric = hl.metrics[0].as_str();
                 let base = match metric {
                     "iops" | "read_iops" | "write_iops" | "ops_per_s" => 1_234_567.0,
                     "bw_mib_s" => 12_345.6,
@@ -329,7 +329,7 @@ mod tests {
         assert_eq!(report.setups.len(), 4);
         assert_eq!(
             report.headline.len(),
-            super::super::headline::HEADLINES.len()
+            crate::workload::registry::headlines().len()
         );
         let text = render_with(&report, 100);
         fits(&text, 100);

@@ -2,7 +2,8 @@
 //! mkfs, usable-space, layout, I/O jobs, memory-capped jobs, compression, fio job files.
 
 use super::registry::{
-    Caches, Cost, Describe, Family, Kind, Names, Needs, Phase, Question, Table, Workload, Writes,
+    Caches, Cost, Describe, Family, Headline, Kind, Names, Needs, Phase, Question, Table, Workload,
+    Writes,
 };
 use super::spec::{IoParams, JobDefaults, WorkloadSpec};
 use super::step::{FioPhase, StepContext};
@@ -83,6 +84,16 @@ impl Workload for Mkfs {
         };
         Some(Names { label, short })
     }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[Headline {
+            rank: 15,
+            workload: "mkfs",
+            metrics: &[SECONDS],
+            label: "mkfs / zpool create",
+        }];
+        ROWS
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs {
             root: true,
@@ -152,6 +163,16 @@ impl Workload for UsableSpace {
         };
         Some(Names { label, short })
     }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[Headline {
+            rank: 16,
+            workload: "usable-space",
+            metrics: &[AVAIL_BYTES],
+            label: "Usable space (df)",
+        }];
+        ROWS
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::NOTHING
     }
@@ -212,6 +233,16 @@ impl Workload for Layout {
             _ => return None,
         };
         Some(Names { label, short })
+    }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[Headline {
+            rank: 10,
+            workload: "layout",
+            metrics: &[BW_MIB_S, SECONDS],
+            label: "Write the test file",
+        }];
+        ROWS
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
@@ -314,6 +345,66 @@ impl Workload for Io {
             _ => return None,
         };
         Some(Names { label, short })
+    }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[
+            Headline {
+                rank: 1,
+                workload: "randread",
+                metrics: &[IOPS],
+                label: "4K random read",
+            },
+            Headline {
+                rank: 2,
+                workload: "randwrite",
+                metrics: &[IOPS],
+                label: "4K random write",
+            },
+            Headline {
+                rank: 3,
+                workload: "randrw70",
+                metrics: &[READ_IOPS],
+                label: "70/30 random mix, read {unit}",
+            },
+            Headline {
+                rank: 4,
+                workload: "randrw70",
+                metrics: &[WRITE_IOPS],
+                label: "70/30 random mix, write {unit}",
+            },
+            Headline {
+                rank: 5,
+                workload: "fsync-write",
+                metrics: &[OPS_PER_S, IOPS],
+                label: "4K write + fsync",
+            },
+            Headline {
+                rank: 6,
+                workload: "randread",
+                metrics: &[LAT_P99_MS],
+                label: "Random read p99",
+            },
+            Headline {
+                rank: 7,
+                workload: "randwrite",
+                metrics: &[LAT_P99_MS],
+                label: "Random write p99",
+            },
+            Headline {
+                rank: 8,
+                workload: "seqread",
+                metrics: &[BW_MIB_S],
+                label: "1M sequential read",
+            },
+            Headline {
+                rank: 9,
+                workload: "seqwrite",
+                metrics: &[BW_MIB_S],
+                label: "1M sequential write",
+            },
+        ];
+        ROWS
     }
     fn needs(&self, w: &WorkloadSpec) -> Needs {
         let p = w.io.as_ref();

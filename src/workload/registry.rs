@@ -240,6 +240,39 @@ pub fn register_for_test(w: &'static dyn Workload) {
     EXTRA.with(|e| e.borrow_mut().push(w));
 }
 
+/// One row of the headline table (seed 000's): a shipped workload, the metric it is quoted
+/// by, the seed's words for it and its place in the seed's order. The kind that ships the
+/// workload declares it ([`Workload::headlines`]), so a kind added by the recipe brings its
+/// own rows and the report has no list of ids.
+#[derive(Debug, Clone, Copy)]
+pub struct Headline {
+    /// Place in seed 000's tables (I/O first, then metadata and capacity); rows sort by it.
+    pub rank: u8,
+    /// Workload id.
+    pub workload: &'static str,
+    /// Metrics, first recorded one wins (engines name the fsync rate differently; older
+    /// files lack the layout's bandwidth).
+    pub metrics: &'static [crate::metrics::MetricId],
+    /// Label in seed 000's words; the row's unit goes where `{unit}` is, else after a comma.
+    pub label: &'static str,
+}
+
+/// Every kind's headline rows, in the seed's order ([`Headline::rank`]).
+pub fn headlines() -> Vec<&'static Headline> {
+    #[cfg(test)]
+    let extra: Vec<&'static dyn Workload> = EXTRA.with(|e| e.borrow().clone());
+    #[cfg(not(test))]
+    let extra: Vec<&'static dyn Workload> = Vec::new();
+    let mut rows: Vec<&'static Headline> = REGISTRY
+        .iter()
+        .copied()
+        .chain(extra)
+        .flat_map(|w| w.headlines().iter())
+        .collect();
+    rows.sort_by_key(|h| h.rank);
+    rows
+}
+
 /// How a report names a workload: a label (`Random read`) and a short label for quotes
 /// (`rm -rf`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -459,6 +492,10 @@ pub trait Workload: Sync {
     fn names(&self, _id: &str) -> Option<Names> {
         None
     }
+    /// The headline-table rows of its shipped workloads (none by default).
+    fn headlines(&self) -> &'static [Headline] {
+        &[]
+    }
     /// What `w` needs to run.
     fn needs(&self, w: &WorkloadSpec) -> Needs;
     /// Metric ids it may emit (the metric registry declares each).
@@ -542,6 +579,30 @@ pub fn shipped() -> Vec<WorkloadSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headline_rows_are_their_kinds_workloads_in_one_order() {
+        let rows = headlines();
+        let ranks: std::collections::BTreeSet<u8> = rows.iter().map(|h| h.rank).collect();
+        assert_eq!(ranks.len(), rows.len(), "two rows share a rank");
+        // Each row is a workload its kind ships or records (find-warm stands in for
+        // find-cold without root), so the kind names it.
+        for w in REGISTRY {
+            for h in w.headlines() {
+                assert!(
+                    w.names(h.workload).is_some(),
+                    "{}: headline row {} is not one of its workloads",
+                    w.name(),
+                    h.workload
+                );
+                assert!(!h.metrics.is_empty());
+            }
+        }
+        assert_eq!(
+            rows[0].workload, "randread",
+            "seed 000 opens with 4K random reads"
+        );
+    }
 
     #[test]
     fn question_names_are_serdes() {

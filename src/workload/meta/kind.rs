@@ -5,7 +5,8 @@ use super::FsmarkSpec;
 use crate::Error;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{
-    Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Kind, Names, Needs, Workload, Writes,
+    Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Headline, Kind, Names, Needs, Workload,
+    Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
@@ -89,6 +90,16 @@ impl Workload for Untar {
         };
         Some(Names { label, short })
     }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[Headline {
+            rank: 11,
+            workload: "untar",
+            metrics: &[SECONDS],
+            label: "Untar the corpus",
+        }];
+        ROWS
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::Extracts, Writes::Runner)
     }
@@ -157,6 +168,24 @@ impl Workload for FindCold {
         };
         Some(Names { label, short })
     }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[
+            Headline {
+                rank: 12,
+                workload: "find-cold",
+                metrics: &[SECONDS],
+                label: "find, cold cache",
+            },
+            Headline {
+                rank: 13,
+                workload: "find-warm",
+                metrics: &[SECONDS],
+                label: "find over the tree, warm cache (caches could not be dropped)",
+            },
+        ];
+        ROWS
+    }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         // A read-only walk still writes: under relatime the first read of a changed directory
         // updates its atime. Counting the device writes (and settling them) is what lets the
@@ -207,6 +236,16 @@ impl Workload for RmTree {
             _ => return None,
         };
         Some(Names { label, short })
+    }
+    fn headlines(&self) -> &'static [Headline] {
+        use crate::metrics::registry::*;
+        const ROWS: &[Headline] = &[Headline {
+            rank: 14,
+            workload: "rm-tree",
+            metrics: &[SECONDS],
+            label: "rm -rf the tree",
+        }];
+        ROWS
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::Tree, Writes::No)
