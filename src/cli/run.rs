@@ -153,9 +153,11 @@ pub struct PlanFlags {
           long_help = crate::plan::profiles::help())]
     pub profile: Option<String>,
 
-    /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED.
+    /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED. Repeat it for setups
+    /// over several devices (raid=): each device gets every safety check, one question
+    /// lists them all.
     #[arg(long, value_name = "DEV", conflicts_with = "dir", value_hint = ValueHint::FilePath)]
-    pub device: Option<PathBuf>,
+    pub device: Vec<PathBuf>,
 
     /// Benchmark this existing directory as it is (no mkfs; only fsbench's subdirectory is touched).
     #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
@@ -164,6 +166,11 @@ pub struct PlanFlags {
     /// Size of the sparse image used when neither --device nor --dir is given.
     #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = P::IMAGE_SIZE.size_arg(), help = P::IMAGE_SIZE.help())]
     pub image_size: u64,
+
+    /// Loop images of --image-size each, for setups over several devices (raid=raid1…);
+    /// setups without raid= use the first.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with_all = ["device", "dir"], value_parser = P::IMAGES.count_arg::<u32>(), help = P::IMAGES.help())]
+    pub images: u32,
 
     /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
     #[arg(long, value_name = "DIR", default_value = "/var/tmp", value_hint = ValueHint::DirPath)]
@@ -289,7 +296,9 @@ impl PlanFlags {
             fs: self.fs.clone(),
             plan: self.plan.clone(),
             profile: self.profile.clone(),
-            device: self.device.clone(),
+            device: self.device.first().cloned(),
+            more_devices: self.device.iter().skip(1).cloned().collect(),
+            images: self.images,
             dir: self.dir.clone(),
             image_size: self.image_size,
             scratch_dir: self.scratch_dir.clone(),
