@@ -342,6 +342,7 @@ fn host() -> HostFacts {
         files: BTreeSet::new(),
         now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
         random_seed: 42,
+        md: false,
     }
 }
 

@@ -29,6 +29,8 @@ pub struct HostFacts {
     pub now: SystemTime,
     /// A fresh random seed, for runs without `--seed`.
     pub random_seed: u64,
+    /// Whether the kernel has md RAID (`/proc/mdstat`), for `raid=` under ext4/XFS.
+    pub md: bool,
 }
 
 /// What to look at.
@@ -71,6 +73,7 @@ impl HostFacts {
             files: BTreeSet::new(),
             now: SystemTime::UNIX_EPOCH,
             random_seed: 42,
+            md: false,
         }
     }
 
@@ -104,6 +107,7 @@ impl HostFacts {
             files: q.paths_that(Path::is_file),
             now: SystemTime::now(),
             random_seed: super::sys::fresh_seed(),
+            md: std::path::Path::new("/proc/mdstat").exists(),
         }
     }
 

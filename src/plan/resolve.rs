@@ -166,6 +166,7 @@ pub fn resolve(
         }
     }
     check_variant_args(&setups, &target)?;
+    crate::fs::layout::check_setups(&setups, multi.count(&target), host.md)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     // A workload meant for named setups only (claims' pgbench on ext4 and xfs) goes when --fs

@@ -156,8 +156,14 @@ impl Runner<'_> {
                 .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
             let est = self.step_estimate_overhead(&setup);
             self.progress.start(round, plan.rounds, &setup.name, "mkfs");
-            let created =
-                driver.create_and_mount(&dev, &setup, &mountpoint, self.inv.options.tool_timeout);
+            // All the target's devices: a raid= layout uses them, other setups the first.
+            let devices = self.target.block_devices();
+            let created = driver.create_and_mount_on(
+                &devices,
+                &setup,
+                &mountpoint,
+                self.inv.options.tool_timeout,
+            );
             let (mkfs, mounted) = match created {
                 Ok(x) => x,
                 Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
