@@ -288,7 +288,36 @@ fn three_images_btrfs_raid1_and_zfs_mirror() {
         // Every layout here keeps a copy on each of two or more devices.
         assert!(avail[0] < (320 << 20) as f64, "{setup}: {avail:?}");
         assert_eq!(values(&r, setup, "randread", "iops").len(), 1, "{setup}");
+        // One device failed: the reads again, as samples of their own.
+        let degraded = values(&r, setup, "randread-degraded", "iops");
+        assert!(
+            degraded.len() == 1 && degraded[0] > 0.0,
+            "{setup}: {degraded:?}"
+        );
+        for step in ["scrub", "rebuild"] {
+            let per_gib = values(&r, setup, step, "seconds_per_gib");
+            let data = values(&r, setup, step, "bytes");
+            assert!(
+                per_gib.len() == 1 && per_gib[0] > 0.0,
+                "{setup} {step}: {per_gib:?}"
+            );
+            // The data file (32 MiB) is there to scrub and rebuild.
+            assert!(
+                data.len() == 1 && data[0] >= (32 << 20) as f64,
+                "{setup} {step}: {data:?}"
+            );
+        }
     }
+    assert!(
+        r["failures"].as_array().is_none_or(|f| f.is_empty()),
+        "{}",
+        r["failures"]
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("scrub") && err.contains("rebuild onto"),
+        "{err}"
+    );
     assert!(attached_in(s).is_empty(), "{}", attached_in(s));
     assert!(fsbench_pools().is_empty(), "{}", fsbench_pools());
 }

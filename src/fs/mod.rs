@@ -9,6 +9,7 @@ mod ext4;
 pub mod layout;
 pub mod mount;
 pub mod props;
+pub mod redundancy;
 pub mod setup;
 pub mod simple;
 mod tmpfs;
@@ -53,6 +54,10 @@ pub trait Mounted: Send {
     fn properties(&self) -> BTreeMap<String, String>;
     /// Implementation label (`zfs-fuse`, `OpenZFS 2.2`, `linux`).
     fn implementation(&self) -> String;
+    /// The ZFS pool behind this mount, if it is one (the redundancy phase's `zpool` calls).
+    fn pool(&self) -> Option<&str> {
+        None
+    }
     /// Unmount / destroy now, reporting errors (Drop does the same silently).
     fn release(self: Box<Self>) -> crate::Result<()>;
     /// Unmount but keep the filesystem on the device, so [`Filesystem::mount`] can mount it

@@ -506,6 +506,10 @@ impl Mounted for ZfsMount {
         implementation()
     }
 
+    fn pool(&self) -> Option<&str> {
+        Some(&self.pool)
+    }
+
     fn release(mut self: Box<Self>) -> Result<()> {
         self.destroy()
     }

@@ -10,6 +10,7 @@
 pub mod coordinator;
 pub mod journal;
 pub mod progress;
+mod redundancy;
 mod round;
 pub mod settle;
 pub mod step;
