@@ -321,3 +321,67 @@ fn three_images_btrfs_raid1_and_zfs_mirror() {
     assert!(attached_in(s).is_empty(), "{}", attached_in(s));
     assert!(fsbench_pools().is_empty(), "{}", fsbench_pools());
 }
+
+/// kill -9 in the middle of a run on three images: the next `fsbench doctor --cleanup`
+/// releases the mount, the three loop devices and the images (the ledger).
+#[test]
+fn a_killed_multi_device_run_leaves_nothing_after_cleanup() {
+    if !common::privileged_loop(module_path!(), &["mkfs.btrfs", "btrfs", "findmnt"]) {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let s = scratch.path();
+    let mut child = bin()
+        .args(["run", "--yes", "--no-history", "--rounds", "1"])
+        .args(["--images", "3", "--image-size", "320M"])
+        .args(["--fs", "b=btrfs:raid=raid1", "--only", "randread"])
+        .args(["--file-size", "32M", "--runtime", "60s", "--ramp", "0s"])
+        .args(["--quiet-window", "1s", "--quiet-timeout", "10s"])
+        .arg("--scratch-dir")
+        .arg(s)
+        .arg("--out")
+        .arg(s.join("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mounted = |pid: u32| {
+        String::from_utf8_lossy(&sh(&["findmnt", "-rn", "-o", "TARGET"]).stdout)
+            .lines()
+            .any(|l| l.starts_with(&format!("/run/fsbench/{pid}-")))
+    };
+    let t0 = std::time::Instant::now();
+    while !(mounted(child.id()) && attached_in(s).lines().count() == 3) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the run never got going"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Into the randread: the array is mounted over all three.
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id();
+    sh_ok(&["kill", "-9", &pid.to_string()]);
+    child.wait().unwrap();
+    assert_eq!(
+        attached_in(s).lines().count(),
+        3,
+        "autoclear did it, not the ledger"
+    );
+    let o = bin().args(["doctor", "--cleanup"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t0 = std::time::Instant::now();
+    while !attached_in(s).is_empty() && t0.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(attached_in(s).is_empty(), "{}", attached_in(s));
+    assert!(!mounted(pid));
+    let left: Vec<_> = std::fs::read_dir(s)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".img"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
