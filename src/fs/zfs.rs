@@ -417,10 +417,13 @@ pub struct ZfsMount {
 
 impl ZfsMount {
     fn tidy(&mut self) {
+        // What is still mounted at this pool's own mountpoint once the pool is gone is the
+        // dead FUSE endpoint a killed zfs-fuse leaves ("Transport endpoint is not
+        // connected"), also when the runner made the directory.
+        if mount::is_mounted(&self.path) {
+            let _ = mount::unmount(&self.path);
+        }
         if self.created_dir {
-            if mount::is_mounted(&self.path) {
-                let _ = mount::unmount(&self.path);
-            }
             remove_mountpoint(&self.path);
             self.created_dir = false;
         }
