@@ -27,9 +27,14 @@ Examples:
   # you to type its name):
   sudo fsbench run --profile standard --device /dev/sdb --fs ext4,xfs,btrfs,zfs,zfs-16k=zfs:recordsize=16K
 
-  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], zfs properties)
+  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], zfs properties, raid)
   sudo fsbench run --fs 'btrfs,btrfs-zstd=btrfs:mount=compress=zstd:3,btrfs-nocow=btrfs:nocow'
   sudo fsbench run --fs 'ext4,ext4-tuned=ext4:mkfs=-m 1 -E lazy_itable_init=0;mount=noatime'
+
+  # Several devices, one filesystem (raid=: btrfs single|raid0|raid1|raid10|raid1c3 [mraid=
+  # for metadata], zfs stripe|mirror|raidz1|raidz2); scrub, degraded reads and rebuild follow:
+  sudo fsbench run --images 3 --image-size 2G --fs 'b1=btrfs:raid=raid1,z1=zfs:raid=mirror'
+  sudo fsbench run --device /dev/sdb --device /dev/sdc --fs 'b=btrfs:raid=raid1'
 
   # Only some workloads, shorter, two rounds; opt-in workloads are chosen with --only:
   sudo fsbench run --only randread,randwrite,fsync-write --runtime 10s --rounds 2
