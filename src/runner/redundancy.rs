@@ -20,10 +20,12 @@ use std::path::PathBuf;
 /// The suffix of a workload id rerun with one device failed.
 pub const DEGRADED: &str = "-degraded";
 
-/// Whether `w` only reads (what is worth rerunning degraded).
+/// Whether `w` is a recorded I/O job that only reads (what is worth rerunning degraded).
 fn read_only(w: &WorkloadSpec) -> bool {
-    w.io.as_ref()
-        .is_some_and(|io| io.rw.reads() && !io.rw.writes())
+    w.record
+        && w.io
+            .as_ref()
+            .is_some_and(|io| io.rw.reads() && !io.rw.writes())
 }
 
 impl Runner<'_> {
