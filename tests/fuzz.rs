@@ -343,6 +343,7 @@ fn host() -> HostFacts {
         footprints: Default::default(),
         now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
         random_seed: 42,
+        md: false,
     }
 }
 

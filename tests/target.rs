@@ -501,7 +501,7 @@ fn unknown_filesystem_and_variant_keys() {
     assert_eq!(e.exit_code(), 2);
     assert_eq!(
         e.to_string(),
-        "--fs: setup \"xfs-odd\": xfs does not understand \"compression\"; valid keys for xfs: mkfs, mount; host tunings: sched, read_ahead_kb, nr_requests, nomerges, wbt_lat_usec, sysctl.vm.*, sysctl.fs.*"
+        "--fs: setup \"xfs-odd\": xfs does not understand \"compression\"; valid keys for xfs: mkfs, mount, raid; host tunings: sched, read_ahead_kb, nr_requests, nomerges, wbt_lat_usec, sysctl.vm.*, sysctl.fs.*"
     );
 }
 

@@ -27,9 +27,14 @@ Examples:
   # you to type its name):
   sudo fsbench run --profile standard --device /dev/sdb --fs ext4,xfs,btrfs,zfs,zfs-16k=zfs:recordsize=16K
 
-  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], zfs properties)
+  # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], zfs properties, raid)
   sudo fsbench run --fs 'btrfs,btrfs-zstd=btrfs:mount=compress=zstd:3,btrfs-nocow=btrfs:nocow'
   sudo fsbench run --fs 'ext4,ext4-tuned=ext4:mkfs=-m 1 -E lazy_itable_init=0;mount=noatime'
+
+  # Several devices, one filesystem (raid=: btrfs single|raid0|raid1|raid10|raid1c3 [mraid=
+  # for metadata], zfs stripe|mirror|raidz1|raidz2); scrub, degraded reads and rebuild follow:
+  sudo fsbench run --images 3 --image-size 2G --fs 'b1=btrfs:raid=raid1,z1=zfs:raid=mirror'
+  sudo fsbench run --device /dev/sdb --device /dev/sdc --fs 'b=btrfs:raid=raid1'
 
   # Only some workloads, shorter, two rounds; opt-in workloads are chosen with --only:
   sudo fsbench run --only randread,randwrite,fsync-write --runtime 10s --rounds 2
@@ -153,9 +158,11 @@ pub struct PlanFlags {
           long_help = crate::plan::profiles::help())]
     pub profile: Option<String>,
 
-    /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED.
+    /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED. Repeat it for setups
+    /// over several devices (raid=): each device gets every safety check, one question
+    /// lists them all.
     #[arg(long, value_name = "DEV", conflicts_with = "dir", value_hint = ValueHint::FilePath)]
-    pub device: Option<PathBuf>,
+    pub device: Vec<PathBuf>,
 
     /// Benchmark this existing directory as it is (no mkfs; only fsbench's subdirectory is touched).
     #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
@@ -164,6 +171,11 @@ pub struct PlanFlags {
     /// Size of the sparse image used when neither --device nor --dir is given.
     #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = P::IMAGE_SIZE.size_arg(), help = P::IMAGE_SIZE.help())]
     pub image_size: u64,
+
+    /// Loop images of --image-size each, for setups over several devices (raid=raid1…);
+    /// setups without raid= use the first.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with_all = ["device", "dir"], value_parser = P::IMAGES.count_arg::<u32>(), help = P::IMAGES.help())]
+    pub images: u32,
 
     /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
     #[arg(long, value_name = "DIR", default_value = "/var/tmp", value_hint = ValueHint::DirPath)]
@@ -289,7 +301,9 @@ impl PlanFlags {
             fs: self.fs.clone(),
             plan: self.plan.clone(),
             profile: self.profile.clone(),
-            device: self.device.clone(),
+            device: self.device.first().cloned(),
+            more_devices: self.device.iter().skip(1).cloned().collect(),
+            images: self.images,
             dir: self.dir.clone(),
             image_size: self.image_size,
             scratch_dir: self.scratch_dir.clone(),

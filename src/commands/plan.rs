@@ -68,7 +68,11 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         Some(fs) => format!(" — on {fs}, in RAM: the numbers measure memory, not a disk"),
         None => String::new(),
     };
-    let _ = writeln!(s, "Target: {}{in_ram}", inv.options.target.describe());
+    let _ = writeln!(
+        s,
+        "Target: {}{in_ram}",
+        inv.options.multi.describe(&inv.options.target)
+    );
     let setups: Vec<String> = p
         .setups
         .iter()

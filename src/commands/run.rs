@@ -30,6 +30,9 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     // the refusal that matters most, so it comes before any complaint about sizes.
     if let (Some(dev), Some(Ok(()))) = (o.device.as_deref(), &facts.device) {
         crate::target::safety::check_device(dev, o.force_wipe)?;
+        for more in &o.more_devices {
+            crate::target::safety::check_device(more, o.force_wipe)?;
+        }
     }
     let inv = resolve(&source, o, &facts, argv)?;
     // Host tunings against this kernel and target: a key or value it refuses stops here.

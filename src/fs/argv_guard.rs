@@ -53,6 +53,89 @@ pub fn check(argv: &[String], target: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The final check of a command that takes several of the target's devices (a `raid=`
+/// layout): `argv[at..at + devices.len()]` must be exactly `devices`, by device number and
+/// in order, each a block device and none twice; no other word may name a block device —
+/// another one, or one of these in a second place (`-l logdev=` of a target device).
+pub fn check_devices(argv: &[String], devices: &[PathBuf], at: usize) -> Result<()> {
+    let mut wanted = Vec::with_capacity(devices.len());
+    for d in devices {
+        let Some(n) = block_dev(d) else {
+            return Err(refusal(
+                d.clone(),
+                "it is not a block device of the target".into(),
+                argv,
+            ));
+        };
+        if wanted.contains(&n) {
+            return Err(refusal(
+                d.clone(),
+                "it is named twice among the target's devices".into(),
+                argv,
+            ));
+        }
+        wanted.push(n);
+    }
+    let slots = at..at + devices.len();
+    if at == 0 || argv.len() < slots.end {
+        return Err(Error::Other(format!(
+            "internal: no room for {} devices at word {at} of: {}",
+            devices.len(),
+            command::display(argv)
+        )));
+    }
+    for (i, arg) in argv.iter().enumerate().skip(1) {
+        if slots.contains(&i) {
+            let want = wanted[i - at];
+            match lookup(arg) {
+                Lookup::Device(_, d) if d == want => continue,
+                _ => {
+                    return Err(refusal(
+                        PathBuf::from(arg),
+                        format!(
+                            "word {i} must be the target's device {}",
+                            devices[i - at].display()
+                        ),
+                        argv,
+                    ));
+                }
+            }
+        }
+        for piece in pieces(arg) {
+            match lookup(piece) {
+                Lookup::NotADevice => {}
+                Lookup::UnresolvedTag => {
+                    return Err(refusal(
+                        PathBuf::from(piece),
+                        format!("it names a block device by tag ({piece})"),
+                        argv,
+                    ));
+                }
+                Lookup::Device(p, d) => {
+                    let why = if wanted.contains(&d) {
+                        "it is one of the target's devices, outside the places the layout \
+                         puts them"
+                            .to_string()
+                    } else {
+                        format!(
+                            "it is a block device ({}:{}) that is not one of the target's ({})",
+                            libc::major(d as libc::dev_t),
+                            libc::minor(d as libc::dev_t),
+                            devices
+                                .iter()
+                                .map(|d| d.display().to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    };
+                    return Err(refusal(p, why, argv));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn refusal(path: PathBuf, why: String, argv: &[String]) -> Error {
     Error::refused(
         path,
@@ -114,6 +197,81 @@ fn pieces(arg: &str) -> Vec<&str> {
 mod tests {
     use super::*;
     use crate::host::command::argv;
+
+    /// Two distinct block devices of this machine (only stat'ed, never opened).
+    fn two_block_devices() -> Option<(PathBuf, PathBuf)> {
+        let mut found: Vec<(PathBuf, u64)> = Vec::new();
+        for e in std::fs::read_dir("/dev").ok()?.flatten() {
+            let p = e.path();
+            if let Some(d) = block_dev(&p)
+                && !found.iter().any(|(_, x)| *x == d)
+            {
+                found.push((p, d));
+            }
+            if found.len() == 3 {
+                break;
+            }
+        }
+        (found.len() >= 3).then(|| (found[0].0.clone(), found[1].0.clone()))
+    }
+
+    #[test]
+    fn a_layout_admits_exactly_the_target_devices_where_it_puts_them() {
+        let Some((a, b)) = two_block_devices() else {
+            eprintln!("skipped: fewer than three block devices in /dev");
+            return;
+        };
+        // A third device: the victim no layout may name.
+        let victim = std::fs::read_dir("/dev")
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                block_dev(p).is_some_and(|d| Some(d) != block_dev(&a) && Some(d) != block_dev(&b))
+            })
+            .unwrap();
+        let (sa, sb, sv) = (
+            a.display().to_string(),
+            b.display().to_string(),
+            victim.display().to_string(),
+        );
+        let devs = [a.clone(), b.clone()];
+        let ok = argv(&["mkfs.btrfs", "-f", "-d", "raid1", "-m", "raid1", &sa, &sb]);
+        check_devices(&ok, &devs, 6).unwrap();
+        // The victim among the devices, as an option value, or a target device twice.
+        let cases = [
+            (
+                argv(&["mkfs.btrfs", "-f", "-d", "raid1", &sv, &sa, &sb]),
+                "not one of the target's",
+            ),
+            (
+                argv(&["mkfs.btrfs", "-f", "-d", "raid1", &sa, &sv]),
+                "must be the target's device",
+            ),
+            (
+                argv(&["zpool", "create", "p", "mirror", &sv, &sa, &sb]),
+                "not one of the target's",
+            ),
+            (
+                argv(&["mkfs.xfs", &format!("-llogdev={sa}"), &sa, &sb]),
+                "outside the places the layout puts them",
+            ),
+            (
+                argv(&["mkfs.btrfs", "-L", "LABEL=nope-x", &sa, &sb]),
+                "by tag",
+            ),
+        ];
+        for (cmd, want) in cases {
+            let at = cmd.len() - 2;
+            let e = check_devices(&cmd, &devs, at).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(want), "{cmd:?}: {e}");
+        }
+        let e = check_devices(&ok, &[a.clone(), a.clone()], 6).unwrap_err();
+        assert!(e.to_string().contains("named twice"), "{e}");
+        let e = check_devices(&ok, &[a, PathBuf::from("/var/tmp")], 6).unwrap_err();
+        assert!(e.to_string().contains("not a block device"), "{e}");
+    }
 
     #[test]
     fn pieces_cover_attached_and_nested_values() {

@@ -97,6 +97,22 @@ mod tests {
     use crate::fs::variant_args::tests::verdict;
 
     #[test]
+    fn a_layout_puts_profiles_before_the_variant_words_and_devices_last() {
+        let mut s = crate::fs::SetupSpec::plain("btrfs");
+        s.raid = Some("raid10".into());
+        s.mraid = Some("raid1c3".into());
+        s.mkfs = vec!["--nodesize".into(), "16k".into()];
+        let l = crate::fs::layout::of_setup(&s).unwrap();
+        let devs: Vec<std::path::PathBuf> =
+            (1..=4).map(|i| format!("/dev/loop{i}").into()).collect();
+        assert_eq!(
+            super::BTRFS.layout_argv(l, &devs, &s).join(" "),
+            "mkfs.btrfs -f -q -d raid10 -m raid1c3 --nodesize 16k /dev/loop1 /dev/loop2 \
+             /dev/loop3 /dev/loop4"
+        );
+    }
+
+    #[test]
     fn btrfs_single_device_options_pass_and_extra_devices_are_refused() {
         let ok = |mkfs: &[&str], mount: &[&str]| assert_eq!(verdict(&ARGS, mkfs, mount), "");
         ok(

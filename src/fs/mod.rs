@@ -6,8 +6,10 @@
 pub mod argv_guard;
 mod btrfs;
 mod ext4;
+pub mod layout;
 pub mod mount;
 pub mod props;
+pub mod redundancy;
 pub mod setup;
 pub mod simple;
 mod tmpfs;
@@ -52,6 +54,10 @@ pub trait Mounted: Send {
     fn properties(&self) -> BTreeMap<String, String>;
     /// Implementation label (`zfs-fuse`, `OpenZFS 2.2`, `linux`).
     fn implementation(&self) -> String;
+    /// The ZFS pool behind this mount, if it is one (the redundancy phase's `zpool` calls).
+    fn pool(&self) -> Option<&str> {
+        None
+    }
     /// Unmount / destroy now, reporting errors (Drop does the same silently).
     fn release(self: Box<Self>) -> crate::Result<()>;
     /// Unmount but keep the filesystem on the device, so [`Filesystem::mount`] can mount it
@@ -96,6 +102,60 @@ pub trait Filesystem: Send + Sync {
         mountpoint: &Path,
         timeout: Duration,
     ) -> crate::Result<(MkfsRecord, Box<dyn Mounted>)>;
+    /// Create the filesystem in `layout` over `devices` (all of the target's, in order, at
+    /// least `layout.min_devices`) and mount it. Drivers without layouts refuse.
+    fn create_layout(
+        &self,
+        layout: &layout::Layout,
+        devices: &[PathBuf],
+        setup: &SetupSpec,
+        mountpoint: &Path,
+        timeout: Duration,
+    ) -> crate::Result<(MkfsRecord, Box<dyn Mounted>)> {
+        let _ = (devices, mountpoint, timeout);
+        Err(crate::Error::invalid(
+            "--fs",
+            format!(
+                "setup {:?}: {} builds no raid={} layout",
+                setup.name,
+                self.name(),
+                layout.name
+            ),
+        ))
+    }
+}
+
+impl dyn Filesystem {
+    /// Create the filesystem over the target's `devices` (the first alone unless the setup
+    /// has a `raid=` layout) and mount it. The layout's device count is checked again here
+    /// (a resumed plan.json may have been edited).
+    pub fn create_and_mount_on(
+        &self,
+        devices: &[PathBuf],
+        setup: &SetupSpec,
+        mountpoint: &Path,
+        timeout: Duration,
+    ) -> crate::Result<(MkfsRecord, Box<dyn Mounted>)> {
+        let Some(first) = devices.first() else {
+            return Err(crate::Error::Other("the target has no block device".into()));
+        };
+        let Some(l) = layout::of_setup(setup) else {
+            return self.create_and_mount(first, setup, mountpoint, timeout);
+        };
+        if devices.len() < l.min_devices {
+            return Err(crate::Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: raid={} needs at least {} devices and the target has {}",
+                    setup.name,
+                    l.name,
+                    l.min_devices,
+                    devices.len()
+                ),
+            ));
+        }
+        self.create_layout(l, devices, setup, mountpoint, timeout)
+    }
 }
 
 /// Look up a driver by name.

@@ -29,6 +29,13 @@ pub struct SetupSpec {
     /// The options as the user wrote them (for the record).
     #[serde(default)]
     pub raw: BTreeMap<String, String>,
+    /// `raid=`: the layout over the target's devices (`fs::layout::LAYOUTS`); `None` uses
+    /// the first device alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid: Option<String>,
+    /// `mraid=`: Btrfs's metadata profile when it differs from `raid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mraid: Option<String>,
     /// Host tunings applied for this setup's rounds and put back after: block-queue
     /// settings of the target device and sysctls (see [`crate::host::tuning`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -46,7 +46,8 @@ impl Accepts {
             .find(|(k, _)| *k == key)
             .map(|(_, h)| format!(" ({h})"))
             .unwrap_or_default();
-        let keys = self.keys();
+        let mut keys = self.keys();
+        keys.extend(super::layout::keys(fs));
         let valid = if keys.is_empty() {
             format!("{fs} takes no options of its own")
         } else {
@@ -80,6 +81,18 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
     if !acc.mount && !setup.mount.is_empty() {
         return Err(bad("mount"));
     }
+    if let Some(r) = &setup.raid {
+        if !super::layout::takes(fs, "raid") {
+            return Err(bad("raid"));
+        }
+        super::layout::check_value(fs, "raid", r, &setup.name)?;
+    }
+    if let Some(m) = &setup.mraid {
+        if !super::layout::takes(fs, "mraid") {
+            return Err(bad("mraid"));
+        }
+        super::layout::check_value(fs, "mraid", m, &setup.name)?;
+    }
     for k in setup.props.keys() {
         if !acc.props.contains(&k.as_str()) {
             return Err(bad(k));
@@ -97,6 +110,7 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
             || acc.props.contains(&k)
             || acc.dir_attrs.contains(&k)
             || (ATTR_KEYS.contains(&k) && !acc.dir_attrs.is_empty())
+            || super::layout::takes(fs, k)
             // Host tunings belong to the host, not the driver (checked by host::tuning).
             || setup.host.iter().any(|h| h.key == k);
         if !ok {
@@ -131,7 +145,7 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         assert_eq!(
             e.to_string(),
-            "--fs: setup \"ext4-x\": ext4 does not understand \"recordsize\"; valid keys for ext4: mkfs, mount; host tunings: sched, read_ahead_kb, nr_requests, nomerges, wbt_lat_usec, sysctl.vm.*, sysctl.fs.*"
+            "--fs: setup \"ext4-x\": ext4 does not understand \"recordsize\"; valid keys for ext4: mkfs, mount, raid; host tunings: sched, read_ahead_kb, nr_requests, nomerges, wbt_lat_usec, sysctl.vm.*, sysctl.fs.*"
         );
         let mut s = SetupSpec::plain("ext4");
         s.dir_attrs = vec!["nocow".into()];

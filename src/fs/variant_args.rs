@@ -68,9 +68,10 @@ impl ArgRules {
 const DEVICE_TAGS: &[&str] = &["LABEL=", "UUID=", "PARTUUID=", "PARTLABEL=", "ID="];
 
 /// The sentence every multi-device refusal ends with.
-pub const MULTI_DEVICE: &str = "multi-device setups (extra data devices, external journals or \
-    logs) are not supported yet; a future `--device A --device B` will put every device through \
-    the same checks and consent as the first";
+pub const MULTI_DEVICE: &str = "devices named in mkfs=/mount= words (extra data devices, \
+    external journals or logs) are not supported yet; multi-device setups take the target's \
+    devices instead, each through the checks and consent of the first: --images N or --device \
+    repeated, arranged by raid= (docs/multidev.md)";
 
 /// Directories a variant argument may name: the image's scratch directory (image targets) and
 /// fsbench's mount root.

@@ -143,6 +143,18 @@ fn no_cachefile(setup: &SetupSpec) -> Vec<String> {
 
 /// `zpool create` argv for a setup.
 pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> Vec<String> {
+    create_argv_layout(setup, pool, None, &[device.to_path_buf()], mnt)
+}
+
+/// `zpool create` argv of a layout: `… POOL [VDEV-TYPE] DEV…`, the devices last (where
+/// [`super::argv_guard::check_devices`] expects them).
+pub fn create_argv_layout(
+    setup: &SetupSpec,
+    pool: &str,
+    vdev: Option<&str>,
+    devices: &[PathBuf],
+    mnt: &Path,
+) -> Vec<String> {
     let ashift = setup
         .props
         .get("ashift")
@@ -161,7 +173,8 @@ pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> 
     a.push("-m".into());
     a.push(mnt.display().to_string());
     a.push(pool.into());
-    a.push(device.display().to_string());
+    a.extend(vdev.map(str::to_string));
+    a.extend(devices.iter().map(|d| d.display().to_string()));
     a
 }
 
@@ -288,59 +301,95 @@ impl Filesystem for Zfs {
         mountpoint: &Path,
         timeout: Duration,
     ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
-        super::check_device_fits("zfs", MIN_SIZE, device)?;
-        let (daemon, note) = zfs_daemon::ensure()?;
-        let pool = unique_pool();
-        let dir_held = ensure_mountpoint(mountpoint)?;
-        let created_dir = dir_held.is_some();
-        let args = create_argv(setup, &pool, device, mountpoint);
-        if let Err(e) = super::argv_guard::check(&args, device) {
-            if created_dir {
-                remove_mountpoint(mountpoint);
+        create_pool(&[device.to_path_buf()], None, setup, mountpoint, timeout)
+    }
+
+    fn create_layout(
+        &self,
+        layout: &super::layout::Layout,
+        devices: &[PathBuf],
+        setup: &SetupSpec,
+        mountpoint: &Path,
+        timeout: Duration,
+    ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
+        let super::layout::Builder::Zpool(vdev) = layout.builder else {
+            return Err(Error::invalid(
+                "--fs",
+                format!("setup {:?}: zfs builds no raid={}", setup.name, layout.name),
+            ));
+        };
+        create_pool(devices, Some(vdev), setup, mountpoint, timeout)
+    }
+}
+
+/// `zpool create` over `devices`; `layout` is `None` for the single-device pool (checked by
+/// [`super::argv_guard::check`] as always), else the layout's vdev type (`Some(None)`: a
+/// stripe), checked by [`super::argv_guard::check_devices`].
+fn create_pool(
+    devices: &[PathBuf],
+    layout: Option<Option<&str>>,
+    setup: &SetupSpec,
+    mountpoint: &Path,
+    timeout: Duration,
+) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
+    for d in devices {
+        super::check_device_fits("zfs", MIN_SIZE, d)?;
+    }
+    let (daemon, note) = zfs_daemon::ensure()?;
+    let pool = unique_pool();
+    let dir_held = ensure_mountpoint(mountpoint)?;
+    let created_dir = dir_held.is_some();
+    let args = create_argv_layout(setup, &pool, layout.flatten(), devices, mountpoint);
+    let checked = match layout {
+        None => super::argv_guard::check(&args, &devices[0]),
+        Some(_) => super::argv_guard::check_devices(&args, devices, args.len() - devices.len()),
+    };
+    if let Err(e) = checked {
+        if created_dir {
+            remove_mountpoint(mountpoint);
+        }
+        return Err(e);
+    }
+    let mut guard = ZfsMount {
+        pool: pool.clone(),
+        path: mountpoint.to_path_buf(),
+        created_dir,
+        devdir: None,
+        note,
+        extra: BTreeMap::new(),
+        held: dir_held.into_iter().collect(),
+        done: true, // nothing to destroy until zpool create succeeded
+        _daemon: daemon,
+    };
+    guard
+        .held
+        .push(ledger::hold(Item::Zpool { name: pool.clone() })?);
+    let out = match command::run(&args, timeout) {
+        Ok(o) => o,
+        Err(e) => {
+            // A half-made pool must not outlive the failure.
+            if pool_exists(&pool) {
+                guard.done = false;
             }
             return Err(e);
         }
-        let mut guard = ZfsMount {
-            pool: pool.clone(),
-            path: mountpoint.to_path_buf(),
-            created_dir,
-            devdir: None,
-            note,
-            extra: BTreeMap::new(),
-            held: dir_held.into_iter().collect(),
-            done: true, // nothing to destroy until zpool create succeeded
-            _daemon: daemon,
-        };
-        guard
-            .held
-            .push(ledger::hold(Item::Zpool { name: pool.clone() })?);
-        let out = match command::run(&args, timeout) {
-            Ok(o) => o,
-            Err(e) => {
-                // A half-made pool must not outlive the failure.
-                if pool_exists(&pool) {
-                    guard.done = false;
-                }
-                return Err(e);
-            }
-        };
-        guard.done = false;
-        if let Some(a) = args.iter().find_map(|a| a.strip_prefix("ashift=")) {
-            guard.extra.insert("zpool.ashift".into(), a.to_string());
-        }
-        if !wait_mounted(mountpoint, Duration::from_secs(10)) {
-            return Err(Error::tool(
-                command::display(&args),
-                format!("pool {pool} did not appear at {}", mountpoint.display()),
-            ));
-        }
-        let record = MkfsRecord {
-            args,
-            output: out.combined(),
-            seconds: out.seconds,
-        };
-        Ok((record, Box::new(guard)))
+    };
+    guard.done = false;
+    if let Some(a) = args.iter().find_map(|a| a.strip_prefix("ashift=")) {
+        guard.extra.insert("zpool.ashift".into(), a.to_string());
     }
+    if !wait_mounted(mountpoint, Duration::from_secs(10)) {
+        return Err(Error::tool(
+            command::display(&args),
+            format!("pool {pool} did not appear at {}", mountpoint.display()),
+        ));
+    }
+    let record = MkfsRecord {
+        args,
+        output: out.combined(),
+        seconds: out.seconds,
+    };
+    Ok((record, Box::new(guard)))
 }
 
 fn pool_exists(pool: &str) -> bool {
@@ -368,10 +417,13 @@ pub struct ZfsMount {
 
 impl ZfsMount {
     fn tidy(&mut self) {
+        // What is still mounted at this pool's own mountpoint once the pool is gone is the
+        // dead FUSE endpoint a killed zfs-fuse leaves ("Transport endpoint is not
+        // connected"), also when the runner made the directory.
+        if mount::is_mounted(&self.path) {
+            let _ = mount::unmount(&self.path);
+        }
         if self.created_dir {
-            if mount::is_mounted(&self.path) {
-                let _ = mount::unmount(&self.path);
-            }
             remove_mountpoint(&self.path);
             self.created_dir = false;
         }
@@ -457,6 +509,10 @@ impl Mounted for ZfsMount {
         implementation()
     }
 
+    fn pool(&self) -> Option<&str> {
+        Some(&self.pool)
+    }
+
     fn release(mut self: Box<Self>) -> Result<()> {
         self.destroy()
     }
@@ -517,6 +573,19 @@ mod tests {
         s.mkfs = vec!["-o".into(), "cachefile=/run/fsbench/c".into()];
         let a = create_argv(&s, "p", Path::new("/d"), Path::new("/m"));
         assert_eq!(a.iter().filter(|x| x.contains("cachefile")).count(), 1);
+    }
+
+    #[test]
+    fn zpool_create_of_a_layout_puts_the_vdev_type_and_devices_last() {
+        let s = SetupSpec::plain("zfs");
+        let devs = [PathBuf::from("/dev/loop1"), PathBuf::from("/dev/loop2")];
+        let a = create_argv_layout(&s, "p", Some("mirror"), &devs, Path::new("/m"));
+        assert_eq!(
+            command::display(&a),
+            "zpool create -f -o ashift=12 -o cachefile=none -m /m p mirror /dev/loop1 /dev/loop2"
+        );
+        let a = create_argv_layout(&s, "p", None, &devs, Path::new("/m"));
+        assert!(command::display(&a).ends_with("-m /m p /dev/loop1 /dev/loop2"));
     }
 
     #[test]

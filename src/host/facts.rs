@@ -33,6 +33,8 @@ pub struct HostFacts {
     pub now: SystemTime,
     /// A fresh random seed, for runs without `--seed`.
     pub random_seed: u64,
+    /// Whether the kernel has md RAID (`/proc/mdstat`), for `raid=` under ext4/XFS.
+    pub md: bool,
 }
 
 /// What to look at.
@@ -76,6 +78,7 @@ impl HostFacts {
             footprints: Default::default(),
             now: SystemTime::UNIX_EPOCH,
             random_seed: 42,
+            md: false,
         }
     }
 
@@ -114,6 +117,7 @@ impl HostFacts {
                 .collect(),
             now: SystemTime::now(),
             random_seed: super::sys::fresh_seed(),
+            md: std::path::Path::new("/proc/mdstat").exists(),
         }
     }
 

@@ -137,6 +137,7 @@ metrics! {
     SYNC_SECONDS: "sync_seconds", "s", Time, "sync time" .reduce(Reduce::Window { after: &[CREATE_SECONDS] });
     READ_SECONDS: "read_seconds", "s", Time, "read-back time" .reduce(Reduce::Window { after: &[CREATE_SECONDS, SYNC_SECONDS] });
     GROW_SECONDS: "grow_seconds", "s", Time, "grow time";
+    SECONDS_PER_GIB: "seconds_per_gib", "s", Time, "seconds per GiB of data" .headline();
     SHRINK_SECONDS: "shrink_seconds", "s", Time, "shrink time";
     INIT_SECONDS: "init_seconds", "s", Time, "pgbench -i time";
     STEADY_AT_S: "steady_at_s", "s", Time, "seconds to steady state";

@@ -23,6 +23,12 @@ pub enum EngineChoice {
 pub struct RunOptions {
     /// Target.
     pub target: TargetKind,
+    /// The target's devices after the first (`--images N`, repeated `--device`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::target::multi::Multi::is_single"
+    )]
+    pub multi: crate::target::multi::Multi,
     /// Consent to wipe a device without the typed confirmation (`--yes`).
     pub yes: bool,
     /// Output directory.

@@ -19,6 +19,10 @@ pub struct Overrides {
     pub profile: Option<String>,
     /// `--device`.
     pub device: Option<PathBuf>,
+    /// `--device` after the first (a multi-device target, `fsbench::target::multi`).
+    pub more_devices: Vec<PathBuf>,
+    /// `--images N`: loop images of `--image-size` each (1: the usual single image).
+    pub images: u32,
     /// `--dir`.
     pub dir: Option<PathBuf>,
     /// `--image-size`, bytes.
@@ -89,6 +93,8 @@ impl Default for Overrides {
             plan: None,
             profile: None,
             device: None,
+            more_devices: Vec::new(),
+            images: 1,
             dir: None,
             image_size: 8 << 30,
             scratch_dir: PathBuf::from("/var/tmp"),

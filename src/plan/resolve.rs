@@ -19,6 +19,7 @@ use crate::Error;
 use crate::fio::jobfile::parse::JobFile;
 use crate::host::facts::HostFacts;
 use crate::target::TargetKind;
+use crate::target::multi::Multi;
 use crate::units::format_size;
 use crate::workload::meta::CorpusSpec;
 use std::collections::BTreeMap;
@@ -154,6 +155,7 @@ pub fn resolve(
     }
     let mut draft = source.draft.clone();
     let target = target_choice(args, host)?;
+    let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
     let setups = choose_setups(args, &draft, &target)?;
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
@@ -164,6 +166,7 @@ pub fn resolve(
         }
     }
     check_variant_args(&setups, &target)?;
+    crate::fs::layout::check_setups(&setups, multi.count(&target), host.md)?;
     let mut workloads =
         select_workloads(&draft.workloads, &args.only, &args.skip, target.formats())?;
     // A workload meant for named setups only (claims' pgbench on ext4 and xfs) goes when --fs
@@ -254,6 +257,7 @@ pub fn resolve(
         plan,
         options: RunOptions {
             target,
+            multi,
             yes: args.yes,
             out,
             engine,
@@ -361,6 +365,29 @@ fn target_choice(args: &Overrides, host: &HostFacts) -> crate::Result<TargetKind
             }
         }
     })
+}
+
+/// The devices after the first: `--images N` (images only) or `--device` repeated.
+fn multi_choice(args: &Overrides, target: &TargetKind) -> crate::Result<Multi> {
+    match target {
+        TargetKind::Image { .. } => Ok(Multi {
+            images: args.images.max(1),
+            devices: Vec::new(),
+        }),
+        _ if args.images > 1 => Err(Error::invalid(
+            "--images",
+            format!(
+                "makes {} loop images and cannot be combined with --device or --dir; for \
+                 several real devices repeat --device",
+                args.images
+            ),
+        )),
+        TargetKind::Device { .. } => Ok(Multi {
+            images: 1,
+            devices: args.more_devices.clone(),
+        }),
+        TargetKind::Dir { .. } => Ok(Multi::default()),
+    }
 }
 
 /// Refuse variant `mkfs=`/`mount=` words that could reach a device other than the target
@@ -643,6 +670,7 @@ fn check_ranges(args: &Overrides) -> crate::Result<()> {
         args.corpus_copies.map(u64::from),
     )?;
     n(&params::IMAGE_SIZE, "--image-size", Some(args.image_size))?;
+    n(&params::IMAGES, "--images", Some(u64::from(args.images)))?;
     n(
         &params::QUIET_THRESHOLD,
         "--quiet-threshold",

@@ -169,6 +169,14 @@ pub fn build_setup(
                     ));
                 }
             }
+        } else if crate::fs::layout::takes(fs, k) {
+            crate::fs::layout::check_value(fs, k, value, context)?;
+            let slot = if k == "raid" {
+                &mut s.raid
+            } else {
+                &mut s.mraid
+            };
+            *slot = Some(value.clone());
         } else if crate::host::tuning::is_host_key(k) {
             s.host
                 .push(crate::host::tuning::parse(fs, k, value, context)?);
@@ -346,6 +354,24 @@ mod tests {
     }
 
     #[test]
+    fn raid_layouts_are_keys_of_the_drivers_that_build_them() {
+        let s = parse_setup("b=btrfs:raid=raid0;mraid=raid1").unwrap();
+        assert_eq!(
+            (s.raid.as_deref(), s.mraid.as_deref()),
+            (Some("raid0"), Some("raid1"))
+        );
+        crate::fs::driver("btrfs").unwrap().validate(&s).unwrap();
+        let s = parse_setup("z=zfs:raid=mirror;recordsize=16K").unwrap();
+        assert_eq!(s.raid.as_deref(), Some("mirror"));
+        let e = parse_setup("z=zfs:mraid=raid1").unwrap_err().to_string();
+        assert!(e.contains("zfs does not understand \"mraid\""), "{e}");
+        let e = parse_setup("t=tmpfs:raid=raid1").unwrap_err().to_string();
+        assert!(e.contains("does not understand \"raid\""), "{e}");
+        let e = parse_setup("b=btrfs:raid=mirror").unwrap_err().to_string();
+        assert!(e.contains("btrfs takes raid=single|raid0"), "{e}");
+    }
+
+    #[test]
     fn errors_name_the_problem() {
         let e = parse_setup("ntfs").unwrap_err().to_string();
         assert!(e.contains("unknown filesystem 'ntfs'"), "{e}");
@@ -354,7 +380,7 @@ mod tests {
             .to_string();
         assert!(
             e.contains("ext4 does not understand \"recordsize\"")
-                && e.contains("valid keys for ext4: mkfs, mount;"),
+                && e.contains("valid keys for ext4: mkfs, mount, raid;"),
             "{e}"
         );
         let e = parse_setup("x=ext4:nocow").unwrap_err().to_string();

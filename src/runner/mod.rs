@@ -10,6 +10,7 @@
 pub mod coordinator;
 pub mod journal;
 pub mod progress;
+mod redundancy;
 mod round;
 pub mod settle;
 pub mod step;
@@ -112,7 +113,8 @@ pub fn execute_judged(
     // returns (done, failed or interrupted), after the target and every pool are released.
     let _zfs_daemon = crate::fs::zfs_daemon::hold();
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
-    let target = crate::target::acquire(&inv.options.target, inv.options.yes)?;
+    let target =
+        crate::target::multi::acquire(&inv.options.target, &inv.options.multi, inv.options.yes)?;
     let findings = diagnose(inv, target.as_ref(), &mut checked);
     std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
     if !resume {

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 /// Unmounts (or destroys the pool) and removes the mountpoint when dropped: on success, error,
 /// panic or interrupt alike.
-struct MountGuard {
-    mounted: Option<Box<dyn Mounted>>,
+pub(super) struct MountGuard {
+    pub(super) mounted: Option<Box<dyn Mounted>>,
     mountpoint: PathBuf,
     /// The mountpoint directory's ledger entry; dropped (after Drop removed the directory).
     _dir: crate::host::ledger::Held,
@@ -59,13 +59,13 @@ impl Drop for DirGuard {
 }
 
 /// Where a workload step runs: its setup-round and directories.
-struct StepAt<'a> {
-    setup: &'a SetupSpec,
-    round: u32,
+pub(super) struct StepAt<'a> {
+    pub(super) setup: &'a SetupSpec,
+    pub(super) round: u32,
     /// The mounted filesystem (or the `--dir` target).
-    work_root: &'a Path,
+    pub(super) work_root: &'a Path,
     /// fsbench's own directory on it.
-    data_dir: &'a Path,
+    pub(super) data_dir: &'a Path,
 }
 
 /// A step as a [`super::coordinator::Coordinator`] drives it.
@@ -156,8 +156,14 @@ impl Runner<'_> {
                 .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
             let est = self.step_estimate_overhead(&setup);
             self.progress.start(round, plan.rounds, &setup.name, "mkfs");
-            let created =
-                driver.create_and_mount(&dev, &setup, &mountpoint, self.inv.options.tool_timeout);
+            // All the target's devices: a raid= layout uses them, other setups the first.
+            let devices = self.target.block_devices();
+            let created = driver.create_and_mount_on(
+                &devices,
+                &setup,
+                &mountpoint,
+                self.inv.options.tool_timeout,
+            );
             let (mkfs, mounted) = match created {
                 Ok(x) => x,
                 Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
@@ -388,6 +394,20 @@ impl Runner<'_> {
             self.progress.finish(est);
         }
 
+        // A redundant layout, once per run: scrub, one device failed, reads again, rebuild.
+        if round == 1
+            && let Some(guard) = mount_guard.as_mut()
+            && let Some(layout) = crate::fs::layout::of_setup(&setup)
+            && layout.redundancy > 0
+        {
+            let at = StepAt {
+                setup: &setup,
+                round,
+                work_root: &work_root,
+                data_dir: &data_dir,
+            };
+            self.redundancy_phase(rec, layout, guard, &at, &timed)?;
+        }
         if let Some(guard) = mount_guard.take()
             && let Err(e) = guard.release()
         {
@@ -404,7 +424,11 @@ impl Runner<'_> {
     /// Run one workload step through the registry ([`super::step`]): prepare, then measure;
     /// with a coordinator, its start barrier between the two (every process prepared, so no
     /// preparation or cache drop falls inside the ranks' common measured window).
-    fn run_workload(&mut self, w: &WorkloadSpec, at: &StepAt<'_>) -> crate::Result<WorkloadOutput> {
+    pub(super) fn run_workload(
+        &mut self,
+        w: &WorkloadSpec,
+        at: &StepAt<'_>,
+    ) -> crate::Result<WorkloadOutput> {
         let Some(c) = self.coordinator else {
             let prepared = self.in_step(w, at, |cx| super::step::prepare(cx, w))?;
             return self.measure(w, at, prepared);
@@ -508,7 +532,7 @@ impl Runner<'_> {
         crate::plan::eta::setup_overhead_seconds(&self.inv.plan, &setup.fs, true)
     }
 
-    fn empty(&self, setup: &SetupSpec, round: u32) -> RoundRecord {
+    pub(super) fn empty(&self, setup: &SetupSpec, round: u32) -> RoundRecord {
         RoundRecord {
             setup: setup.name.clone(),
             round,
@@ -517,7 +541,7 @@ impl Runner<'_> {
     }
 
     /// Journal one step (fsync'd) and fold it into the setup-round's record.
-    fn commit(
+    pub(super) fn commit(
         &mut self,
         rec: &mut RoundRecord,
         workload: &str,
@@ -531,7 +555,7 @@ impl Runner<'_> {
         Ok(())
     }
 
-    fn fail(
+    pub(super) fn fail(
         &mut self,
         rec: &mut RoundRecord,
         setup: &SetupSpec,
@@ -554,7 +578,7 @@ impl Runner<'_> {
     }
 }
 
-fn sample(setup: &str, workload: &str, round: u32, m: &Metric) -> Sample {
+pub(super) fn sample(setup: &str, workload: &str, round: u32, m: &Metric) -> Sample {
     Sample {
         setup: setup.to_string(),
         workload: workload.to_string(),

@@ -24,24 +24,35 @@ impl BlockTarget {
     /// Both the checks and the question only read the device; nothing is written here.
     pub fn acquire(path: &Path, force_wipe: bool, yes: bool) -> Result<Self> {
         let checked = safety::check_device(path, force_wipe)?;
+        consent::confirm(
+            &consent::Question {
+                path: &checked.path,
+                name: &checked.name,
+                description: Self::description(&checked),
+            },
+            yes,
+        )?;
+        Ok(Self::from_checked(checked))
+    }
+
+    /// Size and model of a checked device, for the consent question.
+    pub fn description(checked: &Checked) -> String {
         let facts = sysfs::queue_facts(checked.dev).unwrap_or_default();
         let mut description = crate::units::format_size(checked.size);
         if !facts.model.is_empty() {
             description.push_str(", ");
             description.push_str(&facts.model);
         }
-        consent::confirm(
-            &consent::Question {
-                path: &checked.path,
-                name: &checked.name,
-                description,
-            },
-            yes,
-        )?;
-        Ok(BlockTarget {
+        description
+    }
+
+    /// A device that passed the checks and whose wiping was consented to (by the caller:
+    /// [`super::multi::acquire`] asks once for all devices).
+    pub fn from_checked(checked: Checked) -> Self {
+        BlockTarget {
             checked,
             discard: DiscardState::default(),
-        })
+        }
     }
 }
 

@@ -113,6 +113,74 @@ pub fn confirm(q: &Question<'_>, yes: bool) -> Result<()> {
     ))
 }
 
+/// Whether a typed answer names every device of `qs`, each once, in any order (separated by
+/// spaces or commas), as [`answer_matches`] reads one name.
+pub fn answers_match_all(typed: &str, qs: &[Question<'_>]) -> bool {
+    let words: Vec<&str> = typed
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.len() == qs.len()
+        && qs
+            .iter()
+            .all(|q| words.iter().filter(|w| answer_matches(w, q)).count() == 1)
+}
+
+/// One consent for several devices (`--device A --device B`): `yes` gives it; otherwise the
+/// question lists every device and all their names must be typed.
+pub fn confirm_all(qs: &[Question<'_>], yes: bool) -> Result<()> {
+    if qs.len() == 1 {
+        return confirm(&qs[0], yes);
+    }
+    if yes {
+        return Ok(());
+    }
+    let first = qs.first().map_or(Path::new(TTY), |q| q.path);
+    let Some(tty) = terminal() else {
+        return Err(no_terminal(first));
+    };
+    let mut out = &tty;
+    let mut text = format!(
+        "fsbench will ERASE ALL DATA on these {} devices:\n",
+        qs.len()
+    );
+    for q in qs {
+        text.push_str(&format!("  {} ({})\n", q.path.display(), q.description));
+    }
+    let names: Vec<&str> = qs.iter().map(|q| q.name).collect();
+    text.push_str(&format!(
+        "Type all their names ({}) to continue: ",
+        names.join(" ")
+    ));
+    write!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("cannot ask for confirmation on", TTY, e))?;
+    let mut line = String::new();
+    let n = BufReader::new(&tty)
+        .read_line(&mut line)
+        .map_err(|e| Error::io("cannot read the confirmation from", TTY, e))?;
+    if n == 0 {
+        let _ = writeln!(out);
+        return Err(Error::refused(
+            first,
+            "no confirmation was typed (end of input); nothing was changed (--yes skips this \
+             question)",
+        ));
+    }
+    if answers_match_all(&line, qs) {
+        return Ok(());
+    }
+    Err(Error::refused(
+        first,
+        format!(
+            "the confirmation did not name every device once (typed {:?}, expected {:?}); \
+             nothing was changed (--yes skips this question)",
+            line.trim(),
+            names.join(" ")
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +198,29 @@ mod tests {
         for bad in ["", "\n", "sda", "y", "yes", "/dev/sdb1", "sd"] {
             assert!(!answer_matches(bad, &q), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn every_device_must_be_named_once() {
+        let qs = [
+            Question {
+                path: Path::new("/dev/sdb"),
+                name: "sdb",
+                description: String::new(),
+            },
+            Question {
+                path: Path::new("/dev/sdc"),
+                name: "sdc",
+                description: String::new(),
+            },
+        ];
+        for ok in ["sdb sdc", "sdc,/dev/sdb\n", " /dev/sdb  sdc "] {
+            assert!(answers_match_all(ok, &qs), "{ok:?}");
+        }
+        for bad in ["", "sdb", "sdb sdb", "sdb sdc sdd", "yes"] {
+            assert!(!answers_match_all(bad, &qs), "{bad:?}");
+        }
+        confirm_all(&qs, true).unwrap();
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod consent;
 pub mod dir;
 pub mod fileloop;
 pub mod image;
+pub mod multi;
 pub mod parse;
 pub mod safety;
 
@@ -70,6 +71,14 @@ pub trait Target: Send {
     fn info(&self) -> TargetInfo;
     /// The block device to format, if this target has one.
     fn block_device(&self) -> Option<&Path>;
+    /// Every block device of the target, the first being [`Target::block_device`]: one for
+    /// a single image or device, several for `--images N` or repeated `--device`.
+    fn block_devices(&self) -> Vec<PathBuf> {
+        self.block_device()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect()
+    }
     /// The directory to work in, for `dir` targets.
     fn directory(&self) -> Option<&Path>;
     /// Re-check that the device is still the one we checked (device number, size).

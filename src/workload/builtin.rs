@@ -116,6 +116,16 @@ impl Workload for Mkfs {
     fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
         let setup = d.setup;
         let mut s = format!("create {}", setup.fs);
+        if let Some(l) = crate::fs::layout::of_setup(setup) {
+            s.push_str(&format!(" raid={}", l.name));
+            if let Some(m) = &setup.mraid {
+                s.push_str(&format!(" (metadata {m})"));
+            }
+            s.push_str(" over all the target's devices");
+            if l.redundancy > 0 {
+                s.push_str(" (round 1: scrub, degraded reads, rebuild)");
+            }
+        }
         if !setup.mkfs.is_empty() {
             s.push_str(&format!(" mkfs {}", setup.mkfs.join(" ")));
         }

@@ -20,7 +20,7 @@ fn refuses_bad_input_before_touching_anything() {
         &run(&["--fs", "e=ext4:recordsize=16K"]),
         &[
             "ext4 does not understand \"recordsize\"",
-            "valid keys for ext4: mkfs, mount;",
+            "valid keys for ext4: mkfs, mount, raid;",
         ],
     );
     assert_refused(&run(&["--rounds", "0"]), &["--rounds"]);

@@ -46,6 +46,7 @@ table! {
     FILE_SIZE_RAM = Param::above("file_size (xram)", 0.0, 64.0, "Data file size as a multiple of RAM (4xram)");
     FILE_SIZE_CAP = Param::above("file_size_cap", 0.0, 0.95, "Largest share of the target a data file sized from RAM takes").key("file_size_cap");
     IMAGE_SIZE = Param::bytes("image_size", MIB, PIB, "Size of the sparse image used when neither --device nor --dir is given").flags(&["--image-size"]);
+    IMAGES = Param::count("images", 1, 16, "Loop images of --image-size each, for setups over several devices (raid=)").flags(&["--images"]);
     QUIET_WINDOW = Param::secs("quiet_window", 0.1, 600.0, "After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s]").flags(&["--quiet-window"]).key("quiet_window");
     QUIET_THRESHOLD = Param::bytes("quiet_threshold", 0, TIB, "Bytes written per window under which the device counts as quiet").flags(&["--quiet-threshold"]);
     QUIET_TIMEOUT = Param::secs("quiet_timeout", 1.0, DAY, "Give up waiting for quiet after this long (a warning goes into the results)").flags(&["--quiet-timeout"]);

@@ -1,0 +1,353 @@
+//! Setups over several devices: the `raid=` (and Btrfs `mraid=`) key, one table of layouts.
+//!
+//! A layout says how a filesystem puts the target's devices together: Btrfs profiles
+//! (`mkfs.btrfs -d P -m P dev…`), ZFS vdevs (`zpool create … [mirror|raidz1|raidz2] dev…`)
+//! and md arrays under ext4/XFS (`mdadm --create`, then mkfs with the stripe geometry). The
+//! devices are always fsbench's (the target's, in order); a variant never names one
+//! ([`super::variant_args`]), and the final argv check admits exactly these
+//! ([`super::argv_guard::check_devices`]).
+//!
+//! md is refused at plan time where the kernel has no md driver (no `/proc/mdstat`): its
+//! argument builders are unit-tested, its lifecycle is not written yet (see docs/multidev.md).
+
+use crate::fs::SetupSpec;
+use crate::{Error, Result};
+
+/// How a layout's devices become one filesystem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builder {
+    /// One Btrfs filesystem over all devices; the profile goes to `-d` (and `-m`).
+    Btrfs,
+    /// One ZFS pool; `Some(word)` is the vdev type before the devices, `None` stripes.
+    Zpool(Option<&'static str>),
+    /// An md array of this level, then the filesystem on it.
+    Md(&'static str),
+}
+
+/// One row of the layout table.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// The drivers it applies to.
+    pub fs: &'static [&'static str],
+    /// Its `raid=` value.
+    pub name: &'static str,
+    /// Fewest devices it can be built on (what the tool accepts).
+    pub min_devices: usize,
+    /// How it is built.
+    pub builder: Builder,
+    /// Devices that may fail without losing data (for the docs and degraded figures).
+    pub redundancy: usize,
+}
+
+const BTRFS: &[&str] = &["btrfs"];
+const ZFS: &[&str] = &["zfs"];
+const MD: &[&str] = &["ext4", "xfs"];
+
+const fn row(
+    fs: &'static [&'static str],
+    name: &'static str,
+    min_devices: usize,
+    builder: Builder,
+    redundancy: usize,
+) -> Layout {
+    Layout {
+        fs,
+        name,
+        min_devices,
+        builder,
+        redundancy,
+    }
+}
+
+/// Every layout fsbench builds: the one place that knows how many devices each needs.
+pub const LAYOUTS: &[Layout] = &[
+    row(BTRFS, "single", 1, Builder::Btrfs, 0),
+    row(BTRFS, "raid0", 2, Builder::Btrfs, 0),
+    row(BTRFS, "raid1", 2, Builder::Btrfs, 1),
+    // The kernel builds a degenerate raid10 on 2 or 3 devices since 5.15; what a buyer
+    // means by raid10 starts at 4 (raid1 and raid0 measure the smaller cases).
+    row(BTRFS, "raid10", 4, Builder::Btrfs, 1),
+    row(BTRFS, "raid1c3", 3, Builder::Btrfs, 2),
+    row(ZFS, "stripe", 1, Builder::Zpool(None), 0),
+    row(ZFS, "mirror", 2, Builder::Zpool(Some("mirror")), 1),
+    row(ZFS, "raidz1", 2, Builder::Zpool(Some("raidz1")), 1),
+    row(ZFS, "raidz2", 3, Builder::Zpool(Some("raidz2")), 2),
+    row(MD, "raid0", 2, Builder::Md("0"), 0),
+    row(MD, "raid1", 2, Builder::Md("1"), 1),
+    row(MD, "raid10", 2, Builder::Md("10"), 1),
+    row(MD, "raid5", 3, Builder::Md("5"), 1),
+];
+
+/// Btrfs metadata profiles `mraid=` takes: the data profiles plus `dup`.
+const BTRFS_METADATA_EXTRA: &[&str] = &["dup"];
+
+/// The layouts of driver `fs`.
+pub fn of(fs: &str) -> impl Iterator<Item = &'static Layout> + '_ {
+    LAYOUTS.iter().filter(move |l| l.fs.contains(&fs))
+}
+
+/// The layout `raid=name` of driver `fs`.
+pub fn find(fs: &str, name: &str) -> Option<&'static Layout> {
+    of(fs).find(|l| l.name == name)
+}
+
+/// Whether driver `fs` takes setup key `key` (`raid`, and `mraid` for Btrfs).
+pub fn takes(fs: &str, key: &str) -> bool {
+    match key {
+        "raid" => of(fs).next().is_some(),
+        "mraid" => of(fs).any(|l| l.builder == Builder::Btrfs),
+        _ => false,
+    }
+}
+
+/// The layout keys driver `fs` takes, for "valid keys" messages.
+pub fn keys(fs: &str) -> Vec<&'static str> {
+    ["raid", "mraid"]
+        .into_iter()
+        .filter(|k| takes(fs, k))
+        .collect()
+}
+
+fn names(fs: &str) -> Vec<&'static str> {
+    of(fs).map(|l| l.name).collect()
+}
+
+/// Check a `raid=`/`mraid=` value while parsing a setup (`context` is the setup as written).
+pub fn check_value(fs: &str, key: &str, value: &str, context: &str) -> Result<()> {
+    let ok = find(fs, value).is_some() || (key == "mraid" && BTRFS_METADATA_EXTRA.contains(&value));
+    if ok {
+        return Ok(());
+    }
+    let mut valid = names(fs);
+    if key == "mraid" {
+        valid.extend(BTRFS_METADATA_EXTRA);
+    }
+    Err(Error::invalid(
+        "--fs",
+        format!(
+            "'{context}': {fs} has no {key}={value:?}; {fs} takes {key}={}",
+            valid.join("|")
+        ),
+    ))
+}
+
+/// The layout a setup asks for (`None`: the first device alone, as for one device).
+pub fn of_setup(setup: &SetupSpec) -> Option<&'static Layout> {
+    setup.raid.as_deref().and_then(|r| find(&setup.fs, r))
+}
+
+/// Plan-time check of every setup's layout against the target: enough devices, and a
+/// kernel that has the driver (md needs `/proc/mdstat`). Exit 2 with the reason.
+pub fn check_setups(setups: &[SetupSpec], devices: usize, md_here: bool) -> Result<()> {
+    for s in setups {
+        if s.mraid.is_some() && s.raid.is_none() {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: mraid= sets the metadata profile of a raid= layout; add \
+                     raid= (e.g. raid=raid0;mraid=raid1)",
+                    s.name
+                ),
+            ));
+        }
+        let Some(l) = of_setup(s) else { continue };
+        if devices == 0 {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: raid={} needs block devices and --dir has none; use --images \
+                     {} or --device more than once",
+                    s.name, l.name, l.min_devices
+                ),
+            ));
+        }
+        if devices < l.min_devices {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: raid={} needs at least {} devices and the target has {devices}; \
+                     use --images {} or give --device {} times",
+                    s.name, l.name, l.min_devices, l.min_devices, l.min_devices
+                ),
+            ));
+        }
+        if matches!(l.builder, Builder::Md(_)) && !md_here {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: raid={} under {} is an md array, and this kernel has no md \
+                     driver (no /proc/mdstat; containers usually lack it); use Btrfs or ZFS \
+                     layouts here, or run on a host with md",
+                    s.name, l.name, s.fs
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The words a Btrfs layout puts before the devices: `-d P -m M` (`M` = `mraid`, else `P`).
+pub fn btrfs_profile_args(setup: &SetupSpec, layout: &Layout) -> Vec<String> {
+    let meta = setup.mraid.as_deref().unwrap_or(layout.name);
+    ["-d", layout.name, "-m", meta]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// md chunk size fsbench uses (mdadm's default), bytes.
+pub const MD_CHUNK: u64 = 512 << 10;
+
+/// `mdadm --create` for an md layout over `devices` at `md_path`. Untested here (no md).
+pub fn mdadm_create_argv(level: &str, md_path: &str, devices: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "mdadm",
+        "--create",
+        md_path,
+        "--run",
+        "--metadata=1.2",
+        "--assume-clean",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    a.push(format!("--level={level}"));
+    a.push(format!("--chunk={}K", MD_CHUNK >> 10));
+    a.push(format!("--raid-devices={}", devices.len()));
+    a.extend(devices.iter().cloned());
+    a
+}
+
+/// Devices that hold data in an md array of `level` over `n` devices (parity and mirror
+/// copies excluded): what the stripe width counts.
+pub fn md_data_devices(level: &str, n: usize) -> usize {
+    match level {
+        "0" => n,
+        "1" => 1,
+        "10" => (n / 2).max(1),
+        "5" => n.saturating_sub(1).max(1),
+        _ => 1,
+    }
+}
+
+/// The stripe geometry mkfs gets on an md array: ext4 `-E stride=,stripe_width=` in 4 KiB
+/// blocks, XFS `-d su=,sw=`.
+pub fn md_stripe_args(fs: &str, level: &str, n: usize) -> Vec<String> {
+    let data = md_data_devices(level, n) as u64;
+    match fs {
+        "ext4" => {
+            let stride = MD_CHUNK / 4096;
+            vec![
+                "-E".into(),
+                format!("stride={stride},stripe_width={}", stride * data),
+            ]
+        }
+        "xfs" => vec!["-d".into(), format!("su={}k,sw={data}", MD_CHUNK >> 10)],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(fs: &str, raid: Option<&str>, mraid: Option<&str>) -> SetupSpec {
+        SetupSpec {
+            name: "s".into(),
+            fs: fs.into(),
+            raid: raid.map(str::to_string),
+            mraid: mraid.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_row_per_layout_and_driver() {
+        for (i, a) in LAYOUTS.iter().enumerate() {
+            assert!(a.min_devices >= 1 && a.redundancy < a.min_devices.max(2));
+            for b in &LAYOUTS[i + 1..] {
+                let shared = a.fs.iter().any(|f| b.fs.contains(f));
+                assert!(!(shared && a.name == b.name), "{} twice", a.name);
+            }
+        }
+        assert_eq!(find("btrfs", "raid1").unwrap().min_devices, 2);
+        assert_eq!(find("zfs", "raidz2").unwrap().min_devices, 3);
+        assert!(find("zfs", "raid1").is_none());
+        assert!(matches!(
+            find("xfs", "raid5").unwrap().builder,
+            Builder::Md("5")
+        ));
+        assert!(takes("btrfs", "mraid") && !takes("zfs", "mraid") && !takes("tmpfs", "raid"));
+        assert_eq!(keys("zfs"), ["raid"]);
+    }
+
+    #[test]
+    fn values_are_checked_against_the_table() {
+        check_value("btrfs", "raid", "raid1c3", "b").unwrap();
+        check_value("btrfs", "mraid", "dup", "b").unwrap();
+        let e = check_value("btrfs", "raid", "dup", "b=btrfs:raid=dup").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--fs: 'b=btrfs:raid=dup': btrfs has no raid=\"dup\"; btrfs takes \
+             raid=single|raid0|raid1|raid10|raid1c3"
+        );
+        let e = check_value("zfs", "raid", "raid5", "z")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stripe|mirror|raidz1|raidz2"), "{e}");
+    }
+
+    #[test]
+    fn refusals_at_plan_time() {
+        let r1 = setup("btrfs", Some("raid1"), None);
+        check_setups(std::slice::from_ref(&r1), 2, false).unwrap();
+        let e = check_setups(std::slice::from_ref(&r1), 1, false).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains(
+                "raid=raid1 needs at least 2 devices and the target has 1; use --images 2"
+            ),
+            "{e}"
+        );
+        let e = check_setups(&[setup("zfs", Some("mirror"), None)], 0, true).unwrap_err();
+        assert!(e.to_string().contains("--dir has none"), "{e}");
+        let md = setup("xfs", Some("raid5"), None);
+        let e = check_setups(std::slice::from_ref(&md), 3, false).unwrap_err();
+        assert!(e.to_string().contains("no /proc/mdstat"), "{e}");
+        check_setups(std::slice::from_ref(&md), 3, true).unwrap();
+        let e = check_setups(&[setup("btrfs", None, Some("raid1"))], 2, true).unwrap_err();
+        assert!(e.to_string().contains("add raid="), "{e}");
+        // No layout: the first device alone, whatever the target has.
+        check_setups(&[setup("ext4", None, None)], 1, false).unwrap();
+    }
+
+    #[test]
+    fn btrfs_profiles_and_md_geometry() {
+        let l = find("btrfs", "raid1").unwrap();
+        assert_eq!(
+            btrfs_profile_args(&setup("btrfs", Some("raid1"), None), l),
+            ["-d", "raid1", "-m", "raid1"]
+        );
+        let l = find("btrfs", "raid0").unwrap();
+        assert_eq!(
+            btrfs_profile_args(&setup("btrfs", Some("raid0"), Some("raid1")), l),
+            ["-d", "raid0", "-m", "raid1"]
+        );
+        let devs = vec![
+            "/dev/loop1".to_string(),
+            "/dev/loop2".into(),
+            "/dev/loop3".into(),
+        ];
+        assert_eq!(
+            mdadm_create_argv("5", "/dev/md/fsbench", &devs).join(" "),
+            "mdadm --create /dev/md/fsbench --run --metadata=1.2 --assume-clean --level=5 \
+             --chunk=512K --raid-devices=3 /dev/loop1 /dev/loop2 /dev/loop3"
+        );
+        assert_eq!(
+            md_stripe_args("ext4", "5", 3),
+            ["-E", "stride=128,stripe_width=256"]
+        );
+        assert_eq!(md_stripe_args("xfs", "10", 4), ["-d", "su=512k,sw=2"]);
+        assert_eq!(md_stripe_args("xfs", "1", 2), ["-d", "su=512k,sw=1"]);
+    }
+}
