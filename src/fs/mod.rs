@@ -6,6 +6,7 @@
 pub mod argv_guard;
 mod btrfs;
 mod ext4;
+pub mod maintenance;
 pub mod mount;
 pub mod props;
 pub mod setup;
@@ -96,6 +97,11 @@ pub trait Filesystem: Send + Sync {
         mountpoint: &Path,
         timeout: Duration,
     ) -> crate::Result<(MkfsRecord, Box<dyn Mounted>)>;
+    /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
+    /// probes read instead of its name. By default none are known.
+    fn maintenance(&self) -> maintenance::Maintenance {
+        maintenance::Maintenance::NONE
+    }
 }
 
 /// Look up a driver by name.

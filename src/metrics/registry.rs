@@ -17,6 +17,8 @@ pub const SECONDS_FROM_BW: &str = "the size divided by the bandwidth, which is j
 /// Why a crash state's time is not judged.
 const CHECKER: &str =
     "the crash checker's own speed (mount, check, fsck), not the setup's durability";
+/// Why a check's time per GiB is not judged beside its time.
+const CHECK_RATE: &str = "the check's seconds over the data it checked, which are judged instead";
 /// Why a fixed count per second is not judged beside its time.
 pub const RATE: &str = "a fixed count divided by the time, which is judged instead";
 const AMOUNT: &str = "the amount the job wrote (less when a time-based job ran slower); \
@@ -196,6 +198,11 @@ metrics! {
     DETECTED: "detected", "bool", Capability, "corruption detected" .headline();
     CLEAN: "clean", "bool", Capability, "fsck found it clean" .headline();
     INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();
+    // Capacity and maintenance probes (probe-inodes, probe-metadata, probe-fsck's rates).
+    INODE_LIMIT_REACHED: "inode_limit_reached", "bool", Capability, "ran out of inodes with space left" .headline() .neutral();
+    ENOSPC_WITH_FREE_SPACE: "enospc_with_free_space", "bool", Capability, "ENOSPC while df showed free space" .headline() .neutral();
+    SECONDS_PER_GIB: "seconds_per_gib", "s/GiB", Time, "check seconds per GiB of data" .headline() .derived(CHECK_RATE);
+    SCRUB_SECONDS_PER_GIB: "scrub_seconds_per_gib", "s/GiB", Time, "scrub seconds per GiB of data" .headline();
     STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (5 in a row within 20 %/10 %)" .neutral();
     // Crash consistency (workload::crash): counts over a run's crash states, lower is better.
     LOST_ACKED_OPS: "lost_acked_ops", "count", Cost, "lost acknowledged operations" .headline();
@@ -209,6 +216,9 @@ metrics! {
     INODES_FREE: "inodes_free", "count", Fact, "inodes free" .headline() .limit() .reduce(Reduce::First);
     // Results files from before inodes_total and inodes_free have this one.
     INODES: "inodes", "count", Fact, "inodes" .headline() .limit();
+    FILES_CREATED: "files_created", "count", Fact, "files created until ENOSPC or the cap" .headline() .reduce(Reduce::Sum);
+    FREE_BYTES_AT_STOP: "free_bytes_at_stop", "bytes", Fact, "free space (df) when it stopped" .headline() .bytes() .reduce(Reduce::First);
+    CHECKED_BYTES: "checked_bytes", "bytes", Fact, "data on the filesystem checked" .headline() .bytes() .reduce(Reduce::First);
     ENTRIES: "entries", "entries", Fact, "entries" .reduce(Reduce::Sum);
     BYTES: "bytes", "bytes", Fact, "bytes" .bytes() .reduce(Reduce::Sum);
     TRANSACTIONS: "transactions", "count", Fact, "transactions" .derived(RUN);
