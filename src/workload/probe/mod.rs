@@ -579,6 +579,49 @@ mod tests {
             "clean (2.50 s)"
         );
         assert_eq!(verdict(ProbeKind::Fsck, m(&[])), "?");
+        assert_eq!(
+            verdict(
+                ProbeKind::Inodes,
+                m(&[
+                    ("supported", 1.0),
+                    ("inode_limit_reached", 1.0),
+                    ("files_created", 40907.0),
+                    ("free_bytes_at_stop", 900.0),
+                    ("size_bytes", 1000.0)
+                ])
+            ),
+            "ENOSPC at 40907 files, 90 % free"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Inodes,
+                m(&[
+                    ("supported", 1.0),
+                    ("inode_limit_reached", 0.0),
+                    ("files_created", 100000.0),
+                    ("free_bytes_at_stop", 700.0),
+                    ("size_bytes", 1000.0)
+                ])
+            ),
+            "no limit reached at 100000 files, 70 % free"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Metadata,
+                m(&[
+                    ("supported", 1.0),
+                    ("enospc_with_free_space", 0.0),
+                    ("files_created", 15254.0),
+                    ("free_bytes_at_stop", 10.0),
+                    ("size_bytes", 1000.0)
+                ])
+            ),
+            "ENOSPC at 15254 files, space used up (1 % free)"
+        );
+        assert_eq!(
+            verdict(ProbeKind::Metadata, m(&[("supported", 0.0)])),
+            "n/a"
+        );
     }
 
     #[test]
