@@ -219,6 +219,9 @@ fn small_opts() -> ProbeOptions {
         reflink_bytes: 64 << 20,
         corruption_bytes: 1 << 20,
         fsck_files: 2000,
+        fsck_data_bytes: 16 << 20,
+        inode_cap: 20_000,
+        metadata_cap: 20_000,
         resize_step: 256 << 20,
         resize_shrink: 32 << 20,
         seed: 42,
@@ -363,6 +366,9 @@ fn fsck_answers() {
     for (fs, out) in run_probe(ProbeKind::Fsck, &["ext4", "xfs", "btrfs", "zfs"]) {
         assert_eq!(metric(&out, "clean"), 1.0, "{fs}: {out:?}");
         assert!(metric(&out, "seconds") > 0.0);
+        // The 16 MiB of data written for the per-GiB rate, beside the small files.
+        assert!(metric(&out, "checked_bytes") > (16u64 << 20) as f64, "{fs}");
+        assert!(metric(&out, "seconds_per_gib") > 0.0, "{fs}");
     }
 }
 

@@ -1,5 +1,6 @@
 //! Btrfs: `mkfs.btrfs -f -q`, properties from `dump-super` and `btrfs filesystem df`.
 
+use super::maintenance::{Inodes, Maintenance, Scrub};
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
@@ -89,6 +90,13 @@ pub const BTRFS: KernelFs = KernelFs {
     describe,
     accepts: ACCEPTS,
     tools: &["mkfs.btrfs", "mount"],
+    maintenance: Maintenance {
+        inodes: Some(Inodes::Unlimited),
+        // Separate data and metadata block groups: mkfs.btrfs's default at every size
+        // (`--mixed` shares them, and then the probe does not reproduce the trap).
+        metadata_chunks: true,
+        scrub: Some(Scrub::Foreground(&["btrfs", "scrub", "start", "-B"])),
+    },
 };
 
 #[cfg(test)]

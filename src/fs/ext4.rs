@@ -1,5 +1,6 @@
 //! ext4: `mkfs.ext4 -F -q`, properties from `tune2fs -l`.
 
+use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
@@ -74,6 +75,11 @@ pub const EXT4: KernelFs = KernelFs {
     describe,
     accepts: ACCEPTS,
     tools: &["mkfs.ext4", "mount"],
+    maintenance: Maintenance {
+        inodes: Some(Inodes::Fixed),
+        metadata_chunks: false,
+        scrub: None,
+    },
 };
 
 #[cfg(test)]

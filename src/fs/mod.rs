@@ -7,6 +7,7 @@ pub mod argv_guard;
 mod btrfs;
 mod ext4;
 pub mod layout;
+pub mod maintenance;
 pub mod mount;
 pub mod props;
 pub mod redundancy;
@@ -122,6 +123,11 @@ pub trait Filesystem: Send + Sync {
                 layout.name
             ),
         ))
+    }
+    /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
+    /// probes read instead of its name. By default none are known.
+    fn maintenance(&self) -> maintenance::Maintenance {
+        maintenance::Maintenance::NONE
     }
 }
 

@@ -27,6 +27,8 @@ pub struct KernelFs {
     pub accepts: Accepts,
     /// Programs that must be on PATH.
     pub tools: &'static [&'static str],
+    /// Capacity and maintenance facts ([`Filesystem::maintenance`]).
+    pub maintenance: super::maintenance::Maintenance,
 }
 
 impl Filesystem for KernelFs {
@@ -48,6 +50,10 @@ impl Filesystem for KernelFs {
 
     fn accepts(&self) -> &Accepts {
         &self.accepts
+    }
+
+    fn maintenance(&self) -> super::maintenance::Maintenance {
+        self.maintenance
     }
 
     /// mkfs (timed, output kept), then mount.

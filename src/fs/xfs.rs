@@ -1,5 +1,6 @@
 //! XFS: `mkfs.xfs -f -q`, properties from `xfs_info` of the mounted filesystem.
 
+use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
@@ -80,6 +81,12 @@ pub const XFS: KernelFs = KernelFs {
     describe,
     accepts: ACCEPTS,
     tools: &["mkfs.xfs", "mount"],
+    maintenance: Maintenance {
+        inodes: Some(Inodes::Dynamic),
+        metadata_chunks: false,
+        // xfs_scrub checks metadata only (XFS has no data checksums).
+        scrub: None,
+    },
 };
 
 #[cfg(test)]

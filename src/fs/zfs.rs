@@ -226,6 +226,16 @@ impl Filesystem for Zfs {
         &ACCEPTS
     }
 
+    fn maintenance(&self) -> super::maintenance::Maintenance {
+        use super::maintenance::{Inodes, Maintenance, Scrub};
+        Maintenance {
+            inodes: Some(Inodes::Unlimited),
+            // One pool of space for data and metadata (its slop space keeps metadata writable).
+            metadata_chunks: false,
+            scrub: Some(Scrub::Pool),
+        }
+    }
+
     fn mount(
         &self,
         device: &Path,

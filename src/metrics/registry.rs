@@ -137,7 +137,6 @@ metrics! {
     SYNC_SECONDS: "sync_seconds", "s", Time, "sync time" .reduce(Reduce::Window { after: &[CREATE_SECONDS] });
     READ_SECONDS: "read_seconds", "s", Time, "read-back time" .reduce(Reduce::Window { after: &[CREATE_SECONDS, SYNC_SECONDS] });
     GROW_SECONDS: "grow_seconds", "s", Time, "grow time";
-    SECONDS_PER_GIB: "seconds_per_gib", "s", Time, "seconds per GiB of data" .headline();
     SHRINK_SECONDS: "shrink_seconds", "s", Time, "shrink time";
     INIT_SECONDS: "init_seconds", "s", Time, "pgbench -i time";
     STEADY_AT_S: "steady_at_s", "s", Time, "seconds to steady state";
@@ -197,6 +196,11 @@ metrics! {
     DETECTED: "detected", "bool", Capability, "corruption detected" .headline();
     CLEAN: "clean", "bool", Capability, "fsck found it clean" .headline();
     INTACT: "intact", "bool", Capability, "corrupted data read back intact" .neutral();
+    // Capacity and maintenance probes (probe-inodes, probe-metadata, probe-fsck's rates).
+    INODE_LIMIT_REACHED: "inode_limit_reached", "bool", Capability, "ran out of inodes with space left" .headline() .neutral();
+    ENOSPC_WITH_FREE_SPACE: "enospc_with_free_space", "bool", Capability, "ENOSPC while df showed free space" .headline() .neutral();
+    SECONDS_PER_GIB: "seconds_per_gib", "s/GiB", Time, "seconds per GiB of data (a check, scrub or rebuild)" .headline();
+    SCRUB_SECONDS_PER_GIB: "scrub_seconds_per_gib", "s/GiB", Time, "scrub seconds per GiB of data" .headline();
     STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (5 in a row within 20 %/10 %)" .neutral();
     // Crash consistency (workload::crash): counts over a run's crash states, lower is better.
     LOST_ACKED_OPS: "lost_acked_ops", "count", Cost, "lost acknowledged operations" .headline();
@@ -210,6 +214,9 @@ metrics! {
     INODES_FREE: "inodes_free", "count", Fact, "inodes free" .headline() .limit() .reduce(Reduce::First);
     // Results files from before inodes_total and inodes_free have this one.
     INODES: "inodes", "count", Fact, "inodes" .headline() .limit();
+    FILES_CREATED: "files_created", "count", Fact, "files created until ENOSPC or the cap" .headline() .reduce(Reduce::Sum);
+    FREE_BYTES_AT_STOP: "free_bytes_at_stop", "bytes", Fact, "free space (df) when it stopped" .headline() .bytes() .reduce(Reduce::First);
+    CHECKED_BYTES: "checked_bytes", "bytes", Fact, "data on the filesystem checked" .headline() .bytes() .reduce(Reduce::First);
     ENTRIES: "entries", "entries", Fact, "entries" .reduce(Reduce::Sum);
     BYTES: "bytes", "bytes", Fact, "bytes" .bytes() .reduce(Reduce::Sum);
     TRANSACTIONS: "transactions", "count", Fact, "transactions" .derived(RUN);

@@ -172,7 +172,7 @@ impl Runner<'_> {
             Metric::new(BYTES, "bytes", used as f64),
         ];
         if gib > 0.0 {
-            ms.push(Metric::new(SECONDS_PER_GIB, "s", seconds / gib));
+            ms.push(Metric::new(SECONDS_PER_GIB, "s/GiB", seconds / gib));
         }
         for m in &ms {
             step.samples.push(sample(&at.setup.name, id, at.round, m));

@@ -3,7 +3,8 @@
 //!
 //! ext4 `e2fsck -fn`, XFS `xfs_repair -n`, btrfs `btrfs check --readonly` run on the
 //! unmounted device; ZFS has no offline checker, so its equivalent is `zpool scrub` on the
-//! live pool, waited for until `zpool status` no longer shows it in progress.
+//! live pool, waited for until `zpool status` no longer shows it in progress. The data it
+//! checks, its time per GiB and the online scrub's are [`super::fsck_rate`]'s.
 
 use super::{ProbeFs, ProbeOptions, supported};
 use crate::host::command::{self, argv};
@@ -19,7 +20,8 @@ const DIRS: u32 = 50;
 /// Fill, unmount, check, mount again.
 pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutput> {
     let root = pfs.mountpoint().join("fsbench-fsck");
-    fill(&root, opts.fsck_files, opts.seed)?;
+    let small = fill(&root, opts.fsck_files, opts.seed)?;
+    let data = small + super::fsck_rate::write_data(&root, opts.fsck_data_bytes, opts.seed)?;
     crate::host::sync_all();
     let d = pfs.device().to_string_lossy().to_string();
     let t = opts.timeout;
@@ -48,11 +50,14 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
             (cmd, out.seconds, out.status == Some(0), out.combined())
         }
     };
+    let mut rates = WorkloadOutput::default();
+    super::fsck_rate::extend(pfs, opts, &mut rates, seconds, data)?;
     let _ = std::fs::remove_dir_all(pfs.mountpoint().join("fsbench-fsck"));
     let mut notes = vec![format!(
-        "`{}` over {} files",
+        "`{}` over {} files and {} MiB of data",
         command::display(&cmd),
-        opts.fsck_files
+        opts.fsck_files,
+        data >> 20
     )];
     if !clean {
         notes.push(format!(
@@ -60,33 +65,38 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
             last_lines(&text, 5)
         ));
     }
+    let mut metrics = vec![
+        supported(SUPPORTED, true),
+        Metric::new(SECONDS, "s", seconds),
+        supported(CLEAN, clean),
+    ];
+    metrics.extend(rates.metrics);
+    notes.extend(rates.notes);
     Ok(WorkloadOutput {
-        metrics: vec![
-            supported(SUPPORTED, true),
-            Metric::new(SECONDS, "s", seconds),
-            supported(CLEAN, clean),
-        ],
+        metrics,
         notes,
         ..Default::default()
     })
 }
 
-/// `files` small files (1–8 KiB) spread over 50 directories.
-fn fill(root: &Path, files: u32, seed: u64) -> Result<()> {
+/// `files` small files (1–8 KiB) spread over 50 directories; returns the bytes written.
+fn fill(root: &Path, files: u32, seed: u64) -> Result<u64> {
     let mut buf = vec![0u8; 8192];
     super::sys::fill_pattern(&mut buf, seed);
     for d in 0..DIRS {
         let dir = root.join(format!("d{d:02}"));
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
     }
+    let mut written = 0;
     for i in 0..files {
         let p = root.join(format!("d{:02}/f{i:05}", i % DIRS));
         let len = 1024 * (1 + (i as usize * 7) % 8);
         let mut f = std::fs::File::create(&p).map_err(|e| Error::io("cannot create", &p, e))?;
         f.write_all(&buf[..len])
             .map_err(|e| Error::io("cannot write", &p, e))?;
+        written += len as u64;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// Start a scrub and wait for it; clean when `zpool status` reports no known data errors.

@@ -1,4 +1,5 @@
-//! Capability probes: reflink, snapshot, resize, corruption detection, fsck time.
+//! Capability probes: reflink, snapshot, resize, corruption detection, fsck time; and the
+//! capacity probes of seed 004: inode exhaustion, Btrfs metadata exhaustion.
 //!
 //! Seed 001 tabulates features such as data checksums as claims; these probes measure them.
 //! Each probe formats its OWN small loop image with the setup's filesystem ([`run`]), so a
@@ -8,10 +9,14 @@
 
 pub mod corruption;
 pub mod fsck;
+pub mod fsck_rate;
+pub mod inodes;
 pub mod kind;
+pub mod metadata;
 pub mod reflink;
 pub mod resize;
 pub mod snapshot;
+pub mod space;
 pub mod sys;
 
 use super::{Metric, WorkloadOutput};
@@ -37,16 +42,22 @@ pub enum ProbeKind {
     Corruption,
     /// `probe-fsck`: time a read-only check of a filled filesystem.
     Fsck,
+    /// `probe-inodes`: empty files until ENOSPC or the cap.
+    Inodes,
+    /// `probe-metadata`: ENOSPC for want of metadata space while df shows free space.
+    Metadata,
 }
 
 impl ProbeKind {
     /// Every probe, in report order.
-    pub const ALL: [ProbeKind; 5] = [
+    pub const ALL: [ProbeKind; 7] = [
         ProbeKind::Reflink,
         ProbeKind::Snapshot,
         ProbeKind::Resize,
         ProbeKind::Corruption,
         ProbeKind::Fsck,
+        ProbeKind::Inodes,
+        ProbeKind::Metadata,
     ];
 
     /// The workload id used in results.json.
@@ -57,6 +68,8 @@ impl ProbeKind {
             ProbeKind::Resize => "probe-resize",
             ProbeKind::Corruption => "probe-corruption",
             ProbeKind::Fsck => "probe-fsck",
+            ProbeKind::Inodes => "probe-inodes",
+            ProbeKind::Metadata => "probe-metadata",
         }
     }
 
@@ -78,6 +91,12 @@ pub struct ProbeOptions {
     pub corruption_bytes: u64,
     /// Small files `probe-fsck` creates before checking.
     pub fsck_files: u32,
+    /// Data `probe-fsck` writes beside them (in 8 MiB files) for its per-GiB rates.
+    pub fsck_data_bytes: u64,
+    /// Most empty files `probe-inodes` creates (XFS and Btrfs would go on for long).
+    pub inode_cap: u32,
+    /// Most small files `probe-metadata` creates after filling the data space.
+    pub metadata_cap: u32,
     /// Bytes `probe-resize` grows the image by (and tries to shrink the filesystem by).
     pub resize_step: u64,
     /// Bytes of XFS's second, tail-only shrink: small, because XFS can only give back unused
@@ -95,6 +114,9 @@ impl Default for ProbeOptions {
             reflink_bytes: 1 << 30,
             corruption_bytes: 1 << 20,
             fsck_files: 5000,
+            fsck_data_bytes: 256 << 20,
+            inode_cap: 100_000,
+            metadata_cap: 100_000,
             resize_step: 256 << 20,
             resize_shrink: 32 << 20,
             seed: 0x5eed_f5be,
@@ -111,6 +133,12 @@ impl ProbeOptions {
         match kind {
             ProbeKind::Reflink => base + self.reflink_bytes * 5 / 4,
             ProbeKind::Resize => base.max(self.resize_step * 3),
+            ProbeKind::Fsck => base + self.fsck_data_bytes * 5 / 4,
+            // At 512 MiB and up mke2fs uses its default inode ratio (16 KiB), seed 004's figure;
+            // below it the "small" type's 4 KiB.
+            ProbeKind::Inodes => base,
+            // Small, so filling it is quick; mkfs.btrfs's minimum is 109 MiB.
+            ProbeKind::Metadata => 256 << 20,
             _ => base + self.corruption_bytes * 2,
         }
     }
@@ -131,6 +159,12 @@ pub trait ProbeFs {
     /// ZFS dataset mounted at the mountpoint (`pool/ds`), from /proc/self/mountinfo.
     fn dataset(&self) -> Option<String> {
         mount_source(self.mountpoint())
+    }
+    /// The filesystem's capacity and maintenance facts, from its driver.
+    fn maintenance(&self) -> crate::fs::maintenance::Maintenance {
+        crate::fs::driver(self.fs())
+            .map(|d| d.maintenance())
+            .unwrap_or(crate::fs::maintenance::Maintenance::NONE)
     }
 }
 
@@ -165,6 +199,12 @@ pub fn run_with(
             fs.name(),
             ON_DISK.join(", ")
         )));
+    }
+    if kind == ProbeKind::Metadata
+        && let Some(why) = metadata::not_applicable(fs.name(), fs.maintenance().metadata_chunks)
+    {
+        // Known from the driver: no image to build.
+        return Ok(unsupported(why));
     }
     let size = opts.image_size(kind, fs.name()).max(fs.min_device_size());
     let target = crate::target::acquire(
@@ -237,6 +277,8 @@ pub fn run_on(
         ProbeKind::Resize => resize::probe(pfs, opts),
         ProbeKind::Corruption => corruption::probe(pfs, opts),
         ProbeKind::Fsck => fsck::probe(pfs, opts),
+        ProbeKind::Inodes => inodes::probe(pfs, opts),
+        ProbeKind::Metadata => metadata::probe(pfs, opts),
     }
 }
 
@@ -276,6 +318,9 @@ impl ProbeFs for DriverFs<'_> {
     }
     fn mountpoint(&self) -> &Path {
         &self.mountpoint
+    }
+    fn maintenance(&self) -> crate::fs::maintenance::Maintenance {
+        self.fs.maintenance()
     }
     fn unmount(&mut self) -> Result<()> {
         if self.fs.name() == "zfs" {
@@ -419,6 +464,29 @@ pub fn verdict(kind: ProbeKind, metric: impl Fn(&str) -> Option<f64>) -> String 
             (_, Some(false)) => format!("problems ({})", secs("seconds")),
             _ => "?".into(),
         },
+        ProbeKind::Inodes | ProbeKind::Metadata => {
+            let limit = if kind == ProbeKind::Inodes {
+                "inode_limit_reached"
+            } else {
+                "enospc_with_free_space"
+            };
+            let files = metric("files_created").map(|n| format!("{n:.0}"));
+            let share = match (metric("free_bytes_at_stop"), metric("size_bytes")) {
+                (Some(f), Some(s)) if s > 0.0 => Some(f / s),
+                _ => None,
+            };
+            let full = share.is_some_and(|s| s < space::FREE_LEFT);
+            let free = share.map_or("?".into(), |s| format!("{:.0} % free", s * 100.0));
+            match (yes("supported"), yes(limit), files) {
+                (Some(false), ..) => "n/a".into(),
+                (_, Some(true), Some(n)) => format!("ENOSPC at {n} files, {free}"),
+                (_, Some(false), Some(n)) if full => {
+                    format!("ENOSPC at {n} files, space used up ({free})")
+                }
+                (_, Some(false), Some(n)) => format!("no limit reached at {n} files, {free}"),
+                _ => "?".into(),
+            }
+        }
     }
 }
 
@@ -511,6 +579,49 @@ mod tests {
             "clean (2.50 s)"
         );
         assert_eq!(verdict(ProbeKind::Fsck, m(&[])), "?");
+        assert_eq!(
+            verdict(
+                ProbeKind::Inodes,
+                m(&[
+                    ("supported", 1.0),
+                    ("inode_limit_reached", 1.0),
+                    ("files_created", 40907.0),
+                    ("free_bytes_at_stop", 900.0),
+                    ("size_bytes", 1000.0)
+                ])
+            ),
+            "ENOSPC at 40907 files, 90 % free"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Inodes,
+                m(&[
+                    ("supported", 1.0),
+                    ("inode_limit_reached", 0.0),
+                    ("files_created", 100000.0),
+                    ("free_bytes_at_stop", 700.0),
+                    ("size_bytes", 1000.0)
+                ])
+            ),
+            "no limit reached at 100000 files, 70 % free"
+        );
+        assert_eq!(
+            verdict(
+                ProbeKind::Metadata,
+                m(&[
+                    ("supported", 1.0),
+                    ("enospc_with_free_space", 0.0),
+                    ("files_created", 15254.0),
+                    ("free_bytes_at_stop", 10.0),
+                    ("size_bytes", 1000.0)
+                ])
+            ),
+            "ENOSPC at 15254 files, space used up (1 % free)"
+        );
+        assert_eq!(
+            verdict(ProbeKind::Metadata, m(&[("supported", 0.0)])),
+            "n/a"
+        );
     }
 
     #[test]
