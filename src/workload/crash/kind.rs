@@ -49,6 +49,7 @@ impl Workload for Crash {
         &[
             "crash_states",
             "lost_acked_ops",
+            "lost_states",
             "corrupt_files",
             "fsck_errors",
             "unmountable_states",

@@ -24,7 +24,7 @@ use super::{Metric, WorkloadOutput};
 use crate::fs::{Filesystem, SetupSpec};
 use crate::host::recorder::Recorder;
 use crate::metrics::registry::{
-    ACKED_OPS, CORRUPT_FILES, CRASH_STATES, FSCK_ERRORS, LOG_BYTES, LOST_ACKED_OPS,
+    ACKED_OPS, CORRUPT_FILES, CRASH_STATES, FSCK_ERRORS, LOG_BYTES, LOST_ACKED_OPS, LOST_STATES,
     SECONDS_PER_STATE, UNMOUNTABLE_STATES,
 };
 use crate::{Error, Result};
@@ -155,6 +155,8 @@ pub struct Totals {
     pub states: u64,
     /// Acknowledged operations lost, summed over states.
     pub lost: u64,
+    /// States that lost or tore an acknowledged operation, or would not mount.
+    pub lost_states: u64,
     /// Corrupt files, summed over states.
     pub corrupt: u64,
     /// States the checker found errors in.
@@ -284,6 +286,7 @@ pub fn run(
         t.corrupt += v.checked.corrupt;
         t.fsck_errors += u64::from(!v.fsck_clean);
         t.unmountable += u64::from(!v.mounted);
+        t.lost_states += u64::from(v.lost_data());
         if let Some(k) = &v.kept {
             kept.push(k.clone());
         }
@@ -358,6 +361,7 @@ pub fn run(
         metrics: vec![
             Metric::new(CRASH_STATES, "count", t.states as f64),
             Metric::new(LOST_ACKED_OPS, "count", t.lost as f64),
+            Metric::new(LOST_STATES, "count", t.lost_states as f64),
             Metric::new(CORRUPT_FILES, "count", t.corrupt as f64),
             Metric::new(FSCK_ERRORS, "count", t.fsck_errors as f64),
             Metric::new(UNMOUNTABLE_STATES, "count", t.unmountable as f64),
