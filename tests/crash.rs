@@ -332,6 +332,56 @@ fn unsafe_configurations_lose_acknowledged_operations() {
     assert!(nb["lost_states"].as_u64().unwrap() > 0, "{nb}");
 }
 
+/// The quick path: FS_IOC_SHUTDOWN (log unflushed) after fsync'd writes, remount, check.
+/// ext4 and XFS keep every fsync'd file; the same oracle without its syncs loses them, so the
+/// check can fail.
+#[test]
+fn shutdown_quick_path_keeps_fsynced_files_and_its_control_loses_some() {
+    if !common::privileged("shutdown_quick_path_keeps_fsynced_files_and_its_control_loses_some")
+        .loop_devices()
+        .tools(&["mkfs.ext4", "e2fsck", "mkfs.xfs", "xfs_repair"])
+        .ok()
+    {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let plan = scratch.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "rounds = 1\n[[workload]]\nid = \"crash-shutdown\"\nops = 12\nstates = 2\n\
+         [[workload]]\nid = \"crash-shutdown-nosync\"\nkind = \"crash\"\nmethod = \"shutdown\"\n\
+         ops = 12\nstates = 2\nsync = false\n",
+    )
+    .unwrap();
+    let r = run_crash(
+        scratch.path(),
+        Some("ext4,xfs"),
+        &plan,
+        "crash-shutdown,crash-shutdown-nosync",
+    );
+    for fs in ["ext4", "xfs"] {
+        let m = |id, k| metric(&r, id, fs, k).unwrap_or_else(|| panic!("{id} on {fs}: no {k}"));
+        assert_eq!(m("crash-shutdown", "crash_states"), 2.0, "{fs}");
+        assert_eq!(m("crash-shutdown", "acked_ops"), 24.0, "{fs}");
+        assert_eq!(m("crash-shutdown", "lost_acked_ops"), 0.0, "{fs}");
+        assert_eq!(m("crash-shutdown", "fsck_errors"), 0.0, "{fs}");
+        assert!(
+            m("crash-shutdown-nosync", "lost_acked_ops") > 0.0,
+            "{fs}: unsynced files must not survive a shutdown that flushes nothing"
+        );
+        let note = r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["setup"] == fs)
+            .filter_map(|n| n["message"].as_str())
+            .find(|n| n.starts_with("crash-shutdown: quick path"))
+            .unwrap_or_else(|| panic!("{fs}: no quick-path note"));
+        assert!(note.contains("a weaker check"), "{note}");
+    }
+    assert_nothing_left(scratch.path());
+}
+
 /// A crash workload on a --dir target is refused before anything is created.
 #[test]
 fn crash_on_a_dir_target_is_refused_with_the_reason() {
