@@ -116,11 +116,17 @@ impl Workload for Crash {
         spec.crash = Some(p);
         Ok(())
     }
-    fn refused_on_dir(&self, _: &WorkloadSpec) -> Option<&'static str> {
-        Some(
-            "it records the block device under a filesystem it makes itself, and a --dir \
-             target has no device to record; run it on an image (the default) or --device",
-        )
+    fn refused_on_dir(&self, w: &WorkloadSpec) -> Option<&'static str> {
+        Some(match params(w).method {
+            Method::Replay => {
+                "it records the block device under a filesystem it makes itself, and a --dir \
+                 target has no device to record; run it on an image (the default) or --device"
+            }
+            Method::Shutdown => {
+                "it makes a filesystem of its own on a loop image to shut down, and a --dir \
+                 target may not make images; run it on an image (the default) or --device"
+            }
+        })
     }
     fn available(&self, w: &WorkloadSpec) -> Result<(), String> {
         if params(w).method == Method::Shutdown || std::path::Path::new("/dev/fuse").exists() {
