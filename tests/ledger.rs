@@ -875,8 +875,13 @@ fn sigkill_while_a_crash_workload_records_then_cleanup_releases_the_recorder() {
     let mut run = Running::spawn(cmd);
     let pid = run.pid();
     run.wait_for("· ext4 · crash-fsync");
+    // Recording, not the mkfs before it (which mounts the same directory): the oracle's
+    // tenth fsync'd file exists.
+    let tenth = scratch.path().join(format!(
+        "fsbench-crash-{pid}-crash-fsync/mnt/fsbench-crash/f00010"
+    ));
     let t0 = Instant::now();
-    while recorder_mounts(scratch.path()) != (true, true) {
+    while !(tenth.exists() && recorder_mounts(scratch.path()) == (true, true)) {
         assert!(
             t0.elapsed() < Duration::from_secs(120),
             "the recording never started:\n{}",
@@ -885,10 +890,8 @@ fn sigkill_while_a_crash_workload_records_then_cleanup_releases_the_recorder() {
         if let Ok(Some(st)) = run.child.try_wait() {
             panic!("exited ({st}) before recording:\n{}", run.text());
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    // Into the oracle's fsyncs.
-    std::thread::sleep(Duration::from_millis(700));
     run.signal(rustix::process::Signal::KILL);
     // The watchdog must let the process finish exiting: a wait that never ends fails here.
     let t0 = Instant::now();
@@ -899,7 +902,8 @@ fn sigkill_while_a_crash_workload_records_then_cleanup_releases_the_recorder() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let (code, _) = run.wait();
+    let (code, said) = run.wait();
+    println!("the killed run said:\n{said}");
     assert_eq!(code, None, "killed by a signal");
     let before = leftovers(scratch.path(), pid);
     assert!(
