@@ -119,12 +119,19 @@ fn metric(results: &serde_json::Value, workload: &str, setup: &str, id: &str) ->
         .and_then(|s| s["value"].as_f64())
 }
 
-fn run_crash(scratch: &Path, fs: &str, plan: &Path, only: &str) -> serde_json::Value {
+/// `fsbench run` of `plan` (its setups, or `fs` instead) with `--only only`: results.json.
+fn run_crash(scratch: &Path, fs: Option<&str>, plan: &Path, only: &str) -> serde_json::Value {
     let out = scratch.join("out");
-    let o = fsbench()
-        .args(["run", "--yes", "--image-size", "1G", "--scratch-dir"])
-        .arg(scratch)
-        .args(["--fs", fs, "--only", only, "--plan"])
+    let mut cmd = fsbench();
+    // A short wait for a quiet device after mkfs: the crash figures are counts, not speeds.
+    cmd.args(["run", "--yes", "--image-size", "1G", "--quiet-window", "1s"])
+        .args(["--quiet-timeout", "10s", "--scratch-dir"])
+        .arg(scratch);
+    if let Some(fs) = fs {
+        cmd.args(["--fs", fs]);
+    }
+    let o = cmd
+        .args(["--only", only, "--plan"])
         .arg(plan)
         .arg("--out")
         .arg(&out)
@@ -162,7 +169,12 @@ fn default_setups_lose_no_acknowledged_operation() {
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let ids = ["crash-fsync", "crash-rename"];
     let plan = small_plan(scratch.path(), &ids, 12, 6);
-    let r = run_crash(scratch.path(), "ext4,xfs,btrfs", &plan, &ids.join(","));
+    let r = run_crash(
+        scratch.path(),
+        Some("ext4,xfs,btrfs"),
+        &plan,
+        &ids.join(","),
+    );
     for fs in FILESYSTEMS {
         for id in ids {
             let m = |k| metric(&r, id, fs, k).unwrap_or_else(|| panic!("{id} on {fs}: no {k}"));
@@ -178,9 +190,11 @@ fn default_setups_lose_no_acknowledged_operation() {
     assert_nothing_left(scratch.path());
 }
 
-/// The negative controls: ext4 with barriers off (no flush reaches the device), and an oracle
-/// that skips its fsyncs, both lose acknowledged operations under this model; a failing state
-/// is kept with its log position and seed.
+/// The negative controls: ext4 with seed 001's `data=writeback,barrier=0` (no flush reaches
+/// the device), and an oracle that skips its fsyncs, both lose acknowledged operations under
+/// this model; a failing state is kept with its log position and seed. The seeds' durability
+/// claims are judged from these crash states, and the durability verdict disqualifies the
+/// setup that lost data, in the terminal, HTML and JSON reports.
 #[test]
 fn unsafe_configurations_lose_acknowledged_operations() {
     if !common::privileged("unsafe_configurations_lose_acknowledged_operations")
@@ -193,32 +207,34 @@ fn unsafe_configurations_lose_acknowledged_operations() {
     }
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let plan = scratch.path().join("plan.toml");
+    // Seed 004's data=writeback claim is about a database's own log: append + fdatasync.
     std::fs::write(
         &plan,
-        "rounds = 1\n[[workload]]\nid = \"crash-fsync\"\nops = 12\nstates = 3\n\
+        "rounds = 1\n\
+         fs = [\"ext4\", \"nb=ext4:mount=data=writeback,barrier=0\", \"wb=ext4:mount=data=writeback\"]\n\
+         [[workload]]\nid = \"crash-fsync\"\nops = 12\nstates = 3\n\
+         [[workload]]\nid = \"crash-append\"\nops = 12\nstates = 3\nsetups = [\"wb\"]\n\
          [[workload]]\nid = \"crash-nosync\"\nkind = \"crash\"\nmode = \"append\"\nops = 12\n\
-         states = 6\nsync = false\n",
+         states = 6\nsync = false\nsetups = [\"ext4\"]\n",
     )
     .unwrap();
     let r = run_crash(
         scratch.path(),
-        "ext4,nobarrier=ext4:mount=barrier=0",
+        None,
         &plan,
-        "crash-fsync,crash-nosync",
+        "crash-fsync,crash-append,crash-nosync",
     );
     let lost = |id, setup| metric(&r, id, setup, "lost_acked_ops").unwrap();
-    assert!(
-        lost("crash-fsync", "nobarrier") > 0.0,
-        "barrier=0 must lose data"
-    );
+    assert!(lost("crash-fsync", "nb") > 0.0, "barrier=0 must lose data");
+    assert!(metric(&r, "crash-fsync", "nb", "lost_states").unwrap() > 0.0);
     assert_eq!(lost("crash-fsync", "ext4"), 0.0);
+    assert_eq!(lost("crash-fsync", "wb"), 0.0);
+    assert_eq!(lost("crash-append", "wb"), 0.0);
     assert!(
         lost("crash-nosync", "ext4") > 0.0,
         "no fsync must lose data"
     );
-    let kept = scratch
-        .path()
-        .join("fsbench-crash-kept-nobarrier-crash-fsync");
+    let kept = scratch.path().join("fsbench-crash-kept-nb-crash-fsync");
     let state = std::fs::read_dir(&kept)
         .unwrap()
         .next()
@@ -238,6 +254,130 @@ fn unsafe_configurations_lose_acknowledged_operations() {
         {
             std::fs::remove_dir_all(e.path()).unwrap();
         }
+    }
+    assert_nothing_left(scratch.path());
+
+    let results = scratch.path().join("out/results.json");
+    let report = |format: &str| {
+        let o = fsbench()
+            .args(["report", "--format", format])
+            .arg(&results)
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The seeds' claims, from the crash states: one round settles each.
+    let md = report("md");
+    let row = |needle: &str| {
+        md.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no claim row with {needle}:\n{md}"))
+            .to_string()
+    };
+    let nb = row("data=writeback,barrier=0 needs a battery-backed cache");
+    assert!(
+        nb.contains("confirmed") && nb.contains("nb crash-fsync"),
+        "{nb}"
+    );
+    let wb = row("data=writeback is safe for a database");
+    assert!(
+        wb.contains("confirmed") && wb.contains("wb crash-append"),
+        "{wb}"
+    );
+    let xfs = row("XFS nobarrier needs a battery-backed cache");
+    assert!(
+        xfs.contains("not comparable here") && xfs.contains("removed in Linux 4.19"),
+        "{xfs}"
+    );
+    // The durability verdict: the setup that lost data is disqualified, the two that kept
+    // everything tie, the control is not counted.
+    let table = report("table");
+    let flat = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "Durability (fsync'd data after a power cut): tie: ext4, wb kept every acknowledged write"
+        ),
+        "{table}"
+    );
+    assert!(
+        flat.contains("nb: lost acknowledged writes in") && flat.contains("disqualified"),
+        "{table}"
+    );
+    assert!(flat.contains("not counted: crash-nosync"), "{table}");
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+    let html = report("html");
+    assert!(
+        html.contains("<b>Durability (fsync&#x27;d data after a power cut): ext4, wb</b> (a tie)")
+            || html
+                .contains("<b>Durability (fsync'd data after a power cut): ext4, wb</b> (a tie)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<li class=\"lost\">nb: lost acknowledged writes"),
+        "{html}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let d = &j["durability"];
+    assert_eq!(d["best"], serde_json::json!(["ext4", "wb"]), "{d}");
+    assert_eq!(d["tie"], true);
+    let nb = d["setups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["setup"] == "nb")
+        .unwrap();
+    assert_eq!(nb["kept"], false, "{nb}");
+    assert!(nb["lost_states"].as_u64().unwrap() > 0, "{nb}");
+}
+
+/// The quick path: FS_IOC_SHUTDOWN (log unflushed) after fsync'd writes, remount, check.
+/// ext4 and XFS keep every fsync'd file; the same oracle without its syncs loses them, so the
+/// check can fail.
+#[test]
+fn shutdown_quick_path_keeps_fsynced_files_and_its_control_loses_some() {
+    if !common::privileged("shutdown_quick_path_keeps_fsynced_files_and_its_control_loses_some")
+        .loop_devices()
+        .tools(&["mkfs.ext4", "e2fsck", "mkfs.xfs", "xfs_repair"])
+        .ok()
+    {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let plan = scratch.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "rounds = 1\n[[workload]]\nid = \"crash-shutdown\"\nops = 12\nstates = 2\n\
+         [[workload]]\nid = \"crash-shutdown-nosync\"\nkind = \"crash\"\nmethod = \"shutdown\"\n\
+         ops = 12\nstates = 2\nsync = false\n",
+    )
+    .unwrap();
+    let r = run_crash(
+        scratch.path(),
+        Some("ext4,xfs"),
+        &plan,
+        "crash-shutdown,crash-shutdown-nosync",
+    );
+    for fs in ["ext4", "xfs"] {
+        let m = |id, k| metric(&r, id, fs, k).unwrap_or_else(|| panic!("{id} on {fs}: no {k}"));
+        assert_eq!(m("crash-shutdown", "crash_states"), 2.0, "{fs}");
+        assert_eq!(m("crash-shutdown", "acked_ops"), 24.0, "{fs}");
+        assert_eq!(m("crash-shutdown", "lost_acked_ops"), 0.0, "{fs}");
+        assert_eq!(m("crash-shutdown", "fsck_errors"), 0.0, "{fs}");
+        assert!(
+            m("crash-shutdown-nosync", "lost_acked_ops") > 0.0,
+            "{fs}: unsynced files must not survive a shutdown that flushes nothing"
+        );
+        let note = r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["setup"] == fs)
+            .filter_map(|n| n["message"].as_str())
+            .find(|n| n.starts_with("crash-shutdown: quick path"))
+            .unwrap_or_else(|| panic!("{fs}: no quick-path note"));
+        assert!(note.contains("a weaker check"), "{note}");
     }
     assert_nothing_left(scratch.path());
 }

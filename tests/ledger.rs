@@ -658,6 +658,25 @@ fn bad_tunings_are_refused_before_anything_changes() {
 
 /// Pools of the run `pid` that anything could still import: listed by a running daemon, or
 /// named in a cache file a daemon reads at start.
+/// The recovery lines of `pid` a successful `doctor --cleanup` or `run --resume` printed,
+/// shown under `label`; none of them may say "could not release".
+fn recovered(o: &Output, pid: u32, label: &str) -> Vec<String> {
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(o));
+    let recovery: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains(&format!("recovery (pid {pid})")))
+        .map(str::to_string)
+        .collect();
+    let shown = recovery.join("\n");
+    println!("{label}\n{shown}");
+    assert_eq!(o.status.code(), Some(0), "{label}:\n{text}");
+    assert!(
+        !recovery.iter().any(|l| l.contains("could not release")),
+        "{label}:\n{shown}"
+    );
+    recovery
+}
+
 fn pools_of(pid: u32) -> Vec<String> {
     let prefix = format!("fsbench_{pid}_");
     let mut found = Vec::new();
@@ -757,18 +776,8 @@ fn sigkill_with_a_zfs_pool_then_cleanup_or_resume_releases_pool_and_daemon() {
                 .output()
                 .unwrap()
         };
-        let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
-        let recovery: Vec<&str> = text
-            .lines()
-            .filter(|l| l.contains(&format!("recovery (pid {pid})")))
-            .collect();
+        let recovery = recovered(&o, pid, &format!("{case}: before recovery: {before:?}"));
         let shown = recovery.join("\n");
-        println!("{case}: before recovery: {before:?}\n{shown}");
-        assert_eq!(o.status.code(), Some(0), "{case}:\n{text}");
-        assert!(
-            !recovery.iter().any(|l| l.contains("could not release")),
-            "{case}:\n{shown}"
-        );
         let released = |what: &str| {
             recovery
                 .iter()
@@ -822,4 +831,130 @@ fn sigkill_with_a_zfs_pool_then_cleanup_or_resume_releases_pool_and_daemon() {
             assert_complete(&load_results(&scratch.out()), &["zfs"]);
         }
     }
+}
+
+/// The killed run's recorder pieces still present: its FUSE mount, and a filesystem mounted
+/// from a loop device over the recorder's file (both under `scratch`).
+fn recorder_mounts(scratch: &Path) -> (bool, bool) {
+    let s = scratch.to_string_lossy().into_owned();
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let fuse = info
+        .lines()
+        .any(|l| l.contains(&s) && l.contains("fsbench-recorder"));
+    let recording = info
+        .lines()
+        .any(|l| l.contains(&s) && l.contains("fsbench-crash-") && l.contains(" ext4 "));
+    (fuse, recording)
+}
+
+/// SIGKILL a run while a crash workload records (the FUSE recorder serving the loop device
+/// the recording ext4 is mounted from, the oracle fsyncing): the recorder's watchdog aborts
+/// the FUSE connection so the killed process finishes exiting, and `doctor --cleanup` then
+/// releases the recording mount, the loop device, the FUSE mount, the backing file, the
+/// directories and the watchdog; nothing of the killed run is left.
+#[test]
+fn sigkill_while_a_crash_workload_records_then_cleanup_releases_the_recorder() {
+    let _s = serial();
+    if !privileged(&["losetup", "mkfs.ext4", "e2fsck"])
+        || !common::require("/dev/fuse", Path::new("/dev/fuse").exists())
+    {
+        return;
+    }
+    let scratch = Scratch::new();
+    // Enough operations that the recording outlasts the wait for its mounts.
+    let plan = scratch.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[workload]]\nid = \"crash-fsync\"\nops = 20000\nstates = 2\n",
+    )
+    .unwrap();
+    let cmd = scratch.run(
+        "ext4",
+        &["--only", "crash-fsync", "--plan", plan.to_str().unwrap()],
+    );
+    let mut run = Running::spawn(cmd);
+    let pid = run.pid();
+    run.wait_for("· ext4 · crash-fsync");
+    // Recording, not the mkfs before it (which mounts the same directory): the oracle's
+    // tenth fsync'd file exists.
+    let tenth = scratch.path().join(format!(
+        "fsbench-crash-{pid}-crash-fsync/mnt/fsbench-crash/f00010"
+    ));
+    let t0 = Instant::now();
+    while !(tenth.exists() && recorder_mounts(scratch.path()) == (true, true)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the recording never started:\n{}",
+            run.text()
+        );
+        if let Ok(Some(st)) = run.child.try_wait() {
+            panic!("exited ({st}) before recording:\n{}", run.text());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run.signal(rustix::process::Signal::KILL);
+    // The watchdog must let the process finish exiting: a wait that never ends fails here.
+    let t0 = Instant::now();
+    while run.child.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the killed run never finished exiting (a thread waits on the dead FUSE daemon)"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, said) = run.wait();
+    println!("the killed run said:\n{said}");
+    assert_eq!(code, None, "killed by a signal");
+    let before = leftovers(scratch.path(), pid);
+    assert!(
+        before.iter().any(|l| l.starts_with("loop: ")),
+        "the kill left no loop device over the recorder, the test proves nothing: {before:?}"
+    );
+    assert!(
+        scratch
+            .stray_files()
+            .iter()
+            .any(|f| f.starts_with("fsbench-rec-")),
+        "the recorder's backing file is still there: {:?}",
+        scratch.stray_files()
+    );
+
+    let o = scratch
+        .cmd()
+        .args(["doctor", "--cleanup"])
+        .output()
+        .unwrap();
+    let recovery = recovered(&o, pid, &format!("before recovery: {before:?}"));
+    let shown = recovery.join("\n");
+    // The recording ext4 (its loop device goes with it: autoclear), the FUSE mount, the
+    // recorder's backing file.
+    for (what, on) in [
+        ("released mount", "fsbench-crash-"),
+        ("released mount", "(fsbench-recorder)"),
+        ("released image", "fsbench-rec-"),
+    ] {
+        assert!(
+            recovery.iter().any(|l| l.contains(what) && l.contains(on)),
+            "no '{what} … {on}' line:\n{shown}"
+        );
+    }
+    let left = leftovers(scratch.path(), pid);
+    assert!(left.is_empty(), "left after recovery: {left:?}");
+    assert_eq!(recorder_mounts(scratch.path()), (false, false));
+    let stray: Vec<String> = scratch
+        .stray_files()
+        .into_iter()
+        .filter(|f| f != "plan.toml")
+        .collect();
+    assert!(stray.is_empty(), "scratch dir still holds {stray:?}");
+    assert!(scratch.ledgers().is_empty(), "{:?}", scratch.ledgers());
+    // The watchdog (a `sh` named after the recorder) is gone too.
+    let watchdogs: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("fsbench-recorder-watchdog") && c.contains(&pid.to_string()))
+        .collect();
+    assert!(watchdogs.is_empty(), "{watchdogs:?}");
 }

@@ -73,6 +73,21 @@ pub struct Claim {
     /// "not comparable here".
     #[serde(default)]
     pub requires: Vec<Requirement>,
+    /// The kernel version the claim's setup exists only before (`"4.19"`: a mount option since
+    /// removed); on that kernel or a later one the claim is "not comparable here".
+    #[serde(default)]
+    pub kernel_before: Option<String>,
+    /// Why [`Claim::kernel_before`] makes it untestable, in words.
+    #[serde(default)]
+    pub removed: Option<String>,
+}
+
+/// `major.minor` of a kernel release (`6.18.0-1-amd64` → (6, 18)).
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// A condition a claim's article measured under, checked against a results file's host facts.
@@ -199,6 +214,29 @@ impl Selector {
         Selector { fs, options }
     }
 
+    /// The setup of `setups` it picks: of those that match, the one with the fewest mount
+    /// options beyond the selector's, so `ext4+mount:data=writeback` takes the setup mounted
+    /// `data=writeback` over one mounted `data=writeback,barrier=0` (first listed on a tie).
+    pub fn find<'a>(
+        &self,
+        setups: &'a [crate::results::SetupInfo],
+    ) -> Option<&'a crate::results::SetupInfo> {
+        let wanted = self
+            .options
+            .iter()
+            .find(|(k, _)| k == "mount")
+            .map_or(0, |(_, v)| v.split(',').count());
+        setups
+            .iter()
+            .filter(|s| self.matches(&s.fs, &s.options))
+            .min_by_key(|s| {
+                s.options
+                    .get("mount")
+                    .map_or(0, |m| m.split(',').count())
+                    .saturating_sub(wanted)
+            })
+    }
+
     /// Whether a setup (driver and the variant options as the user wrote them) matches.
     ///
     /// A bare `FS` matches only the filesystem with no options at all, so "ext4" never
@@ -266,6 +304,39 @@ mod tests {
     }
 
     #[test]
+    fn kernel_versions_parse() {
+        assert_eq!(kernel_version("6.18.0-1-amd64"), Some((6, 18)));
+        assert_eq!(kernel_version("4.19"), Some((4, 19)));
+        assert_eq!(kernel_version("4.9.337"), Some((4, 9)));
+        assert!(kernel_version("4.9") < kernel_version("4.19"));
+        assert_eq!(kernel_version(""), None);
+    }
+
+    #[test]
+    fn a_selector_prefers_the_setup_with_fewest_extra_mount_options() {
+        let setup = |name: &str, mount: &str| crate::results::SetupInfo {
+            name: name.into(),
+            fs: "ext4".into(),
+            options: [("mount".to_string(), mount.to_string())].into(),
+            ..Default::default()
+        };
+        let setups = [
+            setup("nobarrier", "data=writeback,barrier=0"),
+            setup("writeback", "data=writeback"),
+        ];
+        let pick = |sel: &str| Selector::parse(sel).find(&setups).map(|s| s.name.clone());
+        assert_eq!(
+            pick("ext4+mount:data=writeback").as_deref(),
+            Some("writeback")
+        );
+        assert_eq!(
+            pick("ext4+mount:data=writeback,barrier=0").as_deref(),
+            Some("nobarrier")
+        );
+        assert_eq!(pick("ext4"), None);
+    }
+
+    #[test]
     fn selectors_match_exactly() {
         let opts = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
             kv.iter()
@@ -292,9 +363,10 @@ mod tests {
         );
     }
 
-    /// Claims whose workload no shipped profile here can run yet: they need another issue's
-    /// work (the application workloads) and stay "not measured" by design.
-    const OUTSIDE_CLAIMS_PROFILE: &[&str] = &["pgbench-rw"];
+    /// Claims whose workload the claims profile does not run: pgbench needs another issue's
+    /// work; the crash workloads are opt-in, with setups of their own (docs/crash.md), and
+    /// `tests/crash.rs` measures their claims.
+    const OUTSIDE_CLAIMS_PROFILE: &[&str] = &["pgbench-rw", "crash-fsync", "crash-append"];
 
     #[test]
     fn the_claims_profile_measures_every_claim() {

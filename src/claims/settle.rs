@@ -133,14 +133,12 @@ fn paired(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Vec<f64> {
 fn claim_questions(results: &Results) -> Vec<Question> {
     let mut out = Vec::new();
     for c in crate::claims::all() {
-        // A yes/no is what the filesystem does: its one round settles it.
-        if metrics::def(&c.metric).class == metrics::Class::Capability {
+        // A yes/no, or a count of what crash states showed, is what the filesystem does: its
+        // one round settles it.
+        if metrics::settles_in_one_round(&c.metric) {
             continue;
         }
-        let find = |sel: &str| {
-            let s = crate::claims::Selector::parse(sel);
-            results.setups.iter().find(|i| s.matches(&i.fs, &i.options))
-        };
+        let find = |sel: &str| crate::claims::Selector::parse(sel).find(&results.setups);
         let Some(a) = find(&c.a) else { continue };
         let va = per_round(results, &a.name, &c.workload, &c.metric);
         let ratios = match &c.b {

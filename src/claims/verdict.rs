@@ -93,11 +93,28 @@ pub fn interval_coverage(n: usize) -> f64 {
 }
 
 fn find_setup<'a>(results: &'a Results, sel: &str) -> Option<&'a SetupInfo> {
-    let s = Selector::parse(sel);
-    results
-        .setups
-        .iter()
-        .find(|info| s.matches(&info.fs, &info.options))
+    Selector::parse(sel).find(&results.setups)
+}
+
+/// Why the run's kernel cannot test `claim` ([`Claim::kernel_before`]), if it cannot. Only a
+/// run of the claim's workload is told so; any other run has not measured it.
+fn removed_here(claim: &Claim, results: &Results) -> Option<String> {
+    if !results.workloads.iter().any(|w| w.id == claim.workload) {
+        return None;
+    }
+    let before = super::kernel_version(claim.kernel_before.as_deref()?)?;
+    let why = claim
+        .removed
+        .as_deref()
+        .unwrap_or("its setup no longer exists");
+    match super::kernel_version(&results.host.kernel) {
+        Some(have) if have < before => None,
+        Some(_) => Some(format!(
+            "{why}; this host runs Linux {}",
+            results.host.kernel
+        )),
+        None => Some(format!("{why}; the run did not record its kernel")),
+    }
 }
 
 fn values(results: &Results, setup: &str, workload: &str, metric: &str) -> BTreeMap<u32, f64> {
@@ -174,6 +191,12 @@ fn rot(r: Option<bool>) -> &'static str {
 
 /// Judge one claim against a results file.
 pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
+    if let Some(why) = removed_here(claim, results) {
+        return ClaimResult {
+            outcome: Outcome::NotComparable,
+            ..not_measured(claim, why)
+        };
+    }
     let Some(a) = find_setup(results, &claim.a) else {
         return not_measured(claim, format!("no setup {} in this run", claim.a));
     };
@@ -242,10 +265,10 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
     if let Err(why) = applies(claim, results, &used) {
         return result(Outcome::NotComparable, None, why);
     }
-    // A probe's yes/no is what the filesystem does, not a sample of a noisy quantity: one
-    // round settles it (probes run once per setup, in the capability phase).
-    let evidence = if crate::metrics::def(&claim.metric).class == crate::metrics::Class::Capability
-    {
+    // A probe's yes/no, or what a run's crash states showed, is what the filesystem does, not
+    // a sample of a noisy quantity: one round settles it (both run once per setup, in the
+    // capability phase).
+    let evidence = if crate::metrics::settles_in_one_round(&claim.metric) {
         Evidence::Exact
     } else {
         Evidence::Noisy
@@ -382,6 +405,93 @@ mod tests {
             vec![setup("ext4", "ext4", &[]), setup("xfs", "xfs", &[])],
             &s,
         )
+    }
+
+    /// One round of crash states per setup, as `fsbench run --only crash-…` records them.
+    fn crash(kernel: &str, rows: &[(&str, &str, &str, f64)]) -> Results {
+        let setups = rows
+            .iter()
+            .map(|(name, mount, _, _)| setup(name, "ext4", &[("mount", mount)]))
+            .collect();
+        let samples: Vec<(&str, &str, &str, u32, f64)> = rows
+            .iter()
+            .map(|(name, _, w, lost)| (*name, *w, "lost_acked_ops", 1, *lost))
+            .collect();
+        let mut r = results(setups, &samples);
+        r.host.kernel = kernel.into();
+        r
+    }
+
+    #[test]
+    fn crash_claims_are_settled_by_one_round_of_states() {
+        let r = crash(
+            "6.18.0",
+            &[
+                ("nb", "data=writeback,barrier=0", "crash-fsync", 7.0),
+                ("wb", "data=writeback", "crash-append", 0.0),
+            ],
+        );
+        let lost = judge(&claim("ext4-nobarrier-loses-fsynced"), &r);
+        assert_eq!(lost.outcome, Outcome::Confirmed, "{lost:?}");
+        assert_eq!(lost.setups, ["nb"]);
+        let kept = judge(&claim("ext4-writeback-keeps-fsynced"), &r);
+        assert_eq!(kept.outcome, Outcome::Confirmed, "{kept:?}");
+        assert_eq!(
+            kept.setups,
+            ["wb"],
+            "the plain data=writeback setup, not the other"
+        );
+        // The claims can fail: barrier=0 that lost nothing, data=writeback that lost some.
+        let r = crash(
+            "6.18.0",
+            &[
+                ("nb", "data=writeback,barrier=0", "crash-fsync", 0.0),
+                ("wb", "data=writeback", "crash-append", 2.0),
+            ],
+        );
+        assert_eq!(
+            judge(&claim("ext4-nobarrier-loses-fsynced"), &r).outcome,
+            Outcome::Refuted
+        );
+        assert_eq!(
+            judge(&claim("ext4-writeback-keeps-fsynced"), &r).outcome,
+            Outcome::Refuted
+        );
+    }
+
+    #[test]
+    fn xfs_nobarrier_is_not_comparable_on_a_kernel_without_it() {
+        let c = claim("xfs-nobarrier-loses-fsynced");
+        // A run without its workload has not measured it.
+        let mut r = crash("6.18.0-1-amd64", &[]);
+        assert_eq!(judge(&c, &r).outcome, Outcome::NotMeasured);
+        // A run of it, whatever setups it holds: the option does not exist on this kernel.
+        r.workloads.push(crate::results::WorkloadInfo {
+            id: "crash-fsync".into(),
+            kind: "crash".into(),
+            params: serde_json::Value::Null,
+            fio_command: None,
+        });
+        assert_eq!(judge(&c, &r).outcome, Outcome::NotComparable);
+        r.setups
+            .push(setup("xfs-nb", "xfs", &[("mount", "nobarrier")]));
+        r.samples.push(Sample {
+            setup: "xfs-nb".into(),
+            workload: "crash-fsync".into(),
+            metric: "lost_acked_ops".into(),
+            unit: String::new(),
+            round: 1,
+            value: 3.0,
+        });
+        let v = judge(&c, &r);
+        assert_eq!(v.outcome, Outcome::NotComparable, "{v:?}");
+        assert!(v.reason.contains("4.19"), "{}", v.reason);
+        assert!(v.reason.contains("6.18.0-1-amd64"), "{}", v.reason);
+        r.host.kernel = String::new();
+        assert_eq!(judge(&c, &r).outcome, Outcome::NotComparable);
+        // On an older kernel it is measured like any other.
+        r.host.kernel = "4.14.0".into();
+        assert_eq!(judge(&c, &r).outcome, Outcome::Confirmed);
     }
 
     #[test]

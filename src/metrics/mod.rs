@@ -194,6 +194,9 @@ pub struct MetricDef {
     pub format: Format,
     /// How `run --mpi` reduces it over the ranks, if at all.
     pub reduce: Option<Reduce>,
+    /// A count of what a check found (crash states that lost data), not a sample of a noisy
+    /// quantity: one round settles a claim on it, as a probe's yes/no does.
+    pub observed: bool,
 }
 
 /// What an id the registry does not know is shown as: a not-ranked fact, never judged.
@@ -207,7 +210,15 @@ pub const UNKNOWN: MetricDef = MetricDef {
     headline: false,
     format: Format::Number,
     reduce: None,
+    observed: false,
 };
+
+/// Whether one round settles a claim on `id`: a probe's yes/no, or a count a check observed
+/// ([`MetricDef::observed`]).
+pub fn settles_in_one_round(id: &str) -> bool {
+    let d = def(id);
+    d.class == Class::Capability || d.observed
+}
 
 /// The registered metric of an id, if any.
 pub fn lookup(id: &str) -> Option<&'static MetricDef> {

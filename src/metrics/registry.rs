@@ -45,6 +45,7 @@ const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) 
         headline: false,
         format,
         reduce: None,
+        observed: false,
     }
 }
 
@@ -88,6 +89,13 @@ impl MetricDef {
     const fn reduce(self, how: Reduce) -> Self {
         Self {
             reduce: Some(how),
+            ..self
+        }
+    }
+    /// A count of what a check found, not a noisy sample ([`MetricDef::observed`]).
+    const fn observed(self) -> Self {
+        Self {
+            observed: true,
             ..self
         }
     }
@@ -203,10 +211,11 @@ metrics! {
     SCRUB_SECONDS_PER_GIB: "scrub_seconds_per_gib", "s/GiB", Time, "scrub seconds per GiB of data" .headline();
     STEADY_REACHED: "steady_reached", "bool", Capability, "steady state reached (5 in a row within 20 %/10 %)" .neutral();
     // Crash consistency (workload::crash): counts over a run's crash states, lower is better.
-    LOST_ACKED_OPS: "lost_acked_ops", "count", Cost, "lost acknowledged operations" .headline();
-    CORRUPT_FILES: "corrupt_files", "count", Cost, "corrupt files in crash states" .headline();
-    FSCK_ERRORS: "fsck_errors", "count", Cost, "crash states fsck found errors in" .headline();
-    UNMOUNTABLE_STATES: "unmountable_states", "count", Cost, "crash states that would not mount" .headline();
+    LOST_ACKED_OPS: "lost_acked_ops", "count", Cost, "lost acknowledged operations" .headline() .observed();
+    LOST_STATES: "lost_states", "count", Cost, "crash states that lost acknowledged data" .headline() .observed();
+    CORRUPT_FILES: "corrupt_files", "count", Cost, "corrupt files in crash states" .headline() .observed();
+    FSCK_ERRORS: "fsck_errors", "count", Cost, "crash states fsck found errors in" .headline() .observed();
+    UNMOUNTABLE_STATES: "unmountable_states", "count", Cost, "crash states that would not mount" .headline() .observed();
     SECONDS_PER_STATE: "seconds_per_state", "s", Time, "seconds per crash state" .derived(CHECKER);
     // Facts fixed by mkfs, the corpus or the plan: shown, never starred.
     SIZE_BYTES: "size_bytes", "bytes", Fact, "size" .headline() .bytes() .reduce(Reduce::First);

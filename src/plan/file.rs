@@ -40,12 +40,13 @@
 //! rows = 5                  # inserts, and as many updates, per transaction
 //!
 //! [[workload]]
-//! id = "crash-nosync"       # or crash-fsync / crash-append / crash-rename as shipped
+//! id = "crash-nosync"       # or crash-fsync / crash-append / crash-rename / crash-shutdown
 //! kind = "crash"
 //! mode = "fsync"            # "fsync" | "append" | "rename"
 //! ops = 60                  # acknowledged operations recorded
 //! states = 24               # crash states checked
 //! sync = false              # skip the durability calls: the negative control
+//! method = "replay"         # "replay" (recorded states) | "shutdown" (FS_IOC_SHUTDOWN quick path)
 //! ```
 
 use super::variant;

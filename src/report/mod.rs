@@ -17,6 +17,7 @@
 pub mod boxed;
 pub mod compare;
 pub mod csv;
+pub mod durability;
 pub mod headline;
 pub mod html;
 pub mod json;

@@ -33,6 +33,9 @@ pub struct Recommendation {
     pub supporting: Vec<String>,
     /// The sentence a reader sees.
     pub text: String,
+    /// The durability question's own verdict, per setup ([`super::durability`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub durability: Option<super::durability::Durability>,
 }
 
 /// What a database workload is decided on: its transactions per second, its p99 latency and
@@ -103,6 +106,10 @@ pub fn recommend(results: &Results, tables: &[Table], setups: &[String]) -> Vec<
     let mut out = Vec::new();
     // Setting a filesystem up (mkfs) is shown, not a question a reader picks a filesystem by.
     for q in Question::ALL.into_iter().filter(|q| *q != Question::Setup) {
+        if q == Question::Durability {
+            out.extend(durability(results, setups));
+            continue;
+        }
         let (rows, supporting, basis) = if q == Question::Databases {
             let db = database_rows(results, tables);
             if db.is_empty() {
@@ -136,6 +143,31 @@ pub fn recommend(results: &Results, tables: &[Table], setups: &[String]) -> Vec<
         }
     }
     out
+}
+
+/// The durability question, by its own rule ([`super::durability`]): the setups ranked first
+/// are its winner (several: a tie).
+fn durability(results: &Results, setups: &[String]) -> Option<Recommendation> {
+    let d = super::durability::judge(results, setups)?;
+    let winner = if d.best.is_empty() {
+        "none".to_string()
+    } else {
+        d.best.join(", ")
+    };
+    Some(Recommendation {
+        class: Question::Durability.title().to_string(),
+        question: Question::Durability,
+        winner,
+        wins: d.setups.iter().filter(|s| s.kept).count(),
+        tests: d.setups.len(),
+        within_noise: d.tie,
+        basis: "any lost acknowledged write disqualifies; fewer crash states lost ranks first"
+            .to_string(),
+        evidence: d.setups.iter().map(|s| s.words()).collect(),
+        supporting: Vec::new(),
+        text: d.text.clone(),
+        durability: Some(d),
+    })
 }
 
 /// The verdict of one question from its deciding rows; `supporting` rows are quoted, not
@@ -217,6 +249,7 @@ fn judge(
             evidence,
             supporting,
             text,
+            durability: None,
         })
     }
 }

@@ -151,6 +151,9 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
         .recommendations
         .iter()
         .map(|r| {
+            if let Some(d) = &r.durability {
+                return format!("{}: {}", r.class, d.text);
+            }
             let noise = if r.within_noise {
                 ", all within noise: a tie"
             } else {

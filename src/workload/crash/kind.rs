@@ -1,8 +1,8 @@
 //! Registry entry of the crash-consistency workloads (`crash-fsync`, `crash-append`,
-//! `crash-rename`): each records on a small image of its own, so it runs once per setup, in
-//! its capability phase.
+//! `crash-rename`, and the quick path `crash-shutdown`): each works on a small image of its
+//! own, so it runs once per setup, in its capability phase.
 
-use super::{CrashParams, Mode};
+use super::{CrashParams, Method, Mode};
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Phase, Workload};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -11,8 +11,14 @@ use crate::workload::step::StepContext;
 /// The crash-consistency oracle.
 pub struct Crash;
 
+/// The shipped quick path's id.
+pub const SHUTDOWN_ID: &str = "crash-shutdown";
+
 fn params(w: &WorkloadSpec) -> CrashParams {
     w.crash.clone().unwrap_or_else(|| {
+        if w.id == SHUTDOWN_ID {
+            return CrashParams::shutdown();
+        }
         let mode = Mode::ALL
             .into_iter()
             .find(|m| m.id() == w.id)
@@ -49,6 +55,7 @@ impl Workload for Crash {
         &[
             "crash_states",
             "lost_acked_ops",
+            "lost_states",
             "corrupt_files",
             "fsck_errors",
             "unmountable_states",
@@ -61,17 +68,33 @@ impl Workload for Crash {
         Mode::ALL
             .into_iter()
             .map(|m| WorkloadSpec::crash(m.id(), CrashParams::new(m)).opt())
+            .chain([WorkloadSpec::crash(SHUTDOWN_ID, CrashParams::shutdown()).opt()])
             .collect()
     }
     fn example(&self) -> &'static str {
         "id = \"crash-nosync\"\nkind = \"crash\"\nmode = \"fsync\"\nops = 40\nstates = 12\nsync = false"
     }
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        // Recording takes a few seconds; a state about half a second (mount, check, fsck).
-        Cost::Seconds(5.0 + 0.6 * params(w).states as f64)
+        // Recording takes a few seconds; a state about half a second (mount, check, fsck); a
+        // shutdown cycle mounts twice.
+        let p = params(w);
+        match p.method {
+            Method::Replay => Cost::Seconds(5.0 + 0.6 * p.states as f64),
+            Method::Shutdown => Cost::Seconds(2.0 + 1.2 * p.states as f64),
+        }
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         let p = params(w);
+        if p.method == Method::Shutdown {
+            return format!(
+                "{} shutdown(s) (FS_IOC_SHUTDOWN, log unflushed) after {} × {}{} each, on an \
+                 image of its own, remounted and checked (quick path, no recorder)",
+                p.states,
+                p.ops,
+                p.mode.calls(),
+                if p.sync { "" } else { " without the syncs" },
+            );
+        }
         format!(
             "{} × {}{} on a recording image of its own, {} crash states checked",
             p.ops,
@@ -93,14 +116,20 @@ impl Workload for Crash {
         spec.crash = Some(p);
         Ok(())
     }
-    fn refused_on_dir(&self, _: &WorkloadSpec) -> Option<&'static str> {
-        Some(
-            "it records the block device under a filesystem it makes itself, and a --dir \
-             target has no device to record; run it on an image (the default) or --device",
-        )
+    fn refused_on_dir(&self, w: &WorkloadSpec) -> Option<&'static str> {
+        Some(match params(w).method {
+            Method::Replay => {
+                "it records the block device under a filesystem it makes itself, and a --dir \
+                 target has no device to record; run it on an image (the default) or --device"
+            }
+            Method::Shutdown => {
+                "it makes a filesystem of its own on a loop image to shut down, and a --dir \
+                 target may not make images; run it on an image (the default) or --device"
+            }
+        })
     }
-    fn available(&self, _: &WorkloadSpec) -> Result<(), String> {
-        if std::path::Path::new("/dev/fuse").exists() {
+    fn available(&self, w: &WorkloadSpec) -> Result<(), String> {
+        if params(w).method == Method::Shutdown || std::path::Path::new("/dev/fuse").exists() {
             Ok(())
         } else {
             Err("the crash recorder needs FUSE (/dev/fuse)".into())
@@ -125,13 +154,11 @@ impl Workload for Crash {
         }
         let fs = crate::fs::driver(&setup.fs)
             .ok_or_else(|| crate::Error::workload(&w.id, format!("no driver for {}", setup.fs)))?;
-        super::run(
-            &w.id,
-            fs.as_ref(),
-            setup,
-            &params(w),
-            cx.scratch,
-            cx.tool_timeout,
-        )
+        let p = params(w);
+        let run = match p.method {
+            Method::Replay => super::run,
+            Method::Shutdown => super::shutdown::run,
+        };
+        run(&w.id, fs.as_ref(), setup, &p, cx.scratch, cx.tool_timeout)
     }
 }

@@ -18,13 +18,14 @@
 pub mod kind;
 pub mod oracle;
 pub mod replay;
+pub mod shutdown;
 pub mod states;
 
 use super::{Metric, WorkloadOutput};
 use crate::fs::{Filesystem, SetupSpec};
 use crate::host::recorder::Recorder;
 use crate::metrics::registry::{
-    ACKED_OPS, CORRUPT_FILES, CRASH_STATES, FSCK_ERRORS, LOG_BYTES, LOST_ACKED_OPS,
+    ACKED_OPS, CORRUPT_FILES, CRASH_STATES, FSCK_ERRORS, LOG_BYTES, LOST_ACKED_OPS, LOST_STATES,
     SECONDS_PER_STATE, UNMOUNTABLE_STATES,
 };
 use crate::{Error, Result};
@@ -74,7 +75,19 @@ impl Mode {
     }
 }
 
-/// A crash workload's parameters (plan-file keys `mode`, `ops`, `states`, `seed`, `sync`).
+/// How crash states are made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Record every write and flush under the FUSE recorder, replay chosen subsets.
+    #[default]
+    Replay,
+    /// The quick path: the filesystem's shutdown ioctl, no recorder ([`shutdown`]).
+    Shutdown,
+}
+
+/// A crash workload's parameters (plan-file keys `mode`, `ops`, `states`, `seed`, `sync`,
+/// `method`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrashParams {
     /// The durability idiom.
@@ -88,6 +101,9 @@ pub struct CrashParams {
     /// Whether the oracle makes its durability calls (false: the negative control).
     #[serde(default = "yes")]
     pub sync: bool,
+    /// Recorded crash states, or the shutdown quick path (`states` is then its cycles).
+    #[serde(default)]
+    pub method: Method,
 }
 
 fn yes() -> bool {
@@ -103,6 +119,16 @@ impl CrashParams {
             states: 24,
             seed: 0x00c0_ffee,
             sync: true,
+            method: Method::Replay,
+        }
+    }
+
+    /// The shipped quick path, `crash-shutdown`: 5 shutdowns after 60 fsync'd files each.
+    pub fn shutdown() -> CrashParams {
+        CrashParams {
+            states: 5,
+            method: Method::Shutdown,
+            ..CrashParams::new(Mode::Fsync)
         }
     }
 
@@ -139,6 +165,13 @@ impl CrashParams {
                 .and_then(|i| u64::try_from(i).ok())
                 .ok_or_else(|| format!("seed = {v}: give a whole number ≥ 0"))?;
         }
+        if let Some(v) = t.remove("method") {
+            self.method = match v.as_str() {
+                Some("replay") => Method::Replay,
+                Some("shutdown") => Method::Shutdown,
+                _ => return Err(format!("method = {v}: use \"replay\" or \"shutdown\"")),
+            };
+        }
         if let Some(v) = t.remove("sync") {
             self.sync = v
                 .as_bool()
@@ -155,6 +188,8 @@ pub struct Totals {
     pub states: u64,
     /// Acknowledged operations lost, summed over states.
     pub lost: u64,
+    /// States that lost or tore an acknowledged operation, or would not mount.
+    pub lost_states: u64,
     /// Corrupt files, summed over states.
     pub corrupt: u64,
     /// States the checker found errors in.
@@ -167,13 +202,13 @@ pub struct Totals {
 
 /// The workload's directory in the scratch directory (the mountpoints), in the ledger so a
 /// killed run's is removed by recovery once its mounts are gone.
-struct WorkDir {
+pub(super) struct WorkDir {
     path: std::path::PathBuf,
     _held: crate::host::ledger::Held,
 }
 
 impl WorkDir {
-    fn create(scratch: &Path, id: &str) -> Result<WorkDir> {
+    pub(super) fn create(scratch: &Path, id: &str) -> Result<WorkDir> {
         let path = scratch.join(format!("fsbench-crash-{}-{id}", std::process::id()));
         let held =
             crate::host::ledger::hold(crate::host::ledger::Item::Dir { path: path.clone() })?;
@@ -181,7 +216,7 @@ impl WorkDir {
         Ok(WorkDir { path, _held: held })
     }
 
-    fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -284,6 +319,7 @@ pub fn run(
         t.corrupt += v.checked.corrupt;
         t.fsck_errors += u64::from(!v.fsck_clean);
         t.unmountable += u64::from(!v.mounted);
+        t.lost_states += u64::from(v.lost_data());
         if let Some(k) = &v.kept {
             kept.push(k.clone());
         }
@@ -354,28 +390,40 @@ pub fn run(
             }
         ));
     }
-    Ok(WorkloadOutput {
-        metrics: vec![
-            Metric::new(CRASH_STATES, "count", t.states as f64),
-            Metric::new(LOST_ACKED_OPS, "count", t.lost as f64),
-            Metric::new(CORRUPT_FILES, "count", t.corrupt as f64),
-            Metric::new(FSCK_ERRORS, "count", t.fsck_errors as f64),
-            Metric::new(UNMOUNTABLE_STATES, "count", t.unmountable as f64),
-            Metric::new(
-                SECONDS_PER_STATE,
-                "s",
-                if t.states > 0 {
-                    t.seconds / t.states as f64
-                } else {
-                    0.0
-                },
-            ),
-            Metric::new(ACKED_OPS, "count", acks.len() as f64),
-            Metric::new(LOG_BYTES, "bytes", log.bytes as f64),
-        ],
+    Ok(output(&t, acks.len() as u64, Some(log.bytes), notes))
+}
+
+/// The metrics of a run's totals (`log_bytes` when a log was recorded).
+pub(super) fn output(
+    t: &Totals,
+    acked: u64,
+    log_bytes: Option<u64>,
+    notes: Vec<String>,
+) -> WorkloadOutput {
+    let mut metrics = vec![
+        Metric::new(CRASH_STATES, "count", t.states as f64),
+        Metric::new(LOST_ACKED_OPS, "count", t.lost as f64),
+        Metric::new(LOST_STATES, "count", t.lost_states as f64),
+        Metric::new(CORRUPT_FILES, "count", t.corrupt as f64),
+        Metric::new(FSCK_ERRORS, "count", t.fsck_errors as f64),
+        Metric::new(UNMOUNTABLE_STATES, "count", t.unmountable as f64),
+        Metric::new(
+            SECONDS_PER_STATE,
+            "s",
+            if t.states > 0 {
+                t.seconds / t.states as f64
+            } else {
+                0.0
+            },
+        ),
+        Metric::new(ACKED_OPS, "count", acked as f64),
+    ];
+    metrics.extend(log_bytes.map(|b| Metric::new(LOG_BYTES, "bytes", b as f64)));
+    WorkloadOutput {
+        metrics,
         notes,
         ..Default::default()
-    })
+    }
 }
 
 #[cfg(test)]
@@ -385,9 +433,11 @@ mod tests {
     #[test]
     fn params_take_their_keys_and_refuse_bad_values() {
         let mut p = CrashParams::new(Mode::Fsync);
-        let mut t: toml::Table =
-            toml::from_str("mode = \"rename\"\nops = 5\nstates = 9\nseed = 3\nsync = false\nx = 1")
-                .unwrap();
+        let mut t: toml::Table = toml::from_str(
+            "mode = \"rename\"\nops = 5\nstates = 9\nseed = 3\nsync = false\nx = 1\n\
+                 method = \"shutdown\"",
+        )
+        .unwrap();
         p.take_from(&mut t).unwrap();
         assert_eq!(
             p,
@@ -396,11 +446,18 @@ mod tests {
                 ops: 5,
                 states: 9,
                 seed: 3,
-                sync: false
+                sync: false,
+                method: Method::Shutdown,
             }
         );
         assert_eq!(t.len(), 1, "unknown keys are left for the common reader");
-        for bad in ["ops = 0", "states = -1", "mode = \"x\"", "sync = 1"] {
+        for bad in [
+            "ops = 0",
+            "states = -1",
+            "mode = \"x\"",
+            "sync = 1",
+            "method = \"dm\"",
+        ] {
             let mut t: toml::Table = toml::from_str(bad).unwrap();
             assert!(p.take_from(&mut t).is_err(), "{bad}");
         }

@@ -60,7 +60,13 @@ pub struct Verdict {
 impl Verdict {
     /// Whether the state breaks a promise (or the filesystem).
     pub fn failed(&self) -> bool {
-        !self.mounted || !self.fsck_clean || self.checked.lost > 0 || self.checked.corrupt > 0
+        !self.fsck_clean || self.lost_data()
+    }
+
+    /// Whether an acknowledged operation did not survive it: lost, torn, or on a state that
+    /// would not mount (the durability verdict's count; an fsck complaint alone is not).
+    pub fn lost_data(&self) -> bool {
+        !self.mounted || self.checked.lost > 0 || self.checked.corrupt > 0
     }
 }
 
