@@ -663,6 +663,10 @@ impl Filesystem for ShellDriver {
     fn name(&self) -> &'static str {
         self.0
     }
+    fn caps(&self) -> &fsbench::fs::Caps {
+        // It stands in for the real driver of that name: the same capabilities.
+        Box::leak(Box::new(fsbench::fs::caps::of(self.0)))
+    }
     fn required_tools(&self) -> &'static [&'static str] {
         tools(self.0)
     }

@@ -138,7 +138,12 @@ fn applies(claim: &Claim, results: &Results, setups: &[&SetupInfo]) -> Result<()
         let why = match req {
             Requirement::Openzfs => setups
                 .iter()
-                .find(|s| s.fs == "zfs" && s.implementation.contains("fuse"))
+                // A setup served from user space (its driver's daemon, zfs-fuse) is not OpenZFS.
+                .find(|s| {
+                    crate::fs::caps::of(&s.fs)
+                        .userspace_daemon
+                        .is_some_and(|d| s.implementation.contains(d))
+                })
                 .map(|s| format!("{} ran on {}", s.name, s.implementation)),
             Requirement::RealDevice => {
                 (t.kind != "device").then(|| format!("the target is {}", target_words(t)))

@@ -26,6 +26,8 @@ pub struct KernelFs {
     pub accepts: Accepts,
     /// Programs that must be on PATH.
     pub tools: &'static [&'static str],
+    /// What it offers beyond create and mount.
+    pub caps: super::Caps,
 }
 
 impl Filesystem for KernelFs {
@@ -47,6 +49,10 @@ impl Filesystem for KernelFs {
 
     fn accepts(&self) -> &Accepts {
         &self.accepts
+    }
+
+    fn caps(&self) -> &super::Caps {
+        &self.caps
     }
 
     /// mkfs (timed, output kept), then mount.
