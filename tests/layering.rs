@@ -319,3 +319,115 @@ fn the_unsafe_scan_sees_unsafe_code_and_skips_words_and_strings() {
     assert!(!mentions_unsafe("let unsafe_ok = 1;"));
     assert!(!mentions_unsafe(r#"println!("no unsafe here");"#));
 }
+
+/// Filesystem names (and the mount types they show as) that only their drivers may match on.
+const FS_NAMES: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "fuse.zfs", "tmpfs"];
+
+/// Files outside `src/fs` that may still compare a filesystem name, each with its reason;
+/// a fact about a filesystem belongs in its driver (`fs::caps::Caps`, docs/ARCHITECTURE.md,
+/// "How to add … a filesystem").
+const FS_NAME_ALLOWED: &[(&str, &str)] = &[
+    (
+        "plan/resolve.rs",
+        "DEFAULT_FS: the default `--fs` selection, a policy list of names, not a match",
+    ),
+    (
+        "host/packages.rs",
+        "`zfs` and `zpool` here are programs (tool → package), not the filesystem",
+    ),
+    (
+        "doctor/install.rs",
+        "`zfs` here is a program with no package (tool names), not the filesystem",
+    ),
+    (
+        "doctor/checks.rs",
+        "findings about the host: a target directory on tmpfs/ramfs (RAM, not a setup), and \
+         the virtual-disk rotational flag whose cost the finding words for Btrfs's ssd mode",
+    ),
+    (
+        "report/compare/provenance.rs",
+        "TOOL_FS: which recorded tool version concerns which setup (to move into the drivers)",
+    ),
+];
+
+/// Whether `code` compares or matches a filesystem name literal: `== "zfs"`, `"zfs" =>`,
+/// `"zfs" | "fuse.zfs"`, or a list of two names (`["ext4", "xfs"].contains(..)`).
+fn matches_fs_name(code: &str) -> bool {
+    FS_NAMES.iter().any(|name| {
+        let q = format!("\"{name}\"");
+        code.match_indices(&q).any(|(i, _)| {
+            let before = code[..i].trim_end();
+            let after = code[i + q.len()..].trim_start();
+            let other_name_after = after
+                .strip_prefix(',')
+                .map(str::trim_start)
+                .is_some_and(|a| FS_NAMES.iter().any(|n| a.starts_with(&format!("\"{n}\""))));
+            before.ends_with("==")
+                || before.ends_with("!=")
+                || (before.ends_with('|') && !before.ends_with("||"))
+                || after.starts_with("==")
+                || after.starts_with("!=")
+                || after.starts_with("=>")
+                || (after.starts_with('|') && !after.starts_with("||"))
+                || other_name_after
+        })
+    })
+}
+
+#[test]
+fn filesystem_names_are_matched_only_in_their_drivers() {
+    let (src, files) = source_files();
+    let mut bad = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if rel.starts_with("fs/") {
+            continue;
+        }
+        let allowed = FS_NAME_ALLOWED.iter().any(|(p, _)| *p == rel);
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            let code = line.split("//").next().unwrap_or("");
+            if matches_fs_name(code) {
+                if allowed {
+                    allowed_used.insert(rel.clone());
+                } else {
+                    bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    // An allowance nothing needs any more goes, so the list only shrinks.
+    for (p, why) in FS_NAME_ALLOWED {
+        if !allowed_used.contains(*p) {
+            bad.push(format!(
+                "FS_NAME_ALLOWED lists src/{p} ({why}), which no longer needs it"
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a filesystem name is matched outside src/fs (make it a field of the driver's \
+         fs::caps::Caps, or list the file in FS_NAME_ALLOWED with its reason):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_fs_name_scan_sees_comparisons_arms_and_lists_but_not_words() {
+    assert!(matches_fs_name(r#"    if fs == "zfs" {"#));
+    assert!(matches_fs_name(r#"        "btrfs" => {"#));
+    assert!(matches_fs_name(r#"        "zfs" | "fuse.zfs" => {"#));
+    assert!(matches_fs_name(
+        r#"    if !["ext4", "xfs", "btrfs"].contains(&s) {"#
+    ));
+    assert!(matches_fs_name(r#"    online: pfs.fs() != "ext4","#));
+    assert!(!matches_fs_name(r#"    argv(&["zfs", "get", "-Hp", &ds])"#));
+    assert!(!matches_fs_name(
+        r#"    tool("btrfs", ["btrfs-progs"; 4]),"#
+    ));
+    assert!(!matches_fs_name(r#"    if a || "zfs".len() > 0 {"#));
+}

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
+use common::loopdev::LoopImage;
 use common::{load_results, runs, serial, stderr, zfs_fuse_pids};
 
 /// `true` when the test can run: root, loop devices and `tools`; otherwise `tests/common`
@@ -349,18 +350,18 @@ fn a_ledger_naming_what_is_no_longer_ours_releases_nothing() {
         return;
     }
     let scratch = Scratch::new();
-    let other = scratch.path().join("someone-elses.img");
     let recorded = scratch.path().join("fsbench-recorded.img");
-    for f in [&other, &recorded] {
-        std::fs::File::create(f).unwrap().set_len(64 << 20).unwrap();
-    }
-    let o = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&other)
-        .output()
+    std::fs::File::create(&recorded)
+        .unwrap()
+        .set_len(64 << 20)
         .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    // Someone else's image on a loop device (detached when the guard goes, even on panic).
+    let other = LoopImage::spec(64 << 20)
+        .in_dir(scratch.path())
+        .file_name("someone-elses.img")
+        .attach()
+        .unwrap_or_else(|e| panic!("a loop device: {e}"));
+    let dev = other.dev.clone();
     let mut sleeper = Command::new("sleep").arg("120").spawn().unwrap();
     let sleeper_start: u64 = {
         let t = std::fs::read_to_string(format!("/proc/{}/stat", sleeper.id())).unwrap();
@@ -412,7 +413,6 @@ fn a_ledger_naming_what_is_no_longer_ours_releases_nothing() {
         .output()
         .unwrap();
     let err = stderr(&o);
-    let _ = Command::new("losetup").args(["-d", &dev]).status();
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     assert_eq!(o.status.code(), Some(0), "{err}");
@@ -425,7 +425,7 @@ fn a_ledger_naming_what_is_no_longer_ours_releases_nothing() {
         "nothing is released:\n{text}"
     );
     assert!(
-        text.contains(&format!("{dev} now backs {}", other.display())),
+        text.contains(&format!("{dev} now backs {}", other.image.display())),
         "{text}"
     );
     assert!(
@@ -437,9 +437,15 @@ fn a_ledger_naming_what_is_no_longer_ours_releases_nothing() {
     );
     assert!(text.contains("is now another file"), "{text}");
     assert!(text.contains("someone else changed it"), "{text}");
-    // Untouched: the other image, its loop device (checked before detaching above by the
-    // message), the recorded path, the setting, the data directory.
-    assert!(other.exists() && recorded.exists() && scratch.path().exists());
+    // Untouched: the other image and its loop device (the guard detaches it when this
+    // returns), the recorded path, the setting, the data directory.
+    assert!(other.image.exists() && recorded.exists() && scratch.path().exists());
+    assert!(
+        other
+            .sys("loop/backing_file")
+            .starts_with(other.image.to_str().unwrap()),
+        "{dev} was detached or rebound"
+    );
     assert_eq!(std::fs::read_to_string(&setting).unwrap(), "30\n");
 }
 

@@ -10,14 +10,18 @@ use fsbench::workload::meta::{Corpus, CorpusSpec};
 use std::path::{Path, PathBuf};
 use std::process::Command as Sys;
 
+use common::loopdev::LoopImage;
 use common::require;
 
-/// A loop-attached, formatted, mounted image; everything is released on drop.
+/// A loop-attached (`common::loopdev`), formatted, mounted image; everything is released on
+/// drop.
 struct Mounted {
-    _dir: tempfile::TempDir,
     img: PathBuf,
     dev: String,
     mnt: PathBuf,
+    _mnt_dir: tempfile::TempDir,
+    /// Detached after the unmount in `Drop` (fields drop after it).
+    _lo: LoopImage,
 }
 
 impl Mounted {
@@ -32,61 +36,28 @@ impl Mounted {
         {
             return Err(missing);
         }
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let img = dir.path().join(format!("{fs}.img"));
-        let f = std::fs::File::create(&img).map_err(|e| e.to_string())?;
-        f.set_len(size_mib << 20).map_err(|e| e.to_string())?;
-        let out = Sys::new("losetup")
-            .args(["-f", "--show"])
-            .arg(&img)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        // From here on the guard owns the loop device (and the mount once it exists).
-        let m = Mounted {
-            _dir: dir,
-            img,
-            dev,
-            mnt,
-        };
+        let lo = LoopImage::spec(size_mib << 20)
+            .file_name(&format!("{fs}.img"))
+            .attach()?;
         let force = if fs == "xfs" { "-f" } else { "-F" };
-        let out = Sys::new(&mkfs)
-            .args(["-q", force, &m.dev])
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "{mkfs} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let out = Sys::new("mount")
-            .arg(&m.dev)
-            .arg(&m.mnt)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "mount failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(m)
+        common::sh_result(&[&mkfs, "-q", force, &lo.dev]).map_err(|e| format!("{mkfs}: {e}"))?;
+        let mnt_dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let mnt = mnt_dir.path().to_path_buf();
+        common::sh_result(&["mount", &lo.dev, mnt.to_str().unwrap()])
+            .map_err(|e| format!("mount: {e}"))?;
+        Ok(Mounted {
+            img: lo.image.clone(),
+            dev: lo.dev.clone(),
+            mnt,
+            _mnt_dir: mnt_dir,
+            _lo: lo,
+        })
     }
 }
 
 impl Drop for Mounted {
     fn drop(&mut self) {
         let _ = Sys::new("umount").arg(&self.mnt).status();
-        let _ = Sys::new("losetup").args(["-d", &self.dev]).status();
     }
 }
 

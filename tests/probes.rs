@@ -21,6 +21,7 @@ use std::time::Duration;
 use common::sh_result as sh;
 
 use common::is_root;
+use common::loopdev::LoopImage;
 use fsbench::fs::zfs_daemon::{self, DaemonHold};
 
 /// Tools each filesystem needs in these tests.
@@ -60,6 +61,7 @@ fn zfs_hold(fs: &str) -> Option<DaemonHold> {
 /// A filesystem on a loop image in a temp dir; everything is released on drop.
 struct ShellFs {
     fs: String,
+    /// The mountpoint and zpool import's link directory.
     dir: tempfile::TempDir,
     device: PathBuf,
     mnt: PathBuf,
@@ -68,6 +70,8 @@ struct ShellFs {
     mount_opts: Option<String>,
     /// Dropped after `Drop` destroyed the pool.
     _zfs: Option<DaemonHold>,
+    /// Detached after `Drop` unmounted or destroyed what is on it (fields drop after it).
+    _lo: LoopImage,
 }
 
 impl ShellFs {
@@ -87,17 +91,17 @@ impl ShellFs {
             .prefix("fsbench-probe-test-")
             .tempdir_in("/var/tmp")
             .unwrap();
-        let image = dir.path().join("image");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(size)
-            .unwrap();
-        let dev = sh(&["losetup", "-f", "--show", image.to_str().unwrap()]).unwrap();
+        let lo = LoopImage::spec(size)
+            .prefix("fsbench-probe-test-")
+            .file_name("image")
+            .attach()
+            .unwrap_or_else(|e| panic!("a loop device: {e}"));
         let mnt = dir.path().join("mnt");
         std::fs::create_dir(&mnt).unwrap();
         let mut me = ShellFs {
             fs: fs.into(),
-            device: PathBuf::from(dev.trim()),
+            device: lo.path().to_path_buf(),
+            _lo: lo,
             dir,
             mnt,
             pool: None,
@@ -206,9 +210,6 @@ impl Drop for ShellFs {
         } else if self.mounted
             && let Err(e) = sh(&["umount", self.mnt.to_str().unwrap()])
         {
-            eprintln!("cleanup: {e}");
-        }
-        if let Err(e) = sh(&["losetup", "-d", self.device.to_str().unwrap()]) {
             eprintln!("cleanup: {e}");
         }
     }
@@ -594,38 +595,6 @@ fn memcap_with_the_real_engine() {
 // The runner's entry point, through the `Filesystem` trait. fsbench's real drivers belong to
 // another module, so a minimal shell-based driver stands in for them here.
 
-struct LoopImage {
-    _dir: tempfile::TempDir,
-    device: PathBuf,
-}
-
-impl LoopImage {
-    fn new(size: u64) -> LoopImage {
-        let dir = tempfile::Builder::new()
-            .prefix("fsbench-probe-img-")
-            .tempdir_in("/var/tmp")
-            .unwrap();
-        let image = dir.path().join("image");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(size)
-            .unwrap();
-        let dev = sh(&["losetup", "-f", "--show", image.to_str().unwrap()]).unwrap();
-        LoopImage {
-            _dir: dir,
-            device: PathBuf::from(dev.trim()),
-        }
-    }
-}
-
-impl Drop for LoopImage {
-    fn drop(&mut self) {
-        if let Err(e) = sh(&["losetup", "-d", self.device.to_str().unwrap()]) {
-            eprintln!("cleanup: {e}");
-        }
-    }
-}
-
 struct ShellDriver(&'static str);
 
 struct ShellMounted {
@@ -668,6 +637,10 @@ impl Mounted for ShellMounted {
 impl Filesystem for ShellDriver {
     fn name(&self) -> &'static str {
         self.0
+    }
+    fn caps(&self) -> &fsbench::fs::Caps {
+        // It stands in for the real driver of that name: the same capabilities.
+        Box::leak(Box::new(fsbench::fs::caps::of(self.0)))
     }
     fn required_tools(&self) -> &'static [&'static str] {
         tools(self.0)
@@ -756,9 +729,13 @@ fn entry_point_through_a_driver() {
         let setup = SetupSpec::plain(fs);
         let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
         for kind in [ProbeKind::Corruption, ProbeKind::Resize] {
-            let img = LoopImage::new(opts.image_size(kind, fs));
+            let img = LoopImage::spec(opts.image_size(kind, fs))
+                .prefix("fsbench-probe-img-")
+                .file_name("image")
+                .attach()
+                .unwrap_or_else(|e| panic!("a loop device: {e}"));
             let out =
-                probe::run_on_device(kind, &opts, &driver, &setup, &img.device, scratch.path())
+                probe::run_on_device(kind, &opts, &driver, &setup, img.path(), scratch.path())
                     .unwrap_or_else(|e| panic!("{} on {fs}: {e}", kind.id()));
             println!("driver {} on {fs}: {:?}", kind.id(), out.metrics);
             let (name, want) = match kind {

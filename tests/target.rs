@@ -14,6 +14,7 @@ use std::time::Duration;
 
 const T: Duration = Duration::from_secs(120);
 
+use common::loopdev::LoopImage;
 use common::{is_root, require};
 
 fn sh(args: &[&str]) -> (bool, String) {
@@ -38,71 +39,6 @@ fn still_attached(dev: &Path, image: &Path) -> bool {
 
 fn mountinfo() -> String {
     std::fs::read_to_string("/proc/self/mountinfo").unwrap()
-}
-
-/// A loop device the test attaches itself (to play a user's disk), detached on drop.
-struct TestLoop {
-    dev: String,
-    _dir: tempfile::TempDir,
-    image: PathBuf,
-}
-
-impl TestLoop {
-    fn new(size: &str) -> Self {
-        Self::with(size, false)
-    }
-
-    /// `partitioned`: write an MBR with one Linux partition from 1 MiB to the end, attach
-    /// with partition scanning.
-    fn with(size: &str, partitioned: bool) -> Self {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let image = dir.path().join("disk.img");
-        let (ok, out) = sh(&["truncate", "-s", size, image.to_str().unwrap()]);
-        assert!(ok, "{out}");
-        if partitioned {
-            write_mbr(&image);
-        }
-        let mut args = vec!["losetup", "-f", "--show"];
-        if partitioned {
-            args.push("-P");
-        }
-        args.push(image.to_str().unwrap());
-        let (ok, out) = sh(&args);
-        assert!(ok, "{out}");
-        TestLoop {
-            dev: out.trim().to_string(),
-            _dir: dir,
-            image,
-        }
-    }
-
-    fn checksum(&self) -> String {
-        sh(&["cksum", self.image.to_str().unwrap()]).1
-    }
-}
-
-fn write_mbr(image: &Path) {
-    use std::io::{Seek, SeekFrom, Write};
-    let len = std::fs::metadata(image).unwrap().len();
-    let start: u32 = 2048;
-    let sectors = (len / 512) as u32 - start;
-    let mut entry = [0u8; 16];
-    entry[4] = 0x83; // Linux
-    entry[8..12].copy_from_slice(&start.to_le_bytes());
-    entry[12..16].copy_from_slice(&sectors.to_le_bytes());
-    let mut f = std::fs::OpenOptions::new().write(true).open(image).unwrap();
-    f.seek(SeekFrom::Start(440)).unwrap();
-    f.write_all(&0x4653_4231u32.to_le_bytes()).unwrap(); // disk id
-    f.seek(SeekFrom::Start(446)).unwrap();
-    f.write_all(&entry).unwrap();
-    f.seek(SeekFrom::Start(510)).unwrap();
-    f.write_all(&[0x55, 0xAA]).unwrap();
-}
-
-impl Drop for TestLoop {
-    fn drop(&mut self) {
-        let _ = sh(&["losetup", "-d", &self.dev]);
-    }
 }
 
 fn variant(fs: &str) -> SetupSpec {
@@ -345,7 +281,7 @@ fn device_refusals_leave_data_untouched() {
     {
         return;
     }
-    let lo = TestLoop::new("64M");
+    let lo = LoopImage::new(64 << 20);
     let dev = PathBuf::from(&lo.dev);
     let device = |force_wipe| TargetKind::Device {
         path: dev.clone(),
@@ -565,7 +501,12 @@ fn partitioned_device_refusals() {
     {
         return;
     }
-    let lo = TestLoop::with("64M", true);
+    // One MBR partition from 1 MiB to the end, the entries in 512-byte sectors.
+    let lo = LoopImage::spec(64 << 20)
+        .block_size(512)
+        .partitioned()
+        .attach()
+        .unwrap_or_else(|e| panic!("a loop device: {e}"));
     let part = format!("{}p1", lo.dev);
     std::thread::sleep(Duration::from_millis(100));
     if !Path::new(&part).exists() {

@@ -27,8 +27,9 @@ pub mod shell;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
-    // Recovery (in `run`, `doctor`) releases a dead run's zpool through the ZFS driver.
-    crate::fs::zfs_recover::register();
+    // Recovery (in `run`, `doctor`) releases a dead run's zpool through the ZFS driver;
+    // device accounting learns what lies under each filesystem's mounts.
+    crate::fs::register();
     // `run` (as root) puts back what a killed run changed, `doctor` lists it as a finding;
     // the others say so.
     if !matches!(cli.command, Command::Run(_) | Command::Doctor(_)) {

@@ -707,11 +707,14 @@ fn device_busy(f: &Facts) -> Vec<Finding> {
         .collect()
 }
 
+/// Whether a setup or a directory is on a filesystem that can be served from user space
+/// (its driver's `Caps::userspace_daemon`: ZFS by zfs-fuse).
 fn zfs_wanted(f: &Facts) -> bool {
-    f.setups.iter().any(|(_, fs)| fs == "zfs")
-        || f.dirs
-            .iter()
-            .any(|d| d.fs_type == "zfs" || d.fs_type == "fuse.zfs")
+    let userspace = |fs: &str| crate::fs::caps::of(fs).userspace_daemon.is_some();
+    f.setups.iter().any(|(_, fs)| userspace(fs))
+        || f.dirs.iter().any(|d| {
+            crate::fs::caps::by_mount_type(&d.fs_type).is_some_and(|c| c.userspace_daemon.is_some())
+        })
 }
 
 fn zfs_fuse(f: &Facts) -> Vec<Finding> {

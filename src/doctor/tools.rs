@@ -55,8 +55,11 @@ pub fn needs(wants: &Wants) -> Vec<Need> {
                 add(t, name);
             }
         }
-        if fs == "zfs" && !wants.kernel_zfs {
-            add("zfs-fuse", name);
+        // A filesystem served from user space without its kernel module (zfs-fuse).
+        if let Some(daemon) = crate::fs::caps::of(fs).userspace_daemon
+            && !wants.kernel_zfs
+        {
+            add(daemon, name);
         }
     }
     if wants.fio {

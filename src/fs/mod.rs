@@ -5,6 +5,7 @@
 
 pub mod argv_guard;
 mod btrfs;
+pub mod caps;
 mod ext4;
 pub mod layout;
 pub mod maintenance;
@@ -28,6 +29,7 @@ pub use tmpfs::Tmpfs;
 pub use xfs::XFS;
 pub use zfs::Zfs;
 
+pub use caps::Caps;
 pub use setup::SetupSpec;
 
 use std::collections::BTreeMap;
@@ -86,6 +88,12 @@ pub trait Filesystem: Send + Sync {
     /// positional words, no devices, no paths outside the scratch area.
     fn arg_rules(&self) -> &variant_args::ArgRules {
         &self.accepts().args
+    }
+    /// What it offers beyond create and mount (checks, resize, snapshots, compression, what
+    /// lies under its mounts, ETA constants): the facts workloads, device accounting and the
+    /// planner read instead of matching its name.
+    fn caps(&self) -> &Caps {
+        &Caps::NONE
     }
     /// Mount an existing filesystem of this type (no mkfs; ZFS: `zpool import`).
     fn mount(
@@ -194,12 +202,13 @@ pub fn available(name: &str) -> Result<(), String> {
             ));
         }
     }
-    if name == "zfs" && crate::host::zfs::implementation() == crate::host::zfs::Zfs::None {
-        return Err(
-            "zfs: the zfs kernel module is not loaded and zfs-fuse is not installed \
-             (--install-missing installs zfs-fuse)"
-                .into(),
-        );
+    if let Some(daemon) = d.caps().userspace_daemon
+        && crate::host::zfs::implementation() == crate::host::zfs::Zfs::None
+    {
+        return Err(format!(
+            "{name}: the {name} kernel module is not loaded and {daemon} is not installed \
+             (--install-missing installs {daemon})"
+        ));
     }
     Ok(())
 }
@@ -264,6 +273,14 @@ pub(crate) fn check_device_fits(name: &str, min: u64, device: &Path) -> crate::R
 
 /// Names of every driver fsbench knows.
 pub const KNOWN: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "tmpfs"];
+
+/// Install what lower layers need to know from the drivers (the ledger's ZFS release hooks,
+/// what lies under each filesystem's mounts); `commands::dispatch` calls it before any
+/// command, and a library user that measures devices on Btrfs or ZFS calls it first.
+pub fn register() {
+    zfs_recover::register();
+    caps::register_backings();
+}
 
 /// Directory in which fsbench creates mountpoints.
 pub fn mount_root() -> PathBuf {

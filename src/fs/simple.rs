@@ -29,6 +29,8 @@ pub struct KernelFs {
     pub tools: &'static [&'static str],
     /// Capacity and maintenance facts ([`Filesystem::maintenance`]).
     pub maintenance: super::maintenance::Maintenance,
+    /// What it offers beyond create and mount.
+    pub caps: super::Caps,
 }
 
 impl Filesystem for KernelFs {
@@ -54,6 +56,9 @@ impl Filesystem for KernelFs {
 
     fn maintenance(&self) -> super::maintenance::Maintenance {
         self.maintenance
+    }
+    fn caps(&self) -> &super::Caps {
+        &self.caps
     }
 
     /// mkfs (timed, output kept), then mount.

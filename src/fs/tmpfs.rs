@@ -1,11 +1,13 @@
 //! tmpfs: the RAM ceiling reference. No device; its size comes from the setup (`size=…`)
 //! or defaults to half of RAM, the kernel's own default, written out so it is recorded.
 
+use super::caps::{Caps, Crash, Shrink};
 use super::mount::{self, KernelMount};
 use super::variant::{self, Accepts};
 use super::variant_args::ArgRules;
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::fs::SetupSpec;
+use crate::measure::backing::Backing;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -58,9 +60,22 @@ fn describe(_device: Option<&Path>, _mnt: &Path) -> BTreeMap<String, String> {
     BTreeMap::new()
 }
 
+/// No device, nothing to check, grow or snapshot; its data lives in RAM.
+const CAPS: Caps = Caps {
+    mount_types: &["tmpfs"],
+    backing: Backing::None,
+    shrink: Shrink::None("tmpfs has no device to shrink"),
+    crash: Crash::Unsupported(" (tmpfs has no device to record)"),
+    ..Caps::NONE
+};
+
 impl Filesystem for Tmpfs {
     fn name(&self) -> &'static str {
         "tmpfs"
+    }
+
+    fn caps(&self) -> &Caps {
+        &CAPS
     }
 
     fn required_tools(&self) -> &'static [&'static str] {

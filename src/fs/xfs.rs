@@ -1,10 +1,12 @@
 //! XFS: `mkfs.xfs -f -q`, properties from `xfs_info` of the mounted filesystem.
 
+use super::caps::{Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey};
+use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -87,6 +89,33 @@ pub const XFS: KernelFs = KernelFs {
         // xfs_scrub checks metadata only (XFS has no data checksums).
         scrub: None,
     },
+    caps: CAPS,
+};
+
+const CAPS: Caps = Caps {
+    mount_types: &["xfs"],
+    backing: Backing::Device,
+    check: Check::Offline(&["xfs_repair", "-n"]),
+    grow: Grow::Mountpoint(&["xfs_growfs"]),
+    // Kernel ≥ 5.12, `xfs_growfs -D`, marked experimental: never a whole allocation group.
+    shrink: Shrink::AgTail,
+    snapshot: Snapshot::None,
+    compression: Compression::None,
+    // Every crash state is a clone with the recording's UUID.
+    crash: Crash::Clones {
+        mount_extra: &["nouuid"],
+        forget: None,
+    },
+    probes: true,
+    // xfsprogs refuses to format below 300 MiB; the probes' images are larger anyway.
+    probe_image: 640 << 20,
+    commit_s: 5,
+    // The calibration run's medians (plan/eta.rs): untar 2.5 s, cold find 0.5 s, rm 1.6 s.
+    eta: Eta {
+        mkfs_s: 0.3,
+        meta: [0.95, 0.8, 1.8],
+    },
+    userspace_daemon: None,
 };
 
 #[cfg(test)]

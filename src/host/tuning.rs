@@ -102,17 +102,24 @@ fn sysctl_path(key: &str) -> Option<PathBuf> {
     Some(Path::new("/proc/sys").join(rest.replace('.', "/")))
 }
 
-/// Check a key's syntax while parsing a setup (no kernel access): `fs` is its filesystem,
-/// `context` the text for messages.
-pub fn parse(fs: &str, key: &str, value: &str, context: &str) -> crate::Result<HostSetting> {
+/// Check a key's syntax while parsing a setup (no kernel access): `fs` is its filesystem
+/// (`on_device`: whether it lives on a block device, its driver's say), `context` the text
+/// for messages.
+pub fn parse(
+    fs: &str,
+    on_device: bool,
+    key: &str,
+    value: &str,
+    context: &str,
+) -> crate::Result<HostSetting> {
     let bad = |m: String| Error::invalid("--fs", format!("'{context}': {m}"));
     if value.is_empty() {
         return Err(bad(format!("{key} needs a value ({key}=…)")));
     }
     if let Some(q) = queue_key(key) {
-        if fs == "tmpfs" {
+        if !on_device {
             return Err(bad(format!(
-                "{key} is a block-device setting and tmpfs has no device"
+                "{key} is a block-device setting and {fs} has no device"
             )));
         }
         if let Kind::Int(lo, hi) = q.kind {
@@ -465,14 +472,16 @@ mod tests {
     fn keys_are_recognised_and_checked() {
         assert!(is_host_key("sched") && is_host_key("sysctl.vm.dirty_ratio"));
         assert!(!is_host_key("sysctl.kernel.panic") && !is_host_key("mount"));
-        assert!(parse("ext4", "nomerges", "2", "x").is_ok());
-        let e = parse("ext4", "nomerges", "3", "x").unwrap_err().to_string();
+        assert!(parse("ext4", true, "nomerges", "2", "x").is_ok());
+        let e = parse("ext4", true, "nomerges", "3", "x")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("from 0 to 2"), "{e}");
-        let e = parse("tmpfs", "sched", "none", "x")
+        let e = parse("tmpfs", false, "sched", "none", "x")
             .unwrap_err()
             .to_string();
         assert!(e.contains("no device"), "{e}");
-        let e = parse("ext4", "sysctl.vm.", "1", "x")
+        let e = parse("ext4", true, "sysctl.vm.", "1", "x")
             .unwrap_err()
             .to_string();
         assert!(e.contains("not a sysctl name"), "{e}");

@@ -180,19 +180,23 @@ fn under_mount(path: &Path) -> std::result::Result<BlockDevice, String> {
         m.source,
         m.mount_point.display()
     );
-    match m.fs_type.as_str() {
-        "btrfs" => {
+    match super::backing::of(&m.fs_type) {
+        Some(super::backing::Backing::Members) => {
             let name = std::fs::canonicalize(&m.source)
                 .ok()
                 .and_then(|s| s.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .ok_or_else(|| format!("{on}, whose source is not a device node"))?;
-            let members = btrfs_members(Path::new("/sys/fs/btrfs"), &name).ok_or_else(|| {
-                format!("{on}, but /sys/fs/btrfs lists no filesystem with {name}")
+            let sys = Path::new("/sys/fs").join(&m.fs_type);
+            let members = fs_members(&sys, &name).ok_or_else(|| {
+                format!(
+                    "{on}, but {} lists no filesystem with {name}",
+                    sys.display()
+                )
             })?;
             BlockDevice::from_members(&members)
                 .ok_or_else(|| format!("{on}, but its devices have no counters in sysfs"))
         }
-        "zfs" | "fuse.zfs" => {
+        Some(super::backing::Backing::Pool) => {
             let pool = super::zfs::pool_of(&m.source);
             let vdevs = super::zfs::vdevs(pool).map_err(|e| format!("{on}, but {e}"))?;
             let dirs = vdevs
@@ -214,10 +218,10 @@ fn under_mount(path: &Path) -> std::result::Result<BlockDevice, String> {
     }
 }
 
-/// The sysfs directories of every device of the Btrfs filesystem that has `member` (a kernel
-/// device name) among its devices, found under `sys_btrfs` (`/sys/fs/btrfs`).
-fn btrfs_members(sys_btrfs: &Path, member: &str) -> Option<Vec<PathBuf>> {
-    for fs in std::fs::read_dir(sys_btrfs).ok()?.flatten() {
+/// The sysfs directories of every device of the multi-device filesystem that has `member` (a
+/// kernel device name) among its devices, found under `sys_fs` (`/sys/fs/btrfs`).
+fn fs_members(sys_fs: &Path, member: &str) -> Option<Vec<PathBuf>> {
+    for fs in std::fs::read_dir(sys_fs).ok()?.flatten() {
         let devices = fs.path().join("devices");
         if !devices.join(member).exists() {
             continue;
@@ -355,14 +359,14 @@ mod tests {
                 std::fs::create_dir_all(d.join(n)).unwrap();
             }
         }
-        let m = btrfs_members(sys.path(), "loop4").unwrap();
+        let m = fs_members(sys.path(), "loop4").unwrap();
         let names: Vec<_> = m
             .iter()
             .map(|p| p.file_name().unwrap().to_owned())
             .collect();
         assert_eq!(names, ["loop3", "loop4"]);
-        assert_eq!(btrfs_members(sys.path(), "sdb").unwrap().len(), 1);
-        assert!(btrfs_members(sys.path(), "loop9").is_none());
+        assert_eq!(fs_members(sys.path(), "sdb").unwrap().len(), 1);
+        assert!(fs_members(sys.path(), "loop9").is_none());
     }
 
     #[test]

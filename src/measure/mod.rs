@@ -4,6 +4,7 @@
 //! arrays merged at the end) or sampled only at the edges of the measured window (CPU and
 //! device counters).
 
+pub mod backing;
 pub mod cpu;
 pub mod device;
 pub mod histogram;

@@ -100,18 +100,19 @@ pub fn syncfs(path: &Path) -> Result<()> {
         ));
     }
     // syncfs does not reach zfs-fuse, and ZFS commits on its own timer: force the txg.
-    if let Some(dataset) = zfs_dataset(target) {
+    if let Some(dataset) = pool_dataset(target) {
         super::zfs::sync_txg(&dataset)?;
     }
     Ok(())
 }
 
-/// The ZFS dataset holding `path`, if it is on ZFS (kernel or zfs-fuse).
-fn zfs_dataset(path: &Path) -> Option<String> {
+/// The dataset holding `path`, if it is on a pool ([`super::backing::Backing::Pool`]: ZFS,
+/// kernel or zfs-fuse).
+fn pool_dataset(path: &Path) -> Option<String> {
     let real = std::fs::canonicalize(path).ok()?;
     let entries = crate::host::mountinfo::read().ok()?;
     crate::host::mountinfo::containing(&entries, &real)
-        .filter(|m| m.fs_type == "zfs" || m.fs_type == "fuse.zfs")
+        .filter(|m| super::backing::of(&m.fs_type) == Some(super::backing::Backing::Pool))
         .map(|m| m.source)
 }
 

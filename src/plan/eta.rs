@@ -35,28 +35,17 @@ const RM_S: f64 = 0.9;
 const SMALL_S: f64 = 25.0;
 /// A capability probe (builds and checks its own small filesystem).
 const PROBE_S: f64 = 3.0;
-/// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf; others
-/// count as ext4). The steps' medians in the calibration run: XFS 2.5 / 0.5 s, Btrfs 2.6 /
-/// 0.7 s, zfs-fuse 9.2 / 6.3 s (untar / cold find); warm rm -rf: XFS 1.6 s, Btrfs 1.75 s (the
-/// bench), zfs-fuse about 5.5 s (its cold delete took 6.9 s) — zfs-fuse walks a cold tree ten
-/// times slower than ext4 but unpacks it only 3.6 times slower, so one factor per filesystem
-/// cannot fit.
-const META_FACTOR: &[(&str, [f64; 3])] = &[
-    ("xfs", [0.95, 0.8, 1.8]),
-    ("btrfs", [1.0, 1.15, 2.0]),
-    ("zfs", [3.6, 10.5, 6.1]),
-];
-
+/// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf) is its
+/// driver's `Caps::eta.meta`, from the same calibration run's medians: one factor per
+/// filesystem cannot fit (zfs-fuse walks a cold tree ten times slower than ext4 but unpacks it
+/// only 3.6 times slower). A name no driver has counts as ext4.
 fn meta_factor(fs: &str, step: CorpusStep) -> f64 {
     let i = match step {
         CorpusStep::Untar => 0,
         CorpusStep::Walk => 1,
         CorpusStep::Remove => 2,
     };
-    META_FACTOR
-        .iter()
-        .find(|(n, _)| *n == fs)
-        .map_or(1.0, |(_, f)| f[i])
+    crate::fs::caps::of(fs).eta.meta[i]
 }
 
 /// Estimated seconds of one workload on filesystem `fs`: its registry entry says what it
@@ -102,14 +91,10 @@ pub fn setup_overhead_seconds(plan: &Plan, fs: &str, formats: bool) -> f64 {
     if !formats {
         return 1.0;
     }
-    // mkfs itself, then the quiet wait: about one window, but ext4's lazy inode-table
-    // initialisation keeps the device busy for 4 s more (its mkfs steps took 6–9 s, the
-    // others' 3–4 s with a 3 s window); unmount and release are folded into the last step.
-    let mkfs = match fs {
-        "ext4" => 4.3,
-        _ => 0.3,
-    };
-    mkfs + plan.quiet.window.as_secs_f64()
+    // mkfs itself and what keeps the device busy after it (the driver's `Caps::eta.mkfs_s`:
+    // ext4's lazy inode-table initialisation), then the quiet wait, about one window; unmount
+    // and release are folded into the last step.
+    crate::fs::caps::of(fs).eta.mkfs_s + plan.quiet.window.as_secs_f64()
 }
 
 /// Estimated seconds of one setup-round (probes count in the first round only).

@@ -603,22 +603,10 @@ fn check_workload_sizes(
     Ok(())
 }
 
-/// Smallest device each filesystem accepts, when the driver is not there to say.
-fn fallback_min_size(fs: &str) -> u64 {
-    match fs {
-        "xfs" => 300 << 20,
-        "btrfs" => 114 << 20,
-        "zfs" => 64 << 20,
-        "ext4" => 1 << 20,
-        _ => 0,
-    }
-}
-
 fn check_min_sizes(setups: &[SetupSpec], capacity: u64, target: &TargetKind) -> crate::Result<()> {
     for s in setups {
-        let min = crate::fs::driver(&s.fs)
-            .map(|d| d.min_device_size())
-            .unwrap_or_else(|| fallback_min_size(&s.fs));
+        // A name without a driver was refused while parsing `--fs`.
+        let min = crate::fs::driver(&s.fs).map_or(0, |d| d.min_device_size());
         if capacity < min {
             let (flag, fix) = match target {
                 TargetKind::Image { .. } => (

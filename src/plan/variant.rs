@@ -178,8 +178,11 @@ pub fn build_setup(
             };
             *slot = Some(value.clone());
         } else if crate::host::tuning::is_host_key(k) {
-            s.host
-                .push(crate::host::tuning::parse(fs, k, value, context)?);
+            let on_device =
+                crate::fs::caps::of(fs).backing != crate::measure::backing::Backing::None;
+            s.host.push(crate::host::tuning::parse(
+                fs, on_device, k, value, context,
+            )?);
         } else if acc.props.contains(&k) {
             if value.is_empty() {
                 return Err(Error::invalid(
@@ -240,8 +243,6 @@ pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
                 s.name,
                 default_commit_seconds(&s.fs)
             ));
-        } else if o == "async" && s.fs != "tmpfs" {
-            // `async` is the default for local filesystems; nothing to warn about.
         }
     }
     if s.props.get("sync").is_some_and(|v| v == "disabled") {
@@ -265,9 +266,10 @@ pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
     w
 }
 
-/// The journal commit interval a filesystem uses by default (ext4 5 s, Btrfs 30 s).
+/// The journal commit interval a filesystem uses by default (its driver's `Caps::commit_s`:
+/// ext4 5 s, Btrfs 30 s).
 fn default_commit_seconds(fs: &str) -> u32 {
-    if fs == "btrfs" { 30 } else { 5 }
+    crate::fs::caps::of(fs).commit_s
 }
 
 /// Refuse two setups with the same name: samples are keyed by it.

@@ -725,3 +725,6 @@ mod tests {
         assert_eq!(rename_fio_job("fio --rw=read", "a"), "fio --rw=read");
     }
 }
+
+#[cfg(test)]
+mod fake_runs;

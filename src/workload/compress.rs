@@ -10,6 +10,7 @@
 //! the filesystem does with compressible data, not about the I/O engine.
 
 use super::{Metric, WorkloadOutput};
+use crate::fs::caps::Compression;
 use crate::host::command::{self, argv};
 use crate::metrics::registry::{BW_MIB_S, BYTES, COMPRESS_RATIO, SECONDS};
 use crate::{Error, Result};
@@ -94,9 +95,10 @@ fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<Workl
         ],
         ..Default::default()
     };
-    if fs == "zfs" {
+    let caps = crate::fs::caps::of(fs);
+    if caps.compression == Compression::DatasetProperty {
         // ZFS accounts space when the transaction group commits, seconds after fsync.
-        wait_zfs_settled(path)?;
+        wait_dataset_settled(path, caps.mount_types)?;
     }
     match measure_ratio(fs, &path.to_string_lossy())? {
         Some(r) => out.metrics.push(Metric::new(COMPRESS_RATIO, "ratio", r)),
@@ -108,17 +110,19 @@ fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<Workl
 }
 
 /// The on-disk compression ratio (logical / physical) of a btrfs file or directory tree, or
-/// of the ZFS dataset holding `path_or_dataset` (a path or a dataset name). `None` for
-/// filesystems without compression, or a btrfs path holding no data.
+/// of the ZFS dataset holding `path_or_dataset` (a path or a dataset name), as the driver of
+/// `fs` says it is read (`Caps::compression`). `None` for filesystems without compression,
+/// or a btrfs path holding no data.
 pub fn measure_ratio(fs: &str, path_or_dataset: &str) -> Result<Option<f64>> {
-    match fs {
-        "btrfs" => {
+    let caps = crate::fs::caps::of(fs);
+    match caps.compression {
+        Compression::Extents => {
             let (logical, disk) = btrfs_usage(Path::new(path_or_dataset))?;
             Ok((disk > 0).then(|| logical as f64 / disk as f64))
         }
-        "zfs" => {
+        Compression::DatasetProperty => {
             let ds = if path_or_dataset.starts_with('/') {
-                dataset_of(Path::new(path_or_dataset))?
+                dataset_of(Path::new(path_or_dataset), caps.mount_types)?
             } else {
                 path_or_dataset.to_string()
             };
@@ -130,7 +134,7 @@ pub fn measure_ratio(fs: &str, path_or_dataset: &str) -> Result<Option<f64>> {
                 .map(Some)
                 .ok_or_else(|| Error::tool("zfs get compressratio", out.stdout))
         }
-        _ => Ok(None),
+        Compression::None => Ok(None),
     }
 }
 
@@ -139,8 +143,9 @@ fn parse_zfs_ratio(s: &str) -> Option<f64> {
     s.trim().trim_end_matches('x').parse().ok()
 }
 
-/// The ZFS dataset whose mount holds `path` (longest matching mount point).
-fn dataset_of(path: &Path) -> Result<String> {
+/// The ZFS dataset whose mount (of one of `mount_types`) holds `path` (longest matching
+/// mount point).
+fn dataset_of(path: &Path, mount_types: &[&str]) -> Result<String> {
     let canon = std::fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
     let text = std::fs::read_to_string("/proc/self/mountinfo")
         .map_err(|e| Error::io("cannot read", "/proc/self/mountinfo", e))?;
@@ -153,7 +158,7 @@ fn dataset_of(path: &Path) -> Result<String> {
         let mut r = right.split(' ');
         let fstype = r.next().unwrap_or("");
         let source = r.next().unwrap_or("");
-        if (fstype == "zfs" || fstype == "fuse.zfs")
+        if mount_types.contains(&fstype)
             && canon.starts_with(mp)
             && best.as_ref().is_none_or(|(l, _)| mp.len() >= *l)
         {
@@ -169,8 +174,8 @@ fn dataset_of(path: &Path) -> Result<String> {
 }
 
 /// Wait (up to 30 s) until the dataset's `used` stops changing after a sync.
-fn wait_zfs_settled(path: &Path) -> Result<()> {
-    let ds = dataset_of(path)?;
+fn wait_dataset_settled(path: &Path, mount_types: &[&str]) -> Result<()> {
+    let ds = dataset_of(path, mount_types)?;
     crate::host::sync_all();
     let used = || -> Result<String> {
         Ok(command::run(

@@ -78,6 +78,8 @@ pub struct WorkloadContext<'a> {
 pub mod builtin;
 pub mod compress;
 pub mod crash;
+#[cfg(test)]
+pub mod fake;
 pub mod fiojob;
 pub mod io;
 pub mod memcap;

@@ -47,10 +47,24 @@ pub enum Kind {
     Probe,
     /// Crash consistency on a recording image ([`crate::workload::crash`]).
     Crash,
+    /// A FAKE step for the runner's unit tests ([`crate::workload::fake`]; not in a release).
+    #[cfg(test)]
+    TestFake,
 }
 
-/// Every workload kind, in catalog (suite) order: one line per kind.
-pub static REGISTRY: &[&dyn Workload] = &[
+/// The registry, with the unit tests' fake kind appended in test builds only.
+macro_rules! registry {
+    ($($entry:expr),* $(,)?) => {
+        /// Every workload kind, in catalog (suite) order: one line per kind.
+        #[cfg(not(test))]
+        pub static REGISTRY: &[&dyn Workload] = &[$($entry),*];
+        /// Every workload kind, in catalog (suite) order: one line per kind (and the fake).
+        #[cfg(test)]
+        pub static REGISTRY: &[&dyn Workload] = &[$($entry,)* &super::fake::Fake];
+    };
+}
+
+registry![
     &super::builtin::Mkfs,
     &super::builtin::UsableSpace,
     &super::builtin::Layout,

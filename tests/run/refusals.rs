@@ -1,7 +1,7 @@
 //! Bad input and unsafe targets are refused before anything is touched.
 
 use super::*;
-use std::path::PathBuf;
+use common::loopdev::LoopImage;
 
 #[test]
 fn refuses_bad_input_before_touching_anything() {
@@ -149,46 +149,36 @@ fn refuses_a_regular_file_as_device() {
     );
 }
 
-/// A loop device of the test's own, with an ext4 filesystem holding a marker file.
-struct TestLoop {
-    image: PathBuf,
-    dev: String,
-    mnt: PathBuf,
+/// A user's disk played by a loop device of the test's own (`common::loopdev`), with an ext4
+/// filesystem holding a marker file.
+struct MarkedDisk {
+    lo: LoopImage,
+    mnt: tempfile::TempDir,
     mounted: bool,
-    _dir: tempfile::TempDir,
 }
 
-impl TestLoop {
-    fn new() -> TestLoop {
-        let dir = tempfile::tempdir().unwrap();
-        let image = dir.path().join("disk.img");
-        let f = std::fs::File::create(&image).unwrap();
-        f.set_len(64 << 20).unwrap();
-        drop(f);
-        let dev = sh_ok(&["losetup", "--find", "--show", image.to_str().unwrap()]);
-        sh_ok(&["mkfs.ext4", "-F", "-q", &dev]);
-        let mnt = dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        let mut l = TestLoop {
-            image,
-            dev,
-            mnt,
+impl MarkedDisk {
+    fn new() -> MarkedDisk {
+        let lo = LoopImage::new(64 << 20);
+        sh_ok(&["mkfs.ext4", "-F", "-q", &lo.dev]);
+        let mut d = MarkedDisk {
+            lo,
+            mnt: tempfile::tempdir().unwrap(),
             mounted: false,
-            _dir: dir,
         };
-        l.mount();
-        std::fs::write(l.mnt.join("marker"), b"precious data").unwrap();
+        d.mount();
+        std::fs::write(d.mnt.path().join("marker"), b"precious data").unwrap();
         sh_ok(&["sync"]);
-        l
+        d
     }
 
     fn mount(&mut self) {
-        sh_ok(&["mount", &self.dev, self.mnt.to_str().unwrap()]);
+        sh_ok(&["mount", &self.lo.dev, self.mnt.path().to_str().unwrap()]);
         self.mounted = true;
     }
 
     fn umount(&mut self) {
-        sh_ok(&["umount", self.mnt.to_str().unwrap()]);
+        sh_ok(&["umount", self.mnt.path().to_str().unwrap()]);
         self.mounted = false;
     }
 
@@ -197,7 +187,7 @@ impl TestLoop {
         if !was {
             self.mount();
         }
-        let ok = std::fs::read(self.mnt.join("marker")).is_ok_and(|d| d == b"precious data");
+        let ok = std::fs::read(self.mnt.path().join("marker")).is_ok_and(|d| d == b"precious data");
         if !was {
             self.umount();
         }
@@ -205,13 +195,12 @@ impl TestLoop {
     }
 }
 
-impl Drop for TestLoop {
+impl Drop for MarkedDisk {
     fn drop(&mut self) {
+        // Before the loop device (a field) is detached.
         if self.mounted {
-            let _ = sh(&["umount", self.mnt.to_str().unwrap()]);
+            let _ = sh(&["umount", self.mnt.path().to_str().unwrap()]);
         }
-        let _ = sh(&["losetup", "-d", &self.dev]);
-        let _ = std::fs::remove_file(&self.image);
     }
 }
 
@@ -224,7 +213,7 @@ fn refuses_mounted_and_signed_devices() {
     ) {
         return;
     }
-    let mut l = TestLoop::new();
+    let mut l = MarkedDisk::new();
     // Mounted: refused even with --force-wipe.
     let o = bin()
         .args([
@@ -234,7 +223,7 @@ fn refuses_mounted_and_signed_devices() {
             "--fs",
             "ext4",
             "--device",
-            &l.dev,
+            &l.lo.dev,
         ])
         .output()
         .unwrap();
@@ -243,7 +232,7 @@ fn refuses_mounted_and_signed_devices() {
     // Unmounted but carrying ext4: refused without --force-wipe.
     l.umount();
     let o = bin()
-        .args(["run", "--yes", "--fs", "ext4", "--device", &l.dev])
+        .args(["run", "--yes", "--fs", "ext4", "--device", &l.lo.dev])
         .output()
         .unwrap();
     assert_refused(&o, &["--force-wipe"]);

@@ -13,6 +13,7 @@
 pub mod aligned;
 pub mod btrfs;
 pub mod fiemap;
+pub mod shutdown;
 pub mod spawn;
 pub mod user;
 

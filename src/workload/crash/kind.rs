@@ -137,18 +137,23 @@ impl Workload for Crash {
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let setup = cx.setup;
-        if !["ext4", "xfs", "btrfs"].contains(&setup.fs.as_str()) {
+        if let crate::fs::caps::Crash::Unsupported(why) = crate::fs::caps::of(&setup.fs).crash {
+            let built: Vec<&str> = crate::fs::KNOWN
+                .iter()
+                .copied()
+                .filter(|n| {
+                    matches!(
+                        crate::fs::caps::of(n).crash,
+                        crate::fs::caps::Crash::Clones { .. }
+                    )
+                })
+                .collect();
             return Err(crate::Error::workload(
                 &w.id,
                 format!(
-                    "crash states are built for ext4, XFS and Btrfs; {} is not comparable here{}",
+                    "crash states are built for {}; {} is not comparable here{why}",
+                    built.join(", "),
                     setup.fs,
-                    if setup.fs == "zfs" {
-                        " (zfs-fuse runs in user space: a clone would have to be imported by a \
-                         second daemon, and one zfs-fuse serves the machine)"
-                    } else {
-                        ""
-                    }
                 ),
             ));
         }

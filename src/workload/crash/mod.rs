@@ -266,7 +266,7 @@ pub fn run(
         });
     let released = m.release();
     let log = rec.log().stop();
-    replay::btrfs_forget(fs.name(), lo.device(), timeout);
+    replay::forget(fs.name(), lo.device(), timeout);
     drop(lo);
     drop(rec);
     let acks = oracle_out?;
@@ -284,9 +284,11 @@ pub fn run(
 
     // 2–3. Crash states.
     let mut check_setup = setup.clone();
-    if fs.name() == "xfs" && !check_setup.mount.iter().any(|o| o == "nouuid") {
-        // Every state is a clone with the recording's UUID.
-        check_setup.mount.push("nouuid".into());
+    for opt in replay::clone_mount_options(fs.name()) {
+        // Every state is a clone of the recording (XFS: with its UUID, `nouuid`).
+        if !check_setup.mount.iter().any(|o| o == opt) {
+            check_setup.mount.push(opt.to_string());
+        }
     }
     let keep_dir = scratch.join(format!("fsbench-crash-kept-{}-{}", setup.name, id));
     let _ = std::fs::remove_dir_all(&keep_dir);

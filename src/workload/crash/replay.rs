@@ -6,6 +6,7 @@
 use super::Mode;
 use super::oracle::{self, Checked};
 use super::states::CrashState;
+use crate::fs::caps::{Check, Crash};
 use crate::fs::{Filesystem, SetupSpec};
 use crate::host::command::{self, argv};
 use crate::host::recorder::Entry;
@@ -70,30 +71,37 @@ impl Verdict {
     }
 }
 
-/// The read-only checker of `fs` on `dev`.
+/// The offline read-only checker of `fs` on `dev` (its driver's `Caps::check`).
 pub fn fsck_argv(fs: &str, dev: &Path) -> Option<Vec<String>> {
-    let d = dev.to_string_lossy();
-    Some(match fs {
-        "ext4" => argv(&["e2fsck", "-fn", &d]),
-        "xfs" => argv(&["xfs_repair", "-n", &d]),
-        "btrfs" => argv(&["btrfs", "check", "--readonly", &d]),
-        _ => return None,
-    })
+    match crate::fs::caps::of(fs).check {
+        Check::Offline(words) => {
+            let mut v = argv(words);
+            v.push(dev.to_string_lossy().into_owned());
+            Some(v)
+        }
+        Check::PoolScrub | Check::None => None,
+    }
 }
 
-/// Make the kernel forget a Btrfs device so a clone with the same fsid is never paired with it.
-pub fn btrfs_forget(fs: &str, dev: &Path, timeout: Duration) {
-    if fs == "btrfs" {
-        let _ = command::run_unchecked(
-            &argv(&[
-                "btrfs",
-                "device",
-                "scan",
-                "--forget",
-                &dev.to_string_lossy(),
-            ]),
-            timeout,
-        );
+/// Make the kernel forget a device so a clone with the same fsid is never paired with it,
+/// where the driver says it must (Btrfs: `btrfs device scan --forget`).
+pub fn forget(fs: &str, dev: &Path, timeout: Duration) {
+    if let Crash::Clones {
+        forget: Some(words),
+        ..
+    } = crate::fs::caps::of(fs).crash
+    {
+        let mut v = argv(words);
+        v.push(dev.to_string_lossy().into_owned());
+        let _ = command::run_unchecked(&v, timeout);
+    }
+}
+
+/// The mount options every crash-state clone of `fs` needs (XFS: `nouuid`).
+pub fn clone_mount_options(fs: &str) -> &'static [&'static str] {
+    match crate::fs::caps::of(fs).crash {
+        Crash::Clones { mount_extra, .. } => mount_extra,
+        Crash::Unsupported(_) => &[],
     }
 }
 
@@ -143,7 +151,7 @@ impl Replay<'_> {
         } else {
             v.fsck_clean = true;
         }
-        btrfs_forget(self.fs.name(), &dev, self.timeout);
+        forget(self.fs.name(), &dev, self.timeout);
         if v.failed()
             && kept_so_far < super::KEEP_AT_MOST
             && let Some(dir) = &self.keep_dir
@@ -203,7 +211,10 @@ impl Replay<'_> {
             "replay": format!(
                 "losetup -f --show {}; mount it{}; inspect {}/",
                 img.display(),
-                if self.fs.name() == "xfs" { " -o nouuid" } else { "" },
+                match clone_mount_options(self.fs.name()) {
+                    [] => String::new(),
+                    opts => format!(" -o {}", opts.join(",")),
+                },
                 super::DIR
             ),
         });

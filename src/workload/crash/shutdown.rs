@@ -14,23 +14,9 @@ use crate::{Error, Result};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// `FS_IOC_SHUTDOWN`: `_IOR('X', 125, __u32)`.
-const FS_IOC_SHUTDOWN: libc::c_ulong = 0x8004_587D;
-/// Shut down without flushing the log (`FSOP_FLAGS_NOLOGFLUSH`).
-const FSOP_FLAGS_NOLOGFLUSH: u32 = 2;
-
 /// Shut the filesystem mounted at `mnt` down, its log unflushed.
 pub fn shut_down(mnt: &Path) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let root = std::fs::File::open(mnt)?;
-    let mut flags = FSOP_FLAGS_NOLOGFLUSH;
-    // SAFETY: a valid open descriptor and a pointer to a u32 the ioctl only reads.
-    let rc = unsafe { libc::ioctl(root.as_raw_fd(), FS_IOC_SHUTDOWN as _, &mut flags) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    crate::host::sys::shutdown::shut_down_no_log_flush(mnt)
 }
 
 /// Workload `id` by the quick path: `p.states` cycles of write + sync, shutdown, remount, check.

@@ -1,12 +1,14 @@
 //! `probe-fsck`: how long a read-only consistency check of a filled filesystem takes, and
 //! whether it calls the filesystem clean.
 //!
-//! ext4 `e2fsck -fn`, XFS `xfs_repair -n`, btrfs `btrfs check --readonly` run on the
-//! unmounted device; ZFS has no offline checker, so its equivalent is `zpool scrub` on the
-//! live pool, waited for until `zpool status` no longer shows it in progress. The data it
-//! checks, its time per GiB and the online scrub's are [`super::fsck_rate`]'s.
+//! The checker is the driver's [`Check`] (`fs::caps`): ext4 `e2fsck -fn`, XFS `xfs_repair
+//! -n`, btrfs `btrfs check --readonly` run on the unmounted device; ZFS has no offline
+//! checker, so its equivalent is `zpool scrub` on the live pool, waited for until `zpool
+//! status` no longer shows it in progress. The data it checks,
+//! its time per GiB and the online scrub's are [`super::fsck_rate`]'s.
 
 use super::{ProbeFs, ProbeOptions, supported};
+use crate::fs::caps::Check;
 use crate::host::command::{self, argv};
 use crate::metrics::registry::{CLEAN, SECONDS, SUPPORTED};
 use crate::workload::{Metric, WorkloadOutput};
@@ -25,29 +27,27 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
     crate::host::sync_all();
     let d = pfs.device().to_string_lossy().to_string();
     let t = opts.timeout;
-    let (cmd, seconds, clean, text) = match pfs.fs() {
-        "zfs" => {
+    let (cmd, seconds, clean, text) = match crate::fs::caps::of(pfs.fs()).check {
+        Check::PoolScrub => {
             let pool = super::zfs_pool(pfs.mountpoint())?;
             let (secs, clean, text) = zpool_scrub(&pool, t)?;
             (argv(&["zpool", "scrub", &pool]), secs, clean, text)
         }
-        fs => {
-            let cmd = match fs {
-                "ext4" => argv(&["e2fsck", "-fn", &d]),
-                "xfs" => argv(&["xfs_repair", "-n", &d]),
-                "btrfs" => argv(&["btrfs", "check", "--readonly", &d]),
-                other => {
-                    let _ = std::fs::remove_dir_all(&root);
-                    return Ok(super::unsupported(format!(
-                        "no read-only checker known for {other}"
-                    )));
-                }
-            };
+        Check::Offline(words) => {
+            let mut cmd = argv(words);
+            cmd.push(d);
             pfs.unmount()?;
             let res = command::run_unchecked(&cmd, t);
             pfs.mount()?;
             let out = res?;
             (cmd, out.seconds, out.status == Some(0), out.combined())
+        }
+        Check::None => {
+            let _ = std::fs::remove_dir_all(&root);
+            return Ok(super::unsupported(format!(
+                "no read-only checker known for {}",
+                pfs.fs()
+            )));
         }
     };
     let mut rates = WorkloadOutput::default();

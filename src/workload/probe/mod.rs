@@ -128,8 +128,9 @@ impl Default for ProbeOptions {
 impl ProbeOptions {
     /// Image size a probe needs so that it has room to work (sparse, so mostly free).
     pub fn image_size(&self, kind: ProbeKind, fs: &str) -> u64 {
-        // zfs-fuse and btrfs keep more metadata; xfs refuses to format below 300 MiB.
-        let base: u64 = if fs == "zfs" { 768 << 20 } else { 640 << 20 };
+        // The driver's base size (zfs-fuse keeps more metadata; xfs refuses to format below
+        // 300 MiB).
+        let base = crate::fs::caps::of(fs).probe_image;
         match kind {
             ProbeKind::Reflink => base + self.reflink_bytes * 5 / 4,
             ProbeKind::Resize => base.max(self.resize_step * 3),
@@ -193,11 +194,11 @@ pub fn run_with(
     setup: &SetupSpec,
     scratch_dir: &Path,
 ) -> Result<WorkloadOutput> {
-    if !ON_DISK.contains(&fs.name()) {
+    if !fs.caps().probes {
         return Ok(unsupported(format!(
             "{} is not an on-disk filesystem; capability probes need one of {}",
             fs.name(),
-            ON_DISK.join(", ")
+            on_disk().join(", ")
         )));
     }
     if kind == ProbeKind::Metadata
@@ -259,8 +260,14 @@ pub fn run_on_device(
     Ok(out)
 }
 
-/// Filesystems the probes know how to exercise.
-pub const ON_DISK: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
+/// Filesystems the probes know how to exercise (their drivers' `Caps::probes`).
+pub fn on_disk() -> Vec<&'static str> {
+    crate::fs::KNOWN
+        .iter()
+        .copied()
+        .filter(|n| crate::fs::caps::of(n).probes)
+        .collect()
+}
 
 /// Run one probe on an already mounted filesystem.
 pub fn run_on(
@@ -323,7 +330,7 @@ impl ProbeFs for DriverFs<'_> {
         self.fs.maintenance()
     }
     fn unmount(&mut self) -> Result<()> {
-        if self.fs.name() == "zfs" {
+        if self.fs.caps().backing == crate::measure::backing::Backing::Pool {
             // The driver's guard destroys the pool on release; export keeps it for import.
             let pool = zfs_pool(&self.mountpoint)?;
             command::run(&command::argv(&["zpool", "export", &pool]), self.timeout)?;

@@ -10,6 +10,7 @@
 //! reports really changed.
 
 use super::{ProbeFs, ProbeOptions, supported, sys};
+use crate::fs::caps::{Grow, OfflineResize, Shrink};
 use crate::host::command::{self, argv};
 use crate::metrics::{MetricId, registry};
 use crate::workload::{Metric, WorkloadOutput};
@@ -119,27 +120,31 @@ fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
     sys::loop_set_capacity(&dev)?;
     let d = dev.to_string_lossy().to_string();
     let m = mnt.to_string_lossy().to_string();
-    let cmd = match pfs.fs() {
-        "ext4" => argv(&["resize2fs", &d]),
-        "xfs" => argv(&["xfs_growfs", &m]),
-        "btrfs" => argv(&["btrfs", "filesystem", "resize", "max", &m]),
-        "zfs" => {
+    let caps = crate::fs::caps::of(pfs.fs());
+    let (cmd, offline) = match caps.grow {
+        Grow::Device {
+            argv: words,
+            offline,
+        } => (with(words, &[&d]), offline),
+        Grow::Mountpoint(words) => (with(words, &[&m]), None),
+        Grow::PoolExpand => {
             let pool = super::zfs_pool(&mnt)?;
-            argv(&["zpool", "online", "-e", &pool, &d])
+            (argv(&["zpool", "online", "-e", &pool, &d]), None)
         }
-        other => {
+        Grow::None => {
             return Ok(Step::unsupported(format!(
-                "no grow command known for {other}"
+                "no grow command known for {}",
+                pfs.fs()
             )));
         }
     };
     let mut online = true;
-    let (seconds, mut note) = match command::run(&cmd, opts.timeout) {
-        Ok(out) => (out.seconds, String::new()),
-        // ext4's online resize ioctl needs CAP_SYS_RESOURCE; without it (containers) the
-        // filesystem can still grow offline, which is what an administrator would do.
-        Err(e) if pfs.fs() == "ext4" => {
-            let secs = ext4_offline_resize(pfs, None, opts)?;
+    let (seconds, mut note) = match (command::run(&cmd, opts.timeout), offline) {
+        (Ok(out), _) => (out.seconds, String::new()),
+        // An online grow the kernel refuses (ext4's needs CAP_SYS_RESOURCE, which containers
+        // lack) can still be done offline, which is what an administrator would do.
+        (Err(e), Some(how)) => {
+            let secs = offline_resize(pfs, &how, None, opts)?;
             online = false;
             (
                 secs,
@@ -149,11 +154,11 @@ fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
                 ),
             )
         }
-        Err(e) => return Err(e),
+        (Err(e), None) => return Err(e),
     };
     let mut seconds = seconds;
     let mut after = settled_size(pfs.mountpoint(), before)?;
-    if after == before && pfs.fs() == "zfs" {
+    if after == before && caps.grow == Grow::PoolExpand {
         // zfs-fuse (pool v23) ignores `online -e` but sizes the vdev anew when it opens it.
         let start = std::time::Instant::now();
         pfs.unmount()?;
@@ -180,10 +185,19 @@ fn grow(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Step> {
     })
 }
 
-/// Unmount, `e2fsck -f -p`, `resize2fs` to `shrink_by` bytes less than now (or to the device
-/// size when `None`), mount again. Returns resize2fs's seconds.
-fn ext4_offline_resize(
+/// A driver's command words followed by `rest`.
+fn with(words: &[&str], rest: &[&str]) -> Vec<String> {
+    let mut v = argv(words);
+    v.extend(rest.iter().map(|s| s.to_string()));
+    v
+}
+
+/// Unmount, the forced check, the resize to `shrink_by` bytes less than now (or to the device
+/// size when `None`), mount again ([`OfflineResize`]: ext4's `e2fsck -f -p`, `dumpe2fs -h`,
+/// `resize2fs`). Returns the resize's seconds.
+fn offline_resize(
     pfs: &mut dyn ProbeFs,
+    how: &OfflineResize,
     shrink_by: Option<u64>,
     opts: &ProbeOptions,
 ) -> Result<f64> {
@@ -191,15 +205,17 @@ fn ext4_offline_resize(
     let t = opts.timeout;
     pfs.unmount()?;
     let result = (|| {
-        let fsck = command::run_unchecked(&argv(&["e2fsck", "-f", "-p", &d]), t)?;
+        let fsck_cmd = with(how.fsck, &[&d]);
+        let fsck = command::run_unchecked(&fsck_cmd, t)?;
         if !matches!(fsck.status, Some(0 | 1)) {
-            return Err(Error::tool(format!("e2fsck -f -p {d}"), fsck.combined()));
+            return Err(Error::tool(command::display(&fsck_cmd), fsck.combined()));
         }
-        let mut cmd = argv(&["resize2fs", &d]);
+        let mut cmd = with(how.resize, &[&d]);
         if let Some(by) = shrink_by {
-            let head = command::run(&argv(&["dumpe2fs", "-h", &d]), t)?;
-            let (count, bsize) = ext4_blocks(&head.stdout).ok_or_else(|| {
-                Error::tool(format!("dumpe2fs -h {d}"), "no Block count / Block size")
+            let geo_cmd = with(how.geometry, &[&d]);
+            let head = command::run(&geo_cmd, t)?;
+            let (count, bsize) = block_geometry(&head.stdout).ok_or_else(|| {
+                Error::tool(command::display(&geo_cmd), "no Block count / Block size")
             })?;
             cmd.push(format!("{}K", (count * bsize - by) / 1024));
         }
@@ -210,7 +226,7 @@ fn ext4_offline_resize(
 }
 
 /// `Block count` and `Block size` from `dumpe2fs -h`.
-fn ext4_blocks(head: &str) -> Option<(u64, u64)> {
+fn block_geometry(head: &str) -> Option<(u64, u64)> {
     let field = |key: &str| -> Option<u64> {
         head.lines()
             .find_map(|l| l.strip_prefix(key))
@@ -235,28 +251,21 @@ fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Shrunk> {
     let m = pfs.mountpoint().to_string_lossy().to_string();
     let by = opts.resize_step;
     let t = opts.timeout;
-    let general = match pfs.fs() {
-        "ext4" => {
-            // resize2fs shrinks only offline, after a forced check.
+    let general = match crate::fs::caps::of(pfs.fs()).shrink {
+        Shrink::Offline(how) => {
             let before = sys::fs_size(pfs.mountpoint())?;
-            let secs = ext4_offline_resize(pfs, Some(by), opts)?;
-            measured(pfs, before, by, &argv(&["resize2fs", &d, "<size>"]), secs)?
+            let secs = offline_resize(pfs, &how, Some(by), opts)?;
+            let cmd = with(how.resize, &[&d, "<size>"]);
+            measured(pfs, before, by, &cmd, secs, false)?
         }
-        "xfs" => return xfs_shrink(&*pfs, opts),
-        "btrfs" => {
+        Shrink::AgTail => return xfs_shrink(&*pfs, opts),
+        Shrink::OnlineBy(words) => {
             let before = sys::fs_size(pfs.mountpoint())?;
-            let cmd = argv(&[
-                "btrfs",
-                "filesystem",
-                "resize",
-                &format!("-{}K", by / 1024),
-                &m,
-            ]);
+            let cmd = with(words, &[&format!("-{}K", by / 1024), &m]);
             let secs = command::run(&cmd, t)?.seconds;
-            measured(pfs, before, by, &cmd, secs)?
+            measured(pfs, before, by, &cmd, secs, true)?
         }
-        "zfs" => Step::unsupported("shrink: a ZFS pool cannot shrink its only top-level vdev"),
-        other => Step::unsupported(format!("no shrink command known for {other}")),
+        Shrink::None(why) => Step::unsupported(format!("shrink: {why}")),
     };
     Ok(Shrunk {
         general,
@@ -265,12 +274,19 @@ fn shrink(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<Shrunk> {
 }
 
 /// The step after a shrink command ran: did the size statvfs reports go down?
-fn measured(pfs: &dyn ProbeFs, before: u64, by: u64, cmd: &[String], seconds: f64) -> Result<Step> {
+fn measured(
+    pfs: &dyn ProbeFs,
+    before: u64,
+    by: u64,
+    cmd: &[String],
+    seconds: f64,
+    online: bool,
+) -> Result<Step> {
     let after = sys::fs_size(pfs.mountpoint())?;
     Ok(Step {
         changed: after < before,
         seconds,
-        online: pfs.fs() != "ext4",
+        online,
         note: format!(
             "shrink by {} KiB: `{}` took the filesystem from {before} to {after} bytes",
             by / 1024,
@@ -319,7 +335,7 @@ fn xfs_shrink_by(pfs: &dyn ProbeFs, opts: &ProbeOptions, by: u64) -> Result<Step
     let target = geo.blocks.saturating_sub(by / geo.bsize);
     let cmd = argv(&["xfs_growfs", "-D", &target.to_string(), &m]);
     match command::run(&cmd, opts.timeout) {
-        Ok(o) => measured(pfs, before, by, &cmd, o.seconds),
+        Ok(o) => measured(pfs, before, by, &cmd, o.seconds, true),
         Err(e) => Ok(Step::unsupported(format!(
             "shrink by {} KiB: `{}` refused: {}",
             by / 1024,
@@ -405,7 +421,7 @@ mod tests {
     #[test]
     fn parses_dumpe2fs() {
         let head = "Inode count:              49152\nBlock count:              196608\nReserved block count:     9830\nBlock size:               4096\n";
-        assert_eq!(ext4_blocks(head), Some((196608, 4096)));
+        assert_eq!(block_geometry(head), Some((196608, 4096)));
     }
 
     #[test]

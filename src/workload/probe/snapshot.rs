@@ -5,6 +5,7 @@
 //! an administrator running it sees.
 
 use super::{ProbeFs, ProbeOptions, supported};
+use crate::fs::caps::Snapshot;
 use crate::host::command;
 use crate::metrics::registry::{SECONDS, SUPPORTED};
 use crate::workload::{Metric, WorkloadOutput};
@@ -16,16 +17,17 @@ const FILE_BYTES: u64 = 256 << 10;
 
 /// Run the snapshot probe on a mounted filesystem.
 pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutput> {
-    match pfs.fs() {
-        "btrfs" => btrfs(pfs.mountpoint(), opts),
-        "zfs" => {
+    match crate::fs::caps::of(pfs.fs()).snapshot {
+        Snapshot::Subvolume(words) => subvolume(words, pfs.mountpoint(), opts),
+        Snapshot::Dataset => {
             let ds = pfs.dataset().ok_or_else(|| {
                 Error::workload("probe-snapshot", "cannot find the ZFS dataset of the mount")
             })?;
-            zfs(pfs.mountpoint(), &ds, opts)
+            dataset(pfs.mountpoint(), &ds, opts)
         }
-        other => Ok(super::unsupported(format!(
-            "{other} has no native snapshots (an LVM or device-mapper snapshot would be outside the filesystem)"
+        Snapshot::None => Ok(super::unsupported(format!(
+            "{} has no native snapshots (an LVM or device-mapper snapshot would be outside the filesystem)",
+            pfs.fs()
         ))),
     }
 }
@@ -37,41 +39,34 @@ fn populate(dir: &Path, seed: u64) -> Result<()> {
     Ok(())
 }
 
-fn btrfs(mnt: &Path, opts: &ProbeOptions) -> Result<WorkloadOutput> {
+/// Subvolumes (Btrfs): `WORDS create`, `WORDS snapshot`, `WORDS delete`.
+fn subvolume(words: &[&str], mnt: &Path, opts: &ProbeOptions) -> Result<WorkloadOutput> {
     let data = mnt.join("fsbench-data");
     let snap = mnt.join("fsbench-snap");
     let t = opts.timeout;
-    command::run(
-        &command::argv(&["btrfs", "subvolume", "create", &data.to_string_lossy()]),
-        t,
-    )?;
+    let cmd = |verb: &str, rest: &[&Path]| {
+        let mut v = command::argv(words);
+        v.push(verb.to_string());
+        v.extend(rest.iter().map(|p| p.to_string_lossy().into_owned()));
+        v
+    };
+    command::run(&cmd("create", &[&data]), t)?;
     let result = (|| {
         populate(&data, opts.seed)?;
-        let out = command::run(
-            &command::argv(&[
-                "btrfs",
-                "subvolume",
-                "snapshot",
-                &data.to_string_lossy(),
-                &snap.to_string_lossy(),
-            ]),
-            t,
-        )?;
+        let out = command::run(&cmd("snapshot", &[&data, &snap]), t)?;
         check_copy(&data, &snap)?;
         Ok(out.seconds)
     })();
     for sv in [&snap, &data] {
         if sv.exists() {
-            let _ = command::run(
-                &command::argv(&["btrfs", "subvolume", "delete", &sv.to_string_lossy()]),
-                t,
-            );
+            let _ = command::run(&cmd("delete", &[sv]), t);
         }
     }
     Ok(done(result?))
 }
 
-fn zfs(mnt: &Path, dataset: &str, opts: &ProbeOptions) -> Result<WorkloadOutput> {
+/// A dataset snapshot (ZFS).
+fn dataset(mnt: &Path, dataset: &str, opts: &ProbeOptions) -> Result<WorkloadOutput> {
     let t = opts.timeout;
     let dir = mnt.join("fsbench-data");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;

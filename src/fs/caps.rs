@@ -1,0 +1,216 @@
+//! What a filesystem offers beyond create and mount, as data its driver declares: how it is
+//! checked, grown, shrunk and snapshotted, whether and how it compresses, how the device
+//! counters of a path on it are found, what its steps cost in a plan's estimate.
+//!
+//! Workloads (the probes, compression, crash states), device accounting and the planner read
+//! these fields instead of matching filesystem names, so a new filesystem is its driver file
+//! (with a [`Caps`]) and one registry line in [`super::driver`]. The mechanisms the variants
+//! name (a pool scrub, an ext4-style offline resize) are implemented once where they are used;
+//! a driver picks one or says [`Check::None`] and friends, and the probes report "not
+//! supported" for it.
+
+use crate::measure::backing::Backing;
+
+/// A read-only consistency check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Check {
+    /// No checker is known: the fsck probe reports unsupported.
+    None,
+    /// A program run on the unmounted device: these words, then the device; exit 0 = clean.
+    Offline(&'static [&'static str]),
+    /// A pool scrub on the live filesystem (`zpool scrub POOL`, waited for in `zpool status`).
+    PoolScrub,
+}
+
+/// An offline resize in three programs: a forced repair, a geometry read, the resize itself
+/// (ext4: `e2fsck -f -p`, `dumpe2fs -h`, `resize2fs DEV [SIZE]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OfflineResize {
+    /// The forced check the resizer insists on first (exit 0 or 1 = fine), device appended.
+    pub fsck: &'static [&'static str],
+    /// Prints `Block count:` and `Block size:` lines, device appended.
+    pub geometry: &'static [&'static str],
+    /// The resizer, device appended, then the new size in KiB (`NK`) when shrinking.
+    pub resize: &'static [&'static str],
+}
+
+/// Growing the filesystem after its device grew.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Grow {
+    /// Unsupported.
+    None,
+    /// Online, these words then the device (`resize2fs DEV`); with `offline`, when the online
+    /// grow is refused (no CAP_SYS_RESOURCE in a container) it grows offline instead.
+    Device {
+        /// The grow command before the device.
+        argv: &'static [&'static str],
+        /// How to grow it unmounted when the online grow is refused.
+        offline: Option<OfflineResize>,
+    },
+    /// Online, these words then the mountpoint (`xfs_growfs MNT`).
+    Mountpoint(&'static [&'static str]),
+    /// `zpool online -e POOL DEV`; a pool that ignores it (zfs-fuse) grows on export + import.
+    PoolExpand,
+}
+
+/// Shrinking the filesystem by a number of bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shrink {
+    /// Unsupported, and why (shown in the probe's note).
+    None(&'static str),
+    /// Unmounted, through an [`OfflineResize`].
+    Offline(OfflineResize),
+    /// Online: these words, then `-NK` (the bytes to give back in KiB), then the mountpoint
+    /// (`btrfs filesystem resize -NK MNT`).
+    OnlineBy(&'static [&'static str]),
+    /// XFS's `xfs_growfs -D`: only free space at the end of the last allocation group can go.
+    AgTail,
+}
+
+/// Native snapshots.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Snapshot {
+    /// None of its own (supported 0).
+    None,
+    /// Btrfs-style subvolumes: `subvolume create DIR`, `subvolume snapshot SRC DST`,
+    /// `subvolume delete DIR`, each these words first.
+    Subvolume(&'static [&'static str]),
+    /// A dataset snapshot (`zfs snapshot DS@NAME`, listed by `zfs list -t snapshot`).
+    Dataset,
+}
+
+/// How the on-disk compression ratio of written data is read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Compression {
+    /// It does not compress: no ratio is reported.
+    None,
+    /// Per file from its extents (Btrfs: referenced vs on-disk bytes of each extent).
+    Extents,
+    /// The dataset's `compressratio` property, after its space accounting settled (ZFS
+    /// accounts when the transaction group commits, seconds after fsync).
+    DatasetProperty,
+}
+
+/// Crash states (`crash` workload): whether a clone of a recorded image can be checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Crash {
+    /// Not built for it; the reason ends the workload's error message.
+    Unsupported(&'static str),
+    /// Clones are mounted with `mount_extra` options added (XFS: `nouuid`, every clone has
+    /// the recording's UUID), and `forget` (then the device) makes the kernel forget a clone
+    /// with the same fsid (Btrfs: `btrfs device scan --forget`).
+    Clones {
+        /// Mount options every clone needs.
+        mount_extra: &'static [&'static str],
+        /// Run after a clone is released, device appended.
+        forget: Option<&'static [&'static str]>,
+    },
+}
+
+/// The plan's time estimate for this filesystem, relative to ext4 (see `plan/eta.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Eta {
+    /// Seconds of mkfs plus the device's busy time after it, beyond the quiet window.
+    pub mkfs_s: f64,
+    /// Metadata time relative to ext4: untar, cold find, rm -rf.
+    pub meta: [f64; 3],
+}
+
+/// Everything a driver declares beyond create and mount.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Caps {
+    /// The type names its mounts have in /proc/self/mountinfo (`zfs`, `fuse.zfs`).
+    pub mount_types: &'static [&'static str],
+    /// What lies under a mount of it, for device counters and write-back (`measure`).
+    pub backing: Backing,
+    /// Read-only check.
+    pub check: Check,
+    /// Grow.
+    pub grow: Grow,
+    /// Shrink.
+    pub shrink: Shrink,
+    /// Snapshots.
+    pub snapshot: Snapshot,
+    /// Compression ratio.
+    pub compression: Compression,
+    /// Crash states.
+    pub crash: Crash,
+    /// Whether the capability probes build their own image of it (`probe-*`).
+    pub probes: bool,
+    /// Size of a probe's own image before what the probe adds (sparse, mostly free).
+    pub probe_image: u64,
+    /// Its journal's default commit interval, seconds (what `commit=` is compared with).
+    pub commit_s: u32,
+    /// The time estimate's constants.
+    pub eta: Eta,
+    /// Without a kernel module, this program serves it from user space (`zfs-fuse`); the
+    /// doctor lists it as a needed tool then.
+    pub userspace_daemon: Option<&'static str>,
+}
+
+impl Caps {
+    /// A filesystem that offers nothing beyond create and mount, estimated like ext4.
+    pub const NONE: Caps = Caps {
+        mount_types: &[],
+        backing: Backing::Device,
+        check: Check::None,
+        grow: Grow::None,
+        shrink: Shrink::None("no shrink command is known for it"),
+        snapshot: Snapshot::None,
+        compression: Compression::None,
+        crash: Crash::Unsupported(""),
+        probes: false,
+        probe_image: 640 << 20,
+        commit_s: 5,
+        eta: Eta {
+            mkfs_s: 0.3,
+            meta: [1.0, 1.0, 1.0],
+        },
+        userspace_daemon: None,
+    };
+}
+
+/// The capabilities of the filesystem named `fs`; [`Caps::NONE`] for a name no driver has.
+pub fn of(fs: &str) -> Caps {
+    super::driver(fs).map_or(Caps::NONE, |d| *d.caps())
+}
+
+/// The capabilities of the filesystem whose mounts show as `mount_type` in mountinfo.
+pub fn by_mount_type(mount_type: &str) -> Option<Caps> {
+    super::KNOWN
+        .iter()
+        .map(|n| of(n))
+        .find(|c| c.mount_types.contains(&mount_type))
+}
+
+/// Tell the measuring layer what lies under each filesystem's mounts (it sits below `fs` and
+/// cannot ask the drivers); done once by `commands::dispatch` (through [`super::register`]).
+pub fn register_backings() {
+    for name in super::KNOWN {
+        let c = of(name);
+        for t in c.mount_types {
+            crate::measure::backing::register(t, c.backing);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_driver_declares_its_mount_types_and_unknown_names_get_nothing() {
+        for name in super::super::KNOWN {
+            let c = of(name);
+            assert!(
+                c.mount_types.contains(name),
+                "{name}: its mounts show as {:?}",
+                c.mount_types
+            );
+        }
+        assert_eq!(of("no-such-fs"), Caps::NONE);
+        register_backings();
+        assert_eq!(crate::measure::backing::of("fuse.zfs"), Some(Backing::Pool));
+        assert_eq!(crate::measure::backing::of("tmpfs"), Some(Backing::None));
+    }
+}

@@ -1,0 +1,152 @@
+//! The runner without root: a directory target (no mkfs, no device) and the FAKE workload
+//! (`workload::fake`, compiled into unit tests only) show the interleaving of setups across
+//! rounds, the skip of a setup or workload this machine cannot run, that one failing step
+//! stops nothing else, and that a resumed run redoes only the round an interrupt cut short.
+
+use super::execute;
+use crate::fs::SetupSpec;
+use crate::plan::{Invocation, Overrides, WorkloadSpec};
+use crate::workload::fake::{self, Action};
+use crate::workload::registry::Kind;
+
+/// A plan on a fresh directory target: `setups` as (name, filesystem), `workloads` fake ids.
+fn invocation(
+    root: &std::path::Path,
+    setups: &[(&str, &str)],
+    workloads: &[&str],
+    rounds: u32,
+) -> Invocation {
+    let target = root.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let o = Overrides {
+        dir: Some(target),
+        out: Some(root.join("out")),
+        rounds: Some(rounds),
+        ..Default::default()
+    };
+    let src = crate::plan::resolve::Source::read(&o).unwrap();
+    let mut inv =
+        crate::plan::resolve::resolve(&src, &o, &crate::host::facts::HostFacts::fixed(), vec![])
+            .unwrap();
+    // A directory target has one setup; the runner itself takes any number of them.
+    inv.plan.setups = setups
+        .iter()
+        .map(|(name, fs)| SetupSpec {
+            name: name.to_string(),
+            ..SetupSpec::plain(fs)
+        })
+        .collect();
+    inv.plan.workloads = workloads
+        .iter()
+        .map(|id| WorkloadSpec::simple(id, Kind::TestFake))
+        .collect();
+    inv
+}
+
+/// `(setup, workload, round)` of every sample, sorted.
+fn sampled(r: &crate::results::Results) -> Vec<(String, String, u32)> {
+    let mut v: Vec<_> = r
+        .samples
+        .iter()
+        .map(|s| (s.setup.clone(), s.workload.clone(), s.round))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn setups_interleave_by_round_and_a_failure_or_a_skip_stops_nothing_else() {
+    let d = tempfile::tempdir().unwrap();
+    let inv = invocation(
+        d.path(),
+        &[("a", "dir"), ("gone", "no-such-fs"), ("b", "dir")],
+        &["fake-i-ok", "fake-i-fails", "fake-i-unavailable"],
+        3,
+    );
+    fake::script("fake-i-fails", "b", 2, Action::Fail);
+    let out = execute(&inv, false).unwrap();
+    assert!(!out.interrupted);
+    // Round by round, every runnable setup once, each workload of a setup-round in plan order.
+    let want: Vec<String> = (1..=3)
+        .flat_map(|r| {
+            ["a", "b"]
+                .into_iter()
+                .flat_map(move |s| ["fake-i-ok", "fake-i-fails"].map(|w| format!("{w}@{s}#{r}")))
+        })
+        .collect();
+    assert_eq!(fake::calls("fake-i-"), want);
+    // The one scripted failure is recorded; the step after it and the later rounds ran.
+    let failures: Vec<_> = out
+        .results
+        .failures
+        .iter()
+        .map(|f| (f.setup.as_str(), f.workload.as_str(), f.round))
+        .collect();
+    assert_eq!(failures, [("b", "fake-i-fails", 2)]);
+    let s = sampled(&out.results);
+    assert_eq!(s.len(), 11, "{s:?}");
+    assert!(!s.contains(&("b".into(), "fake-i-fails".into(), 2)));
+    // The setup without a driver and the workload that cannot run are skipped, and said so.
+    let said = |what: &str| {
+        out.results
+            .warnings
+            .iter()
+            .any(|w| w.message.contains(what) && w.message.contains("skipped"))
+    };
+    assert!(said("setup gone"), "{:?}", out.results.warnings);
+    assert!(said("workload fake-i-unavailable"));
+    assert!(
+        !s.iter()
+            .any(|(setup, w, _)| setup == "gone" || w.ends_with("unavailable"))
+    );
+}
+
+#[test]
+fn a_resumed_run_redoes_only_the_round_an_interrupt_cut_short() {
+    let d = tempfile::tempdir().unwrap();
+    let inv = invocation(
+        d.path(),
+        &[("a", "dir"), ("b", "dir")],
+        &["fake-r-first", "fake-r-second"],
+        2,
+    );
+    fake::script("fake-r-second", "b", 1, Action::InterruptOnce);
+    let first = execute(&inv, false).unwrap();
+    assert!(first.interrupted);
+    assert_eq!(
+        fake::calls("fake-r-"),
+        [
+            "fake-r-first@a#1",
+            "fake-r-second@a#1",
+            "fake-r-first@b#1",
+            "fake-r-second@b#1"
+        ]
+    );
+    // A fresh run refuses the directory that holds the journal; a resume continues it.
+    assert_eq!(execute(&inv, false).unwrap_err().exit_code(), 2);
+    let second = execute(&inv, true).unwrap();
+    assert!(!second.interrupted);
+    // a#1 finished before the interrupt: not run again; b#1 from its start, then round 2.
+    assert_eq!(
+        fake::calls("fake-r-")[4..],
+        [
+            "fake-r-first@b#1",
+            "fake-r-second@b#1",
+            "fake-r-first@a#2",
+            "fake-r-second@a#2",
+            "fake-r-first@b#2",
+            "fake-r-second@b#2"
+        ]
+    );
+    // Every setup-round's steps once: the cut round's first step is not counted twice.
+    let mut want = Vec::new();
+    for s in ["a", "b"] {
+        for w in ["fake-r-first", "fake-r-second"] {
+            for r in 1..=2 {
+                want.push((s.to_string(), w.to_string(), r));
+            }
+        }
+    }
+    want.sort();
+    assert_eq!(sampled(&second.results), want);
+}
