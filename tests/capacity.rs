@@ -117,7 +117,7 @@ fn capacity_probes_on_ext4_xfs_and_btrfs_in_one_run() {
     for row in [
         "inode exhaustion (empty files until ENOSPC) — ran out of inodes with space left",
         "metadata exhaustion (ENOSPC while df shows space) — ENOSPC while df showed free space",
-        "probe-fsck — check seconds per GiB of data",
+        "probe-fsck — seconds per GiB of data",
         "probe-fsck — scrub seconds per GiB of data",
     ] {
         assert!(probes.contains(row), "no row {row:?} in\n{probes}");
