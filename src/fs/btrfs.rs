@@ -92,13 +92,6 @@ pub const BTRFS: KernelFs = KernelFs {
     describe,
     accepts: ACCEPTS,
     tools: &["mkfs.btrfs", "mount"],
-    maintenance: Maintenance {
-        inodes: Some(Inodes::Unlimited),
-        // Separate data and metadata block groups: mkfs.btrfs's default at every size
-        // (`--mixed` shares them, and then the probe does not reproduce the trap).
-        metadata_chunks: true,
-        scrub: Some(Scrub::Foreground(&["btrfs", "scrub", "start", "-B"])),
-    },
     caps: CAPS,
 };
 
@@ -125,6 +118,13 @@ const CAPS: Caps = Caps {
         meta: [1.0, 1.15, 2.0],
     },
     userspace_daemon: None,
+    maintenance: Maintenance {
+        inodes: Some(Inodes::Unlimited),
+        // Separate data and metadata block groups: mkfs.btrfs's default at every size
+        // (`--mixed` shares them, and then the probe does not reproduce the trap).
+        metadata_chunks: true,
+        scrub: Some(Scrub::Foreground(&["btrfs", "scrub", "start", "-B"])),
+    },
 };
 
 #[cfg(test)]

@@ -146,6 +146,8 @@ pub struct Caps {
     /// Without a kernel module, this program serves it from user space (`zfs-fuse`); the
     /// doctor lists it as a needed tool then.
     pub userspace_daemon: Option<&'static str>,
+    /// Capacity and maintenance facts (inodes, metadata space, scrub) the capacity probes read.
+    pub maintenance: super::maintenance::Maintenance,
 }
 
 impl Caps {
@@ -167,6 +169,7 @@ impl Caps {
             meta: [1.0, 1.0, 1.0],
         },
         userspace_daemon: None,
+        maintenance: super::maintenance::Maintenance::NONE,
     };
 }
 

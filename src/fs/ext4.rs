@@ -77,11 +77,6 @@ pub const EXT4: KernelFs = KernelFs {
     describe,
     accepts: ACCEPTS,
     tools: &["mkfs.ext4", "mount"],
-    maintenance: Maintenance {
-        inodes: Some(Inodes::Fixed),
-        metadata_chunks: false,
-        scrub: None,
-    },
     caps: CAPS,
 };
 
@@ -119,6 +114,11 @@ const CAPS: Caps = Caps {
         meta: [1.0, 1.0, 1.0],
     },
     userspace_daemon: None,
+    maintenance: Maintenance {
+        inodes: Some(Inodes::Fixed),
+        metadata_chunks: false,
+        scrub: None,
+    },
 };
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ pub trait Filesystem: Send + Sync {
     /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
     /// probes read instead of its name. By default none are known.
     fn maintenance(&self) -> maintenance::Maintenance {
-        maintenance::Maintenance::NONE
+        self.caps().maintenance
     }
 }
 

@@ -27,8 +27,6 @@ pub struct KernelFs {
     pub accepts: Accepts,
     /// Programs that must be on PATH.
     pub tools: &'static [&'static str],
-    /// Capacity and maintenance facts ([`Filesystem::maintenance`]).
-    pub maintenance: super::maintenance::Maintenance,
     /// What it offers beyond create and mount.
     pub caps: super::Caps,
 }
@@ -54,9 +52,6 @@ impl Filesystem for KernelFs {
         &self.accepts
     }
 
-    fn maintenance(&self) -> super::maintenance::Maintenance {
-        self.maintenance
-    }
     fn caps(&self) -> &super::Caps {
         &self.caps
     }

@@ -83,12 +83,6 @@ pub const XFS: KernelFs = KernelFs {
     describe,
     accepts: ACCEPTS,
     tools: &["mkfs.xfs", "mount"],
-    maintenance: Maintenance {
-        inodes: Some(Inodes::Dynamic),
-        metadata_chunks: false,
-        // xfs_scrub checks metadata only (XFS has no data checksums).
-        scrub: None,
-    },
     caps: CAPS,
 };
 
@@ -116,6 +110,12 @@ const CAPS: Caps = Caps {
         meta: [0.95, 0.8, 1.8],
     },
     userspace_daemon: None,
+    maintenance: Maintenance {
+        inodes: Some(Inodes::Dynamic),
+        metadata_chunks: false,
+        // xfs_scrub checks metadata only (XFS has no data checksums).
+        scrub: None,
+    },
 };
 
 #[cfg(test)]

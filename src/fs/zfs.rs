@@ -207,6 +207,12 @@ const CAPS: Caps = Caps {
         meta: [3.6, 10.5, 6.1],
     },
     userspace_daemon: Some("zfs-fuse"),
+    maintenance: super::maintenance::Maintenance {
+        inodes: Some(super::maintenance::Inodes::Unlimited),
+        // One pool of space for data and metadata (its slop space keeps metadata writable).
+        metadata_chunks: false,
+        scrub: Some(super::maintenance::Scrub::Pool),
+    },
 };
 
 impl Filesystem for Zfs {
@@ -259,16 +265,6 @@ impl Filesystem for Zfs {
 
     fn accepts(&self) -> &Accepts {
         &ACCEPTS
-    }
-
-    fn maintenance(&self) -> super::maintenance::Maintenance {
-        use super::maintenance::{Inodes, Maintenance, Scrub};
-        Maintenance {
-            inodes: Some(Inodes::Unlimited),
-            // One pool of space for data and metadata (its slop space keeps metadata writable).
-            metadata_chunks: false,
-            scrub: Some(Scrub::Pool),
-        }
     }
 
     fn mount(

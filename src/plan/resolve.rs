@@ -736,30 +736,32 @@ fn check_corpus_fits(
     }
     let c = &plan.corpus;
     let walked = |p: &PathBuf| host.footprints.get(p).copied();
-    let (flag, what, need) = if let Some(d) = &c.from_dir {
+    let (flag, what, need, fix) = if let Some(d) = &c.from_dir {
         let Some(b) = walked(d) else { return Ok(()) };
         (
             "--corpus-from",
             format!("{} copies of {}", c.copies, d.display()),
             u64::from(c.copies) as f64 * b as f64,
+            "use fewer --corpus-copies, a smaller directory or a larger target",
         )
     } else if let Some(f) = &c.file {
         let Some(b) = walked(f) else { return Ok(()) };
-        ("--corpus-file", f.display().to_string(), b as f64)
+        (
+            "--corpus-file",
+            f.display().to_string(),
+            b as f64,
+            "use a smaller tar or a larger target",
+        )
     } else {
         (
             "--corpus-copies",
             format!("{} copies at scale {}", c.copies, c.scale),
             f64::from(c.copies) * c.scale * CORPUS_UNIT_FOOTPRINT as f64,
+            "use fewer --corpus-copies, a smaller --corpus-scale or a larger target",
         )
     };
     let room = capacity as f64 * CORPUS_MAX_SHARE;
     if need > room {
-        let fix = match flag {
-            "--corpus-file" => "use a smaller tar or a larger target",
-            "--corpus-from" => "use fewer --corpus-copies, a smaller directory or a larger target",
-            _ => "use fewer --corpus-copies, a smaller --corpus-scale or a larger target",
-        };
         return Err(Error::invalid(
             flag,
             format!(
