@@ -85,6 +85,10 @@ pub struct SettleRecord {
     pub min_rounds: u32,
     /// Rounds at most (`--max-rounds`).
     pub max_rounds: u32,
+    /// The round of the last look: `max_rounds`, or fewer when the budget fits fewer (fixed
+    /// after the minimum rounds, before the first look); α is spent over the looks up to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_look: Option<u32>,
     /// Wall time the run could take (`--budget`), seconds.
     pub budget_s: u64,
     /// Rounds the run reached.

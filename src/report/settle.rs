@@ -13,14 +13,18 @@ pub fn lines(results: &Results) -> Vec<String> {
     let rule = Rule {
         alpha: s.alpha,
         min_rounds: s.min_rounds.max(2) as usize,
-        max_rounds: s.max_rounds as usize,
+        max_rounds: s.last_look.unwrap_or(s.max_rounds) as usize,
     };
     let mut out = vec![format!(
-        "Until settled: {} to {} rounds within {} min; a settled verdict is wrong at most {:.0} % \
-         of the time ({}, {} looks). Stopped after round {}: {}.",
+        "Until settled: {} to {} rounds within {} min{}; a settled verdict is wrong at most \
+         {:.0} % of the time ({}, {} looks). Stopped after round {}: {}.",
         s.min_rounds,
         s.max_rounds,
         s.budget_s / 60,
+        match s.last_look {
+            Some(l) if l < s.max_rounds => format!(" (the budget fits rounds up to {l})"),
+            _ => String::new(),
+        },
         s.alpha * 100.0,
         s.method,
         rule.looks(),

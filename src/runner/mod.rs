@@ -470,6 +470,24 @@ impl Runner<'_> {
         };
         let formats = self.inv.options.target.formats();
         let setups: BTreeSet<usize> = schedule.rounds.iter().map(|sr| sr.setup).collect();
+        // A full round's time: measured over the setup-rounds this process ran, or the
+        // estimate when a resumed run had them all from the journal.
+        let ran = schedule
+            .rounds
+            .iter()
+            .filter(|sr| !done.contains_key(&(plan.setups[sr.setup].name.clone(), sr.round)))
+            .count();
+        let full_round_s = if ran > 0 && ended.elapsed_s > 0.0 {
+            ended.elapsed_s / ran as f64 * setups.len() as f64
+        } else {
+            schedule.estimate_s / f64::from(plan.rounds.max(1))
+        };
+        let configured = *rule;
+        let rule = &settle::looks_that_fit(
+            rule,
+            budget.as_secs_f64() - run_start.elapsed().as_secs_f64(),
+            full_round_s,
+        );
         let mut round = plan.rounds;
         let mut extra = Vec::new();
         let started = std::time::Instant::now();
@@ -482,7 +500,12 @@ impl Runner<'_> {
                 break (crate::results::SettleStop::Settled, open);
             }
             if round as usize >= rule.max_rounds {
-                break (crate::results::SettleStop::MaxRounds, open);
+                // A last look the budget set is the budget's stop, not --max-rounds'.
+                break if rule.max_rounds < configured.max_rounds {
+                    (crate::results::SettleStop::Budget, open)
+                } else {
+                    (crate::results::SettleStop::MaxRounds, open)
+                };
             }
             let run = settle::workloads_for(plan, &open);
             // The next round's estimate, scaled by how the run has gone against its ETA.
@@ -550,7 +573,7 @@ impl Runner<'_> {
             extra.push((round, run.into_iter().collect()));
         };
         ended.elapsed_s += started.elapsed().as_secs_f64();
-        let record = settle::record(plan, rule, round, stop, &open, extra);
+        let record = settle::record(plan, &configured, rule, round, stop, &open, extra);
         self.progress.note(&format!(
             "fsbench: until settled: stopped after round {round} ({}){}",
             stop.word(),

@@ -24,6 +24,25 @@ pub fn rule(plan: &Plan) -> Option<Rule> {
     Some(Rule::new(plan.rounds as usize, s.max_rounds as usize))
 }
 
+/// The rule narrowed to the looks the budget leaves room for: fixed once, after the minimum
+/// rounds and before the first look, from the time left and what a full round took — never
+/// from the ratios — so spending α over these looks alone keeps its bound, and a run whose
+/// budget fits three more rounds is not charged for thirteen looks it will never take.
+pub fn looks_that_fit(rule: &Rule, budget_left_s: f64, full_round_s: f64) -> Rule {
+    let fit = if full_round_s > 0.0 && budget_left_s.is_finite() {
+        (budget_left_s.max(0.0) / full_round_s).floor() as usize
+    } else {
+        rule.max_rounds
+    };
+    Rule {
+        max_rounds: rule
+            .max_rounds
+            .min(rule.min_rounds + fit)
+            .max(rule.min_rounds),
+        ..*rule
+    }
+}
+
 /// The workloads an extra round runs so that `open` can be measured: the open ones, the
 /// `layout` that writes their data file, the baselines their scaling factors divide by, and
 /// every prerequisite (a workload whose results are not recorded).
@@ -53,6 +72,7 @@ pub fn workloads_for(plan: &Plan, open: &BTreeSet<String>) -> BTreeSet<String> {
 /// The record of a settled run for `results.json`.
 pub fn record(
     plan: &Plan,
+    configured: &Rule,
     rule: &Rule,
     rounds_run: u32,
     stop: SettleStop,
@@ -61,11 +81,12 @@ pub fn record(
 ) -> SettleRecord {
     SettleRecord {
         method: "Student-t interval on paired log ratios, alpha spent equally over the looks \
-                 (Bonferroni)"
+                 the budget fits (Bonferroni)"
             .into(),
         alpha: rule.alpha,
         min_rounds: plan.rounds,
-        max_rounds: rule.max_rounds as u32,
+        max_rounds: configured.max_rounds as u32,
+        last_look: Some(rule.max_rounds as u32),
         budget_s: plan.settle.map_or(0, |s| s.budget.as_secs()),
         rounds_run,
         stop,
@@ -103,6 +124,19 @@ mod tests {
         let s = inv.plan.settle.unwrap();
         assert_eq!((s.budget.as_secs(), s.max_rounds), (1800, 15));
         assert_eq!(rule(&inv.plan).unwrap().looks(), 13);
+        // Three more full rounds fit the budget: four looks (rounds 3 to 6), not thirteen.
+        let fit = looks_that_fit(&rule(&inv.plan).unwrap(), 1000.0, 300.0);
+        assert_eq!((fit.min_rounds, fit.max_rounds, fit.looks()), (3, 6, 4));
+        assert_eq!(
+            looks_that_fit(&fit, 1e9, 1.0).max_rounds,
+            6,
+            "never past --max-rounds"
+        );
+        assert_eq!(
+            looks_that_fit(&fit, -5.0, 300.0).looks(),
+            1,
+            "the minimum is one look"
+        );
         let e = resolved(Overrides {
             max_rounds: Some(5),
             ..Default::default()
