@@ -89,6 +89,44 @@ impl Question {
     }
 }
 
+/// The stopping rule a `--until-settled` run used, from its record (`None`: a run of fixed
+/// rounds).
+pub fn rule_of(results: &Results) -> Option<Rule> {
+    let s = results.settle.as_ref()?;
+    Some(Rule {
+        alpha: s.alpha,
+        min_rounds: s.min_rounds.max(2) as usize,
+        max_rounds: s.last_look.unwrap_or(s.max_rounds) as usize,
+    })
+}
+
+/// In a `--until-settled` run, whether `best` leads `other` on `metric` of `workload` beyond
+/// noise by the run's own statistic: at some look the sequential interval of their paired
+/// ratios (oriented so > 1 favours `best`) lay wholly above 1. `None` for a run of fixed
+/// rounds, whose tables keep the range rule ([`crate::stats::verdict::tie`]); the report's
+/// marks and the "Until settled" lines then never disagree.
+pub fn ahead_settled(
+    results: &Results,
+    workload: &str,
+    metric: &str,
+    best: &str,
+    other: &str,
+) -> Option<bool> {
+    let rule = rule_of(results)?;
+    let (a, b) = (
+        per_round(results, best, workload, metric),
+        per_round(results, other, workload, metric),
+    );
+    let ratios = match metrics::direction(metric) {
+        Direction::HigherIsBetter => paired(&a, &b),
+        _ => paired(&b, &a),
+    };
+    Some(
+        (rule.min_rounds..=ratios.len())
+            .any(|n| rule.decide(&ratios[..n], Region::Above(1.0)) == Decision::Inside),
+    )
+}
+
 /// Every question `results` can answer: the measured claims, then the headline rows.
 pub fn questions(results: &Results) -> Vec<Question> {
     let mut q = claim_questions(results);
@@ -313,5 +351,32 @@ mod tests {
             ("randread", None)
         );
         assert!(ClaimsAndHeadline.open(&r, &rule).contains("randread"));
+    }
+
+    #[test]
+    fn a_settled_run_marks_a_lead_by_its_interval_where_the_range_rule_sees_a_tie() {
+        // ext4 ahead of xfs every round by 10–20 %, one slow ext4 round: the ranges
+        // overlap (a tie by the range rule) while the paired ratios all favour ext4.
+        let mut r = results(&[
+            ("ext4", "untar", "seconds", &[1.0, 1.0, 1.9, 1.0, 1.0, 1.0]),
+            ("xfs", "untar", "seconds", &[1.15, 1.2, 2.2, 1.1, 1.2, 1.15]),
+        ]);
+        assert_eq!(ahead_settled(&r, "untar", "seconds", "ext4", "xfs"), None);
+        r.settle = Some(crate::results::SettleRecord {
+            alpha: 0.1,
+            min_rounds: 3,
+            max_rounds: 15,
+            last_look: Some(6),
+            ..Default::default()
+        });
+        assert_eq!(rule_of(&r).unwrap().looks(), 4);
+        assert_eq!(
+            ahead_settled(&r, "untar", "seconds", "ext4", "xfs"),
+            Some(true)
+        );
+        assert_eq!(
+            ahead_settled(&r, "untar", "seconds", "xfs", "ext4"),
+            Some(false)
+        );
     }
 }

@@ -336,11 +336,24 @@ fn build_row(
             .iter()
             .copied()
             .filter(|&i| i != best)
-            .filter(|&i| match (&noise[best], &noise[i]) {
-                (Some(a), Some(b)) if !stats::is_merged(&a.metric) => {
-                    verdict::tie(a, b) || med(i) == med(best)
+            .filter(|&i| {
+                // A settled run judges a lead by its sequential interval, as it stopped on it.
+                let settled = crate::claims::settle::ahead_settled(
+                    results,
+                    workload,
+                    &noise_metric,
+                    &setups[best],
+                    &setups[i],
+                );
+                if let Some(ahead) = settled {
+                    return !ahead;
                 }
-                _ => med(i) == med(best),
+                match (&noise[best], &noise[i]) {
+                    (Some(a), Some(b)) if !stats::is_merged(&a.metric) => {
+                        verdict::tie(a, b) || med(i) == med(best)
+                    }
+                    _ => med(i) == med(best),
+                }
             })
             .collect();
         if tied.is_empty() {

@@ -17,6 +17,9 @@ pub struct Recommendation {
     pub winner: String,
     /// Rows the winner leads (alone or shared within noise).
     pub wins: usize,
+    /// Of those, the rows it leads beyond run-to-run noise (the rest are ties it shares).
+    #[serde(default)]
+    pub clear_wins: usize,
     /// Rows ranked in this class.
     pub tests: usize,
     /// True when none of the winner's leads is beyond noise.
@@ -159,6 +162,7 @@ fn durability(results: &Results, setups: &[String]) -> Option<Recommendation> {
         question: Question::Durability,
         winner,
         wins: d.setups.iter().filter(|s| s.kept).count(),
+        clear_wins: d.setups.iter().filter(|s| s.kept).count(),
         tests: d.setups.len(),
         within_noise: d.tie,
         basis: "any lost acknowledged write disqualifies; fewer crash states lost ranks first"
@@ -217,12 +221,7 @@ fn judge(
             .filter_map(|r| quote(r, w, setups))
             .collect();
         let within_noise = clear[w] == 0;
-        let mut text = format!(
-            "{}: best or tied-best in {} of {} test(s)",
-            setups[w],
-            wins[w],
-            rows.len()
-        );
+        let mut text = format!("{}: {}", setups[w], leads(clear[w], wins[w], rows.len()));
         if within_noise {
             text.push_str(", but every lead is within run-to-run noise (a tie)");
         }
@@ -243,6 +242,7 @@ fn judge(
             question: q,
             winner: setups[w].clone(),
             wins: wins[w],
+            clear_wins: clear[w],
             tests: rows.len(),
             within_noise,
             basis,
@@ -251,6 +251,17 @@ fn judge(
             text,
             durability: None,
         })
+    }
+}
+
+/// "ahead in 6 of 10 test(s) beyond noise, tied in 4": a row tied within noise is a shared
+/// lead, never counted as the winner's own.
+pub fn leads(clear: usize, wins: usize, tests: usize) -> String {
+    let tied = wins.saturating_sub(clear);
+    match (clear, tied) {
+        (0, t) => format!("tied-best in {t} of {tests} test(s)"),
+        (c, 0) => format!("ahead in {c} of {tests} test(s) beyond noise"),
+        (c, t) => format!("ahead in {c} of {tests} test(s) beyond noise, tied in {t}"),
     }
 }
 

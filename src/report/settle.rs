@@ -3,17 +3,14 @@
 
 use crate::claims::settle::questions;
 use crate::results::Results;
-use crate::stats::sequential::Rule;
 
 /// The lines, or none for a run without `--until-settled`.
 pub fn lines(results: &Results) -> Vec<String> {
     let Some(s) = &results.settle else {
         return Vec::new();
     };
-    let rule = Rule {
-        alpha: s.alpha,
-        min_rounds: s.min_rounds.max(2) as usize,
-        max_rounds: s.last_look.unwrap_or(s.max_rounds) as usize,
+    let Some(rule) = crate::claims::settle::rule_of(results) else {
+        return Vec::new();
     };
     let mut out = vec![format!(
         "Until settled: {} to {} rounds within {} min{}; a settled verdict is wrong at most \

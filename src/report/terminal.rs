@@ -165,8 +165,10 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
                 format!("; {}", r.basis)
             };
             format!(
-                "{}: {} (leads {} of {} test(s){noise}){basis}",
-                r.class, r.winner, r.wins, r.tests
+                "{}: {} ({}{noise}){basis}",
+                r.class,
+                r.winner,
+                super::recommend::leads(r.clear_wins, r.wins, r.tests)
             )
         })
         .collect()

@@ -56,6 +56,8 @@ pub(crate) struct Runner<'a> {
     extra_only: Option<BTreeSet<String>>,
     /// How `--until-settled` went, once its extra rounds are done.
     settle_record: Option<crate::results::SettleRecord>,
+    /// Seconds the minimum rounds took, when `--until-settled` added rounds after them.
+    minimum_s: Option<f64>,
 }
 
 /// Whether a filesystem's tools are present; `Err` names what is missing.
@@ -140,6 +142,7 @@ pub fn execute_judged(
         coordinator,
         extra_only: None,
         settle_record: None,
+        minimum_s: None,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
@@ -490,6 +493,7 @@ impl Runner<'_> {
         );
         let mut round = plan.rounds;
         let mut extra = Vec::new();
+        let mut estimated_so_far = schedule.estimate_s;
         let started = std::time::Instant::now();
         let (stop, open) = loop {
             let open = judge.open(&self.assemble(&ended.records, true), rule);
@@ -508,9 +512,11 @@ impl Runner<'_> {
                 };
             }
             let run = settle::workloads_for(plan, &open);
-            // The next round's estimate, scaled by how the run has gone against its ETA.
-            let pace = if schedule.estimate_s > 0.0 {
-                (ended.elapsed_s + started.elapsed().as_secs_f64()) / schedule.estimate_s
+            // The next round's estimate, scaled by how the rounds so far went against their
+            // estimates (the minimum rounds' and each extra round's, not the minimum's alone,
+            // or every extra round would look like a slowdown).
+            let pace = if estimated_so_far > 0.0 {
+                (ended.elapsed_s + started.elapsed().as_secs_f64()) / estimated_so_far
             } else {
                 1.0
             };
@@ -563,6 +569,7 @@ impl Runner<'_> {
                 estimate_of: next.iter().map(|n| n.2).collect(),
                 precondition_device: false,
             };
+            estimated_so_far += mini.estimate_s;
             self.extra_only = Some(run.clone());
             let more = self.rounds(&mini, done);
             self.extra_only = None;
@@ -572,6 +579,7 @@ impl Runner<'_> {
             ended.fatal = more.fatal;
             extra.push((round, run.into_iter().collect()));
         };
+        self.minimum_s = Some(ended.elapsed_s);
         ended.elapsed_s += started.elapsed().as_secs_f64();
         let record = settle::record(plan, &configured, rule, round, stop, &open, extra);
         self.progress.note(&format!(
@@ -594,13 +602,29 @@ impl Runner<'_> {
         let (elapsed, total_est) = (ended.elapsed_s, schedule.estimate_s);
         let failed = ended.interrupted || ended.fatal.is_some();
         if !failed && total_est > 0.0 {
-            // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked.
-            self.progress.note(&format!(
-                "fsbench: took {} (estimated {} up front, {:+.0} %)",
-                eta::format(std::time::Duration::from_secs_f64(elapsed)),
-                eta::format(std::time::Duration::from_secs_f64(total_est)),
-                100.0 * (elapsed - total_est) / total_est
-            ));
+            // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked:
+            // the estimate covers the minimum rounds, so a settled run compares those alone.
+            let fmt = |s: f64| eta::format(std::time::Duration::from_secs_f64(s));
+            let note = match (self.minimum_s, &self.settle_record) {
+                (Some(min), Some(rec)) => format!(
+                    "fsbench: took {} in all: the {} minimum rounds {} (estimated {} up front, \
+                     {:+.0} %), then {} extra round(s) until settled within the {} budget",
+                    fmt(elapsed),
+                    self.inv.plan.rounds,
+                    fmt(min),
+                    fmt(total_est),
+                    100.0 * (min - total_est) / total_est,
+                    rec.extra_rounds.len(),
+                    fmt(rec.budget_s as f64)
+                ),
+                _ => format!(
+                    "fsbench: took {} (estimated {} up front, {:+.0} %)",
+                    fmt(elapsed),
+                    fmt(total_est),
+                    100.0 * (elapsed - total_est) / total_est
+                ),
+            };
+            self.progress.note(&note);
         }
         let mut results = self.assemble(&ended.records, failed);
         results
