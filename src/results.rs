@@ -4,6 +4,7 @@
 //! recomputed by any reader. New fields are added with `#[serde(default)]` so that older files
 //! still load; a breaking change bumps [`SCHEMA_VERSION`].
 
+use crate::metrics::MetricKey;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -263,8 +264,10 @@ pub struct Sample {
     pub setup: String,
     /// Workload id.
     pub workload: String,
-    /// Metric name (`iops`, `lat_p99_ms`, `seconds`…).
-    pub metric: String,
+    /// The metric (`iops`, `lat_p99_ms`, `seconds`…): build it from a registered id,
+    /// `metric: registry::IOPS.into()`; a file of another fsbench version may name an id this
+    /// one does not know. Stored as the plain id string.
+    pub metric: MetricKey,
     /// Unit (`IOPS`, `ms`, `s`, `MiB/s`, `bytes`…).
     pub unit: String,
     /// Round number, starting at 1.
@@ -280,8 +283,8 @@ pub struct Summary {
     pub setup: String,
     /// Workload id.
     pub workload: String,
-    /// Metric name.
-    pub metric: String,
+    /// The metric, as in [`Sample::metric`].
+    pub metric: MetricKey,
     /// Unit.
     pub unit: String,
     /// Number of samples.
@@ -438,11 +441,11 @@ impl Results {
     }
 
     /// Samples of one (setup, workload, metric), in round order.
-    pub fn values(&self, setup: &str, workload: &str, metric: &str) -> Vec<f64> {
+    pub fn values(&self, setup: &str, workload: &str, metric: &MetricKey) -> Vec<f64> {
         let mut v: Vec<(u32, f64)> = self
             .samples
             .iter()
-            .filter(|s| s.setup == setup && s.workload == workload && s.metric == metric)
+            .filter(|s| s.setup == setup && s.workload == workload && s.metric == *metric)
             .map(|s| (s.round, s.value))
             .collect();
         v.sort_by_key(|(r, _)| *r);
@@ -538,7 +541,7 @@ mod tests {
         r.samples.push(Sample {
             setup: "ext4".into(),
             workload: "randread".into(),
-            metric: "iops".into(),
+            metric: crate::metrics::registry::IOPS.into(),
             unit: "IOPS".into(),
             round: 2,
             value: 10.0,
@@ -546,6 +549,9 @@ mod tests {
         r.save(&p).unwrap();
         let back = Results::load(&p).unwrap();
         assert_eq!(back, r);
-        assert_eq!(back.values("ext4", "randread", "iops"), vec![10.0]);
+        assert_eq!(
+            back.values("ext4", "randread", &crate::metrics::registry::IOPS.into()),
+            vec![10.0]
+        );
     }
 }

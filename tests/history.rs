@@ -8,6 +8,7 @@
 
 mod common;
 
+use fsbench::metrics::registry::SECONDS;
 use fsbench::results::{Results, Sample, SetupInfo};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -512,7 +513,7 @@ fn synthetic(i: usize, ext4_factor: f64) -> Results {
             r.samples.push(Sample {
                 setup: setup.into(),
                 workload: "untar".into(),
-                metric: "seconds".into(),
+                metric: SECONDS.into(),
                 unit: "s".into(),
                 round,
                 value: base * (0.98 + 0.04 * k),

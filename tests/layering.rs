@@ -431,3 +431,138 @@ fn the_fs_name_scan_sees_comparisons_arms_and_lists_but_not_words() {
     ));
     assert!(!matches_fs_name(r#"    if a || "zfs".len() > 0 {"#));
 }
+
+/// Where a metric's or a workload's meaning is read: from the registries, never from its
+/// name. These are the directories whose code once guessed it (`ends_with("_merged")`,
+/// `class_of`'s substrings of workload ids).
+const NAME_FREE_DIRS: &[&str] = &["report/", "stats/", "claims/"];
+
+/// Files under [`NAME_FREE_DIRS`] that are test modules as a whole (declared `#[cfg(test)]`
+/// by their parent), so every line of theirs is test code.
+const TEST_ONLY_FILES: &[&str] = &["claims/wording.rs"];
+
+/// Every registered metric id and every workload id the registries ship or name.
+fn registered_names() -> Vec<String> {
+    let mut names: Vec<String> = fsbench::metrics::REGISTRY
+        .iter()
+        .map(|d| d.id.as_str().to_string())
+        .collect();
+    names.extend(
+        fsbench::workload::registry::shipped()
+            .into_iter()
+            .map(|w| w.id),
+    );
+    names.extend(
+        fsbench::workload::registry::headlines()
+            .into_iter()
+            .map(|h| h.workload.to_string()),
+    );
+    names
+}
+
+/// The literal of a name test in `code`: a registered name compared with `==`/`!=` or matched
+/// as an arm, or a name or a part of one (`"_merged"`, `"cold"`) searched for with
+/// `contains`/`starts_with`/`ends_with`/`strip_prefix`/`strip_suffix`; `None` when there is
+/// none. Literals with other characters (paths, units with `/`, templates, sentences)
+/// are not names.
+fn name_test(code: &str, names: &[String]) -> Option<String> {
+    let is_name_part = |lit: &str| {
+        lit.len() >= 3
+            && lit
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+            && names.iter().any(|n| n.contains(lit))
+    };
+    // A search may look for a part of a name; a comparison only matches a whole one (`kind !=
+    // "device"` compares a target kind, though `device` is part of `device_write_bytes`).
+    const SEARCHES: &[(&str, bool)] = &[
+        (".contains(\"", true),
+        (".starts_with(\"", true),
+        (".ends_with(\"", true),
+        (".strip_prefix(\"", true),
+        (".strip_suffix(\"", true),
+        ("== \"", false),
+        ("!= \"", false),
+    ];
+    for (pat, part) in SEARCHES {
+        for (i, _) in code.match_indices(pat) {
+            let rest = &code[i + pat.len()..];
+            let lit = &rest[..rest.find('"').unwrap_or(rest.len())];
+            if (*part && is_name_part(lit)) || names.iter().any(|n| n == lit) {
+                return Some(lit.to_string());
+            }
+        }
+    }
+    // `"randread" =>`, `"iops" | "read_iops"`: a whole name as a match arm.
+    for (i, _) in code.match_indices('"') {
+        let rest = &code[i + 1..];
+        let Some(end) = rest.find('"') else { break };
+        let lit = &rest[..end];
+        let after = rest[end + 1..].trim_start();
+        let arm = after.starts_with("=>") || (after.starts_with('|') && !after.starts_with("||"));
+        if arm && names.iter().any(|n| n == lit) {
+            return Some(lit.to_string());
+        }
+    }
+    None
+}
+
+#[test]
+fn report_stats_and_claims_read_meaning_from_the_registries_not_from_names() {
+    let names = registered_names();
+    assert!(names.iter().any(|n| n == "randread") && names.iter().any(|n| n == "iops"));
+    let (src, files) = source_files();
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if !NAME_FREE_DIRS.iter().any(|d| rel.starts_with(d)) || TEST_ONLY_FILES.contains(&&*rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            let code = line.split("//").next().unwrap_or("");
+            if let Some(lit) = name_test(code, &names) {
+                bad.push(format!("src/{rel}:{}: {lit:?}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a metric or workload name is tested outside a registry (read its metrics::MetricDef \
+         or its workload kind's registry entry instead):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_name_scan_sees_comparisons_searches_and_arms_but_not_units_or_paths() {
+    let names: Vec<String> = ["lat_p99_ms_merged", "find-cold", "randread", "iops"]
+        .map(String::from)
+        .to_vec();
+    let hit = |code: &str| name_test(code, &names);
+    assert_eq!(
+        hit(r#"if id.ends_with("_merged") {"#).as_deref(),
+        Some("_merged")
+    );
+    assert_eq!(hit(r#"w.contains("cold")"#).as_deref(), Some("cold"));
+    assert_eq!(
+        hit(r#"if r.workload == "randread" {"#).as_deref(),
+        Some("randread")
+    );
+    assert_eq!(
+        hit(r#"        "iops" | "read_iops" => 1.0,"#).as_deref(),
+        Some("iops")
+    );
+    assert_eq!(hit(r#"if x.starts_with("/dev/") {"#), None);
+    assert_eq!(hit(r#"if label.contains("{unit}") {"#), None);
+    assert_eq!(hit(r#"unit != "bool""#), None);
+    assert_eq!(
+        hit(r#"t.kind != "cold""#),
+        None,
+        "a word that is only part of a name"
+    );
+    assert_eq!(hit(r#"if a || "iops".len() > 0 {"#), None);
+}

@@ -8,6 +8,12 @@ mod common;
 use fsbench::engine::{JobSpec, RwMode};
 use fsbench::fs::{Filesystem, MkfsRecord, Mounted};
 use fsbench::host::cgroup;
+use fsbench::metrics::MetricId;
+use fsbench::metrics::registry::{
+    BW_MIB_S, CHECKED_BYTES, CLEAN, COMPRESS_RATIO, DETECTED, GROW_SECONDS, GROW_SUPPORTED, INTACT,
+    IOPS, LAT_P99_MS, MEMORY_CAP_BYTES, PEAK_MEMORY_BYTES, SECONDS, SECONDS_PER_GIB, SHRINK_ONLINE,
+    SHRINK_SUPPORTED, SHRINK_TAIL_SUPPORTED, SUPPORTED,
+};
 use fsbench::plan::SetupSpec;
 use fsbench::workload::WorkloadOutput;
 use fsbench::workload::probe::{self, ProbeFs, ProbeKind, ProbeOptions};
@@ -245,7 +251,7 @@ fn small_opts() -> ProbeOptions {
     }
 }
 
-fn metric(out: &WorkloadOutput, name: &str) -> f64 {
+fn metric(out: &WorkloadOutput, name: MetricId) -> f64 {
     out.metrics
         .iter()
         .find(|m| m.metric == name)
@@ -283,9 +289,9 @@ fn reflink_answers() {
             "xfs" | "btrfs" => 1.0,
             _ => 0.0,
         };
-        assert_eq!(metric(&out, "supported"), want, "{fs}: {out:?}");
+        assert_eq!(metric(&out, SUPPORTED), want, "{fs}: {out:?}");
         if want == 1.0 {
-            assert!(metric(&out, "seconds") >= 0.0);
+            assert!(metric(&out, SECONDS) >= 0.0);
         }
     }
 }
@@ -297,15 +303,15 @@ fn snapshot_answers() {
             "btrfs" | "zfs" => 1.0,
             _ => 0.0,
         };
-        assert_eq!(metric(&out, "supported"), want, "{fs}: {out:?}");
+        assert_eq!(metric(&out, SUPPORTED), want, "{fs}: {out:?}");
     }
 }
 
 #[test]
 fn resize_answers() {
     for (fs, out) in run_probe(ProbeKind::Resize, &["ext4", "xfs", "btrfs", "zfs"]) {
-        assert_eq!(metric(&out, "grow_supported"), 1.0, "{fs}: {out:?}");
-        assert!(metric(&out, "grow_seconds") >= 0.0);
+        assert_eq!(metric(&out, GROW_SUPPORTED), 1.0, "{fs}: {out:?}");
+        assert!(metric(&out, GROW_SECONDS) >= 0.0);
         // Giving back what the grow added: ext4 and btrfs can; XFS cannot remove an
         // allocation group (kernel ≥ 5.12 shrinks only unused space at the end of the last
         // one, "experimental"), and a ZFS pool cannot shrink its only vdev.
@@ -314,17 +320,17 @@ fn resize_answers() {
         } else {
             0.0
         };
-        assert_eq!(metric(&out, "shrink_supported"), shrink, "{fs}: {out:?}");
+        assert_eq!(metric(&out, SHRINK_SUPPORTED), shrink, "{fs}: {out:?}");
         // resize2fs shrinks only unmounted; btrfs shrinks mounted.
         if shrink == 1.0 {
             let online = if fs == "ext4" { 0.0 } else { 1.0 };
-            assert_eq!(metric(&out, "shrink_online"), online, "{fs}: {out:?}");
+            assert_eq!(metric(&out, SHRINK_ONLINE), online, "{fs}: {out:?}");
         }
         // XFS's tail shrink inside its last group works on this fresh, empty filesystem.
         let tail = out
             .metrics
             .iter()
-            .find(|m| m.metric == "shrink_tail_supported");
+            .find(|m| m.metric == SHRINK_TAIL_SUPPORTED);
         assert_eq!(
             tail.map(|m| m.value),
             (fs == "xfs").then_some(1.0),
@@ -348,8 +354,8 @@ fn corruption_answers() {
             "btrfs" | "zfs" => 1.0,
             _ => 0.0,
         };
-        assert_eq!(metric(&out, "detected"), want, "{fs}: {out:?}");
-        assert_eq!(metric(&out, "intact"), 0.0);
+        assert_eq!(metric(&out, DETECTED), want, "{fs}: {out:?}");
+        assert_eq!(metric(&out, INTACT), 0.0);
     }
 }
 
@@ -371,7 +377,7 @@ fn corruption_with_redundant_copies() {
         let out = probe::run_on(ProbeKind::Corruption, &opts, &mut sfs)
             .unwrap_or_else(|e| panic!("{fs}: {e}"));
         println!("redundant {fs}: {:?} {:?}", out.metrics, out.notes);
-        assert_eq!(metric(&out, "detected"), 1.0, "{fs}: {out:?}");
+        assert_eq!(metric(&out, DETECTED), 1.0, "{fs}: {out:?}");
         assert!(out.notes[0].contains("2 copies"), "{fs}: {:?}", out.notes);
     }
     common::ran_cases(test, ran, 2);
@@ -380,11 +386,11 @@ fn corruption_with_redundant_copies() {
 #[test]
 fn fsck_answers() {
     for (fs, out) in run_probe(ProbeKind::Fsck, &["ext4", "xfs", "btrfs", "zfs"]) {
-        assert_eq!(metric(&out, "clean"), 1.0, "{fs}: {out:?}");
-        assert!(metric(&out, "seconds") > 0.0);
+        assert_eq!(metric(&out, CLEAN), 1.0, "{fs}: {out:?}");
+        assert!(metric(&out, SECONDS) > 0.0);
         // The 16 MiB of data written for the per-GiB rate, beside the small files.
-        assert!(metric(&out, "checked_bytes") > (16u64 << 20) as f64, "{fs}");
-        assert!(metric(&out, "seconds_per_gib") > 0.0, "{fs}");
+        assert!(metric(&out, CHECKED_BYTES) > (16u64 << 20) as f64, "{fs}");
+        assert!(metric(&out, SECONDS_PER_GIB) > 0.0, "{fs}");
     }
 }
 
@@ -406,7 +412,7 @@ fn compress_on(fs: &str, mount_opts: Option<&str>, zfs_props: &[&str]) -> Option
         "compress on {fs} {mount_opts:?} {zfs_props:?}: {:?} {:?}",
         out.metrics, out.notes
     );
-    assert!(metric(&out, "bw_mib_s") > 0.0);
+    assert!(metric(&out, BW_MIB_S) > 0.0);
     Some(out)
 }
 
@@ -416,28 +422,28 @@ fn compress_ratio_as_reported() {
     // Seed 003: text-like data compresses about 2.4:1 with zstd:3 on btrfs.
     if let Some(out) = compress_on("btrfs", Some("compress=zstd:3"), &[]) {
         ran += 1;
-        let r = metric(&out, "compress_ratio");
+        let r = metric(&out, COMPRESS_RATIO);
         assert!((2.0..3.0).contains(&r), "btrfs zstd:3 ratio {r}");
     }
     if let Some(out) = compress_on("btrfs", None, &[]) {
         ran += 1;
-        let r = metric(&out, "compress_ratio");
+        let r = metric(&out, COMPRESS_RATIO);
         assert!((0.99..1.01).contains(&r), "uncompressed btrfs ratio {r}");
     }
     // zfs-fuse has no zstd or lz4; gzip is its strongest codec.
     if let Some(out) = compress_on("zfs", None, &["compression=gzip"]) {
         ran += 1;
-        let r = metric(&out, "compress_ratio");
+        let r = metric(&out, COMPRESS_RATIO);
         assert!(r > 1.8, "zfs gzip ratio {r}");
     }
     if let Some(out) = compress_on("zfs", None, &["compression=off"]) {
         ran += 1;
-        let r = metric(&out, "compress_ratio");
+        let r = metric(&out, COMPRESS_RATIO);
         assert!((0.99..1.01).contains(&r), "zfs uncompressed ratio {r}");
     }
     if let Some(out) = compress_on("ext4", None, &[]) {
         ran += 1;
-        assert!(out.metrics.iter().all(|m| m.metric != "compress_ratio"));
+        assert!(out.metrics.iter().all(|m| m.metric != COMPRESS_RATIO));
     }
     common::ran_cases("probes::compress_ratio_as_reported", ran, 5);
 }
@@ -558,10 +564,10 @@ fn memcap_runs_the_job_inside_the_cap() {
     };
     let out = memcap::run_with_exe(&exe, &job, 512 << 20).unwrap();
     println!("{:?} {:?}", out.metrics, out.notes);
-    assert_eq!(metric(&out, "iops"), 1000.0);
-    assert_eq!(metric(&out, "lat_p99_ms"), 4.0);
-    assert_eq!(metric(&out, "memory_cap_bytes"), (512u64 << 20) as f64);
-    assert!(metric(&out, "peak_memory_bytes") > 0.0);
+    assert_eq!(metric(&out, IOPS), 1000.0);
+    assert_eq!(metric(&out, LAT_P99_MS), 4.0);
+    assert_eq!(metric(&out, MEMORY_CAP_BYTES), (512u64 << 20) as f64);
+    assert!(metric(&out, PEAK_MEMORY_BYTES) > 0.0);
     let args = std::fs::read_to_string(dir.path().join("args")).unwrap();
     assert!(
         args.starts_with("io --filename")
@@ -598,8 +604,8 @@ fn memcap_with_the_real_engine() {
     match memcap::run_with_exe(exe, &job, 64 << 20) {
         Ok(out) => {
             println!("{:?} {:?}", out.metrics, out.notes);
-            assert!(metric(&out, "iops") > 0.0);
-            let peak = metric(&out, "peak_memory_bytes");
+            assert!(metric(&out, IOPS) > 0.0);
+            let peak = metric(&out, PEAK_MEMORY_BYTES);
             assert!(peak <= (64u64 << 20) as f64, "peak {peak} above the cap");
         }
         Err(e) => panic!("{e}"),
@@ -754,8 +760,8 @@ fn entry_point_through_a_driver() {
                     .unwrap_or_else(|e| panic!("{} on {fs}: {e}", kind.id()));
             println!("driver {} on {fs}: {:?}", kind.id(), out.metrics);
             let (name, want) = match kind {
-                ProbeKind::Corruption => ("detected", matches!(fs, "btrfs" | "zfs")),
-                _ => ("grow_supported", true),
+                ProbeKind::Corruption => (DETECTED, matches!(fs, "btrfs" | "zfs")),
+                _ => (GROW_SUPPORTED, true),
             };
             assert_eq!(
                 metric(&out, name),

@@ -9,6 +9,8 @@
 mod common;
 
 use common::chromium::screenshot;
+use fsbench::metrics::MetricKey;
+use fsbench::metrics::registry::{LAT_P99_MS_MERGED, SECONDS};
 use fsbench::results::{
     HistogramRecord, HostInfo, Results, Sample, SeriesRecord, SetupInfo, TargetInfo, Warning,
     WorkloadInfo,
@@ -248,7 +250,7 @@ pub fn generate_fixture() -> Results {
                 r.samples.push(Sample {
                     setup: setup.to_string(),
                     workload: w.to_string(),
-                    metric: m.to_string(),
+                    metric: MetricKey::parse(m),
                     unit: u.to_string(),
                     round,
                     value: (value * 1000.0).round() / 1000.0,
@@ -300,7 +302,7 @@ pub fn generate_fixture() -> Results {
                     r.samples.push(Sample {
                         setup: setup.to_string(),
                         workload: w.into(),
-                        metric: m.into(),
+                        metric: MetricKey::parse(m),
                         unit: "ms".into(),
                         round,
                         value: one.quantile(q) as f64 / 1e6,
@@ -444,7 +446,7 @@ fn csv_json_and_files() {
     let json = run_report("json");
     let back: Results = serde_json::from_str(&json).unwrap();
     assert_eq!(back.samples, fixture.samples);
-    assert!(back.summary.iter().any(|s| s.metric == "lat_p99_ms_merged"));
+    assert!(back.summary.iter().any(|s| s.metric == LAT_P99_MS_MERGED));
 
     fsbench()
         .args(["report", "/nonexistent/results.json"])
@@ -604,7 +606,7 @@ fn compare_warns_about_drift_and_judges_against_unchanged_setups() {
     let slower = |r: &mut Results, extra_ext4_rm: f64| {
         r.started_at = "2026-10-08T03:29:00Z".into();
         r.finished_at = "2026-10-08T05:41:00Z".into();
-        for s in r.samples.iter_mut().filter(|s| s.metric == "seconds") {
+        for s in r.samples.iter_mut().filter(|s| s.metric == SECONDS) {
             s.value *= 1.25;
             if s.setup == "ext4" && s.workload == "rm-tree" {
                 s.value *= extra_ext4_rm;
@@ -736,7 +738,7 @@ fn split_rounds_and_files_without_a_summary() {
     let s = back
         .summary
         .iter()
-        .find(|s| s.setup == "ext4" && s.workload == "rm-tree" && s.metric == "seconds")
+        .find(|s| s.setup == "ext4" && s.workload == "rm-tree" && s.metric == SECONDS)
         .expect("summary recomputed from the samples");
     assert_eq!(s.n, 2);
     assert_eq!((s.ci_low, s.ci_high, s.ci_coverage), (s.min, s.max, 0.5));

@@ -19,6 +19,7 @@ pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
 #[cfg(test)]
 mod wording;
 
+use crate::metrics::MetricId;
 use serde::Deserialize;
 
 /// The shipped claims file.
@@ -41,8 +42,8 @@ pub struct Claim {
     pub b: Option<String>,
     /// Workload id.
     pub workload: String,
-    /// Metric id.
-    pub metric: String,
+    /// Metric id (parsing refuses one `metrics::registry` does not declare).
+    pub metric: MetricId,
     /// What the ratio (or value) must do.
     #[serde(rename = "assert")]
     pub assertion: Assertion,

@@ -311,6 +311,7 @@ fn textwrap(text: &str, width: usize, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::IOPS;
     use crate::results::{Results, Sample, SetupInfo};
 
     #[test]
@@ -335,7 +336,7 @@ mod tests {
                 res.samples.push(Sample {
                     setup: s.into(),
                     workload: "randwrite".into(),
-                    metric: "iops".into(),
+                    metric: IOPS.into(),
                     unit: "IOPS".into(),
                     round: r,
                     value: v,

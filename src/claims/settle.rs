@@ -13,7 +13,7 @@
 //! The statistic is [`crate::stats::sequential`]'s, so a settled verdict keeps its stated error
 //! rate however many rounds it took.
 
-use crate::metrics::{self, Direction};
+use crate::metrics::{self, Direction, MetricId};
 use crate::results::Results;
 use crate::runner::settle::Judge;
 use crate::stats::sequential::{Decision, Region, Rule};
@@ -148,7 +148,12 @@ impl Judge for ClaimsAndHeadline {
 }
 
 /// Per round, one setup's values of one workload and metric.
-fn per_round(results: &Results, setup: &str, workload: &str, metric: &str) -> BTreeMap<u32, f64> {
+fn per_round(
+    results: &Results,
+    setup: &str,
+    workload: &str,
+    metric: MetricId,
+) -> BTreeMap<u32, f64> {
     results
         .samples
         .iter()
@@ -178,11 +183,11 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         }
         let find = |sel: &str| crate::claims::Selector::parse(sel).find(&results.setups);
         let Some(a) = find(&c.a) else { continue };
-        let va = per_round(results, &a.name, &c.workload, &c.metric);
+        let va = per_round(results, &a.name, &c.workload, c.metric);
         let ratios = match &c.b {
             Some(sel) => {
                 let Some(b) = find(sel) else { continue };
-                paired(&va, &per_round(results, &b.name, &c.workload, &c.metric))
+                paired(&va, &per_round(results, &b.name, &c.workload, c.metric))
             }
             None => va.values().copied().collect(),
         };
@@ -203,21 +208,22 @@ fn claim_questions(results: &Results) -> Vec<Question> {
 }
 
 /// The metric that decides workload `w` (as the recommendations choose it), if any.
-fn deciding_metric(results: &Results, w: &str) -> Option<String> {
-    let emitted: BTreeSet<&str> = results
+fn deciding_metric(results: &Results, w: &str) -> Option<MetricId> {
+    // An id this fsbench does not know never decides.
+    let emitted: BTreeSet<MetricId> = results
         .samples
         .iter()
         .filter(|s| s.workload == w)
-        .map(|s| s.metric.as_str())
+        .filter_map(|s| s.metric.id())
         .collect();
     emitted
         .into_iter()
         .filter_map(|m| {
-            let role = crate::stats::judged::role_in(results, w, m);
-            metrics::deciding_rank(m, role).map(|rank| (rank, m))
+            let role = crate::stats::judged::role_in(results, w, &m);
+            metrics::deciding_rank(&m, role).map(|rank| (rank, m))
         })
         .min()
-        .map(|(_, m)| m.to_string())
+        .map(|(_, m)| m)
 }
 
 /// Every headline row with two setups or more: its leader against the runner-up.
@@ -239,7 +245,7 @@ fn headline_questions(results: &Results) -> Vec<Question> {
         let mut by_setup: Vec<(f64, BTreeMap<u32, f64>, &str)> = results
             .setups
             .iter()
-            .map(|s| (per_round(results, &s.name, w, &m), s.name.as_str()))
+            .map(|s| (per_round(results, &s.name, w, m), s.name.as_str()))
             .filter(|(v, _)| !v.is_empty())
             .map(|(v, name)| {
                 let xs: Vec<f64> = v.values().copied().collect();
@@ -278,6 +284,7 @@ fn headline_questions(results: &Results) -> Vec<Question> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::MetricKey;
     use crate::results::{Sample, SetupInfo};
 
     fn results(rows: &[(&str, &str, &str, &[f64])]) -> Results {
@@ -296,7 +303,7 @@ mod tests {
                 r.samples.push(Sample {
                     setup: setup.to_string(),
                     workload: workload.to_string(),
-                    metric: metric.to_string(),
+                    metric: MetricKey::parse(metric),
                     unit: String::new(),
                     round: i as u32 + 1,
                     value: *v,

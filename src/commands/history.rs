@@ -390,7 +390,7 @@ fn check_cmd(store: &StoreArgs, a: &CheckArgs) -> Result<i32> {
         alpha: a.alpha,
         ..Default::default()
     };
-    let report = check::check(&all, crate::metrics::direction, &opts);
+    let report = check::check(&all, |m: &str| crate::metrics::direction(m), &opts);
     let code = if report.regressions.is_empty() {
         EXIT_OK
     } else {

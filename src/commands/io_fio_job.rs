@@ -120,7 +120,7 @@ fn json(j: &FioJob, r: &crate::Result<WorkloadOutput>) -> serde_json::Value {
                 .filter(|m| m.value.is_finite())
                 .map(|m| {
                     (
-                        m.metric.clone(),
+                        m.metric.to_string(),
                         serde_json::json!({"value": m.value, "unit": m.unit}),
                     )
                 })

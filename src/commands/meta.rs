@@ -155,7 +155,8 @@ pub fn run(args: MetaArgs) -> Result<i32> {
         work.clone(),
         Some(crate::measure::SettleRule::default()),
     );
-    let mut samples: Vec<(String, Metric)> = Vec::new();
+    // `None`: the workload failed (a row of the table, never a sample).
+    let mut samples: Vec<(String, Option<Metric>)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
     let mut warned = false;
     for (i, wl) in opts.workloads.iter().enumerate() {
@@ -176,7 +177,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                 } else {
                     wl.to_string()
                 };
-                samples.extend(out.metrics.into_iter().map(|m| (id.clone(), m)));
+                samples.extend(out.metrics.into_iter().map(|m| (id.clone(), Some(m))));
             }
             Err(Error::Interrupted) => return Err(Error::Interrupted),
             Err(e) => {
@@ -188,15 +189,8 @@ pub fn run(args: MetaArgs) -> Result<i32> {
                     format!("{wl}: {msg}")
                 };
                 eprintln!("fsbench: failed: {msg}");
-                // A marker row for the table, not a metric: never reaches results.json.
-                samples.push((
-                    wl.to_string(),
-                    Metric {
-                        metric: "FAILED".into(),
-                        unit: String::new(),
-                        value: f64::NAN,
-                    },
-                ));
+                // A row for the table, not a metric: never reaches results.json.
+                samples.push((wl.to_string(), None));
                 failures.push((wl, msg));
             }
         }
@@ -360,10 +354,10 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
     } else {
         "find-cold"
     };
-    let samples: Vec<(String, Metric)> = out
+    let samples: Vec<(String, Option<Metric>)> = out
         .metrics
         .into_iter()
-        .map(|m| (id.to_string(), m))
+        .map(|m| (id.to_string(), Some(m)))
         .collect();
     print(&samples, &[], args.json);
     record(history.as_ref(), &started, args, &samples);
@@ -376,11 +370,11 @@ fn record(
     loc: Option<&crate::history::Location>,
     started: &str,
     args: &MetaArgs,
-    samples: &[(String, Metric)],
+    samples: &[(String, Option<Metric>)],
 ) {
     let mut ids: Vec<&str> = Vec::new();
     for (w, m) in samples {
-        if m.metric != "FAILED" && !ids.contains(&w.as_str()) {
+        if m.is_some() && !ids.contains(&w.as_str()) {
             ids.push(w);
         }
     }
@@ -397,31 +391,29 @@ fn record(
             fio_command: None,
         })
         .collect();
-    let rows = samples
-        .iter()
-        .filter(|(_, m)| m.metric != "FAILED")
-        .map(|(w, m)| (w.clone(), m.metric.clone(), m.unit.clone(), m.value));
+    let rows = samples.iter().filter_map(|(w, m)| {
+        m.as_ref()
+            .map(|m| (w.clone(), m.metric, m.unit.clone(), m.value))
+    });
     let r = crate::history::record::one_setup("meta", started, &args.dir, workloads, rows);
     crate::history::record::after_run(loc, &r, &args.dir, "meta");
 }
 
 fn fmt_value(m: &Metric) -> String {
-    if m.metric == "FAILED" {
-        "(error below)".into()
-    } else if m.unit == "s" {
+    if m.unit == "s" {
         format!("{:.3}", m.value)
     } else {
         format!("{:.0}", m.value)
     }
 }
 
-fn print(samples: &[(String, Metric)], failures: &[(&str, String)], json: bool) {
+fn print(samples: &[(String, Option<Metric>)], failures: &[(&str, String)], json: bool) {
     if json {
         let s: Vec<_> = samples
             .iter()
-            .filter(|(_, m)| m.metric != "FAILED")
-            .map(|(w, m)| {
-                serde_json::json!({"workload": w, "metric": m.metric, "unit": m.unit, "value": m.value})
+            .filter_map(|(w, m)| {
+                let m = m.as_ref()?;
+                Some(serde_json::json!({"workload": w, "metric": m.metric, "unit": m.unit, "value": m.value}))
             })
             .collect();
         let f: Vec<_> = failures
@@ -434,12 +426,20 @@ fn print(samples: &[(String, Metric)], failures: &[(&str, String)], json: bool) 
     let mut t = comfy_table::Table::new();
     t.set_header(["workload", "metric", "value", "unit"]);
     for (w, m) in samples {
-        t.add_row([
-            w.to_string(),
-            m.metric.clone(),
-            fmt_value(m),
-            m.unit.clone(),
-        ]);
+        t.add_row(match m {
+            Some(m) => [
+                w.to_string(),
+                m.metric.to_string(),
+                fmt_value(m),
+                m.unit.clone(),
+            ],
+            None => [
+                w.to_string(),
+                "FAILED".into(),
+                "(error below)".into(),
+                String::new(),
+            ],
+        });
     }
     println!("{t}");
     for (_, e) in failures {

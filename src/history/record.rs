@@ -67,7 +67,7 @@ pub fn one_setup(
     started_at: &str,
     path: &Path,
     workloads: Vec<crate::results::WorkloadInfo>,
-    samples: impl IntoIterator<Item = (String, String, String, f64)>,
+    samples: impl IntoIterator<Item = (String, crate::metrics::MetricId, String, f64)>,
 ) -> Results {
     use crate::results::{Sample, SetupInfo, TargetInfo};
     let mut r = Results::new();
@@ -120,7 +120,7 @@ pub fn one_setup(
         .map(|(workload, metric, unit, value)| Sample {
             setup: setup.name.clone(),
             workload,
-            metric,
+            metric: metric.into(),
             unit,
             round: 1,
             value,

@@ -331,6 +331,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::SECONDS;
     use crate::results::{Sample, SetupInfo};
 
     fn results(started: &str, value: f64) -> Results {
@@ -349,7 +350,7 @@ mod tests {
             r.samples.push(Sample {
                 setup: "ext4".into(),
                 workload: "untar".into(),
-                metric: "seconds".into(),
+                metric: SECONDS.into(),
                 unit: "s".into(),
                 round,
                 value: value + f64::from(round) * 0.01,

@@ -14,7 +14,7 @@ pub(super) fn by_unit(unit: &str) -> Format {
 }
 
 /// A value of metric `id` (recorded in `unit`) as people read it.
-pub fn format_value(id: &str, value: f64, unit: &str) -> String {
+pub fn format_value(id: &(impl AsRef<str> + ?Sized), value: f64, unit: &str) -> String {
     if !value.is_finite() {
         return "–".into();
     }
@@ -29,7 +29,7 @@ pub fn format_value(id: &str, value: f64, unit: &str) -> String {
 
 /// A value with its unit when the text does not already say it (`0.614 ms`, `2,030 MiB/s`,
 /// but `7.4 GiB`, `yes`, `no limit`).
-pub fn format_with_unit(id: &str, value: f64, unit: &str) -> String {
+pub fn format_with_unit(id: &(impl AsRef<str> + ?Sized), value: f64, unit: &str) -> String {
     let text = format_value(id, value, unit);
     let format = lookup(id).map_or_else(|| by_unit(unit), |d| d.format);
     match format {

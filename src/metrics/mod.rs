@@ -1,8 +1,10 @@
 //! What every metric means, declared once: the metric registry (docs/ARCHITECTURE.md,
 //! "Registries").
 //!
-//! A workload emits a [`MetricId`] (one of the constants in [`registry`]); `results.json` keeps
-//! its string (`"iops"`, `"lat_p99_ms"`), so files written before the registry still load. The
+//! A workload emits a [`MetricId`] (one of the constants in [`registry`]); a recorded value's
+//! metric is a [`MetricKey`] (that id, or one a file of another fsbench version names), which
+//! `results.json` keeps as its string (`"iops"`, `"lat_p99_ms"`), so files written before the
+//! registry still load. The
 //! statistics, the report's tables, headline, recommendations and warnings, `compare`, the
 //! claims and every exporter read a metric's [`MetricDef`] here instead of guessing from its
 //! name. An id the registry does not know (from an older or a newer fsbench) is shown as a
@@ -14,13 +16,17 @@
 //! the other is worth a row at all ([`shown_in`]).
 
 mod format;
+mod key;
 pub mod registry;
 
 pub use format::{format_bytes, format_number, format_value, format_with_unit};
+pub use key::MetricKey;
 pub use registry::REGISTRY;
 
-/// A registered metric id. Only [`registry`] constructs them, so an id a workload emits is one
-/// the registry declares; [`MetricId::as_str`] is the string `results.json` stores.
+/// A registered metric id. Only [`registry`] constructs them (and deserializing one refuses an
+/// id the registry does not declare), so an id a workload emits is one the registry declares;
+/// [`MetricId::as_str`] is the string `results.json` stores. A recorded value's metric, which
+/// a file may name with an id this build does not know, is a [`MetricKey`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(transparent)]
 pub struct MetricId(&'static str);
@@ -42,29 +48,22 @@ impl MetricId {
             .map(|d| d.id)
             .unwrap_or_else(|| panic!("metric {id} is not in metrics::registry"))
     }
+
+    /// Its definition in the registry.
+    pub fn def(self) -> &'static MetricDef {
+        def(&self)
+    }
+}
+
+impl AsRef<str> for MetricId {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
 }
 
 impl std::fmt::Display for MetricId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl PartialEq<MetricId> for String {
-    fn eq(&self, other: &MetricId) -> bool {
-        self == other.0
-    }
-}
-
-impl PartialEq<MetricId> for str {
-    fn eq(&self, other: &MetricId) -> bool {
-        self == other.0
-    }
-}
-
-impl PartialEq<MetricId> for &str {
-    fn eq(&self, other: &MetricId) -> bool {
-        *self == other.0
+        f.pad(self.0)
     }
 }
 
@@ -197,6 +196,20 @@ pub struct MetricDef {
     /// A count of what a check found (crash states that lost data), not a sample of a noisy
     /// quantity: one round settles a claim on it, as a probe's yes/no does.
     pub observed: bool,
+    /// A tail latency `stats::summarize` computes from the merged histograms, not a sample.
+    pub merged: Option<MergedTail>,
+}
+
+/// What makes a metric a tail latency over all rounds' histograms merged, and the per-round
+/// percentile whose spread judges it (a merged tail has no spread of its own).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct MergedTail {
+    /// The histogram direction it is for when a job has both (`read`, `write`), else `None`.
+    pub side: Option<&'static str>,
+    /// The quantile (0.99 for p99).
+    pub quantile: f64,
+    /// Its per-round counterpart.
+    pub per_round: MetricId,
 }
 
 /// What an id the registry does not know is shown as: a not-ranked fact, never judged.
@@ -211,55 +224,55 @@ pub const UNKNOWN: MetricDef = MetricDef {
     format: Format::Number,
     reduce: None,
     observed: false,
+    merged: None,
 };
 
 /// Whether one round settles a claim on `id`: a probe's yes/no, or a count a check observed
 /// ([`MetricDef::observed`]).
-pub fn settles_in_one_round(id: &str) -> bool {
+pub fn settles_in_one_round(id: &(impl AsRef<str> + ?Sized)) -> bool {
     let d = def(id);
     d.class == Class::Capability || d.observed
 }
 
-/// The registered metric of an id, if any.
-pub fn lookup(id: &str) -> Option<&'static MetricDef> {
+/// The registered metric of an id, if any. Here and below, `id` is whatever names a metric: a
+/// [`MetricId`], a [`MetricKey`], or an id string read from a file.
+pub fn lookup(id: &(impl AsRef<str> + ?Sized)) -> Option<&'static MetricDef> {
+    let id = id.as_ref();
     REGISTRY.iter().find(|d| d.id.0 == id)
 }
 
 /// The definition of an id, [`UNKNOWN`] when it is not registered.
-pub fn def(id: &str) -> &'static MetricDef {
+pub fn def(id: &(impl AsRef<str> + ?Sized)) -> &'static MetricDef {
     lookup(id).unwrap_or(&UNKNOWN)
 }
 
-/// The ids of `emitted` that the registry does not know (for the cross-check against what each
-/// workload declares it emits; empty when all are registered).
-pub fn unregistered<'a>(emitted: &[&'a str]) -> Vec<&'a str> {
-    emitted
-        .iter()
-        .copied()
-        .filter(|id| lookup(id).is_none())
-        .collect()
+/// The merged tail an id is, if it is one ([`MetricDef::merged`]).
+pub fn merged_tail(id: &(impl AsRef<str> + ?Sized)) -> Option<&'static MergedTail> {
+    lookup(id)?.merged.as_ref()
 }
 
-/// The merged tail an id is, if it is one ([`registry::MERGED_TAILS`]).
-pub fn merged_tail(id: &str) -> Option<&'static registry::MergedTail> {
-    registry::MERGED_TAILS.iter().find(|t| t.id.0 == id)
+/// Every merged tail `stats::summarize` computes, in registry order.
+pub fn merged_tails() -> impl Iterator<Item = (MetricId, &'static MergedTail)> {
+    REGISTRY
+        .iter()
+        .filter_map(|d| d.merged.as_ref().map(|t| (d.id, t)))
 }
 
 /// Which way is better for an id ([`Direction::Neutral`] when unknown).
-pub fn direction(id: &str) -> Direction {
+pub fn direction(id: &(impl AsRef<str> + ?Sized)) -> Direction {
     def(id).direction
 }
 
 /// Short human label of an id; an unknown id reads as its words (`my_metric` → `my metric`).
-pub fn label(id: &str) -> String {
+pub fn label(id: &(impl AsRef<str> + ?Sized)) -> String {
     match lookup(id) {
         Some(d) => d.label.to_string(),
-        None => id.replace('_', " "),
+        None => id.as_ref().replace('_', " "),
     }
 }
 
 /// Unit column text: the unit, or what the format shows instead (sizes scaled, yes/no).
-pub fn unit_text(id: &str, recorded_unit: &str) -> String {
+pub fn unit_text(id: &(impl AsRef<str> + ?Sized), recorded_unit: &str) -> String {
     let format = match lookup(id) {
         Some(d) => d.format,
         None => format::by_unit(recorded_unit),
@@ -310,7 +323,8 @@ impl Shape {
 }
 
 /// The role of an id in one job: a pair's other half (see [`registry::PAIRS`]) is derived.
-pub fn role_in(id: &str, shape: &Shape) -> Role {
+pub fn role_in(id: &(impl AsRef<str> + ?Sized), shape: &Shape) -> Role {
+    let id = id.as_ref();
     let bandwidth_basis = shape.basis() == Basis::Bandwidth;
     if registry::PAIRS.iter().any(|p| p.ops.0 == id) {
         if bandwidth_basis && shape.has_bandwidth {
@@ -348,7 +362,8 @@ pub enum Shown {
 
 /// Where a metric of one job goes: headline metrics in their table, the rest in the details,
 /// a derived pair half in the details, or nowhere when its numbers equal the judged one's.
-pub fn shown_in(id: &str, shape: &Shape) -> Shown {
+pub fn shown_in(id: &(impl AsRef<str> + ?Sized), shape: &Shape) -> Shown {
+    let id = id.as_ref();
     let d = def(id);
     match role_in(id, shape) {
         Role::Derived(_)
@@ -372,7 +387,7 @@ pub fn shown_in(id: &str, shape: &Shape) -> Shown {
 /// in that workload: throughput, then time, then capacity; the registry's order breaks ties
 /// (`iops` before `read_iops`). `None` for a metric that never decides (latency, cost, facts,
 /// derived ones).
-pub fn deciding_rank(id: &str, role: Role) -> Option<(u8, usize)> {
+pub fn deciding_rank(id: &(impl AsRef<str> + ?Sized), role: Role) -> Option<(u8, usize)> {
     let d = lookup(id)?;
     let class = match d.class {
         Class::Throughput if role == Role::Measured => 0,

@@ -4,9 +4,11 @@
 //! Each line reads `CONST: "json id", "unit", Class, "label"` followed by what differs from the
 //! class's defaults: a throughput or capacity is better higher, a latency, time or cost lower,
 //! a capability is yes/no and better yes, a fact is never ranked; everything but a fact is
-//! judged by `compare` unless marked `.derived(why)`.
+//! judged by `compare` unless marked `.derived(why)`. `.reduce(how)` says how `run --mpi` sums
+//! it over ranks, `.merged(side, quantile, per_round)` makes it a tail over all rounds'
+//! histograms (computed by `stats::summarize`, tied on `per_round`'s spread).
 
-use super::{Class, Direction, Format, MetricDef, MetricId, Reduce, Role};
+use super::{Class, Direction, Format, MergedTail, MetricDef, MetricId, Reduce, Role};
 
 /// Why bandwidth is not judged in a small-block job.
 pub const BW_FROM_IOPS: &str = "IOPS × block size, which is judged instead";
@@ -46,6 +48,7 @@ const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) 
         format,
         reduce: None,
         observed: false,
+        merged: None,
     }
 }
 
@@ -96,6 +99,18 @@ impl MetricDef {
     const fn observed(self) -> Self {
         Self {
             observed: true,
+            ..self
+        }
+    }
+    /// A tail over all rounds' histograms merged: quantile `quantile` of the histograms of
+    /// `side` (`Some("read")` when a job has both directions), judged on `per_round`'s spread.
+    const fn merged(self, side: Option<&'static str>, quantile: f64, per_round: MetricId) -> Self {
+        Self {
+            merged: Some(MergedTail {
+                side,
+                quantile,
+                per_round,
+            }),
             ..self
         }
     }
@@ -161,15 +176,15 @@ metrics! {
     WRITE_LAT_P99_MS: "write_lat_p99_ms", "ms", Latency, "write p99 latency (median of rounds)" .headline();
     WRITE_LAT_P99_9_MS: "write_lat_p99_9_ms", "ms", Latency, "write p99.9 latency (median of rounds)";
     TRIM_LAT_P99_MS: "trim_lat_p99_ms", "ms", Latency, "trim p99 latency";
-    LAT_P50_MS_MERGED: "lat_p50_ms_merged", "ms", Latency, "p50 latency (all I/Os of all rounds)";
-    LAT_P99_MS_MERGED: "lat_p99_ms_merged", "ms", Latency, "p99 latency (all I/Os of all rounds)" .headline();
-    LAT_P99_9_MS_MERGED: "lat_p99_9_ms_merged", "ms", Latency, "p99.9 latency (all I/Os of all rounds)";
-    READ_LAT_P50_MS_MERGED: "read_lat_p50_ms_merged", "ms", Latency, "read p50 latency (all I/Os of all rounds)";
-    READ_LAT_P99_MS_MERGED: "read_lat_p99_ms_merged", "ms", Latency, "read p99 latency (all I/Os of all rounds)" .headline();
-    READ_LAT_P99_9_MS_MERGED: "read_lat_p99_9_ms_merged", "ms", Latency, "read p99.9 latency (all I/Os of all rounds)";
-    WRITE_LAT_P50_MS_MERGED: "write_lat_p50_ms_merged", "ms", Latency, "write p50 latency (all I/Os of all rounds)";
-    WRITE_LAT_P99_MS_MERGED: "write_lat_p99_ms_merged", "ms", Latency, "write p99 latency (all I/Os of all rounds)" .headline();
-    WRITE_LAT_P99_9_MS_MERGED: "write_lat_p99_9_ms_merged", "ms", Latency, "write p99.9 latency (all I/Os of all rounds)";
+    LAT_P50_MS_MERGED: "lat_p50_ms_merged", "ms", Latency, "p50 latency (all I/Os of all rounds)" .merged(None, 0.5, LAT_P50_MS);
+    LAT_P99_MS_MERGED: "lat_p99_ms_merged", "ms", Latency, "p99 latency (all I/Os of all rounds)" .headline() .merged(None, 0.99, LAT_P99_MS);
+    LAT_P99_9_MS_MERGED: "lat_p99_9_ms_merged", "ms", Latency, "p99.9 latency (all I/Os of all rounds)" .merged(None, 0.999, LAT_P99_9_MS);
+    READ_LAT_P50_MS_MERGED: "read_lat_p50_ms_merged", "ms", Latency, "read p50 latency (all I/Os of all rounds)" .merged(Some("read"), 0.5, READ_LAT_P50_MS);
+    READ_LAT_P99_MS_MERGED: "read_lat_p99_ms_merged", "ms", Latency, "read p99 latency (all I/Os of all rounds)" .headline() .merged(Some("read"), 0.99, READ_LAT_P99_MS);
+    READ_LAT_P99_9_MS_MERGED: "read_lat_p99_9_ms_merged", "ms", Latency, "read p99.9 latency (all I/Os of all rounds)" .merged(Some("read"), 0.999, READ_LAT_P99_9_MS);
+    WRITE_LAT_P50_MS_MERGED: "write_lat_p50_ms_merged", "ms", Latency, "write p50 latency (all I/Os of all rounds)" .merged(Some("write"), 0.5, WRITE_LAT_P50_MS);
+    WRITE_LAT_P99_MS_MERGED: "write_lat_p99_ms_merged", "ms", Latency, "write p99 latency (all I/Os of all rounds)" .headline() .merged(Some("write"), 0.99, WRITE_LAT_P99_MS);
+    WRITE_LAT_P99_9_MS_MERGED: "write_lat_p99_9_ms_merged", "ms", Latency, "write p99.9 latency (all I/Os of all rounds)" .merged(Some("write"), 0.999, WRITE_LAT_P99_9_MS);
     // What the work cost.
     CPU_UTIL: "cpu_util", "%", Cost, "CPU";
     SYSTEM_CPU_UTIL: "system_cpu_util", "%", Cost, "system CPU";
@@ -262,64 +277,4 @@ pub const PAIRS: &[Pair] = &[
         ops: TRIM_IOPS,
         bandwidth: TRIM_BW_MIB_S,
     },
-];
-
-/// A tail latency over all rounds' histograms merged, and the per-round percentile whose
-/// spread judges it (a merged tail has no spread of its own).
-pub struct MergedTail {
-    /// The histogram direction it is for when a job has both (`read`, `write`), else `None`.
-    pub side: Option<&'static str>,
-    /// The quantile (0.99 for p99).
-    pub quantile: f64,
-    /// The merged metric.
-    pub id: MetricId,
-    /// Its per-round counterpart.
-    pub per_round: MetricId,
-}
-
-const fn tail(
-    side: Option<&'static str>,
-    quantile: f64,
-    id: MetricId,
-    per_round: MetricId,
-) -> MergedTail {
-    MergedTail {
-        side,
-        quantile,
-        id,
-        per_round,
-    }
-}
-
-/// Every merged tail `stats::summarize` computes, per side.
-pub const MERGED_TAILS: &[MergedTail] = &[
-    tail(None, 0.5, LAT_P50_MS_MERGED, LAT_P50_MS),
-    tail(None, 0.99, LAT_P99_MS_MERGED, LAT_P99_MS),
-    tail(None, 0.999, LAT_P99_9_MS_MERGED, LAT_P99_9_MS),
-    tail(Some("read"), 0.5, READ_LAT_P50_MS_MERGED, READ_LAT_P50_MS),
-    tail(Some("read"), 0.99, READ_LAT_P99_MS_MERGED, READ_LAT_P99_MS),
-    tail(
-        Some("read"),
-        0.999,
-        READ_LAT_P99_9_MS_MERGED,
-        READ_LAT_P99_9_MS,
-    ),
-    tail(
-        Some("write"),
-        0.5,
-        WRITE_LAT_P50_MS_MERGED,
-        WRITE_LAT_P50_MS,
-    ),
-    tail(
-        Some("write"),
-        0.99,
-        WRITE_LAT_P99_MS_MERGED,
-        WRITE_LAT_P99_MS,
-    ),
-    tail(
-        Some("write"),
-        0.999,
-        WRITE_LAT_P99_9_MS_MERGED,
-        WRITE_LAT_P99_9_MS,
-    ),
 ];

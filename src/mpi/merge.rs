@@ -9,7 +9,8 @@
 
 use crate::engine::{self, CpuReport, IoReport};
 use crate::measure::LatencyHistogram;
-use crate::metrics::{MetricId, Reduce};
+use crate::metrics::registry::{BYTES, CPU_UTIL, DEVICE_WRITE_BYTES, ENTRIES, FSYNCS, IOPS};
+use crate::metrics::{MetricId, MetricKey, Reduce};
 use crate::workload::{Metric, WorkloadOutput};
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +33,7 @@ pub struct WireHistogram {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Measured {
     /// `(metric, unit, value)`.
-    pub metrics: Vec<(String, String, f64)>,
+    pub metrics: Vec<(MetricKey, String, f64)>,
     /// Latency histograms by direction.
     pub histograms: Vec<WireHistogram>,
     /// Per-second series by metric.
@@ -57,7 +58,7 @@ impl Measured {
             metrics: out
                 .metrics
                 .iter()
-                .map(|m| (m.metric.clone(), m.unit.clone(), m.value))
+                .map(|m| (m.metric.into(), m.unit.clone(), m.value))
                 .collect(),
             histograms: out
                 .histograms
@@ -85,10 +86,10 @@ impl Measured {
         self
     }
 
-    fn get(&self, metric: &str) -> Option<f64> {
+    fn get(&self, metric: MetricId) -> Option<f64> {
         self.metrics
             .iter()
-            .find(|(m, _, _)| m == metric)
+            .find(|(m, _, _)| *m == metric)
             .map(|(_, _, v)| *v)
     }
 
@@ -113,7 +114,7 @@ impl Measured {
 
     /// The engine's measured time: `iops` is all I/Os over it.
     fn io_seconds(&self) -> f64 {
-        match self.get("iops") {
+        match self.get(IOPS) {
             Some(iops) if iops > 0.0 => self.ios() as f64 / iops,
             _ => 0.0,
         }
@@ -122,17 +123,17 @@ impl Measured {
 
 /// How a metric becomes the all-ranks value: its metric registry entry says
 /// ([`crate::metrics::Reduce`]); a metric without one is left out of the aggregate.
-fn rule(metric: &str) -> Option<Reduce> {
-    crate::metrics::lookup(metric)?.reduce
+fn rule(metric: MetricId) -> Option<Reduce> {
+    metric.def().reduce
 }
 
 /// The common window of a phase: latest end − earliest start, where a rank's phase starts at
 /// its measured start plus its own earlier phases.
-fn window(ranks: &[Measured], metric: &str, after: &[MetricId]) -> f64 {
+fn window(ranks: &[Measured], metric: MetricId, after: &[MetricId]) -> f64 {
     let (mut start, mut end) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in ranks {
         let Some(d) = r.get(metric) else { continue };
-        let offset: f64 = r.start_s + after.iter().filter_map(|m| r.get(m.as_str())).sum::<f64>();
+        let offset: f64 = r.start_s + after.iter().filter_map(|m| r.get(*m)).sum::<f64>();
         start = start.min(offset);
         end = end.max(offset + d);
     }
@@ -143,18 +144,14 @@ fn window(ranks: &[Measured], metric: &str, after: &[MetricId]) -> f64 {
     }
 }
 
-fn reduced(ranks: &[Measured], metric: &str, r: Reduce) -> Option<f64> {
-    let sum = |m: &str| ranks.iter().filter_map(|x| x.get(m)).sum::<f64>();
+fn reduced(ranks: &[Measured], metric: MetricId, r: Reduce) -> Option<f64> {
+    let sum = |m: MetricId| ranks.iter().filter_map(|x| x.get(m)).sum::<f64>();
     Some(match r {
         Reduce::Window { after } => window(ranks, metric, after),
         Reduce::Sum => sum(metric),
         Reduce::Rate { of, over, scale } => {
-            let w = reduced(ranks, over.as_str(), rule(over.as_str())?)?;
-            if w > 0.0 {
-                sum(of.as_str()) / w * scale
-            } else {
-                0.0
-            }
+            let w = reduced(ranks, over, rule(over)?)?;
+            if w > 0.0 { sum(of) / w * scale } else { 0.0 }
         }
         Reduce::First => ranks.first()?.get(metric)?,
     })
@@ -184,12 +181,12 @@ pub fn merge(ranks: &[Measured], io_bs: Option<u64>) -> WorkloadOutput {
 fn per_rank_note(ranks: &[Measured], io: bool) -> String {
     let (what, each): (&str, Vec<String>) = if io {
         ("I/Os", ranks.iter().map(|r| r.ios().to_string()).collect())
-    } else if let Some(m) = ["entries", "bytes"]
+    } else if let Some(m) = [ENTRIES, BYTES]
         .into_iter()
-        .find(|m| ranks.iter().any(|r| r.get(m).is_some()))
+        .find(|m| ranks.iter().any(|r| r.get(*m).is_some()))
     {
         (
-            m,
+            m.as_str(),
             ranks
                 .iter()
                 .map(|r| format!("{:.0}", r.get(m).unwrap_or(0.0)))
@@ -225,8 +222,8 @@ fn merge_by_rules(ranks: &[Measured]) -> WorkloadOutput {
     let mut dropped = Vec::new();
     for (metric, unit, _) in &first.metrics {
         // Every rank's metrics came from the registry; an id it does not know is dropped.
-        let id = crate::metrics::lookup(metric).map(|d| d.id);
-        match id.zip(rule(metric).and_then(|r| reduced(ranks, metric, r))) {
+        let reduce = |id: MetricId| rule(id).and_then(|r| reduced(ranks, id, r));
+        match metric.id().and_then(|id| reduce(id).map(|v| (id, v))) {
             Some((id, v)) => out.metrics.push(Metric::new(id, unit, v)),
             None => dropped.push(metric.as_str()),
         }
@@ -256,9 +253,9 @@ fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
         let secs = r.io_seconds();
         first = first.min(r.start_s);
         last = last.max(r.start_s + secs);
-        cpu_s += r.get("cpu_util").unwrap_or(0.0) / 100.0 * secs;
-        fsyncs += r.get("fsyncs").unwrap_or(0.0);
-        if let Some((_, s)) = r.series.iter().find(|(m, _)| m == "iops") {
+        cpu_s += r.get(CPU_UTIL).unwrap_or(0.0) / 100.0 * secs;
+        fsyncs += r.get(FSYNCS).unwrap_or(0.0);
+        if let Some((_, s)) = r.series.iter().find(|(m, _)| m == IOPS.as_str()) {
             if series.len() < s.len() {
                 series.resize(s.len(), 0.0);
             }
@@ -288,7 +285,7 @@ fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
         ..Default::default()
     };
     let mut out = crate::workload::io::to_output(&report);
-    if ranks.iter().any(|r| r.get("device_write_bytes").is_some()) {
+    if ranks.iter().any(|r| r.get(DEVICE_WRITE_BYTES).is_some()) {
         out.notes
             .push("no device counters for the aggregate: ranks on one host share devices".into());
     }
@@ -298,6 +295,10 @@ fn merge_io(ranks: &[Measured], bs: u64) -> WorkloadOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::{
+        BW_MIB_S, CREATE_SECONDS, ENTRIES, LAT_P99_MS, OPS_PER_S, READ_FILES_PER_S, READ_SECONDS,
+        SECONDS, SYNC_SECONDS,
+    };
 
     fn io_rank(lat_ns: u64, ios: u64, secs: f64) -> Measured {
         let mut h = LatencyHistogram::new();
@@ -313,7 +314,7 @@ mod tests {
         Measured::of(&out)
     }
 
-    fn metric(out: &WorkloadOutput, m: &str) -> f64 {
+    fn metric(out: &WorkloadOutput, m: MetricId) -> f64 {
         out.metrics.iter().find(|x| x.metric == m).unwrap().value
     }
 
@@ -328,11 +329,11 @@ mod tests {
         let count: u64 = out.histograms.iter().map(|(_, h)| h.count()).sum();
         assert_eq!(count, 410);
         // 410 I/Os over 2 s, not the sum of the rates (100 + 150 + 10).
-        assert!((metric(&out, "iops") - 205.0).abs() < 1e-6);
+        assert!((metric(&out, IOPS) - 205.0).abs() < 1e-6);
         let bw = 410.0 * 4096.0 / 2.0 / (1 << 20) as f64;
-        assert!((metric(&out, "bw_mib_s") - bw).abs() < 1e-9);
+        assert!((metric(&out, BW_MIB_S) - bw).abs() < 1e-9);
         // Merged, not averaged: the 99th percentile is in the slow rank's bucket.
-        assert!(metric(&out, "lat_p99_ms") >= 0.099);
+        assert!(metric(&out, LAT_P99_MS) >= 0.099);
         assert!(
             out.notes
                 .iter()
@@ -343,10 +344,10 @@ mod tests {
     fn meta_rank(entries: f64, secs: f64) -> Measured {
         Measured {
             metrics: vec![
-                ("seconds".into(), "s".into(), secs),
-                ("entries".into(), "entries".into(), entries),
-                ("ops_per_s".into(), "entries/s".into(), entries / secs),
-                ("device_write_bytes".into(), "bytes".into(), 1.0),
+                (SECONDS.into(), "s".into(), secs),
+                (ENTRIES.into(), "entries".into(), entries),
+                (OPS_PER_S.into(), "entries/s".into(), entries / secs),
+                (DEVICE_WRITE_BYTES.into(), "bytes".into(), 1.0),
             ],
             ..Default::default()
         }
@@ -355,10 +356,10 @@ mod tests {
     #[test]
     fn metadata_entries_over_the_common_window() {
         let out = merge(&[meta_rank(100.0, 1.0), meta_rank(300.0, 4.0)], None);
-        assert_eq!(metric(&out, "seconds"), 4.0);
-        assert_eq!(metric(&out, "entries"), 400.0);
-        assert_eq!(metric(&out, "ops_per_s"), 100.0);
-        assert!(!out.metrics.iter().any(|m| m.metric == "device_write_bytes"));
+        assert_eq!(metric(&out, SECONDS), 4.0);
+        assert_eq!(metric(&out, ENTRIES), 400.0);
+        assert_eq!(metric(&out, OPS_PER_S), 100.0);
+        assert!(!out.metrics.iter().any(|m| m.metric == DEVICE_WRITE_BYTES));
         assert!(out.notes.iter().any(|n| n.contains("device_write_bytes")));
     }
 
@@ -373,8 +374,8 @@ mod tests {
             ],
             None,
         );
-        assert_eq!(metric(&out, "seconds"), 5.0);
-        assert_eq!(metric(&out, "ops_per_s"), 80.0);
+        assert_eq!(metric(&out, SECONDS), 5.0);
+        assert_eq!(metric(&out, OPS_PER_S), 80.0);
         assert!(
             out.notes
                 .iter()
@@ -388,25 +389,25 @@ mod tests {
             ],
             Some(4096),
         );
-        assert!((metric(&io, "iops") - 410.0 / 2.5).abs() < 1e-6);
+        assert!((metric(&io, IOPS) - 410.0 / 2.5).abs() < 1e-6);
     }
 
     #[test]
     fn a_later_phase_window_starts_after_each_ranks_earlier_phases() {
         let rank = |create: f64, sync: f64, read: f64| Measured {
             metrics: vec![
-                ("create_seconds".into(), "s".into(), create),
-                ("sync_seconds".into(), "s".into(), sync),
-                ("read_seconds".into(), "s".into(), read),
-                ("read_files_per_s".into(), "files/s".into(), 10.0 / read),
-                ("entries".into(), "files".into(), 10.0),
+                (CREATE_SECONDS.into(), "s".into(), create),
+                (SYNC_SECONDS.into(), "s".into(), sync),
+                (READ_SECONDS.into(), "s".into(), read),
+                (READ_FILES_PER_S.into(), "files/s".into(), 10.0 / read),
+                (ENTRIES.into(), "files".into(), 10.0),
             ],
             ..Default::default()
         };
         // Reads span [3, 4] and [1, 3]: the common read window is [1, 4].
         let out = merge(&[rank(2.0, 1.0, 1.0), rank(0.5, 0.5, 2.0)], None);
-        assert_eq!(metric(&out, "read_seconds"), 3.0);
-        assert!((metric(&out, "read_files_per_s") - 20.0 / 3.0).abs() < 1e-9);
-        assert_eq!(metric(&out, "create_seconds"), 2.0);
+        assert_eq!(metric(&out, READ_SECONDS), 3.0);
+        assert!((metric(&out, READ_FILES_PER_S) - 20.0 / 3.0).abs() < 1e-9);
+        assert_eq!(metric(&out, CREATE_SECONDS), 2.0);
     }
 }

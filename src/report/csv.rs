@@ -49,7 +49,7 @@ impl Exporter for Csv {
                         "{},{},{},{},{},{}",
                         field(&s.setup),
                         field(&s.workload),
-                        field(&s.metric),
+                        field(s.metric.as_str()),
                         field(&s.unit),
                         s.round,
                         num(s.value)
@@ -71,7 +71,7 @@ impl Exporter for Csv {
                         "{},{},{},{},{dir},{},{},{},{},{},{},{},{},{}",
                         field(&s.setup),
                         field(&s.workload),
-                        field(&s.metric),
+                        field(s.metric.as_str()),
                         field(&s.unit),
                         s.n,
                         num(s.median),

@@ -238,12 +238,12 @@ mod tests {
                 ..Default::default()
             });
             for (metric, value) in [
-                ("crash_states", *states),
-                ("lost_states", *lost_states),
-                ("lost_acked_ops", *lost),
-                ("corrupt_files", 0.0),
-                ("unmountable_states", 0.0),
-                ("fsck_errors", 0.0),
+                (CRASH_STATES, *states),
+                (LOST_STATES, *lost_states),
+                (LOST_ACKED_OPS, *lost),
+                (CORRUPT_FILES, 0.0),
+                (UNMOUNTABLE_STATES, 0.0),
+                (FSCK_ERRORS, 0.0),
             ] {
                 r.samples.push(Sample {
                     setup: setup.to_string(),
@@ -315,7 +315,7 @@ mod tests {
             params: serde_json::json!({"crash": {"mode": "append", "sync": false}}),
             fio_command: None,
         });
-        for (metric, value) in [("crash_states", 6.0), ("lost_acked_ops", 30.0)] {
+        for (metric, value) in [(CRASH_STATES, 6.0), (LOST_ACKED_OPS, 30.0)] {
             r.samples.push(Sample {
                 setup: "ext4".into(),
                 workload: "crash-nosync".into(),

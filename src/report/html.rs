@@ -7,6 +7,7 @@
 use super::model::{Mark, TableKind, cell_text, unit_text};
 use super::svg::{self, Axis, Bar, Series};
 use super::{Exporter, Report};
+use crate::metrics::registry::{BW_MIB_S, IOPS, LAT_P50_MS, LAT_P99_MS};
 use crate::stats::merged::Merged;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -312,16 +313,19 @@ fn series_charts(report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for w in super::model::workload_order(r) {
         // IOPS when the job recorded it, else bandwidth (sequential jobs may only have that).
-        let Some((metric_name, unit)) = [("iops", "IOPS"), ("bw_mib_s", "MiB/s")]
-            .into_iter()
-            .find(|(m, _)| r.series.iter().any(|s| s.workload == w && s.metric == *m))
-        else {
+        // A series is named by the metric it samples per second.
+        let Some(metric) = [IOPS, BW_MIB_S].into_iter().find(|m| {
+            r.series
+                .iter()
+                .any(|s| s.workload == w && s.metric == m.as_str())
+        }) else {
             continue;
         };
+        let unit = metric.def().unit;
         let recs: Vec<_> = r
             .series
             .iter()
-            .filter(|s| s.workload == w && s.metric == metric_name && !s.values.is_empty())
+            .filter(|s| s.workload == w && s.metric == metric.as_str() && !s.values.is_empty())
             .collect();
         if recs.is_empty() {
             continue;
@@ -367,14 +371,16 @@ fn latency_series_charts(report: &Report) -> Vec<String> {
         let mut series = Vec::new();
         let (mut hi, mut len) = (0.0_f64, 0usize);
         for (si, setup) in report.setups.iter().enumerate() {
-            for (metric_name, dashed) in [("lat_p99_ms", false), ("lat_p50_ms", true)] {
+            for (metric, quantile, dashed) in
+                [(LAT_P99_MS, "p99", false), (LAT_P50_MS, "p50", true)]
+            {
                 let Some(rec) = r
                     .series
                     .iter()
                     .filter(|s| {
                         s.workload == w
                             && s.setup == *setup
-                            && s.metric == metric_name
+                            && s.metric == metric.as_str()
                             && !s.values.is_empty()
                     })
                     .min_by_key(|s| s.round)
@@ -384,7 +390,7 @@ fn latency_series_charts(report: &Report) -> Vec<String> {
                 hi = rec.values.iter().copied().fold(hi, f64::max);
                 len = len.max(rec.values.len());
                 series.push(Series {
-                    name: format!("{setup} {}", &metric_name[4..7]),
+                    name: format!("{setup} {quantile}"),
                     color: si,
                     dashed,
                     points: rec
@@ -443,14 +449,14 @@ fn scaling_charts(report: &Report) -> Vec<String> {
             continue;
         }
         members.sort();
-        let metric_name = if r
+        let metric = if r
             .summary
             .iter()
-            .any(|s| s.workload == members[0].1 && s.metric == "iops")
+            .any(|s| s.workload == members[0].1 && s.metric == IOPS)
         {
-            "iops"
+            IOPS
         } else {
-            "bw_mib_s"
+            BW_MIB_S
         };
         let mut series = Vec::new();
         let mut hi = 0.0_f64;
@@ -460,7 +466,7 @@ fn scaling_charts(report: &Report) -> Vec<String> {
                 .filter_map(|(n, w)| {
                     r.summary
                         .iter()
-                        .find(|s| &s.setup == setup && &s.workload == w && s.metric == metric_name)
+                        .find(|s| &s.setup == setup && &s.workload == w && s.metric == metric)
                         .map(|s| (f64::from(*n).log2(), s.median))
                 })
                 .collect();
@@ -481,11 +487,7 @@ fn scaling_charts(report: &Report) -> Vec<String> {
                 .map(|(n, _)| (f64::from(*n).log2(), n.to_string()))
                 .collect(),
         };
-        let unit = if metric_name == "iops" {
-            "IOPS"
-        } else {
-            "MiB/s"
-        };
+        let unit = metric.def().unit;
         out.push(svg::lines(
             &format!(
                 "{} — {unit} by {}",
@@ -504,6 +506,7 @@ fn scaling_charts(report: &Report) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::{axis_label, family};
+    use crate::metrics::registry::IOPS;
     use crate::report::{Exporter, Report};
     use crate::results::{Results, Sample};
 
@@ -536,7 +539,7 @@ mod tests {
                     r.samples.push(Sample {
                         setup: setup.into(),
                         workload: format!("randread-qd{qd}"),
-                        metric: "iops".into(),
+                        metric: IOPS.into(),
                         unit: "IOPS".into(),
                         round,
                         value: iops + f64::from(round),
@@ -560,7 +563,7 @@ mod tests {
             r.samples.push(Sample {
                 setup: setup.into(),
                 workload: "randwrite".into(),
-                metric: "iops".into(),
+                metric: IOPS.into(),
                 unit: "IOPS".into(),
                 round: 1,
                 value: 1000.0,

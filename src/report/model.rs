@@ -3,7 +3,7 @@
 //! Exporters only format this model; every judgement (which row goes in which table, who wins,
 //! what ties) is made once, here.
 
-use crate::metrics::{self, Class, Direction, Role, Shown};
+use crate::metrics::{self, Class, Direction, MetricKey, Role, Shown};
 use crate::results::{Results, Summary};
 use crate::stats::{self, judged, verdict};
 use crate::workload::registry::{self, Question, Table as RegistryTable};
@@ -88,8 +88,8 @@ pub fn steady_legend(rows: &[Row]) -> Option<&'static str> {
 pub struct Row {
     /// Workload id.
     pub workload: String,
-    /// Metric name.
-    pub metric: String,
+    /// The metric.
+    pub metric: MetricKey,
     /// Human test name (`Random read — IOPS`).
     pub label: String,
     /// The workload's short label, for quotes (`rm -rf`; the workload registry's).
@@ -163,10 +163,10 @@ pub fn table_of(results: &Results, workload: &str) -> TableKind {
 }
 
 /// Display rank of a metric inside one workload: the registry's order, unknown ids last.
-fn metric_rank(metric: &str) -> usize {
+fn metric_rank(metric: &MetricKey) -> usize {
     metrics::REGISTRY
         .iter()
-        .position(|d| d.id.as_str() == metric)
+        .position(|d| *metric == d.id)
         .unwrap_or(metrics::REGISTRY.len())
 }
 
@@ -221,9 +221,9 @@ pub fn tables(results: &Results) -> Vec<Table> {
     };
     for w in &workloads {
         let kind = table_of(results, w);
-        let mut metrics: Vec<(&str, &str)> = Vec::new();
+        let mut metrics: Vec<(&MetricKey, &str)> = Vec::new();
         for s in results.summary.iter().filter(|s| &s.workload == w) {
-            if !metrics.iter().any(|(m, _)| *m == s.metric) {
+            if !metrics.iter().any(|(m, _)| **m == s.metric) {
                 metrics.push((&s.metric, &s.unit));
             }
         }
@@ -258,15 +258,15 @@ fn build_row(
     results: &Results,
     setups: &[String],
     workload: &str,
-    m: &str,
+    m: &MetricKey,
     unit: &str,
     role: Role,
 ) -> Row {
-    let find = |setup: &str, metric: &str| {
+    let find = |setup: &str, metric: &MetricKey| {
         results
             .summary
             .iter()
-            .find(|s| s.setup == setup && s.workload == workload && s.metric == metric)
+            .find(|s| s.setup == setup && s.workload == workload && s.metric == *metric)
             .cloned()
     };
     let direction = metrics::direction(m);
@@ -286,7 +286,7 @@ fn build_row(
                 summary,
                 mark: Mark::None,
                 steady: ran_until_steady
-                    .then(|| find(s, metrics::registry::STEADY_REACHED.as_str()))
+                    .then(|| find(s, &metrics::registry::STEADY_REACHED.into()))
                     .flatten()
                     .map(|r| {
                         // One 0/1 sample per round: the mean says how many rounds missed it.
@@ -301,9 +301,9 @@ fn build_row(
         })
         .collect();
     // Merged tails carry no spread of their own: judge ties on the per-round counterpart.
-    let noise_metric = match metrics::merged_tail(m) {
-        Some(t) => t.per_round.as_str().to_string(),
-        None => m.to_string(),
+    let noise_metric: MetricKey = match metrics::merged_tail(m) {
+        Some(t) => t.per_round.into(),
+        None => m.clone(),
     };
     let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
     // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark.
@@ -370,7 +370,7 @@ fn build_row(
 fn finish(
     results: &Results,
     workload: &str,
-    m: &str,
+    m: &MetricKey,
     unit: &str,
     role: Role,
     cells: Vec<Option<Cell>>,
@@ -380,7 +380,7 @@ fn finish(
     let def = metrics::def(m);
     Row {
         workload: workload.into(),
-        metric: m.into(),
+        metric: m.clone(),
         label,
         short,
         unit: unit.into(),
@@ -418,6 +418,8 @@ pub fn unit_text(row: &Row) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::TX_PER_S;
     use crate::results::{Results, Sample, SetupInfo, WorkloadInfo};
     use crate::workload::registry::{self, Cost, Describe, Family, Kind, Needs, Workload};
     use crate::workload::{
@@ -440,8 +442,8 @@ mod tests {
         fn needs(&self, _: &WorkloadSpec) -> Needs {
             Needs::WRITES
         }
-        fn emits(&self) -> &'static [&'static str] {
-            &["tx_per_s"]
+        fn emits(&self) -> &'static [MetricId] {
+            &[TX_PER_S]
         }
         fn example(&self) -> &'static str {
             "kind = \"kv-store\""
@@ -478,7 +480,7 @@ mod tests {
                 r.samples.push(Sample {
                     setup: setup.into(),
                     workload: "my-kv".into(),
-                    metric: "tx_per_s".into(),
+                    metric: TX_PER_S.into(),
                     unit: "tx/s".into(),
                     round,
                     value: v + round as f64,

@@ -330,8 +330,10 @@ fn times(r: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::metrics::MetricKey;
     use crate::report::Report;
     use crate::results::{Results, Sample, SetupInfo};
+    use crate::workload::registry::Question;
 
     fn results(rows: &[(&str, &str, &str, &str, [f64; 3])]) -> Results {
         let mut r = Results::new();
@@ -361,7 +363,7 @@ mod tests {
                 r.samples.push(Sample {
                     setup: setup.to_string(),
                     workload: workload.to_string(),
-                    metric: metric.to_string(),
+                    metric: MetricKey::parse(metric),
                     unit: unit.to_string(),
                     round: i as u32 + 1,
                     value: *v,
@@ -395,7 +397,7 @@ mod tests {
         let small = rep
             .recommendations
             .iter()
-            .find(|x| x.class.starts_with("Small"))
+            .find(|x| x.question == Question::SmallFiles)
             .unwrap();
         assert_eq!(small.winner, "ext4");
         assert!(!small.within_noise);
@@ -409,7 +411,7 @@ mod tests {
         let rand = rep
             .recommendations
             .iter()
-            .find(|x| x.class.starts_with("Random"))
+            .find(|x| x.question == Question::RandomIo)
             .unwrap();
         assert!(rand.within_noise, "{}", rand.text);
         assert!(rand.text.contains("within noise"));
@@ -417,7 +419,7 @@ mod tests {
         assert!(
             !rep.recommendations
                 .iter()
-                .any(|x| x.class.starts_with("Space"))
+                .any(|x| x.question == Question::Space)
         );
     }
 
@@ -444,7 +446,7 @@ mod tests {
         let rand = rep
             .recommendations
             .iter()
-            .find(|x| x.class.starts_with("Random"))
+            .find(|x| x.question == Question::RandomIo)
             .unwrap();
         assert!(rand.within_noise, "{}", rand.text);
         assert_eq!(rand.winner, "xfs", "{}", rand.text);

@@ -52,6 +52,7 @@ pub fn lines(results: &Results) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::{IOPS, SECONDS};
     use crate::results::{Sample, SettleRecord, SettleStop, SetupInfo};
 
     #[test]
@@ -71,7 +72,7 @@ mod tests {
             ("xfs", "randread", [100.0, 100.0, 100.0, 100.0]),
         ];
         for (setup, w, values) in rows {
-            let metric = if w == "untar" { "seconds" } else { "iops" };
+            let metric = if w == "untar" { SECONDS } else { IOPS };
             for (i, v) in values.into_iter().enumerate() {
                 r.samples.push(Sample {
                     setup: setup.into(),

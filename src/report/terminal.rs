@@ -270,6 +270,9 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::{
+        AVAIL_BYTES, BW_MIB_S, IOPS, LAT_P99_MS, OPS_PER_S, READ_IOPS, STEADY_REACHED, WRITE_IOPS,
+    };
     use crate::results::{Results, Sample, SetupInfo};
 
     fn fits(text: &str, w: usize) {
@@ -298,11 +301,11 @@ mod tests {
                 ..Default::default()
             });
             for hl in crate::workload::registry::headlines() {
-                let metric = hl.metrics[0].as_str();
+                let metric = hl.metrics[0];
                 let base = match metric {
-                    "iops" | "read_iops" | "write_iops" | "ops_per_s" => 1_234_567.0,
-                    "bw_mib_s" => 12_345.6,
-                    "avail_bytes" => 400e9,
+                    IOPS | READ_IOPS | WRITE_IOPS | OPS_PER_S => 1_234_567.0,
+                    BW_MIB_S => 12_345.6,
+                    AVAIL_BYTES => 400e9,
                     _ => 12.345,
                 };
                 for round in 1..=3u32 {
@@ -311,11 +314,11 @@ mod tests {
                         workload: hl.workload.into(),
                         metric: metric.into(),
                         unit: match metric {
-                            "iops" | "read_iops" | "write_iops" => "IOPS",
-                            "ops_per_s" => "ops/s",
-                            "bw_mib_s" => "MiB/s",
-                            "avail_bytes" => "bytes",
-                            "lat_p99_ms" => "ms",
+                            IOPS | READ_IOPS | WRITE_IOPS => "IOPS",
+                            OPS_PER_S => "ops/s",
+                            BW_MIB_S => "MiB/s",
+                            AVAIL_BYTES => "bytes",
+                            LAT_P99_MS => "ms",
                             _ => "s",
                         }
                         .into(),
@@ -384,7 +387,7 @@ mod tests {
                 r.samples.push(Sample {
                     setup: setup.into(),
                     workload: workload.into(),
-                    metric: "steady_reached".into(),
+                    metric: STEADY_REACHED.into(),
                     unit: "bool".into(),
                     round: i as u32 + 1,
                     value: *v,
@@ -395,7 +398,7 @@ mod tests {
         let row = report
             .headline
             .iter()
-            .find(|r| r.workload == "randread" && r.metric == "iops")
+            .find(|r| r.workload == "randread" && r.metric == IOPS)
             .unwrap();
         let steady: Vec<_> = row
             .cells

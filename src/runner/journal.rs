@@ -182,6 +182,7 @@ pub fn load_done(out: &Path) -> crate::Result<BTreeMap<(String, u32), RoundRecor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::IOPS;
 
     fn step(setup: &str, round: u32, workload: &str, v: f64) -> Entry {
         Entry::Step {
@@ -202,7 +203,7 @@ mod tests {
                 samples: vec![Sample {
                     setup: setup.into(),
                     workload: workload.into(),
-                    metric: "iops".into(),
+                    metric: IOPS.into(),
                     unit: "IOPS".into(),
                     round,
                     value: v,

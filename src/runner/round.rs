@@ -582,7 +582,7 @@ pub(super) fn sample(setup: &str, workload: &str, round: u32, m: &Metric) -> Sam
     Sample {
         setup: setup.to_string(),
         workload: workload.to_string(),
-        metric: m.metric.clone(),
+        metric: m.metric.into(),
         unit: m.unit.clone(),
         round,
         value: m.value,

@@ -9,9 +9,11 @@
 
 use crate::measure::device::{BlockDevice, DeviceCounters};
 use crate::measure::{SettleRule, settle};
+use crate::metrics::MetricId;
 use crate::metrics::registry::{
     BYTES, DEVICE_BYTES_PER_FILE, DEVICE_BYTES_PER_FILE_TOTAL, DEVICE_WRITE_BYTES,
-    DEVICE_WRITE_BYTES_TOTAL, ENTRIES, WRITE_AMPLIFICATION, WRITE_AMPLIFICATION_TOTAL,
+    DEVICE_WRITE_BYTES_TOTAL, ENTRIES, PHASE_DEVICE_WRITE_BYTES, WRITE_AMPLIFICATION,
+    WRITE_AMPLIFICATION_TOTAL,
 };
 use crate::workload::{Metric, WorkloadOutput};
 use std::path::Path;
@@ -43,10 +45,10 @@ impl Tracked {
             return Ok(());
         };
         // Sections that ran concurrently share one phase figure: no per-section total.
-        if has(out, "phase_device_write_bytes") {
+        if has(out, PHASE_DEVICE_WRITE_BYTES) {
             return Ok(());
         }
-        let in_job = match get(out, "device_write_bytes") {
+        let in_job = match get(out, DEVICE_WRITE_BYTES) {
             Some(own) => own as u64,
             None => self.before.delta(&end).write_bytes,
         };
@@ -70,35 +72,35 @@ impl Tracked {
     }
 }
 
-fn get(out: &WorkloadOutput, name: &str) -> Option<f64> {
+fn get(out: &WorkloadOutput, name: MetricId) -> Option<f64> {
     out.metrics
         .iter()
         .find(|m| m.metric == name)
         .map(|m| m.value)
 }
 
-fn has(out: &WorkloadOutput, name: &str) -> bool {
+fn has(out: &WorkloadOutput, name: MetricId) -> bool {
     get(out, name).is_some()
 }
 
 /// The logical bytes the device bytes are divided by: the workload's `bytes`, else what its
 /// own write amplification was computed over (pgbench: WAL + data).
 fn logical_bytes(out: &WorkloadOutput) -> Option<f64> {
-    get(out, BYTES.as_str()).filter(|b| *b > 0.0).or_else(|| {
-        let wa = get(out, WRITE_AMPLIFICATION.as_str()).filter(|w| *w > 0.0)?;
-        Some(get(out, DEVICE_WRITE_BYTES.as_str())? / wa).filter(|b| *b > 0.0)
+    get(out, BYTES).filter(|b| *b > 0.0).or_else(|| {
+        let wa = get(out, WRITE_AMPLIFICATION).filter(|w| *w > 0.0)?;
+        Some(get(out, DEVICE_WRITE_BYTES)? / wa).filter(|b| *b > 0.0)
     })
 }
 
 /// Add the device figures of both windows to `out`.
 fn add_metrics(out: &mut WorkloadOutput, in_job: u64, total: u64) {
     let mut add = Vec::new();
-    if !has(out, DEVICE_WRITE_BYTES.as_str()) {
+    if !has(out, DEVICE_WRITE_BYTES) {
         add.push(Metric::new(DEVICE_WRITE_BYTES, "bytes", in_job as f64));
     }
     add.push(Metric::new(DEVICE_WRITE_BYTES_TOTAL, "bytes", total as f64));
     if let Some(logical) = logical_bytes(out) {
-        if !has(out, WRITE_AMPLIFICATION.as_str()) {
+        if !has(out, WRITE_AMPLIFICATION) {
             add.push(Metric::new(
                 WRITE_AMPLIFICATION,
                 "ratio",
@@ -111,7 +113,7 @@ fn add_metrics(out: &mut WorkloadOutput, in_job: u64, total: u64) {
             total as f64 / logical,
         ));
     }
-    if let Some(files) = get(out, ENTRIES.as_str()).filter(|n| *n > 0.0) {
+    if let Some(files) = get(out, ENTRIES).filter(|n| *n > 0.0) {
         add.push(Metric::new(
             DEVICE_BYTES_PER_FILE,
             "bytes",
@@ -129,6 +131,11 @@ fn add_metrics(out: &mut WorkloadOutput, in_job: u64, total: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::{
+        DEVICE_BYTES_PER_FILE, DEVICE_BYTES_PER_FILE_TOTAL, DEVICE_WRITE_BYTES,
+        DEVICE_WRITE_BYTES_TOTAL, WRITE_AMPLIFICATION, WRITE_AMPLIFICATION_TOTAL,
+    };
 
     #[test]
     fn both_windows_per_byte_and_per_file() {
@@ -140,13 +147,13 @@ mod tests {
             ..Default::default()
         };
         add_metrics(&mut out, 1500, 4000);
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-        assert_eq!(get("device_write_bytes"), 1500.0);
-        assert_eq!(get("device_write_bytes_total"), 4000.0);
-        assert_eq!(get("write_amplification"), 1.5);
-        assert_eq!(get("write_amplification_total"), 4.0);
-        assert_eq!(get("device_bytes_per_file"), 150.0);
-        assert_eq!(get("device_bytes_per_file_total"), 400.0);
+        let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get(DEVICE_WRITE_BYTES), 1500.0);
+        assert_eq!(get(DEVICE_WRITE_BYTES_TOTAL), 4000.0);
+        assert_eq!(get(WRITE_AMPLIFICATION), 1.5);
+        assert_eq!(get(WRITE_AMPLIFICATION_TOTAL), 4.0);
+        assert_eq!(get(DEVICE_BYTES_PER_FILE), 150.0);
+        assert_eq!(get(DEVICE_BYTES_PER_FILE_TOTAL), 400.0);
     }
 
     #[test]
@@ -160,9 +167,9 @@ mod tests {
             ..Default::default()
         };
         add_metrics(&mut out, 300, 500);
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-        assert_eq!(get("device_write_bytes_total"), 500.0);
-        assert_eq!(get("write_amplification_total"), 5.0);
+        let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get(DEVICE_WRITE_BYTES_TOTAL), 500.0);
+        assert_eq!(get(WRITE_AMPLIFICATION_TOTAL), 5.0);
     }
 
     #[test]
@@ -172,9 +179,9 @@ mod tests {
             ..Default::default()
         };
         add_metrics(&mut out, 1500, 4000);
-        let n = |name: &str| out.metrics.iter().filter(|m| m.metric == name).count();
-        assert_eq!(n("device_write_bytes"), 1);
-        assert_eq!(n("device_write_bytes_total"), 1);
-        assert_eq!(n("write_amplification_total"), 0, "no logical bytes known");
+        let n = |name: MetricId| out.metrics.iter().filter(|m| m.metric == name).count();
+        assert_eq!(n(DEVICE_WRITE_BYTES), 1);
+        assert_eq!(n(DEVICE_WRITE_BYTES_TOTAL), 1);
+        assert_eq!(n(WRITE_AMPLIFICATION_TOTAL), 0, "no logical bytes known");
     }
 }

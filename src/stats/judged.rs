@@ -15,7 +15,7 @@ use crate::results::Results;
 pub use crate::metrics::Role;
 
 /// The registry's role of a metric id, before a job's shape is known; `None` when unknown.
-pub fn role(metric_id: &str) -> Option<Role> {
+pub fn role(metric_id: &(impl AsRef<str> + ?Sized)) -> Option<Role> {
     metrics::lookup(metric_id).map(|d| d.role)
 }
 
@@ -73,12 +73,16 @@ fn round_block(bs: f64) -> f64 {
 }
 
 /// The role of a metric in one workload of `results`.
-pub fn role_in(results: &Results, workload: &str, metric_id: &str) -> Role {
+pub fn role_in(results: &Results, workload: &str, metric_id: &(impl AsRef<str> + ?Sized)) -> Role {
     metrics::role_in(metric_id, &shape(results, workload))
 }
 
 /// Why a metric of a workload is not judged, for the output (`None` when it is judged).
-pub fn why_not_judged(results: &Results, workload: &str, metric_id: &str) -> Option<String> {
+pub fn why_not_judged(
+    results: &Results,
+    workload: &str,
+    metric_id: &(impl AsRef<str> + ?Sized),
+) -> Option<String> {
     why_not(metrics::lookup(metric_id).map(|_| role_in(results, workload, metric_id)))
 }
 
@@ -109,7 +113,7 @@ mod tests {
             r.samples.push(Sample {
                 setup: "ext4".into(),
                 workload: workload.into(),
-                metric: m.to_string(),
+                metric: crate::metrics::MetricKey::parse(m),
                 unit: String::new(),
                 round: 1,
                 value: *v,

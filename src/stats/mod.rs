@@ -21,19 +21,25 @@ pub mod sequential;
 pub mod student_t;
 pub mod verdict;
 
-use crate::metrics;
+use crate::metrics::{self, MetricKey};
 use crate::results::{Results, Summary};
 use std::collections::BTreeMap;
 
 /// Summary of one series of values (one (setup, workload, metric) over its rounds).
-pub fn summary_of(setup: &str, workload: &str, metric: &str, unit: &str, v: &[f64]) -> Summary {
+pub fn summary_of(
+    setup: &str,
+    workload: &str,
+    metric: &MetricKey,
+    unit: &str,
+    v: &[f64],
+) -> Summary {
     let mut sorted = v.to_vec();
     descriptive::sort(&mut sorted);
     let ci = median_interval::median_interval(&sorted, median_interval::TARGET);
     Summary {
         setup: setup.into(),
         workload: workload.into(),
-        metric: metric.into(),
+        metric: metric.clone(),
         unit: unit.into(),
         n: v.len(),
         median: descriptive::median_sorted(&sorted),
@@ -48,7 +54,7 @@ pub fn summary_of(setup: &str, workload: &str, metric: &str, unit: &str, v: &[f6
 }
 
 /// (setup, workload, metric).
-type Key = (String, String, String);
+type Key = (String, String, MetricKey);
 /// A key, its unit and its (round, value) pairs.
 type Group = (Key, String, Vec<(u32, f64)>);
 
@@ -60,7 +66,7 @@ type Group = (Key, String, Vec<(u32, f64)>);
 /// Order: setups as listed in `results.setups` (then any others), keys in first-seen order.
 pub fn summarize(results: &mut Results) {
     let mut groups: Vec<Group> = Vec::new();
-    let mut index: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    let mut index: BTreeMap<Key, usize> = BTreeMap::new();
     for s in &results.samples {
         let key = (s.setup.clone(), s.workload.clone(), s.metric.clone());
         let i = *index.entry(key.clone()).or_insert_with(|| {
@@ -112,10 +118,7 @@ pub fn summarize(results: &mut Results) {
             .count()
             > 1;
         let side = both.then_some(dir.as_str());
-        for t in metrics::registry::MERGED_TAILS
-            .iter()
-            .filter(|t| t.side == side)
-        {
+        for (id, t) in metrics::merged_tails().filter(|(_, t)| t.side == side) {
             let ms = m.quantile(t.quantile) as f64 / 1e6;
             out.push((
                 setup_rank(setup),
@@ -123,7 +126,7 @@ pub fn summarize(results: &mut Results) {
                 Summary {
                     setup: setup.clone(),
                     workload: workload.clone(),
-                    metric: t.id.as_str().to_string(),
+                    metric: id.into(),
                     unit: "ms".into(),
                     n: m.rounds,
                     median: ms,
@@ -154,13 +157,14 @@ pub fn rounds(summary: &[crate::results::Summary]) -> usize {
 }
 
 /// Whether a summary row comes from merged histograms rather than per-round samples.
-pub fn is_merged(metric: &str) -> bool {
+pub fn is_merged(metric: &(impl AsRef<str> + ?Sized)) -> bool {
     metrics::merged_tail(metric).is_some()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::{IOPS, LAT_P99_9_MS_MERGED, LAT_P99_MS_MERGED};
     use crate::results::{HistogramRecord, Sample, SetupInfo};
 
     #[test]
@@ -177,7 +181,7 @@ mod tests {
                 r.samples.push(Sample {
                     setup: setup.into(),
                     workload: "randread".into(),
-                    metric: "iops".into(),
+                    metric: IOPS.into(),
                     unit: "IOPS".into(),
                     round,
                     value: v,
@@ -200,7 +204,7 @@ mod tests {
         let s = r
             .summary
             .iter()
-            .find(|s| s.setup == "ext4" && s.metric == "iops")
+            .find(|s| s.setup == "ext4" && s.metric == IOPS)
             .unwrap();
         assert_eq!((s.n, s.median, s.min, s.max), (3, 12.0, 10.0, 14.0));
         assert!((s.mean - 12.0).abs() < 1e-12 && (s.stddev - 2.0).abs() < 1e-12);
@@ -209,14 +213,14 @@ mod tests {
         let p99 = r
             .summary
             .iter()
-            .find(|s| s.metric == "lat_p99_ms_merged")
+            .find(|s| s.metric == LAT_P99_MS_MERGED)
             .unwrap();
         assert_eq!(p99.n, 3);
         assert!((p99.median - 0.2).abs() < 1e-12, "{}", p99.median);
         let p999 = r
             .summary
             .iter()
-            .find(|s| s.metric == "lat_p99_9_ms_merged")
+            .find(|s| s.metric == LAT_P99_9_MS_MERGED)
             .unwrap();
         assert!((p999.median - 9.0).abs() < 1e-12);
         let again = {

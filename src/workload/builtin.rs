@@ -10,9 +10,8 @@ use super::step::{FioPhase, StepContext};
 use super::{Metric, WorkloadContext, WorkloadOutput};
 use crate::Error;
 use crate::engine::RwMode;
-use crate::metrics::registry::{
-    AVAIL_BYTES, BW_MIB_S, BYTES, INODES_FREE, INODES_TOTAL, SECONDS, SIZE_BYTES,
-};
+use crate::metrics::MetricId;
+use crate::metrics::registry::*;
 use crate::units::format_size;
 use std::path::{Path, PathBuf};
 
@@ -21,47 +20,47 @@ const K: u64 = 1 << 10;
 
 /// Metrics of an I/O job (native engine or fio: `workload::io::to_output`), then `$extra`.
 macro_rules! io_metrics {
-    ($($extra:literal),*) => {
+    ($($extra:expr),*) => {
         &[
-            "iops",
-            "read_iops",
-            "write_iops",
-            "bw_mib_s",
-            "read_bw_mib_s",
-            "write_bw_mib_s",
-            "lat_p50_ms",
-            "lat_p99_ms",
-            "lat_p99_9_ms",
-            "read_lat_p50_ms",
-            "read_lat_p99_ms",
-            "read_lat_p99_9_ms",
-            "write_lat_p50_ms",
-            "write_lat_p99_ms",
-            "write_lat_p99_9_ms",
-            "cpu_util",
-            "device_write_bytes",
-            "write_amplification",
-            "device_write_bytes_total",
-            "write_amplification_total",
-            "fsyncs",
-            "stalls",
-            "steady_reached",
-            "steady_at_s",
+            IOPS,
+            READ_IOPS,
+            WRITE_IOPS,
+            BW_MIB_S,
+            READ_BW_MIB_S,
+            WRITE_BW_MIB_S,
+            LAT_P50_MS,
+            LAT_P99_MS,
+            LAT_P99_9_MS,
+            READ_LAT_P50_MS,
+            READ_LAT_P99_MS,
+            READ_LAT_P99_9_MS,
+            WRITE_LAT_P50_MS,
+            WRITE_LAT_P99_MS,
+            WRITE_LAT_P99_9_MS,
+            CPU_UTIL,
+            DEVICE_WRITE_BYTES,
+            WRITE_AMPLIFICATION,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION_TOTAL,
+            FSYNCS,
+            STALLS,
+            STEADY_REACHED,
+            STEADY_AT_S,
             $($extra),*
         ]
     };
 }
 
 /// An I/O job; `scaling_factor` is added by the runner when the workload names a baseline.
-const IO_METRICS: &[&str] = io_metrics!("scaling_factor");
+const IO_METRICS: &[MetricId] = io_metrics!(SCALING_FACTOR);
 /// A memory-capped job: the cap and the peak besides the job's own.
-const MEMCAP_METRICS: &[&str] = io_metrics!("memory_cap_bytes", "peak_memory_bytes");
+const MEMCAP_METRICS: &[MetricId] = io_metrics!(MEMORY_CAP_BYTES, PEAK_MEMORY_BYTES);
 /// A fio job-file section: trims, and the phase's device bytes when sections ran together.
-const FIO_JOB_METRICS: &[&str] = io_metrics!(
-    "trim_iops",
-    "trim_bw_mib_s",
-    "trim_lat_p99_ms",
-    "phase_device_write_bytes"
+const FIO_JOB_METRICS: &[MetricId] = io_metrics!(
+    TRIM_IOPS,
+    TRIM_BW_MIB_S,
+    TRIM_LAT_P99_MS,
+    PHASE_DEVICE_WRITE_BYTES
 );
 
 /// `mkfs`: timed by the runner when it creates the setup; not a step of its own.
@@ -101,8 +100,8 @@ impl Workload for Mkfs {
             ..Needs::NOTHING
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
-        &["seconds"]
+    fn emits(&self) -> &'static [MetricId] {
+        &[SECONDS]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
         vec![WorkloadSpec::simple("mkfs", Kind::Mkfs)]
@@ -186,8 +185,8 @@ impl Workload for UsableSpace {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::NOTHING
     }
-    fn emits(&self) -> &'static [&'static str] {
-        &["size_bytes", "avail_bytes", "inodes_total", "inodes_free"]
+    fn emits(&self) -> &'static [MetricId] {
+        &[SIZE_BYTES, AVAIL_BYTES, INODES_TOTAL, INODES_FREE]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
         vec![WorkloadSpec::simple("usable-space", Kind::UsableSpace)]
@@ -257,15 +256,15 @@ impl Workload for Layout {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         &[
-            "seconds",
-            "bytes",
-            "bw_mib_s",
-            "device_write_bytes",
-            "write_amplification",
-            "device_write_bytes_total",
-            "write_amplification_total",
+            SECONDS,
+            BYTES,
+            BW_MIB_S,
+            DEVICE_WRITE_BYTES,
+            WRITE_AMPLIFICATION,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -428,7 +427,7 @@ impl Workload for Io {
             ..Needs::NOTHING
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         IO_METRICS
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -512,7 +511,7 @@ impl Workload for Memcap {
             ..Io.needs(w)
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         MEMCAP_METRICS
     }
     fn example(&self) -> &'static str {
@@ -565,16 +564,16 @@ impl Workload for Compress {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         &[
-            "seconds",
-            "bytes",
-            "bw_mib_s",
-            "compress_ratio",
-            "device_write_bytes",
-            "write_amplification",
-            "device_write_bytes_total",
-            "write_amplification_total",
+            SECONDS,
+            BYTES,
+            BW_MIB_S,
+            COMPRESS_RATIO,
+            DEVICE_WRITE_BYTES,
+            WRITE_AMPLIFICATION,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -657,7 +656,7 @@ impl Workload for FioJob {
             ..Needs::NOTHING
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         FIO_JOB_METRICS
     }
     fn example(&self) -> &'static str {
@@ -859,14 +858,16 @@ fn is_direct_refusal(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::{AVAIL_BYTES, SIZE_BYTES};
 
     #[test]
     fn usable_space_reads_statvfs() {
         let d = tempfile::tempdir().unwrap();
         let out = usable_space(d.path()).unwrap();
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-        assert!(get("size_bytes") > 0.0);
-        assert!(get("avail_bytes") <= get("size_bytes"));
+        let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert!(get(SIZE_BYTES) > 0.0);
+        assert!(get(AVAIL_BYTES) <= get(SIZE_BYTES));
     }
 
     #[test]

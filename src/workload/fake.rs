@@ -8,6 +8,7 @@ use super::registry::{Cost, Describe, Family, Kind, Needs, Workload};
 use super::spec::{JobDefaults, WorkloadSpec};
 use super::step::StepContext;
 use super::{Metric, WorkloadOutput};
+use crate::metrics::MetricId;
 use crate::metrics::registry::SECONDS;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -61,8 +62,8 @@ impl Workload for Fake {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::NOTHING
     }
-    fn emits(&self) -> &'static [&'static str] {
-        &["seconds"]
+    fn emits(&self) -> &'static [MetricId] {
+        &[SECONDS]
     }
     fn example(&self) -> &'static str {
         "id = \"fake\"\nkind = \"test-fake\""

@@ -7,8 +7,8 @@ use crate::measure::LatencyHistogram;
 use crate::metrics::MetricId;
 use crate::metrics::registry::{
     BW_MIB_S, CPU_UTIL, DEVICE_WRITE_BYTES, DEVICE_WRITE_BYTES_TOTAL, FSYNCS, IOPS, LAT_P50_MS,
-    LAT_P99_9_MS, LAT_P99_MS, READ_IOPS, STALLS, STEADY_AT_S, STEADY_REACHED, WRITE_AMPLIFICATION,
-    WRITE_AMPLIFICATION_TOTAL, WRITE_IOPS,
+    LAT_P99_9_MS, LAT_P99_MS, READ_BW_MIB_S, READ_IOPS, STALLS, STEADY_AT_S, STEADY_REACHED,
+    WRITE_AMPLIFICATION, WRITE_AMPLIFICATION_TOTAL, WRITE_BW_MIB_S, WRITE_IOPS,
 };
 
 /// Run `spec` in `ctx`: a relative filename lives in `ctx.dir`, the device defaults to
@@ -273,21 +273,21 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
         0.0
     };
     let mixed = report.read.ios > 0 && report.write.ios > 0;
-    let mut set = |id: &str, v: f64| {
+    let mut set = |id: MetricId, v: f64| {
         if let Some(x) = out.metrics.iter_mut().find(|x| x.metric == id) {
             x.value = v;
         }
     };
-    set("iops", w.iops);
-    set("bw_mib_s", w.bw_bytes / mib);
-    set("read_iops", w.read_iops);
-    set("write_iops", w.write_iops);
-    set("read_bw_mib_s", w.read_iops * bs / mib);
-    set("write_bw_mib_s", w.write_iops * bs / mib);
+    set(IOPS, w.iops);
+    set(BW_MIB_S, w.bw_bytes / mib);
+    set(READ_IOPS, w.read_iops);
+    set(WRITE_IOPS, w.write_iops);
+    set(READ_BW_MIB_S, w.read_iops * bs / mib);
+    set(WRITE_BW_MIB_S, w.write_iops * bs / mib);
     if ios > 0 {
-        set("lat_p50_ms", w.lat_ns.p50 as f64 / 1e6);
-        set("lat_p99_ms", w.lat_ns.p99 as f64 / 1e6);
-        set("lat_p99_9_ms", w.lat_ns.p99_9 as f64 / 1e6);
+        set(LAT_P50_MS, w.lat_ns.p50 as f64 / 1e6);
+        set(LAT_P99_MS, w.lat_ns.p99 as f64 / 1e6);
+        set(LAT_P99_9_MS, w.lat_ns.p99_9 as f64 / 1e6);
     }
     let what = match s.conditioning {
         engine::steady::Conditioning::Preconditioned => STEADY.to_string(),
@@ -311,6 +311,12 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::{
+        BW_MIB_S, CPU_UTIL, DEVICE_WRITE_BYTES, DEVICE_WRITE_BYTES_TOTAL, FSYNCS, IOPS, LAT_P50_MS,
+        LAT_P99_MS, READ_IOPS, READ_LAT_P50_MS, READ_LAT_P99_MS, STEADY_AT_S, STEADY_REACHED,
+        WRITE_AMPLIFICATION_TOTAL, WRITE_IOPS, WRITE_LAT_P99_MS,
+    };
 
     #[test]
     fn runs_relative_to_the_workload_dir() {
@@ -333,12 +339,12 @@ mod tests {
         };
         let out = run(&ctx, &spec).unwrap();
         assert!(dir.path().join("data").exists());
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).map(|m| m.value);
-        assert!(get("iops").unwrap() > 0.0);
-        assert!(get("read_iops").is_some() && get("write_iops").is_some());
-        assert!(get("lat_p99_ms").unwrap() >= get("lat_p50_ms").unwrap());
-        assert!(get("read_lat_p99_ms").unwrap() >= get("read_lat_p50_ms").unwrap());
-        assert!(get("write_lat_p99_ms").is_some());
+        let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).map(|m| m.value);
+        assert!(get(IOPS).unwrap() > 0.0);
+        assert!(get(READ_IOPS).is_some() && get(WRITE_IOPS).is_some());
+        assert!(get(LAT_P99_MS).unwrap() >= get(LAT_P50_MS).unwrap());
+        assert!(get(READ_LAT_P99_MS).unwrap() >= get(READ_LAT_P50_MS).unwrap());
+        assert!(get(WRITE_LAT_P99_MS).is_some());
         let total: u64 = out.histograms.iter().map(|(_, h)| h.count()).sum();
         assert_eq!(total, 256, "1 MiB in 4 KiB blocks, each once");
     }
@@ -385,16 +391,16 @@ mod tests {
             ..Default::default()
         };
         let out = to_output(&report);
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-        assert_eq!(get("iops"), 1000.0);
-        assert_eq!(get("read_iops"), 700.0);
-        assert_eq!(get("write_iops"), 300.0);
-        assert_eq!(get("cpu_util"), 50.0);
-        assert_eq!(get("fsyncs"), 3.0);
-        assert_eq!(get("device_write_bytes"), 8192.0);
-        assert_eq!(get("device_write_bytes_total"), 16384.0);
-        assert_eq!(get("write_amplification_total"), 4.0 / 3.0);
-        assert!((get("lat_p50_ms") - 2.0).abs() < 0.02);
+        let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get(IOPS), 1000.0);
+        assert_eq!(get(READ_IOPS), 700.0);
+        assert_eq!(get(WRITE_IOPS), 300.0);
+        assert_eq!(get(CPU_UTIL), 50.0);
+        assert_eq!(get(FSYNCS), 3.0);
+        assert_eq!(get(DEVICE_WRITE_BYTES), 8192.0);
+        assert_eq!(get(DEVICE_WRITE_BYTES_TOTAL), 16384.0);
+        assert_eq!(get(WRITE_AMPLIFICATION_TOTAL), 4.0 / 3.0);
+        assert!((get(LAT_P50_MS) - 2.0).abs() < 0.02);
         assert_eq!(out.histograms.len(), 2);
     }
 
@@ -437,14 +443,15 @@ mod tests {
             }),
             ..Default::default()
         };
-        let get =
-            |o: &WorkloadOutput, n: &str| o.metrics.iter().find(|m| m.metric == n).map(|m| m.value);
+        let get = |o: &WorkloadOutput, n: MetricId| {
+            o.metrics.iter().find(|m| m.metric == n).map(|m| m.value)
+        };
         let out = to_output(&report);
-        assert_eq!(get(&out, "iops"), Some(80.0));
-        assert_eq!(get(&out, "bw_mib_s"), Some(80.0 * 4096.0 / 1048576.0));
-        assert_eq!(get(&out, "lat_p99_ms"), Some(5.0));
-        assert_eq!(get(&out, "steady_reached"), Some(1.0));
-        assert_eq!(get(&out, "steady_at_s"), Some(9.0));
+        assert_eq!(get(&out, IOPS), Some(80.0));
+        assert_eq!(get(&out, BW_MIB_S), Some(80.0 * 4096.0 / 1048576.0));
+        assert_eq!(get(&out, LAT_P99_MS), Some(5.0));
+        assert_eq!(get(&out, STEADY_REACHED), Some(1.0));
+        assert_eq!(get(&out, STEADY_AT_S), Some(9.0));
         assert!(
             out.notes.iter().any(|n| n.contains("seconds 4–9")),
             "{:?}",
@@ -461,8 +468,8 @@ mod tests {
         s.conditioning = engine::steady::Conditioning::NotPreconditioned;
         (s.round_s, s.rounds, s.window_rounds) = (2.0, vec![90.0, 80.0, 80.0], Some([1, 3]));
         let out = to_output(&report);
-        assert_eq!(get(&out, "iops"), Some(100.0));
-        assert_eq!(get(&out, "steady_reached"), Some(0.0));
+        assert_eq!(get(&out, IOPS), Some(100.0));
+        assert_eq!(get(&out, STEADY_REACHED), Some(0.0));
         let note = out
             .notes
             .iter()
@@ -478,9 +485,9 @@ mod tests {
         let s = report.steady.as_mut().unwrap();
         (s.reached, s.at_s, s.window) = (false, None, None);
         let out = to_output(&report);
-        assert_eq!(get(&out, "iops"), Some(100.0), "the whole run's figure");
-        assert_eq!(get(&out, "steady_reached"), Some(0.0));
-        assert_eq!(get(&out, "steady_at_s"), None);
+        assert_eq!(get(&out, IOPS), Some(100.0), "the whole run's figure");
+        assert_eq!(get(&out, STEADY_REACHED), Some(0.0));
+        assert_eq!(get(&out, STEADY_AT_S), None);
         assert!(
             out.notes
                 .iter()

@@ -158,6 +158,8 @@ pub fn parse_report(stdout: &str) -> std::result::Result<IoReport, String> {
 mod tests {
     use super::*;
     use crate::engine::{Backend, RwMode};
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::{CPU_UTIL, IOPS, LAT_P50_MS, LAT_P99_9_MS};
     use std::path::PathBuf;
 
     #[test]
@@ -199,12 +201,12 @@ mod tests {
             "cpu":{"user_s":0.1,"sys_s":0.3},"runtime_s":2.0}"#;
         let r = parse_report(text).unwrap();
         let out = crate::workload::io::to_output(&r);
-        let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-        assert_eq!(get("iops"), 500.0);
-        assert_eq!(get("lat_p50_ms"), 1.0);
-        assert_eq!(get("lat_p99_9_ms"), 5.0);
+        let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+        assert_eq!(get(IOPS), 500.0);
+        assert_eq!(get(LAT_P50_MS), 1.0);
+        assert_eq!(get(LAT_P99_9_MS), 5.0);
         assert!(
-            (get("cpu_util") - 20.0).abs() < 1e-9,
+            (get(CPU_UTIL) - 20.0).abs() < 1e-9,
             "cpu_util is % of one CPU"
         );
         assert!(parse_report("nothing").is_err());

@@ -12,8 +12,8 @@ use std::path::Path;
 /// One measured value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    /// Metric id (`iops`, `seconds`, `lat_p99_ms`…; `metrics::registry` declares them).
-    pub metric: String,
+    /// Metric id (`metrics::registry`'s constants).
+    pub metric: MetricId,
     /// Unit (`IOPS`, `s`, `ms`, `MiB/s`, `bytes`, `files/s`, `bool`…).
     pub unit: String,
     /// Value.
@@ -24,7 +24,7 @@ impl Metric {
     /// Build a metric from its registered id ([`crate::metrics::registry`]).
     pub fn new(metric: MetricId, unit: &str, value: f64) -> Self {
         Metric {
-            metric: metric.as_str().to_string(),
+            metric,
             unit: unit.to_string(),
             value,
         }

@@ -19,7 +19,7 @@ pub mod split;
 pub use html::render_html;
 pub use render::{render_json, render_markdown, render_text};
 
-use crate::metrics;
+use crate::metrics::{self, MetricKey};
 use crate::results::Results;
 use crate::stats::change::{self, ALPHA, Judgement};
 use crate::stats::{descriptive, fdr, judged};
@@ -109,8 +109,8 @@ pub struct CompareRow {
     pub setup: String,
     /// Workload id.
     pub workload: String,
-    /// Metric name.
-    pub metric: String,
+    /// The metric.
+    pub metric: MetricKey,
     /// Unit.
     pub unit: String,
     /// Judged or control.
@@ -449,8 +449,8 @@ fn roles(
 }
 
 /// Metrics of one (setup, workload) in A, first-seen order, with their unit.
-fn metrics_of(r: &Results, setup: &str, workload: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
+fn metrics_of(r: &Results, setup: &str, workload: &str) -> Vec<(MetricKey, String)> {
+    let mut out: Vec<(MetricKey, String)> = Vec::new();
     for s in r
         .samples
         .iter()
@@ -469,7 +469,7 @@ fn metrics_of(r: &Results, setup: &str, workload: &str) -> Vec<(String, String)>
 fn row(
     setup: &str,
     workload: &str,
-    (m, unit, metric_role): (&str, &str, Option<judged::Role>),
+    (m, unit, metric_role): (&MetricKey, &str, Option<judged::Role>),
     role: Role,
     va: &[f64],
     vb: &[f64],
@@ -520,7 +520,7 @@ fn row(
     CompareRow {
         setup: setup.into(),
         workload: workload.into(),
-        metric: m.into(),
+        metric: m.clone(),
         unit: unit.into(),
         role,
         metric_role,
@@ -618,6 +618,7 @@ fn setup_drift(rows: &[CompareRow], setup: &str) -> Option<SetupDrift> {
 #[cfg(test)]
 mod tests {
     use super::param_differences;
+    use crate::metrics::registry::IOPS;
     use crate::results::{Results, WorkloadInfo};
 
     fn with(params: serde_json::Value) -> Results {
@@ -660,7 +661,7 @@ mod tests {
                     r.samples.push(Sample {
                         setup: name.into(),
                         workload: "randread".into(),
-                        metric: "iops".into(),
+                        metric: IOPS.into(),
                         unit: "IOPS".into(),
                         round,
                         value: base * factor_all * f * jitter,

@@ -288,9 +288,9 @@ pub(super) fn conclusion(c: &Comparison) -> Vec<String> {
     for r in &c.rows {
         if let Verdict::NotJudged { reason } = &r.verdict {
             match not_judged.iter_mut().find(|(why, _)| why == reason) {
-                Some((_, ids)) if !ids.contains(&r.metric.as_str()) => ids.push(&r.metric),
+                Some((_, ids)) if !ids.contains(&r.metric.as_str()) => ids.push(r.metric.as_str()),
                 Some(_) => {}
-                None => not_judged.push((reason, vec![&r.metric])),
+                None => not_judged.push((reason, vec![r.metric.as_str()])),
             }
         }
     }

@@ -44,6 +44,7 @@ pub fn rounds_label(r: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::registry::IOPS;
     use crate::results::Sample;
 
     #[test]
@@ -53,15 +54,21 @@ mod tests {
             r.samples.push(Sample {
                 setup: "ext4".into(),
                 workload: "randread".into(),
-                metric: "iops".into(),
+                metric: IOPS.into(),
                 unit: "IOPS".into(),
                 round,
                 value: f64::from(round),
             });
         }
         let (odd, even) = split_rounds(&r).unwrap();
-        assert_eq!(odd.values("ext4", "randread", "iops"), [1.0, 3.0, 5.0]);
-        assert_eq!(even.values("ext4", "randread", "iops"), [2.0, 4.0, 6.0]);
+        assert_eq!(
+            odd.values("ext4", "randread", &IOPS.into()),
+            [1.0, 3.0, 5.0]
+        );
+        assert_eq!(
+            even.values("ext4", "randread", &IOPS.into()),
+            [2.0, 4.0, 6.0]
+        );
         assert_eq!(rounds_label(&odd), "rounds 1, 3, 5");
         r.samples.retain(|s| s.round == 1);
         assert!(split_rounds(&r).is_err());

@@ -3,6 +3,7 @@
 //! own, so it runs once per setup, in its capability phase.
 
 use super::{CrashParams, Method, Mode};
+use crate::metrics::MetricId;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Phase, Workload};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -51,17 +52,18 @@ impl Workload for Crash {
             ..Needs::NOTHING
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "crash_states",
-            "lost_acked_ops",
-            "lost_states",
-            "corrupt_files",
-            "fsck_errors",
-            "unmountable_states",
-            "seconds_per_state",
-            "acked_ops",
-            "log_bytes",
+            CRASH_STATES,
+            LOST_ACKED_OPS,
+            LOST_STATES,
+            CORRUPT_FILES,
+            FSCK_ERRORS,
+            UNMOUNTABLE_STATES,
+            SECONDS_PER_STATE,
+            ACKED_OPS,
+            LOG_BYTES,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

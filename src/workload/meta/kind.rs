@@ -3,6 +3,7 @@
 
 use super::FsmarkSpec;
 use crate::Error;
+use crate::metrics::MetricId;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{
     Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Headline, Kind, Names, Needs, Workload,
@@ -11,7 +12,10 @@ use crate::workload::registry::{
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
 
-const TREE_METRICS: &[&str] = &["seconds", "entries", "ops_per_s"];
+const TREE_METRICS: &[MetricId] = {
+    use crate::metrics::registry::{ENTRIES, OPS_PER_S, SECONDS};
+    &[SECONDS, ENTRIES, OPS_PER_S]
+};
 
 /// `corpus 3 copies at scale 1, 2 thread(s)`.
 fn describe_corpus(d: &Describe<'_>) -> String {
@@ -103,18 +107,19 @@ impl Workload for Untar {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::Extracts, Writes::Runner)
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "seconds",
-            "entries",
-            "bytes",
-            "ops_per_s",
-            "device_write_bytes",
-            "device_write_bytes_total",
-            "write_amplification",
-            "write_amplification_total",
-            "device_bytes_per_file",
-            "device_bytes_per_file_total",
+            SECONDS,
+            ENTRIES,
+            BYTES,
+            OPS_PER_S,
+            DEVICE_WRITE_BYTES,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION,
+            WRITE_AMPLIFICATION_TOTAL,
+            DEVICE_BYTES_PER_FILE,
+            DEVICE_BYTES_PER_FILE_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -192,7 +197,7 @@ impl Workload for FindCold {
         // noatime claim be judged.
         tree_needs(CorpusUse::Tree, Writes::Runner)
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         TREE_METRICS
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -250,7 +255,7 @@ impl Workload for RmTree {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::Tree, Writes::No)
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
         TREE_METRICS
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -295,21 +300,22 @@ impl Workload for Smallfiles {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::None, Writes::Runner)
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "create_seconds",
-            "create_files_per_s",
-            "sync_seconds",
-            "read_seconds",
-            "read_files_per_s",
-            "entries",
-            "bytes",
-            "device_write_bytes",
-            "device_write_bytes_total",
-            "write_amplification",
-            "write_amplification_total",
-            "device_bytes_per_file",
-            "device_bytes_per_file_total",
+            CREATE_SECONDS,
+            CREATE_FILES_PER_S,
+            SYNC_SECONDS,
+            READ_SECONDS,
+            READ_FILES_PER_S,
+            ENTRIES,
+            BYTES,
+            DEVICE_WRITE_BYTES,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION,
+            WRITE_AMPLIFICATION_TOTAL,
+            DEVICE_BYTES_PER_FILE,
+            DEVICE_BYTES_PER_FILE_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
@@ -359,18 +365,19 @@ impl Workload for Fsmark {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         tree_needs(CorpusUse::None, Writes::Runner)
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "seconds",
-            "entries",
-            "bytes",
-            "ops_per_s",
-            "device_write_bytes",
-            "device_write_bytes_total",
-            "write_amplification",
-            "write_amplification_total",
-            "device_bytes_per_file",
-            "device_bytes_per_file_total",
+            SECONDS,
+            ENTRIES,
+            BYTES,
+            OPS_PER_S,
+            DEVICE_WRITE_BYTES,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION,
+            WRITE_AMPLIFICATION_TOTAL,
+            DEVICE_BYTES_PER_FILE,
+            DEVICE_BYTES_PER_FILE_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

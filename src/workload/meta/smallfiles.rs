@@ -185,6 +185,8 @@ fn run(root: &Path, spec: &SmallFilesSpec) -> Result<WorkloadOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::{BYTES, ENTRIES};
 
     #[test]
     fn creates_reads_verifies_and_cleans_up() {
@@ -195,9 +197,9 @@ mod tests {
             size: 4096,
         };
         let out = smallfiles(d.path(), &spec).unwrap();
-        let get = |m: &str| out.metrics.iter().find(|x| x.metric == m).unwrap().value;
-        assert_eq!(get("entries"), 250.0);
-        assert_eq!(get("bytes"), 250.0 * 4096.0);
+        let get = |m: MetricId| out.metrics.iter().find(|x| x.metric == m).unwrap().value;
+        assert_eq!(get(ENTRIES), 250.0);
+        assert_eq!(get(BYTES), 250.0 * 4096.0);
         assert!(!d.path().join("smallfiles").exists());
     }
 

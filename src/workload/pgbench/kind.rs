@@ -2,6 +2,7 @@
 //! directory.
 
 use super::{Mode, PgbenchParams, RunSpec};
+use crate::metrics::MetricId;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload, Writes};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -50,25 +51,26 @@ impl Workload for Pgbench {
             ..Needs::NOTHING
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "tps",
-            "transactions",
-            "failed_transactions",
-            "lat_mean_ms",
-            "lat_p50_ms",
-            "lat_p95_ms",
-            "lat_p99_ms",
-            "init_seconds",
-            "wal_bytes",
-            "data_bytes",
-            "cpu_server_s",
-            "cpu_client_s",
-            "system_cpu_util",
-            "device_write_bytes",
-            "write_amplification",
-            "device_write_bytes_total",
-            "write_amplification_total",
+            TPS,
+            TRANSACTIONS,
+            FAILED_TRANSACTIONS,
+            LAT_MEAN_MS,
+            LAT_P50_MS,
+            LAT_P95_MS,
+            LAT_P99_MS,
+            INIT_SECONDS,
+            WAL_BYTES,
+            DATA_BYTES,
+            CPU_SERVER_S,
+            CPU_CLIENT_S,
+            SYSTEM_CPU_UTIL,
+            DEVICE_WRITE_BYTES,
+            WRITE_AMPLIFICATION,
+            DEVICE_WRITE_BYTES_TOTAL,
+            WRITE_AMPLIFICATION_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

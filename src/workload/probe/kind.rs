@@ -2,6 +2,7 @@
 //! filesystem of its own, so they run once per setup, in its capability phase.
 
 use super::ProbeKind;
+use crate::metrics::MetricId;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{Cost, Describe, Family, Kind, Names, Needs, Phase, Workload};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -52,28 +53,29 @@ impl Workload for Probe {
             ..Needs::NOTHING
         }
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "supported",
-            "seconds",
-            "bytes",
-            "clean",
-            "detected",
-            "intact",
-            "grow_supported",
-            "grow_seconds",
-            "grow_online",
-            "shrink_supported",
-            "shrink_seconds",
-            "shrink_online",
-            "inode_limit_reached",
-            "enospc_with_free_space",
-            "files_created",
-            "free_bytes_at_stop",
-            "size_bytes",
-            "checked_bytes",
-            "seconds_per_gib",
-            "scrub_seconds_per_gib",
+            SUPPORTED,
+            SECONDS,
+            BYTES,
+            CLEAN,
+            DETECTED,
+            INTACT,
+            GROW_SUPPORTED,
+            GROW_SECONDS,
+            GROW_ONLINE,
+            SHRINK_SUPPORTED,
+            SHRINK_SECONDS,
+            SHRINK_ONLINE,
+            INODE_LIMIT_REACHED,
+            ENOSPC_WITH_FREE_SPACE,
+            FILES_CREATED,
+            FREE_BYTES_AT_STOP,
+            SIZE_BYTES,
+            CHECKED_BYTES,
+            SECONDS_PER_GIB,
+            SCRUB_SECONDS_PER_GIB,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

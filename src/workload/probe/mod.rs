@@ -434,57 +434,61 @@ fn unescape_mount(s: &str) -> String {
 }
 
 /// One cell of the capability table (seed 001's integrity matrix, measured): a short verdict
-/// from a probe's metrics, looked up by name (e.g. medians from results.json).
-pub fn verdict(kind: ProbeKind, metric: impl Fn(&str) -> Option<f64>) -> String {
-    let yes = |name: &str| metric(name).map(|v| v >= 0.5);
-    let secs = |name: &str| metric(name).map(format_seconds).unwrap_or_default();
+/// from a probe's metrics, looked up by id (e.g. medians from results.json).
+pub fn verdict(kind: ProbeKind, metric: impl Fn(MetricId) -> Option<f64>) -> String {
+    use crate::metrics::registry::{
+        CLEAN, DETECTED, ENOSPC_WITH_FREE_SPACE, FILES_CREATED, FREE_BYTES_AT_STOP,
+        INODE_LIMIT_REACHED, SECONDS, SHRINK_SUPPORTED, SHRINK_TAIL_SUPPORTED, SIZE_BYTES,
+    };
+    let yes = |id: MetricId| metric(id).map(|v| v >= 0.5);
+    let secs = |id: MetricId| metric(id).map(format_seconds).unwrap_or_default();
     match kind {
-        ProbeKind::Reflink | ProbeKind::Snapshot => match yes("supported") {
-            Some(true) => format!("yes ({})", secs("seconds")),
+        ProbeKind::Reflink | ProbeKind::Snapshot => match yes(SUPPORTED) {
+            Some(true) => format!("yes ({})", secs(SECONDS)),
             Some(false) => "no".into(),
             None => "?".into(),
         },
         ProbeKind::Resize => {
-            let dir = |d: &str| match yes(&format!("{d}_supported")) {
-                Some(true) => match yes(&format!("{d}_online")) {
-                    Some(false) => format!("{d} offline"),
-                    _ => format!("{d} online"),
+            let side = |dir: &str| match yes(MetricId::registered(&format!("{dir}_supported"))) {
+                Some(true) => match yes(MetricId::registered(&format!("{dir}_online"))) {
+                    Some(false) => format!("{dir} offline"),
+                    _ => format!("{dir} online"),
                 },
-                Some(false) => format!("no {d}"),
-                None => format!("{d} ?"),
+                Some(false) => format!("no {dir}"),
+                None => format!("{dir} ?"),
             };
             // XFS: no general shrink, but the free tail of its last allocation group can go.
-            let shrink = match (yes("shrink_supported"), yes("shrink_tail_supported")) {
+            let shrink = match (yes(SHRINK_SUPPORTED), yes(SHRINK_TAIL_SUPPORTED)) {
                 (Some(false), Some(true)) => "shrink only the last AG's free tail".to_string(),
-                _ => dir("shrink"),
+                _ => side("shrink"),
             };
-            format!("{}, {shrink}", dir("grow"))
+            format!("{}, {shrink}", side("grow"))
         }
-        ProbeKind::Corruption => match yes("detected") {
+        ProbeKind::Corruption => match yes(DETECTED) {
             Some(true) => "detected (read error)".into(),
             Some(false) => "not detected (bad data returned)".into(),
             None => "?".into(),
         },
-        ProbeKind::Fsck => match (yes("supported"), yes("clean")) {
+        ProbeKind::Fsck => match (yes(SUPPORTED), yes(CLEAN)) {
             (Some(false), _) => "n/a".into(),
-            (_, Some(true)) => format!("clean ({})", secs("seconds")),
-            (_, Some(false)) => format!("problems ({})", secs("seconds")),
+            (_, Some(true)) => format!("clean ({})", secs(SECONDS)),
+            (_, Some(false)) => format!("problems ({})", secs(SECONDS)),
             _ => "?".into(),
         },
         ProbeKind::Inodes | ProbeKind::Metadata => {
             let limit = if kind == ProbeKind::Inodes {
-                "inode_limit_reached"
+                INODE_LIMIT_REACHED
             } else {
-                "enospc_with_free_space"
+                ENOSPC_WITH_FREE_SPACE
             };
-            let files = metric("files_created").map(|n| format!("{n:.0}"));
-            let share = match (metric("free_bytes_at_stop"), metric("size_bytes")) {
+            let files = metric(FILES_CREATED).map(|n| format!("{n:.0}"));
+            let share = match (metric(FREE_BYTES_AT_STOP), metric(SIZE_BYTES)) {
                 (Some(f), Some(s)) if s > 0.0 => Some(f / s),
                 _ => None,
             };
             let full = share.is_some_and(|s| s < space::FREE_LEFT);
             let free = share.map_or("?".into(), |s| format!("{:.0} % free", s * 100.0));
-            match (yes("supported"), yes(limit), files) {
+            match (yes(SUPPORTED), yes(limit), files) {
                 (Some(false), ..) => "n/a".into(),
                 (_, Some(true), Some(n)) => format!("ENOSPC at {n} files, {free}"),
                 (_, Some(false), Some(n)) if full => {
@@ -541,7 +545,12 @@ mod tests {
     #[test]
     fn verdicts_read_like_a_capability_table() {
         let m = |pairs: &'static [(&'static str, f64)]| {
-            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+            move |id: MetricId| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == id.as_str())
+                    .map(|(_, v)| *v)
+            }
         };
         assert_eq!(
             verdict(

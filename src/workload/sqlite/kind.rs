@@ -1,6 +1,7 @@
 //! Registry entry of `sqlite`: small durable transactions on a real SQLite database.
 
 use super::{JournalMode, SqliteParams};
+use crate::metrics::MetricId;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -35,20 +36,21 @@ impl Workload for Sqlite {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs::WRITES
     }
-    fn emits(&self) -> &'static [&'static str] {
+    fn emits(&self) -> &'static [MetricId] {
+        use crate::metrics::registry::*;
         &[
-            "tx_per_s",
-            "lat_mean_ms",
-            "lat_p50_ms",
-            "lat_p95_ms",
-            "lat_p99_ms",
-            "seconds",
-            "fsyncs",
-            "fsyncs_per_tx",
-            "dir_fsyncs",
-            "device_write_bytes",
-            "device_flushes",
-            "device_write_bytes_total",
+            TX_PER_S,
+            LAT_MEAN_MS,
+            LAT_P50_MS,
+            LAT_P95_MS,
+            LAT_P99_MS,
+            SECONDS,
+            FSYNCS,
+            FSYNCS_PER_TX,
+            DIR_FSYNCS,
+            DEVICE_WRITE_BYTES,
+            DEVICE_FLUSHES,
+            DEVICE_WRITE_BYTES_TOTAL,
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

@@ -253,6 +253,8 @@ fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::MetricId;
+    use crate::metrics::registry::{DIR_FSYNCS, FSYNCS, LAT_P50_MS, LAT_P99_MS, TX_PER_S};
 
     fn ctx(dir: &std::path::Path) -> WorkloadContext<'_> {
         WorkloadContext {
@@ -278,13 +280,13 @@ mod tests {
                 ..SqliteParams::new(mode)
             };
             let out = run(&ctx(d.path()), "sqlite-test", &p).unwrap();
-            let get = |n: &str| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
-            assert!(get("tx_per_s") > 0.0);
-            assert!(get("lat_p99_ms") >= get("lat_p50_ms"));
+            let get = |n: MetricId| out.metrics.iter().find(|m| m.metric == n).unwrap().value;
+            assert!(get(TX_PER_S) > 0.0);
+            assert!(get(LAT_P99_MS) >= get(LAT_P50_MS));
             assert_eq!(out.histograms[0].1.count(), 20);
             // synchronous=FULL: every commit syncs at least once.
-            assert!(get("fsyncs") >= 20.0, "{mode:?}: {}", get("fsyncs"));
-            got.push((get("fsyncs"), get("dir_fsyncs")));
+            assert!(get(FSYNCS) >= 20.0, "{mode:?}: {}", get(FSYNCS));
+            got.push((get(FSYNCS), get(DIR_FSYNCS)));
         }
         // DELETE creates (and syncs the directory of) a journal per transaction; WAL does not.
         assert!(got[1].1 >= 20.0, "delete dir syncs {:?}", got[1]);
