@@ -108,7 +108,7 @@ pub fn rule_of(results: &Results) -> Option<Rule> {
 pub fn ahead_settled(
     results: &Results,
     workload: &str,
-    metric: &str,
+    metric: MetricId,
     best: &str,
     other: &str,
 ) -> Option<bool> {
@@ -117,7 +117,7 @@ pub fn ahead_settled(
         per_round(results, best, workload, metric),
         per_round(results, other, workload, metric),
     );
-    let ratios = match metrics::direction(metric) {
+    let ratios = match metrics::direction(&metric) {
         Direction::HigherIsBetter => paired(&a, &b),
         _ => paired(&b, &a),
     };
@@ -368,7 +368,16 @@ mod tests {
             ("ext4", "untar", "seconds", &[1.0, 1.0, 1.9, 1.0, 1.0, 1.0]),
             ("xfs", "untar", "seconds", &[1.15, 1.2, 2.2, 1.1, 1.2, 1.15]),
         ]);
-        assert_eq!(ahead_settled(&r, "untar", "seconds", "ext4", "xfs"), None);
+        assert_eq!(
+            ahead_settled(
+                &r,
+                "untar",
+                crate::metrics::registry::SECONDS,
+                "ext4",
+                "xfs"
+            ),
+            None
+        );
         r.settle = Some(crate::results::SettleRecord {
             alpha: 0.1,
             min_rounds: 3,
@@ -378,11 +387,23 @@ mod tests {
         });
         assert_eq!(rule_of(&r).unwrap().looks(), 4);
         assert_eq!(
-            ahead_settled(&r, "untar", "seconds", "ext4", "xfs"),
+            ahead_settled(
+                &r,
+                "untar",
+                crate::metrics::registry::SECONDS,
+                "ext4",
+                "xfs"
+            ),
             Some(true)
         );
         assert_eq!(
-            ahead_settled(&r, "untar", "seconds", "xfs", "ext4"),
+            ahead_settled(
+                &r,
+                "untar",
+                crate::metrics::registry::SECONDS,
+                "xfs",
+                "ext4"
+            ),
             Some(false)
         );
     }

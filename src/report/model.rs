@@ -338,13 +338,15 @@ fn build_row(
             .filter(|&i| i != best)
             .filter(|&i| {
                 // A settled run judges a lead by its sequential interval, as it stopped on it.
-                let settled = crate::claims::settle::ahead_settled(
-                    results,
-                    workload,
-                    &noise_metric,
-                    &setups[best],
-                    &setups[i],
-                );
+                let settled = noise_metric.id().and_then(|id| {
+                    crate::claims::settle::ahead_settled(
+                        results,
+                        workload,
+                        id,
+                        &setups[best],
+                        &setups[i],
+                    )
+                });
                 if let Some(ahead) = settled {
                     return !ahead;
                 }
