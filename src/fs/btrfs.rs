@@ -1,6 +1,6 @@
 //! Btrfs: `mkfs.btrfs -f -q`, properties from `dump-super` and `btrfs filesystem df`.
 
-use super::caps::{Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
+use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::maintenance::{Inodes, Maintenance, Scrub};
 use super::props;
 use super::simple::{KernelFs, tool_text};
@@ -95,6 +95,17 @@ pub const BTRFS: KernelFs = KernelFs {
     caps: CAPS,
 };
 
+/// A Btrfs layout's scrub, failed device and rebuild, from the redundancy phase's steps on
+/// loop images (`tests/multidev.rs` sizes, a loaded 2-core host, so on the high side):
+/// the fixed parts dominate at these sizes (scrub and replace start, wait and report).
+const BTRFS_ARRAY: ArrayEta = ArrayEta {
+    scrub_s: 1.0,
+    scrub_s_per_gib: 4.0,
+    fail_s: 1.5,
+    rebuild_s: 1.0,
+    rebuild_s_per_gib: 6.0,
+};
+
 const CAPS: Caps = Caps {
     mount_types: &["btrfs"],
     // A file's st_dev is anonymous; the devices are listed under /sys/fs/btrfs.
@@ -116,6 +127,7 @@ const CAPS: Caps = Caps {
     eta: Eta {
         mkfs_s: 0.3,
         meta: [1.0, 1.15, 2.0],
+        array: BTRFS_ARRAY,
     },
     userspace_daemon: None,
     maintenance: Maintenance {
