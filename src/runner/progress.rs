@@ -57,8 +57,8 @@ pub struct Progress {
     done_steps: usize,
     estimate: f64,
     done_weight: f64,
-    /// When plain output last printed a [`Progress::percent`] line.
-    last_percent_line: std::sync::Mutex<Option<Instant>>,
+    /// The step and time plain output last printed a [`Progress::percent`] line for.
+    last_percent_line: std::sync::Mutex<Option<(String, Instant)>>,
 }
 
 impl Progress {
@@ -161,7 +161,8 @@ impl Progress {
     }
 
     /// A long step's own progress, `pct` percent as its tool reports it (a scrub, a
-    /// rebuild): on the bar's message; on plain output a line at most every 10 s.
+    /// rebuild): on the bar's message; on plain output its first figure, then a line at most
+    /// every 10 s.
     pub fn percent(&self, what: &str, pct: f64) {
         let msg = format!("{what} {pct:.1} %");
         match &self.bar {
@@ -171,8 +172,12 @@ impl Progress {
                     .last_percent_line
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
-                if last.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
-                    *last = Some(Instant::now());
+                // The first figure of each step, then one every 10 s.
+                let due = last
+                    .as_ref()
+                    .is_none_or(|(w, t)| w != what || t.elapsed() >= Duration::from_secs(10));
+                if due {
+                    *last = Some((what.to_string(), Instant::now()));
                     eprintln!("[{:>5.0}s] {msg}", self.start.elapsed().as_secs_f64());
                 }
             }
