@@ -16,11 +16,16 @@ use common::{bin, sh, sh_ok, stderr};
 
 /// `fsbench run --yes`, one round, tiny sizes, in `scratch`.
 fn run(scratch: &Path, extra: &[&str]) -> Output {
+    run_only(scratch, "usable-space,randread", extra)
+}
+
+/// [`run`] of the workloads `only`.
+fn run_only(scratch: &Path, only: &str, extra: &[&str]) -> Output {
     bin()
         .args(["run", "--yes", "--no-history", "--rounds", "1"])
         .args(["--file-size", "32M", "--runtime", "1s", "--ramp", "0s"])
         .args(["--quiet-window", "1s", "--quiet-timeout", "10s"])
-        .args(["--only", "usable-space,randread"])
+        .args(["--only", only])
         .arg("--scratch-dir")
         .arg(scratch)
         .arg("--out")
@@ -44,6 +49,47 @@ fn values(r: &Value, setup: &str, workload: &str, metric: &str) -> Vec<f64> {
         .filter(|s| s["setup"] == setup && s["workload"] == workload && s["metric"] == metric)
         .map(|s| s["value"].as_f64().unwrap())
         .collect()
+}
+
+/// The notes of `setup` that start with `prefix` (`layout: per device: …`).
+fn notes(r: &Value, setup: &str, prefix: &str) -> Vec<String> {
+    r["notes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|n| n["setup"] == setup)
+                .filter_map(|n| n["message"].as_str())
+                .filter(|m| m.starts_with(prefix))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What device `name` wrote according to a `per device:` note (`loop3 read 0 B, wrote 32 MiB`).
+fn written_by(note: &str, name: &str) -> Option<String> {
+    let part = note
+        .split([':', ';'])
+        .find(|p| p.trim().starts_with(&format!("{name} ")))?;
+    Some(part.split("wrote ").nth(1)?.trim().to_string())
+}
+
+/// The target's devices as `results.json` records them.
+fn target_devices(r: &Value) -> Vec<String> {
+    r["target"]["extra"]["devices"]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect()
+}
+
+fn kernel_name(dev: &str) -> String {
+    Path::new(dev)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn mkfs_args(r: &Value, setup: &str) -> Vec<String> {
@@ -173,6 +219,32 @@ fn a_layouts_mkfs_argument_naming_another_device_is_refused_and_it_stays_intact(
         assert_eq!(e.exit_code(), 2, "{words:?}: {e}");
         assert!(e.to_string().contains("refused to run: mkfs.btrfs"), "{e}");
     }
+    // With spare=yes the last device is the target's but not the layout's: a mkfs word
+    // naming it is refused like any other device, and it stays blank.
+    let c = common::LoopImage::new(256 << 20);
+    let three = [
+        PathBuf::from(&a.dev),
+        PathBuf::from(&b.dev),
+        PathBuf::from(&c.dev),
+    ];
+    setup.spare = true;
+    setup.mkfs = vec!["--label".into(), "x".into(), c.dev.clone()];
+    let driver = fsbench::fs::driver("btrfs").unwrap();
+    match driver.create_and_mount_on(&three, &setup, &mnt, Duration::from_secs(60)) {
+        Ok(_) => panic!("the spare {} was let through", c.dev),
+        Err(e) => {
+            assert_eq!(e.exit_code(), 2, "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("{}: it is a block device", c.dev)),
+                "{e}"
+            );
+        }
+    }
+    assert!(
+        sh(&["blkid", "-p", &c.dev]).stdout.is_empty(),
+        "the spare was written"
+    );
     assert_eq!(sh_ok(&["cksum", &victim.dev]), before, "the victim changed");
     assert!(!sh(&["findmnt", "-n", "-S", &victim.dev]).status.success());
     // Untouched by the refused commands: no Btrfs signature on the would-be members.
@@ -240,22 +312,35 @@ fn two_devices_make_one_btrfs_raid1() {
     }
 }
 
-/// The run on three images: a Btrfs raid1 and a ZFS mirror, usable space and
-/// randread per layout, nothing left attached or imported.
-#[test]
-fn three_images_btrfs_raid1_and_zfs_mirror() {
-    if !common::privileged(module_path!())
+/// The tests here that use ZFS, one at a time: the fsbench that started zfs-fuse stops it
+/// when its own pools are gone, whatever pools another fsbench has then (one daemon per
+/// machine), so two runs at once can pull the daemon from under each other.
+static ZFS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Root, loop devices, Btrfs and ZFS tools (the runs with both kinds of layout).
+fn btrfs_and_zfs() -> bool {
+    common::privileged(module_path!())
         .loop_devices()
         .tools(&["mkfs.btrfs", "btrfs"])
         .zfs()
         .ok()
-    {
+}
+
+/// The run on three images: a Btrfs raid1 and a ZFS mirror, usable space and
+/// randread per layout, nothing left attached or imported.
+#[test]
+fn three_images_btrfs_raid1_and_zfs_mirror() {
+    if !btrfs_and_zfs() {
         return;
     }
+    let _zfs = ZFS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let s = scratch.path();
-    let o = run(
+    let o = run_only(
         s,
+        "usable-space,layout,randread",
         &[
             "--images",
             "3",
@@ -268,12 +353,20 @@ fn three_images_btrfs_raid1_and_zfs_mirror() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = results(s);
     assert_eq!(r["target"]["extra"]["device_count"], "3");
-    let devs: Vec<String> = r["target"]["extra"]["devices"]
-        .as_str()
-        .unwrap()
-        .split(',')
-        .map(str::to_string)
-        .collect();
+    // The device counters cover every device: laying out the 32 MiB data file writes two
+    // copies on a Btrfs raid1 and three on a three-way ZFS mirror (plus metadata), where
+    // the first device alone would show about one.
+    for (setup, copies) in [("b1", 2.0), ("z1", 3.0)] {
+        let total = values(&r, setup, "layout", "device_write_bytes_total");
+        let data = (32u64 << 20) as f64;
+        assert!(
+            total.len() == 1 && total[0] >= 0.9 * copies * data && total[0] < (copies + 2.0) * data,
+            "{setup}: {total:?} for {copies} copies of {data}"
+        );
+        let per = notes(&r, setup, "layout: per device: ");
+        assert_eq!(per.len(), 1, "{setup}: {:?}", r["notes"]);
+    }
+    let devs = target_devices(&r);
     assert_eq!(devs.len(), 3);
     let b = mkfs_args(&r, "b1");
     assert!(b.ends_with(&devs), "{b:?}");
@@ -318,6 +411,89 @@ fn three_images_btrfs_raid1_and_zfs_mirror() {
         err.contains("scrub") && err.contains("rebuild onto"),
         "{err}"
     );
+    // The rebuild wrote onto the failed (last) device, as its per-device note says.
+    for setup in ["b1", "z1"] {
+        let per = notes(&r, setup, "rebuild: per device: ");
+        let onto = per
+            .first()
+            .and_then(|n| written_by(n, &kernel_name(&devs[2])))
+            .unwrap_or_default();
+        assert!(!onto.is_empty() && onto != "0 B", "{setup}: {per:?}");
+    }
+    assert!(attached_in(s).is_empty(), "{}", attached_in(s));
+    assert!(fsbench_pools().is_empty(), "{}", fsbench_pools());
+}
+
+/// `spare=yes` on three images: each layout is built on the first two, the third stays out
+/// of mkfs and the rebuild replaces the failed second device with it (`btrfs replace`,
+/// `zpool replace POOL OLD NEW`), recorded as `rebuild-onto-spare`.
+#[test]
+fn a_spare_replaces_the_failed_device() {
+    if !btrfs_and_zfs() {
+        return;
+    }
+    let _zfs = ZFS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let s = scratch.path();
+    let fs = "bs=btrfs:raid=raid1;spare=yes,zs=zfs:raid=mirror;spare=yes";
+    let o = bin()
+        .args(["plan", "--images", "3", "--image-size", "320M", "--fs", fs])
+        .args(["--only", "usable-space,randread"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        plan.contains("bs: btrfs raid=raid1 over devices 1–2 of 3; device 3 is the spare"),
+        "{plan}"
+    );
+    let o = run(s, &["--images", "3", "--image-size", "320M", "--fs", fs]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = results(s);
+    let devs = target_devices(&r);
+    assert_eq!(devs.len(), 3);
+    let b = mkfs_args(&r, "bs");
+    assert!(b.ends_with(&devs[..2]) && !b.contains(&devs[2]), "{b:?}");
+    let z = mkfs_args(&r, "zs");
+    assert!(
+        z.ends_with(&["mirror".to_string(), devs[0].clone(), devs[1].clone()])
+            && !z.contains(&devs[2]),
+        "{z:?}"
+    );
+    for setup in ["bs", "zs"] {
+        assert!(
+            values(&r, setup, "rebuild", "seconds").is_empty(),
+            "{setup}"
+        );
+        let per_gib = values(&r, setup, "rebuild-onto-spare", "seconds_per_gib");
+        assert!(
+            per_gib.len() == 1 && per_gib[0] > 0.0,
+            "{setup}: {per_gib:?}"
+        );
+        assert_eq!(
+            values(&r, setup, "randread-degraded", "iops").len(),
+            1,
+            "{setup}"
+        );
+        // The spare received the copy; the failed device got nothing during the rebuild.
+        let per = notes(&r, setup, "rebuild-onto-spare: per device: ");
+        let note = per.first().cloned().unwrap_or_default();
+        let spare = written_by(&note, &kernel_name(&devs[2])).unwrap_or_default();
+        assert!(!spare.is_empty() && spare != "0 B", "{setup}: {note}");
+        assert_eq!(
+            written_by(&note, &kernel_name(&devs[1])).as_deref(),
+            Some("0 B"),
+            "{setup}: {note}"
+        );
+    }
+    assert!(
+        r["failures"].as_array().is_none_or(|f| f.is_empty()),
+        "{}",
+        r["failures"]
+    );
+    assert!(stderr(&o).contains("onto the spare"), "{}", stderr(&o));
     assert!(attached_in(s).is_empty(), "{}", attached_in(s));
     assert!(fsbench_pools().is_empty(), "{}", fsbench_pools());
 }

@@ -35,6 +35,9 @@ Examples:
   # for metadata], zfs stripe|mirror|raidz1|raidz2); scrub, degraded reads and rebuild follow:
   sudo fsbench run --images 3 --image-size 2G --fs 'b1=btrfs:raid=raid1,z1=zfs:raid=mirror'
   sudo fsbench run --device /dev/sdb --device /dev/sdc --fs 'b=btrfs:raid=raid1'
+  # spare=yes: the last device stays out of the layout, the rebuild replaces the failed one
+  # with it (without it every device is in the layout, and the rebuild is onto the wiped one):
+  sudo fsbench run --images 3 --fs 'z=zfs:raid=mirror;spare=yes'
 
   # Only some workloads, shorter, two rounds; opt-in workloads are chosen with --only:
   sudo fsbench run --only randread,randwrite,fsync-write --runtime 10s --rounds 2

@@ -82,7 +82,11 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
         })
         .collect();
     let _ = writeln!(s, "Setups: {}", setups.join(", "));
+    let count = inv.options.multi.count(&inv.options.target);
     for st in &p.setups {
+        if let Some(line) = crate::fs::layout::describe(st, count) {
+            let _ = writeln!(s, "  {line}");
+        }
         for w in &st.warnings {
             let _ = writeln!(s, "  warning: {w}");
         }

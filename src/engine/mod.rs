@@ -277,7 +277,7 @@ pub fn run_coordinated(
         if spec.ramp.is_zero() {
             before = Some((
                 CpuSnapshot::now(),
-                dev.as_ref().and_then(|d| d.counters().ok()),
+                dev.as_ref().and_then(|d| d.member_counters().ok()),
             ));
         }
         barrier.wait();
@@ -289,7 +289,7 @@ pub fn run_coordinated(
         let (cpu0, dev0) = before.unwrap_or_else(|| {
             (
                 CpuSnapshot::now(),
-                dev.as_ref().and_then(|d| d.counters().ok()),
+                dev.as_ref().and_then(|d| d.member_counters().ok()),
             )
         });
         let t0 = Instant::now();
@@ -319,9 +319,17 @@ pub fn run_coordinated(
             .collect();
         let window = t0.elapsed();
         let cpu = cpu0.usage_until(&CpuSnapshot::now());
-        let dev1 = dev.as_ref().and_then(|d| d.counters().ok());
+        let dev1 = dev.as_ref().and_then(|d| d.member_counters().ok());
         (results, cpu, dev0, dev1, window, t0 - go, steady_end)
     });
+    // Each member's counters were read (a multi-device filesystem's devices); the figures
+    // are their sum, and each member's share goes into `per_device`.
+    let per_device = match (&dev, &dev0, &dev1) {
+        (Some(d), Some(a), Some(b)) => d.per_member(a, b),
+        _ => Vec::new(),
+    };
+    let sum = |m: Option<Vec<device::DeviceCounters>>| m.map(|m| device::DeviceCounters::sum(&m));
+    let (dev0, dev1) = (sum(dev0), sum(dev1));
     let devdelta = match (dev0, dev1) {
         (Some(a), Some(b)) => Some(a.delta(&b)),
         _ => None,
@@ -405,6 +413,7 @@ pub fn run_coordinated(
             settle_s: settled.map(|s| s.seconds),
             settle_quiet: settled.map(|s| s.quiet),
             settle_note,
+            per_device,
         }
     });
     let window = Window {

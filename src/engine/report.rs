@@ -84,6 +84,10 @@ pub struct DeviceReport {
     /// Why the total is missing or incomplete, when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_note: Option<String>,
+    /// What each device read and wrote in the window, when the file's filesystem spans
+    /// several (a `raid=` layout); the figures above are their sum. Empty for one device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_device: Vec<crate::measure::device::MemberIo>,
 }
 
 /// The full report of one job.

@@ -114,6 +114,36 @@ pub struct Eta {
     pub mkfs_s: f64,
     /// Metadata time relative to ext4: untar, cold find, rm -rf.
     pub meta: [f64; 3],
+    /// A redundant `raid=` layout's scrub, failed device and rebuild.
+    pub array: ArrayEta,
+}
+
+/// What a redundant layout's round-1 phase costs (runner/redundancy.rs): each operation a
+/// fixed part (the tools, the polling, a mount) and a part per GiB of data in use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArrayEta {
+    /// Seconds of a scrub beyond its per-GiB part.
+    pub scrub_s: f64,
+    /// Scrub seconds per GiB of data.
+    pub scrub_s_per_gib: f64,
+    /// Seconds to fail a device (ZFS `zpool offline`; Btrfs unmount, wipe, forget, mount).
+    pub fail_s: f64,
+    /// Seconds of a rebuild beyond its per-GiB part.
+    pub rebuild_s: f64,
+    /// Rebuild seconds per GiB of data.
+    pub rebuild_s_per_gib: f64,
+}
+
+impl ArrayEta {
+    /// A filesystem whose layouts fsbench does not rebuild here (md, untested): a guess
+    /// in the kernel filesystems' range, so a plan still adds something.
+    pub const GUESS: ArrayEta = ArrayEta {
+        scrub_s: 1.0,
+        scrub_s_per_gib: 2.0,
+        fail_s: 1.0,
+        rebuild_s: 1.0,
+        rebuild_s_per_gib: 2.0,
+    };
 }
 
 /// Everything a driver declares beyond create and mount.
@@ -167,6 +197,7 @@ impl Caps {
         eta: Eta {
             mkfs_s: 0.3,
             meta: [1.0, 1.0, 1.0],
+            array: ArrayEta::GUESS,
         },
         userspace_daemon: None,
         maintenance: super::maintenance::Maintenance::NONE,

@@ -1,6 +1,8 @@
 //! ext4: `mkfs.ext4 -F -q`, properties from `tune2fs -l`.
 
-use super::caps::{Caps, Check, Compression, Crash, Eta, Grow, OfflineResize, Shrink, Snapshot};
+use super::caps::{
+    ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, OfflineResize, Shrink, Snapshot,
+};
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
@@ -112,6 +114,7 @@ const CAPS: Caps = Caps {
     eta: Eta {
         mkfs_s: 4.3,
         meta: [1.0, 1.0, 1.0],
+        array: ArrayEta::GUESS,
     },
     userspace_daemon: None,
     maintenance: Maintenance {

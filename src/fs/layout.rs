@@ -9,6 +9,8 @@
 //!
 //! md is refused at plan time where the kernel has no md driver (no `/proc/mdstat`): its
 //! argument builders are unit-tested, its lifecycle is not written yet (see docs/multidev.md).
+//! UNTESTED HERE: the project's machine has no md driver, so nothing of md has run; there is
+//! no md resync, fail, re-add or spare (`spare=` is refused for md layouts).
 
 use crate::fs::SetupSpec;
 use crate::{Error, Result};
@@ -91,21 +93,80 @@ pub fn find(fs: &str, name: &str) -> Option<&'static Layout> {
     of(fs).find(|l| l.name == name)
 }
 
-/// Whether driver `fs` takes setup key `key` (`raid`, and `mraid` for Btrfs).
+/// Whether driver `fs` takes setup key `key` (`raid`, `spare`, and `mraid` for Btrfs).
 pub fn takes(fs: &str, key: &str) -> bool {
     match key {
         "raid" => of(fs).next().is_some(),
         "mraid" => of(fs).any(|l| l.builder == Builder::Btrfs),
+        // md's rebuild is not written (untested here): no spare for it either.
+        "spare" => of(fs).any(|l| l.redundancy > 0 && !matches!(l.builder, Builder::Md(_))),
         _ => false,
     }
 }
 
 /// The layout keys driver `fs` takes, for "valid keys" messages.
 pub fn keys(fs: &str) -> Vec<&'static str> {
-    ["raid", "mraid"]
+    ["raid", "mraid", "spare"]
         .into_iter()
         .filter(|k| takes(fs, k))
         .collect()
+}
+
+/// `spare=`'s value: whether the target's last device is kept out of the layout as the
+/// spare the rebuild replaces the failed device with.
+pub fn parse_spare(value: &str, context: &str) -> Result<bool> {
+    match value {
+        "" | "1" | "yes" | "true" => Ok(true),
+        "0" | "no" | "false" => Ok(false),
+        other => Err(Error::invalid(
+            "--fs",
+            format!(
+                "'{context}': spare={other:?}: spare takes yes or no (spare=yes keeps the \
+                 target's last device out of the layout, as the spare the rebuild uses)"
+            ),
+        )),
+    }
+}
+
+/// The devices a setup's layout is built on, and its spare: every device of the target, or
+/// with `spare=yes` all but the last, which is the spare. `None` for the spare when there is
+/// none (or too few devices to keep one; [`check_setups`] refuses that before).
+pub fn members<'a>(
+    setup: &SetupSpec,
+    devices: &'a [std::path::PathBuf],
+) -> (&'a [std::path::PathBuf], Option<&'a std::path::PathBuf>) {
+    match devices.split_last() {
+        Some((spare, rest)) if setup.spare && !rest.is_empty() => (rest, Some(spare)),
+        _ => (devices, None),
+    }
+}
+
+/// The plan's line for a layout setup over a target of `count` devices: which devices the
+/// layout takes and what the rebuild writes onto. `None` without `raid=`.
+pub fn describe(setup: &SetupSpec, count: usize) -> Option<String> {
+    let l = of_setup(setup)?;
+    let used = if setup.spare {
+        count.saturating_sub(1)
+    } else {
+        count
+    };
+    let over = match used {
+        1 => "device 1".to_string(),
+        n => format!("devices 1–{n}"),
+    };
+    let rebuild = match (l.redundancy, setup.spare) {
+        (0, _) => "no rebuild (it survives no failed device)".to_string(),
+        (_, true) => format!(
+            "device {count} is the spare: the rebuild replaces the failed device {used} with it"
+        ),
+        (_, false) => {
+            format!("rebuild onto the failed device {used}, wiped (spare=yes for a spare)")
+        }
+    };
+    Some(format!(
+        "{}: {} raid={} over {over} of {count}; {rebuild}",
+        setup.name, setup.fs, l.name
+    ))
 }
 
 fn names(fs: &str) -> Vec<&'static str> {
@@ -150,7 +211,29 @@ pub fn check_setups(setups: &[SetupSpec], devices: usize, md_here: bool) -> Resu
                 ),
             ));
         }
+        if s.spare && s.raid.is_none() {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: spare= keeps a device out of a raid= layout for its \
+                     rebuild; add raid= (e.g. raid=raid1;spare=yes)",
+                    s.name
+                ),
+            ));
+        }
         let Some(l) = of_setup(s) else { continue };
+        if s.spare && l.redundancy == 0 {
+            return Err(Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: raid={} survives no failed device, so there is no rebuild \
+                     for a spare; drop spare= or choose a redundant layout",
+                    s.name, l.name
+                ),
+            ));
+        }
+        // With a spare, the layout gets one device fewer than the target has.
+        let need = l.min_devices + usize::from(s.spare);
         if devices == 0 {
             return Err(Error::invalid(
                 "--fs",
@@ -161,13 +244,14 @@ pub fn check_setups(setups: &[SetupSpec], devices: usize, md_here: bool) -> Resu
                 ),
             ));
         }
-        if devices < l.min_devices {
+        if devices < need {
+            let spare = if s.spare { " and a spare" } else { "" };
             return Err(Error::invalid(
                 "--fs",
                 format!(
-                    "setup {:?}: raid={} needs at least {} devices and the target has {devices}; \
-                     use --images {} or give --device {} times",
-                    s.name, l.name, l.min_devices, l.min_devices, l.min_devices
+                    "setup {:?}: raid={} needs at least {} devices{spare} and the target has \
+                     {devices}; use --images {need} or give --device {need} times",
+                    s.name, l.name, l.min_devices
                 ),
             ));
         }
@@ -278,7 +362,8 @@ mod tests {
             Builder::Md("5")
         ));
         assert!(takes("btrfs", "mraid") && !takes("zfs", "mraid") && !takes("tmpfs", "raid"));
-        assert_eq!(keys("zfs"), ["raid"]);
+        assert_eq!(keys("zfs"), ["raid", "spare"]);
+        assert_eq!(keys("xfs"), ["raid"]);
     }
 
     #[test]
@@ -319,6 +404,45 @@ mod tests {
         assert!(e.to_string().contains("add raid="), "{e}");
         // No layout: the first device alone, whatever the target has.
         check_setups(&[setup("ext4", None, None)], 1, false).unwrap();
+    }
+
+    #[test]
+    fn a_spare_is_the_last_device_and_needs_one_more() {
+        let devs: Vec<std::path::PathBuf> = ["/dev/loop1", "/dev/loop2", "/dev/loop3"]
+            .map(Into::into)
+            .to_vec();
+        let mut s = setup("zfs", Some("mirror"), None);
+        assert_eq!(members(&s, &devs), (&devs[..], None));
+        assert_eq!(
+            describe(&s, 3).unwrap(),
+            "s: zfs raid=mirror over devices 1–3 of 3; rebuild onto the failed device 3, \
+             wiped (spare=yes for a spare)"
+        );
+        s.spare = true;
+        assert_eq!(members(&s, &devs), (&devs[..2], Some(&devs[2])));
+        assert_eq!(
+            describe(&s, 3).unwrap(),
+            "s: zfs raid=mirror over devices 1–2 of 3; device 3 is the spare: the rebuild \
+             replaces the failed device 2 with it"
+        );
+        check_setups(std::slice::from_ref(&s), 3, false).unwrap();
+        let e = check_setups(std::slice::from_ref(&s), 2, false).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "needs at least 2 devices and a spare and the target has 2; use --images 3"
+            ),
+            "{e}"
+        );
+        let mut r0 = setup("btrfs", Some("raid0"), None);
+        r0.spare = true;
+        let e = check_setups(&[r0], 3, false).unwrap_err();
+        assert!(e.to_string().contains("no rebuild for a spare"), "{e}");
+        let mut bare = setup("btrfs", None, None);
+        bare.spare = true;
+        let e = check_setups(&[bare], 3, false).unwrap_err();
+        assert!(e.to_string().contains("add raid="), "{e}");
+        assert!(describe(&setup("ext4", None, None), 3).is_none());
+        assert!(takes("btrfs", "spare") && takes("zfs", "spare") && !takes("xfs", "spare"));
     }
 
     #[test]

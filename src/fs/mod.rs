@@ -141,7 +141,7 @@ pub trait Filesystem: Send + Sync {
 
 impl dyn Filesystem {
     /// Create the filesystem over the target's `devices` (the first alone unless the setup
-    /// has a `raid=` layout) and mount it. The layout's device count is checked again here
+    /// has a `raid=` layout; all but the last with `spare=yes`) and mount it. The layout's device count is checked again here
     /// (a resumed plan.json may have been edited).
     pub fn create_and_mount_on(
         &self,
@@ -156,6 +156,9 @@ impl dyn Filesystem {
         let Some(l) = layout::of_setup(setup) else {
             return self.create_and_mount(first, setup, mountpoint, timeout);
         };
+        // With `spare=yes` the last device stays out: the argv guard then admits exactly
+        // the members, and refuses the spare like any other device.
+        let (devices, _spare) = layout::members(setup, devices);
         if devices.len() < l.min_devices {
             return Err(crate::Error::invalid(
                 "--fs",

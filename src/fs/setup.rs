@@ -36,6 +36,10 @@ pub struct SetupSpec {
     /// `mraid=`: Btrfs's metadata profile when it differs from `raid`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mraid: Option<String>,
+    /// `spare=yes`: the layout leaves the target's last device out, and the rebuild
+    /// replaces the failed device with it (`fs::layout::members`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spare: bool,
     /// Host tunings applied for this setup's rounds and put back after: block-queue
     /// settings of the target device and sysctls (see [`crate::host::tuning`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

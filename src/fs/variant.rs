@@ -93,6 +93,9 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
         }
         super::layout::check_value(fs, "mraid", m, &setup.name)?;
     }
+    if setup.spare && !super::layout::takes(fs, "spare") {
+        return Err(bad("spare"));
+    }
     for k in setup.props.keys() {
         if !acc.props.contains(&k.as_str()) {
             return Err(bad(k));

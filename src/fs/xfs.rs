@@ -1,6 +1,6 @@
 //! XFS: `mkfs.xfs -f -q`, properties from `xfs_info` of the mounted filesystem.
 
-use super::caps::{Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
+use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
@@ -108,6 +108,7 @@ const CAPS: Caps = Caps {
     eta: Eta {
         mkfs_s: 0.3,
         meta: [0.95, 0.8, 1.8],
+        array: ArrayEta::GUESS,
     },
     userspace_daemon: None,
     maintenance: Maintenance {

@@ -70,12 +70,11 @@ pub struct BlockDevice {
     pub stat_paths: Vec<PathBuf>,
 }
 
-impl BlockDevice {
-    /// Read the counters now (summed over the members).
-    pub fn counters(&self) -> Result<DeviceCounters> {
+impl DeviceCounters {
+    /// The counters of several devices added up (a multi-device filesystem's total).
+    pub fn sum(members: &[DeviceCounters]) -> DeviceCounters {
         let mut sum = DeviceCounters::default();
-        for p in &self.stat_paths {
-            let c = read_counters(p)?;
+        for c in members {
             sum.reads += c.reads;
             sum.read_bytes += c.read_bytes;
             sum.writes += c.writes;
@@ -83,7 +82,51 @@ impl BlockDevice {
             sum.discards += c.discards;
             sum.flushes += c.flushes;
         }
-        Ok(sum)
+        sum
+    }
+}
+
+impl BlockDevice {
+    /// Read the counters now (summed over the members).
+    pub fn counters(&self) -> Result<DeviceCounters> {
+        Ok(DeviceCounters::sum(&self.member_counters()?))
+    }
+
+    /// Read each member's counters now, in the order of [`BlockDevice::member_names`].
+    pub fn member_counters(&self) -> Result<Vec<DeviceCounters>> {
+        self.stat_paths.iter().map(|p| read_counters(p)).collect()
+    }
+
+    /// The members' kernel names (`loop3`), one per `stat` file.
+    pub fn member_names(&self) -> Vec<String> {
+        self.stat_paths
+            .iter()
+            .map(|p| {
+                p.parent()
+                    .and_then(Path::file_name)
+                    .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into())
+            })
+            .collect()
+    }
+
+    /// What each member read and wrote from `before` to `after` (both from
+    /// [`BlockDevice::member_counters`]); empty for a single device, where the total says it.
+    pub fn per_member(&self, before: &[DeviceCounters], after: &[DeviceCounters]) -> Vec<MemberIo> {
+        if self.stat_paths.len() < 2 || before.len() != after.len() {
+            return Vec::new();
+        }
+        self.member_names()
+            .into_iter()
+            .zip(before.iter().zip(after))
+            .map(|(name, (b, a))| {
+                let d = b.delta(a);
+                MemberIo {
+                    name,
+                    read_bytes: d.read_bytes,
+                    write_bytes: d.write_bytes,
+                }
+            })
+            .collect()
     }
 
     /// One device from its sysfs directory.
@@ -108,6 +151,55 @@ impl BlockDevice {
             stat_paths,
         })
     }
+}
+
+/// What one device of a multi-device filesystem read and wrote over a window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MemberIo {
+    /// Kernel name (`loop3`).
+    pub name: String,
+    /// Bytes it read.
+    pub read_bytes: u64,
+    /// Bytes it wrote.
+    pub write_bytes: u64,
+}
+
+/// `per device: loop3 read 1.0 MiB, wrote 32.0 MiB; loop4 …`, the note a workload on a
+/// multi-device filesystem gets beside its summed device figures (`None` for one device).
+pub fn per_member_note(members: &[MemberIo]) -> Option<String> {
+    if members.len() < 2 {
+        return None;
+    }
+    let size = crate::units::format_size;
+    let parts: Vec<String> = members
+        .iter()
+        .map(|m| {
+            format!(
+                "{} read {}, wrote {}",
+                m.name,
+                size(m.read_bytes),
+                size(m.write_bytes)
+            )
+        })
+        .collect();
+    Some(format!("per device: {}", parts.join("; ")))
+}
+
+/// The device nodes `nodes` counted together, like a multi-device filesystem's members
+/// (what an array operation reads and writes on the target's devices); `None` when one of
+/// them is not a block device with counters.
+pub fn of_nodes(nodes: &[PathBuf]) -> Option<BlockDevice> {
+    let dirs = nodes
+        .iter()
+        .map(|n| {
+            let md = std::fs::metadata(n).ok()?;
+            md.file_type()
+                .is_block_device()
+                .then(|| sysfs_dir(md.rdev()))
+                .flatten()
+        })
+        .collect::<Option<Vec<PathBuf>>>()?;
+    BlockDevice::from_members(&dirs)
 }
 
 /// Read a sysfs `stat` file.
@@ -384,6 +476,34 @@ mod tests {
             BlockDevice::from_members(&[d.path().join("loop3"), d.path().join("loop4")]).unwrap();
         assert_eq!(set.name, "loop3+loop4");
         assert_eq!(set.counters().unwrap().write_bytes, 10 * 512);
+        assert_eq!(set.member_names(), ["loop3", "loop4"]);
+        // Each member's window, and the note that lists them (a raid1 writes both copies).
+        let before = set.member_counters().unwrap();
+        for (n, w) in [("loop3", 2056), ("loop4", 2050)] {
+            std::fs::write(
+                d.path().join(n).join("stat"),
+                format!("1 0 2 0 9 0 {w} 0 0 0 0"),
+            )
+            .unwrap();
+        }
+        let after = set.member_counters().unwrap();
+        assert_eq!(
+            DeviceCounters::sum(&after).write_bytes - DeviceCounters::sum(&before).write_bytes,
+            4096 * 512
+        );
+        let per = set.per_member(&before, &after);
+        assert_eq!(per.len(), 2);
+        assert_eq!(
+            (per[0].write_bytes, per[1].write_bytes),
+            (2048 * 512, 2048 * 512)
+        );
+        assert_eq!(
+            per_member_note(&per).unwrap(),
+            "per device: loop3 read 0 B, wrote 1 MiB; loop4 read 0 B, wrote 1 MiB"
+        );
+        assert!(per_member_note(&per[..1]).is_none());
+        let one = BlockDevice::from_members(&[d.path().join("loop3")]).unwrap();
+        assert!(one.per_member(&before[..1], &after[..1]).is_empty());
         assert!(BlockDevice::from_members(&[d.path().join("nope")]).is_none());
     }
 

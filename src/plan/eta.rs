@@ -97,8 +97,90 @@ pub fn setup_overhead_seconds(plan: &Plan, fs: &str, formats: bool) -> f64 {
     crate::fs::caps::of(fs).eta.mkfs_s + plan.quiet.window.as_secs_f64()
 }
 
-/// Estimated seconds of one setup-round (probes count in the first round only).
+/// Whether workload `w` runs again with one device failed (runner/redundancy.rs): a
+/// recorded I/O job that only reads.
+pub fn reruns_degraded(w: &WorkloadSpec) -> bool {
+    w.record
+        && w.io
+            .as_ref()
+            .is_some_and(|io| io.rw.reads() && !io.rw.writes())
+}
+
+/// The estimate of a redundant layout's round-1 phase, step by step (runner/redundancy.rs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArrayPhase {
+    /// The scrub of the healthy array.
+    pub scrub_s: f64,
+    /// Failing one device.
+    pub fail_s: f64,
+    /// The rebuild (onto the wiped device or the spare).
+    pub rebuild_s: f64,
+}
+
+impl ArrayPhase {
+    /// The phase's steps apart from the degraded reruns: scrub, fail, rebuild.
+    pub const STEPS: usize = 3;
+
+    /// All three.
+    pub fn total(&self) -> f64 {
+        self.scrub_s + self.fail_s + self.rebuild_s
+    }
+}
+
+/// The estimate of setup `setup`'s redundancy phase, `None` when it has none (no layout that
+/// survives a failed device, not the first round, or no filesystem made). The data scrubbed
+/// and rebuilt is about the plan's data file (what the I/O workloads leave); the constants
+/// are the driver's `Caps::eta.array`. The degraded reruns are estimated as the workloads.
+pub fn array_phase(
+    plan: &Plan,
+    setup: &super::SetupSpec,
+    round: u32,
+    formats: bool,
+) -> Option<ArrayPhase> {
+    let layout = crate::fs::layout::of_setup(setup)?;
+    if round != 1 || !formats || layout.redundancy == 0 {
+        return None;
+    }
+    let has_io = plan.workloads.iter().any(|w| w.io.is_some());
+    let gib = if has_io {
+        plan.file_size as f64 / (1u64 << 30) as f64
+    } else {
+        0.0
+    };
+    let a = crate::fs::caps::of(&setup.fs).eta.array;
+    Some(ArrayPhase {
+        scrub_s: PER_STEP + a.scrub_s + a.scrub_s_per_gib * gib,
+        fail_s: PER_STEP + a.fail_s,
+        rebuild_s: PER_STEP + a.rebuild_s + a.rebuild_s_per_gib * gib,
+    })
+}
+
+/// The workloads setup `setup` runs again degraded in round `round` (none outside round 1
+/// or without a redundant layout).
+pub fn degraded_reruns<'a>(
+    plan: &'a Plan,
+    setup: &'a super::SetupSpec,
+    round: u32,
+    formats: bool,
+) -> impl Iterator<Item = &'a WorkloadSpec> + 'a {
+    let on = array_phase(plan, setup, round, formats).is_some();
+    plan.workloads
+        .iter()
+        .filter(move |w| on && reruns_degraded(w) && registry::step_in_round(w, &setup.name, round))
+}
+
+/// Estimated seconds of one setup-round (probes count in the first round only; a redundant
+/// layout's scrub, degraded reruns and rebuild in the first round too).
 pub fn setup_round_seconds(plan: &Plan, setup: usize, round: u32, formats: bool) -> f64 {
+    let st = &plan.setups[setup];
+    let array = array_phase(plan, st, round, formats).map_or(0.0, |a| a.total())
+        + degraded_reruns(plan, st, round, formats)
+            .map(|w| workload_seconds(plan, w, &st.fs))
+            .sum::<f64>();
+    array + setup_round_seconds_without_array(plan, setup, round, formats)
+}
+
+fn setup_round_seconds_without_array(plan: &Plan, setup: usize, round: u32, formats: bool) -> f64 {
     let fs = &plan.setups[setup].fs;
     // mkfs is part of the setup (its step overhead counts every round).
     let in_round = |w: &&WorkloadSpec| {
@@ -139,6 +221,46 @@ pub fn format(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redundant_layout_adds_its_array_phase_to_round_one() {
+        let mut setups = vec![crate::fs::SetupSpec::plain("btrfs")];
+        let mut raid = crate::fs::SetupSpec::plain("btrfs");
+        raid.name = "b1".into();
+        raid.raid = Some("raid1".into());
+        setups.push(raid);
+        let mut r0 = crate::fs::SetupSpec::plain("btrfs");
+        r0.name = "b0".into();
+        r0.raid = Some("raid0".into());
+        setups.push(r0);
+        let mut plan = crate::plan::test_plan(setups, 2);
+        plan.file_size = 1 << 30;
+        let extra = |i: usize| {
+            setup_round_seconds(&plan, i, 1, true)
+                - setup_round_seconds_without_array(&plan, i, 1, true)
+        };
+        // Only the layout that survives a failed device, only in round 1, only when formatted.
+        assert_eq!(extra(0), 0.0);
+        assert_eq!(extra(2), 0.0);
+        assert!(array_phase(&plan, &plan.setups[1], 2, true).is_none());
+        assert!(array_phase(&plan, &plan.setups[1], 1, false).is_none());
+        let a = array_phase(&plan, &plan.setups[1], 1, true).unwrap();
+        let c = crate::fs::caps::of("btrfs").eta.array;
+        // One GiB of data: the per-GiB constants once each.
+        assert!((a.scrub_s - (PER_STEP + c.scrub_s + c.scrub_s_per_gib)).abs() < 1e-9);
+        assert!((a.rebuild_s - (PER_STEP + c.rebuild_s + c.rebuild_s_per_gib)).abs() < 1e-9);
+        let reruns: Vec<&str> = degraded_reruns(&plan, &plan.setups[1], 1, true)
+            .map(|w| w.id.as_str())
+            .collect();
+        assert!(
+            reruns.contains(&"randread") && !reruns.contains(&"randwrite"),
+            "{reruns:?}"
+        );
+        let rerun_s: f64 = degraded_reruns(&plan, &plan.setups[1], 1, true)
+            .map(|w| workload_seconds(&plan, w, "btrfs"))
+            .sum();
+        assert!((extra(1) - a.total() - rerun_s).abs() < 1e-9);
+    }
 
     #[test]
     fn formats_durations() {

@@ -192,31 +192,37 @@ pub fn step_seed(run_seed: u64, setup: &str, round: u32, workload: &str) -> u64 
     h
 }
 
+/// A plan of `setups` over the whole catalog, one-second jobs, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
+    Plan {
+        name: "t".into(),
+        description: String::new(),
+        setups,
+        workloads: workload::catalog(),
+        rounds,
+        runtime: Duration::from_secs(1),
+        ramp: Duration::ZERO,
+        file_size: 1 << 20,
+        corpus: CorpusSpec::default(),
+        quiet: QuietSpec {
+            window: Duration::from_secs(1),
+            threshold: 1 << 20,
+            timeout: Duration::from_secs(10),
+        },
+        steady: None,
+        precondition: false,
+        settle: None,
+        precondition_device: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn plan(setups: &[&str], rounds: u32) -> Plan {
-        Plan {
-            name: "t".into(),
-            description: String::new(),
-            setups: setups.iter().map(|s| SetupSpec::plain(s)).collect(),
-            workloads: workload::catalog(),
-            rounds,
-            runtime: Duration::from_secs(1),
-            ramp: Duration::ZERO,
-            file_size: 1 << 20,
-            corpus: CorpusSpec::default(),
-            quiet: QuietSpec {
-                window: Duration::from_secs(1),
-                threshold: 1 << 20,
-                timeout: Duration::from_secs(10),
-            },
-            steady: None,
-            precondition: false,
-            settle: None,
-            precondition_device: None,
-        }
+        test_plan(setups.iter().map(|s| SetupSpec::plain(s)).collect(), rounds)
     }
 
     #[test]

@@ -169,6 +169,8 @@ pub fn build_setup(
                     ));
                 }
             }
+        } else if k == "spare" && crate::fs::layout::takes(fs, k) {
+            s.spare = crate::fs::layout::parse_spare(value, context)?;
         } else if crate::fs::layout::takes(fs, k) {
             crate::fs::layout::check_value(fs, k, value, context)?;
             let slot = if k == "raid" {
@@ -365,6 +367,17 @@ mod tests {
         crate::fs::driver("btrfs").unwrap().validate(&s).unwrap();
         let s = parse_setup("z=zfs:raid=mirror;recordsize=16K").unwrap();
         assert_eq!(s.raid.as_deref(), Some("mirror"));
+        assert!(!s.spare);
+        assert!(parse_setup("b=btrfs:raid=raid1;spare=yes").unwrap().spare);
+        let e = parse_setup("b=btrfs:raid=raid1;spare=2")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("spare takes yes or no"), "{e}");
+        // md has no rebuild here, so no spare either.
+        let e = parse_setup("x=xfs:raid=raid1;spare=yes")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not understand \"spare\""), "{e}");
         let e = parse_setup("z=zfs:mraid=raid1").unwrap_err().to_string();
         assert!(e.contains("zfs does not understand \"mraid\""), "{e}");
         let e = parse_setup("t=tmpfs:raid=raid1").unwrap_err().to_string();

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 /// Steps setup-round `round` prints: the mkfs step when the target is formatted, then every
 /// workload that is a step of that round (not `mkfs` itself, which is that step; probes in
-/// the first round only).
+/// the first round only), then a redundant layout's round-1 phase (scrub, fail a device,
+/// each degraded rerun, rebuild).
 pub fn steps_per_round(
     plan: &crate::plan::Plan,
     formats: bool,
@@ -16,6 +17,7 @@ pub fn steps_per_round(
     round: u32,
 ) -> usize {
     usize::from(formats)
+        + array_steps(plan, formats, skipped, setup, round)
         + plan
             .workloads
             .iter()
@@ -23,6 +25,27 @@ pub fn steps_per_round(
                 crate::workload::registry::step_in_round(w, setup, round)
                     && !skipped.contains(&w.id)
             })
+            .count()
+}
+
+/// The steps of setup `setup`'s redundancy phase in `round` (0 when it has none).
+pub fn array_steps(
+    plan: &crate::plan::Plan,
+    formats: bool,
+    skipped: &std::collections::BTreeSet<String>,
+    setup: &str,
+    round: u32,
+) -> usize {
+    use crate::plan::eta;
+    let Some(st) = plan.setups.iter().find(|s| s.name == setup) else {
+        return 0;
+    };
+    if eta::array_phase(plan, st, round, formats).is_none() {
+        return 0;
+    }
+    eta::ArrayPhase::STEPS
+        + eta::degraded_reruns(plan, st, round, formats)
+            .filter(|w| !skipped.contains(&w.id))
             .count()
 }
 
@@ -34,6 +57,8 @@ pub struct Progress {
     done_steps: usize,
     estimate: f64,
     done_weight: f64,
+    /// The step and time plain output last printed a [`Progress::percent`] line for.
+    last_percent_line: std::sync::Mutex<Option<(String, Instant)>>,
 }
 
 impl Progress {
@@ -58,6 +83,7 @@ impl Progress {
             done_steps: 0,
             estimate: estimate.as_secs_f64(),
             done_weight: 0.0,
+            last_percent_line: std::sync::Mutex::new(None),
         }
     }
 
@@ -131,6 +157,30 @@ impl Progress {
     pub fn doing(&self, what: &str) {
         if let Some(b) = &self.bar {
             b.set_message(what.to_string());
+        }
+    }
+
+    /// A long step's own progress, `pct` percent as its tool reports it (a scrub, a
+    /// rebuild): on the bar's message; on plain output its first figure, then a line at most
+    /// every 10 s.
+    pub fn percent(&self, what: &str, pct: f64) {
+        let msg = format!("{what} {pct:.1} %");
+        match &self.bar {
+            Some(b) => b.set_message(msg),
+            None => {
+                let mut last = self
+                    .last_percent_line
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                // The first figure of each step, then one every 10 s.
+                let due = last
+                    .as_ref()
+                    .is_none_or(|(w, t)| w != what || t.elapsed() >= Duration::from_secs(10));
+                if due {
+                    *last = Some((what.to_string(), Instant::now()));
+                    eprintln!("[{:>5.0}s] {msg}", self.start.elapsed().as_secs_f64());
+                }
+            }
         }
     }
 

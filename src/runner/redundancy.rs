@@ -3,33 +3,70 @@
 //!
 //! Degraded reads are recorded under their own workload id, `<id>-degraded` (like `-warm`
 //! for warm-cache reruns), so healthy and degraded samples sit side by side in every table
-//! and compare. Scrub and rebuild are the steps `scrub` and `rebuild`: `seconds`, `bytes`
-//! (data in use then) and `seconds_per_gib`. A failing step is recorded as a failure and
-//! the phase stops there; the round's release destroys or unmounts the array as always.
+//! and compare. Scrub and rebuild are the steps `scrub` and `rebuild` (onto the failed
+//! device, wiped) or `rebuild-onto-spare` (`spare=yes`: onto the target's last device, which
+//! the layout left out): `seconds`, `bytes` (data in use then) and `seconds_per_gib`, with a
+//! note of what each of the target's devices read and wrote meanwhile. A failing step is
+//! recorded as a failure and the phase stops there; the round's release destroys or
+//! unmounts the array as always.
+//!
+//! Each part is a progress step with its estimate (`plan::eta::array_phase`, the counts in
+//! `progress::array_steps`), and while a scrub or rebuild runs the progress line shows the
+//! percent its tool reports (polled: `btrfs scrub status`, `btrfs replace status`, `zpool
+//! status`).
 
 use super::Runner;
 use super::journal::RoundRecord;
 use super::round::{MountGuard, StepAt, add_output, sample};
 use crate::fs::layout::{Builder, Layout};
 use crate::fs::redundancy as r;
+use crate::measure::device::{self, BlockDevice, DeviceCounters};
 use crate::metrics::registry::{BYTES, SECONDS, SECONDS_PER_GIB};
 use crate::plan::WorkloadSpec;
+use crate::plan::eta;
+use crate::results::Warning;
 use crate::workload::Metric;
 use std::path::PathBuf;
 
 /// The suffix of a workload id rerun with one device failed.
 pub const DEGRADED: &str = "-degraded";
+/// The step of a rebuild onto the failed device, wiped.
+pub const REBUILD: &str = "rebuild";
+/// The step of a rebuild onto the spare (`spare=yes`).
+pub const REBUILD_SPARE: &str = "rebuild-onto-spare";
 
-/// Whether `w` is a recorded I/O job that only reads (what is worth rerunning degraded).
-fn read_only(w: &WorkloadSpec) -> bool {
-    w.record
-        && w.io
+/// Every device of the target, counted together around an array step (the spare included,
+/// which a rebuild writes onto), for the step's per-device note.
+struct Watch {
+    set: Option<BlockDevice>,
+    before: Vec<DeviceCounters>,
+}
+
+impl Watch {
+    fn start(devices: &[PathBuf]) -> Watch {
+        let set = device::of_nodes(devices);
+        let before = set
             .as_ref()
-            .is_some_and(|io| io.rw.reads() && !io.rw.writes())
+            .and_then(|s| s.member_counters().ok())
+            .unwrap_or_default();
+        Watch { set, before }
+    }
+
+    fn note(&self) -> Option<String> {
+        let s = self.set.as_ref()?;
+        let after = s.member_counters().ok()?;
+        device::per_member_note(&s.per_member(&self.before, &after))
+    }
+}
+
+/// Where a polled percent goes: the progress line of the step `label` names.
+fn percent_tick(progress: &super::progress::Progress, label: String) -> impl Fn(f64) + '_ {
+    move |pct| progress.percent(&label, pct)
 }
 
 impl Runner<'_> {
-    /// Scrub, fail the last device, rerun the read workloads of `timed`, rebuild.
+    /// Scrub, fail the last device of the layout, rerun the read workloads of `timed`,
+    /// rebuild (onto the spare with `spare=yes`).
     pub(super) fn redundancy_phase(
         &mut self,
         rec: &mut RoundRecord,
@@ -39,10 +76,27 @@ impl Runner<'_> {
         timed: &[WorkloadSpec],
     ) -> crate::Result<()> {
         let setup = at.setup;
-        let devices = self.target.block_devices();
-        let Some(last) = devices.last().cloned() else {
+        let formats = self.inv.options.target.formats();
+        let Some(est) = eta::array_phase(&self.inv.plan, setup, at.round, formats) else {
             return Ok(());
         };
+        let all = self.target.block_devices();
+        let (members, spare) = crate::fs::layout::members(setup, &all);
+        let members = members.to_vec();
+        let spare = spare.cloned();
+        let Some(last) = members.last().cloned() else {
+            return Ok(());
+        };
+        let reruns: Vec<WorkloadSpec> = timed
+            .iter()
+            .filter(|w| eta::reruns_degraded(w))
+            .cloned()
+            .collect();
+        // The reruns' weight, for the progress steps a stop part-way leaves out.
+        let reruns_s: f64 = reruns
+            .iter()
+            .map(|w| eta::workload_seconds(&self.inv.plan, w, &setup.fs))
+            .sum();
         let timeout = self
             .inv
             .options
@@ -55,93 +109,143 @@ impl Runner<'_> {
             .and_then(|m| m.pool().map(str::to_string));
         let used = r::used_bytes(&mnt).unwrap_or(0);
         let name = setup.name.clone();
-        let rounds = self.inv.plan.rounds;
-        let doing = |p: &super::progress::Progress, what: &str| {
-            p.doing(&format!("round 1/{rounds} · {name} · {what}"));
-        };
-        // Each step's start as a line of its own (it may take minutes on a large array).
-        let says = |p: &super::progress::Progress, what: &str| {
-            p.note(&format!("fsbench: {name} round 1: {what}"));
-            doing(p, what);
-        };
+        let (round, rounds) = (at.round, self.inv.plan.rounds);
+        let label = |what: &str| format!("round {round}/{rounds} · {name} · {what}");
 
         // Scrub, healthy.
-        says(
-            &self.progress,
+        self.array_step(
+            "scrub",
             &format!("scrub of {} of data", crate::units::format_size(used)),
+            at,
         );
-        let scrubbed = {
-            let progress = &self.progress;
-            let tick = |l: &str| doing(progress, &format!("scrub: {l}"));
-            r::scrub(layout.builder, &mnt, pool.as_deref(), timeout, &tick)
-        };
+        let watch = Watch::start(&all);
+        let scrubbed = r::scrub(
+            layout.builder,
+            &mnt,
+            pool.as_deref(),
+            timeout,
+            &percent_tick(&self.progress, label("scrub")),
+        );
+        self.progress.finish(est.scrub_s);
         match scrubbed {
-            Ok(s) => self.per_gib(rec, at, "scrub", s, used)?,
-            Err(e) => return self.stop(rec, at, "scrub", e),
+            Ok(s) => self.per_gib(rec, at, "scrub", s, used, watch.note())?,
+            Err(e) => {
+                let left = (2 + reruns.len(), est.fail_s + reruns_s + est.rebuild_s);
+                return self.stop(rec, at, "scrub", e, left);
+            }
         }
 
         // One device failed.
-        says(
-            &self.progress,
+        self.array_step(
+            "degrade",
             &format!("failing {} (degraded mode)", last.display()),
+            at,
         );
         let failed = match layout.builder {
             Builder::Zpool(_) => match &pool {
                 Some(p) => r::zpool_offline(p, &last, timeout),
                 None => Err(crate::Error::Other("no pool".into())),
             },
-            Builder::Btrfs => self.btrfs_degrade(guard, at, &devices, timeout),
+            Builder::Btrfs => self.btrfs_degrade(guard, at, &members, timeout),
             Builder::Md(_) => Err(crate::Error::Other("md is not built here".into())),
         };
+        self.progress.finish(est.fail_s);
         if let Err(e) = failed {
-            return self.stop(rec, at, "degrade", e);
+            let left = (1 + reruns.len(), reruns_s + est.rebuild_s);
+            return self.stop(rec, at, "degrade", e, left);
         }
-        for w in timed.iter().filter(|w| read_only(w)) {
+        for w in &reruns {
             crate::cancel::check()?;
             let id = format!("{}{DEGRADED}", w.id);
-            doing(&self.progress, &id);
-            let mut step = self.empty(setup, at.round);
-            match self.run_workload(w, at) {
-                Ok(out) => add_output(&mut step, &setup.name, &id, at.round, out),
+            let w_est = eta::workload_seconds(&self.inv.plan, w, &setup.fs);
+            self.progress.start(round, rounds, &setup.name, &id);
+            let mut step = self.empty(setup, round);
+            let ran = self.run_workload(w, at);
+            self.progress.finish(w_est);
+            match ran {
+                Ok(out) => {
+                    for n in &out.notes {
+                        step.notes.push(Warning {
+                            setup: setup.name.clone(),
+                            round,
+                            message: format!("{id}: {n}"),
+                        });
+                    }
+                    add_output(&mut step, &setup.name, &id, round, out)
+                }
                 Err(crate::Error::Interrupted) => return Err(crate::Error::Interrupted),
                 Err(e) => {
-                    self.fail(rec, setup, at.round, &id, &e.to_string())?;
+                    self.fail(rec, setup, round, &id, &e.to_string())?;
                     continue;
                 }
             }
             self.commit(rec, &id, step)?;
         }
 
-        // Rebuild onto the failed device, wiped.
-        says(
-            &self.progress,
-            &format!("rebuild onto {}, wiped", last.display()),
-        );
-        let size = crate::target::size_of(&last).unwrap_or(0);
-        let progress = &self.progress;
-        let rebuilt = match (layout.builder, &pool) {
-            (Builder::Zpool(_), Some(p)) => r::wipe(&last, size, timeout).and_then(|()| {
-                let tick = |l: &str| doing(progress, &format!("rebuild: {l}"));
-                r::zpool_rebuild(p, &last, timeout, &tick)
-            }),
-            (Builder::Btrfs, _) => r::btrfs_rebuild(devices.len(), &last, &mnt, timeout),
+        // Rebuild onto the failed device, wiped, or onto the spare.
+        let (onto, id) = match &spare {
+            Some(s) => (s.clone(), REBUILD_SPARE),
+            None => (last.clone(), REBUILD),
+        };
+        let what = match &spare {
+            Some(s) => format!(
+                "rebuild of {} onto the spare {}",
+                last.display(),
+                s.display()
+            ),
+            None => format!("rebuild onto {}, wiped", last.display()),
+        };
+        self.array_step(id, &what, at);
+        // ZFS's offline device still has its labels: wipe it first (Btrfs's was wiped when
+        // it failed), outside the rebuild's time and its per-device counts.
+        let wiped = match (layout.builder, &spare) {
+            (Builder::Zpool(_), None) => {
+                let size = crate::target::size_of(&last).unwrap_or(0);
+                r::wipe(&last, size, timeout)
+            }
+            _ => Ok(()),
+        };
+        let watch = Watch::start(&all);
+        let tick = percent_tick(&self.progress, label(id));
+        let rebuilt = match (wiped, layout.builder, &pool) {
+            (Err(e), _, _) => Err(e),
+            (Ok(()), Builder::Zpool(_), Some(p)) => {
+                r::zpool_rebuild(p, &last, spare.as_deref(), timeout, &tick)
+            }
+            // mkfs numbers the members 1…N in order: the failed last one is devid N.
+            (Ok(()), Builder::Btrfs, _) => {
+                r::btrfs_rebuild(members.len(), &onto, &mnt, timeout, &tick)
+            }
             _ => Err(crate::Error::Other("no array to rebuild".into())),
         };
+        drop(tick);
+        self.progress.finish(est.rebuild_s);
         match rebuilt {
-            Ok(s) => self.per_gib(rec, at, "rebuild", s, used),
-            Err(e) => self.stop(rec, at, "rebuild", e),
+            Ok(s) => self.per_gib(rec, at, id, s, used, watch.note()),
+            Err(e) => self.stop(rec, at, id, e, (0, 0.0)),
         }
     }
 
-    /// Btrfs: unmount, wipe the last device, make the kernel forget it, mount `-o degraded`.
+    /// A step of the phase begins: a line of its own (it may take minutes on a large
+    /// array) and the progress step.
+    fn array_step(&mut self, id: &str, what: &str, at: &StepAt<'_>) {
+        self.progress.note(&format!(
+            "fsbench: {} round {}: {what}",
+            at.setup.name, at.round
+        ));
+        self.progress
+            .start(at.round, self.inv.plan.rounds, &at.setup.name, id);
+    }
+
+    /// Btrfs: unmount, wipe the last member, make the kernel forget it, mount `-o degraded`.
     fn btrfs_degrade(
         &mut self,
         guard: &mut MountGuard,
         at: &StepAt<'_>,
-        devices: &[PathBuf],
+        members: &[PathBuf],
         timeout: std::time::Duration,
     ) -> crate::Result<()> {
-        let last = devices.last().expect("checked by the caller");
+        let last = members.last().expect("checked by the caller");
         if let Some(m) = guard.mounted.take() {
             m.release()?;
         }
@@ -152,11 +256,12 @@ impl Runner<'_> {
         degraded.mount.push("degraded".into());
         let driver = crate::fs::driver(&at.setup.fs)
             .ok_or_else(|| crate::Error::Other(format!("no driver for {}", at.setup.fs)))?;
-        guard.mounted = Some(driver.mount(&devices[0], &degraded, at.work_root, timeout)?);
+        guard.mounted = Some(driver.mount(&members[0], &degraded, at.work_root, timeout)?);
         Ok(())
     }
 
-    /// Record `seconds` and seconds per GiB of `used` bytes under step `id`.
+    /// Record `seconds` and seconds per GiB of `used` bytes under step `id`, with the
+    /// per-device note.
     fn per_gib(
         &mut self,
         rec: &mut RoundRecord,
@@ -164,6 +269,7 @@ impl Runner<'_> {
         id: &str,
         seconds: f64,
         used: u64,
+        per_device: Option<String>,
     ) -> crate::Result<()> {
         let mut step = self.empty(at.setup, at.round);
         let gib = used as f64 / (1u64 << 30) as f64;
@@ -177,20 +283,30 @@ impl Runner<'_> {
         for m in &ms {
             step.samples.push(sample(&at.setup.name, id, at.round, m));
         }
+        if let Some(n) = per_device {
+            step.notes.push(Warning {
+                setup: at.setup.name.clone(),
+                round: at.round,
+                message: format!("{id}: {n}"),
+            });
+        }
         self.commit(rec, id, step)
     }
 
-    /// A step of the phase failed: record it and end the phase (the release still runs).
+    /// A step of the phase failed: record it and end the phase (the release still runs);
+    /// the `(steps, estimated seconds)` it will not run count as done.
     fn stop(
         &mut self,
         rec: &mut RoundRecord,
         at: &StepAt<'_>,
         id: &str,
         e: crate::Error,
+        (steps, weight): (usize, f64),
     ) -> crate::Result<()> {
         if matches!(e, crate::Error::Interrupted) || crate::cancel::requested() {
             return Err(crate::Error::Interrupted);
         }
+        self.progress.skip(steps, weight);
         self.fail(rec, at.setup, at.round, id, &e.to_string())
     }
 }

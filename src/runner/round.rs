@@ -220,7 +220,8 @@ impl Runner<'_> {
                 "round {round}/{} · {} · waiting for the device to go quiet",
                 plan.rounds, setup.name
             ));
-            match crate::measure::device::wait_quiet(&dev, q.window, q.threshold, q.timeout)
+            let watched = self.counted_device(&setup, &work_root).unwrap_or(dev);
+            match crate::measure::device::wait_quiet(&watched, q.window, q.threshold, q.timeout)
                 .map(|o| o.quiet)
             {
                 Ok(true) => {}
@@ -467,7 +468,7 @@ impl Runner<'_> {
         let (plan, opts) = (&inv.plan, &inv.options);
         let setup = at.setup;
         let seed = step_seed(opts.seed, &setup.name, at.round, &w.id);
-        let device = self.target.block_device().map(Path::to_path_buf);
+        let device = self.counted_device(setup, at.work_root);
         // Probes build a small filesystem of their own next to the image (or in /var/tmp for
         // device and directory targets); the one under test is untouched.
         let scratch = match &opts.target {
@@ -497,6 +498,18 @@ impl Runner<'_> {
         f(&mut cx)
     }
 
+    /// Where the device counters of `setup` are read (and the quiet wait watches): its
+    /// device alone, or for a `raid=` layout the filesystem's mount at `work_root`, which
+    /// `measure::device` resolves to every member (Btrfs through sysfs, ZFS through the
+    /// pool's vdevs). So a layout's figures sum every device it writes to, a rebuild's new
+    /// member included and a spare not yet in use left out.
+    fn counted_device(&self, setup: &SetupSpec, work_root: &Path) -> Option<PathBuf> {
+        if self.inv.options.target.formats() && crate::fs::layout::of_setup(setup).is_some() {
+            return Some(work_root.to_path_buf());
+        }
+        self.target.block_device().map(Path::to_path_buf)
+    }
+
     /// This setup-round's workloads will not run: count them done for the progress line.
     fn skip_workload_steps(&mut self, setup: &SetupSpec, round: u32) {
         let plan = &self.inv.plan;
@@ -512,12 +525,27 @@ impl Runner<'_> {
                         .is_none_or(|only| only.contains(&w.id))
             })
             .collect();
+        let formats = self.inv.options.target.formats();
+        // A redundant layout's round-1 phase will not run either.
+        let array = crate::plan::eta::array_phase(plan, setup, round, formats)
+            .map_or(0.0, |a| a.total())
+            + crate::plan::eta::degraded_reruns(plan, setup, round, formats)
+                .filter(|w| !self.skipped_workloads.contains(&w.id))
+                .map(|w| crate::plan::eta::workload_seconds(plan, w, fs))
+                .sum::<f64>();
+        let array_steps = super::progress::array_steps(
+            plan,
+            formats,
+            &self.skipped_workloads,
+            &setup.name,
+            round,
+        );
         let weight: f64 = ws
             .iter()
             .map(|w| crate::plan::eta::workload_seconds(plan, w, fs))
             .sum();
         let n = ws.len();
-        self.progress.skip(n, weight);
+        self.progress.skip(n + array_steps, weight + array);
     }
 
     fn recorded(&self, id: &str) -> bool {

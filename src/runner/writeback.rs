@@ -21,13 +21,14 @@ use std::path::Path;
 /// Counters taken just before a workload started.
 pub(super) struct Tracked {
     device: BlockDevice,
-    before: DeviceCounters,
+    /// Each member's counters (one for a single device; every device of a `raid=` layout).
+    before: Vec<DeviceCounters>,
 }
 
 /// Start counting on `device` (`None` when it has no readable counters).
 pub(super) fn start(device: Option<BlockDevice>) -> Option<Tracked> {
     let device = device?;
-    let before = device.counters().ok()?;
+    let before = device.member_counters().ok()?;
     Some(Tracked { device, before })
 }
 
@@ -41,16 +42,17 @@ impl Tracked {
         rule: SettleRule,
         out: &mut WorkloadOutput,
     ) -> crate::Result<()> {
-        let Ok(end) = self.device.counters() else {
+        let Ok(end_members) = self.device.member_counters() else {
             return Ok(());
         };
+        let end = DeviceCounters::sum(&end_members);
         // Sections that ran concurrently share one phase figure: no per-section total.
         if has(out, PHASE_DEVICE_WRITE_BYTES) {
             return Ok(());
         }
         let in_job = match get(out, DEVICE_WRITE_BYTES) {
             Some(own) => own as u64,
-            None => self.before.delta(&end).write_bytes,
+            None => DeviceCounters::sum(&self.before).delta(&end).write_bytes,
         };
         let settled = match settle::settle(&self.device, fs_path, end, rule) {
             Ok(s) => s,
@@ -58,9 +60,14 @@ impl Tracked {
             Err(e) => {
                 out.notes
                     .push(format!("no device total after the job: {e}"));
+                self.note_members(&end_members, out);
                 return Ok(());
             }
         };
+        // Each device's share of the total window (the job and its write-back), the one a
+        // pool's writes land in (zfs-fuse commits after the job).
+        let after = self.device.member_counters().unwrap_or(end_members);
+        self.note_members(&after, out);
         if !settled.quiet {
             out.notes.push(format!(
                 "the device was still writing {:?} after the job; the total counts what it wrote until then",
@@ -69,6 +76,13 @@ impl Tracked {
         }
         add_metrics(out, in_job, in_job + settled.after.write_bytes);
         Ok(())
+    }
+
+    /// The `per device:` note of a multi-device filesystem, from the start to `now`.
+    fn note_members(&self, now: &[DeviceCounters], out: &mut WorkloadOutput) {
+        let per = self.device.per_member(&self.before, now);
+        out.notes
+            .extend(crate::measure::device::per_member_note(&per));
     }
 }
 

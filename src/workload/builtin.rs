@@ -120,9 +120,14 @@ impl Workload for Mkfs {
             if let Some(m) = &setup.mraid {
                 s.push_str(&format!(" (metadata {m})"));
             }
-            s.push_str(" over all the target's devices");
+            if setup.spare {
+                s.push_str(" over the target's devices but the last, its spare");
+            } else {
+                s.push_str(" over all the target's devices");
+            }
             if l.redundancy > 0 {
-                s.push_str(" (round 1: scrub, degraded reads, rebuild)");
+                let onto = if setup.spare { " onto the spare" } else { "" };
+                s.push_str(&format!(" (round 1: scrub, degraded reads, rebuild{onto})"));
             }
         }
         if !setup.mkfs.is_empty() {

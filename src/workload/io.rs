@@ -134,6 +134,8 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
         if let Some(n) = &d.settle_note {
             out.notes.push(n.clone());
         }
+        out.notes
+            .extend(crate::measure::device::per_member_note(&d.per_device));
     }
     if report.fsyncs > 0 {
         m.push(Metric::new(FSYNCS, "count", report.fsyncs as f64));
