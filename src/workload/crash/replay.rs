@@ -50,6 +50,9 @@ pub struct Verdict {
     pub checked: Checked,
     /// Whether it mounted.
     pub mounted: bool,
+    /// Whether the application on it recovered (PostgreSQL started: its crash recovery
+    /// succeeded); the file oracles always do once it mounted.
+    pub recovered: bool,
     /// Whether the read-only checker called it clean.
     pub fsck_clean: bool,
     /// The checker's last lines when it was not clean, or the mount error.
@@ -67,7 +70,24 @@ impl Verdict {
     /// Whether an acknowledged operation did not survive it: lost, torn, or on a state that
     /// would not mount (the durability verdict's count; an fsck complaint alone is not).
     pub fn lost_data(&self) -> bool {
-        !self.mounted || self.checked.lost > 0 || self.checked.corrupt > 0
+        self.unrecoverable() || self.checked.lost > 0 || self.checked.corrupt > 0
+    }
+
+    /// Take the oracle's check of a mounted state: its finding, or why it did not recover.
+    pub fn take(&mut self, checked: std::result::Result<Checked, String>) {
+        match checked {
+            Ok(c) => {
+                self.recovered = true;
+                self.checked = c;
+            }
+            Err(why) => self.detail = why,
+        }
+    }
+
+    /// Whether the state would not mount, or its application would not recover on it (the
+    /// `unmountable_states` count).
+    pub fn unrecoverable(&self) -> bool {
+        !self.mounted || !self.recovered
     }
 }
 
@@ -105,7 +125,8 @@ pub fn clone_mount_options(fs: &str) -> &'static [&'static str] {
     }
 }
 
-fn last_lines(text: &str, n: usize) -> String {
+/// The last `n` non-empty lines of `text`, joined on one line.
+pub(super) fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
 }
@@ -131,7 +152,8 @@ impl Replay<'_> {
         {
             Ok(m) => {
                 v.mounted = true;
-                v.checked = oracle::check(self.mode, &self.mountpoint.join(super::DIR), v.acked);
+                let dir = self.mountpoint.join(super::DIR);
+                v.take(oracle::check(self.mode, &dir, v.acked, self.timeout));
                 m.release()?;
             }
             Err(e) => v.detail = format!("mount failed: {e}"),
@@ -206,6 +228,7 @@ impl Replay<'_> {
             "lost": v.checked.lost,
             "corrupt": v.checked.corrupt,
             "mounted": v.mounted,
+            "recovered": v.recovered,
             "fsck_clean": v.fsck_clean,
             "detail": v.detail,
             "replay": format!(
