@@ -44,7 +44,7 @@
 //! kind = "crash"
 //! mode = "fsync"            # "fsync" | "append" | "rename" | "pgbench" (PostgreSQL commits)
 //! ops = 60                  # acknowledged operations (pgbench: transactions) recorded
-//! states = 24               # crash states checked (pgbench: 8)
+//! states = 24               # crash states checked (pgbench: 12)
 //! sync = false              # skip the durability calls (pgbench: fsync=off): the control
 //! method = "replay"         # "replay" (recorded states) | "shutdown" (FS_IOC_SHUTDOWN quick path)
 //! ```

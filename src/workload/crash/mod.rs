@@ -99,7 +99,7 @@ impl Mode {
     /// seconds), a file oracle's about half a second.
     fn defaults(self) -> (u64, u64) {
         match self {
-            Mode::Pgbench => (60, 8),
+            Mode::Pgbench => (60, 12),
             _ => (60, 24),
         }
     }
@@ -108,7 +108,7 @@ impl Mode {
     /// during recording, a start (crash recovery) and a stop per state.
     pub fn cost_seconds(self) -> (f64, f64) {
         match self {
-            Mode::Pgbench => (20.0, 4.0),
+            Mode::Pgbench => (8.0, 2.0),
             _ => (5.0, 0.6),
         }
     }
@@ -160,7 +160,7 @@ fn yes() -> bool {
 }
 
 impl CrashParams {
-    /// The defaults for `mode`: 60 operations, 24 states (PostgreSQL: 8 states).
+    /// The defaults for `mode`: 60 operations, 24 states (PostgreSQL: 12 states).
     pub fn new(mode: Mode) -> CrashParams {
         let (ops, states) = mode.defaults();
         CrashParams {
