@@ -305,7 +305,8 @@ pub fn run(
     let (_mkfs, m) = fs.create_and_mount(lo.device(), setup, &mnt, timeout)?;
     oracle::prepare(p.mode, &dir, timeout)?;
     m.release()?;
-    let base = rec.base_extents()?;
+    // Only its nonzero blocks: every state is built on a fresh sparse image.
+    let base = replay::nonzero_runs(rec.base_extents()?, 4096);
     rec.log().start();
     let m = fs.mount(lo.device(), setup, &mnt, timeout)?;
     let oracle_out = oracle::make_dir(p.mode, &dir, p.sync).and_then(|()| {
