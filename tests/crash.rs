@@ -246,28 +246,11 @@ fn unsafe_configurations_lose_acknowledged_operations() {
     assert!(json["state"]["point"].as_u64().is_some());
     assert!(json["lost"].as_u64().unwrap() > 0);
     assert!(state.join("image").exists());
-    // Kept states are the user's to inspect: the test removes them itself.
-    for e in std::fs::read_dir(scratch.path()).unwrap().flatten() {
-        if e.file_name()
-            .to_string_lossy()
-            .starts_with("fsbench-crash-kept-")
-        {
-            std::fs::remove_dir_all(e.path()).unwrap();
-        }
-    }
+    remove_kept(scratch.path());
     assert_nothing_left(scratch.path());
 
     let results = scratch.path().join("out/results.json");
-    let report = |format: &str| {
-        let o = fsbench()
-            .args(["report", "--format", format])
-            .arg(&results)
-            .env("COLUMNS", "100")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8(o.stdout).unwrap()
-    };
+    let report = |format: &str| report(&results, format);
     // The seeds' claims, from the crash states: one round settles each.
     let md = report("md");
     let row = |needle: &str| {
@@ -395,6 +378,166 @@ fn crash_on_a_dir_target_is_refused_with_the_reason() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(
         e.contains("crash-fsync cannot run on a --dir target") && e.contains("no device to record"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+/// Kept states are the user's to inspect: a test removes them itself.
+fn remove_kept(scratch: &Path) {
+    for e in std::fs::read_dir(scratch).unwrap().flatten() {
+        if e.file_name()
+            .to_string_lossy()
+            .starts_with("fsbench-crash-kept-")
+        {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
+}
+
+/// `fsbench report --format FORMAT` of `results` at 100 columns.
+fn report(results: &Path, format: &str) -> String {
+    let o = fsbench()
+        .args(["report", "--format", format])
+        .arg(results)
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// PostgreSQL itself on the recording device (seed 004): on ext4 `data=writeback` every crash
+/// state recovers (the server starts) and holds every transaction whose COMMIT was
+/// acknowledged; the same server with `fsync=off` loses acknowledged commits under the same
+/// model, so the check can fail. The seed's claim is judged from these states, and the
+/// workload is in the durability verdict and the Crash consistency table.
+#[test]
+fn postgres_keeps_committed_transactions_and_fsync_off_loses_some() {
+    let name = "postgres_keeps_committed_transactions_and_fsync_off_loses_some";
+    if !common::privileged(name)
+        .loop_devices()
+        .need("/dev/fuse", Path::new("/dev/fuse").exists())
+        .need(
+            "a PostgreSQL server (postgresql package)",
+            fsbench::workload::pgbench::server::Binaries::find().is_ok(),
+        )
+        .tools(&["mkfs.ext4", "e2fsck"])
+        .ok()
+    {
+        return;
+    }
+    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
+    let plan = scratch.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "rounds = 1\nfs = [\"wb=ext4:mount=data=writeback\"]\n\
+         [[workload]]\nid = \"crash-pgbench\"\nops = 20\nstates = 4\n\
+         [[workload]]\nid = \"crash-pgbench-nofsync\"\nkind = \"crash\"\nmode = \"pgbench\"\n\
+         ops = 20\nstates = 4\nsync = false\n",
+    )
+    .unwrap();
+    let r = run_crash(
+        scratch.path(),
+        None,
+        &plan,
+        "crash-pgbench,crash-pgbench-nofsync",
+    );
+    let m = |id, k| metric(&r, id, "wb", k).unwrap_or_else(|| panic!("{id}: no {k}"));
+    assert_eq!(m("crash-pgbench", "crash_states"), 4.0);
+    assert_eq!(m("crash-pgbench", "acked_ops"), 20.0);
+    for k in [
+        "lost_acked_ops",
+        "lost_states",
+        "corrupt_files",
+        "unmountable_states",
+        "fsck_errors",
+    ] {
+        assert_eq!(m("crash-pgbench", k), 0.0, "crash-pgbench: {k}");
+    }
+    assert!(
+        m("crash-pgbench-nofsync", "lost_acked_ops") > 0.0,
+        "fsync=off must lose acknowledged commits"
+    );
+    let note = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["message"].as_str())
+        .find(|n| n.starts_with("crash-pgbench: 20 operations (PostgreSQL transactions"))
+        .unwrap_or_else(|| panic!("no crash-pgbench note: {}", r["notes"]));
+    assert!(note.contains("4 crash states"), "{note}");
+    remove_kept(scratch.path());
+    assert_nothing_left(scratch.path());
+    let pg = Command::new("pgrep")
+        .args(["-a", "-u", "postgres"])
+        .output()
+        .unwrap();
+    let pg = String::from_utf8_lossy(&pg.stdout);
+    assert!(!pg.contains("fsbench-crash-"), "a server is left: {pg}");
+    // Its mountpoints are under fsbench's mount root (the server user must reach them).
+    let left: Vec<String> = std::fs::read_dir("/run/fsbench")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("fsbench-crash-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in /run/fsbench: {left:?}");
+
+    let results = scratch.path().join("out/results.json");
+    let md = report(&results, "md");
+    let claim = md
+        .lines()
+        .find(|l| l.contains("PostgreSQL on ext4 data=writeback keeps every committed transaction"))
+        .unwrap_or_else(|| panic!("no PostgreSQL claim row:\n{md}"));
+    assert!(
+        claim.contains("confirmed") && claim.contains("wb crash-pgbench"),
+        "{claim}"
+    );
+    let table = report(&results, "table");
+    let flat = table.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "Durability (fsync'd data after a power cut): wb kept every acknowledged write"
+        ),
+        "{table}"
+    );
+    assert!(
+        flat.contains("not counted: crash-pgbench-nofsync"),
+        "{table}"
+    );
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+    let crash_table = md
+        .split("## Crash consistency")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Crash consistency table:\n{md}"));
+    assert!(
+        crash_table.contains("| crash-pgbench — lost acknowledged operations | count ↓ | 0.00 |"),
+        "{md}"
+    );
+}
+
+/// Seed 004's XFS `nobarrier` is refused at plan time with the reason (the XFS driver declares
+/// it removed since 4.19), before anything is created.
+#[test]
+fn xfs_nobarrier_is_refused_before_anything_is_made() {
+    let d = tempfile::tempdir().unwrap();
+    let o = fsbench()
+        .args([
+            "plan",
+            "--fs",
+            "x=xfs:mount=noatime,nobarrier",
+            "--scratch-dir",
+        ])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("setup \"x\": mount option \"nobarrier\" was removed in Linux 4.19"),
         "{e}"
     );
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);

@@ -83,13 +83,7 @@ pub struct Claim {
     pub removed: Option<String>,
 }
 
-/// `major.minor` of a kernel release (`6.18.0-1-amd64` → (6, 18)).
-pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
+pub use crate::host::provenance::kernel_version;
 
 /// A condition a claim's article measured under, checked against a results file's host facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -367,7 +361,8 @@ mod tests {
     /// Claims whose workload the claims profile does not run: pgbench needs another issue's
     /// work; the crash workloads are opt-in, with setups of their own (docs/crash.md), and
     /// `tests/crash.rs` measures their claims.
-    const OUTSIDE_CLAIMS_PROFILE: &[&str] = &["pgbench-rw", "crash-fsync", "crash-append"];
+    const OUTSIDE_CLAIMS_PROFILE: &[&str] =
+        &["pgbench-rw", "crash-fsync", "crash-append", "crash-pgbench"];
 
     #[test]
     fn the_claims_profile_measures_every_claim() {

@@ -13,6 +13,7 @@ pub use crate::host::packages::{
 /// Workloads that need programs besides the filesystem's tools: (id prefix, programs).
 pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
     ("pgbench", &["pg_ctl", "initdb", "pgbench"]),
+    ("crash-pgbench", &["pg_ctl", "initdb"]),
     ("sqlite", &["sqlite3"]),
 ];
 

@@ -61,6 +61,7 @@ pub const ARGS: ArgRules = ArgRules {
     multi_device_words: &[],
     mount_device_keys: &["device"],
     mount_inner_path_keys: &["subvol"],
+    removed_mount_options: &[],
 };
 
 fn describe(device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String> {

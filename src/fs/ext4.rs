@@ -60,6 +60,7 @@ pub const ARGS: ArgRules = ArgRules {
     multi_device_words: &[],
     mount_device_keys: &["journal_path", "journal_dev"],
     mount_inner_path_keys: &["usrjquota", "grpjquota"],
+    removed_mount_options: &[],
 };
 
 fn describe(device: Option<&Path>, _mnt: &Path) -> BTreeMap<String, String> {

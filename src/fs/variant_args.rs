@@ -48,6 +48,34 @@ pub struct ArgRules {
     /// Mount option keys whose value is a path inside the new filesystem (Btrfs `subvol=/`),
     /// not on the host: only device forms are refused there.
     pub mount_inner_path_keys: &'static [&'static str],
+    /// Mount options the kernel no longer has (XFS `nobarrier`): refused on a kernel that
+    /// removed them, before anything is made, instead of a mount failure mid-run.
+    pub removed_mount_options: &'static [Removed],
+}
+
+/// A mount option a kernel release removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Removed {
+    /// The option's key (the part before any `=`).
+    pub option: &'static str,
+    /// The kernel release, `(major, minor)`, that removed it.
+    pub since: (u32, u32),
+    /// Why, and what to do instead.
+    pub why: &'static str,
+}
+
+impl Removed {
+    /// The refusal's reason for `key` on a kernel `(major, minor)`, when it removed the option
+    /// (an unknown kernel counts as a current one).
+    pub fn refuses(list: &[Removed], key: &str, kernel: Option<(u32, u32)>) -> Option<String> {
+        let r = list.iter().find(|r| r.option == key)?;
+        kernel.is_none_or(|k| k >= r.since).then(|| {
+            format!(
+                "was removed in Linux {}.{} and this kernel's mount refuses it: {}",
+                r.since.0, r.since.1, r.why
+            )
+        })
+    }
 }
 
 impl ArgRules {
@@ -61,6 +89,7 @@ impl ArgRules {
         multi_device_words: &[],
         mount_device_keys: &[],
         mount_inner_path_keys: &[],
+        removed_mount_options: &[],
     };
 }
 
@@ -250,6 +279,13 @@ impl Ctx<'_> {
     fn mount_option(&self, item: &str) -> Result<()> {
         let arg = format!("mount option {item:?}");
         let key = item.split_once('=').map_or(item, |(k, _)| k);
+        if let Some(why) = Removed::refuses(
+            self.rules.removed_mount_options,
+            key,
+            crate::host::provenance::running_kernel(),
+        ) {
+            return Err(self.refuse(&arg, why));
+        }
         if self.rules.mount_device_keys.contains(&key) {
             return Err(self.refuse(
                 &arg,

@@ -5,7 +5,7 @@ use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
 use super::variant::Accepts;
-use super::variant_args::{ArgRules, OptKey};
+use super::variant_args::{ArgRules, OptKey, Removed};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,7 +67,23 @@ pub const ARGS: ArgRules = ArgRules {
     multi_device_words: &[],
     mount_device_keys: &["logdev", "rtdev"],
     mount_inner_path_keys: &[],
+    // Seed 004's `nobarrier` log volume: gone since 4.19 (XFS always flushes its cache).
+    removed_mount_options: &[
+        Removed {
+            option: "nobarrier",
+            since: (4, 19),
+            why: NO_BARRIER_OPTIONS,
+        },
+        Removed {
+            option: "barrier",
+            since: (4, 19),
+            why: NO_BARRIER_OPTIONS,
+        },
+    ],
 };
+
+const NO_BARRIER_OPTIONS: &str = "XFS always issues cache flushes and has no barrier or \
+    nobarrier option any more; remove it (ext4 still takes barrier=0, see docs/crash.md)";
 
 fn describe(_device: Option<&Path>, mnt: &Path) -> BTreeMap<String, String> {
     props::parse_xfs_info(&tool_text(&["xfs_info", &mnt.display().to_string()]))
@@ -162,5 +178,27 @@ mod tests {
         no(&["-f", "/dev/sdz"], &[], "positional");
         no(&[], &["logdev=/dev/sdz"], "not supported yet");
         no(&[], &["noatime", "rtdev=/dev/sdz"], "not supported yet");
+    }
+
+    /// Seed 004's `nobarrier` is refused at plan time with the reason, on kernels that
+    /// removed it, and passes on one before.
+    #[test]
+    fn nobarrier_is_refused_where_the_kernel_removed_it() {
+        use crate::fs::variant_args::Removed;
+        let rules = ARGS.removed_mount_options;
+        let why = Removed::refuses(rules, "nobarrier", Some((6, 18))).unwrap();
+        assert!(why.contains("removed in Linux 4.19"), "{why}");
+        assert!(Removed::refuses(rules, "barrier", Some((4, 19))).is_some());
+        assert!(Removed::refuses(rules, "barrier", None).is_some());
+        assert_eq!(Removed::refuses(rules, "nobarrier", Some((4, 9))), None);
+        assert_eq!(Removed::refuses(rules, "noatime", Some((6, 18))), None);
+        // On this machine's kernel (the test suite runs on ≥ 4.19), through the setup check.
+        if crate::host::provenance::running_kernel() >= Some((4, 19)) {
+            let e = verdict(&ARGS, &[], &["noatime", "nobarrier"]);
+            assert!(
+                e.contains("mount option \"nobarrier\" was removed in Linux 4.19"),
+                "{e}"
+            );
+        }
     }
 }

@@ -87,6 +87,7 @@ pub const ARGS: ArgRules = ArgRules {
     ],
     mount_device_keys: &[],
     mount_inner_path_keys: &[],
+    removed_mount_options: &[],
 };
 
 /// SPA_MINDEVSIZE: ZFS refuses vdevs under 64 MiB.

@@ -22,6 +22,19 @@ pub const DEFAULT_TOOLS: &[&str] = &[
     "btrfs",
 ];
 
+/// `major.minor` of a kernel release (`6.18.0-1-amd64` → (6, 18)).
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// `major.minor` of the running kernel (`uname -r`).
+pub fn running_kernel() -> Option<(u32, u32)> {
+    kernel_version(&rustix::system::uname().release().to_string_lossy())
+}
+
 /// How long one `--version` call may take before the tool is recorded as absent (3 s was
 /// seen to expire for fio while the test suite's threads kept both CPUs busy).
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);

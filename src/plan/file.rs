@@ -40,12 +40,12 @@
 //! rows = 5                  # inserts, and as many updates, per transaction
 //!
 //! [[workload]]
-//! id = "crash-nosync"       # or crash-fsync / crash-append / crash-rename / crash-shutdown
+//! id = "crash-nosync"       # or crash-fsync / -append / -rename / -pgbench / -shutdown
 //! kind = "crash"
-//! mode = "fsync"            # "fsync" | "append" | "rename"
-//! ops = 60                  # acknowledged operations recorded
-//! states = 24               # crash states checked
-//! sync = false              # skip the durability calls: the negative control
+//! mode = "fsync"            # "fsync" | "append" | "rename" | "pgbench" (PostgreSQL commits)
+//! ops = 60                  # acknowledged operations (pgbench: transactions) recorded
+//! states = 24               # crash states checked (pgbench: 12)
+//! sync = false              # skip the durability calls (pgbench: fsync=off): the control
 //! method = "replay"         # "replay" (recorded states) | "shutdown" (FS_IOC_SHUTDOWN quick path)
 //! ```
 

@@ -1,5 +1,5 @@
 //! Registry entry of the crash-consistency workloads (`crash-fsync`, `crash-append`,
-//! `crash-rename`, and the quick path `crash-shutdown`): each works on a small image of its
+//! `crash-rename`, PostgreSQL's `crash-pgbench`, and the quick path `crash-shutdown`): each works on a small image of its
 //! own, so it runs once per setup, in its capability phase.
 
 use super::{CrashParams, Method, Mode};
@@ -77,11 +77,12 @@ impl Workload for Crash {
         "id = \"crash-nosync\"\nkind = \"crash\"\nmode = \"fsync\"\nops = 40\nstates = 12\nsync = false"
     }
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        // Recording takes a few seconds; a state about half a second (mount, check, fsck); a
-        // shutdown cycle mounts twice.
+        // Recording takes a few seconds; a state about half a second (mount, check, fsck), a
+        // PostgreSQL one a few (the server's start and stop); a shutdown cycle mounts twice.
         let p = params(w);
+        let (record, per_state) = p.mode.cost_seconds();
         match p.method {
-            Method::Replay => Cost::Seconds(5.0 + 0.6 * p.states as f64),
+            Method::Replay => Cost::Seconds(record + per_state * p.states as f64),
             Method::Shutdown => Cost::Seconds(2.0 + 1.2 * p.states as f64),
         }
     }
@@ -101,7 +102,11 @@ impl Workload for Crash {
             "{} × {}{} on a recording image of its own, {} crash states checked",
             p.ops,
             p.mode.calls(),
-            if p.sync { "" } else { " without the syncs" },
+            if p.sync {
+                String::new()
+            } else {
+                format!(" ({})", p.mode.unsynced())
+            },
             p.states
         )
     }
@@ -131,11 +136,14 @@ impl Workload for Crash {
         })
     }
     fn available(&self, w: &WorkloadSpec) -> Result<(), String> {
-        if params(w).method == Method::Shutdown || std::path::Path::new("/dev/fuse").exists() {
-            Ok(())
-        } else {
-            Err("the crash recorder needs FUSE (/dev/fuse)".into())
+        let p = params(w);
+        if p.method == Method::Replay && !std::path::Path::new("/dev/fuse").exists() {
+            return Err("the crash recorder needs FUSE (/dev/fuse)".into());
         }
+        if p.mode == Mode::Pgbench {
+            crate::workload::pgbench::available()?;
+        }
+        Ok(())
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let setup = cx.setup;

@@ -12,11 +12,15 @@
 //!    operation acknowledged before its crash point must read back intact, then the
 //!    filesystem's read-only checker runs. Failing states are kept for replay by hand.
 //!
+//! `crash-pgbench` ([`pg`]) is PostgreSQL itself as the oracle: a cluster made before
+//! recording, transactions acknowledged by COMMIT, and crash recovery in each state.
+//!
 //! The model is the volatile write cache of a disk that honours flushes: a write is never
 //! torn below the size the loop device issued it in (sector tearing is not modelled).
 
 pub mod kind;
 pub mod oracle;
+pub mod pg;
 pub mod replay;
 pub mod shutdown;
 pub mod states;
@@ -50,11 +54,13 @@ pub enum Mode {
     Append,
     /// write a temporary file + fsync + rename over the old one + fsync of the directory.
     Rename,
+    /// PostgreSQL transactions, each acknowledged by COMMIT ([`pg`]).
+    Pgbench,
 }
 
 impl Mode {
     /// Every mode, in catalog order.
-    pub const ALL: [Mode; 3] = [Mode::Fsync, Mode::Append, Mode::Rename];
+    pub const ALL: [Mode; 4] = [Mode::Fsync, Mode::Append, Mode::Rename, Mode::Pgbench];
 
     /// The shipped workload id.
     pub fn id(self) -> &'static str {
@@ -62,6 +68,7 @@ impl Mode {
             Mode::Fsync => "crash-fsync",
             Mode::Append => "crash-append",
             Mode::Rename => "crash-rename",
+            Mode::Pgbench => "crash-pgbench",
         }
     }
 
@@ -71,6 +78,48 @@ impl Mode {
             Mode::Fsync => "create + write + fsync + directory fsync",
             Mode::Append => "append + fdatasync",
             Mode::Rename => "write temp + fsync + rename + directory fsync",
+            Mode::Pgbench => "PostgreSQL transactions: UPDATE a counter + INSERT a record, COMMIT",
+        }
+    }
+
+    /// What `sync = false` means, for `fsbench plan` and notes.
+    pub fn unsynced(self) -> &'static str {
+        match self {
+            Mode::Pgbench => "PostgreSQL with fsync=off",
+            _ => "durability calls skipped",
+        }
+    }
+
+    /// The plan-file value of `mode`.
+    fn key(self) -> &'static str {
+        self.id().trim_start_matches("crash-")
+    }
+
+    /// Default (operations, states): a PostgreSQL state costs a server start and stop (a few
+    /// seconds), a file oracle's about half a second.
+    fn defaults(self) -> (u64, u64) {
+        match self {
+            Mode::Pgbench => (60, 12),
+            _ => (60, 24),
+        }
+    }
+
+    /// (recording, per state) seconds for the ETA: initdb and two server starts before and
+    /// during recording, a start (crash recovery) and a stop per state.
+    pub fn cost_seconds(self) -> (f64, f64) {
+        match self {
+            Mode::Pgbench => (8.0, 2.0),
+            _ => (5.0, 0.6),
+        }
+    }
+
+    /// Where the mountpoints go: PostgreSQL runs as the `postgres` user, who must reach its
+    /// data directory, and a scratch directory may be private (a 0700 tempdir); fsbench's
+    /// mount root is not.
+    fn work_base(self, scratch: &Path) -> std::path::PathBuf {
+        match self {
+            Mode::Pgbench => crate::fs::mount_root(),
+            _ => scratch.to_path_buf(),
         }
     }
 }
@@ -111,12 +160,13 @@ fn yes() -> bool {
 }
 
 impl CrashParams {
-    /// The defaults for `mode`: 60 operations, 24 states.
+    /// The defaults for `mode`: 60 operations, 24 states (PostgreSQL: 12 states).
     pub fn new(mode: Mode) -> CrashParams {
+        let (ops, states) = mode.defaults();
         CrashParams {
             mode,
-            ops: 60,
-            states: 24,
+            ops,
+            states,
             seed: 0x00c0_ffee,
             sync: true,
             method: Method::Replay,
@@ -135,16 +185,12 @@ impl CrashParams {
     /// Take this kind's keys out of a `[[workload]]` table.
     pub fn take_from(&mut self, t: &mut toml::Table) -> std::result::Result<(), String> {
         if let Some(v) = t.remove("mode") {
-            self.mode = match v.as_str() {
-                Some("fsync") => Mode::Fsync,
-                Some("append") => Mode::Append,
-                Some("rename") => Mode::Rename,
-                _ => {
-                    return Err(format!(
-                        "mode = {v}: use \"fsync\", \"append\" or \"rename\""
-                    ));
-                }
-            };
+            self.mode = Mode::ALL
+                .into_iter()
+                .find(|m| v.as_str() == Some(m.key()))
+                .ok_or_else(|| {
+                    format!("mode = {v}: use \"fsync\", \"append\", \"rename\" or \"pgbench\"")
+                })?;
         }
         for (key, slot, min, max) in [
             ("ops", &mut self.ops, 1, 100_000),
@@ -177,6 +223,13 @@ impl CrashParams {
                 .as_bool()
                 .ok_or_else(|| format!("sync = {v}: give true or false"))?;
         }
+        if self.mode == Mode::Pgbench && self.method == Method::Shutdown {
+            return Err(
+                "mode = \"pgbench\" with method = \"shutdown\": the quick path runs the file \
+                 oracles only; PostgreSQL's crash states are recorded (method = \"replay\")"
+                    .into(),
+            );
+        }
         Ok(())
     }
 }
@@ -208,8 +261,8 @@ pub(super) struct WorkDir {
 }
 
 impl WorkDir {
-    pub(super) fn create(scratch: &Path, id: &str) -> Result<WorkDir> {
-        let path = scratch.join(format!("fsbench-crash-{}-{id}", std::process::id()));
+    pub(super) fn create(base: &Path, id: &str) -> Result<WorkDir> {
+        let path = base.join(format!("fsbench-crash-{}-{id}", std::process::id()));
         let held =
             crate::host::ledger::hold(crate::host::ledger::Item::Dir { path: path.clone() })?;
         std::fs::create_dir(&path).map_err(|e| Error::io("cannot create", &path, e))?;
@@ -242,28 +295,30 @@ pub fn run(
     timeout: Duration,
 ) -> Result<WorkloadOutput> {
     let size = IMAGE_SIZE.max(fs.min_device_size());
-    let work = WorkDir::create(scratch, id)?;
+    let work = WorkDir::create(&p.mode.work_base(scratch), id)?;
     let mnt = work.path().join("mnt");
+    let dir = mnt.join(DIR);
 
-    // 1. Record.
+    // 1. Record (what the oracle prepares, PostgreSQL's cluster, is part of the base image).
     let rec = Recorder::start(scratch, size, crate::host::recorder::DEFAULT_LOG_LIMIT)?;
     let lo = crate::target::fileloop::FileLoop::attach(&rec.file(), true)?;
     let (_mkfs, m) = fs.create_and_mount(lo.device(), setup, &mnt, timeout)?;
+    oracle::prepare(p.mode, &dir, timeout)?;
     m.release()?;
-    let base = rec.base_extents()?;
+    // Only its nonzero blocks: every state is built on a fresh sparse image.
+    let base = replay::nonzero_runs(rec.base_extents()?, 4096);
     rec.log().start();
     let m = fs.mount(lo.device(), setup, &mnt, timeout)?;
-    let dir = mnt.join(DIR);
-    let oracle_out = std::fs::create_dir(&dir)
-        .map_err(|e| Error::io("cannot create", &dir, e))
-        .and_then(|()| {
-            if p.sync {
-                std::fs::File::open(&mnt)
-                    .and_then(|d| d.sync_all())
-                    .map_err(|e| Error::io("cannot fsync", &mnt, e))?;
-            }
-            oracle::run(p.mode, &dir, p.ops, p.sync, &|| rec.log().position())
-        });
+    let oracle_out = oracle::make_dir(p.mode, &dir, p.sync).and_then(|()| {
+        oracle::run(
+            p.mode,
+            &dir,
+            p.ops,
+            p.sync,
+            &|| rec.log().position(),
+            timeout,
+        )
+    });
     let released = m.release();
     let log = rec.log().stop();
     replay::forget(fs.name(), lo.device(), timeout);
@@ -320,7 +375,7 @@ pub fn run(
         t.lost += v.checked.lost;
         t.corrupt += v.checked.corrupt;
         t.fsck_errors += u64::from(!v.fsck_clean);
-        t.unmountable += u64::from(!v.mounted);
+        t.unmountable += u64::from(v.unrecoverable());
         t.lost_states += u64::from(v.lost_data());
         if let Some(k) = &v.kept {
             kept.push(k.clone());
@@ -352,9 +407,9 @@ pub fn run(
         acks.len(),
         p.mode.calls(),
         if p.sync {
-            ""
+            String::new()
         } else {
-            ", durability calls skipped: negative control"
+            format!(", {}: negative control", p.mode.unsynced())
         },
         crate::units::format_size(log.bytes),
         log.writes(),

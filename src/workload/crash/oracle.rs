@@ -11,6 +11,7 @@ use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::Path;
+use std::time::Duration;
 
 const MAGIC: &[u8; 8] = b"FSBCRSH1";
 const HEADER: usize = 32;
@@ -78,16 +79,43 @@ fn fsync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io("cannot fsync the directory", dir, e))
 }
 
+/// What `mode` needs in `dir` before recording starts, so that it is part of every crash
+/// state's base (PostgreSQL: the cluster and its tables); nothing for the file oracles.
+pub fn prepare(mode: Mode, dir: &Path, timeout: Duration) -> Result<()> {
+    match mode {
+        Mode::Pgbench => super::pg::prepare(dir, timeout),
+        Mode::Fsync | Mode::Append | Mode::Rename => Ok(()),
+    }
+}
+
+/// The file oracles' directory, made (and, with `sync`, made durable by an fsync of its
+/// parent) while recording; PostgreSQL's was made by [`prepare`].
+pub fn make_dir(mode: Mode, dir: &Path, sync: bool) -> Result<()> {
+    if mode == Mode::Pgbench {
+        return Ok(());
+    }
+    std::fs::create_dir(dir).map_err(io("cannot create", dir))?;
+    match dir.parent() {
+        Some(parent) if sync => fsync_dir(parent),
+        _ => Ok(()),
+    }
+}
+
 /// Run `ops` operations of `mode` in `dir`; after each, `mark()` gives its acknowledgement's
 /// log position. With `sync` false the durability calls are skipped (the negative control:
-/// an application that forgot its fsync) and the write's return is taken as the acknowledgement.
+/// an application that forgot its fsync; PostgreSQL: `fsync=off`) and the write's return is
+/// taken as the acknowledgement. `timeout` bounds PostgreSQL's start and stop.
 pub fn run(
     mode: Mode,
     dir: &Path,
     ops: u64,
     sync: bool,
     mark: &dyn Fn() -> usize,
+    timeout: Duration,
 ) -> Result<Vec<Ack>> {
+    if mode == Mode::Pgbench {
+        return super::pg::run(dir, ops, sync, mark, timeout);
+    }
     let mut acks = Vec::with_capacity(ops as usize);
     let mut append: Option<File> = None;
     if mode == Mode::Append {
@@ -126,6 +154,7 @@ pub fn run(
                     f.sync_data().map_err(io("cannot fdatasync", &p))?;
                 }
             }
+            Mode::Pgbench => unreachable!("run hands PostgreSQL to pg::run above"),
             Mode::Rename => {
                 let tmp = dir.join("current.tmp");
                 let cur = dir.join("current");
@@ -165,9 +194,16 @@ fn read(p: &Path) -> Option<Vec<u8>> {
 
 /// Check `dir` of a crash state where records `1..=acked` were acknowledged before the crash.
 /// Unacknowledged operations may be absent or old; the atomic rename's file is never torn.
-pub fn check(mode: Mode, dir: &Path, acked: u64) -> Checked {
+/// `Err` says why the state's application would not recover (PostgreSQL did not start).
+pub fn check(
+    mode: Mode,
+    dir: &Path,
+    acked: u64,
+    timeout: Duration,
+) -> std::result::Result<Checked, String> {
     let mut c = Checked::default();
     match mode {
+        Mode::Pgbench => return super::pg::check(dir, acked, timeout),
         Mode::Fsync => {
             for seq in 1..=acked {
                 match read(&dir.join(format!("f{seq:05}"))) {
@@ -210,12 +246,28 @@ pub fn check(mode: Mode, dir: &Path, acked: u64) -> Checked {
             },
         },
     }
-    c
+    Ok(c)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const T: Duration = Duration::from_secs(5);
+
+    fn run(
+        mode: Mode,
+        dir: &Path,
+        ops: u64,
+        sync: bool,
+        mark: &dyn Fn() -> usize,
+    ) -> Result<Vec<Ack>> {
+        super::run(mode, dir, ops, sync, mark, T)
+    }
+
+    fn check(mode: Mode, dir: &Path, acked: u64) -> Checked {
+        super::check(mode, dir, acked, T).expect("a file oracle always checks")
+    }
 
     #[test]
     fn records_round_trip_and_a_flipped_byte_fails() {

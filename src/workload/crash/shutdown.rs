@@ -59,7 +59,7 @@ pub fn run(
                             .map_err(|e| Error::io("cannot fsync", &d, e))?;
                     }
                 }
-                oracle::run(p.mode, &dir, p.ops, p.sync, &|| 0)
+                oracle::run(p.mode, &dir, p.ops, p.sync, &|| 0, timeout)
             });
         let down = written.as_ref().ok().map(|_| shut_down(&mnt));
         let released = m.release();
@@ -85,7 +85,7 @@ pub fn run(
         match fs.mount(&dev, setup, &mnt, timeout) {
             Ok(m) => {
                 v.mounted = true;
-                v.checked = oracle::check(p.mode, &dir, v.acked);
+                v.take(oracle::check(p.mode, &dir, v.acked, timeout));
                 m.release()?;
             }
             Err(e) => v.detail = format!("mount after the shutdown failed: {e}"),
@@ -104,7 +104,7 @@ pub fn run(
         t.lost += v.checked.lost;
         t.corrupt += v.checked.corrupt;
         t.fsck_errors += u64::from(!v.fsck_clean);
-        t.unmountable += u64::from(!v.mounted);
+        t.unmountable += u64::from(v.unrecoverable());
         t.lost_states += u64::from(v.lost_data());
         crate::host::stdio::note(&format!(
             "fsbench: {id} on {}: {}/{} crash states, {} lost acknowledged (shutdowns)",
@@ -135,9 +135,9 @@ pub fn run(
         p.ops,
         p.mode.calls(),
         if p.sync {
-            ""
+            String::new()
         } else {
-            ", durability calls skipped: negative control"
+            format!(", {}: negative control", p.mode.unsynced())
         }
     )];
     notes.extend(first_failure);

@@ -219,6 +219,9 @@ pub struct PgServer {
     port: u16,
     postmaster: Option<Child>,
     timeout: Duration,
+    /// Ledger entry of the postmaster (pid + start time; best effort, as for a daemon), so the
+    /// next fsbench stops a server a SIGKILLed one left running before it unmounts its data.
+    _held: Option<crate::host::ledger::Held>,
 }
 
 impl PgServer {
@@ -264,6 +267,15 @@ impl PgServer {
                 e.to_string(),
             )
         })?;
+        let held = crate::host::ledger::start_time_of(child.id()).and_then(|start_time| {
+            crate::host::ledger::hold(crate::host::ledger::Item::Process {
+                pid: child.id(),
+                start_time,
+                name: "postgres".into(),
+                data_dir: None,
+            })
+            .ok()
+        });
         let mut server = PgServer {
             bins: bins.clone(),
             user,
@@ -272,6 +284,7 @@ impl PgServer {
             port,
             postmaster: Some(child),
             timeout: config.timeout,
+            _held: held,
         };
         server.wait_ready()?;
         Ok(server)
@@ -330,6 +343,20 @@ impl PgServer {
             "-U".into(),
             "postgres".into(),
         ]
+    }
+
+    /// An in-process client (the `postgres` crate) over the private socket, as the database
+    /// superuser, for a caller that must see each statement's result as it returns (the crash
+    /// oracle marks each COMMIT's acknowledgement).
+    pub fn connect(&self) -> Result<postgres::Client> {
+        postgres::Config::new()
+            .host_path(self.socket_dir.path())
+            .port(self.port)
+            .user("postgres")
+            .dbname("postgres")
+            .connect_timeout(self.timeout)
+            .connect(postgres::NoTls)
+            .map_err(|e| Error::tool("postgres (client)", client_error(&e)))
     }
 
     /// A client program (`pgbench`, `psql`) with the connection arguments set, run as fsbench.
@@ -456,6 +483,15 @@ fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .unwrap_or(54_329)
+}
+
+/// A client error in words: the server's own message when there is one (the crate's Display
+/// says only "db error").
+pub fn client_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
 }
 
 /// The last `n` non-empty lines of `text`.
