@@ -368,16 +368,10 @@ mod tests {
             ("ext4", "untar", "seconds", &[1.0, 1.0, 1.9, 1.0, 1.0, 1.0]),
             ("xfs", "untar", "seconds", &[1.15, 1.2, 2.2, 1.1, 1.2, 1.15]),
         ]);
-        assert_eq!(
-            ahead_settled(
-                &r,
-                "untar",
-                crate::metrics::registry::SECONDS,
-                "ext4",
-                "xfs"
-            ),
-            None
-        );
+        let ahead = |r: &Results, best: &str, other: &str| {
+            ahead_settled(r, "untar", crate::metrics::registry::SECONDS, best, other)
+        };
+        assert_eq!(ahead(&r, "ext4", "xfs"), None);
         r.settle = Some(crate::results::SettleRecord {
             alpha: 0.1,
             min_rounds: 3,
@@ -386,25 +380,7 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(rule_of(&r).unwrap().looks(), 4);
-        assert_eq!(
-            ahead_settled(
-                &r,
-                "untar",
-                crate::metrics::registry::SECONDS,
-                "ext4",
-                "xfs"
-            ),
-            Some(true)
-        );
-        assert_eq!(
-            ahead_settled(
-                &r,
-                "untar",
-                crate::metrics::registry::SECONDS,
-                "xfs",
-                "ext4"
-            ),
-            Some(false)
-        );
+        assert_eq!(ahead(&r, "ext4", "xfs"), Some(true));
+        assert_eq!(ahead(&r, "xfs", "ext4"), Some(false));
     }
 }

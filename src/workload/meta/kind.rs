@@ -17,6 +17,24 @@ const TREE_METRICS: &[MetricId] = {
     &[SECONDS, ENTRIES, OPS_PER_S]
 };
 
+/// What a step that writes a tree emits: its time, entries and bytes, their rate, and the
+/// device's writes (per step and until written back) with the amplification they give.
+const WRITING_TREE_METRICS: &[MetricId] = {
+    use crate::metrics::registry::*;
+    &[
+        SECONDS,
+        ENTRIES,
+        BYTES,
+        OPS_PER_S,
+        DEVICE_WRITE_BYTES,
+        DEVICE_WRITE_BYTES_TOTAL,
+        WRITE_AMPLIFICATION,
+        WRITE_AMPLIFICATION_TOTAL,
+        DEVICE_BYTES_PER_FILE,
+        DEVICE_BYTES_PER_FILE_TOTAL,
+    ]
+};
+
 /// `corpus 3 copies at scale 1, 2 thread(s)`.
 fn describe_corpus(d: &Describe<'_>) -> String {
     let c = d.corpus;
@@ -108,19 +126,7 @@ impl Workload for Untar {
         tree_needs(CorpusUse::Extracts, Writes::Runner)
     }
     fn emits(&self) -> &'static [MetricId] {
-        use crate::metrics::registry::*;
-        &[
-            SECONDS,
-            ENTRIES,
-            BYTES,
-            OPS_PER_S,
-            DEVICE_WRITE_BYTES,
-            DEVICE_WRITE_BYTES_TOTAL,
-            WRITE_AMPLIFICATION,
-            WRITE_AMPLIFICATION_TOTAL,
-            DEVICE_BYTES_PER_FILE,
-            DEVICE_BYTES_PER_FILE_TOTAL,
-        ]
+        WRITING_TREE_METRICS
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
         vec![WorkloadSpec::simple("untar", Kind::Untar)]
@@ -366,19 +372,7 @@ impl Workload for Fsmark {
         tree_needs(CorpusUse::None, Writes::Runner)
     }
     fn emits(&self) -> &'static [MetricId] {
-        use crate::metrics::registry::*;
-        &[
-            SECONDS,
-            ENTRIES,
-            BYTES,
-            OPS_PER_S,
-            DEVICE_WRITE_BYTES,
-            DEVICE_WRITE_BYTES_TOTAL,
-            WRITE_AMPLIFICATION,
-            WRITE_AMPLIFICATION_TOTAL,
-            DEVICE_BYTES_PER_FILE,
-            DEVICE_BYTES_PER_FILE_TOTAL,
-        ]
+        WRITING_TREE_METRICS
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
         vec![WorkloadSpec::simple("fsmark", Kind::Fsmark).opt()]
