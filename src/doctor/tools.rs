@@ -15,6 +15,9 @@ pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
     ("pgbench", &["pg_ctl", "initdb", "pgbench"]),
     ("crash-pgbench", &["pg_ctl", "initdb"]),
     ("sqlite", &["sqlite3"]),
+    // Containers and VM images.
+    // Source trees, mail, logs, snapshots and backups.
+    // Aging.
 ];
 
 /// A program a run needs and what needs it.

@@ -122,6 +122,9 @@ pub const TOOLS: &[Tool] = &[
         ],
         dirs: PG_DIRS,
     },
+    // Containers and VM images.
+    // Source trees, mail, logs, snapshots and backups.
+    // Aging.
 ];
 
 /// `zpool` / `zfs` come from different packages depending on whether the kernel has ZFS.

@@ -248,6 +248,12 @@ metrics! {
     CRASH_STATES: "crash_states", "count", Fact, "crash states tested" .headline();
     ACKED_OPS: "acked_ops", "count", Fact, "acknowledged operations recorded";
     LOG_BYTES: "log_bytes", "bytes", Fact, "write log recorded" .bytes();
+    // Containers and VM images (workload::container, workload::vmimage).
+    // (end of containers and VM images)
+    // Source trees, mail, logs, snapshots and backups (workload::usecase).
+    // (end of source trees, mail, logs, snapshots)
+    // Aging: what the age of a filesystem is measured by (runner::age, workload::age).
+    // (end of aging)
 }
 
 /// Two ways one job states its throughput; at a fixed block size one follows from the other, so

@@ -11,6 +11,9 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("tuning", include_str!("profiles/tuning.toml")),
     ("db", include_str!("profiles/db.toml")),
     ("claims", include_str!("profiles/claims.toml")),
+    // Containers and VM images.
+    // Source trees, mail, logs, snapshots and backups.
+    // Aging.
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.

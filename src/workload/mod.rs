@@ -77,6 +77,7 @@ pub struct WorkloadContext<'a> {
 
 pub mod builtin;
 pub mod compress;
+// Containers and VM images.
 pub mod crash;
 #[cfg(test)]
 pub mod fake;
@@ -90,4 +91,5 @@ pub mod probe;
 pub mod registry;
 pub mod spec;
 pub mod sqlite;
+// Source trees, mail, logs, snapshots and backups.
 pub mod step;

@@ -48,6 +48,8 @@ pub enum Kind {
     Probe,
     /// Crash consistency on a recording image ([`crate::workload::crash`]).
     Crash,
+    // Containers and VM images.
+    // Source trees, mail, logs, snapshots and backups.
     /// A FAKE step for the runner's unit tests ([`crate::workload::fake`]; not in a release).
     #[cfg(test)]
     TestFake,
@@ -82,6 +84,8 @@ registry![
     &super::builtin::FioJob,
     &super::probe::kind::Probe,
     &super::crash::kind::Crash,
+    // Containers and VM images.
+    // Source trees, mail, logs, snapshots and backups.
 ];
 
 /// The registry entry of `kind`.
@@ -146,18 +150,36 @@ pub enum Question {
     Capabilities,
     /// Durability: whether fsync'd data survives a power cut (the crash workloads).
     Durability,
+    /// Container image stores: layers on overlayfs (pull, start, copy-up, delete, churn).
+    Containers,
+    /// VM disk images: raw and qcow2 files served through QEMU's block layer.
+    VmImages,
+    /// Source trees and builds: git clone, checkout, status, gc; build-shaped I/O.
+    Builds,
+    /// Mail spools: maildir delivery, reading, flag changes, expunge.
+    Mail,
+    /// Logs: appenders with fdatasync at a commit interval, rotation, tail readers.
+    Logs,
+    /// Snapshots and backups: snapshot cost and space, send/receive, reflink, dedupe.
+    Backups,
     /// Setting a filesystem up (mkfs): shown, not a question of its own.
     Setup,
 }
 
 impl Question {
     /// Every question, in the order the verdict lists them.
-    pub const ALL: [Question; 9] = [
+    pub const ALL: [Question; 15] = [
         Question::SmallFiles,
         Question::Databases,
         Question::RandomIo,
         Question::FsyncHeavy,
         Question::Sequential,
+        Question::Containers,
+        Question::VmImages,
+        Question::Builds,
+        Question::Mail,
+        Question::Logs,
+        Question::Backups,
         Question::Space,
         Question::Capabilities,
         Question::Durability,
@@ -175,6 +197,12 @@ impl Question {
             Question::Space => "Space efficiency",
             Question::Capabilities => "Capabilities",
             Question::Durability => "Durability (fsync'd data after a power cut)",
+            Question::Containers => "Containers (overlayfs image layers)",
+            Question::VmImages => "VM images",
+            Question::Builds => "Source trees and builds",
+            Question::Mail => "Mail",
+            Question::Logs => "Logs",
+            Question::Backups => "Snapshots and backups",
             Question::Setup => "Setup",
         }
     }
@@ -190,6 +218,12 @@ impl Question {
             Question::Space => "space",
             Question::Capabilities => "capabilities",
             Question::Durability => "durability",
+            Question::Containers => "containers",
+            Question::VmImages => "vm-images",
+            Question::Builds => "builds",
+            Question::Mail => "mail",
+            Question::Logs => "logs",
+            Question::Backups => "backups",
             Question::Setup => "setup",
         }
     }

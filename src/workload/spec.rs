@@ -153,6 +153,12 @@ pub struct WorkloadSpec {
     /// `randread`), so reports draw the family as a curve without parsing ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
+    /// The parameters of a kind added by the recipe, in one field for every such kind: the
+    /// kind's own serde struct as JSON, read back typed with [`WorkloadSpec::params_of`] and
+    /// set with [`WorkloadSpec::with_params`] (its `take_params` fills it), so a new kind adds
+    /// no field here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind_params: Option<serde_json::Value>,
 }
 
 /// One value of a swept job parameter.
@@ -187,7 +193,23 @@ impl WorkloadSpec {
             setups: Vec::new(),
             class: None,
             sweep: None,
+            kind_params: None,
         }
+    }
+
+    /// This workload's own parameters as its kind's type `T` (see
+    /// [`WorkloadSpec::kind_params`]); `None` when none are set or they are not a `T`.
+    pub fn params_of<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        self.kind_params
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// Set this workload's own parameters (a kind's serde struct).
+    pub fn with_params<T: Serialize>(mut self, params: &T) -> Self {
+        self.kind_params =
+            Some(serde_json::to_value(params).expect("a parameter struct serializes"));
+        self
     }
 
     /// An I/O job.
