@@ -251,6 +251,22 @@ metrics! {
     // Containers and VM images (workload::container, workload::vmimage).
     // (end of containers and VM images)
     // Source trees, mail, logs, snapshots and backups (workload::usecase).
+    GIT_CLONE_SECONDS: "git_clone_seconds", "s", Time, "git clone --no-hardlinks time" .headline();
+    GIT_CHECKOUT_SECONDS: "git_checkout_seconds", "s", Time, "git checkout across revisions, time" .headline();
+    GIT_STATUS_COLD_SECONDS: "git_status_cold_seconds", "s", Time, "git status time, cold cache" .headline();
+    GIT_STATUS_WARM_SECONDS: "git_status_warm_seconds", "s", Time, "git status time, warm cache" .headline();
+    GIT_GC_SECONDS: "git_gc_seconds", "s", Time, "git gc time" .headline();
+    BUILD_SECONDS: "build_seconds", "s", Time, "build-shaped I/O time (objects and an archive)" .headline();
+    BUILD_FILES_PER_S: "build_files_per_s", "files/s", Throughput, "build objects written/s" .derived(RATE);
+    DELIVERIES_PER_S: "deliveries_per_s", "deliveries/s", Throughput, "maildir deliveries/s" .headline();
+    MAIL_READ_SECONDS: "mail_read_seconds", "s", Time, "time to read every new message into cur/";
+    MAIL_FLAG_SECONDS: "mail_flag_seconds", "s", Time, "flag changes time (renames in cur/)";
+    MAIL_EXPUNGE_SECONDS: "mail_expunge_seconds", "s", Time, "expunge time";
+    POSTMARK_TX_PER_S: "postmark_tx_per_s", "tx/s", Throughput, "PostMark transactions/s" .headline();
+    RECORDS_PER_S: "records_per_s", "records/s", Throughput, "log records/s (fdatasync'd commits)" .headline();
+    TAIL_RECORDS_PER_S: "tail_records_per_s", "records/s", Throughput, "log records/s read by tail followers";
+    ROTATIONS: "rotations", "count", Fact, "log rotations";
+    // snapshots and backups
     // (end of source trees, mail, logs, snapshots)
     // Aging: what the age of a filesystem is measured by (runner::age, workload::age).
     // (end of aging)

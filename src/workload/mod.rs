@@ -93,3 +93,4 @@ pub mod spec;
 pub mod sqlite;
 // Source trees, mail, logs, snapshots and backups.
 pub mod step;
+pub mod usecase;

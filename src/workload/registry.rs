@@ -50,6 +50,15 @@ pub enum Kind {
     Crash,
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    /// Real git on a generated repository: clone, checkout, status, gc, a build
+    /// ([`crate::workload::usecase::git`]).
+    Git,
+    /// Maildir delivery, reading, flags, expunge ([`crate::workload::usecase::mail`]).
+    Maildir,
+    /// Debian's PostMark, the mail cross-check ([`crate::workload::usecase::postmark`]).
+    Postmark,
+    /// Log appenders, rotation, tail followers ([`crate::workload::usecase::logs`]).
+    Logs,
     /// A FAKE step for the runner's unit tests ([`crate::workload::fake`]; not in a release).
     #[cfg(test)]
     TestFake,
@@ -86,6 +95,10 @@ registry![
     &super::crash::kind::Crash,
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    &super::usecase::kind::Git,
+    &super::usecase::kind::Maildir,
+    &super::usecase::kind::Postmark,
+    &super::usecase::kind::Logs,
 ];
 
 /// The registry entry of `kind`.
