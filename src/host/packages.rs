@@ -124,6 +124,8 @@ pub const TOOLS: &[Tool] = &[
     },
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    tool("git", ["git"; 4]),
+    tool("postmark", ["postmark", "", "", ""]),
     // Aging.
 ];
 

@@ -13,6 +13,9 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("claims", include_str!("profiles/claims.toml")),
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    ("build", include_str!("profiles/build.toml")),
+    ("mail", include_str!("profiles/mail.toml")),
+    ("logs", include_str!("profiles/logs.toml")),
     // Aging.
 ];
 

@@ -13,17 +13,24 @@ use crate::workload::registry;
 
 /// The headline rows present in `tables`, relabelled, in the seed's order; then the
 /// judged throughput of every workload in the databases table (TPS of pgbench and SQLite, or
-/// of any workload the registry puts there), under its own label.
+/// of any workload the registry puts there), under its own label, unless a kind's own
+/// headline row already shows it.
 pub fn rows(tables: &[Table]) -> Vec<Row> {
     let mut out = seed_rows(tables);
-    let databases = tables
+    let databases: Vec<Row> = tables
         .iter()
         .filter(|t| t.kind == super::model::TableKind::Applications)
         .flat_map(|t| t.rows.iter())
         .filter(|r| {
             r.class == crate::metrics::Class::Throughput && r.role == crate::metrics::Role::Measured
-        });
-    out.extend(databases.cloned());
+        })
+        .filter(|r| {
+            !out.iter()
+                .any(|o| o.workload == r.workload && o.metric == r.metric)
+        })
+        .cloned()
+        .collect();
+    out.extend(databases);
     out
 }
 

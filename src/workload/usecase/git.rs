@@ -36,12 +36,12 @@ pub struct GitParams {
 }
 
 impl Default for GitParams {
-    /// A mid-sized project: 20,000 files, 2,000 commits of 20 changed files each.
+    /// A mid-sized project: 20,000 files (≈ 95 MiB), 1,000 commits of 10 changed files each.
     fn default() -> Self {
         GitParams {
             files: 20_000,
-            commits: 2_000,
-            changes: 20,
+            commits: 1_000,
+            changes: 10,
             revisions: 10,
         }
     }
@@ -81,7 +81,7 @@ impl GitParams {
 
     /// The cache key: the generator's version and every parameter that shapes the repository.
     fn key(&self) -> String {
-        format!("v1-{}f-{}c-{}x", self.files, self.commits, self.changes)
+        format!("v2-{}f-{}c-{}x", self.files, self.commits, self.changes)
     }
 }
 
@@ -182,7 +182,7 @@ fn write_history(path: &Path, p: &GitParams) -> std::io::Result<()> {
     let mut body = Vec::new();
     let mut blob = |g: &mut Gen, out: &mut std::io::BufWriter<std::fs::File>, path: &str| {
         body.clear();
-        let size = g.log_uniform(300, 48 * 1024) as usize;
+        let size = g.log_uniform(200, 24 * 1024) as usize;
         g.text(size, &mut body);
         write!(out, "M 100644 inline {path}\ndata {}\n", body.len())?;
         out.write_all(&body)?;

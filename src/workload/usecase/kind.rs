@@ -92,11 +92,17 @@ impl Workload for Git {
             Headline {
                 rank: 72,
                 workload: "git",
-                metrics: &[GIT_STATUS_COLD_SECONDS, GIT_STATUS_WARM_SECONDS],
+                metrics: &[GIT_STATUS_COLD_SECONDS],
                 label: "git status, cold cache",
             },
             Headline {
                 rank: 73,
+                workload: "git",
+                metrics: &[GIT_STATUS_WARM_SECONDS],
+                label: "git status, warm cache",
+            },
+            Headline {
+                rank: 74,
                 workload: "git",
                 metrics: &[BUILD_SECONDS],
                 label: "Build-shaped I/O (objects and an archive)",
@@ -203,13 +209,13 @@ impl Workload for Maildir {
         use crate::metrics::registry::*;
         const ROWS: &[Headline] = &[
             Headline {
-                rank: 74,
+                rank: 75,
                 workload: "maildir",
                 metrics: &[DELIVERIES_PER_S],
                 label: "Maildir deliveries/s, concurrent deliverers",
             },
             Headline {
-                rank: 75,
+                rank: 76,
                 workload: "maildir",
                 metrics: &[LAT_P99_MS],
                 label: "Maildir delivery p99 latency",
@@ -300,7 +306,7 @@ impl Workload for Postmark {
     fn headlines(&self) -> &'static [Headline] {
         use crate::metrics::registry::*;
         const ROWS: &[Headline] = &[Headline {
-            rank: 76,
+            rank: 77,
             workload: "postmark",
             metrics: &[POSTMARK_TX_PER_S],
             label: "PostMark transactions/s",
@@ -383,13 +389,13 @@ impl Workload for Logs {
         use crate::metrics::registry::*;
         const ROWS: &[Headline] = &[
             Headline {
-                rank: 77,
+                rank: 78,
                 workload: "logs",
                 metrics: &[RECORDS_PER_S],
                 label: "Log records/s, fdatasync'd commits",
             },
             Headline {
-                rank: 78,
+                rank: 79,
                 workload: "logs",
                 metrics: &[LAT_P99_MS],
                 label: "Log commit p99 latency",
@@ -467,7 +473,7 @@ mod tests {
         Git.take_params(&mut t, Some(&base), &mut spec).unwrap();
         assert!(t.is_empty());
         let p: GitParams = spec.params_of().unwrap();
-        assert_eq!((p.files, p.commits, p.changes), (30, 12, 20));
+        assert_eq!((p.files, p.commits, p.changes), (30, 12, 10));
         assert_eq!(spec.id, "g");
         let mut t: toml::Table = toml::from_str("flag_share = 2").unwrap();
         let err = Maildir

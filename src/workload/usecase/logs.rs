@@ -336,7 +336,7 @@ pub fn run(dir: &Path, p: &LogParams, id: &str, seed: u64) -> crate::Result<Work
         ));
     }
     out.notes.push(format!(
-        "{id}: {records} records ({:.1} MiB) by {} appenders, {} commits, {rotations} rotations ({} compressed), {tail} records read by {} followers",
+        "{records} records ({:.1} MiB) by {} appenders, {} commits, {rotations} rotations ({} compressed), {tail} records read by {} followers",
         bytes as f64 / (1u64 << 20) as f64,
         p.appenders,
         hist.count(),

@@ -252,7 +252,7 @@ pub fn run(dir: &Path, p: &MailParams, id: &str, seed: u64) -> crate::Result<Wor
     push(m::ENTRIES, "entries", delivered as f64);
     push(m::BYTES, "bytes", bytes as f64);
     out.notes.push(format!(
-        "{id}: {delivered} messages delivered by {who} deliverers ({:.1} MiB), {flagged} flagged, {expunged} expunged",
+        "{delivered} messages delivered by {who} deliverers ({:.1} MiB), {flagged} flagged, {expunged} expunged",
         bytes as f64 / (1u64 << 20) as f64
     ));
     out.histograms.push(("delivery".into(), hist));
