@@ -47,6 +47,14 @@
 //! states = 24               # crash states checked (pgbench: 12)
 //! sync = false              # skip the durability calls (pgbench: fsync=off): the control
 //! method = "replay"         # "replay" (recorded states) | "shutdown" (FS_IOC_SHUTDOWN quick path)
+//!
+//! [[workload]]              # use cases (docs/usecases.md): git, maildir, postmark, logs
+//! id = "git"                # files, commits, changes, revisions
+//! files = 2000
+//! [[workload]]
+//! id = "maildir"            # messages, deliverers, flag_share, expunge_share
+//! [[workload]]
+//! id = "logs"               # appenders, readers, commit_records, rotate_bytes, keep, seconds
 //! ```
 
 use super::variant;
@@ -449,7 +457,7 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
     let ctx = format!("workload '{}'", raw.id);
     let kind = match raw.kind.as_deref() {
         Some(k) => Kind::parse(k).ok_or_else(|| {
-            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench, sqlite or crash"))
+            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench, sqlite, crash, git, maildir, postmark or logs"))
         })?,
         None if raw.rw.is_some() => Kind::Io,
         None => catalog()

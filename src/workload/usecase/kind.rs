@@ -144,8 +144,7 @@ impl Workload for Git {
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
         let p: GitParams = params(w);
         Cost::Seconds(
-            2.0 + f64::from(p.files) * 0.0009
-                + f64::from(p.commits) * f64::from(p.changes) / 3000.0,
+            2.0 + f64::from(p.files) * 0.002 + f64::from(p.commits) * f64::from(p.changes) / 1000.0,
         )
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
