@@ -214,19 +214,75 @@ fn use_cases_run_on_a_directory_and_leave_it_as_it_was() {
         assert!(sample(&r, "dir", "git", "git_checkout_seconds").unwrap() > 0.0);
     }
     // Each workload removed its own directory: nothing of theirs is left in the target.
-    let mut left = Vec::new();
-    let mut stack = vec![dir.clone()];
+    let left: Vec<_> = walk(&dir)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            ["git", "maildir", "logs", "postmark"].contains(&name.as_str())
+        })
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+}
+
+#[test]
+fn ctrl_c_during_a_use_case_leaves_nothing_of_it_in_the_target() {
+    let s = scratch("fsbench-usecases-int-");
+    let plan = s.path().join("long-logs.toml");
+    std::fs::write(
+        &plan,
+        "name = \"long-logs\"\nrounds = 1\n[[workload]]\nid = \"logs\"\nseconds = 120\n",
+    )
+    .unwrap();
+    let (dir, out) = (s.path().join("target"), s.path().join("out"));
+    std::fs::create_dir(&dir).unwrap();
+    let child = bin()
+        .args(["run", "--yes", "--plan"])
+        .arg(&plan)
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--only", "logs", "--rounds", "1", "--quiet-window", "1s"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the appenders are writing, then interrupt.
+    let logs_dir = |d: &Path| {
+        walk(d)
+            .into_iter()
+            .find(|p| p.file_name().is_some_and(|n| n == "logs"))
+    };
+    let start = std::time::Instant::now();
+    while logs_dir(&dir).is_none() {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "the logs step never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    common::sh_ok(&["kill", "-INT", &child.id().to_string()]);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", common::stderr(&o));
+    assert!(
+        logs_dir(&dir).is_none(),
+        "the interrupted step left its logs"
+    );
+}
+
+/// Every path under `d`.
+fn walk(d: &Path) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    let mut stack = vec![d.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
             if p.is_dir() {
                 stack.push(p.clone());
             }
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            if ["git", "maildir", "logs", "postmark"].contains(&name.as_str()) {
-                left.push(p);
-            }
+            all.push(p);
         }
     }
-    assert!(left.is_empty(), "left in the target: {left:?}");
+    all
 }

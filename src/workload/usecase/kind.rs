@@ -252,10 +252,11 @@ impl Workload for Maildir {
     fn example(&self) -> &'static str {
         "id = \"maildir-small\"\nkind = \"maildir\"\nmessages = 500\ndeliverers = 8\nflag_share = 0.5\nexpunge_share = 0.25"
     }
-    /// About 300 fsync'd deliveries per second on a loaded VM's loop image, then the rest.
+    /// About 100 fsync'd deliveries per second, with reading, flags and expunge, on a loaded
+    /// VM's loop image (docs/usecases.md: 50–165 deliveries/s).
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
         let p: MailParams = params(w);
-        Cost::Seconds(1.0 + f64::from(p.messages) / 300.0)
+        Cost::Seconds(1.0 + f64::from(p.messages) / 100.0)
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         let p: MailParams = params(w);
@@ -334,10 +335,11 @@ impl Workload for Postmark {
     fn example(&self) -> &'static str {
         "id = \"postmark-small\"\nkind = \"postmark\"\nfiles = 500\ntransactions = 2000"
     }
-    /// About 1,000 transactions per second, plus creating and deleting the pool.
+    /// About 500 transactions per second, plus creating and deleting the pool (a loaded VM's
+    /// loop image gave 230–710 tx/s).
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
         let p: PostmarkParams = params(w);
-        Cost::Seconds(1.0 + f64::from(p.transactions) / 1000.0 + f64::from(p.files) / 1000.0)
+        Cost::Seconds(1.0 + f64::from(p.transactions) / 500.0 + f64::from(p.files) / 1000.0)
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         let p: PostmarkParams = params(w);
