@@ -167,7 +167,10 @@ fn use_cases_on_ext4_and_xfs_are_measured_judged_and_released() {
         assert!(!line.contains("NOT MEASURED"), "{line}");
     }
     // The source repository is a cache outside the filesystem under test, complete or absent.
-    let cache = s.path().join("fsbench-cache");
+    let cache = s.path().join(format!(
+        "fsbench-cache-{}",
+        rustix::process::geteuid().as_raw()
+    ));
     let names: Vec<String> = std::fs::read_dir(&cache)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -4,7 +4,7 @@
 //! synthetic history (a tree of `.c`/`.h` files in nested directories, text-like contents with
 //! log-uniform sizes; each commit rewrites, deletes and creates a few files, the change pattern
 //! of a real project's log). It is generated once, outside the filesystem under test, into a
-//! cache keyed by its parameters (`<scratch>/fsbench-cache/git-<key>.git`; same parameters,
+//! cache keyed by its parameters (`<scratch>/fsbench-cache-<uid>/git-<key>.git`; same parameters,
 //! same repository), then every step clones it onto the filesystem under test and times:
 //! clone (local, `--no-hardlinks`, so every object is copied), checkout across `revisions`
 //! revisions from old to new, `git status` with a cold and a warm cache, `git gc`, and a
@@ -106,6 +106,15 @@ fn run_git(dir: &Path, args: &[&str], timeout: Duration) -> crate::Result<String
         return Err(Error::tool(shown, out.combined().trim().to_string()));
     }
     Ok(out.stdout)
+}
+
+/// The repository cache under `scratch`: one per user, since git refuses a repository another
+/// user owns and a user cannot add to another's cache (`fsbench-cache-<uid>`).
+pub fn cache_dir(scratch: &Path) -> PathBuf {
+    scratch.join(format!(
+        "fsbench-cache-{}",
+        rustix::process::geteuid().as_raw()
+    ))
 }
 
 /// The source repository for `p` in `cache`, generated when it is not there yet. Generation

@@ -168,7 +168,7 @@ impl Workload for Git {
     /// Generating the source repository (once, into the cache) is not part of the step.
     fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
         super::git::source_repo(
-            &cx.scratch.join("fsbench-cache"),
+            &super::git::cache_dir(cx.scratch),
             &params(w),
             cx.tool_timeout,
         )?;
@@ -177,7 +177,7 @@ impl Workload for Git {
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let p: GitParams = params(w);
         let source =
-            super::git::source_repo(&cx.scratch.join("fsbench-cache"), &p, cx.tool_timeout)?;
+            super::git::source_repo(&super::git::cache_dir(cx.scratch), &p, cx.tool_timeout)?;
         super::git::run(cx.work.dir, &source, &p, &w.id, cx.tool_timeout)
     }
 }
