@@ -203,10 +203,10 @@ impl VmParams {
                 "extents and sequential reads before/after {} random 4K overwrite pass(es)",
                 self.age_passes
             ),
-            Job::Snapshot => "qcow2 overlay (-b) and a reflink copy: time and space".into(),
+            Job::Snapshot => "qcow2 overlay (-b) and a clone (reflink, else a copy)".into(),
         };
         format!(
-            "{} {} image (preallocation={}) through qemu-storage-daemon's FUSE export: {what}",
+            "{} {} (prealloc {}) via qemu-storage-daemon: {what}",
             crate::units::format_size(image_size),
             self.format.driver(),
             self.prealloc.name(),
