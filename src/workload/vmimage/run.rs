@@ -43,13 +43,15 @@ impl Drop for Files {
 
 /// Run the step `p` in `ctx.dir`.
 pub fn run(ctx: &WorkloadContext, p: &VmParams, s: &RunSpec) -> Result<WorkloadOutput> {
-    let image = ctx.dir.join(format!("vm-{}.{}", s.id, p.format.driver()));
-    let disk = ctx.dir.join(format!("vm-{}.disk", s.id));
+    let image = ctx.dir.join(format!("{}.{}", s.id, p.format.driver()));
+    let disk = ctx.dir.join(format!("{}.disk", s.id));
+    let overlay = ctx.dir.join(format!("{}.overlay.qcow2", s.id));
+    let clone = ctx.dir.join(format!("{}.clone", s.id));
     let _files = Files(vec![
         image.clone(),
         disk.clone(),
-        ctx.dir.join(format!("vm-{}.overlay.qcow2", s.id)),
-        ctx.dir.join(format!("vm-{}.clone", s.id)),
+        overlay.clone(),
+        clone.clone(),
     ]);
     let mut out = WorkloadOutput::default();
     let created = create(&image, p, s)?;
@@ -130,7 +132,12 @@ pub fn run(ctx: &WorkloadContext, p: &VmParams, s: &RunSpec) -> Result<WorkloadO
             fill(&base)?;
             // The base must be closed before qemu-img opens it as a backing file.
             export.stop()?;
-            snapshot(ctx.dir, &image, p.format, s, &mut out)?;
+            let copies = Copies {
+                image: &image,
+                overlay: &overlay,
+                clone: &clone,
+            };
+            snapshot(ctx.dir, &copies, p.format, s, &mut out)?;
         }
     }
     export.stop()?;
@@ -246,19 +253,25 @@ fn free_bytes(dir: &Path) -> Result<u64> {
     Ok(v.f_bfree * v.f_frsize)
 }
 
+/// The image and the two copies the snapshot step makes of it.
+struct Copies<'a> {
+    image: &'a Path,
+    overlay: &'a Path,
+    clone: &'a Path,
+}
+
 /// A qcow2 overlay on the image (`qemu-img create -b`) and a clone of it: FICLONE where the
 /// filesystem shares extents, else a full copy (what `cp --reflink=auto` gives). Time of
 /// each and the space it took (the overlay's blocks; the clone's by free space before and
 /// after, since shared extents are not the file's own).
 fn snapshot(
     dir: &Path,
-    image: &Path,
+    c: &Copies<'_>,
     format: Format,
     s: &RunSpec,
     out: &mut WorkloadOutput,
 ) -> Result<()> {
-    let stem = image.with_extension("");
-    let overlay = stem.with_extension("overlay.qcow2");
+    let (image, overlay, clone) = (c.image, c.overlay, c.clone);
     let mut argv = command::argv(&["qemu-img", "create", "-q", "-f", "qcow2", "-F"]);
     argv.push(format.driver().into());
     argv.push("-b".into());
@@ -271,8 +284,8 @@ fn snapshot(
         "s",
         t0.elapsed().as_secs_f64(),
     ));
-    let blocks = std::fs::metadata(&overlay)
-        .map_err(|e| Error::io("cannot stat", &overlay, e))?
+    let blocks = std::fs::metadata(overlay)
+        .map_err(|e| Error::io("cannot stat", overlay, e))?
         .blocks();
     out.metrics.push(Metric::new(
         VM_OVERLAY_BYTES,
@@ -280,19 +293,17 @@ fn snapshot(
         (blocks * 512) as f64,
     ));
 
-    let clone = stem.with_extension("clone");
     let before = free_bytes(dir)?;
     let src = std::fs::File::open(image).map_err(|e| Error::io("cannot open", image, e))?;
-    let dst = std::fs::File::create(&clone).map_err(|e| Error::io("cannot create", &clone, e))?;
+    let dst = std::fs::File::create(clone).map_err(|e| Error::io("cannot create", clone, e))?;
     let t0 = Instant::now();
     let reflinked = rustix::fs::ioctl_ficlone(&dst, &src).is_ok();
     if !reflinked {
         drop(dst);
-        std::fs::copy(image, &clone)
-            .map_err(|e| Error::io("cannot copy the image to", &clone, e))?;
-        let f = std::fs::File::open(&clone).map_err(|e| Error::io("cannot open", &clone, e))?;
+        std::fs::copy(image, clone).map_err(|e| Error::io("cannot copy the image to", clone, e))?;
+        let f = std::fs::File::open(clone).map_err(|e| Error::io("cannot open", clone, e))?;
         f.sync_all()
-            .map_err(|e| Error::io("cannot fsync", &clone, e))?;
+            .map_err(|e| Error::io("cannot fsync", clone, e))?;
         out.notes.push(
             "no reflink here (FICLONE refused): the clone is a full copy, as cp --reflink=auto makes"
                 .into(),
