@@ -143,6 +143,16 @@ fn vm_profile_on_ext4_btrfs_and_nocow_measures_through_qemu_and_cleans_up() {
         "{}",
         r["failures"]
     );
+    // One value per metric, step and round (the engine and the runner both counting the
+    // device would record two).
+    let mut seen = std::collections::BTreeSet::new();
+    for x in r["samples"].as_array().unwrap() {
+        let key = format!(
+            "{} {} {} {}",
+            x["setup"], x["workload"], x["metric"], x["round"]
+        );
+        assert!(seen.insert(key.clone()), "recorded twice: {key}");
+    }
     let setups = ["ext4", "btrfs", "btrfs-nocow"];
     let wanted = [
         ("vm-qcow2-randwrite", "iops"),

@@ -73,12 +73,17 @@ pub fn run(ctx: &WorkloadContext, p: &VmParams, s: &RunSpec) -> Result<WorkloadO
         backend: Backend::IoUring,
         iodepth: p.iodepth,
         seed: Some(ctx.seed),
-        device: ctx.device.map(Path::to_path_buf),
+        // The engine's own device window only where the step writes nothing untimed first
+        // (the runner counts the device around the whole step as for every writing kind).
+        device: ctx
+            .device
+            .filter(|_| p.job == Job::Randwrite)
+            .map(Path::to_path_buf),
         ..JobSpec::default()
     };
     match p.job {
         Job::Randwrite => {
-            let r = timed(ctx, &base, RwMode::Randwrite, 4096, p.fsync_every, s)?;
+            let r = timed(&base, RwMode::Randwrite, 4096, p.fsync_every, s)?;
             merge(&mut out, crate::workload::io::to_output(&r));
         }
         Job::Randread | Job::Mixed | Job::Seqread => {
@@ -88,7 +93,7 @@ pub fn run(ctx: &WorkloadContext, p: &VmParams, s: &RunSpec) -> Result<WorkloadO
                 Job::Mixed => (RwMode::Randrw, 64 << 10, p.fsync_every),
                 _ => (RwMode::Read, 1 << 20, 0),
             };
-            let r = timed(ctx, &base, rw, bs, fsync, s)?;
+            let r = timed(&base, rw, bs, fsync, s)?;
             merge(&mut out, crate::workload::io::to_output(&r));
         }
         Job::Aging => {
@@ -206,28 +211,18 @@ fn seq_read(base: &JobSpec) -> Result<f64> {
     Ok(r.read.bw_bytes / f64::from(1 << 20))
 }
 
-/// The measured job: time-based, with the plan's runtime and ramp, device counters settled
-/// as the I/O workloads' are.
-fn timed(
-    ctx: &WorkloadContext,
-    base: &JobSpec,
-    rw: RwMode,
-    bs: u64,
-    fsync: u32,
-    s: &RunSpec,
-) -> Result<IoReport> {
-    engine::run_with(
-        &JobSpec {
-            rw,
-            bs,
-            fsync,
-            rwmixread: 70,
-            runtime: Some(s.runtime),
-            ramp: s.ramp,
-            ..base.clone()
-        },
-        ctx.settle,
-    )
+/// The measured job: time-based, with the plan's runtime and ramp. No settle here: the
+/// runner settles after the step and adds the device totals once.
+fn timed(base: &JobSpec, rw: RwMode, bs: u64, fsync: u32, s: &RunSpec) -> Result<IoReport> {
+    engine::run(&JobSpec {
+        rw,
+        bs,
+        fsync,
+        rwmixread: 70,
+        runtime: Some(s.runtime),
+        ramp: s.ramp,
+        ..base.clone()
+    })
 }
 
 fn merge(out: &mut WorkloadOutput, more: WorkloadOutput) {
