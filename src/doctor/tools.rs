@@ -16,6 +16,7 @@ pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
     ("crash-pgbench", &["pg_ctl", "initdb"]),
     ("sqlite", &["sqlite3"]),
     // Containers and VM images.
+    ("vm-", &["qemu-img", "qemu-storage-daemon"]),
     // Source trees, mail, logs, snapshots and backups.
     ("git", &["git"]),
     ("postmark", &["postmark"]),

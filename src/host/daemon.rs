@@ -27,6 +27,12 @@ pub struct Daemon {
 impl Daemon {
     /// Start `argv` with stdio on /dev/null in a process group of its own.
     pub fn spawn(argv: &[String]) -> Result<Daemon> {
+        Daemon::spawn_with_stderr(argv, Stdio::null())
+    }
+
+    /// [`Daemon::spawn`] with its stderr sent to `stderr` (a file), so a daemon that exits
+    /// at start-up can be quoted in the error.
+    pub fn spawn_with_stderr(argv: &[String], stderr: Stdio) -> Result<Daemon> {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| Error::Other("empty command".into()))?;
@@ -34,7 +40,7 @@ impl Daemon {
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .process_group(0)
             .spawn()
             .map_err(|e| Error::tool(super::command::display(argv), e.to_string()))?;

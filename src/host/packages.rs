@@ -123,6 +123,19 @@ pub const TOOLS: &[Tool] = &[
         dirs: PG_DIRS,
     },
     // Containers and VM images.
+    tool(
+        "qemu-img",
+        ["qemu-utils", "qemu-img", "qemu-tools", "qemu-img"],
+    ),
+    tool(
+        "qemu-storage-daemon",
+        [
+            "qemu-utils",
+            "qemu-storage-daemon",
+            "qemu-tools",
+            "qemu-img",
+        ],
+    ),
     // Source trees, mail, logs, snapshots and backups.
     tool("git", ["git"; 4]),
     tool("postmark", ["postmark", "", "", ""]),

@@ -249,6 +249,19 @@ metrics! {
     ACKED_OPS: "acked_ops", "count", Fact, "acknowledged operations recorded";
     LOG_BYTES: "log_bytes", "bytes", Fact, "write log recorded" .bytes();
     // Containers and VM images (workload::container, workload::vmimage).
+    //
+    // VM images
+    VM_CREATE_SECONDS: "vm_create_seconds", "s", Time, "qemu-img create time";
+    VM_EXTENTS_BEFORE: "vm_extents_before", "extents", Cost, "image extents, written once";
+    VM_EXTENTS_AFTER: "vm_extents_after", "extents", Cost, "image extents after random overwrites" .headline();
+    VM_SEQREAD_BEFORE_MIB_S: "vm_seqread_before_mib_s", "MiB/s", Throughput, "sequential read, written once";
+    VM_SEQREAD_AFTER_MIB_S: "vm_seqread_after_mib_s", "MiB/s", Throughput, "sequential read after random overwrites" .headline();
+    VM_AGING_WRITE_IOPS: "vm_aging_write_iops", "IOPS", Throughput, "random overwrites (aging) IOPS";
+    VM_OVERLAY_SECONDS: "vm_overlay_seconds", "s", Time, "qcow2 overlay (-b) create time";
+    VM_OVERLAY_BYTES: "vm_overlay_bytes", "bytes", Cost, "qcow2 overlay space" .bytes();
+    VM_CLONE_SECONDS: "vm_clone_seconds", "s", Time, "image clone time (reflink, else copy)" .headline();
+    VM_CLONE_BYTES: "vm_clone_bytes", "bytes", Cost, "space the clone took" .headline() .bytes();
+    VM_CLONE_REFLINK: "vm_clone_reflink", "bool", Capability, "clone by reflink";
     // (end of containers and VM images)
     // Source trees, mail, logs, snapshots and backups (workload::usecase).
     GIT_CLONE_SECONDS: "git_clone_seconds", "s", Time, "git clone --no-hardlinks time" .headline();

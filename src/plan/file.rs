@@ -55,6 +55,16 @@
 //! id = "maildir"            # messages, deliverers, flag_share, expunge_share
 //! [[workload]]
 //! id = "logs"               # appenders, readers, commit_records, rotate_bytes, keep, seconds
+//! [[workload]]
+//! id = "vm-raw-aging"       # or vm-qcow2-randwrite / -randread / -mixed / -seqread / -aging, vm-snapshot
+//! kind = "vm-image"
+//! job = "aging"             # "randwrite" | "randread" | "mixed" | "seqread" | "aging" | "snapshot"
+//! format = "raw"            # "raw" | "qcow2"
+//! prealloc = "falloc"       # "off" | "metadata" (qcow2) | "falloc" | "full"
+//! image_size = "128M"       # else the plan's data-file size
+//! fsync_every = 32          # a flush every N guest writes (0: none)
+//! age_passes = 1            # aging: random 4K overwrites of the whole image
+//! iodepth = 16
 //! ```
 
 use super::variant;
@@ -457,7 +467,7 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
     let ctx = format!("workload '{}'", raw.id);
     let kind = match raw.kind.as_deref() {
         Some(k) => Kind::parse(k).ok_or_else(|| {
-            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench, sqlite, crash, git, maildir, postmark or logs"))
+            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench, sqlite, crash, git, maildir, postmark, logs or vm-image"))
         })?,
         None if raw.rw.is_some() => Kind::Io,
         None => catalog()

@@ -12,6 +12,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("db", include_str!("profiles/db.toml")),
     ("claims", include_str!("profiles/claims.toml")),
     // Containers and VM images.
+    ("vm", include_str!("profiles/vm.toml")),
     // Source trees, mail, logs, snapshots and backups.
     ("build", include_str!("profiles/build.toml")),
     ("mail", include_str!("profiles/mail.toml")),

@@ -91,6 +91,7 @@ pub mod probe;
 pub mod registry;
 pub mod spec;
 pub mod sqlite;
+pub mod vmimage;
 // Source trees, mail, logs, snapshots and backups.
 pub mod step;
 pub mod usecase;

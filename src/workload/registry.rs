@@ -49,6 +49,8 @@ pub enum Kind {
     /// Crash consistency on a recording image ([`crate::workload::crash`]).
     Crash,
     // Containers and VM images.
+    /// A VM disk image through QEMU's block layer ([`crate::workload::vmimage`]).
+    VmImage,
     // Source trees, mail, logs, snapshots and backups.
     /// Real git on a generated repository: clone, checkout, status, gc, a build
     /// ([`crate::workload::usecase::git`]).
@@ -94,6 +96,7 @@ registry![
     &super::probe::kind::Probe,
     &super::crash::kind::Crash,
     // Containers and VM images.
+    &super::vmimage::kind::VmImage,
     // Source trees, mail, logs, snapshots and backups.
     &super::usecase::kind::Git,
     &super::usecase::kind::Maildir,
