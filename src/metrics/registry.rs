@@ -249,6 +249,12 @@ metrics! {
     ACKED_OPS: "acked_ops", "count", Fact, "acknowledged operations recorded";
     LOG_BYTES: "log_bytes", "bytes", Fact, "write log recorded" .bytes();
     // Containers and VM images (workload::container, workload::vmimage).
+    CONTAINER_FILES_PER_S: "container_files_per_s", "files/s", Throughput, "files/s (extracted, read, copied up or removed)" .headline() .derived(RATE);
+    CONTAINER_MIB_S: "container_mib_s", "MiB/s", Throughput, "MiB/s (extracted, read or copied up)" .headline() .derived(RATE);
+    CONTAINERS_PER_S: "containers_per_s", "containers/s", Throughput, "containers created, started and removed per second" .headline() .derived(RATE);
+    WHITEOUT_SECONDS: "whiteout_seconds", "s", Time, "removal inside a container (whiteouts)" .headline();
+    IMAGE_REMOVE_SECONDS: "image_remove_seconds", "s", Time, "containers and image removed" .headline();
+    CONTAINER_INODES_USED: "container_inodes_used", "inodes", Fact, "inodes in use (statvfs, peak)" .headline();
     // (end of containers and VM images)
     // Source trees, mail, logs, snapshots and backups (workload::usecase).
     // (end of source trees, mail, logs, snapshots)

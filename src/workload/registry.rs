@@ -49,6 +49,8 @@ pub enum Kind {
     /// Crash consistency on a recording image ([`crate::workload::crash`]).
     Crash,
     // Containers and VM images.
+    /// Container image layers on overlayfs ([`crate::workload::container`]).
+    Container,
     // Source trees, mail, logs, snapshots and backups.
     /// A FAKE step for the runner's unit tests ([`crate::workload::fake`]; not in a release).
     #[cfg(test)]
@@ -85,6 +87,7 @@ registry![
     &super::probe::kind::Probe,
     &super::crash::kind::Crash,
     // Containers and VM images.
+    &super::container::kind::Container,
     // Source trees, mail, logs, snapshots and backups.
 ];
 
