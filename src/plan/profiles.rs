@@ -12,6 +12,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("db", include_str!("profiles/db.toml")),
     ("claims", include_str!("profiles/claims.toml")),
     // Containers and VM images.
+    ("containers", include_str!("profiles/containers.toml")),
     // Source trees, mail, logs, snapshots and backups.
     // Aging.
 ];

@@ -164,15 +164,15 @@ impl Workload for Container {
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         let p = params(w);
         let image = format!(
-            "{} layers, {} files, {} on overlayfs",
+            "an image of {} layers/{} files/{}",
             p.layers,
             p.files,
             crate::units::format_size(p.image_size)
         );
         match p.step {
-            Step::Pull => format!("extract an image of {image}, synced"),
+            Step::Pull => format!("extract {image} as overlay2 lower directories, synced"),
             Step::Start => format!(
-                "mount {} containers of {image}, each reading {} entry files cold",
+                "mount {} overlay containers of {image}, each reading {} entry files cold",
                 p.containers, p.entry_files
             ),
             Step::Copyup => {
@@ -183,7 +183,7 @@ impl Workload for Container {
                 p.threads, p.containers
             ),
             Step::Delete => format!(
-                "whiteout-heavy removal in a container, then {} containers and the image ({image}) removed",
+                "whiteout-heavy removal in a container, then {} containers and {image} removed",
                 p.containers
             ),
         }
