@@ -24,20 +24,21 @@ pub fn params(w: &WorkloadSpec) -> ContainerParams {
     })
 }
 
-/// Seconds a step takes at `p`'s sizes on a small VM (measured on ext4 over a loop image,
-/// loaded machine: extraction about 90 MiB/s plus 8 000 files/s; a container start about
-/// 20 ms plus its entry set read cold at 600 files/s; a churn cycle about 40 ms a worker).
+/// Seconds a step takes at `p`'s sizes on a small VM, from the containers profile's first run
+/// (2-core VM, loop image, loaded machine): extraction about 60 MiB/s plus 5 000 files/s;
+/// entry files read cold at about 150 files/s; copy-up and delete about 2 000 files of the
+/// image a second; a churn cycle about 50 ms of one worker. Steps after pull assume the
+/// round's pull left the image (the profile's order); alone they also extract it.
 fn estimate(p: &ContainerParams) -> f64 {
-    let extract = p.image_size as f64 / (90.0 * 1048576.0) + f64::from(p.files) / 8000.0;
-    let step = match p.step {
-        Step::Pull => 0.0,
-        Step::Start => f64::from(p.containers) * (0.02 + f64::from(p.entry_files) / 600.0),
-        Step::Copyup => 1.0 + f64::from(p.files) / 20_000.0,
-        Step::Churn => f64::from(p.containers) * 0.04 * f64::from(p.threads).max(1.0) / 2.0,
-        Step::Delete => f64::from(p.files) / 10_000.0 + f64::from(p.containers) * 0.02,
-    };
-    // Every step but pull extracts the image first when no earlier step of the round did.
-    extract + step + 1.0
+    let extract = p.image_size as f64 / (60.0 * 1048576.0) + f64::from(p.files) / 5000.0;
+    let files = f64::from(p.files);
+    1.0 + match p.step {
+        Step::Pull => extract,
+        Step::Start => f64::from(p.containers * p.entry_files) / 150.0,
+        Step::Copyup => files / 2000.0,
+        Step::Churn => f64::from(p.containers) * 0.05 * f64::from(p.threads).min(2.0),
+        Step::Delete => files / 2000.0 + f64::from(p.containers) * 0.05,
+    }
 }
 
 impl Workload for Container {
