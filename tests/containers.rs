@@ -65,6 +65,56 @@ fn run_args(plan: &Path, scratch: &Path, out: &Path, fs: &str) -> Vec<String> {
     .collect()
 }
 
+/// A tar of `(path, Some(data) | None for a directory)`.
+fn tar_of(entries: &[(&str, Option<&[u8]>)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, data) in entries {
+        let mut h = tar::Header::new_gnu();
+        let d = data.unwrap_or(&[]);
+        h.set_entry_type(if data.is_some() {
+            tar::EntryType::Regular
+        } else {
+            tar::EntryType::Directory
+        });
+        h.set_size(d.len() as u64);
+        h.set_mode(if data.is_some() { 0o644 } else { 0o755 });
+        b.append_data(&mut h, path, d).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+/// A `docker save`-style archive of two layers: the top one deletes `usr/lib/y` (a
+/// whiteout) and hides `etc`'s lower contents (opaque); a container sees etc/b and usr/lib/x.
+fn docker_archive(dir: &Path) -> std::path::PathBuf {
+    let l0 = tar_of(&[
+        ("etc/", None),
+        ("etc/a", Some(b"0123456789")),
+        ("usr/", None),
+        ("usr/lib/", None),
+        ("usr/lib/x", Some(&[7u8; 20000])),
+        ("usr/lib/y", Some(b"y")),
+    ]);
+    let l1 = tar_of(&[
+        ("etc/", None),
+        ("etc/.wh..wh..opq", Some(b"")),
+        ("etc/b", Some(b"bb")),
+        ("usr/lib/.wh.y", Some(b"")),
+    ]);
+    let manifest =
+        br#"[{"Config":"c.json","RepoTags":["t:1"],"Layers":["l0/layer.tar","l1/layer.tar"]}]"#;
+    let path = dir.join("image.tar");
+    std::fs::write(
+        &path,
+        tar_of(&[
+            ("manifest.json", Some(&manifest[..])),
+            ("l0/layer.tar", Some(&l0)),
+            ("l1/layer.tar", Some(&l1)),
+        ]),
+    )
+    .unwrap();
+    path
+}
+
 fn overlays_of(pid: u32) -> Vec<String> {
     let ours = format!("/run/fsbench/{pid}-");
     std::fs::read_to_string("/proc/self/mountinfo")
@@ -90,12 +140,21 @@ fn five_container_steps_on_ext4_and_btrfs_leave_nothing_mounted() {
     for id in STEPS {
         text.push_str(&format!("[[workload]]\nid = \"{id}\"\n{TINY}"));
     }
+    // A user's own image (`image_archive`), pulled and started after the generated one.
+    let archive = docker_archive(d.path());
+    for (id, step) in [("archive-pull", "pull"), ("archive-start", "start")] {
+        text.push_str(&format!(
+            "[[workload]]\nid = \"{id}\"\nkind = \"container\"\nstep = \"{step}\"\n\
+             image_archive = \"{}\"\ncontainers = 2\nentry_files = 5\n",
+            archive.display()
+        ));
+    }
     std::fs::write(&plan, text).unwrap();
     let out = d.path().join("out");
     let child = bin()
         .args(run_args(&plan, d.path(), &out, "ext4,btrfs"))
         .arg("--only")
-        .arg(STEPS.join(","))
+        .arg(format!("{},archive-pull,archive-start", STEPS.join(",")))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -177,6 +236,10 @@ fn five_container_steps_on_ext4_and_btrfs_leave_nothing_mounted() {
         let parts = value(setup, "container-delete", "whiteout_seconds").unwrap()
             + value(setup, "container-delete", "image_remove_seconds").unwrap();
         assert!((delete - parts).abs() < 1e-6);
+        // The archive's four files extracted; 2 containers each read at most what they see
+        // (2 files: the whiteout and the opaque directory hide the other two).
+        assert_eq!(value(setup, "archive-pull", "entries"), Some(4.0));
+        assert_eq!(value(setup, "archive-start", "entries"), Some(4.0));
     }
     // ext4 counts inodes, Btrfs does not (a note says so instead of a number).
     assert!(value("ext4", "container-pull", "container_inodes_used").unwrap() > 1500.0);

@@ -49,8 +49,12 @@ pub struct Layer {
     pub dirs: Vec<String>,
     /// Regular files.
     pub files: Vec<FileEntry>,
-    /// Paths of lower layers' files this layer deletes.
+    /// Paths of lower layers' entries this layer deletes.
     pub whiteouts: Vec<String>,
+    /// Directories whose lower contents this layer hides (an archive's opaque markers).
+    pub opaque: Vec<String>,
+    /// The layer's tar in the user's archive (`None`: generated).
+    pub member: Option<String>,
 }
 
 /// The whole image, lowest layer first.
@@ -58,6 +62,8 @@ pub struct Layer {
 pub struct LayerSet {
     /// Layers, base first.
     pub layers: Vec<Layer>,
+    /// The user's archive the layers come from (`None`: generated).
+    pub archive: Option<std::path::PathBuf>,
 }
 
 /// A standard normal draw (Box–Muller), for the log-normal sizes.
@@ -68,6 +74,14 @@ fn normal(rng: &mut Xoshiro) -> f64 {
 }
 
 impl LayerSet {
+    /// The image of `p`: the user's archive's, else the generated one.
+    pub fn of(p: &ContainerParams) -> Result<LayerSet> {
+        match &p.archive {
+            Some(a) => super::archive::read(a),
+            None => Ok(LayerSet::generate(p)),
+        }
+    }
+
     /// The image `p` describes (its layers, files and size; the step does not matter).
     pub fn generate(p: &ContainerParams) -> LayerSet {
         let mut rng = Xoshiro::new(IMAGE_SEED);
@@ -137,7 +151,10 @@ impl LayerSet {
             below.extend(layer.files.iter().map(|f| f.path.clone()));
             layers.push(layer);
         }
-        LayerSet { layers }
+        LayerSet {
+            layers,
+            archive: None,
+        }
     }
 
     /// Regular files over all layers.
@@ -154,29 +171,66 @@ impl LayerSet {
             .sum()
     }
 
-    /// The files a container sees (no later layer deleted them), lowest layer first.
+    /// What a container sees of each layer's entries (`pick`), top layer first: an entry
+    /// counts unless a higher layer has the same path, or deleted it or one of its parents
+    /// (a whiteout), or hid its directory (opaque).
+    fn seen<'a, T>(
+        &'a self,
+        pick: impl Fn(&'a Layer) -> &'a [T],
+        path: impl Fn(&T) -> &str,
+    ) -> Vec<&'a T> {
+        let mut taken: BTreeSet<&str> = BTreeSet::new();
+        let mut hidden: BTreeSet<&str> = BTreeSet::new();
+        let mut out = Vec::new();
+        for l in self.layers.iter().rev() {
+            for x in pick(l) {
+                let p = path(x);
+                let mut a = p;
+                let mut gone = hidden.contains(a);
+                while !gone && let Some((parent, _)) = a.rsplit_once('/') {
+                    gone = hidden.contains(parent);
+                    a = parent;
+                }
+                if !gone && taken.insert(p) {
+                    out.push(x);
+                }
+            }
+            hidden.extend(l.whiteouts.iter().map(String::as_str));
+            hidden.extend(l.opaque.iter().map(String::as_str));
+        }
+        out
+    }
+
+    /// The files a container sees.
     pub fn visible(&self) -> Vec<&FileEntry> {
-        let gone: BTreeSet<&str> = self
-            .layers
-            .iter()
-            .flat_map(|l| l.whiteouts.iter().map(String::as_str))
-            .collect();
-        self.layers
-            .iter()
-            .flat_map(|l| &l.files)
-            .filter(|f| !gone.contains(f.path.as_str()))
-            .collect()
+        self.seen(|l| &l.files, |f| &f.path)
     }
 
     /// Every directory a container sees, sorted (parents first).
     pub fn dirs(&self) -> Vec<&str> {
-        let all: BTreeSet<&str> = self
-            .layers
-            .iter()
-            .flat_map(|l| l.dirs.iter().map(String::as_str))
+        let mut d: Vec<&str> = self
+            .seen(|l| &l.dirs, |d| d)
+            .into_iter()
+            .map(String::as_str)
             .collect();
-        all.into_iter().collect()
+        d.sort();
+        d
     }
+}
+
+/// A whiteout as overlay2 stores it: a 0/0 character device at the deleted path.
+pub fn whiteout(p: &Path) -> Result<()> {
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
+    }
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        p,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o000),
+        rustix::fs::makedev(0, 0),
+    )
+    .map_err(|e| Error::io("cannot create the whiteout", p, e.into()))
 }
 
 /// Random bytes the files are cut from (incompressible, like compressed libraries and media).
@@ -221,18 +275,7 @@ pub fn extract(layer: &Layer, root: &Path, fill: &[u8]) -> Result<()> {
         }
     }
     for w in &layer.whiteouts {
-        let p = root.join(w);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io("cannot create", parent, e))?;
-        }
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &p,
-            rustix::fs::FileType::CharacterDevice,
-            rustix::fs::Mode::from_raw_mode(0o000),
-            rustix::fs::makedev(0, 0),
-        )
-        .map_err(|e| Error::io("cannot create the whiteout", &p, e.into()))?;
+        whiteout(&root.join(w))?;
     }
     Ok(())
 }

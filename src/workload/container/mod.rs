@@ -27,6 +27,7 @@
 //! Not modelled: registry downloads and decompression (the layers are generated, not
 //! fetched), the engine's own metadata (containerd's bolt database), cgroups and namespaces.
 
+pub mod archive;
 pub mod kind;
 pub mod layers;
 pub mod overlay;
@@ -94,6 +95,10 @@ pub struct ContainerParams {
     pub entry_files: u32,
     /// `threads`: parallel workers of churn.
     pub threads: u32,
+    /// `image_archive`: a `docker save` / `podman save` archive whose layers are the image
+    /// (then `layers`, `files` and `image_size` do not apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive: Option<std::path::PathBuf>,
 }
 
 impl ContainerParams {
@@ -108,6 +113,7 @@ impl ContainerParams {
             containers: 6,
             entry_files: 300,
             threads: 4,
+            archive: None,
         }
     }
 
@@ -143,6 +149,19 @@ impl ContainerParams {
         if let Some(v) = t.remove("image_size") {
             self.image_size = crate::units::toml_size(&v)
                 .map_err(|e| format!("image_size = {v}: {e} (give a size such as \"320M\")"))?;
+        }
+        if let Some(v) = t.remove("image_archive") {
+            let path = v
+                .as_str()
+                .map(std::path::PathBuf::from)
+                .ok_or_else(|| format!("image_archive = {v}: give the archive's path"))?;
+            if !path.is_file() {
+                return Err(format!(
+                    "image_archive = {v}: no such file (give a `docker save` or `podman save \
+                     --format docker-archive` archive)"
+                ));
+            }
+            self.archive = Some(path);
         }
         let per_file = self.image_size / u64::from(self.files.max(1));
         if per_file > 64 << 20 {

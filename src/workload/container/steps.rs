@@ -54,10 +54,13 @@ impl Store {
 
     /// What the marker records: the image's shape (the step does not change it).
     fn signature(p: &ContainerParams) -> String {
-        format!(
-            "{} layers, {} files, {} bytes\n",
-            p.layers, p.files, p.image_size
-        )
+        match &p.archive {
+            Some(a) => format!("archive {}\n", a.display()),
+            None => format!(
+                "{} layers, {} files, {} bytes\n",
+                p.layers, p.files, p.image_size
+            ),
+        }
     }
 
     /// Whether the image `p` describes is extracted here.
@@ -81,7 +84,10 @@ impl Store {
         for (i, l) in set.layers.iter().enumerate() {
             let dir = self.layer(i);
             std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
-            layers::extract(l, &dir, &fill)?;
+            match (&set.archive, &l.member) {
+                (Some(a), Some(m)) => super::archive::extract(a, m, &dir)?,
+                _ => layers::extract(l, &dir, &fill)?,
+            }
         }
         std::fs::create_dir_all(self.containers())
             .map_err(|e| Error::io("cannot create", self.containers(), e))?;
@@ -98,7 +104,7 @@ impl Store {
             return Ok(());
         }
         self.remove()?;
-        self.extract(&LayerSet::generate(p))?;
+        self.extract(&LayerSet::of(p)?)?;
         write_marker(&self.marker(), p)
     }
 }
@@ -150,7 +156,7 @@ pub fn run(dir: &Path, p: &ContainerParams) -> Result<WorkloadOutput> {
 }
 
 fn pull(store: &Store, p: &ContainerParams) -> Result<WorkloadOutput> {
-    let set = LayerSet::generate(p);
+    let set = LayerSet::of(p)?;
     let t0 = Instant::now();
     let (files, bytes) = store.extract(&set)?;
     let s = secs_since(t0);
@@ -197,7 +203,7 @@ fn entry_set<'a>(visible: &[&'a layers::FileEntry], c: u64, n: u32) -> Vec<&'a s
 }
 
 fn start(store: &Store, p: &ContainerParams) -> Result<WorkloadOutput> {
-    let set = LayerSet::generate(p);
+    let set = LayerSet::of(p)?;
     let visible = set.visible();
     let lowers = store.lowers_top_first(set.layers.len());
     let mut buf = vec![0u8; 1 << 20];
@@ -273,13 +279,15 @@ fn copyup_plan<'a>(set: &'a LayerSet, visible: &[&'a layers::FileEntry]) -> Copy
     let mut write: Vec<_> = by_size.iter().take(4).copied().collect();
     let small: Vec<_> = visible.iter().filter(|f| f.size < 64 << 10).collect();
     for _ in 0..(visible.len() / 150).max(1) {
-        write.push(small[rng.below(small.len() as u64) as usize]);
+        if !small.is_empty() {
+            write.push(small[rng.below(small.len() as u64) as usize]);
+        }
     }
     let append = (0..(visible.len() / 300).max(1))
         .map(|_| visible[rng.below(visible.len() as u64) as usize])
         .collect();
     let dirs = set.dirs();
-    let chmod = (0..(dirs.len() / 20).max(1))
+    let chmod = (0..(dirs.len() / 20).max(1).min(dirs.len()))
         .map(|_| dirs[rng.below(dirs.len() as u64) as usize])
         .collect();
     let leaves: Vec<&str> = dirs
@@ -308,7 +316,7 @@ fn copyup_plan<'a>(set: &'a LayerSet, visible: &[&'a layers::FileEntry]) -> Copy
 }
 
 fn copyup(store: &Store, p: &ContainerParams) -> Result<WorkloadOutput> {
-    let set = LayerSet::generate(p);
+    let set = LayerSet::of(p)?;
     let visible = set.visible();
     let plan = copyup_plan(&set, &visible);
     let dirs = Dirs::of(&store.containers(), "copyup");
@@ -398,6 +406,8 @@ fn cycle(
     dirs.create()?;
     let o = Overlay::mount(lowers, &dirs)?;
     let root = o.root();
+    let etc = root.join("etc");
+    std::fs::create_dir_all(&etc).map_err(|e| Error::io("cannot create", &etc, e))?;
     for f in ["etc/hostname", "etc/hosts", "etc/resolv.conf"] {
         let path = root.join(f);
         std::fs::write(&path, name).map_err(|e| Error::io("cannot write", &path, e))?;
@@ -420,7 +430,7 @@ fn cycle(
 }
 
 fn churn(store: &Store, p: &ContainerParams) -> Result<WorkloadOutput> {
-    let set = LayerSet::generate(p);
+    let set = LayerSet::of(p)?;
     let visible = set.visible();
     let lowers = store.lowers_top_first(set.layers.len());
     let entry = entry_set(&visible, 0, 16);
@@ -468,20 +478,28 @@ fn churn(store: &Store, p: &ContainerParams) -> Result<WorkloadOutput> {
 /// The directories delete removes inside a container: a third of the second-level trees
 /// (`usr/share/...`-sized), so most of what they hold is lower files that need whiteouts.
 fn doomed(set: &LayerSet) -> Vec<String> {
-    let mut rng = Xoshiro::new(0xde1e7e);
-    set.dirs()
-        .into_iter()
-        .filter(|d| {
-            d.rsplit_once('/')
-                .is_some_and(|(parent, _)| layers::TOPS.contains(&parent))
-        })
-        .filter(|_| rng.below(3) == 0)
-        .map(str::to_string)
-        .collect()
+    let pick = |depth_ok: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut rng = Xoshiro::new(0xde1e7e);
+        set.dirs()
+            .into_iter()
+            .filter(|d| depth_ok(d))
+            .filter(|_| rng.below(3) == 0)
+            .map(str::to_string)
+            .collect()
+    };
+    // The generated image's trees grow from its top directories; a user's image from `/`.
+    let below_tops = pick(&|d: &str| {
+        d.rsplit_once('/')
+            .is_some_and(|(parent, _)| layers::TOPS.contains(&parent))
+    });
+    if !below_tops.is_empty() {
+        return below_tops;
+    }
+    pick(&|d: &str| d.matches('/').count() == 1)
 }
 
 fn delete(store: &Store, p: &ContainerParams) -> Result<WorkloadOutput> {
-    let set = LayerSet::generate(p);
+    let set = LayerSet::of(p)?;
     let lowers = store.lowers_top_first(set.layers.len());
     // Stopped containers with a little of their own each, and one still running.
     for c in 1..p.containers {
