@@ -170,6 +170,35 @@ pub fn read(archive: &Path) -> Result<LayerSet> {
     })
 }
 
+/// Refuse a path whose existing part leads out of `root` (a layer's symlink `etc -> /etc`
+/// followed by a whiteout `etc/.wh.passwd` must not touch the host's /etc).
+fn inside(root: &Path, path: &Path) -> Result<()> {
+    let base = root
+        .canonicalize()
+        .map_err(|e| Error::io("cannot resolve", root, e))?;
+    let mut p = path;
+    while !p.exists() {
+        match p.parent() {
+            Some(parent) => p = parent,
+            None => break,
+        }
+    }
+    let real = p
+        .canonicalize()
+        .map_err(|e| Error::io("cannot resolve", p, e))?;
+    if real.starts_with(&base) {
+        Ok(())
+    } else {
+        Err(Error::refused(
+            path.to_path_buf(),
+            format!(
+                "the image's layer leads it outside the layer directory (through a symlink to {})",
+                real.display()
+            ),
+        ))
+    }
+}
+
 /// Extract the archive's layer `member` into the empty directory `root`, whiteouts and opaque
 /// markers as overlay2 stores them.
 pub fn extract(archive: &Path, member: &str, root: &Path) -> Result<()> {
@@ -185,9 +214,14 @@ pub fn extract(archive: &Path, member: &str, root: &Path) -> Result<()> {
                 continue;
             };
             match it {
-                Item::Whiteout(p) => super::layers::whiteout(&root.join(p))?,
+                Item::Whiteout(p) => {
+                    let at = root.join(p);
+                    inside(root, at.parent().unwrap_or(root))?;
+                    super::layers::whiteout(&at)?
+                }
                 Item::Opaque(p) => {
                     let dir = root.join(p);
+                    inside(root, &dir)?;
                     std::fs::create_dir_all(&dir)
                         .map_err(|e| Error::io("cannot create", &dir, e))?;
                     rustix::fs::setxattr(
@@ -200,6 +234,7 @@ pub fn extract(archive: &Path, member: &str, root: &Path) -> Result<()> {
                 }
                 _ => {
                     if let Some(parent) = root.join(&path).parent() {
+                        inside(root, parent)?;
                         std::fs::create_dir_all(parent)
                             .map_err(|e| Error::io("cannot create", parent, e))?;
                     }
@@ -296,5 +331,19 @@ mod tests {
         .unwrap();
         let e = read(&d.path().join("x.tar")).unwrap_err().to_string();
         assert!(e.contains("docker save"), "{e}");
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_layer_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let (root, outside) = (d.path().join("layer"), d.path().join("host-etc"));
+        std::fs::create_dir_all(root.join("usr")).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("etc")).unwrap();
+        assert!(inside(&root, &root.join("usr/lib/new")).is_ok());
+        let e = inside(&root, &root.join("etc/sub"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("outside the layer"), "{e}");
     }
 }
