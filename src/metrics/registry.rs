@@ -262,6 +262,12 @@ metrics! {
     VM_CLONE_SECONDS: "vm_clone_seconds", "s", Time, "image clone time (reflink, else copy)" .headline();
     VM_CLONE_BYTES: "vm_clone_bytes", "bytes", Cost, "space the clone took" .headline() .bytes();
     VM_CLONE_REFLINK: "vm_clone_reflink", "bool", Capability, "clone by reflink";
+    CONTAINER_FILES_PER_S: "container_files_per_s", "files/s", Throughput, "files/s (extracted, read, copied up or removed)" .headline() .derived(RATE);
+    CONTAINER_MIB_S: "container_mib_s", "MiB/s", Throughput, "MiB/s (extracted, read or copied up)" .headline() .derived(RATE);
+    CONTAINERS_PER_S: "containers_per_s", "containers/s", Throughput, "containers created, started and removed per second" .headline() .derived(RATE);
+    WHITEOUT_SECONDS: "whiteout_seconds", "s", Time, "removal inside a container (whiteouts)" .headline();
+    IMAGE_REMOVE_SECONDS: "image_remove_seconds", "s", Time, "containers and image removed" .headline();
+    CONTAINER_INODES_USED: "container_inodes_used", "inodes", Fact, "inodes in use (statvfs, peak)" .headline();
     // (end of containers and VM images)
     // Source trees, mail, logs, snapshots and backups (workload::usecase).
     GIT_CLONE_SECONDS: "git_clone_seconds", "s", Time, "git clone --no-hardlinks time" .headline();

@@ -13,6 +13,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("claims", include_str!("profiles/claims.toml")),
     // Containers and VM images.
     ("vm", include_str!("profiles/vm.toml")),
+    ("containers", include_str!("profiles/containers.toml")),
     // Source trees, mail, logs, snapshots and backups.
     ("build", include_str!("profiles/build.toml")),
     ("mail", include_str!("profiles/mail.toml")),

@@ -78,6 +78,7 @@ pub struct WorkloadContext<'a> {
 pub mod builtin;
 pub mod compress;
 // Containers and VM images.
+pub mod container;
 pub mod crash;
 #[cfg(test)]
 pub mod fake;

@@ -51,6 +51,8 @@ pub enum Kind {
     // Containers and VM images.
     /// A VM disk image through QEMU's block layer ([`crate::workload::vmimage`]).
     VmImage,
+    /// Container image layers on overlayfs ([`crate::workload::container`]).
+    Container,
     // Source trees, mail, logs, snapshots and backups.
     /// Real git on a generated repository: clone, checkout, status, gc, a build
     /// ([`crate::workload::usecase::git`]).
@@ -97,6 +99,7 @@ registry![
     &super::crash::kind::Crash,
     // Containers and VM images.
     &super::vmimage::kind::VmImage,
+    &super::container::kind::Container,
     // Source trees, mail, logs, snapshots and backups.
     &super::usecase::kind::Git,
     &super::usecase::kind::Maildir,
