@@ -14,6 +14,7 @@ pub mod coverage;
 pub mod render;
 pub mod settle;
 pub mod statements;
+pub mod subset;
 mod verdict;
 
 pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
