@@ -126,8 +126,17 @@ pub struct EntryOut {
     /// The statement and its state.
     #[serde(flatten)]
     pub entry: Entry,
-    /// Each claim's verdict, when a results file was given: (claim id, verdict).
-    pub verdicts: Vec<(String, String)>,
+    /// Each claim's verdict, when a results file was given.
+    pub verdicts: Vec<ClaimVerdict>,
+}
+
+/// One claim's verdict on the given run.
+#[derive(Debug, Serialize)]
+pub struct ClaimVerdict {
+    /// Claim id.
+    pub claim: String,
+    /// Its verdict ("confirmed", "size refuted", "not measured"…).
+    pub verdict: String,
 }
 
 /// Build the document; `results` are the verdicts of a run, when one was given.
@@ -143,7 +152,10 @@ pub fn document(results: Option<&[ClaimResult]>) -> Document {
                         .claims
                         .iter()
                         .filter_map(|id| rs.iter().find(|r| &r.id == id))
-                        .map(|r| (r.id.clone(), super::render::word(r).to_string()))
+                        .map(|r| ClaimVerdict {
+                            claim: r.id.clone(),
+                            verdict: super::render::word(r).to_string(),
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -187,8 +199,8 @@ pub fn text(d: &Document) -> String {
                 .entry
                 .claims
                 .iter()
-                .map(|id| match e.verdicts.iter().find(|(v, _)| v == id) {
-                    Some((_, w)) => format!("{id} ({w})"),
+                .map(|id| match e.verdicts.iter().find(|v| &v.claim == id) {
+                    Some(v) => format!("{id} ({})", v.verdict),
                     None => id.clone(),
                 })
                 .collect();
@@ -198,7 +210,8 @@ pub fn text(d: &Document) -> String {
         } else {
             "no claim, no reason".to_string()
         };
-        let _ = writeln!(s, "  {}  {}\n          {state}", st.row, st.quote);
+        s.push_str(&wrap(&format!("{}  {}", st.row, st.quote), "  "));
+        s.push_str(&wrap(&state, "          "));
     }
     let _ = writeln!(s, "\nContradictions (claims of one group cannot all hold)");
     for g in &d.contradictions {
@@ -209,14 +222,36 @@ pub fn text(d: &Document) -> String {
                 (Some(v), None) => format!("this disk: {v}"),
                 _ => "this disk: give a results file".to_string(),
             };
-            let _ = writeln!(
-                s,
-                "    ↔ {} ({}): {} [{}]; {here}",
+            let line = format!(
+                "↔ {} ({}): {} [{}]; {here}",
                 m.id, m.source, m.claim, m.expects
             );
+            s.push_str(&wrap(&line, "    "));
         }
     }
     s
+}
+
+/// `text` in lines of at most 100 columns, each starting with `indent` (words are never split).
+fn wrap(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from(indent);
+    for word in text.split_whitespace() {
+        let fits = line.chars().count() + 1 + word.chars().count() <= 100;
+        if line.trim().is_empty() || fits {
+            if !line.trim().is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        } else {
+            out.push_str(&line);
+            out.push('\n');
+            line = format!("{indent}  {word}");
+        }
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]
@@ -247,6 +282,12 @@ mod tests {
             assert_eq!(at.last().unwrap() - at[0] + 1, at.len(), "{}", g.group);
         }
         let t = text(&d);
+        // Past the Markdown coverage table, lines fit 100 columns.
+        let listed = t.lines().skip_while(|l| *l != "Statements");
+        assert!(listed.clone().count() > 168);
+        for l in listed {
+            assert!(l.chars().count() <= 100, "too wide: {l}");
+        }
         assert!(t.contains("000-30") && t.contains("not comparable here"));
     }
 
