@@ -83,6 +83,12 @@ pub fn classes() -> Vec<String> {
 /// read (plus the baselines those divide by). Returns the workload ids to pass as `--only`.
 /// Refused when the plan has none of them (a plan without the claims' setups).
 pub fn narrow(claims: &[Claim], draft: &mut PlanDraft) -> crate::Result<Vec<String>> {
+    // A claim whose workload the plan lacks (the crash claims outside the claims profile)
+    // brings no setup: it would run the others' workloads for nothing.
+    let claims: Vec<&Claim> = claims
+        .iter()
+        .filter(|c| draft.workloads.iter().any(|w| w.id == c.workload))
+        .collect();
     let selectors: Vec<Selector> = claims
         .iter()
         .flat_map(|c| std::iter::once(&c.a).chain(c.b.as_ref()))
@@ -92,7 +98,7 @@ pub fn narrow(claims: &[Claim], draft: &mut PlanDraft) -> crate::Result<Vec<Stri
         .setups
         .retain(|s| selectors.iter().any(|sel| sel.matches(&s.fs, &s.raw)));
     let mut ids: Vec<String> = vec![];
-    for c in claims {
+    for c in &claims {
         if !ids.contains(&c.workload) {
             ids.push(c.workload.clone());
         }
@@ -161,5 +167,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--claims-for") && e.contains("metadata"), "{e}");
+        // The crash claims' workloads are not in the profile: a setup stays only when a
+        // claim with a kept workload names it.
+        let mut draft = crate::plan::profiles::load("claims").unwrap();
+        let picked = pick(&["durability".to_string()]).unwrap();
+        assert!(picked.iter().any(|c| c.workload.starts_with("crash")));
+        let only = narrow(&picked, &mut draft).unwrap();
+        assert!(only.iter().all(|w| !w.starts_with("crash")), "{only:?}");
+        for s in &draft.setups {
+            assert!(
+                picked.iter().any(|c| only.contains(&c.workload)
+                    && std::iter::once(&c.a)
+                        .chain(c.b.as_ref())
+                        .any(|sel| Selector::parse(sel).matches(&s.fs, &s.raw))),
+                "{} kept for nothing",
+                s.name
+            );
+        }
     }
 }
