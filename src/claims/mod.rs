@@ -10,8 +10,11 @@
 //! How to add a claim: append a `[[claim]]` table to `claims.toml` (its header documents the
 //! fields); the unit tests check that every claim parses and names a known assertion.
 
+pub mod coverage;
 pub mod render;
 pub mod settle;
+pub mod statements;
+pub mod subset;
 mod verdict;
 
 pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
@@ -81,6 +84,10 @@ pub struct Claim {
     /// Why [`Claim::kernel_before`] makes it untestable, in words.
     #[serde(default)]
     pub removed: Option<String>,
+    /// The rows of the seeds' statement table (`tests/fixtures/seed-statements.tsv`) this
+    /// claim checks, so `fsbench claims` can say which statements have a verdict.
+    #[serde(default)]
+    pub statements: Vec<String>,
 }
 
 pub use crate::host::provenance::kernel_version;
@@ -182,10 +189,11 @@ struct ClaimsFile {
     claim: Vec<Claim>,
 }
 
-/// Every shipped claim, in file order.
+/// Every shipped claim, in file order, except that the claims of a contradiction group follow
+/// its first member (reports show them side by side, marked ↔).
 pub fn all() -> Vec<Claim> {
     let f: ClaimsFile = toml::from_str(CLAIMS_TOML).expect("claims.toml is checked by its tests");
-    f.claim
+    coverage::side_by_side(f.claim)
 }
 
 /// A parsed setup selector: `FS` or `FS+KEY:VALUE+KEY:VALUE`.

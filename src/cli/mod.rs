@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod claims;
 pub mod compare;
 pub mod corpus;
 pub mod doctor;
@@ -45,6 +46,9 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare two results files: deltas and whether they are significant.
     Compare(compare::CompareArgs),
+    /// Every checkable statement of the seeds: its claim (and verdict in a results file) or
+    /// why it has none; coverage counts and contradicting claims side by side.
+    Claims(claims::ClaimsArgs),
     /// Every run recorded: list, show, trend, check for regressions, import, export.
     History(history::HistoryArgs),
     /// Check the host and target for what would skew a benchmark (read-only), and the fixes.

@@ -231,6 +231,12 @@ pub struct PlanFlags {
     #[arg(long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(workload_ids), hide_possible_values = true)]
     pub skip: Vec<String>,
 
+    /// Run only what these claims need (comma-separated): a claim id, a workload id, a
+    /// contradiction group or a statement class (metadata, durability, tuning…; `fsbench
+    /// claims` lists them). Keeps the plan's setups the claims name and the workloads they read.
+    #[arg(long, value_name = "WORKLOAD|CLASS", value_delimiter = ',', conflicts_with_all = ["only", "fs"])]
+    pub claims_for: Vec<String>,
+
     /// After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s].
     #[arg(long, value_name = "TIME", value_parser = P::QUIET_WINDOW.duration_arg(), help = P::QUIET_WINDOW.help())]
     pub quiet_window: Option<Duration>,
@@ -337,6 +343,7 @@ impl PlanFlags {
             tool_timeout: self.tool_timeout,
             steady: self.steady.spec(),
             precondition: self.precondition.precondition,
+            claims_for: self.claims_for.clone(),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::cli::{Cli, Command};
 
+pub mod claims;
 pub mod compare;
 mod output;
 pub use output::emit;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Corpus(a) => corpus::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Claims(a) => claims::run(a),
         Command::History(a) => history::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => shell::completions(a),

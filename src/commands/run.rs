@@ -15,7 +15,16 @@ use std::path::Path;
 /// host facts once, resolve (pure), then the checks that ask this kernel and the installed
 /// tools about the resolved plan. Every refusal is exit 2 with nothing created.
 pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
-    let source = Source::read(o)?;
+    let mut source = Source::read(o)?;
+    let narrowed;
+    let o = if o.claims_for.is_empty() {
+        o
+    } else {
+        let claims = crate::claims::subset::pick(&o.claims_for)?;
+        let only = crate::claims::subset::narrow(&claims, &mut source.draft)?;
+        narrowed = Overrides { only, ..o.clone() };
+        &narrowed
+    };
     let mut paths: Vec<&Path> = Vec::new();
     paths.extend(o.corpus_from.as_deref());
     paths.extend(o.corpus_file.as_deref());

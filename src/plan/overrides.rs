@@ -83,6 +83,9 @@ pub struct Overrides {
     pub steady: Option<crate::engine::SteadySpec>,
     /// `--precondition`.
     pub precondition: bool,
+    /// `--claims-for`: only what these claims need (the command narrows the plan before
+    /// resolving it, `claims::subset`).
+    pub claims_for: Vec<String>,
 }
 
 impl Default for Overrides {
@@ -125,6 +128,7 @@ impl Default for Overrides {
             tool_timeout: Duration::from_secs(300),
             steady: None,
             precondition: false,
+            claims_for: Vec::new(),
         }
     }
 }
