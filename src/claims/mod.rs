@@ -360,9 +360,15 @@ mod tests {
 
     /// Claims whose workload the claims profile does not run: pgbench needs another issue's
     /// work; the crash workloads are opt-in, with setups of their own (docs/crash.md), and
-    /// `tests/crash.rs` measures their claims.
-    const OUTSIDE_CLAIMS_PROFILE: &[&str] =
-        &["pgbench-rw", "crash-fsync", "crash-append", "crash-pgbench"];
+    /// `tests/crash.rs` measures their claims; `backup` has its profile (tests/backups.rs).
+    const OUTSIDE_CLAIMS_PROFILE: &[&str] = &[
+        "pgbench-rw",
+        "crash-fsync",
+        "crash-append",
+        "crash-pgbench",
+        // Snapshots and backups: its own profile, `backup` (docs/backups.md).
+        "backup",
+    ];
 
     #[test]
     fn the_claims_profile_measures_every_claim() {

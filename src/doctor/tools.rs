@@ -17,6 +17,7 @@ pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
     ("sqlite", &["sqlite3"]),
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    ("backup", &["fstrim"]),
     // Aging.
 ];
 

@@ -124,6 +124,10 @@ pub const TOOLS: &[Tool] = &[
     },
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    tool(
+        "fstrim",
+        ["util-linux", "util-linux", "util-linux", "util-linux"],
+    ),
     // Aging.
 ];
 

@@ -13,6 +13,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("claims", include_str!("profiles/claims.toml")),
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    ("backup", include_str!("profiles/backup.toml")),
     // Aging.
 ];
 

@@ -92,4 +92,5 @@ pub mod registry;
 pub mod spec;
 pub mod sqlite;
 // Source trees, mail, logs, snapshots and backups.
+pub mod backup;
 pub mod step;

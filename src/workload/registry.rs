@@ -50,6 +50,8 @@ pub enum Kind {
     Crash,
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    /// Snapshots, send/receive, reflink, dedupe, trim ([`crate::workload::backup`]).
+    Backup,
     /// A FAKE step for the runner's unit tests ([`crate::workload::fake`]; not in a release).
     #[cfg(test)]
     TestFake,
@@ -86,6 +88,7 @@ registry![
     &super::crash::kind::Crash,
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
+    &super::backup::kind::Backup,
 ];
 
 /// The registry entry of `kind`.
