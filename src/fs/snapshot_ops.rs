@@ -137,13 +137,15 @@ impl Source {
         })
     }
 
-    /// Make the filesystem's accounting current: sync, and for a dataset wait (up to 30 s)
-    /// until its `used` stops changing (ZFS accounts when the transaction group commits).
+    /// Make the filesystem's accounting current: sync, and for a dataset force a
+    /// transaction-group sync, then wait (up to 30 s) until its `used` stops changing (ZFS
+    /// accounts when the txg commits, which zfs-fuse does every 20–30 s on its own).
     pub fn settle(&self) -> Result<()> {
         crate::host::cache::sync_all();
         let Some(ds) = &self.dataset else {
             return Ok(());
         };
+        crate::measure::zfs::sync_txg(ds)?;
         let used = || zfs_get(ds, "used", self.timeout);
         let start = Instant::now();
         let mut last = used()?;
