@@ -236,7 +236,9 @@ impl Source {
     }
 
     /// Stream `snap` (against `parent` when given) into `stream_file`, then receive it into
-    /// the filesystem mounted at `dest`. `Err` when the filesystem has no stream.
+    /// the filesystem mounted at `dest`. `Err` when the filesystem has no stream. The file is
+    /// rewritten in place (truncated, same inode: the caller's ledger entry still names it)
+    /// and left for the caller to remove.
     pub fn send(
         &self,
         b: &Backup,
@@ -284,7 +286,6 @@ impl Source {
         let bytes = std::fs::metadata(stream_file)
             .map_err(|e| Error::io("cannot stat the send stream", stream_file, e))?
             .len();
-        let _ = std::fs::remove_file(stream_file);
         Ok(Sent {
             bytes,
             send_s,

@@ -177,15 +177,12 @@ fn snapshot_steps(
     ));
 
     // The full send, while nothing has diverged.
-    let stream = w
-        .scratch
-        .join(format!("fsbench-backup-stream-{}", std::process::id()));
     if let snapshot_ops::Stream::None(why) = b.stream {
         out.notes.push(format!("send/receive not available: {why}"));
     } else {
         *dest = Some(Dest::acquire(w, data)?);
         let d = dest.as_ref().expect("just set");
-        let sent = src.send(b, &snaps[0], None, &stream, &d.dir)?;
+        let sent = src.send(b, &snaps[0], None, &d.stream.path, &d.dir)?;
         met(out, SEND_FULL_BYTES, "bytes", sent.bytes as f64);
         met(
             out,
@@ -221,7 +218,7 @@ fn snapshot_steps(
         let (s2, _) = src.snapshot("s2")?;
         snaps.push(s2);
         let changed = tree.changed_bytes();
-        let sent = src.send(b, &snaps[1], Some(&snaps[0]), &stream, &d.dir)?;
+        let sent = src.send(b, &snaps[1], Some(&snaps[0]), &d.stream.path, &d.dir)?;
         met(out, CHANGED_BYTES, "bytes", changed as f64);
         met(out, SEND_INCR_BYTES, "bytes", sent.bytes as f64);
         met(
@@ -381,16 +378,18 @@ pub fn in_rewrite(g: u64, n: u64, pct: u64) -> bool {
 }
 
 /// The second filesystem the send streams are received on: an image of its own on a loop
-/// device (the target and its ledger entries), made by the setup's driver.
+/// device (the target and its ledger entries), made by the setup's driver, mounted under
+/// fsbench's mount root; and the stream file in the scratch directory (a ledger entry too).
 struct Dest {
     mounted: Option<Box<dyn crate::fs::Mounted>>,
     target: Option<Box<dyn crate::target::Target>>,
-    _mnt: tempfile::TempDir,
     dir: PathBuf,
+    stream: StreamFile,
 }
 
 impl Dest {
     fn acquire(w: &Where<'_>, data: u64) -> Result<Dest> {
+        let stream = StreamFile::create(w.scratch)?;
         let size = (data * 3)
             .max(w.fs.min_device_size())
             .max(w.fs.caps().probe_image);
@@ -406,19 +405,15 @@ impl Dest {
             .block_device()
             .ok_or_else(|| Error::workload("backup", "the second image has no block device"))?
             .to_path_buf();
-        let mnt = tempfile::Builder::new()
-            .prefix("fsbench-backup-recv-")
-            .tempdir_in(w.scratch)
-            .map_err(|e| Error::io("cannot create a mountpoint in", w.scratch, e))?;
-        let mp = mnt.path().join("mnt");
-        std::fs::create_dir_all(&mp).map_err(|e| Error::io("cannot create", &mp, e))?;
+        // The driver creates the mountpoint (a ledger entry) and its guard removes it.
+        let mp = crate::fs::unique_mountpoint("backup-recv");
         let (_, mounted) = w.fs.create_and_mount(&dev, w.setup, &mp, w.timeout)?;
         let dir = mounted.path().to_path_buf();
         Ok(Dest {
             mounted: Some(mounted),
             target: Some(target),
-            _mnt: mnt,
             dir,
+            stream,
         })
     }
 
@@ -426,6 +421,44 @@ impl Dest {
         let r = self.mounted.take().map(|m| m.release()).unwrap_or(Ok(()));
         drop(self.target.take());
         r
+    }
+}
+
+/// The send stream's file, recorded in the ledger (as a file fsbench created, by inode) so a
+/// killed run's is removed by the next; removed on drop.
+struct StreamFile {
+    path: PathBuf,
+    _held: crate::host::ledger::Held,
+}
+
+impl StreamFile {
+    fn create(scratch: &Path) -> Result<StreamFile> {
+        use crate::host::ledger::{Item, hold};
+        use std::os::unix::fs::MetadataExt;
+        let path = scratch.join(format!("fsbench-backup-stream-{}.bin", std::process::id()));
+        let held = hold(Item::Image {
+            path: path.clone(),
+            id: None,
+        })?;
+        let f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| Error::io("cannot create the send stream file", &path, e))?;
+        let m = f
+            .metadata()
+            .map_err(|e| Error::io("cannot stat", &path, e))?;
+        held.set(Item::Image {
+            path: path.clone(),
+            id: Some((m.dev(), m.ino())),
+        })?;
+        Ok(StreamFile { path, _held: held })
+    }
+}
+
+impl Drop for StreamFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
