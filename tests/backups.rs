@@ -174,3 +174,32 @@ fn backup_measures_snapshot_space_send_and_copies_and_leaves_nothing() {
     let pools = common::new_fsbench_pools(&pools_before);
     assert!(pools.is_empty(), "pools left: {pools:?}");
 }
+
+#[test]
+fn bad_backup_parameters_and_a_dir_target_exit_2_before_anything_is_created() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let cases = [
+        ("size = \"1M\"", "too small"),
+        ("files = 0", "files"),
+        ("size = \"16M\"", "--dir target"),
+    ];
+    for (key, says) in cases {
+        let plan = d.path().join("p.toml");
+        std::fs::write(
+            &plan,
+            format!("name = \"b\"\nrounds = 1\n[[workload]]\nid = \"backup\"\n{key}\n"),
+        )
+        .unwrap();
+        let o = bin()
+            .args(["run", "--yes", "--plan", plan.to_str().unwrap(), "--dir"])
+            .arg(&target)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{key}: {err}");
+        assert!(err.contains(says), "{key}: {err}");
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{key}");
+    }
+}

@@ -318,14 +318,22 @@ impl Source {
         }
     }
 
-    /// Remove the source tree itself.
+    /// Remove the source tree itself; a subvolume's (and its deleted snapshots') space is
+    /// waited for (`btrfs subvolume sync`), so what runs next sees it free.
     pub fn remove(self) -> Result<()> {
         match self.copies {
-            Copies::Subvolume => command::run(
-                &argv(&["btrfs", "subvolume", "delete", &path_str(&self.dir)]),
-                self.timeout,
-            )
-            .map(drop),
+            Copies::Subvolume => {
+                command::run(
+                    &argv(&["btrfs", "subvolume", "delete", &path_str(&self.dir)]),
+                    self.timeout,
+                )?;
+                let parent = self.dir.parent().unwrap_or(&self.dir);
+                command::run(
+                    &argv(&["btrfs", "subvolume", "sync", &path_str(parent)]),
+                    self.timeout,
+                )
+                .map(drop)
+            }
             _ => std::fs::remove_dir_all(&self.dir)
                 .map_err(|e| Error::io("cannot remove", &self.dir, e)),
         }

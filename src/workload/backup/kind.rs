@@ -133,6 +133,13 @@ impl Workload for Backup {
         *spec = std::mem::replace(spec, WorkloadSpec::simple("", Kind::Backup)).with_params(&p);
         Ok(())
     }
+    fn refused_on_dir(&self, _: &WorkloadSpec) -> Option<&'static str> {
+        Some(
+            "it snapshots with the setup's filesystem and receives on a second image that \
+             filesystem formats, and a --dir target has no filesystem fsbench made; run it \
+             on an image (the default) or --device",
+        )
+    }
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
         // Write, rewrite 61 %, send the data and the 50 %, the quarter-size duplicates: about
         // three passes over the data at the layout's order of speed, plus the tools.

@@ -13,7 +13,8 @@
 //!    setup's own driver), then an incremental send of a second snapshot against the first:
 //!    its bytes against the bytes the rewrites changed.
 //! 4. A reflink copy (FICLONE) of a file and dedupe (FIDEDUPERANGE) of an identical, separately
-//!    written file: time and space saved (statvfs).
+//!    written file: time and space saved (statvfs). This part runs first, before any snapshot
+//!    was deleted, so no space freed in the background counts as saved.
 //! 5. `fstrim` and a full `btrfs balance` of the filesystem, still holding the data.
 //!
 //! What a filesystem lacks is a note ("not available: <why>"), never a zero. The filesystem
@@ -100,8 +101,10 @@ pub fn run(w: &Where<'_>, p: &BackupParams) -> Result<WorkloadOutput> {
     let mut out = WorkloadOutput::default();
     let dup = w.dir.join("backup-dup");
     let result = (|| {
-        snapshots(w, p, &b, &mut out)?;
+        // Copies first: a deleted snapshot's space comes back in the background (Btrfs's
+        // cleaner), which would count as space dedupe saved.
         copies(w, p, &dup, &mut out)?;
+        snapshots(w, p, &b, &mut out)?;
         maintenance(w, &b, &mut out)
     })();
     let _ = std::fs::remove_dir_all(&dup);
