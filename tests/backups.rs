@@ -203,3 +203,84 @@ fn bad_backup_parameters_and_a_dir_target_exit_2_before_anything_is_created() {
         assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{key}");
     }
 }
+
+/// A run killed (SIGKILL) while the send stream and the second image exist leaves them to
+/// the next run's recovery, which releases them all: mounts, loop devices, images, the stream.
+#[test]
+fn a_killed_backup_leaves_its_second_image_and_stream_to_recovery() {
+    let _serial = serial();
+    if !privileged("a_killed_backup_leaves_its_second_image_and_stream_to_recovery")
+        .loop_devices()
+        .tools(&["mkfs.btrfs", "btrfs"])
+        .ok()
+    {
+        return;
+    }
+    let scratch = scratch("fsbench-backups-kill-");
+    let plan = scratch.path().join("backup.toml");
+    std::fs::write(
+        &plan,
+        "name = \"k\"\nrounds = 1\n[[workload]]\nid = \"backup\"\nsize = \"128M\"\nfiles = 4\n",
+    )
+    .unwrap();
+    let mut child = bin()
+        .args([
+            "run",
+            "--yes",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--fs",
+            "btrfs",
+        ])
+        .args([
+            "--image-size",
+            "1G",
+            "--quiet-window",
+            "1s",
+            "--quiet-timeout",
+            "20s",
+        ])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(scratch.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let stream = scratch
+        .path()
+        .join(format!("fsbench-backup-stream-{pid}.bin"));
+    // The second image's mount (`/run/fsbench/backup-recv-PID-N`, not under `PID-`, so
+    // `leftovers` does not list it) and a stream being written: the send is under way.
+    let recv = format!("/run/fsbench/backup-recv-{pid}-");
+    let recv_mounted = || {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap_or_default()
+            .contains(&recv)
+    };
+    let sending = || std::fs::metadata(&stream).is_ok_and(|m| m.len() > 0);
+    let start = std::time::Instant::now();
+    while !(recv_mounted() && sending()) && start.elapsed() < std::time::Duration::from_secs(120) {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended first");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(recv_mounted() && sending(), "the send never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        recv_mounted(),
+        "the second image's mount should outlive a SIGKILL"
+    );
+    let o = bin().args(["doctor", "--cleanup"]).output().unwrap();
+    let said = format!("{}{}", common::stdout(&o), stderr(&o));
+    assert!(said.contains("fsbench-backup-stream"), "{said}");
+    assert!(!stream.exists(), "the stream file is still there");
+    let left = leftovers(scratch.path(), Some(pid));
+    assert!(left.is_empty(), "left behind after recovery: {left:?}");
+    assert!(
+        !recv_mounted(),
+        "the second image is still mounted after recovery"
+    );
+}
