@@ -102,8 +102,11 @@ pub fn run(w: &Where<'_>, p: &BackupParams) -> Result<WorkloadOutput> {
     let dup = w.dir.join("backup-dup");
     let result = (|| {
         // Copies first: a deleted snapshot's space comes back in the background (Btrfs's
-        // cleaner), which would count as space dedupe saved.
+        // cleaner), which would count as space dedupe saved. Their files go before the
+        // snapshot, which on ZFS is of the whole dataset (its full stream would carry them).
         copies(w, p, &dup, &mut out)?;
+        std::fs::remove_dir_all(&dup).map_err(|e| Error::io("cannot remove", &dup, e))?;
+        settle_statvfs(w.dir);
         snapshots(w, p, &b, &mut out)?;
         maintenance(w, &b, &mut out)
     })();
