@@ -368,7 +368,7 @@ mod tests {
 
     /// Claims whose workload the claims profile does not run: pgbench needs another issue's
     /// work; the crash workloads are opt-in, with setups of their own (docs/crash.md), and
-    /// `tests/crash.rs` measures their claims.
+    /// `tests/crash.rs` measures their claims; `backup` has its profile (tests/backups.rs).
     const OUTSIDE_CLAIMS_PROFILE: &[&str] = &[
         "pgbench-rw",
         "crash-fsync",
@@ -378,6 +378,8 @@ mod tests {
         "git",
         "maildir",
         "logs",
+        // Snapshots and backups: its own profile, `backup` (docs/backups.md).
+        "backup",
     ];
 
     /// Claims whose setup the claims profile does not have: Btrfs with nodatacow, which

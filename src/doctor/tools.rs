@@ -20,6 +20,7 @@ pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
     // Source trees, mail, logs, snapshots and backups.
     ("git", &["git"]),
     ("postmark", &["postmark"]),
+    ("backup", &["fstrim"]),
     // Aging.
 ];
 

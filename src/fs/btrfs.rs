@@ -4,6 +4,7 @@ use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, 
 use super::maintenance::{Inodes, Maintenance, Scrub};
 use super::props;
 use super::simple::{KernelFs, tool_text};
+use super::snapshot_ops::{Backup, Copies, Maint, Stream};
 use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey};
 use crate::measure::backing::Backing;
@@ -137,6 +138,13 @@ const CAPS: Caps = Caps {
         // (`--mixed` shares them, and then the probe does not reproduce the trap).
         metadata_chunks: true,
         scrub: Some(Scrub::Foreground(&["btrfs", "scrub", "start", "-B"])),
+    },
+    backup: Backup {
+        copies: Copies::Subvolume,
+        stream: Stream::Btrfs,
+        trim: Backup::FSTRIM,
+        // Every data and metadata chunk rewritten: what seed 004 advises running periodically.
+        balance: Maint::Run(&["btrfs", "balance", "start", "--full-balance"]),
     },
 };
 

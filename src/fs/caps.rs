@@ -178,6 +178,8 @@ pub struct Caps {
     pub userspace_daemon: Option<&'static str>,
     /// Capacity and maintenance facts (inodes, metadata space, scrub) the capacity probes read.
     pub maintenance: super::maintenance::Maintenance,
+    /// Snapshots or reflink copies, send/receive, trim and balance (the `backup` workload).
+    pub backup: super::snapshot_ops::Backup,
 }
 
 impl Caps {
@@ -201,6 +203,7 @@ impl Caps {
         },
         userspace_daemon: None,
         maintenance: super::maintenance::Maintenance::NONE,
+        backup: super::snapshot_ops::Backup::NONE,
     };
 }
 

@@ -6,6 +6,7 @@ use super::caps::{
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
+use super::snapshot_ops::{Backup, Copies, Stream};
 use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey};
 use crate::measure::backing::Backing;
@@ -122,6 +123,16 @@ const CAPS: Caps = Caps {
         inodes: Some(Inodes::Fixed),
         metadata_chunks: false,
         scrub: None,
+    },
+    // ext4 has neither snapshots nor reflinks (FICLONE is refused); an LVM snapshot is
+    // below the filesystem, outside what is compared here.
+    backup: Backup {
+        copies: Copies::None(
+            "ext4 has no snapshots and no reflink copies (FICLONE is refused); an LVM snapshot would be below the filesystem",
+        ),
+        stream: Stream::None("ext4 has no send stream (dump(8) of ext4 is not packaged here)"),
+        trim: Backup::FSTRIM,
+        balance: Backup::NO_BALANCE,
     },
 };
 

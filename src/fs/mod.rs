@@ -14,6 +14,7 @@ pub mod props;
 pub mod redundancy;
 pub mod setup;
 pub mod simple;
+pub mod snapshot_ops;
 mod tmpfs;
 pub mod variant;
 pub mod variant_args;

@@ -4,6 +4,7 @@ use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, 
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
 use super::simple::{KernelFs, tool_text};
+use super::snapshot_ops::{Backup, Copies, Stream};
 use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey, Removed};
 use crate::measure::backing::Backing;
@@ -132,6 +133,13 @@ const CAPS: Caps = Caps {
         metadata_chunks: false,
         // xfs_scrub checks metadata only (XFS has no data checksums).
         scrub: None,
+    },
+    // Reflink copies stand in for snapshots (mkfs.xfs enables reflink=1 by default).
+    backup: Backup {
+        copies: Copies::Reflink,
+        stream: Stream::None("XFS has no send stream of a copy (xfsdump dumps a whole filesystem)"),
+        trim: Backup::FSTRIM,
+        balance: Backup::NO_BALANCE,
     },
 };
 

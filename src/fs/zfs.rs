@@ -7,6 +7,7 @@
 
 use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::mount::{self, ensure_mountpoint, remove_mountpoint};
+use super::snapshot_ops::{Backup, Copies, Maint, Stream};
 use super::variant::{self, Accepts};
 use super::variant_args::{ArgRules, OptKey};
 use super::zfs_daemon::{self, DaemonHold};
@@ -226,6 +227,13 @@ const CAPS: Caps = Caps {
         // One pool of space for data and metadata (its slop space keeps metadata writable).
         metadata_chunks: false,
         scrub: Some(super::maintenance::Scrub::Pool),
+    },
+    backup: Backup {
+        copies: Copies::Dataset,
+        stream: Stream::Zfs,
+        // FUSE passes no FITRIM, and zfs-fuse predates `zpool trim`.
+        trim: Maint::None("zfs-fuse cannot trim: FUSE passes no FITRIM and it has no `zpool trim`"),
+        balance: Backup::NO_BALANCE,
     },
 };
 

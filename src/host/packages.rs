@@ -139,6 +139,10 @@ pub const TOOLS: &[Tool] = &[
     // Source trees, mail, logs, snapshots and backups.
     tool("git", ["git"; 4]),
     tool("postmark", ["postmark", "", "", ""]),
+    tool(
+        "fstrim",
+        ["util-linux", "util-linux", "util-linux", "util-linux"],
+    ),
     // Aging.
 ];
 

@@ -25,6 +25,10 @@ const AMOUNT: &str = "the amount the job wrote (less when a time-based job ran s
                       write_amplification is judged instead";
 const RUN: &str = "the job's rate × its runtime";
 const MIB: f64 = 1.0 / (1u64 << 20) as f64;
+/// Why a send/receive rate is not judged: only setups with a send stream have one, and the
+/// backup verdict is decided on what every setup with copies has (snapshot creation time).
+const SEND_RATE: &str = "the stream's bytes over the send and receive seconds, on the setups \
+                         that have a stream; the snapshot rows decide the backup verdict";
 
 const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) -> MetricDef {
     let direction = match class {
@@ -286,6 +290,25 @@ metrics! {
     TAIL_RECORDS_PER_S: "tail_records_per_s", "records/s", Throughput, "log records/s read by tail followers";
     ROTATIONS: "rotations", "count", Fact, "log rotations";
     // snapshots and backups
+    // snapshots and backups
+    SNAPSHOT_SECONDS: "snapshot_seconds", "s", Time, "snapshot creation time" .headline();
+    SNAPSHOT_SPACE_BYTES: "snapshot_space_bytes", "bytes", Cost, "space of a new snapshot" .headline() .bytes();
+    SNAPSHOT_SPACE_SHARE: "snapshot_space_share", "ratio", Cost, "space of a new snapshot / its data" .headline();
+    SNAPSHOT_SPACE_1PCT_BYTES: "snapshot_space_1pct_bytes", "bytes", Cost, "snapshot space after 1 % rewritten" .headline() .bytes();
+    SNAPSHOT_SPACE_10PCT_BYTES: "snapshot_space_10pct_bytes", "bytes", Cost, "snapshot space after 10 % rewritten" .headline() .bytes();
+    SNAPSHOT_SPACE_50PCT_BYTES: "snapshot_space_50pct_bytes", "bytes", Cost, "snapshot space after 50 % rewritten" .headline() .bytes();
+    SEND_FULL_BYTES: "send_full_bytes", "bytes", Fact, "full send stream" .bytes();
+    SEND_FULL_MIB_S: "send_full_mib_s", "MiB/s", Throughput, "full send + receive" .derived(SEND_RATE);
+    CHANGED_BYTES: "changed_bytes", "bytes", Fact, "bytes changed before the incremental send" .bytes();
+    SEND_INCR_BYTES: "send_incr_bytes", "bytes", Cost, "incremental send stream" .headline() .bytes();
+    SEND_INCR_RATIO: "send_incr_ratio", "ratio", Cost, "incremental bytes sent / bytes changed" .headline();
+    SEND_INCR_MIB_S: "send_incr_mib_s", "MiB/s", Throughput, "incremental send + receive" .derived(SEND_RATE);
+    REFLINK_SECONDS: "reflink_seconds", "s", Time, "reflink copy (FICLONE) time" .headline();
+    REFLINK_SAVED_BYTES: "reflink_saved_bytes", "bytes", Capacity, "space a reflink copy saves" .bytes();
+    DEDUPE_SECONDS: "dedupe_seconds", "s", Time, "dedupe (FIDEDUPERANGE) time" .headline();
+    DEDUPE_SAVED_BYTES: "dedupe_saved_bytes", "bytes", Capacity, "space dedupe saved" .headline() .bytes();
+    FSTRIM_SECONDS: "fstrim_seconds", "s", Time, "fstrim of a used filesystem" .headline();
+    BALANCE_SECONDS: "balance_seconds", "s", Time, "full balance of a used filesystem" .headline();
     // (end of source trees, mail, logs, snapshots)
     // Aging: what the age of a filesystem is measured by (runner::age, workload::age).
     // (end of aging)

@@ -18,6 +18,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("build", include_str!("profiles/build.toml")),
     ("mail", include_str!("profiles/mail.toml")),
     ("logs", include_str!("profiles/logs.toml")),
+    ("backup", include_str!("profiles/backup.toml")),
     // Aging.
 ];
 

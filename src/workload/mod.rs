@@ -94,5 +94,6 @@ pub mod spec;
 pub mod sqlite;
 pub mod vmimage;
 // Source trees, mail, logs, snapshots and backups.
+pub mod backup;
 pub mod step;
 pub mod usecase;

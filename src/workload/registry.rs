@@ -63,6 +63,8 @@ pub enum Kind {
     Postmark,
     /// Log appenders, rotation, tail followers ([`crate::workload::usecase::logs`]).
     Logs,
+    /// Snapshots, send/receive, reflink, dedupe, trim ([`crate::workload::backup`]).
+    Backup,
     /// A FAKE step for the runner's unit tests ([`crate::workload::fake`]; not in a release).
     #[cfg(test)]
     TestFake,
@@ -105,6 +107,7 @@ registry![
     &super::usecase::kind::Maildir,
     &super::usecase::kind::Postmark,
     &super::usecase::kind::Logs,
+    &super::backup::kind::Backup,
 ];
 
 /// The registry entry of `kind`.

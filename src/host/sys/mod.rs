@@ -318,3 +318,70 @@ pub fn online_cpus() -> Option<u32> {
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     (n > 0).then_some(n as u32)
 }
+
+/// `FIDEDUPERANGE`: `_IOWR(0x94, 54, struct file_dedupe_range)` (24-byte header).
+const FIDEDUPERANGE: libc::c_ulong = 0xC018_9436;
+
+/// `struct file_dedupe_range` with one `struct file_dedupe_range_info` after it.
+#[repr(C)]
+struct DedupeRange {
+    src_offset: u64,
+    src_length: u64,
+    dest_count: u16,
+    reserved1: u16,
+    reserved2: u32,
+    dest_fd: i64,
+    dest_offset: u64,
+    bytes_deduped: u64,
+    status: i32,
+    reserved: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<DedupeRange>() == 24 + 32);
+
+/// What one `FIDEDUPERANGE` call did to its one destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deduped {
+    /// The ranges held the same bytes: this many now share the source's extents.
+    Same(u64),
+    /// The ranges differ: nothing was shared.
+    Differs,
+}
+
+/// Share `len` bytes of `src` at `src_off` with `dst` at `dst_off` when their contents are
+/// equal (`FIDEDUPERANGE`, one destination). A filesystem may dedupe less than asked per call
+/// (Btrfs: 16 MiB); the caller loops on the returned count.
+pub fn fideduperange(
+    src: BorrowedFd<'_>,
+    src_off: u64,
+    len: u64,
+    dst: BorrowedFd<'_>,
+    dst_off: u64,
+) -> io::Result<Deduped> {
+    let mut arg = DedupeRange {
+        src_offset: src_off,
+        src_length: len,
+        dest_count: 1,
+        reserved1: 0,
+        reserved2: 0,
+        dest_fd: i64::from(dst.as_raw_fd()),
+        dest_offset: dst_off,
+        bytes_deduped: 0,
+        status: 0,
+        reserved: 0,
+    };
+    // SAFETY: `arg` is a `struct file_dedupe_range` followed by exactly `dest_count` (1)
+    // `struct file_dedupe_range_info`, which the kernel reads and updates in place.
+    check(unsafe {
+        libc::ioctl(
+            src.as_raw_fd(),
+            FIDEDUPERANGE as _,
+            &mut arg as *mut DedupeRange,
+        )
+    })?;
+    match arg.status {
+        0 => Ok(Deduped::Same(arg.bytes_deduped)),
+        1 => Ok(Deduped::Differs),
+        e => Err(io::Error::from_raw_os_error(-e)),
+    }
+}
