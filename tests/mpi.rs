@@ -31,6 +31,11 @@ fn mpirun(args: &[&str]) -> Output {
             "--allow-run-as-root",
             "--oversubscribe",
         ])
+        // Every rank records into the tests' store, not the real one.
+        .args([
+            "-x",
+            &format!("{}={}", common::STORE_VAR, common::TEST_STORE),
+        ])
         .args(["-np", "3", common::BIN])
         .args(args)
         .output()
@@ -450,6 +455,10 @@ fn a_slow_preparation_on_one_rank_stays_out_of_the_measured_window() {
             "--oversubscribe",
         ])
         .args(["-x", "FSBENCH_TEST_PREPARE_DELAY=1:3000"])
+        .args([
+            "-x",
+            &format!("{}={}", common::STORE_VAR, common::TEST_STORE),
+        ])
         .args(["-np", "3", env!("CARGO_BIN_EXE_fsbench")])
         .args(&args)
         .output()
