@@ -1,7 +1,7 @@
 //! I/O workloads (seqread, randwrite, randrw70, fsync-write…): a [`JobSpec`] run by the
 //! engine inside the filesystem under test, mapped to the standard metric names.
 
-use super::{Metric, WorkloadContext, WorkloadOutput};
+use super::{Metric, StepWarning, WarningKind, WorkloadContext, WorkloadOutput};
 use crate::engine::{self, IoReport, JobSpec};
 use crate::measure::LatencyHistogram;
 use crate::metrics::MetricId;
@@ -193,11 +193,12 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
     out
 }
 
-/// The start of the note of a job that never became steady; the runner records it as a
-/// warning (the figures are the whole run's, a transient may be in them).
+/// The start of the warning of a job that never became steady ([`WarningKind::NotSteady`]:
+/// the figures are the whole run's, a transient may be in them).
 pub const NOT_STEADY: &str = "steady state not reached";
 
-/// The start of the note of a job on a device that met the criteria without preconditioning.
+/// The start of the warning of a job on a device that met the criteria without
+/// preconditioning ([`WarningKind::NotPreconditioned`]).
 pub const NOT_PRECONDITIONED: &str = "not preconditioned";
 
 /// The start of the note of a job whose rounds met the criteria (a preconditioned device).
@@ -207,11 +208,10 @@ pub const STEADY: &str = "steady state over";
 pub const STABLE: &str = "stable (";
 
 /// Whether a workload note is the verdict of `--steady-state` (the runner prints it, so the
-/// terminal says which rounds formed the window).
+/// terminal says which rounds formed the window; the verdicts that doubt the figures are
+/// warnings, which it prints too).
 pub fn is_steady_note(note: &str) -> bool {
-    [NOT_STEADY, NOT_PRECONDITIONED, STEADY, STABLE]
-        .iter()
-        .any(|p| note.starts_with(p))
+    [STEADY, STABLE].iter().any(|p| note.starts_with(p))
 }
 
 /// The series of a job run until steady: one value per steady-state round (IOPS), for the
@@ -250,20 +250,26 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
         _ => "fewer rounds than the window".into(),
     };
     let Some(w) = &s.window else {
-        out.notes.push(format!(
-            "{NOT_STEADY} within {} ({rule}; {}: {how}): IOPS, MiB/s and latency are the whole run's",
-            crate::units::format_duration(std::time::Duration::from_secs_f64(s.max_s)),
-            rounds_text(s),
+        out.warnings.push(StepWarning::new(
+            WarningKind::NotSteady,
+            format!(
+                "{NOT_STEADY} within {} ({rule}; {}: {how}): IOPS, MiB/s and latency are the whole run's",
+                crate::units::format_duration(std::time::Duration::from_secs_f64(s.max_s)),
+                rounds_text(s),
+            ),
         ));
         return;
     };
     if s.conditioning == engine::steady::Conditioning::NotPreconditioned {
-        out.notes.push(format!(
-            "{NOT_PRECONDITIONED}: the device met the criteria over {} ({rule}: {how}) but was \
-             not preconditioned (--precondition), so steady state is not claimed: a fresh SSD \
-             can hold its burst speed for rounds before its write cliff; IOPS, MiB/s and \
-             latency are the whole run's",
-            rounds_text(s)
+        out.warnings.push(StepWarning::new(
+            WarningKind::NotPreconditioned,
+            format!(
+                "{NOT_PRECONDITIONED}: the device met the criteria over {} ({rule}: {how}) but \
+                 was not preconditioned (--precondition), so steady state is not claimed: a \
+                 fresh SSD can hold its burst speed for rounds before its write cliff; IOPS, \
+                 MiB/s and latency are the whole run's",
+                rounds_text(s)
+            ),
         ));
         return;
     }
@@ -472,11 +478,12 @@ mod tests {
         let out = to_output(&report);
         assert_eq!(get(&out, IOPS), Some(100.0));
         assert_eq!(get(&out, STEADY_REACHED), Some(0.0));
-        let note = out
-            .notes
+        let note = &out
+            .warnings
             .iter()
-            .find(|n| n.starts_with(NOT_PRECONDITIONED))
-            .expect("a not-preconditioned note");
+            .find(|n| n.kind == WarningKind::NotPreconditioned)
+            .expect("a not-preconditioned warning")
+            .message;
         assert!(note.contains("rounds 1–3 of 3"), "{note}");
         assert!(
             out.series
@@ -491,11 +498,11 @@ mod tests {
         assert_eq!(get(&out, STEADY_REACHED), Some(0.0));
         assert_eq!(get(&out, STEADY_AT_S), None);
         assert!(
-            out.notes
+            out.warnings
                 .iter()
-                .any(|n| n.starts_with(NOT_STEADY) && n.contains("whole run")),
+                .any(|n| n.kind == WarningKind::NotSteady && n.message.contains("whole run")),
             "{:?}",
-            out.notes
+            out.warnings
         );
     }
 }
