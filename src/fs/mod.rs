@@ -6,6 +6,7 @@
 pub mod argv_guard;
 mod btrfs;
 pub mod caps;
+pub mod compression;
 mod ext4;
 pub mod layout;
 pub mod maintenance;
@@ -134,6 +135,19 @@ pub trait Filesystem: Send + Sync {
     }
     /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
     /// probes read instead of its name. By default none are known.
+    /// The on-disk compression ratio (logical / physical) of what lies at `path_or_dataset`
+    /// (a path, or for a pool a dataset name); `None` where this filesystem does not
+    /// compress data.
+    fn compression_ratio(&self, path_or_dataset: &str) -> crate::Result<Option<f64>> {
+        compression::ratio(self.caps(), path_or_dataset)
+    }
+
+    /// Wait until the space of what was just written at `path` is accounted (ZFS: its txg
+    /// commit); nothing to wait for where fsync accounts it.
+    fn settle_space(&self, path: &Path) -> crate::Result<()> {
+        compression::settle_space(self.caps(), path)
+    }
+
     fn maintenance(&self) -> maintenance::Maintenance {
         self.caps().maintenance
     }
