@@ -3,14 +3,13 @@
 //! to give; the same for flags; `-o/--output` on every command that writes a document. No
 //! root, nothing is created (`fsbench plan` only).
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn fsbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::bin().args(args).output().unwrap()
 }
 
 fn refused(o: &Output) -> String {

@@ -94,7 +94,7 @@ fn recorder_carries_each_filesystem_and_sees_its_flushes() {
 }
 
 fn fsbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    common::bin()
 }
 
 /// A plan with the crash workloads shrunk to `states` states of `ops` operations.

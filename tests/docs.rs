@@ -524,6 +524,7 @@ fn run_block(root: &Path, shim: &Path, block: Block) -> Ran {
         .current_dir(dir.path())
         .env("PATH", path)
         .env(REAL_VAR, common::BIN)
+        .env(common::STORE_VAR, common::TEST_STORE)
         .env("FSBENCH_DOCS_SCRATCH", dir.path())
         .env("FSBENCH_REPO", root)
         .env("COLUMNS", "100")

@@ -234,17 +234,10 @@ fn run_records_the_doctors_findings_in_results() {
             "256M",
             "--file-size",
             "16M",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0s",
             "--rounds",
             "1",
-            "--quiet-window",
-            "1s",
-            "--quiet-timeout",
-            "10s",
         ])
+        .args(common::QUICK)
         .arg("--scratch-dir")
         .arg(scratch.path())
         .arg("--out")

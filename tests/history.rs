@@ -4,7 +4,7 @@
 //! written, a password that must leak nowhere, and `history check` on planted histories.
 //!
 //! Every run here names its own store (`FSBENCH_STORE` in a temporary directory); the other
-//! test binaries' runs go to `target/test-history.db` (`.cargo/config.toml`).
+//! test binaries' runs go to `common::TEST_STORE` under `target/tmp` (`common::bin` sets it).
 
 mod common;
 
@@ -26,6 +26,8 @@ fn bin() -> Command {
     ] {
         c.env_remove(v);
     }
+    // A test that looks at a store names its own; every other run records into the tests'.
+    c.env(common::STORE_VAR, common::TEST_STORE);
     c
 }
 
@@ -57,7 +59,7 @@ fn tiny_run(scratch: &Path, out: &Path) -> Command {
             "--rounds",
             "2",
         ])
-        .args(["--runtime", "1s", "--ramp", "0s", "--quiet-window", "1s"])
+        .args(common::QUICK)
         .arg("--scratch-dir")
         .arg(scratch)
         .arg("--out")
@@ -160,6 +162,11 @@ fn two_runs_then_look(store: &str, env: &[(&str, &str)], extra: &[&str], scratch
     let file = Results::load(&b).unwrap();
     assert_eq!(back.samples, file.samples);
     assert_eq!(back.setups, file.setups);
+    // show: values in their units through the report's table (no raw floats).
+    let shown = look(&["history", "show", &newer.to_string()]);
+    assert!(shown.contains("Summary (median"), "{shown}");
+    assert!(shown.contains("│ ext4 "), "{shown}");
+    assert!(!shown.contains(".0000"), "{shown}");
     let _ = store;
 }
 
@@ -583,10 +590,28 @@ fn check_flags_a_planted_regression_and_not_an_aa_history() {
 
 #[test]
 fn tests_never_record_into_the_real_store() {
-    // .cargo/config.toml points every process cargo starts at target/test-history.db.
-    let store = std::env::var("FSBENCH_STORE").expect("FSBENCH_STORE set by .cargo/config.toml");
-    assert!(store.ends_with("target/test-history.db"), "{store}");
-    assert!(!store.starts_with("/var/lib/fsbench"));
+    // Every way a test starts fsbench names the tests' store (tests/common/proc.rs).
+    let store_of = |c: &Command| {
+        c.get_envs()
+            .find(|(k, _)| *k == common::STORE_VAR)
+            .and_then(|(_, v)| v)
+            .map(|v| v.to_string_lossy().into_owned())
+    };
+    for (what, c) in [("common::bin", common::bin()), ("history's bin", bin())] {
+        let store = store_of(&c).unwrap_or_else(|| panic!("{what} sets no store"));
+        assert!(
+            store.ends_with("target/tmp/test-history.db"),
+            "{what}: {store}"
+        );
+    }
+    // `cargo run` is the user's: the cargo configuration sets no store for it.
+    let cfg = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.cargo/config.toml"))
+        .unwrap_or_default();
+    assert!(
+        !cfg.lines()
+            .any(|l| l.trim_start().starts_with("FSBENCH_STORE")),
+        "{cfg}"
+    );
 }
 
 #[test]

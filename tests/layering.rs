@@ -566,3 +566,256 @@ fn the_name_scan_sees_comparisons_searches_and_arms_but_not_units_or_paths() {
     );
     assert_eq!(hit(r#"if a || "iops".len() > 0 {"#), None);
 }
+
+/// The programs that belong to one filesystem: running one is a driver's job (`src/fs`).
+const FS_TOOLS: &[&str] = &[
+    "zpool",
+    "zfs",
+    "zdb",
+    "zfs-fuse",
+    "btrfs",
+    "btrfstune",
+    "tune2fs",
+    "e2fsck",
+    "resize2fs",
+    "dumpe2fs",
+    "debugfs",
+];
+
+/// Prefixes of programs that belong to one filesystem (`xfs_growfs`, `mkfs.ext4`).
+const FS_TOOL_PREFIXES: &[&str] = &["xfs_", "mkfs.", "fsck."];
+
+/// Files outside `src/fs` that still run a filesystem's program, each with its reason. The
+/// list only shrinks: issue 39 (item 1) moves each into a driver method of `src/fs`.
+const FS_TOOL_ALLOWED: &[(&str, &str)] = &[
+    (
+        "host/packages.rs",
+        "the tool → package table: `[\"zfs-fuse\", …]` lists package names, it runs nothing",
+    ),
+    (
+        "host/provenance.rs",
+        "asks each installed tool its version for the results' provenance (`zpool version`)",
+    ),
+    (
+        "target/safety.rs",
+        "device membership: is the target a member of an imported pool (to move into the ZFS driver)",
+    ),
+    (
+        "measure/zfs.rs",
+        "a pool's vdevs and its forced txg sync for the settle (to move into the ZFS driver)",
+    ),
+    (
+        "workload/probe/mod.rs",
+        "the probes' own pool export/import (to move into the ZFS driver)",
+    ),
+    (
+        "workload/probe/fsck.rs",
+        "scrub as the ZFS check (to move into the ZFS driver)",
+    ),
+    (
+        "workload/probe/resize.rs",
+        "grow by xfs_growfs and zpool online -e (to move into the XFS and ZFS drivers)",
+    ),
+    (
+        "workload/probe/snapshot.rs",
+        "zfs snapshot/list/destroy (to move into the ZFS driver)",
+    ),
+];
+
+/// The filesystem program `code` runs, if any: its name as the first word of an argv
+/// (`argv(&["zpool", …])`, `vec!["btrfs", …]`, `Command::new("e2fsck")`). A name in a table
+/// (`tool("btrfs", …)`, `("zpool", "zfs")`) or a look-up (`available("zpool")`) runs nothing.
+fn runs_fs_tool(code: &str) -> Option<String> {
+    let mut rest = code;
+    let mut at = 0;
+    while let Some(i) = rest.find('"') {
+        let start = at + i + 1;
+        let Some(len) = code[start..].find('"') else {
+            break;
+        };
+        let word = &code[start..start + len];
+        let before = code[..start - 1].trim_end();
+        let is_tool =
+            FS_TOOLS.contains(&word) || FS_TOOL_PREFIXES.iter().any(|p| word.starts_with(p));
+        let first_word = before.ends_with('[') || before.ends_with("Command::new(");
+        if is_tool && first_word {
+            return Some(word.to_string());
+        }
+        at = start + len + 1;
+        rest = &code[at..];
+    }
+    None
+}
+
+#[test]
+fn filesystem_programs_run_only_in_their_drivers() {
+    let (src, files) = source_files();
+    let mut bad = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if rel.starts_with("fs/") {
+            continue;
+        }
+        let allowed = FS_TOOL_ALLOWED.iter().any(|(p, _)| *p == rel);
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            let code = line.split("//").next().unwrap_or("");
+            if let Some(tool) = runs_fs_tool(code) {
+                println!("src/{rel}:{}: runs {tool}", n + 1);
+                if allowed {
+                    allowed_used.insert(rel.clone());
+                } else {
+                    bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    for (p, why) in FS_TOOL_ALLOWED {
+        if !allowed_used.contains(*p) {
+            bad.push(format!(
+                "FS_TOOL_ALLOWED lists src/{p} ({why}), which no longer needs it"
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a filesystem's program is run outside src/fs (make it a method of its driver, \
+         `fs::Filesystem`, with a default saying what is unsupported):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_fs_tool_scan_sees_argv_and_commands_but_not_tables_or_lookups() {
+    assert_eq!(
+        runs_fs_tool(r#"    run(&argv(&["zpool", "scrub", &pool]), t)?;"#).as_deref(),
+        Some("zpool")
+    );
+    assert!(runs_fs_tool(r#"    let a = vec!["btrfs", "scrub", "start"];"#).is_some());
+    assert!(runs_fs_tool(r#"    Command::new("e2fsck").arg("-fn")"#).is_some());
+    assert!(runs_fs_tool(r#"    argv(&["xfs_growfs", "-D", &n, &m])"#).is_some());
+    assert!(runs_fs_tool(r#"    tool("btrfs", ["btrfs-progs"; 4]),"#).is_none());
+    assert!(runs_fs_tool(r#"    ("zpool", "zfs"),"#).is_none());
+    assert!(runs_fs_tool(r#"    if !command::available("zpool") {"#).is_none());
+    assert!(runs_fs_tool(r#"    argv(&["chattr", "+C", "zfs"])"#).is_none());
+}
+
+/// A function's length in lines, counted from its `fn` line to its closing brace (braces in
+/// strings and comments ignored; test modules, `#[cfg(test)]` to the end of a file, skipped).
+fn function_lengths() -> Vec<(usize, String)> {
+    let (src, files) = source_files();
+    let mut out = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            let Some(name) = fn_name(line) else { continue };
+            let (mut depth, mut started) = (0i32, false);
+            for (j, l) in lines.iter().enumerate().skip(i) {
+                let code = strip_strings(l.split("//").next().unwrap_or(""));
+                for c in code.chars() {
+                    match c {
+                        '{' => (depth, started) = (depth + 1, true),
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                if !started && code.trim_end().ends_with(';') {
+                    break;
+                }
+                if started && depth <= 0 {
+                    out.push((j - i + 1, format!("{rel}::{name}")));
+                    break;
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| b.cmp(a));
+    out
+}
+
+/// The name of the function `line` declares (`pub(super) fn run_setup_round(`), if any.
+fn fn_name(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    let pos = t.find("fn ")?;
+    let head = &t[..pos];
+    let words_ok = head.split_whitespace().all(|w| {
+        w == "pub" || w.starts_with("pub(") || ["const", "async", "unsafe", "extern"].contains(&w)
+    });
+    if !words_ok || !(pos == 0 || head.ends_with(' ')) {
+        return None;
+    }
+    let name: String = t[pos + 3..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// `code` with the insides of string and char literals removed (their braces are not code).
+fn strip_strings(code: &str) -> String {
+    let mut out = String::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            while let Some(d) = chars.next() {
+                match d {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => break,
+                    _ => {}
+                }
+            }
+        } else if c == '\'' && chars.clone().nth(1) == Some('\'') {
+            chars.next();
+            chars.next();
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Functions allowed over [`MAX_FN_LINES`] (none since issue 39 split the last ones); an
+/// entry needs a reason, and the list only shrinks.
+const LONG_FN_ALLOWED: &[&str] = &[];
+
+/// The longest a function outside tests may be.
+const MAX_FN_LINES: usize = 150;
+
+#[test]
+fn no_function_grows_past_150_lines() {
+    let lengths = function_lengths();
+    println!("the longest functions (lines, file::name):");
+    for (n, f) in lengths.iter().take(15) {
+        println!("{n:5}  {f}");
+    }
+    let over: Vec<&(usize, String)> = lengths.iter().filter(|(n, _)| *n > MAX_FN_LINES).collect();
+    println!(
+        "{} over {MAX_FN_LINES} lines, {} over 100",
+        over.len(),
+        lengths.iter().filter(|(n, _)| *n > 100).count()
+    );
+    let mut bad: Vec<String> = over
+        .iter()
+        .filter(|(_, f)| !LONG_FN_ALLOWED.contains(&f.as_str()))
+        .map(|(n, f)| format!("{f}: {n} lines (split it into named steps)"))
+        .collect();
+    for f in LONG_FN_ALLOWED {
+        if !over.iter().any(|(_, g)| g == f) {
+            bad.push(format!(
+                "LONG_FN_ALLOWED lists {f}, which is now short: remove it"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

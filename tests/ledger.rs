@@ -68,22 +68,15 @@ impl Scratch {
             "1G",
             "--file-size",
             "32M",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0s",
             "--rounds",
             "1",
-            "--quiet-window",
-            "1s",
-            "--quiet-timeout",
-            "10s",
             "--seed",
             "7",
             // Test-sized corpus (the quick profile's 52k entries take seconds per step).
             "--corpus-scale",
             "0.1",
         ])
+        .args(common::QUICK)
         .args(extra)
         .arg("--scratch-dir")
         .arg(self.path())

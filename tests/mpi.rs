@@ -31,6 +31,11 @@ fn mpirun(args: &[&str]) -> Output {
             "--allow-run-as-root",
             "--oversubscribe",
         ])
+        // Every rank records into the tests' store, not the real one.
+        .args([
+            "-x",
+            &format!("{}={}", common::STORE_VAR, common::TEST_STORE),
+        ])
         .args(["-np", "3", common::BIN])
         .args(args)
         .output()
@@ -320,12 +325,17 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     if !have_mpirun("run_writes_one_results_file_of_all_ranks_samples") {
         return;
     }
-    let (dir, _outs, out) = scratch();
-    let args = run_args(dir.path(), &out, "1s", "randread,untar");
+    let (dir, outs, out) = scratch();
+    let store = outs.path().join("history.db");
+    let mut args = run_args(dir.path(), &out, "1s", "randread,untar");
+    args.extend(["--store".to_string(), store.display().to_string()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = mpirun(&args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
+    // It ends like `run`: rank 0 records the run in the history store, once.
+    assert_eq!(err.matches("fsbench: history: run ").count(), 1, "{err}");
+    assert!(store.is_file(), "{err}");
     // Rank 0 speaks for all: one table, one plan summary.
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(stdout.matches("Headline tests").count(), 1, "{stdout}");
@@ -450,6 +460,10 @@ fn a_slow_preparation_on_one_rank_stays_out_of_the_measured_window() {
             "--oversubscribe",
         ])
         .args(["-x", "FSBENCH_TEST_PREPARE_DELAY=1:3000"])
+        .args([
+            "-x",
+            &format!("{}={}", common::STORE_VAR, common::TEST_STORE),
+        ])
         .args(["-np", "3", env!("CARGO_BIN_EXE_fsbench")])
         .args(&args)
         .output()
@@ -519,6 +533,18 @@ fn run_refuses_what_does_not_add_up_across_ranks() {
     );
     assert!(!out.exists(), "nothing created");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // --until-settled is refused (exit 2, its reason) until the ranks can judge together.
+    let mut args = run_args(dir.path(), &out, "1s", "randread");
+    args.push("--until-settled".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = mpirun(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--until-settled") && err.contains("--mpi"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing created");
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
     }
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let o = common::bin()
         .args([
             "run",
             "--yes",
@@ -114,7 +114,7 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
         "{journal}"
     );
     // The report says it.
-    let rep = Command::new(env!("CARGO_BIN_EXE_fsbench"))
+    let rep = common::bin()
         .arg("report")
         .arg(out.join("results.json"))
         .output()

@@ -207,41 +207,21 @@ fn steady_state_bad_input_exits_2_and_creates_nothing() {
     assert!(!Path::new(f).exists(), "bad input creates nothing");
 }
 
-/// A loop device over a sparse image; detached on drop.
-struct Loop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
+/// A loop device (direct I/O) over a sparse image of `size` bytes, through tests/common;
+/// `None` when the test is skipped.
+struct Loop;
 
 impl Loop {
-    fn attach(name: &str, size: u64) -> Option<Loop> {
+    fn attach(name: &str, size: u64) -> Option<common::LoopImage> {
         if !common::privileged(name).loop_devices().ok() {
             return None;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let img = dir.path().join("img");
-        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
-        let out = std::process::Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on", p(&img)])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(Loop {
-            dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-            _dir: dir,
-        })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("losetup")
-            .args(["-d", &self.dev])
-            .status();
+        Some(
+            common::LoopImage::spec(size)
+                .direct_io(true)
+                .attach()
+                .unwrap_or_else(|e| panic!("{name}: {e}")),
+        )
     }
 }
 

@@ -63,10 +63,8 @@ impl Loop {
 
 /// `fsbench run --yes` with tiny sizes, one short workload, in `scratch`.
 fn run(scratch: &Path, extra: &[&str]) -> Output {
-    bin()
-        .args(["run", "--yes", "--file-size", "8M", "--rounds", "1"])
-        .args(["--runtime", "1s", "--ramp", "0s", "--quiet-window", "1s"])
-        .args(["--quiet-timeout", "10s", "--only", "usable-space"])
+    common::quick_run(1)
+        .args(["--file-size", "8M", "--only", "usable-space"])
         .arg("--scratch-dir")
         .arg(scratch)
         .arg("--out")

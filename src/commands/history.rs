@@ -209,22 +209,36 @@ fn show(store: &StoreArgs, a: &ShowArgs) -> Result<i32> {
             s += &format!("    {k} = {v}\n");
         }
     }
-    let mut t = table();
-    t.set_header(["setup", "workload", "metric", "median", "min", "max", "n"]);
-    for x in &r.summary {
-        t.add_row([
+    s += &summary_grid(&r.summary);
+    emit(&s);
+    Ok(EXIT_OK)
+}
+
+/// The run's summary in the report's table style, each value in its metric's units
+/// (`7.8 GiB`, `524,288`) as `fsbench report` writes it.
+fn summary_grid(summary: &[crate::results::Summary]) -> String {
+    use crate::metrics::format_value;
+    let mut lines = vec![
+        [
+            "setup", "workload", "metric", "unit", "median", "min", "max", "n",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for x in summary {
+        let v = |v: f64| format_value(&x.metric, v, &x.unit);
+        lines.push(vec![
             x.setup.clone(),
             x.workload.clone(),
-            format!("{} ({})", x.metric, x.unit),
-            format!("{:.4}", x.median),
-            format!("{:.4}", x.min),
-            format!("{:.4}", x.max),
+            x.metric.to_string(),
+            x.unit.clone(),
+            v(x.median),
+            v(x.min),
+            v(x.max),
             x.n.to_string(),
         ]);
     }
-    s += &format!("{t}\n");
-    emit(&s);
-    Ok(EXIT_OK)
+    crate::report::terminal::grid("Summary (median, min and max over rounds)", &lines, 4)
 }
 
 /// The store's finished (not partial) runs, on one device when `device` is given, by id.

@@ -191,7 +191,7 @@ fn run_mpi(_: RunArgs) -> crate::Result<i32> {
 }
 
 /// A write to stdout/stderr that failed after results.json was saved is added to its notes.
-fn note_output_error(results: &mut crate::results::Results, out: &std::path::Path) {
+pub(super) fn note_output_error(results: &mut crate::results::Results, out: &std::path::Path) {
     let Some(e) = stdio::error() else { return };
     if results.notes.iter().any(|n| n.message == e) {
         return;

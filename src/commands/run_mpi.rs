@@ -27,6 +27,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
             "not with --mpi (a --dir run needs no filesystem tools); drop it",
         ));
     }
+    // A bad --store is bad input: every rank refuses it alike, before MPI starts.
+    let history = args.history.settings().resolve()?;
     let Some(dir) = args.plan.dir.clone() else {
         return Err(Error::invalid(
             "--mpi",
@@ -105,16 +107,20 @@ pub fn run(args: RunArgs) -> Result<i32> {
         // Every rank recorded the same failures (the coordinator shares them): same code.
         return Ok(code);
     };
-    let results = outcome.results;
+    let mut results = outcome.results;
     let out = &inv.options.out;
     if let Err(e) = crate::report::write_run_reports(&results, out) {
         eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
     }
+    // Rank 0's results are the run's (all-ranks figures): recorded like a single process's.
+    crate::history::record::after_run(history.as_ref(), &results, out, "run");
     if outcome.interrupted {
         eprintln!(
             "fsbench: interrupted; every rank released its files. Partial results: {}",
             out.join("results.json").display()
         );
+        drop(relay);
+        super::run::note_output_error(&mut results, out);
         return Ok(code);
     }
     eprintln!(
@@ -145,7 +151,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         out.join("report.md").display(),
         out.join("report.html").display()
     );
+    // As `run`: wait for the relay, then a write to stdout/stderr that failed is noted.
     drop(relay);
+    super::run::note_output_error(&mut results, out);
     Ok(code)
 }
 
@@ -191,11 +199,20 @@ impl Quiet {
     }
 }
 
-/// What `--mpi` cannot run, refused with exit 2: another engine, workloads whose figures do
+/// What `--mpi` cannot run, refused with exit 2: `--until-settled` (not supported yet),
+/// another engine, workloads whose figures do
 /// not add up across ranks ([`suite::KINDS`]), data files of all `ranks` that do not fit in
 /// one `shared` directory (PATH as given, before `%r`/`%h`), and (rank 0) an OUT that holds
 /// a run.
 fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) -> Result<()> {
+    if inv.plan.settle.is_some() {
+        // The extra rounds' judge reads one process's rounds; the ranks would each decide.
+        return Err(Error::invalid(
+            "--until-settled",
+            "not with --mpi yet: the ranks would each decide when to stop; give a fixed \
+             --rounds N instead",
+        ));
+    }
     if inv.options.engine == crate::plan::EngineChoice::Fio {
         return Err(Error::invalid(
             "--engine",

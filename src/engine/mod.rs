@@ -164,52 +164,14 @@ pub fn run_coordinated(
     // Run until steady: time-based up to the round limit, each job publishing its seconds live.
     let runtime = spec.steady.map(|s| s.limit()).or(spec.runtime);
 
-    let (backend, backend_note) = match spec.backend {
-        Backend::Psync => (Backend::Psync, None),
-        Backend::IoUring => match uring::probe().and_then(|()| {
-            // Test hook: lets tests exercise the fallback without disabling io_uring for the
-            // whole machine (kernel.io_uring_disabled would hit every other process).
-            if std::env::var_os("FSBENCH_TEST_REFUSE_IO_URING").is_some() {
-                Err(std::io::Error::from_raw_os_error(libc::EPERM))
-            } else {
-                Ok(())
-            }
-        }) {
-            Ok(()) => (Backend::IoUring, None),
-            Err(e) => (
-                Backend::Psync,
-                Some(format!(
-                    "io_uring unavailable ({e}); fell back to psync (check \
-                     /proc/sys/kernel/io_uring_disabled or seccomp)"
-                )),
-            ),
-        },
-    };
+    let (backend, backend_note) = backend_for(spec);
     let iodepth = if backend == Backend::Psync {
         1
     } else {
         spec.iodepth
     };
 
-    let layout_s = if resolved.needs_layout() {
-        let mut created = CreatedGuard {
-            path: (!resolved.exists).then(|| resolved.path.clone()),
-        };
-        let s = layout::layout_with(
-            &resolved.path,
-            resolved.needed_len,
-            layout::LayoutOptions {
-                direct: spec.direct,
-                verify_bs: spec.verify.then_some(spec.bs),
-                seed,
-                compress: spec.buffer_compress_percentage,
-            },
-        )?;
-        created.path = None;
-        s
-    } else {
-        0.0
-    };
+    let layout_s = lay_out_file(&resolved, spec, seed)?;
 
     let located = device::locate(spec.device.as_deref().unwrap_or(&resolved.path));
     let device_note = located
@@ -218,110 +180,17 @@ pub fn run_coordinated(
         .map(|why| format!("no device counters: {why}"));
     let dev = located.ok();
 
-    let plans: Vec<JobPlan> = resolved
-        .regions
-        .iter()
-        .enumerate()
-        .map(|(k, &region)| {
-            let k = first_job + k;
-            let mut s = seed ^ (k as u64).wrapping_mul(0xA24B_AED4_963E_E407);
-            JobPlan {
-                index: k,
-                path: resolved.path.clone(),
-                rw: spec.rw,
-                bs: spec.bs,
-                iodepth,
-                direct: spec.direct,
-                region,
-                fsync: spec.fsync,
-                verify: spec.verify,
-                run_seed: seed,
-                job_seed: rng::splitmix(&mut s),
-                compress: spec.buffer_compress_percentage,
-                rwmixread: spec.rwmixread,
-                ramp: spec.ramp,
-                runtime,
-                live: spec.steady.map(|s| steady::live(s.limit())),
-            }
-        })
-        .collect();
+    let plans = job_plans(&resolved, spec, first_job, seed, iodepth, runtime);
 
-    let abort = AtomicBool::new(false);
-    let finished = std::sync::atomic::AtomicUsize::new(0);
-    let barrier = Barrier::new(plans.len() + 1);
-    let (results, cpu, dev0, dev1, window, opened, steady_end) = std::thread::scope(|scope| {
-        let handles: Vec<_> = plans
-            .iter()
-            .map(|plan| {
-                let (abort, barrier, finished) = (&abort, &barrier, &finished);
-                scope.spawn(move || {
-                    let r = job_thread(plan, backend, barrier, abort);
-                    if r.is_err() {
-                        abort.store(true, Ordering::SeqCst);
-                    }
-                    finished.fetch_add(1, Ordering::SeqCst);
-                    r
-                })
-            })
-            .collect();
-        // First meeting: every job is set up. Without a ramp the window opens now, so take
-        // the "before" samples while the jobs still wait at the second meeting.
-        barrier.wait();
-        // A job that could not set up fails this process anyway; skip the meeting so the
-        // failure is reported (and the others aborted) instead of waited on.
-        if !abort.load(Ordering::SeqCst) {
-            coord.ready();
-        }
-        let go = Instant::now();
-        let mut before = None;
-        if spec.ramp.is_zero() {
-            before = Some((
-                CpuSnapshot::now(),
-                dev.as_ref().and_then(|d| d.member_counters().ok()),
-            ));
-        }
-        barrier.wait();
-        let start = Instant::now();
-        // With a ramp, the measured window opens when it ends (or when every job finished).
-        while start.elapsed() < spec.ramp && finished.load(Ordering::SeqCst) < plans.len() {
-            std::thread::sleep(Duration::from_millis(5).min(spec.ramp));
-        }
-        let (cpu0, dev0) = before.unwrap_or_else(|| {
-            (
-                CpuSnapshot::now(),
-                dev.as_ref().and_then(|d| d.member_counters().ok()),
-            )
-        });
-        let t0 = Instant::now();
-        let mut steady_end = None;
-        if let Some(st) = &spec.steady {
-            let lives: Vec<steady::Live> = plans.iter().filter_map(|p| p.live.clone()).collect();
-            let all_done = || finished.load(Ordering::SeqCst) == plans.len();
-            steady_end = steady::watch(st, &lives, t0, all_done, &abort);
-        }
-        if coord.polls() {
-            // Stonewalling: every process asks, in step, whether any has finished.
-            loop {
-                let done = finished.load(Ordering::SeqCst) == plans.len();
-                if coord.poll(done) {
-                    abort.store(true, Ordering::SeqCst);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        }
-        let results: Vec<Result<JobResult>> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Other("an I/O job thread panicked".into())))
-            })
-            .collect();
-        let window = t0.elapsed();
-        let cpu = cpu0.usage_until(&CpuSnapshot::now());
-        let dev1 = dev.as_ref().and_then(|d| d.member_counters().ok());
-        (results, cpu, dev0, dev1, window, t0 - go, steady_end)
-    });
+    let Measured {
+        results,
+        cpu,
+        dev0,
+        dev1,
+        window,
+        opened,
+        steady_end,
+    } = run_jobs(&plans, backend, spec, coord, dev.as_ref());
     // Each member's counters were read (a multi-device filesystem's devices); the figures
     // are their sum, and each member's share goes into `per_device`.
     let per_device = match (&dev, &dev0, &dev1) {
@@ -339,52 +208,22 @@ pub fn run_coordinated(
     }
     let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
     // After the job: what the filesystem still writes because of it.
-    let mut settle_note = None;
-    let settled = match (settle, &dev, dev1) {
+    let (settled, settle_note) = match (settle, &dev, dev1) {
         (Some(rule), Some(d), Some(end)) if spec.rw.writes() => {
-            match crate::measure::settle::settle(d, &resolved.path, end, rule) {
-                Ok(s) => {
-                    if !s.quiet {
-                        settle_note = Some(format!(
-                            "the device was still writing {:?} after the job; the total counts what it wrote until then",
-                            rule.cap
-                        ));
-                    }
-                    Some(s)
-                }
-                Err(Error::Interrupted) => return Err(Error::Interrupted),
-                Err(e) => {
-                    settle_note = Some(format!("no total after the job: {e}"));
-                    None
-                }
-            }
+            settle_after(d, &resolved.path, end, rule)?
         }
-        _ => None,
+        _ => (None, None),
     };
 
-    let mut read = LatencyHistogram::new();
-    let mut write = LatencyHistogram::new();
-    let mut series = SecondSeries::default();
-    let mut lat_series = SecondLatency::default();
-    let mut fsyncs = 0;
-    let mut runtime = Duration::ZERO;
-    let mut jobs = Vec::with_capacity(results.len());
-    for (plan, r) in plans.iter().zip(&results) {
-        read.merge(&r.read);
-        write.merge(&r.write);
-        series.merge(&r.series);
-        lat_series.merge(&r.lat_series);
-        fsyncs += r.fsyncs;
-        runtime = runtime.max(r.runtime);
-        jobs.push(JobDetail {
-            job: plan.index as u32,
-            region_start: plan.region.0,
-            region_len: plan.region.1,
-            ios: r.read.count() + r.write.count(),
-            min_offset: if r.max_end == 0 { 0 } else { r.min_offset },
-            max_end: r.max_end,
-        });
-    }
+    let Merged {
+        read,
+        write,
+        series,
+        lat_series,
+        fsyncs,
+        runtime,
+        jobs,
+    } = merge_jobs(&plans, &results);
     // A job's window runs from the ramp's end to its last completion; use the longest, as
     // fio's group reporting does. Fall back to the wall window if a job recorded nothing.
     let runtime_s = if runtime.is_zero() {
@@ -445,6 +284,254 @@ pub fn run_coordinated(
         steady,
     };
     Ok((report, window))
+}
+
+/// The backend the job asked for, or psync with a note when io_uring cannot be used here.
+fn backend_for(spec: &JobSpec) -> (Backend, Option<String>) {
+    match spec.backend {
+        Backend::Psync => (Backend::Psync, None),
+        Backend::IoUring => match uring::probe().and_then(|()| {
+            // Test hook: lets tests exercise the fallback without disabling io_uring for the
+            // whole machine (kernel.io_uring_disabled would hit every other process).
+            if std::env::var_os("FSBENCH_TEST_REFUSE_IO_URING").is_some() {
+                Err(std::io::Error::from_raw_os_error(libc::EPERM))
+            } else {
+                Ok(())
+            }
+        }) {
+            Ok(()) => (Backend::IoUring, None),
+            Err(e) => (
+                Backend::Psync,
+                Some(format!(
+                    "io_uring unavailable ({e}); fell back to psync (check \
+                     /proc/sys/kernel/io_uring_disabled or seccomp)"
+                )),
+            ),
+        },
+    }
+}
+
+/// Lay out the job's file when it needs it (a file this call created is removed if the
+/// layout fails); the seconds it took.
+fn lay_out_file(resolved: &validate::Resolved, spec: &JobSpec, seed: u64) -> Result<f64> {
+    if !resolved.needs_layout() {
+        return Ok(0.0);
+    }
+    let mut created = CreatedGuard {
+        path: (!resolved.exists).then(|| resolved.path.clone()),
+    };
+    let s = layout::layout_with(
+        &resolved.path,
+        resolved.needed_len,
+        layout::LayoutOptions {
+            direct: spec.direct,
+            verify_bs: spec.verify.then_some(spec.bs),
+            seed,
+            compress: spec.buffer_compress_percentage,
+        },
+    )?;
+    created.path = None;
+    Ok(s)
+}
+
+/// One plan per job of this process: its region, its seed (from the run's and its index).
+fn job_plans(
+    resolved: &validate::Resolved,
+    spec: &JobSpec,
+    first_job: usize,
+    seed: u64,
+    iodepth: u32,
+    runtime: Option<Duration>,
+) -> Vec<JobPlan> {
+    resolved
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(k, &region)| {
+            let k = first_job + k;
+            let mut s = seed ^ (k as u64).wrapping_mul(0xA24B_AED4_963E_E407);
+            JobPlan {
+                index: k,
+                path: resolved.path.clone(),
+                rw: spec.rw,
+                bs: spec.bs,
+                iodepth,
+                direct: spec.direct,
+                region,
+                fsync: spec.fsync,
+                verify: spec.verify,
+                run_seed: seed,
+                job_seed: rng::splitmix(&mut s),
+                compress: spec.buffer_compress_percentage,
+                rwmixread: spec.rwmixread,
+                ramp: spec.ramp,
+                runtime,
+                live: spec.steady.map(|s| steady::live(s.limit())),
+            }
+        })
+        .collect()
+}
+
+/// What the job threads and the window around them measured.
+struct Measured {
+    results: Vec<Result<JobResult>>,
+    cpu: crate::measure::CpuUsage,
+    dev0: Option<Vec<device::DeviceCounters>>,
+    dev1: Option<Vec<device::DeviceCounters>>,
+    window: Duration,
+    opened: Duration,
+    steady_end: Option<usize>,
+}
+
+/// Run the jobs, one thread each: meet when set up (the coordinator's start), open the
+/// measured window after the ramp, watch for steady state or stonewall, join.
+fn run_jobs(
+    plans: &[JobPlan],
+    backend: Backend,
+    spec: &JobSpec,
+    coord: &dyn Coordinator,
+    dev: Option<&device::BlockDevice>,
+) -> Measured {
+    let abort = AtomicBool::new(false);
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let barrier = Barrier::new(plans.len() + 1);
+    let counters = || dev.and_then(|d| d.member_counters().ok());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .iter()
+            .map(|plan| {
+                let (abort, barrier, finished) = (&abort, &barrier, &finished);
+                scope.spawn(move || {
+                    let r = job_thread(plan, backend, barrier, abort);
+                    if r.is_err() {
+                        abort.store(true, Ordering::SeqCst);
+                    }
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    r
+                })
+            })
+            .collect();
+        // First meeting: every job is set up. Without a ramp the window opens now, so take
+        // the "before" samples while the jobs still wait at the second meeting.
+        barrier.wait();
+        // A job that could not set up fails this process anyway; skip the meeting so the
+        // failure is reported (and the others aborted) instead of waited on.
+        if !abort.load(Ordering::SeqCst) {
+            coord.ready();
+        }
+        let go = Instant::now();
+        let mut before = None;
+        if spec.ramp.is_zero() {
+            before = Some((CpuSnapshot::now(), counters()));
+        }
+        barrier.wait();
+        let start = Instant::now();
+        // With a ramp, the measured window opens when it ends (or when every job finished).
+        while start.elapsed() < spec.ramp && finished.load(Ordering::SeqCst) < plans.len() {
+            std::thread::sleep(Duration::from_millis(5).min(spec.ramp));
+        }
+        let (cpu0, dev0) = before.unwrap_or_else(|| (CpuSnapshot::now(), counters()));
+        let t0 = Instant::now();
+        let mut steady_end = None;
+        if let Some(st) = &spec.steady {
+            let lives: Vec<steady::Live> = plans.iter().filter_map(|p| p.live.clone()).collect();
+            let all_done = || finished.load(Ordering::SeqCst) == plans.len();
+            steady_end = steady::watch(st, &lives, t0, all_done, &abort);
+        }
+        if coord.polls() {
+            // Stonewalling: every process asks, in step, whether any has finished.
+            loop {
+                let done = finished.load(Ordering::SeqCst) == plans.len();
+                if coord.poll(done) {
+                    abort.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let results: Vec<Result<JobResult>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Other("an I/O job thread panicked".into())))
+            })
+            .collect();
+        let window = t0.elapsed();
+        let cpu = cpu0.usage_until(&CpuSnapshot::now());
+        Measured {
+            results,
+            cpu,
+            dev0,
+            dev1: counters(),
+            window,
+            opened: t0 - go,
+            steady_end,
+        }
+    })
+}
+
+/// Wait for what the filesystem still writes because of a writing job, from its end
+/// counters: the settle, and a note when it did not go quiet or could not be watched.
+fn settle_after(
+    d: &device::BlockDevice,
+    path: &std::path::Path,
+    end: device::DeviceCounters,
+    rule: crate::measure::SettleRule,
+) -> Result<(Option<crate::measure::Settled>, Option<String>)> {
+    match crate::measure::settle::settle(d, path, end, rule) {
+        Ok(s) => {
+            let note = (!s.quiet).then(|| {
+                format!(
+                    "the device was still writing {:?} after the job; the total counts what it wrote until then",
+                    rule.cap
+                )
+            });
+            Ok((Some(s), note))
+        }
+        Err(Error::Interrupted) => Err(Error::Interrupted),
+        Err(e) => Ok((None, Some(format!("no total after the job: {e}")))),
+    }
+}
+
+/// The jobs' results merged: histograms, series, fsyncs, the longest runtime, each job's
+/// detail.
+struct Merged {
+    read: LatencyHistogram,
+    write: LatencyHistogram,
+    series: SecondSeries,
+    lat_series: SecondLatency,
+    fsyncs: u64,
+    runtime: Duration,
+    jobs: Vec<JobDetail>,
+}
+
+fn merge_jobs(plans: &[JobPlan], results: &[JobResult]) -> Merged {
+    let mut m = Merged {
+        read: LatencyHistogram::new(),
+        write: LatencyHistogram::new(),
+        series: SecondSeries::default(),
+        lat_series: SecondLatency::default(),
+        fsyncs: 0,
+        runtime: Duration::ZERO,
+        jobs: Vec::with_capacity(results.len()),
+    };
+    for (plan, r) in plans.iter().zip(results) {
+        m.read.merge(&r.read);
+        m.write.merge(&r.write);
+        m.series.merge(&r.series);
+        m.lat_series.merge(&r.lat_series);
+        m.fsyncs += r.fsyncs;
+        m.runtime = m.runtime.max(r.runtime);
+        m.jobs.push(JobDetail {
+            job: plan.index as u32,
+            region_start: plan.region.0,
+            region_len: plan.region.1,
+            ios: r.read.count() + r.write.count(),
+            min_offset: if r.max_end == 0 { 0 } else { r.min_offset },
+            max_end: r.max_end,
+        });
+    }
+    m
 }
 
 /// Summarise one direction: rates over `runtime_s`, percentiles from the histogram (also

@@ -236,6 +236,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_registration_makes_the_driver_it_names() {
+        for r in &super::super::DRIVERS {
+            assert_eq!((r.make)().name(), r.name);
+        }
+        assert_eq!(super::super::KNOWN.len(), super::super::DRIVERS.len());
+    }
+
+    #[test]
     fn every_driver_declares_its_mount_types_and_unknown_names_get_nothing() {
         for name in super::super::KNOWN {
             let c = of(name);

@@ -6,6 +6,7 @@
 pub mod argv_guard;
 mod btrfs;
 pub mod caps;
+pub mod compression;
 mod ext4;
 pub mod layout;
 pub mod maintenance;
@@ -135,6 +136,19 @@ pub trait Filesystem: Send + Sync {
     }
     /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
     /// probes read instead of its name. By default none are known.
+    /// The on-disk compression ratio (logical / physical) of what lies at `path_or_dataset`
+    /// (a path, or for a pool a dataset name); `None` where this filesystem does not
+    /// compress data.
+    fn compression_ratio(&self, path_or_dataset: &str) -> crate::Result<Option<f64>> {
+        compression::ratio(self.caps(), path_or_dataset)
+    }
+
+    /// Wait until the space of what was just written at `path` is accounted (ZFS: its txg
+    /// commit); nothing to wait for where fsync accounts it.
+    fn settle_space(&self, path: &Path) -> crate::Result<()> {
+        compression::settle_space(self.caps(), path)
+    }
+
     fn maintenance(&self) -> maintenance::Maintenance {
         self.caps().maintenance
     }
@@ -176,16 +190,52 @@ impl dyn Filesystem {
     }
 }
 
+/// One filesystem fsbench can set up: its `--fs` name and how to make its driver.
+pub struct Registration {
+    /// The `--fs` name (`ext4`).
+    pub name: &'static str,
+    /// The driver.
+    pub make: fn() -> Box<dyn Filesystem>,
+}
+
+/// The one table of drivers: adding a filesystem is one line here (and its `fs/<name>.rs`).
+pub const DRIVERS: [Registration; 5] = [
+    Registration {
+        name: "ext4",
+        make: || Box::new(EXT4),
+    },
+    Registration {
+        name: "xfs",
+        make: || Box::new(XFS),
+    },
+    Registration {
+        name: "btrfs",
+        make: || Box::new(BTRFS),
+    },
+    Registration {
+        name: "zfs",
+        make: || Box::new(Zfs),
+    },
+    Registration {
+        name: "tmpfs",
+        make: || Box::new(Tmpfs),
+    },
+];
+
 /// Look up a driver by name.
 pub fn driver(name: &str) -> Option<Box<dyn Filesystem>> {
-    Some(match name {
-        "ext4" => Box::new(EXT4),
-        "xfs" => Box::new(XFS),
-        "btrfs" => Box::new(BTRFS),
-        "zfs" => Box::new(Zfs),
-        "tmpfs" => Box::new(Tmpfs),
-        _ => return None,
-    })
+    DRIVERS.iter().find(|r| r.name == name).map(|r| (r.make)())
+}
+
+/// The names of a table of drivers, in its order (so [`KNOWN`] is [`DRIVERS`]' names).
+const fn names<const N: usize>(drivers: &[Registration; N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = drivers[i].name;
+        i += 1;
+    }
+    out
 }
 
 /// Whether a driver's tools are present; `Err` says what is missing (unknown name, a tool,
@@ -275,8 +325,8 @@ pub(crate) fn check_device_fits(name: &str, min: u64, device: &Path) -> crate::R
     )
 }
 
-/// Names of every driver fsbench knows.
-pub const KNOWN: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "tmpfs"];
+/// Names of every driver fsbench knows, from [`DRIVERS`].
+pub const KNOWN: &[&str] = &names(&DRIVERS);
 
 /// Install what lower layers need to know from the drivers (the ledger's ZFS release hooks,
 /// what lies under each filesystem's mounts); `commands::dispatch` calls it before any

@@ -63,22 +63,35 @@ fn table(t: &Table, setups: &[String]) -> String {
         }
         lines.push(line);
     }
-    let cols = lines[0].len();
+    grid(&t.title, &lines, 2)
+}
+
+/// A boxed table under `title`: the first of `lines` is the header, the first `text_cols`
+/// columns are left-aligned and the rest right-aligned (so magnitudes line up). The one table
+/// style of the terminal report, which `fsbench history show` prints through too.
+pub fn grid(title: &str, lines: &[Vec<String>], text_cols: usize) -> String {
+    let cols = lines.first().map_or(0, Vec::len);
     let w: Vec<usize> = (0..cols)
-        .map(|i| lines.iter().map(|l| width(&l[i])).max().unwrap_or(0))
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l.get(i).map_or(0, |c| width(c)))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let rule = |l: char, m: char, r: char| {
         let parts: Vec<String> = w.iter().map(|n| "─".repeat(n + 2)).collect();
         format!("{l}{}{r}\n", parts.join(&m.to_string()))
     };
-    let mut out = format!("{}\n", t.title);
+    let mut out = format!("{title}\n");
     out.push_str(&rule('┌', '┬', '┐'));
     for (li, line) in lines.iter().enumerate() {
         out.push('│');
-        for (i, cell) in line.iter().enumerate() {
-            let pad = " ".repeat(w[i] - width(cell));
-            // Text columns left-aligned, numbers right-aligned so magnitudes line up.
-            if i < 2 || li == 0 {
+        for (i, wi) in w.iter().enumerate() {
+            let cell = line.get(i).map_or("", String::as_str);
+            let pad = " ".repeat(wi - width(cell));
+            if i < text_cols || li == 0 {
                 out.push_str(&format!(" {cell}{pad} │"));
             } else {
                 out.push_str(&format!(" {pad}{cell} │"));

@@ -639,8 +639,8 @@ impl Runner<'_> {
     }
 
     /// Record a warning once per key for the whole run.
-    fn warn_once(&mut self, key: &str, setup: &str, message: &str) {
-        if self.warned.insert(format!("{key}/{setup}")) {
+    fn warn_once(&mut self, kind: RunWarning, setup: &str, message: &str) {
+        if self.warned.insert(format!("{}/{setup}", kind.code())) {
             self.progress.note(&format!("fsbench: warning: {message}"));
             self.run_warnings.push(Warning {
                 setup: setup.to_string(),
@@ -756,6 +756,29 @@ pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
             }
         })
         .collect()
+}
+
+/// The run-wide warnings the runner raises once per run (or per setup), by kind; `code` is
+/// each one's stable name and what keeps it from repeating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunWarning {
+    /// The target cannot be discarded (or the discard failed) before mkfs.
+    Discard,
+    /// The device counters cannot be watched for the quiet wait.
+    QuietWatch,
+    /// Caches could not be dropped before a cold-cache step.
+    DropCaches,
+}
+
+impl RunWarning {
+    /// The stable name of the kind (`discard`).
+    pub fn code(self) -> &'static str {
+        match self {
+            RunWarning::Discard => "discard",
+            RunWarning::QuietWatch => "quiet-watch",
+            RunWarning::DropCaches => "drop-caches",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -154,33 +154,7 @@ impl Runner<'_> {
             let left = (1 + reruns.len(), reruns_s + est.rebuild_s);
             return self.stop(rec, at, "degrade", e, left);
         }
-        for w in &reruns {
-            crate::cancel::check()?;
-            let id = format!("{}{DEGRADED}", w.id);
-            let w_est = eta::workload_seconds(&self.inv.plan, w, &setup.fs);
-            self.progress.start(round, rounds, &setup.name, &id);
-            let mut step = self.empty(setup, round);
-            let ran = self.run_workload(w, at);
-            self.progress.finish(w_est);
-            match ran {
-                Ok(out) => {
-                    for n in &out.notes {
-                        step.notes.push(Warning {
-                            setup: setup.name.clone(),
-                            round,
-                            message: format!("{id}: {n}"),
-                        });
-                    }
-                    add_output(&mut step, &setup.name, &id, round, out)
-                }
-                Err(crate::Error::Interrupted) => return Err(crate::Error::Interrupted),
-                Err(e) => {
-                    self.fail(rec, setup, round, &id, &e.to_string())?;
-                    continue;
-                }
-            }
-            self.commit(rec, &id, step)?;
-        }
+        self.degraded_reruns(rec, at, &reruns)?;
 
         // Rebuild onto the failed device, wiped, or onto the spare.
         let (onto, id) = match &spare {
@@ -224,6 +198,51 @@ impl Runner<'_> {
             Ok(s) => self.per_gib(rec, at, id, s, used, watch.note()),
             Err(e) => self.stop(rec, at, id, e, (0, 0.0)),
         }
+    }
+
+    /// The read-only I/O workloads again on the degraded layout, each as `<id>-degraded`.
+    fn degraded_reruns(
+        &mut self,
+        rec: &mut RoundRecord,
+        at: &StepAt<'_>,
+        reruns: &[WorkloadSpec],
+    ) -> crate::Result<()> {
+        let (setup, round, rounds) = (at.setup, at.round, self.inv.plan.rounds);
+        for w in reruns {
+            crate::cancel::check()?;
+            let id = format!("{}{DEGRADED}", w.id);
+            let w_est = eta::workload_seconds(&self.inv.plan, w, &setup.fs);
+            self.progress.start(round, rounds, &setup.name, &id);
+            let mut step = self.empty(setup, round);
+            let ran = self.run_workload(w, at);
+            self.progress.finish(w_est);
+            match ran {
+                Ok(out) => {
+                    for n in &out.notes {
+                        step.notes.push(Warning {
+                            setup: setup.name.clone(),
+                            round,
+                            message: format!("{id}: {n}"),
+                        });
+                    }
+                    for wa in &out.warnings {
+                        step.warnings.push(Warning {
+                            setup: setup.name.clone(),
+                            round,
+                            message: format!("{id}: {}", wa.message),
+                        });
+                    }
+                    add_output(&mut step, &setup.name, &id, round, out)
+                }
+                Err(crate::Error::Interrupted) => return Err(crate::Error::Interrupted),
+                Err(e) => {
+                    self.fail(rec, setup, round, &id, &e.to_string())?;
+                    continue;
+                }
+            }
+            self.commit(rec, &id, step)?;
+        }
+        Ok(())
     }
 
     /// A step of the phase begins: a line of its own (it may take minutes on a large

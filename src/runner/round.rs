@@ -7,6 +7,7 @@
 //! `Failure` and the round goes on; an interrupt unwinds through the guards (unmount, pool
 //! destroy, data directory removal) and is passed up.
 
+use super::RunWarning;
 use super::Runner;
 use super::journal::{Entry, RoundRecord};
 use crate::Error;
@@ -16,7 +17,7 @@ use crate::plan::{SetupRound, SetupSpec, WorkloadSpec, step_seed};
 use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
 use crate::workload::registry::{self, Phase, step_in_round};
 use crate::workload::step::StepContext;
-use crate::workload::{Metric, WorkloadContext, WorkloadOutput};
+use crate::workload::{Metric, StepWarning, WarningKind, WorkloadContext, WorkloadOutput};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -92,202 +93,277 @@ impl super::coordinator::Step for CoordinatedStep<'_, '_, '_> {
     }
 }
 
+/// What a setup-round holds while it runs, released by [`Runner::release_round`] (and, on an
+/// error or interrupt, by the guards' `Drop`).
+struct Round {
+    setup: SetupSpec,
+    round: u32,
+    /// The target's block device, when the round formats one.
+    dev: Option<PathBuf>,
+    /// Host tunings, put back when this guard goes (round end, error, interrupt, panic).
+    tuned: Option<crate::host::tuning::Applied>,
+    /// The filesystem made this round, unmounted (or its pool destroyed) on release.
+    mount: Option<MountGuard>,
+    /// The mounted filesystem, or the `--dir` target.
+    work_root: PathBuf,
+}
+
+/// `Ok(Some(x))`: go on with `x`; `Ok(None)`: the round stopped (its failure is recorded and
+/// its remaining steps counted as skipped); `Err`: the run stops (interrupt, refusal, journal).
+type Flow<T> = crate::Result<Option<T>>;
+
 impl Runner<'_> {
-    /// Run one setup-round, adding everything it records to `rec`.
+    /// Run one setup-round, adding everything it records to `rec`: named steps in order,
+    /// each of which may end the round early.
     pub(super) fn run_setup_round(
         &mut self,
         sr: SetupRound,
         rec: &mut RoundRecord,
     ) -> crate::Result<()> {
-        let plan = &self.inv.plan;
-        let setup = plan.setups[sr.setup].clone();
-        let round = sr.round;
-        let formats = self.inv.options.target.formats();
-        let mut mount_guard = None;
-        // Host tunings, put back when this guard goes (round end, error, interrupt, panic).
-        let mut tuned: Option<crate::host::tuning::Applied> = None;
-        let work_root: PathBuf;
-        if formats {
-            let Some(dev) = self.target.block_device().map(Path::to_path_buf) else {
-                return Err(Error::Other("target has no block device to format".into()));
-            };
-            // Safety: the device must still be the one that passed the checks.
-            self.target.check_identity()?;
-            if !setup.host.is_empty() {
-                match crate::host::tuning::apply(&setup.host, Some(&dev)) {
-                    Ok(a) => tuned = Some(a),
-                    Err(e) => {
-                        self.fail(rec, &setup, round, "host-settings", &e.to_string())?;
-                        return Ok(());
-                    }
-                }
-            }
-            // The device was preconditioned once for the run (SNIA's 2 × capacity): a
-            // discard now would hand its blocks back and undo that.
-            let discard = if plan.precondition_device.is_some() {
+        let mut r = Round {
+            setup: self.inv.plan.setups[sr.setup].clone(),
+            round: sr.round,
+            dev: self.prepare_target()?,
+            tuned: None,
+            mount: None,
+            work_root: PathBuf::new(),
+        };
+        if !self.tune(rec, &mut r)? {
+            return self.release_round(rec, r);
+        }
+        let made = if r.dev.is_some() {
+            self.make(rec, &mut r)?
+        } else {
+            self.adopt_directory(rec, &mut r)?
+        };
+        if made.is_none() {
+            return self.release_round(rec, r);
+        }
+        // Setup steps that shape the new filesystem before it is measured (aging, …) go
+        // here: after make + quiesce, before the data directory and the workloads.
+        let Some((data_dir, _dir_guard)) = self.data_directory(rec, &r)? else {
+            return self.release_round(rec, r);
+        };
+        let at = StepAt {
+            setup: &r.setup,
+            round: r.round,
+            work_root: &r.work_root,
+            data_dir: &data_dir,
+        };
+        let timed = self.workloads(rec, &at)?;
+        self.array_phase(rec, &mut r, &data_dir, &timed)?;
+        self.release_round(rec, r)
+    }
+
+    /// Prepare: the block device this round formats (after checking it is still the one that
+    /// passed the safety checks), or `None` on a directory target.
+    fn prepare_target(&mut self) -> crate::Result<Option<PathBuf>> {
+        if !self.inv.options.target.formats() {
+            return Ok(None);
+        }
+        let Some(dev) = self.target.block_device().map(Path::to_path_buf) else {
+            return Err(Error::Other("target has no block device to format".into()));
+        };
+        self.target.check_identity()?;
+        Ok(Some(dev))
+    }
+
+    /// Tune: the setup's host settings on the device (`false`: they failed, round over).
+    fn tune(&mut self, rec: &mut RoundRecord, r: &mut Round) -> crate::Result<bool> {
+        let Some(dev) = &r.dev else { return Ok(true) };
+        if r.setup.host.is_empty() {
+            return Ok(true);
+        }
+        match crate::host::tuning::apply(&r.setup.host, Some(dev)) {
+            Ok(a) => {
+                r.tuned = Some(a);
                 Ok(true)
-            } else {
-                self.target.discard()
-            };
-            match discard {
-                Ok(true) => {}
-                Ok(false) => self.warn_once("discard", "", "BLKDISCARD is not supported by the target; filesystems start on a device that was not discarded"),
-                Err(e) => self.warn_once("discard", "", &format!("discard failed: {e}")),
             }
-            let Some(driver) = crate::fs::driver(&setup.fs) else {
-                self.fail(
-                    rec,
-                    &setup,
-                    round,
-                    "mkfs",
-                    &format!("no driver for {}", setup.fs),
-                )?;
-                let est = self.step_estimate_overhead(&setup);
-                self.progress.skip(1, est);
-                self.skip_workload_steps(&setup, round);
-                return Ok(());
-            };
-            let mountpoint =
-                crate::fs::mount_root().join(format!("{}-{}", self.run_id, setup.name));
-            let dir_held = crate::host::ledger::hold(crate::host::ledger::Item::Dir {
-                path: mountpoint.clone(),
-            })?;
-            std::fs::create_dir_all(&mountpoint)
-                .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
-            let est = self.step_estimate_overhead(&setup);
-            self.progress.start(round, plan.rounds, &setup.name, "mkfs");
-            // All the target's devices: a raid= layout uses them, other setups the first.
-            let devices = self.target.block_devices();
-            let created = driver.create_and_mount_on(
-                &devices,
-                &setup,
-                &mountpoint,
-                self.inv.options.tool_timeout,
-            );
-            let (mkfs, mounted) = match created {
-                Ok(x) => x,
-                Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
-                    let _ = std::fs::remove_dir(&mountpoint);
+            Err(e) => {
+                self.fail(rec, &r.setup, r.round, "host-settings", &e.to_string())?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Make: discard the device, then the driver's mkfs + mount (timed, journaled as the
+    /// `mkfs` step with the setup's description), then quiesce.
+    fn make(&mut self, rec: &mut RoundRecord, r: &mut Round) -> Flow<()> {
+        self.discard();
+        let (setup, round) = (&r.setup, r.round);
+        let Some(driver) = crate::fs::driver(&setup.fs) else {
+            let why = format!("no driver for {}", setup.fs);
+            self.fail(rec, setup, round, "mkfs", &why)?;
+            let est = self.step_estimate_overhead(setup);
+            self.progress.skip(1, est);
+            self.skip_workload_steps(setup, round);
+            return Ok(None);
+        };
+        let mountpoint = crate::fs::mount_root().join(format!("{}-{}", self.run_id, setup.name));
+        let dir_held = crate::host::ledger::hold(crate::host::ledger::Item::Dir {
+            path: mountpoint.clone(),
+        })?;
+        std::fs::create_dir_all(&mountpoint)
+            .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
+        let est = self.step_estimate_overhead(setup);
+        let plan = &self.inv.plan;
+        self.progress.start(round, plan.rounds, &setup.name, "mkfs");
+        // All the target's devices: a raid= layout uses them, other setups the first.
+        let devices = self.target.block_devices();
+        let created =
+            driver.create_and_mount_on(&devices, setup, &mountpoint, self.inv.options.tool_timeout);
+        let (mkfs, mounted) = match created {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&mountpoint);
+                if matches!(e, Error::Interrupted) || crate::cancel::requested() {
                     return Err(Error::Interrupted);
                 }
                 // A command that named another device was refused: stop the run (exit 2).
-                Err(e @ Error::Refused { .. }) => {
-                    let _ = std::fs::remove_dir(&mountpoint);
+                if matches!(e, Error::Refused { .. }) {
                     return Err(e);
                 }
-                Err(e) => {
-                    let _ = std::fs::remove_dir(&mountpoint);
-                    self.fail(rec, &setup, round, "mkfs", &e.to_string())?;
-                    self.progress.finish(est);
-                    self.skip_workload_steps(&setup, round);
-                    return Ok(());
-                }
-            };
-            let guard = MountGuard {
-                mounted: Some(mounted),
-                mountpoint,
-                _dir: dir_held,
-            };
-            let m = guard.mounted.as_ref().expect("just set");
-            work_root = m.path().to_path_buf();
-            let info = SetupInfo {
-                name: setup.name.clone(),
-                fs: setup.fs.clone(),
-                implementation: m.implementation(),
-                mkfs_args: mkfs.args.clone(),
-                mount_opts: m.mount_options(),
-                properties: m.properties(),
-                mkfs_output: mkfs.output.clone(),
-                warnings: setup.warnings.clone(),
-                options: setup.raw.clone(),
-                host: tuned.as_ref().map(|t| t.live.clone()).unwrap_or_default(),
-            };
-            mount_guard = Some(guard);
-            let mut step = self.empty(&setup, round);
-            step.setup_info = Some(info);
-            if self.recorded("mkfs") {
-                step.samples.push(sample(
-                    &setup.name,
-                    "mkfs",
-                    round,
-                    &Metric::new(SECONDS, "s", mkfs.seconds),
-                ));
+                self.fail(rec, setup, round, "mkfs", &e.to_string())?;
+                self.progress.finish(est);
+                self.skip_workload_steps(setup, round);
+                return Ok(None);
             }
-            self.commit(rec, "mkfs", step)?;
-            // Wait for lazy init, commits and discards to settle before measuring.
-            let q = plan.quiet;
-            self.progress.doing(&format!(
-                "round {round}/{} · {} · waiting for the device to go quiet",
-                plan.rounds, setup.name
-            ));
-            let watched = self.counted_device(&setup, &work_root).unwrap_or(dev);
-            match crate::measure::device::wait_quiet(&watched, q.window, q.threshold, q.timeout)
-                .map(|o| o.quiet)
-            {
-                Ok(true) => {}
-                Ok(false) => {
-                    let mut step = self.empty(&setup, round);
-                    step.warnings.push(Warning {
-                        setup: setup.name.clone(),
-                        round,
-                        message: format!(
-                            "the device did not go quiet (< {} written per {:?}) within {:?} after mkfs; background work may affect this round",
-                            crate::units::format_size(q.threshold), q.window, q.timeout
-                        ),
-                    });
-                    self.progress.note(&format!(
-                        "fsbench: warning: {}: device never went quiet in round {round}",
-                        setup.name
-                    ));
-                    self.commit(rec, "quiet", step)?;
-                }
-                Err(Error::Interrupted) => return Err(Error::Interrupted),
-                Err(e) => self.warn_once(
-                    "quiet",
-                    &setup.name,
-                    &format!("cannot watch the device for quiet: {e}"),
-                ),
-            }
-            self.progress.finish(est);
-        } else {
-            work_root = self
-                .target
-                .directory()
-                .map(Path::to_path_buf)
-                .ok_or_else(|| Error::Other("directory target without a directory".into()))?;
-            let mut step = self.empty(&setup, round);
-            let m = std::fs::canonicalize(&work_root).ok().and_then(|real| {
-                let entries = crate::host::mountinfo::read().ok()?;
-                crate::host::mountinfo::containing(&entries, &real)
-            });
-            let mut properties = BTreeMap::new();
-            if let Some(m) = &m {
-                properties.insert(
-                    "mount_point".to_string(),
-                    m.mount_point.display().to_string(),
-                );
-                properties.insert("source".to_string(), m.source.clone());
-            }
-            step.setup_info = Some(SetupInfo {
-                name: setup.name.clone(),
-                fs: m.as_ref().map_or("dir".into(), |m| m.fs_type.clone()),
-                implementation: "existing directory (no mkfs)".into(),
-                mount_opts: m.map(|m| m.all_options()).unwrap_or_default(),
-                properties,
-                ..Default::default()
-            });
-            self.commit(rec, "setup", step)?;
+        };
+        r.work_root = mounted.path().to_path_buf();
+        let info = SetupInfo {
+            name: setup.name.clone(),
+            fs: setup.fs.clone(),
+            implementation: mounted.implementation(),
+            mkfs_args: mkfs.args.clone(),
+            mount_opts: mounted.mount_options(),
+            properties: mounted.properties(),
+            mkfs_output: mkfs.output.clone(),
+            warnings: setup.warnings.clone(),
+            options: setup.raw.clone(),
+            host: r.tuned.as_ref().map(|t| t.live.clone()).unwrap_or_default(),
+        };
+        r.mount = Some(MountGuard {
+            mounted: Some(mounted),
+            mountpoint,
+            _dir: dir_held,
+        });
+        let mut step = self.empty(setup, round);
+        step.setup_info = Some(info);
+        if self.recorded("mkfs") {
+            let m = Metric::new(SECONDS, "s", mkfs.seconds);
+            step.samples.push(sample(&setup.name, "mkfs", round, &m));
         }
+        self.commit(rec, "mkfs", step)?;
+        self.quiesce(rec, r)?;
+        self.progress.finish(est);
+        Ok(Some(()))
+    }
 
-        // fsbench's own directory on the filesystem under test.
+    /// The device blank before mkfs, unless `--precondition` filled it for the run (SNIA's
+    /// 2 × capacity: a discard would hand its blocks back and undo that).
+    fn discard(&mut self) {
+        if self.inv.plan.precondition_device.is_some() {
+            return;
+        }
+        match self.target.discard() {
+            Ok(true) => {}
+            Ok(false) => self.warn_once(
+                RunWarning::Discard,
+                "",
+                "BLKDISCARD is not supported by the target; filesystems start on a device that was not discarded",
+            ),
+            Err(e) => self.warn_once(RunWarning::Discard, "", &format!("discard failed: {e}")),
+        }
+    }
+
+    /// Quiesce: wait for lazy init, commits and discards to settle before measuring (a
+    /// [`WarningKind::NotQuiet`] warning when they do not within the timeout).
+    fn quiesce(&mut self, rec: &mut RoundRecord, r: &Round) -> crate::Result<()> {
+        let (setup, round) = (&r.setup, r.round);
+        let q = self.inv.plan.quiet;
+        self.progress.doing(&format!(
+            "round {round}/{} · {} · waiting for the device to go quiet",
+            self.inv.plan.rounds, setup.name
+        ));
+        let Some(watched) = self
+            .counted_device(setup, &r.work_root)
+            .or_else(|| r.dev.clone())
+        else {
+            return Ok(());
+        };
+        match crate::measure::device::wait_quiet(&watched, q.window, q.threshold, q.timeout) {
+            Ok(o) if o.quiet => Ok(()),
+            Ok(_) => {
+                let message = format!(
+                    "the device did not go quiet (< {} written per {:?}) within {:?} after mkfs; background work may affect this round",
+                    crate::units::format_size(q.threshold),
+                    q.window,
+                    q.timeout
+                );
+                self.progress.note(&format!(
+                    "fsbench: warning: {}: device never went quiet in round {round}",
+                    setup.name
+                ));
+                let mut step = self.empty(setup, round);
+                let w = StepWarning::new(WarningKind::NotQuiet, message);
+                step.warnings
+                    .push(round_warning(&setup.name, round, None, &w));
+                self.commit(rec, "quiet", step)
+            }
+            Err(Error::Interrupted) => Err(Error::Interrupted),
+            Err(e) => {
+                let msg = format!("cannot watch the device for quiet: {e}");
+                self.warn_once(RunWarning::QuietWatch, &setup.name, &msg);
+                Ok(())
+            }
+        }
+    }
+
+    /// Make, on a directory target: no mkfs; the setup is described by the mount the
+    /// directory is on.
+    fn adopt_directory(&mut self, rec: &mut RoundRecord, r: &mut Round) -> Flow<()> {
+        r.work_root = self
+            .target
+            .directory()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| Error::Other("directory target without a directory".into()))?;
+        let mut step = self.empty(&r.setup, r.round);
+        let m = std::fs::canonicalize(&r.work_root).ok().and_then(|real| {
+            let entries = crate::host::mountinfo::read().ok()?;
+            crate::host::mountinfo::containing(&entries, &real)
+        });
+        let mut properties = BTreeMap::new();
+        if let Some(m) = &m {
+            properties.insert(
+                "mount_point".to_string(),
+                m.mount_point.display().to_string(),
+            );
+            properties.insert("source".to_string(), m.source.clone());
+        }
+        step.setup_info = Some(SetupInfo {
+            name: r.setup.name.clone(),
+            fs: m.as_ref().map_or("dir".into(), |m| m.fs_type.clone()),
+            implementation: "existing directory (no mkfs)".into(),
+            mount_opts: m.map(|m| m.all_options()).unwrap_or_default(),
+            properties,
+            ..Default::default()
+        });
+        self.commit(rec, "setup", step)?;
+        Ok(Some(()))
+    }
+
+    /// fsbench's own directory on the filesystem under test (removed at the round's end on
+    /// a directory target), `chattr +C` for a nocow setup.
+    fn data_directory(&mut self, rec: &mut RoundRecord, r: &Round) -> Flow<(PathBuf, DirGuard)> {
+        let formats = r.dev.is_some();
         let data_dir = if formats {
-            work_root.join("fsbench")
+            r.work_root.join("fsbench")
         } else {
-            work_root.join(format!("fsbench-{}", self.run_id))
+            r.work_root.join(format!("fsbench-{}", self.run_id))
         };
         std::fs::create_dir_all(&data_dir).map_err(|e| Error::io("cannot create", &data_dir, e))?;
-        let _dir_guard = DirGuard((!formats).then(|| data_dir.clone()));
-        if setup.nocow() {
+        let guard = DirGuard((!formats).then(|| data_dir.clone()));
+        if r.setup.nocow() {
             let argv = crate::host::command::argv(&[
                 "chattr",
                 "+C",
@@ -295,20 +371,25 @@ impl Runner<'_> {
             ]);
             if let Err(e) = crate::host::command::run(&argv, self.inv.options.tool_timeout) {
                 // Without +C the setup is not the variant it claims to be: measure nothing.
-                self.fail(rec, &setup, round, "nocow", &e.to_string())?;
-                if let Some(guard) = mount_guard.take()
-                    && let Err(e) = guard.release()
-                {
-                    self.fail(rec, &setup, round, "release", &e.to_string())?;
-                }
-                self.skip_workload_steps(&setup, round);
-                return Ok(());
+                self.fail(rec, &r.setup, r.round, "nocow", &e.to_string())?;
+                self.skip_workload_steps(&r.setup, r.round);
+                return Ok(None);
             }
         }
+        Ok(Some((data_dir, guard)))
+    }
 
+    /// Workloads: the timed ones, then the capability phase (probes: the first round only),
+    /// each journaled as it finishes. Returns the timed ones (the array phase reruns them).
+    fn workloads(
+        &mut self,
+        rec: &mut RoundRecord,
+        at: &StepAt<'_>,
+    ) -> crate::Result<Vec<WorkloadSpec>> {
+        let plan = &self.inv.plan;
+        let (setup, round) = (at.setup, at.round);
         let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
         self.shared.new_round();
-        // The timed workloads, then the capability phase (probes: the first round only).
         let (timed, capability): (Vec<WorkloadSpec>, Vec<WorkloadSpec>) = plan
             .workloads
             .iter()
@@ -326,55 +407,10 @@ impl Runner<'_> {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            let at = StepAt {
-                setup: &setup,
-                round,
-                work_root: &work_root,
-                data_dir: &data_dir,
-            };
-            let result = self.run_workload(w, &at);
-            let mut step = self.empty(&setup, round);
+            let result = self.run_workload(w, at);
+            let mut step = self.empty(setup, round);
             match result {
-                Ok(mut out) => {
-                    // Caches that could not be dropped make a cold-cache workload warm: record it
-                    // under its warm name so no report calls it cold.
-                    let id = if out.ran_warm {
-                        crate::workload::warm_id(&w.id)
-                    } else {
-                        w.id.clone()
-                    };
-                    if let Some(bw) = out.metrics.iter().find(|m| m.metric == BW_MIB_S) {
-                        bandwidth.insert(w.id.clone(), bw.value);
-                    }
-                    if let Some(base) = &w.baseline
-                        && let (Some(b), Some(x)) = (bandwidth.get(base), bandwidth.get(&w.id))
-                        && *b > 0.0
-                    {
-                        out.metrics.push(Metric::new(SCALING_FACTOR, "x", x / b));
-                    }
-                    for n in &out.notes {
-                        if crate::workload::io::is_steady_note(n) {
-                            self.progress
-                                .note(&format!("fsbench: {} round {round}: {id}: {n}", setup.name));
-                        }
-                        let w = Warning {
-                            setup: setup.name.clone(),
-                            round,
-                            message: format!("{id}: {n}"),
-                        };
-                        // A job that never became steady: its figures may hold a transient.
-                        if n.starts_with(crate::workload::io::NOT_STEADY)
-                            || n.starts_with(crate::workload::io::NOT_PRECONDITIONED)
-                        {
-                            step.warnings.push(w);
-                        } else {
-                            step.notes.push(w);
-                        }
-                    }
-                    if w.record {
-                        add_output(&mut step, &setup.name, &id, round, out);
-                    }
-                }
+                Ok(out) => self.record_output(&mut step, w, at, out, &mut bandwidth),
                 Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
                     return Err(Error::Interrupted);
                 }
@@ -394,30 +430,99 @@ impl Runner<'_> {
             self.commit(rec, &w.id, step)?;
             self.progress.finish(est);
         }
+        Ok(timed)
+    }
 
-        // A redundant layout, once per run: scrub, one device failed, reads again, rebuild.
-        if round == 1
-            && let Some(guard) = mount_guard.as_mut()
-            && let Some(layout) = crate::fs::layout::of_setup(&setup)
-            && layout.redundancy > 0
-        {
-            let at = StepAt {
-                setup: &setup,
-                round,
-                work_root: &work_root,
-                data_dir: &data_dir,
-            };
-            self.redundancy_phase(rec, layout, guard, &at, &timed)?;
+    /// One workload's output into its step's record: the scaling factor against its
+    /// baseline's bandwidth, its notes and (typed) warnings, its samples under the id it ran
+    /// as (a cold-cache workload that ran warm under its warm name, so no report calls it cold).
+    fn record_output(
+        &mut self,
+        step: &mut RoundRecord,
+        w: &WorkloadSpec,
+        at: &StepAt<'_>,
+        mut out: WorkloadOutput,
+        bandwidth: &mut BTreeMap<String, f64>,
+    ) {
+        let (setup, round) = (&at.setup.name, at.round);
+        let id = if out.ran_warm {
+            crate::workload::warm_id(&w.id)
+        } else {
+            w.id.clone()
+        };
+        if let Some(bw) = out.metrics.iter().find(|m| m.metric == BW_MIB_S) {
+            bandwidth.insert(w.id.clone(), bw.value);
         }
-        if let Some(guard) = mount_guard.take()
+        if let Some(base) = &w.baseline
+            && let (Some(b), Some(x)) = (bandwidth.get(base), bandwidth.get(&w.id))
+            && *b > 0.0
+        {
+            out.metrics.push(Metric::new(SCALING_FACTOR, "x", x / b));
+        }
+        for n in &out.notes {
+            if crate::workload::io::is_steady_note(n) {
+                self.progress
+                    .note(&format!("fsbench: {setup} round {round}: {id}: {n}"));
+            }
+            step.notes.push(Warning {
+                setup: setup.clone(),
+                round,
+                message: format!("{id}: {n}"),
+            });
+        }
+        for wa in &out.warnings {
+            self.progress.note(&format!(
+                "fsbench: {setup} round {round}: {id}: {}",
+                wa.message
+            ));
+            step.warnings
+                .push(round_warning(setup, round, Some(&id), wa));
+        }
+        if w.record {
+            add_output(step, setup, &id, round, out);
+        }
+    }
+
+    /// Array phase: a redundant layout, once per run (round 1): scrub, one device failed,
+    /// reads again, rebuild.
+    fn array_phase(
+        &mut self,
+        rec: &mut RoundRecord,
+        r: &mut Round,
+        data_dir: &Path,
+        timed: &[WorkloadSpec],
+    ) -> crate::Result<()> {
+        if r.round != 1 {
+            return Ok(());
+        }
+        let Some(guard) = r.mount.as_mut() else {
+            return Ok(());
+        };
+        let Some(layout) = crate::fs::layout::of_setup(&r.setup).filter(|l| l.redundancy > 0)
+        else {
+            return Ok(());
+        };
+        let at = StepAt {
+            setup: &r.setup,
+            round: r.round,
+            work_root: &r.work_root,
+            data_dir,
+        };
+        self.redundancy_phase(rec, layout, guard, &at, timed)
+    }
+
+    /// Release: unmount (or destroy the pool) and put the host settings back, each failure
+    /// recorded as this round's.
+    fn release_round(&mut self, rec: &mut RoundRecord, mut r: Round) -> crate::Result<()> {
+        if let Some(guard) = r.mount.take()
             && let Err(e) = guard.release()
         {
-            self.fail(rec, &setup, round, "release", &e.to_string())?;
+            self.fail(rec, &r.setup, r.round, "release", &e.to_string())?;
         }
-        if let Some(t) = tuned.take()
+        if let Some(t) = r.tuned.take()
             && let Err(e) = t.restore()
         {
-            self.fail(rec, &setup, round, "restore", &e.to_string())?;
+            self.fail(rec, &r.setup, r.round, "restore", &e.to_string())?;
         }
         Ok(())
     }
@@ -452,7 +557,7 @@ impl Runner<'_> {
     ) -> crate::Result<WorkloadOutput> {
         let done = self.in_step(w, at, |cx| super::step::measure(cx, w, prepared))?;
         if let Some(msg) = done.cache_warning {
-            self.warn_once("drop_caches", "", &msg);
+            self.warn_once(RunWarning::DropCaches, "", &msg);
         }
         Ok(done.output)
     }
@@ -614,6 +719,18 @@ pub(super) fn sample(setup: &str, workload: &str, round: u32, m: &Metric) -> Sam
         unit: m.unit.clone(),
         round,
         value: m.value,
+    }
+}
+
+/// A step's or round's warning as the results record it (`<id>: <message>` for a workload's).
+fn round_warning(setup: &str, round: u32, id: Option<&str>, w: &StepWarning) -> Warning {
+    Warning {
+        setup: setup.to_string(),
+        round,
+        message: match id {
+            Some(id) => format!("{id}: {}", w.message),
+            None => w.message.clone(),
+        },
     }
 }
 

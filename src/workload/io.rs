@@ -1,7 +1,7 @@
 //! I/O workloads (seqread, randwrite, randrw70, fsync-write…): a [`JobSpec`] run by the
 //! engine inside the filesystem under test, mapped to the standard metric names.
 
-use super::{Metric, WorkloadContext, WorkloadOutput};
+use super::{Metric, StepWarning, WarningKind, WorkloadContext, WorkloadOutput};
 use crate::engine::{self, IoReport, JobSpec};
 use crate::measure::LatencyHistogram;
 use crate::metrics::MetricId;
@@ -38,7 +38,53 @@ fn histogram(d: &engine::DirectionReport) -> LatencyHistogram {
 pub fn to_output(report: &IoReport) -> WorkloadOutput {
     let mut out = WorkloadOutput::default();
     let (r, w) = (&report.read, &report.write);
-    let m = &mut out.metrics;
+    throughput_and_latency(report, &mut out.metrics);
+    if r.ios > 0 && w.ios > 0 {
+        mixed_sides(r, w, &mut out.metrics);
+    }
+    if report.runtime_s > 0.0 {
+        out.metrics.push(Metric::new(
+            CPU_UTIL,
+            "%",
+            100.0 * (report.cpu.user_s + report.cpu.sys_s) / report.runtime_s,
+        ));
+    }
+    if let Some(d) = &report.device {
+        device_totals(d, &mut out);
+    }
+    if report.fsyncs > 0 {
+        out.metrics
+            .push(Metric::new(FSYNCS, "count", report.fsyncs as f64));
+    }
+    if r.ios > 0 {
+        out.histograms.push(("read".into(), histogram(r)));
+    }
+    if w.ios > 0 {
+        out.histograms.push(("write".into(), histogram(w)));
+    }
+    if !report.iops_series.is_empty() {
+        per_second(report, &mut out);
+    }
+    for (name, v) in [
+        ("lat_p50_ms", &report.lat_p50_ms_series),
+        ("lat_p99_ms", &report.lat_p99_ms_series),
+    ] {
+        if !v.is_empty() {
+            out.series.push((name.into(), v.clone()));
+        }
+    }
+    if let Some(note) = &report.backend_note {
+        out.notes.push(note.clone());
+    }
+    if let Some(s) = &report.steady {
+        steady_window(s, report, &mut out);
+    }
+    out
+}
+
+/// IOPS (and each side's for a mix), MiB/s, and the latency percentiles over every I/O.
+fn throughput_and_latency(report: &IoReport, m: &mut Vec<Metric>) {
+    let (r, w) = (&report.read, &report.write);
     m.push(Metric::new(IOPS, "IOPS", r.iops + w.iops));
     if r.ios > 0 && w.ios > 0 {
         m.push(Metric::new(READ_IOPS, "IOPS", r.iops));
@@ -75,129 +121,101 @@ pub fn to_output(report: &IoReport) -> WorkloadOutput {
         m.push(Metric::new(LAT_P99_MS, "ms", d.p99 as f64 / 1e6));
         m.push(Metric::new(LAT_P99_9_MS, "ms", d.p99_9 as f64 / 1e6));
     }
-    if r.ios > 0 && w.ios > 0 {
-        // A mix (randrw70) is read per side too, as seed 000 reports its 70/30 job.
-        for (side, d) in [("read", r), ("write", w)] {
-            m.push(Metric::new(
-                MetricId::registered(&format!("{side}_bw_mib_s")),
-                "MiB/s",
-                d.bw_bytes / (1 << 20) as f64,
-            ));
-            let h = histogram(d);
-            let q = |p: f64, reported: u64| {
-                (if h.count() > 0 {
-                    h.quantile(p)
-                } else {
-                    reported
-                }) as f64
-                    / 1e6
-            };
-            m.push(Metric::new(
-                MetricId::registered(&format!("{side}_lat_p50_ms")),
-                "ms",
-                q(0.50, d.lat_ns.p50),
-            ));
-            m.push(Metric::new(
-                MetricId::registered(&format!("{side}_lat_p99_ms")),
-                "ms",
-                q(0.99, d.lat_ns.p99),
-            ));
-            m.push(Metric::new(
-                MetricId::registered(&format!("{side}_lat_p99_9_ms")),
-                "ms",
-                q(0.999, d.lat_ns.p99_9),
-            ));
-        }
-    }
-    if report.runtime_s > 0.0 {
-        m.push(Metric::new(
-            CPU_UTIL,
-            "%",
-            100.0 * (report.cpu.user_s + report.cpu.sys_s) / report.runtime_s,
-        ));
-    }
-    if let Some(d) = &report.device {
-        m.push(Metric::new(
-            DEVICE_WRITE_BYTES,
-            "bytes",
-            d.write_bytes as f64,
-        ));
-        if let Some(wa) = d.write_amplification {
-            m.push(Metric::new(WRITE_AMPLIFICATION, "ratio", wa));
-        }
-        if let Some(t) = d.write_bytes_total {
-            m.push(Metric::new(DEVICE_WRITE_BYTES_TOTAL, "bytes", t as f64));
-        }
-        if let Some(wa) = d.write_amplification_total {
-            m.push(Metric::new(WRITE_AMPLIFICATION_TOTAL, "ratio", wa));
-        }
-        if let Some(n) = &d.settle_note {
-            out.notes.push(n.clone());
-        }
-        out.notes
-            .extend(crate::measure::device::per_member_note(&d.per_device));
-    }
-    if report.fsyncs > 0 {
-        m.push(Metric::new(FSYNCS, "count", report.fsyncs as f64));
-    }
-    if r.ios > 0 {
-        out.histograms.push(("read".into(), histogram(r)));
-    }
-    if w.ios > 0 {
-        out.histograms.push(("write".into(), histogram(w)));
-    }
-    if !report.iops_series.is_empty() {
-        out.series.push(("iops".into(), report.iops_series.clone()));
-        m.push(Metric::new(
-            STALLS,
-            "s",
-            crate::measure::stalls(&report.iops_series) as f64,
-        ));
-        // Whether (and after how many measured seconds) five one-second IOPS values met the
-        // 20 %/10 % criteria (a quick look, not SNIA's rounds); a job that never did measured a
-        // transient. A job run until steady (`--steady-state`) carries the engine's own
-        // verdict over its rounds.
-        let at = match &report.steady {
-            // A device that was not preconditioned is not claimed steady (its rounds may sit
-            // on the fresh drive's plateau before the write cliff).
-            Some(s) if s.conditioning == engine::steady::Conditioning::NotPreconditioned => None,
-            Some(s) => s.at_s.map(|a| a as usize),
-            None => crate::measure::steady::steady_at(
-                &report.iops_series,
-                &crate::measure::steady::SteadyCriteria::default(),
-            ),
-        };
-        m.push(Metric::new(
-            STEADY_REACHED,
-            "bool",
-            f64::from(u8::from(at.is_some())),
-        ));
-        if let Some(at) = at {
-            m.push(Metric::new(STEADY_AT_S, "s", at as f64));
-        }
-    }
-    for (name, v) in [
-        ("lat_p50_ms", &report.lat_p50_ms_series),
-        ("lat_p99_ms", &report.lat_p99_ms_series),
-    ] {
-        if !v.is_empty() {
-            out.series.push((name.into(), v.clone()));
-        }
-    }
-    if let Some(note) = &report.backend_note {
-        out.notes.push(note.clone());
-    }
-    if let Some(s) = &report.steady {
-        steady_window(s, report, &mut out);
-    }
-    out
 }
 
-/// The start of the note of a job that never became steady; the runner records it as a
-/// warning (the figures are the whole run's, a transient may be in them).
+/// A mix (randrw70) read per side too, as seed 000 reports its 70/30 job.
+fn mixed_sides(r: &engine::DirectionReport, w: &engine::DirectionReport, m: &mut Vec<Metric>) {
+    for (side, d) in [("read", r), ("write", w)] {
+        m.push(Metric::new(
+            MetricId::registered(&format!("{side}_bw_mib_s")),
+            "MiB/s",
+            d.bw_bytes / (1 << 20) as f64,
+        ));
+        let h = histogram(d);
+        let q = |p: f64, reported: u64| {
+            (if h.count() > 0 {
+                h.quantile(p)
+            } else {
+                reported
+            }) as f64
+                / 1e6
+        };
+        for (name, p, reported) in [
+            ("lat_p50_ms", 0.50, d.lat_ns.p50),
+            ("lat_p99_ms", 0.99, d.lat_ns.p99),
+            ("lat_p99_9_ms", 0.999, d.lat_ns.p99_9),
+        ] {
+            m.push(Metric::new(
+                MetricId::registered(&format!("{side}_{name}")),
+                "ms",
+                q(p, reported),
+            ));
+        }
+    }
+}
+
+/// What the device wrote during the job (and with its write-back), with its notes.
+fn device_totals(d: &engine::DeviceReport, out: &mut WorkloadOutput) {
+    let m = &mut out.metrics;
+    m.push(Metric::new(
+        DEVICE_WRITE_BYTES,
+        "bytes",
+        d.write_bytes as f64,
+    ));
+    if let Some(wa) = d.write_amplification {
+        m.push(Metric::new(WRITE_AMPLIFICATION, "ratio", wa));
+    }
+    if let Some(t) = d.write_bytes_total {
+        m.push(Metric::new(DEVICE_WRITE_BYTES_TOTAL, "bytes", t as f64));
+    }
+    if let Some(wa) = d.write_amplification_total {
+        m.push(Metric::new(WRITE_AMPLIFICATION_TOTAL, "ratio", wa));
+    }
+    if let Some(n) = &d.settle_note {
+        out.notes.push(n.clone());
+    }
+    out.notes
+        .extend(crate::measure::device::per_member_note(&d.per_device));
+}
+
+/// The per-second IOPS series, its stalls, and whether (and after how many measured seconds)
+/// five one-second IOPS values met the 20 %/10 % criteria (a quick look, not SNIA's rounds);
+/// a job that never did measured a transient. A job run until steady (`--steady-state`)
+/// carries the engine's own verdict over its rounds.
+fn per_second(report: &IoReport, out: &mut WorkloadOutput) {
+    out.series.push(("iops".into(), report.iops_series.clone()));
+    let m = &mut out.metrics;
+    m.push(Metric::new(
+        STALLS,
+        "s",
+        crate::measure::stalls(&report.iops_series) as f64,
+    ));
+    let at = match &report.steady {
+        // A device that was not preconditioned is not claimed steady (its rounds may sit on
+        // the fresh drive's plateau before the write cliff).
+        Some(s) if s.conditioning == engine::steady::Conditioning::NotPreconditioned => None,
+        Some(s) => s.at_s.map(|a| a as usize),
+        None => crate::measure::steady::steady_at(
+            &report.iops_series,
+            &crate::measure::steady::SteadyCriteria::default(),
+        ),
+    };
+    m.push(Metric::new(
+        STEADY_REACHED,
+        "bool",
+        f64::from(u8::from(at.is_some())),
+    ));
+    if let Some(at) = at {
+        m.push(Metric::new(STEADY_AT_S, "s", at as f64));
+    }
+}
+
+/// The start of the warning of a job that never became steady ([`WarningKind::NotSteady`]:
+/// the figures are the whole run's, a transient may be in them).
 pub const NOT_STEADY: &str = "steady state not reached";
 
-/// The start of the note of a job on a device that met the criteria without preconditioning.
+/// The start of the warning of a job on a device that met the criteria without
+/// preconditioning ([`WarningKind::NotPreconditioned`]).
 pub const NOT_PRECONDITIONED: &str = "not preconditioned";
 
 /// The start of the note of a job whose rounds met the criteria (a preconditioned device).
@@ -207,11 +225,10 @@ pub const STEADY: &str = "steady state over";
 pub const STABLE: &str = "stable (";
 
 /// Whether a workload note is the verdict of `--steady-state` (the runner prints it, so the
-/// terminal says which rounds formed the window).
+/// terminal says which rounds formed the window; the verdicts that doubt the figures are
+/// warnings, which it prints too).
 pub fn is_steady_note(note: &str) -> bool {
-    [NOT_STEADY, NOT_PRECONDITIONED, STEADY, STABLE]
-        .iter()
-        .any(|p| note.starts_with(p))
+    [STEADY, STABLE].iter().any(|p| note.starts_with(p))
 }
 
 /// The series of a job run until steady: one value per steady-state round (IOPS), for the
@@ -250,20 +267,26 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
         _ => "fewer rounds than the window".into(),
     };
     let Some(w) = &s.window else {
-        out.notes.push(format!(
-            "{NOT_STEADY} within {} ({rule}; {}: {how}): IOPS, MiB/s and latency are the whole run's",
-            crate::units::format_duration(std::time::Duration::from_secs_f64(s.max_s)),
-            rounds_text(s),
+        out.warnings.push(StepWarning::new(
+            WarningKind::NotSteady,
+            format!(
+                "{NOT_STEADY} within {} ({rule}; {}: {how}): IOPS, MiB/s and latency are the whole run's",
+                crate::units::format_duration(std::time::Duration::from_secs_f64(s.max_s)),
+                rounds_text(s),
+            ),
         ));
         return;
     };
     if s.conditioning == engine::steady::Conditioning::NotPreconditioned {
-        out.notes.push(format!(
-            "{NOT_PRECONDITIONED}: the device met the criteria over {} ({rule}: {how}) but was \
-             not preconditioned (--precondition), so steady state is not claimed: a fresh SSD \
-             can hold its burst speed for rounds before its write cliff; IOPS, MiB/s and \
-             latency are the whole run's",
-            rounds_text(s)
+        out.warnings.push(StepWarning::new(
+            WarningKind::NotPreconditioned,
+            format!(
+                "{NOT_PRECONDITIONED}: the device met the criteria over {} ({rule}: {how}) but \
+                 was not preconditioned (--precondition), so steady state is not claimed: a \
+                 fresh SSD can hold its burst speed for rounds before its write cliff; IOPS, \
+                 MiB/s and latency are the whole run's",
+                rounds_text(s)
+            ),
         ));
         return;
     }
@@ -472,11 +495,12 @@ mod tests {
         let out = to_output(&report);
         assert_eq!(get(&out, IOPS), Some(100.0));
         assert_eq!(get(&out, STEADY_REACHED), Some(0.0));
-        let note = out
-            .notes
+        let note = &out
+            .warnings
             .iter()
-            .find(|n| n.starts_with(NOT_PRECONDITIONED))
-            .expect("a not-preconditioned note");
+            .find(|n| n.kind == WarningKind::NotPreconditioned)
+            .expect("a not-preconditioned warning")
+            .message;
         assert!(note.contains("rounds 1–3 of 3"), "{note}");
         assert!(
             out.series
@@ -491,11 +515,11 @@ mod tests {
         assert_eq!(get(&out, STEADY_REACHED), Some(0.0));
         assert_eq!(get(&out, STEADY_AT_S), None);
         assert!(
-            out.notes
+            out.warnings
                 .iter()
-                .any(|n| n.starts_with(NOT_STEADY) && n.contains("whole run")),
+                .any(|n| n.kind == WarningKind::NotSteady && n.message.contains("whole run")),
             "{:?}",
-            out.notes
+            out.warnings
         );
     }
 }

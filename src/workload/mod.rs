@@ -45,6 +45,47 @@ pub struct WorkloadOutput {
     /// A cold-cache workload ran warm (caches could not be dropped): its results are recorded
     /// under [`warm_id`] so no exporter labels them cold.
     pub ran_warm: bool,
+    /// What makes this step's figures doubtful, by kind: the runner records these as the
+    /// round's warnings (the report lists them) and `notes` as notes, without reading text.
+    pub warnings: Vec<StepWarning>,
+}
+
+/// A warning about a step's or a round's figures: its kind, and the sentence for the reader.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepWarning {
+    /// What kind of doubt it is.
+    pub kind: WarningKind,
+    /// The sentence the results and the terminal show.
+    pub message: String,
+}
+
+/// The kinds of warning a step or a round raises. `code` is each one's stable name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarningKind {
+    /// An I/O job run until steady never met the criteria: a transient may be in its figures.
+    NotSteady,
+    /// A job met the steady criteria on a device that was not preconditioned: no claim.
+    NotPreconditioned,
+    /// The device did not go quiet after mkfs: background work may affect the round.
+    NotQuiet,
+}
+
+impl WarningKind {
+    /// The stable name of the kind (`not-steady`).
+    pub fn code(self) -> &'static str {
+        match self {
+            WarningKind::NotSteady => "not-steady",
+            WarningKind::NotPreconditioned => "not-preconditioned",
+            WarningKind::NotQuiet => "not-quiet",
+        }
+    }
+}
+
+impl StepWarning {
+    /// A warning of `kind` saying `message`.
+    pub fn new(kind: WarningKind, message: String) -> Self {
+        StepWarning { kind, message }
+    }
 }
 
 /// The id a cold-cache workload is recorded under when it ran warm: `find-cold` →

@@ -198,8 +198,8 @@ impl Needs {
 }
 
 /// A history store of its own in `dir` for one test (`FSBENCH_STORE` for the spawned runs).
-/// Every other run of the test binaries records into `target/test-history.db`
-/// (`.cargo/config.toml`), never the real store.
+/// Every other run the tests start records into [`TEST_STORE`] ([`bin`] sets it), never the
+/// real store.
 pub fn temp_store(dir: &Path) -> std::path::PathBuf {
     dir.join("history.db")
 }

@@ -5,14 +5,58 @@ use std::process::{Command, Output};
 /// The path of the fsbench binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_fsbench");
 
-/// A command for the fsbench binary under test.
-pub fn bin() -> Command {
-    Command::new(BIN)
+/// The history store every fsbench process a test starts records into unless the test names
+/// its own: under cargo's scratch directory for integration tests (`target/tmp`), never the
+/// user's real store. Set by [`bin`], [`assert_bin`] and [`test_env`]; a later
+/// `.env("FSBENCH_STORE", …)` wins.
+pub const TEST_STORE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/test-history.db");
+
+/// The environment variable naming the history store.
+pub const STORE_VAR: &str = "FSBENCH_STORE";
+
+/// Give `c` (an fsbench run, or a program that starts one: a shell, `mpirun`) the test
+/// store, [`TEST_STORE`].
+pub fn test_env(c: &mut Command) -> &mut Command {
+    c.env(STORE_VAR, TEST_STORE)
 }
 
-/// The fsbench binary under test as an `assert_cmd` command (`.assert().success()`…).
+/// A command for the fsbench binary under test, recording into [`TEST_STORE`].
+pub fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    test_env(&mut c);
+    c
+}
+
+/// The fsbench binary under test as an `assert_cmd` command (`.assert().success()`…),
+/// recording into [`TEST_STORE`].
 pub fn assert_bin() -> assert_cmd::Command {
-    assert_cmd::Command::new(BIN)
+    let mut c = assert_cmd::Command::new(BIN);
+    c.env(STORE_VAR, TEST_STORE);
+    c
+}
+
+/// The flags that keep a test's `fsbench run` short, spelled out once: 1 s steps without a
+/// ramp, a 1 s quiet window given up after 20 s. Rounds, sizes and the selection stay the
+/// test's own.
+pub const QUICK: &[&str] = &[
+    "--runtime",
+    "1s",
+    "--ramp",
+    "0s",
+    "--quiet-window",
+    "1s",
+    "--quiet-timeout",
+    "20s",
+];
+
+/// `fsbench run --yes` with [`QUICK`]'s flags and `--rounds rounds`, recording into
+/// [`TEST_STORE`]: add the target, the selection, `--scratch-dir` and `--out`.
+pub fn quick_run(rounds: u32) -> Command {
+    let mut c = bin();
+    c.args(["run", "--yes"])
+        .args(QUICK)
+        .args(["--rounds", &rounds.to_string()]);
+    c
 }
 
 /// Bytes a program printed, as text (invalid UTF-8 replaced).

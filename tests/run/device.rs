@@ -27,19 +27,12 @@ fn device_run_args(dev: &str, out: &Path) -> Vec<String> {
         "seqread",
         "--file-size",
         "16M",
-        "--runtime",
-        "1s",
-        "--ramp",
-        "0s",
         "--rounds",
         "1",
-        "--quiet-window",
-        "1s",
-        "--quiet-timeout",
-        "20s",
-        "--out",
     ]
     .iter()
+    .chain(common::QUICK)
+    .chain(&["--out"])
     .map(|s| s.to_string())
     .collect();
     a.push(out.display().to_string());

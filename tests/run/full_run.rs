@@ -19,26 +19,14 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("out");
     let pools = zfs_pools();
-    let child = bin()
+    let child = common::quick_run(2)
         .args([
-            "run",
-            "--yes",
             "--fs",
             "ext4,xfs,btrfs,zfs",
             "--image-size",
             "1G",
             "--file-size",
             "64M",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0s",
-            "--rounds",
-            "2",
-            "--quiet-window",
-            "1s",
-            "--quiet-timeout",
-            "20s",
             // The quick profile's full corpus is sized for a real run; a tenth keeps CI short.
             "--corpus-scale",
             "0.1",
@@ -126,10 +114,8 @@ fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
     ] {
         let scratch = tempfile::tempdir().unwrap();
         let out = scratch.path().join("out");
-        let o = bin()
+        let o = common::quick_run(1)
             .args([
-                "run",
-                "--yes",
                 "--profile",
                 profile,
                 "--fs",
@@ -138,16 +124,6 @@ fn vps_and_nvme_profiles_run_end_to_end_at_tiny_sizes() {
                 "1G",
                 "--file-size",
                 "64M",
-                "--runtime",
-                "1s",
-                "--ramp",
-                "0s",
-                "--rounds",
-                "1",
-                "--quiet-window",
-                "1s",
-                "--quiet-timeout",
-                "20s",
                 "--corpus-scale",
                 "0.1",
             ])
@@ -218,7 +194,7 @@ fn enospc_is_a_failed_step_and_the_run_goes_on() {
         ])
         .args(["--corpus-scale", "0.1", "--corpus-copies", "1"])
         .args(["--image-size", "128M", "--file-size", "8M", "--rounds", "1"])
-        .args(["--runtime", "1s", "--ramp", "0s", "--quiet-window", "1s"])
+        .args(common::QUICK)
         .args(["--only", "untar,find-cold,rm-tree,randread"])
         .arg("--scratch-dir")
         .arg(scratch.path())

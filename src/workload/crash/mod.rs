@@ -401,10 +401,28 @@ pub fn run(
         let _ = std::fs::remove_dir_all(&keep_dir);
     }
 
+    let first_failing = worst.map(|(s, v)| (s, v, (!kept.is_empty()).then_some(keep_dir)));
+    let notes = run_notes(p, acks.len(), &log, &t, first_failing);
+    Ok(output(&t, acks.len() as u64, Some(log.bytes), notes))
+}
+
+/// What a crash run's notes say: what was recorded and checked, a run without flushes, and
+/// the first failing state (with where its image was kept, if it was).
+fn run_notes(
+    p: &CrashParams,
+    acks: usize,
+    log: &crate::host::recorder::Recorded,
+    t: &Totals,
+    first_failing: Option<(
+        states::CrashState,
+        replay::Verdict,
+        Option<std::path::PathBuf>,
+    )>,
+) -> Vec<String> {
     let mut notes = vec![format!(
         "{} operations ({}{}), a {} write log of {} writes and {} flushes; {} crash states \
          (none/all/random subsets of the unflushed writes, seed {})",
-        acks.len(),
+        acks,
         p.mode.calls(),
         if p.sync {
             String::new()
@@ -424,7 +442,7 @@ pub fn run(
                 .into(),
         );
     }
-    if let Some((s, v)) = &worst {
+    if let Some((s, v, kept_in)) = &first_failing {
         notes.push(format!(
             "first failing state: #{} at log position {}/{} ({:?}): {} of {} acknowledged lost, \
              {} corrupt{}{}",
@@ -440,14 +458,13 @@ pub fn run(
             } else {
                 format!("; {}", v.detail)
             },
-            if kept.is_empty() {
-                String::new()
-            } else {
-                format!("; kept in {}", keep_dir.display())
+            match kept_in {
+                None => String::new(),
+                Some(d) => format!("; kept in {}", d.display()),
             }
         ));
     }
-    Ok(output(&t, acks.len() as u64, Some(log.bytes), notes))
+    notes
 }
 
 /// The metrics of a run's totals (`log_bytes` when a log was recorded).
