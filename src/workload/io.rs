@@ -140,16 +140,13 @@ fn mixed_sides(r: &engine::DirectionReport, w: &engine::DirectionReport, m: &mut
             }) as f64
                 / 1e6
         };
-        for (name, p, reported) in [
-            ("lat_p50_ms", 0.50, d.lat_ns.p50),
-            ("lat_p99_ms", 0.99, d.lat_ns.p99),
-            ("lat_p99_9_ms", 0.999, d.lat_ns.p99_9),
+        // Spelled out (not `{side}_{name}`) so the registry's test checks every id.
+        for (id, p, reported) in [
+            (format!("{side}_lat_p50_ms"), 0.50, d.lat_ns.p50),
+            (format!("{side}_lat_p99_ms"), 0.99, d.lat_ns.p99),
+            (format!("{side}_lat_p99_9_ms"), 0.999, d.lat_ns.p99_9),
         ] {
-            m.push(Metric::new(
-                MetricId::registered(&format!("{side}_{name}")),
-                "ms",
-                q(p, reported),
-            ));
+            m.push(Metric::new(MetricId::registered(&id), "ms", q(p, reported)));
         }
     }
 }
