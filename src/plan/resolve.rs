@@ -157,7 +157,8 @@ pub fn resolve(
     let target = target_choice(args, host)?;
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
-    let setups = choose_setups(args, &draft, &target)?;
+    let mut setups = choose_setups(args, &draft, &target)?;
+    apply_age(args, &mut setups, &target)?;
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
@@ -409,6 +410,28 @@ pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
         TargetKind::Image { size, .. } => Some(*size),
         TargetKind::Device { .. } | TargetKind::Dir { .. } => host.target_bytes,
     }
+}
+
+/// `--age` on every setup without its own `age=`; aging refused on a `--dir` target (it
+/// would fill and fragment a filesystem fsbench did not create).
+fn apply_age(args: &Overrides, setups: &mut [SetupSpec], target: &TargetKind) -> crate::Result<()> {
+    if let Some(text) = &args.age {
+        let age = crate::fs::age::parse(text, "--age")?;
+        for s in setups.iter_mut().filter(|s| s.age.is_none()) {
+            s.age = Some(age);
+            s.raw
+                .insert(crate::fs::variant::AGE_KEY.to_string(), text.clone());
+        }
+    }
+    if let TargetKind::Dir { .. } = target
+        && setups.iter().any(|s| s.age.is_some())
+    {
+        return Err(Error::invalid(
+            "--age",
+            "cannot age a --dir target: aging fills and fragments the filesystem it runs on; use an image or --device",
+        ));
+    }
+    Ok(())
 }
 
 fn choose_setups(

@@ -306,6 +306,9 @@ impl Runner<'_> {
             }
         }
 
+        // Aging (setups with age=): after mkfs, mount and the quiet wait, before the workloads.
+        self.age_step(rec, &setup, round, &work_root)?;
+
         let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
         self.shared.new_round();
         // The timed workloads, then the capability phase (probes: the first round only).
