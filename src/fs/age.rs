@@ -63,6 +63,29 @@ pub struct AgeSpec {
     pub amount: f64,
     /// Fullness aging works around and leaves behind, percent.
     pub fullness: f64,
+    /// The target's capacity in bytes as known when the plan was resolved (0: unknown),
+    /// for the plan's estimate.
+    #[serde(default)]
+    pub capacity: u64,
+}
+
+/// Aging's rate assumed by the plan's estimate, MiB/s: small files (git) go at about half
+/// the rate of the others (loaded 2-core VM, loop image; docs/aging.md).
+fn eta_mib_s(p: AgeProfile) -> f64 {
+    if p == AgeProfile::Git { 75.0 } else { 150.0 }
+}
+
+impl AgeSpec {
+    /// Bytes aging will write (amount × capacity; 0 when the capacity is unknown).
+    pub fn bytes(&self) -> u64 {
+        (self.amount * self.capacity as f64) as u64
+    }
+
+    /// Estimated seconds: the writing at the assumed rate, plus the age measures (a probe
+    /// file before and after, the aged files mapped).
+    pub fn estimate_seconds(&self) -> f64 {
+        self.bytes() as f64 / (1u64 << 20) as f64 / eta_mib_s(self.profile) + 5.0
+    }
 }
 
 impl AgeProfile {
@@ -150,6 +173,7 @@ pub fn parse(text: &str, flag: &str) -> Result<AgeSpec> {
         profile: *profile,
         amount,
         fullness,
+        capacity: 0,
     })
 }
 

@@ -158,7 +158,7 @@ pub fn resolve(
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
     let mut setups = choose_setups(args, &draft, &target)?;
-    apply_age(args, &mut setups, &target)?;
+    apply_age(args, &mut setups, &target, capacity)?;
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
@@ -414,7 +414,12 @@ pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
 
 /// `--age` on every setup without its own `age=`; aging refused on a `--dir` target (it
 /// would fill and fragment a filesystem fsbench did not create).
-fn apply_age(args: &Overrides, setups: &mut [SetupSpec], target: &TargetKind) -> crate::Result<()> {
+fn apply_age(
+    args: &Overrides,
+    setups: &mut [SetupSpec],
+    target: &TargetKind,
+    capacity: Option<u64>,
+) -> crate::Result<()> {
     if let Some(text) = &args.age {
         let age = crate::fs::age::parse(text, "--age")?;
         for s in setups.iter_mut().filter(|s| s.age.is_none()) {
@@ -422,6 +427,9 @@ fn apply_age(args: &Overrides, setups: &mut [SetupSpec], target: &TargetKind) ->
             s.raw
                 .insert(crate::fs::variant::AGE_KEY.to_string(), text.clone());
         }
+    }
+    for a in setups.iter_mut().filter_map(|s| s.age.as_mut()) {
+        a.capacity = capacity.unwrap_or(0);
     }
     if let TargetKind::Dir { .. } = target
         && setups.iter().any(|s| s.age.is_some())

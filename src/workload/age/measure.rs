@@ -10,8 +10,9 @@ use std::path::Path;
 
 /// The block the layout score counts in.
 const BLOCK: u64 = 4096;
-/// The free-space probe's size at most; less on a small filesystem (a quarter of the free space).
-pub const PROBE_BYTES: u64 = 64 << 20;
+/// The free-space probe's size at most; an eighth of the capacity (or half the free space)
+/// on a smaller filesystem.
+pub const PROBE_BYTES: u64 = 1 << 30;
 
 /// The age measures of one filesystem at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -111,8 +112,13 @@ pub fn measure(root: &Path, files_dir: &Path, probe_dir: &Path) -> Result<AgeMea
 /// supported or there is too little free space.
 fn probe(dir: &Path) -> Result<Option<(u64, u64)>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
-    let free = crate::host::sys::available_bytes(dir).unwrap_or(0);
-    let size = (free / 4).min(PROBE_BYTES) / (1 << 20) * (1 << 20);
+    // An eighth of the capacity, so a fresh filesystem and one aged to 75 % (half its free
+    // space) write the same probe, large enough that it cannot fit one leftover free run.
+    let st =
+        rustix::fs::statvfs(dir).map_err(|e| Error::io("statvfs", dir, std::io::Error::from(e)))?;
+    let capacity = st.f_blocks.saturating_mul(st.f_frsize);
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let size = (capacity / 8).min(free / 2).min(PROBE_BYTES) / (1 << 20) * (1 << 20);
     if size < (1 << 20) {
         return Ok(None);
     }
