@@ -10,6 +10,7 @@
 //! How to add a claim: append a `[[claim]]` table to `claims.toml` (its header documents the
 //! fields); the unit tests check that every claim parses and names a known assertion.
 
+pub mod aging;
 pub mod render;
 pub mod settle;
 mod verdict;
