@@ -14,6 +14,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     // Containers and VM images.
     // Source trees, mail, logs, snapshots and backups.
     // Aging.
+    ("aged", include_str!("profiles/aged.toml")),
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.

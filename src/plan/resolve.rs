@@ -158,6 +158,7 @@ pub fn resolve(
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
     let mut setups = choose_setups(args, &draft, &target)?;
+    add_aged_twins(draft.aged_twins.as_deref(), args, &mut setups)?;
     apply_age(args, &mut setups, &target, capacity)?;
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
@@ -410,6 +411,38 @@ pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
         TargetKind::Image { size, .. } => Some(*size),
         TargetKind::Device { .. } | TargetKind::Dir { .. } => host.target_bytes,
     }
+}
+
+/// A plan's `aged_twins`: beside every fresh setup its twin `NAME-aged` (same options, aged),
+/// so fresh and aged run side by side whatever `--fs` chose. `--age` (every setup aged)
+/// replaces it.
+fn add_aged_twins(
+    twins: Option<&str>,
+    args: &Overrides,
+    setups: &mut Vec<SetupSpec>,
+) -> crate::Result<()> {
+    let (Some(text), None) = (twins, &args.age) else {
+        return Ok(());
+    };
+    let age = crate::fs::age::parse(text, "aged_twins")?;
+    let fresh: Vec<SetupSpec> = setups.iter().filter(|s| s.age.is_none()).cloned().collect();
+    for f in fresh {
+        let mut t = f.clone();
+        t.name = format!("{}-aged", f.name);
+        t.age = Some(age);
+        t.raw
+            .insert(crate::fs::variant::AGE_KEY.to_string(), text.to_string());
+        if !setups.iter().any(|s| s.name == t.name) {
+            setups.push(t);
+        }
+    }
+    params::SETUPS.check_u64(setups.len() as u64).map_err(|e| {
+        Error::invalid(
+            "--fs",
+            format!("{e}: {} setups with their aged twins", setups.len()),
+        )
+    })?;
+    Ok(())
 }
 
 /// `--age` on every setup without its own `age=`; aging refused on a `--dir` target (it
