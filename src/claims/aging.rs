@@ -306,8 +306,38 @@ pub fn text(results: &Results) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// The claims `--profile aged` measures (not the claims profile: they need aged twins).
+    pub(in crate::claims) const AGED_PROFILE_CLAIMS: &[&str] = &[
+        "btrfs-aged-seqread-slower",
+        "xfs-aged-fewer-extents-than-ext4",
+    ];
+
+    #[test]
+    fn the_aged_profile_has_what_its_claims_select() {
+        let plan = crate::plan::profiles::load("aged").unwrap();
+        let twins = plan.aged_twins.expect("aged_twins");
+        let ids: Vec<&str> = plan.workloads.iter().map(|w| w.id.as_str()).collect();
+        for id in AGED_PROFILE_CLAIMS {
+            let c = super::super::all()
+                .into_iter()
+                .find(|c| c.id == *id)
+                .expect(id);
+            // `age` is the runner's own record (runner::age), not a plan workload.
+            assert!(
+                c.workload == "age" || ids.contains(&c.workload.as_str()),
+                "{id}"
+            );
+            for sel in std::iter::once(&c.a).chain(c.b.as_ref()) {
+                let s = super::super::Selector::parse(sel);
+                if let Some((_, v)) = s.options.iter().find(|(k, _)| k == "age") {
+                    assert_eq!(*v, twins, "{id}: {sel} selects the profile's twins");
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_ratio_is_paired_by_round() {
