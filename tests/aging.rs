@@ -150,6 +150,10 @@ fn fresh_and_aged_ext4_side_by_side() {
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("layout score"), "{md}");
+    assert!(
+        md.contains("## Fresh against aged") && md.contains("| ext4-aged | ext4 |"),
+        "{md}"
+    );
     let left = common::leftovers(scratch.path(), Some(pid));
     assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -175,6 +175,7 @@ pub fn resolve(
     // leaves none of them: it would run nowhere.
     workloads.retain(|w| w.setups.is_empty() || setups.iter().any(|s| w.setups.contains(&s.name)));
     let file_size = size_data_file(args, &draft, capacity, &target, host.ram_bytes)?;
+    check_aged_room(&setups, file_size, capacity)?;
     // A size written in the user's own plan file is what they asked for: one the target
     // cannot hold is refused, not quietly shrunk.
     if let Some(cap) = capacity
@@ -471,6 +472,38 @@ fn apply_age(
             "--age",
             "cannot age a --dir target: aging fills and fragments the filesystem it runs on; use an image or --device",
         ));
+    }
+    Ok(())
+}
+
+/// An aged setup keeps only `100 − FULLNESS` % of the target free: refuse a data file that
+/// would take more than half of it (the layout would hit ENOSPC in every round).
+fn check_aged_room(
+    setups: &[SetupSpec],
+    file_size: u64,
+    capacity: Option<u64>,
+) -> crate::Result<()> {
+    let Some(cap) = capacity else {
+        return Ok(());
+    };
+    for s in setups {
+        let Some(a) = &s.age else { continue };
+        let free = (cap as f64 * (100.0 - a.fullness) / 100.0) as u64;
+        if file_size > free / 2 {
+            return Err(Error::invalid(
+                "--age",
+                format!(
+                    "setup {:?}: aging to {}% full leaves about {} free on the {} target, too little for the {} data file (at most half of it); use a larger --image-size, a lower FULLNESS (age={}:{}:50%) or a smaller --file-size",
+                    s.name,
+                    a.fullness,
+                    crate::units::format_size(free),
+                    crate::units::format_size(cap),
+                    crate::units::format_size(file_size),
+                    a.profile.name(),
+                    a.amount
+                ),
+            ));
+        }
     }
     Ok(())
 }

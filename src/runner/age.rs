@@ -2,7 +2,9 @@
 //! quiet wait, before the workloads. When any setup of the plan ages, every setup's age is
 //! measured (workload id [`AGE`]: the state the workloads start from), so fresh and aged
 //! setups are side by side; an aged setup also records its fresh state ([`AGE_BEFORE`])
-//! and the aging itself (amount, time, throughput). Each round re-ages with its own seed.
+//! and the aging itself (amount, time, throughput, and its rate about every second as a
+//! `bw_mib_s` series under [`AGE`], charted over time by the HTML report). Each round re-ages
+//! with its own seed.
 
 use super::Runner;
 use super::journal::RoundRecord;
@@ -51,7 +53,14 @@ impl Runner<'_> {
                 plan.rounds, setup.name
             );
             let progress = &self.progress;
+            // The aging rate per tick (about a second): the HTML report's series over time.
+            let (mut rate, mut last) = (Vec::new(), (0u64, 0.0f64));
             let aged = age::run(root, &spec, seed, &mut |t| {
+                let now = (t.written, t.elapsed.as_secs_f64());
+                if now.1 > last.1 {
+                    rate.push((now.0 - last.0) as f64 / (1u64 << 20) as f64 / (now.1 - last.1));
+                }
+                last = now;
                 let eta = t.eta_seconds().map_or(String::new(), |s| {
                     format!(" · ETA {}m {:02}s", s as u64 / 60, s as u64 % 60)
                 });
@@ -70,7 +79,16 @@ impl Runner<'_> {
                 Metric::new(m::AGE_SECONDS, "s", aged.seconds),
                 Metric::new(m::AGE_MIB_S, "MiB/s", mib_s),
             ];
-            self.record_age(rec, setup, round, AGE, &after, &done)
+            self.record_age(rec, setup, round, AGE, &after, &done)?;
+            let mut step = self.empty(setup, round);
+            step.series.push(crate::results::SeriesRecord {
+                setup: setup.name.clone(),
+                workload: AGE.to_string(),
+                round,
+                metric: m::BW_MIB_S.as_str().to_string(),
+                values: rate,
+            });
+            self.commit(rec, AGE, step)
         })();
         match r {
             Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {

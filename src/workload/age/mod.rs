@@ -23,8 +23,9 @@ pub const AGED_DIR: &str = "fsbench-aged";
 const SYNC_EVERY: u64 = 32 << 20;
 /// The write unit and the pattern buffer's size.
 const CHUNK: usize = 1 << 20;
-/// How often the progress callback is called.
-const TICK: Duration = Duration::from_millis(500);
+/// How often the progress callback is called (once a second: the runner keeps a per-second
+/// series of the aging rate from it).
+const TICK: Duration = Duration::from_secs(1);
 
 /// What an aging run did.
 #[derive(Debug, Clone, Copy, PartialEq)]
