@@ -38,8 +38,8 @@ start=$(date +%s)
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-18s %12s %14s %10s\n' setup "aging MiB/s" "seqwrite MiB/s" fraction
 jq -r '
-  [.samples[] | select(.workload == "seqwrite" and .metric == "bw_mib_s") | {key: .setup, value: .value}]
-    | from_entries as $seq
+  ([.samples[] | select(.workload == "seqwrite" and .metric == "bw_mib_s") | {key: .setup, value: .value}]
+    | from_entries) as $seq
   | .samples[] | select(.workload == "age" and .metric == "age_mib_s")
   | (.setup | split("-")[0]) as $fs
   | [.setup, .value, ($seq[$fs] // 0), (if ($seq[$fs] // 0) > 0 then .value / $seq[$fs] else 0 end)]
