@@ -10,6 +10,7 @@
 //! How to add a claim: append a `[[claim]]` table to `claims.toml` (its header documents the
 //! fields); the unit tests check that every claim parses and names a known assertion.
 
+pub mod aging;
 pub mod coverage;
 pub mod render;
 pub mod settle;
@@ -393,6 +394,7 @@ mod tests {
         for c in all() {
             if OUTSIDE_CLAIMS_PROFILE.contains(&c.workload.as_str())
                 || SETUP_OUTSIDE_CLAIMS_PROFILE.contains(&c.id.as_str())
+                || aging::tests::AGED_PROFILE_CLAIMS.contains(&c.id.as_str())
             {
                 continue;
             }

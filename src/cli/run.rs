@@ -30,6 +30,8 @@ Examples:
   # Variants: NAME=FS:key=value;key=value  (keys: mkfs, mount, nocow [btrfs], zfs properties, raid)
   sudo fsbench run --fs 'btrfs,btrfs-zstd=btrfs:mount=compress=zstd:3,btrfs-nocow=btrfs:nocow'
   sudo fsbench run --fs 'ext4,ext4-tuned=ext4:mkfs=-m 1 -E lazy_itable_init=0;mount=noatime'
+  # Fresh and aged side by side (age=PROFILE[:AMOUNT[:FULLNESS%]], docs/aging.md):
+  sudo fsbench run --fs 'ext4,ext4-aged=ext4:age=churn:1'
 
   # Several devices, one filesystem (raid=: btrfs single|raid0|raid1|raid10|raid1c3 [mraid=
   # for metadata], zfs stripe|mirror|raidz1|raidz2); scrub, degraded reads and rebuild follow:
@@ -151,6 +153,13 @@ pub struct PlanFlags {
     /// repeated. Default: every filesystem whose tools are installed (ext4, xfs, btrfs, zfs).
     #[arg(long, value_name = "SETUPS")]
     pub fs: Vec<String>,
+
+    /// Age every setup without an `age=` key of its own after mkfs and before the
+    /// workloads: PROFILE[:AMOUNT[:FULLNESS%]], profiles git, churn, overwrite, punch, AMOUNT
+    /// the data written as a multiple of the capacity (default 1), FULLNESS the fullness
+    /// aged around (default 75%). Fresh and aged side by side: --fs 'ext4,ext4-aged=ext4:age=churn'.
+    #[arg(long, value_name = "PROFILE[:AMOUNT]")]
+    pub age: Option<String>,
 
     /// A TOML plan file (setups, workloads with parameters, sweeps, rounds, sizes).
     #[arg(long, value_name = "FILE", conflicts_with = "profile", value_hint = ValueHint::FilePath)]
@@ -308,6 +317,7 @@ impl PlanFlags {
     pub fn overrides(&self) -> Overrides {
         Overrides {
             fs: self.fs.clone(),
+            age: self.age.clone(),
             plan: self.plan.clone(),
             profile: self.profile.clone(),
             device: self.device.first().cloned(),

@@ -3,6 +3,7 @@
 //! One file per driver. Mounts are RAII guards: dropping one unmounts it (or destroys the
 //! pool) and removes the mountpoint directory fsbench created under [`mount_root`].
 
+pub mod age;
 pub mod argv_guard;
 mod btrfs;
 pub mod caps;

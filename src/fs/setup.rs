@@ -44,6 +44,10 @@ pub struct SetupSpec {
     /// settings of the target device and sysctls (see [`crate::host::tuning`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<HostSetting>,
+    /// `age=PROFILE[:AMOUNT[:FULLNESS%]]`: aged after mkfs and before the workloads
+    /// (`runner::age`); `None`: measured fresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<super::age::AgeSpec>,
     /// Why this setup is less durable than the default (nobarrier, sync=disabled, nocow…);
     /// printed before the run and carried into `results.json`.
     #[serde(default)]

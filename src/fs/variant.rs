@@ -63,6 +63,9 @@ impl Accepts {
     }
 }
 
+/// The key every driver takes: the setup's aging ([`super::age`]).
+pub const AGE_KEY: &str = "age";
+
 /// Keys a plan parser may record in `raw` for data-directory attributes.
 const ATTR_KEYS: &[&str] = &["chattr", "dir_attrs", "attrs"];
 
@@ -114,6 +117,8 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
             || acc.dir_attrs.contains(&k)
             || (ATTR_KEYS.contains(&k) && !acc.dir_attrs.is_empty())
             || super::layout::takes(fs, k)
+            // Aging is the setup's, whatever its filesystem (`fs::age`).
+            || (k == AGE_KEY && setup.age.is_some())
             // Host tunings belong to the host, not the driver (checked by host::tuning).
             || setup.host.iter().any(|h| h.key == k);
         if !ok {

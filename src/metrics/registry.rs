@@ -311,6 +311,17 @@ metrics! {
     BALANCE_SECONDS: "balance_seconds", "s", Time, "full balance of a used filesystem" .headline();
     // (end of source trees, mail, logs, snapshots)
     // Aging: what the age of a filesystem is measured by (runner::age, workload::age).
+    AGE_EXTENTS_PER_FILE: "age_extents_per_file", "extents", Fact, "extents per aged file (mean)" .headline();
+    AGE_EXTENTS_P90: "age_extents_p90", "extents", Fact, "extents per aged file (90th percentile)";
+    AGE_EXTENTS_MAX: "age_extents_max", "extents", Fact, "extents of the most fragmented aged file";
+    AGE_LAYOUT_SCORE: "age_layout_score", "fraction", Fact, "layout score (blocks next to the previous one)" .headline();
+    AGE_PROBE_EXTENTS: "age_probe_extents", "extents", Fact, "extents of a new sequential probe file";
+    AGE_FREE_EXTENT_KIB: "age_free_extent_kib", "KiB", Fact, "free-space contiguity (probe's mean extent)" .headline();
+    AGE_FULLNESS: "age_fullness_pct", "%", Fact, "fullness" .headline();
+    AGE_FILES: "age_files", "count", Fact, "files aging left";
+    AGE_WRITTEN_BYTES: "age_written_bytes", "bytes", Fact, "written by aging" .bytes();
+    AGE_SECONDS: "age_seconds", "s", Fact, "aging time";
+    AGE_MIB_S: "age_mib_s", "MiB/s", Fact, "aging throughput";
     // (end of aging)
 }
 

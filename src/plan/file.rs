@@ -12,6 +12,7 @@
 //! steady_round = "60s"      # … rounds this long (as --steady-round; steady_quick = true: seconds)
 //! steady_max = "25m"        # … for at most this long (as --steady-max; 25 rounds at most)
 //! precondition = true       # with --device: condition device and data file (as --precondition)
+//! aged_twins = "churn:1"    # every setup also aged: its twin NAME-aged with age=churn:1 (docs/aging.md)
 //!
 //! [[setup]]                 # or as tables
 //! name = "btrfs-zstd"
@@ -117,6 +118,9 @@ pub struct PlanDraft {
     pub steady: Option<crate::engine::SteadySpec>,
     /// `precondition = true`: condition the data file first (needs `--device`).
     pub precondition: bool,
+    /// `aged_twins = "PROFILE[:AMOUNT]"`: every setup also runs aged, as `NAME-aged`
+    /// ([`crate::fs::age`]); checked when the file is read.
+    pub aged_twins: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -146,6 +150,7 @@ struct RawPlan {
     steady_round: Option<String>,
     steady_quick: Option<bool>,
     precondition: Option<bool>,
+    aged_twins: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -231,6 +236,13 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         corpus_copies: raw.corpus.as_ref().and_then(|c| c.copies),
         corpus_scale: raw.corpus.as_ref().and_then(|c| c.scale),
         precondition: raw.precondition.unwrap_or(false),
+        aged_twins: match &raw.aged_twins {
+            Some(t) => {
+                crate::fs::age::parse(t, "aged_twins").map_err(|e| bad(origin, e.to_string()))?;
+                Some(t.clone())
+            }
+            None => None,
+        },
         ..Default::default()
     };
     let steady_max = dur(&raw.steady_max, "steady_max")?;

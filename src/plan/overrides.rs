@@ -13,6 +13,8 @@ use std::time::Duration;
 pub struct Overrides {
     /// `--fs`: setups, each value possibly several comma-separated ones.
     pub fs: Vec<String>,
+    /// `--age`: the aging of every setup without its own `age=` (`PROFILE[:AMOUNT]`).
+    pub age: Option<String>,
     /// `--plan`: a plan file (its text comes in through [`super::resolve::Source`]).
     pub plan: Option<PathBuf>,
     /// `--profile`.
@@ -93,6 +95,7 @@ impl Default for Overrides {
     fn default() -> Self {
         Overrides {
             fs: Vec::new(),
+            age: None,
             plan: None,
             profile: None,
             device: None,

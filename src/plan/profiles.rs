@@ -20,6 +20,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("logs", include_str!("profiles/logs.toml")),
     ("backup", include_str!("profiles/backup.toml")),
     // Aging.
+    ("aged", include_str!("profiles/aged.toml")),
 ];
 
 /// The profile used when neither `--profile` nor `--plan` is given.

@@ -157,7 +157,9 @@ pub fn resolve(
     let target = target_choice(args, host)?;
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
-    let setups = choose_setups(args, &draft, &target)?;
+    let mut setups = choose_setups(args, &draft, &target)?;
+    add_aged_twins(draft.aged_twins.as_deref(), args, &mut setups)?;
+    apply_age(args, &mut setups, &target, capacity)?;
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
@@ -173,6 +175,7 @@ pub fn resolve(
     // leaves none of them: it would run nowhere.
     workloads.retain(|w| w.setups.is_empty() || setups.iter().any(|s| w.setups.contains(&s.name)));
     let file_size = size_data_file(args, &draft, capacity, &target, host.ram_bytes)?;
+    check_aged_room(&setups, file_size, capacity)?;
     // A size written in the user's own plan file is what they asked for: one the target
     // cannot hold is refused, not quietly shrunk.
     if let Some(cap) = capacity
@@ -409,6 +412,100 @@ pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
         TargetKind::Image { size, .. } => Some(*size),
         TargetKind::Device { .. } | TargetKind::Dir { .. } => host.target_bytes,
     }
+}
+
+/// A plan's `aged_twins`: beside every fresh setup its twin `NAME-aged` (same options, aged),
+/// so fresh and aged run side by side whatever `--fs` chose. `--age` (every setup aged)
+/// replaces it.
+fn add_aged_twins(
+    twins: Option<&str>,
+    args: &Overrides,
+    setups: &mut Vec<SetupSpec>,
+) -> crate::Result<()> {
+    let (Some(text), None) = (twins, &args.age) else {
+        return Ok(());
+    };
+    let age = crate::fs::age::parse(text, "aged_twins")?;
+    let fresh: Vec<SetupSpec> = setups.iter().filter(|s| s.age.is_none()).cloned().collect();
+    for f in fresh {
+        let mut t = f.clone();
+        t.name = format!("{}-aged", f.name);
+        t.age = Some(age);
+        t.raw
+            .insert(crate::fs::variant::AGE_KEY.to_string(), text.to_string());
+        if !setups.iter().any(|s| s.name == t.name) {
+            setups.push(t);
+        }
+    }
+    params::SETUPS.check_u64(setups.len() as u64).map_err(|e| {
+        Error::invalid(
+            "--fs",
+            format!("{e}: {} setups with their aged twins", setups.len()),
+        )
+    })?;
+    Ok(())
+}
+
+/// `--age` on every setup without its own `age=`; aging refused on a `--dir` target (it
+/// would fill and fragment a filesystem fsbench did not create).
+fn apply_age(
+    args: &Overrides,
+    setups: &mut [SetupSpec],
+    target: &TargetKind,
+    capacity: Option<u64>,
+) -> crate::Result<()> {
+    if let Some(text) = &args.age {
+        let age = crate::fs::age::parse(text, "--age")?;
+        for s in setups.iter_mut().filter(|s| s.age.is_none()) {
+            s.age = Some(age);
+            s.raw
+                .insert(crate::fs::variant::AGE_KEY.to_string(), text.clone());
+        }
+    }
+    for a in setups.iter_mut().filter_map(|s| s.age.as_mut()) {
+        a.capacity = capacity.unwrap_or(0);
+    }
+    if let TargetKind::Dir { .. } = target
+        && setups.iter().any(|s| s.age.is_some())
+    {
+        return Err(Error::invalid(
+            "--age",
+            "cannot age a --dir target: aging fills and fragments the filesystem it runs on; use an image or --device",
+        ));
+    }
+    Ok(())
+}
+
+/// An aged setup keeps only `100 − FULLNESS` % of the target free: refuse a data file that
+/// would take more than half of it (the layout would hit ENOSPC in every round).
+fn check_aged_room(
+    setups: &[SetupSpec],
+    file_size: u64,
+    capacity: Option<u64>,
+) -> crate::Result<()> {
+    let Some(cap) = capacity else {
+        return Ok(());
+    };
+    for s in setups {
+        let Some(a) = &s.age else { continue };
+        let free = (cap as f64 * (100.0 - a.fullness) / 100.0) as u64;
+        if file_size > free / 2 {
+            return Err(Error::invalid(
+                "--age",
+                format!(
+                    "setup {:?}: aging to {}% full leaves about {} free on the {} target, too little for the {} data file (at most half of it); use a larger --image-size, a lower FULLNESS (age={}:{}:50%) or a smaller --file-size",
+                    s.name,
+                    a.fullness,
+                    crate::units::format_size(free),
+                    crate::units::format_size(cap),
+                    crate::units::format_size(file_size),
+                    a.profile.name(),
+                    a.amount
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn choose_setups(

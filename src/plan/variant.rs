@@ -11,7 +11,8 @@
 //! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and ZFS's dataset
 //! properties (`recordsize=16K` becomes `-O recordsize=16K`). Host tunings apply
 //! to every filesystem: `sched=`, `read_ahead_kb=`, `nr_requests=`, `nomerges=`,
-//! `wbt_lat_usec=` (the target device's queue) and `sysctl.vm.*` / `sysctl.fs.*`.
+//! `wbt_lat_usec=` (the target device's queue) and `sysctl.vm.*` / `sysctl.fs.*`. Every
+//! filesystem also takes `age=PROFILE[:AMOUNT[:FULLNESS%]]` ([`crate::fs::age`]).
 
 use crate::Error;
 use crate::fs::SetupSpec;
@@ -169,6 +170,8 @@ pub fn build_setup(
                     ));
                 }
             }
+        } else if k == crate::fs::variant::AGE_KEY {
+            s.age = Some(crate::fs::age::parse(value, "--fs")?);
         } else if k == "spare" && crate::fs::layout::takes(fs, k) {
             s.spare = crate::fs::layout::parse_spare(value, context)?;
         } else if crate::fs::layout::takes(fs, k) {
@@ -427,5 +430,20 @@ mod tests {
             .to_string();
         assert!(e.contains("unknown filesystem 'bogus'"), "{e}");
         assert_eq!(parse_setup("ntfs").unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn every_filesystem_takes_age_and_bad_values_exit_2() {
+        let s = one("ext4-aged=ext4:age=churn:2");
+        let a = s.age.expect("aged");
+        assert_eq!((a.profile.name(), a.amount), ("churn", 2.0));
+        assert_eq!(s.raw.get("age").map(String::as_str), Some("churn:2"));
+        crate::fs::variant::check("ext4", &s, crate::fs::driver("ext4").unwrap().accepts())
+            .unwrap();
+        assert!(one("b=btrfs:age=punch;mount=noatime").age.is_some());
+        assert!(one("ext4").age.is_none());
+        let e = parse_setup("x=xfs:age=rot").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("unknown aging profile 'rot'"), "{e}");
     }
 }

@@ -135,6 +135,7 @@ pub fn render(report: &Report) -> String {
         out.push_str(&crate::claims::render::markdown(&report.claims));
         out.push('\n');
     }
+    out.push_str(&crate::claims::aging::markdown(&report.results));
     let settled = super::settle::lines(&report.results);
     if let Some((first, rest)) = settled.split_first() {
         let _ = writeln!(out, "## Until settled\n\n{first}\n");

@@ -226,6 +226,7 @@ pub fn render_with(report: &Report, w: usize) -> String {
         out.push_str(&crate::claims::render::text(&report.claims, true));
         out.push('\n');
     }
+    out.push_str(&crate::claims::aging::text(&report.results));
     let settled = super::settle::lines(&report.results);
     if let Some((first, rest)) = settled.split_first() {
         out.push_str(&para("", "", first, w));

@@ -7,6 +7,7 @@
 //! [`crate::cancel`]; the current step stops, guards release mount, pool, loop device and image,
 //! partial results are saved and the caller exits 130.
 
+mod age;
 pub mod coordinator;
 pub mod journal;
 pub mod progress;

@@ -139,8 +139,10 @@ impl Runner<'_> {
         if made.is_none() {
             return self.release_round(rec, r);
         }
-        // Setup steps that shape the new filesystem before it is measured (aging, …) go
-        // here: after make + quiesce, before the data directory and the workloads.
+        // Setup steps that shape the new filesystem before it is measured go here: after
+        // make + quiesce, before the data directory and the workloads. Aging (age=): a
+        // failure unwinds through the round's guards like any other step's.
+        self.age_step(rec, &r.setup, r.round, &r.work_root)?;
         let Some((data_dir, _dir_guard)) = self.data_directory(rec, &r)? else {
             return self.release_round(rec, r);
         };

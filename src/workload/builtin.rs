@@ -143,6 +143,13 @@ impl Workload for Mkfs {
             s.push_str(", chattr +C data dir");
         }
         s.push_str(", then wait for a quiet device");
+        if let Some(a) = &setup.age {
+            s.push_str(&format!(
+                ", then age ({a}: {} written, ~{:.0} s)",
+                crate::units::format_size(a.bytes()),
+                a.estimate_seconds()
+            ));
+        }
         s
     }
     fn run(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {

@@ -116,6 +116,7 @@ pub struct WorkloadContext<'a> {
     pub settle: Option<crate::measure::SettleRule>,
 }
 
+pub mod age;
 pub mod builtin;
 pub mod compress;
 // Containers and VM images.

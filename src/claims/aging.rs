@@ -1,0 +1,353 @@
+//! Fresh against aged (docs/aging.md): each aged setup (`age=`) beside its fresh twin (the
+//! setup of the same filesystem with the same options but no aging), the aged/fresh ratio
+//! of every judged headline metric with its interval, and where aging changes the ranking
+//! of the filesystems.
+//!
+//! The ratio is paired by round like a claim's ([`super::verdict`]): rounds are interleaved,
+//! so round r of the fresh and of the aged setup ran under the same host conditions.
+//! [`paired_ratio`] is the one place the statistic is computed.
+
+use crate::metrics::{self, Direction, MetricKey, Role};
+use crate::results::{Results, SetupInfo};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// The section's title.
+pub const TITLE: &str = "Fresh against aged";
+
+/// The median aged/fresh ratio of one metric and the range of its paired per-round ratios.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedRatio {
+    /// Median of the per-round ratios.
+    pub median: f64,
+    /// Smallest and largest per-round ratio.
+    pub range: (f64, f64),
+    /// Rounds paired.
+    pub n: usize,
+    /// Probability that the range covers the median ratio ([`super::verdict::interval_coverage`]).
+    pub coverage: f64,
+}
+
+/// The paired ratio `a_r / b_r` over the rounds both have (`None`: no round in common or a
+/// zero denominator).
+pub fn paired_ratio(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<PairedRatio> {
+    let mut r: Vec<f64> = a
+        .iter()
+        .filter_map(|(round, x)| b.get(round).filter(|y| **y != 0.0).map(|y| x / y))
+        .filter(|v| v.is_finite())
+        .collect();
+    if r.is_empty() {
+        return None;
+    }
+    r.sort_by(f64::total_cmp);
+    Some(PairedRatio {
+        median: crate::stats::descriptive::median_sorted(&r),
+        range: (r[0], r[r.len() - 1]),
+        n: r.len(),
+        coverage: super::verdict::interval_coverage(r.len()),
+    })
+}
+
+/// One metric of one aged setup against its fresh twin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgedRatio {
+    /// The fresh setup's name.
+    pub fresh: String,
+    /// The aged setup's name.
+    pub aged: String,
+    /// Workload id.
+    pub workload: String,
+    /// The metric.
+    pub metric: MetricKey,
+    /// aged / fresh.
+    pub ratio: PairedRatio,
+}
+
+fn is_aged(s: &SetupInfo) -> bool {
+    s.options.contains_key(crate::fs::variant::AGE_KEY)
+}
+
+/// The fresh twin of an aged setup: the same filesystem and options without `age`, else
+/// the first fresh setup of the same filesystem.
+pub fn fresh_twin<'a>(results: &'a Results, aged: &SetupInfo) -> Option<&'a SetupInfo> {
+    let mut want = aged.options.clone();
+    want.remove(crate::fs::variant::AGE_KEY);
+    let fresh = || {
+        results
+            .setups
+            .iter()
+            .filter(|s| !is_aged(s) && s.fs == aged.fs)
+    };
+    fresh()
+        .find(|s| s.options == want)
+        .or_else(|| fresh().next())
+}
+
+fn rounds(
+    results: &Results,
+    setup: &str,
+    workload: &str,
+    metric: &MetricKey,
+) -> BTreeMap<u32, f64> {
+    results
+        .samples
+        .iter()
+        .filter(|s| s.setup == setup && s.workload == workload && &s.metric == metric)
+        .filter(|s| s.value.is_finite())
+        .map(|s| (s.round, s.value))
+        .collect()
+}
+
+/// The judged headline metrics recorded in `results`, per workload, in the file's order.
+fn judged(results: &Results) -> Vec<(String, MetricKey)> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for s in &results.samples {
+        let d = metrics::def(&s.metric);
+        // The job's shape decides between IOPS and MiB/s (a 1 MiB job is judged in MiB/s).
+        if crate::stats::judged::role_in(results, &s.workload, &s.metric) == Role::Measured
+            && d.headline
+            && d.direction != Direction::Neutral
+            && seen.insert((s.workload.clone(), s.metric.to_string()))
+        {
+            out.push((s.workload.clone(), s.metric.clone()));
+        }
+    }
+    out
+}
+
+/// Every aged setup's ratios against its fresh twin.
+pub fn fresh_vs_aged(results: &Results) -> Vec<AgedRatio> {
+    let mut out = Vec::new();
+    let metrics = judged(results);
+    for aged in results.setups.iter().filter(|s| is_aged(s)) {
+        let Some(fresh) = fresh_twin(results, aged) else {
+            continue;
+        };
+        for (w, m) in &metrics {
+            let a = rounds(results, &aged.name, w, m);
+            let f = rounds(results, &fresh.name, w, m);
+            if let Some(ratio) = paired_ratio(&a, &f) {
+                out.push(AgedRatio {
+                    fresh: fresh.name.clone(),
+                    aged: aged.name.clone(),
+                    workload: w.clone(),
+                    metric: m.clone(),
+                    ratio,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Where aging changes the order of the filesystems on a metric: the fresh setups ranked
+/// by their median, then their aged twins; one sentence per change.
+pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut keys: Vec<(&str, &MetricKey)> = ratios
+        .iter()
+        .map(|r| (r.workload.as_str(), &r.metric))
+        .collect();
+    keys.dedup();
+    let mut done = BTreeSet::new();
+    for (w, m) in keys {
+        if !done.insert((w.to_string(), m.to_string())) {
+            continue;
+        }
+        let pairs: Vec<&AgedRatio> = ratios
+            .iter()
+            .filter(|r| r.workload == w && &r.metric == m)
+            .collect();
+        if pairs.len() < 2 {
+            continue;
+        }
+        let med = |setup: &str| {
+            let v: Vec<f64> = rounds(results, setup, w, m).into_values().collect();
+            crate::stats::descriptive::median(&v)
+        };
+        let higher = metrics::def(m).direction == Direction::HigherIsBetter;
+        let order = |names: Vec<(String, f64)>| {
+            let mut v = names;
+            v.sort_by(|a, b| {
+                if higher {
+                    b.1.total_cmp(&a.1)
+                } else {
+                    a.1.total_cmp(&b.1)
+                }
+            });
+            v
+        };
+        let fresh = order(
+            pairs
+                .iter()
+                .map(|p| (p.fresh.clone(), med(&p.fresh)))
+                .collect(),
+        );
+        let aged = order(
+            pairs
+                .iter()
+                .map(|p| (p.aged.clone(), med(&p.aged)))
+                .collect(),
+        );
+        let twin_of = |aged: &str| {
+            pairs
+                .iter()
+                .find(|p| p.aged == aged)
+                .map(|p| p.fresh.clone())
+        };
+        let aged_as_fresh: Vec<String> = aged.iter().filter_map(|(a, _)| twin_of(a)).collect();
+        let fresh_names: Vec<String> = fresh.iter().map(|(f, _)| f.clone()).collect();
+        if aged_as_fresh != fresh_names {
+            let noise = noise_words(results, w, m, &fresh_names, &aged_as_fresh, &pairs);
+            let show = |v: &[(String, f64)]| {
+                let best = v[0].1;
+                v.iter()
+                    .map(|(n, x)| {
+                        if *x == best {
+                            n.clone()
+                        } else {
+                            format!("{n} {:+.0} %", 100.0 * (x / best - 1.0))
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" > ")
+            };
+            out.push(format!(
+                "aging changes the ranking on {w} {}: fresh {}; aged {} ({noise})",
+                metrics::label(m),
+                show(&fresh),
+                show(&aged)
+            ));
+        }
+    }
+    out
+}
+
+/// Whether a swap is beyond noise: for the first two setups whose order aging swapped,
+/// the paired per-round ranges of fresh X/Y and of aged X/Y do not overlap.
+fn noise_words(
+    results: &Results,
+    w: &str,
+    m: &MetricKey,
+    fresh_order: &[String],
+    aged_order: &[String],
+    pairs: &[&AgedRatio],
+) -> &'static str {
+    let Some(k) = (0..fresh_order.len()).find(|&i| fresh_order[i] != aged_order[i]) else {
+        return "within noise";
+    };
+    let (x, y) = (&fresh_order[k], &aged_order[k]);
+    let aged_of = |f: &String| pairs.iter().find(|p| &p.fresh == f).map(|p| p.aged.clone());
+    let (Some(ax), Some(ay)) = (aged_of(x), aged_of(y)) else {
+        return "within noise";
+    };
+    let fresh = paired_ratio(&rounds(results, x, w, m), &rounds(results, y, w, m));
+    let aged = paired_ratio(&rounds(results, &ax, w, m), &rounds(results, &ay, w, m));
+    match (fresh, aged) {
+        (Some(f), Some(a)) if f.n >= 2 && (f.range.1 < a.range.0 || a.range.1 < f.range.0) => {
+            "beyond noise: the rounds' ranges do not overlap"
+        }
+        _ => "within noise: the rounds' ranges overlap",
+    }
+}
+
+/// The section as Markdown (empty when the run has no aged setup with a fresh twin).
+pub fn markdown(results: &Results) -> String {
+    let ratios = fresh_vs_aged(results);
+    if ratios.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "## {TITLE}\n\nEach aged setup against its fresh twin: the median of the per-round aged/fresh ratios, \
+         (min–max) of those ratios and how often such a range covers the median.\n\n\
+         | Aged | Fresh | Test | aged/fresh | range | rounds (coverage) |\n|---|---|---|---|---|---|\n"
+    );
+    for r in &ratios {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} {} {} | {:.2} | {:.2}–{:.2} | {} ({:.0} %) |",
+            r.aged,
+            r.fresh,
+            r.workload,
+            metrics::label(&r.metric),
+            metrics::def(&r.metric).direction.arrow(),
+            r.ratio.median,
+            r.ratio.range.0,
+            r.ratio.range.1,
+            r.ratio.n,
+            100.0 * r.ratio.coverage
+        );
+    }
+    let changes = ranking_changes(results, &ratios);
+    out.push('\n');
+    if changes.is_empty() {
+        out.push_str("Aging leaves the ranking of the filesystems as it was fresh.\n");
+    }
+    for c in changes {
+        let _ = writeln!(out, "- {c}");
+    }
+    out.push('\n');
+    out
+}
+
+/// The ranking changes as terminal lines (empty when there are none).
+pub fn text(results: &Results) -> String {
+    let ratios = fresh_vs_aged(results);
+    let mut out = String::new();
+    for c in ranking_changes(results, &ratios) {
+        let _ = writeln!(out, "  • {c}");
+    }
+    if !out.is_empty() {
+        out.insert_str(0, &format!("{TITLE}\n"));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// The claims `--profile aged` measures (not the claims profile: they need aged twins).
+    pub(in crate::claims) const AGED_PROFILE_CLAIMS: &[&str] = &[
+        "btrfs-aged-seqread-slower",
+        "xfs-aged-fewer-extents-than-ext4",
+    ];
+
+    #[test]
+    fn the_aged_profile_has_what_its_claims_select() {
+        let plan = crate::plan::profiles::load("aged").unwrap();
+        let twins = plan.aged_twins.expect("aged_twins");
+        let ids: Vec<&str> = plan.workloads.iter().map(|w| w.id.as_str()).collect();
+        for id in AGED_PROFILE_CLAIMS {
+            let c = super::super::all()
+                .into_iter()
+                .find(|c| c.id == *id)
+                .expect(id);
+            // `age` is the runner's own record (runner::age), not a plan workload.
+            assert!(
+                c.workload == "age" || ids.contains(&c.workload.as_str()),
+                "{id}"
+            );
+            for sel in std::iter::once(&c.a).chain(c.b.as_ref()) {
+                let s = super::super::Selector::parse(sel);
+                if let Some((_, v)) = s.options.iter().find(|(k, _)| k == "age") {
+                    assert_eq!(*v, twins, "{id}: {sel} selects the profile's twins");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_paired_by_round() {
+        let a: BTreeMap<u32, f64> = [(1, 50.0), (2, 90.0), (3, 40.0)].into();
+        let b: BTreeMap<u32, f64> = [(1, 100.0), (2, 100.0), (4, 1.0)].into();
+        let r = paired_ratio(&a, &b).unwrap();
+        assert_eq!(r.n, 2);
+        assert_eq!(r.range, (0.5, 0.9));
+        assert!((r.median - 0.7).abs() < 1e-12);
+        assert_eq!(r.coverage, 0.5);
+        assert!(paired_ratio(&a, &BTreeMap::new()).is_none());
+    }
+}
