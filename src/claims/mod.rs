@@ -14,7 +14,7 @@ pub mod render;
 pub mod settle;
 mod verdict;
 
-pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
+pub use verdict::{ClaimResult, Outcome, evaluate};
 
 #[cfg(test)]
 mod wording;

@@ -38,8 +38,8 @@ fn table(out: &mut String, t: &Table, setups: &[String]) {
                 None => "–".to_string(),
                 Some(c) => match c.mark {
                     Mark::Best => format!("**{}** ★", cell_text(&c.summary)),
-                    Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
                     Mark::None => cell_text(&c.summary),
+                    m => format!("{} {}", cell_text(&c.summary), m.symbol()),
                 },
             };
             let _ = write!(out, " {} |", esc(&text));
@@ -78,8 +78,8 @@ fn headline(out: &mut String, report: &Report) {
                     );
                     match c.mark {
                         Mark::Best => format!("**{v}** ★"),
-                        Mark::Tied => format!("{v} ≈"),
                         Mark::None => v,
+                        m => format!("{v} {}", m.symbol()),
                     }
                 }
             };
@@ -102,8 +102,9 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         out,
         "Host `{}` ({}, kernel {}), target {} `{}` ({}). Medians of {n} round(s) with (min–max) \
-         across rounds; **★** best beyond run-to-run noise, ≈ tied within noise; ↑ higher is \
-         better, ↓ lower is better. \"median of rounds\" latencies are the median of each round's \
+         across rounds; **★** ahead of every other setup beyond noise, = equivalent to the leader \
+         within the metric's margin, ≈ not separated from it yet, ▽ behind it beyond noise \
+         (paired per-round ratios, t interval); ↑ higher is better, ↓ lower is better. \"median of rounds\" latencies are the median of each round's \
          percentile; \"all I/Os of all rounds\" come from the merged histograms.{}\n",
         if r.host.hostname.is_empty() {
             "?"

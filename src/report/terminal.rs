@@ -52,12 +52,11 @@ fn table(t: &Table, setups: &[String]) -> String {
             line.push(match c {
                 None => "–".into(),
                 Some(c) => {
-                    let mark = match c.mark {
-                        Mark::Best => " ★",
-                        Mark::Tied => " ≈",
-                        Mark::None => "",
-                    };
-                    format!("{}{mark}", cell_text(&c.summary))
+                    let text = cell_text(&c.summary);
+                    match c.mark {
+                        Mark::None => text,
+                        m => format!("{text} {}", m.symbol()),
+                    }
                 }
             });
         }
@@ -118,9 +117,8 @@ fn headline_cell(c: &Option<super::model::Cell>) -> String {
                 c.steady_flag()
             );
             match c.mark {
-                Mark::Best => format!("{v} ★"),
-                Mark::Tied => format!("{v} ≈"),
                 Mark::None => v,
+                m => format!("{v} {}", m.symbol()),
             }
         }
     }
@@ -196,7 +194,7 @@ pub fn render_with(report: &Report, w: usize) -> String {
             "",
             "",
             &format!(
-                "Headline tests, median of {n} round(s): ★ best beyond noise, ≈ tied within noise, ↑↓ better{steady}"
+                "Headline tests, median of {n} round(s): ★ ahead beyond noise, = equivalent, ≈ not separated, ▽ behind, ↑↓ better{steady}"
             ),
             w,
         ));
@@ -354,7 +352,8 @@ mod tests {
             "writeback",
             "xfs-",
             "reflink",
-            "zstd-3-",
+            "btrfs-zstd-",
+            "3-ssd",
             "zfs-rs16k",
         ] {
             assert!(header.contains(s), "{s} missing from the header:\n{text}");

@@ -80,15 +80,13 @@ impl Rule {
     /// The interval for the ratio from paired per-round `ratios` (all > 0) at this look, on
     /// the ratio scale; `None` with fewer than two rounds or a ratio that is not positive.
     pub fn interval(&self, ratios: &[f64]) -> Option<(f64, f64)> {
-        let n = ratios.len();
-        if n < 2 || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
-            return None;
-        }
-        let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-        let (m, sd) = (mean(&logs), stddev(&logs));
-        let t = super::student_t::quantile(1.0 - self.alpha_per_look() / 2.0, (n - 1) as f64);
-        let half = t * sd / (n as f64).sqrt();
-        Some(((m - half).exp(), (m + half).exp()))
+        interval_at(ratios, self.alpha_per_look())
+    }
+
+    /// The interval an equivalence test reads at this look: two one-sided tests at the look's
+    /// error rate each, which is the two-sided `1 − 2·α_k` interval (a TOST at α, not α/2).
+    pub fn equivalence_interval(&self, ratios: &[f64]) -> Option<(f64, f64)> {
+        interval_at(ratios, (2.0 * self.alpha_per_look()).min(0.99))
     }
 
     /// What `ratios` say about `region` at this look.
@@ -98,6 +96,21 @@ impl Rule {
             None => Decision::Open,
         }
     }
+}
+
+/// Student's t interval for the geometric-mean ratio of paired per-round `ratios` (all > 0)
+/// at two-sided error rate `alpha`, on the ratio scale; `None` with fewer than two rounds or
+/// a ratio that is not positive.
+pub fn interval_at(ratios: &[f64], alpha: f64) -> Option<(f64, f64)> {
+    let n = ratios.len();
+    if n < 2 || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return None;
+    }
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let (m, sd) = (mean(&logs), stddev(&logs));
+    let t = super::student_t::quantile(1.0 - alpha / 2.0, (n - 1) as f64);
+    let half = t * sd / (n as f64).sqrt();
+    Some(((m - half).exp(), (m + half).exp()))
 }
 
 /// Where interval `(lo, hi)` lies against `region`.
