@@ -73,6 +73,12 @@ pub struct Results {
     /// How a `--until-settled` run went on past its minimum rounds, and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<SettleRecord>,
+    /// What fsbench concluded from the samples, derived like `summary` (and recomputed by
+    /// `fsbench report --format json`): per headline row its marks and paired judgements, per
+    /// verdict line who leads, is equivalent and is behind, per claim its verdicts
+    /// (`report::json::Judgements`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judgements: Option<serde_json::Value>,
 }
 
 /// `--until-settled`: the stopping rule, the extra rounds and why they stopped.
