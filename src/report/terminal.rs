@@ -152,10 +152,10 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
             if let Some(d) = &r.durability {
                 return format!("{}: {}", r.class, d.text);
             }
-            let noise = if r.within_noise {
-                ", all within noise: a tie"
+            let standing = if r.standing.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("; {}", r.standing)
             };
             let basis = if r.basis.is_empty() {
                 String::new()
@@ -163,7 +163,7 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
                 format!("; {}", r.basis)
             };
             format!(
-                "{}: {} ({}{noise}){basis}",
+                "{}: {} ({}){standing}{basis}",
                 r.class,
                 r.winner,
                 super::recommend::leads(r.clear_wins, r.wins, r.tests)
