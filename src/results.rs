@@ -79,6 +79,19 @@ pub struct Results {
     /// (`report::json::Judgements`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judgements: Option<serde_json::Value>,
+    /// The order the setups ran in, per round (rotated one place per round:
+    /// `plan::Plan::setup_order`); empty in files from before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_order: Vec<RoundOrder>,
+}
+
+/// The setups of one round in the order they ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RoundOrder {
+    /// The round.
+    pub round: u32,
+    /// Setup names, first to last.
+    pub setups: Vec<String>,
 }
 
 /// `--until-settled`: the stopping rule, the extra rounds and why they stopped.
