@@ -20,6 +20,8 @@ pub mod merged;
 pub mod paired;
 pub mod region;
 pub mod sequential;
+#[cfg(test)]
+mod simulation;
 pub mod student_t;
 pub mod verdict;
 
