@@ -46,6 +46,11 @@ pub struct HeadlineJudgement {
     pub marks: BTreeMap<String, Mark>,
     /// The leader against each other setup (ratio > 1 favours the leader).
     pub versus_leader: BTreeMap<String, Judgement>,
+    /// The row's noise floor: the largest paired noise among those comparisons (sd of the
+    /// per-round log ratios).
+    pub noise: Option<f64>,
+    /// The rounds that noise needs to tell 10 % apart (`None`: more than 100, or unranked).
+    pub rounds_for_10pct: Option<usize>,
 }
 
 /// One question of the stopping rule.
@@ -86,7 +91,10 @@ pub fn judgements(report: &Report) -> Judgements {
                 }
                 marks.insert(setup, c.mark);
             }
+            let floor = super::model::noise_floor(row);
             HeadlineJudgement {
+                noise: floor.map(|f| f.0),
+                rounds_for_10pct: floor.and_then(|f| f.1),
                 label: row.label.clone(),
                 workload: row.workload.clone(),
                 metric: row.metric.to_string(),
@@ -207,6 +215,7 @@ mod tests {
             (Some("ahead"), Some(3))
         );
         assert!(vs["interval"][0].as_f64().unwrap() > 1.0, "{vs}");
+        assert!(row["noise"].as_f64().unwrap() > 0.0 && row["rounds_for_10pct"].is_u64());
         let claim = j["claims"]
             .as_array()
             .unwrap()

@@ -56,11 +56,11 @@ fn headline(out: &mut String, report: &Report) {
     for s in &report.setups {
         let _ = write!(out, " {} |", esc(s));
     }
-    let _ = write!(out, "\n|---|");
+    let _ = write!(out, " paired noise (rounds for ±10 %) |\n|---|");
     for _ in &report.setups {
         let _ = write!(out, "---:|");
     }
-    out.push('\n');
+    out.push_str("---:|\n");
     for r in &report.headline {
         let _ = write!(out, "| {} {} |", esc(&r.label), r.direction.arrow());
         for c in &r.cells {
@@ -85,8 +85,14 @@ fn headline(out: &mut String, report: &Report) {
             };
             let _ = write!(out, " {} |", esc(&text));
         }
-        out.push('\n');
+        let _ = writeln!(out, " {} |", super::model::noise_floor_text(r));
     }
+    let _ = writeln!(
+        out,
+        "\nPaired noise: the standard deviation of the per-round log ratios of the leader and its \
+         noisiest rival (about the ratio's spread per round); in brackets the rounds that would \
+         tell a 10 % difference apart at that noise."
+    );
     if let Some(l) = super::model::steady_legend(&report.headline) {
         let _ = writeln!(out, "\n{l}.");
     }

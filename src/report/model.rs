@@ -411,6 +411,27 @@ fn finish(
     }
 }
 
+/// The row's noise floor: the largest paired noise among the leader's comparisons (the sd of
+/// the log ratios, about the ratio's cv per round) and the rounds that comparison would need
+/// to tell 10 % apart; `None` for an unranked row.
+pub fn noise_floor(row: &Row) -> Option<(f64, Option<usize>)> {
+    row.cells
+        .iter()
+        .flatten()
+        .filter_map(|c| c.versus_leader)
+        .filter_map(|j| j.noise.map(|n| (n, j.rounds_for_10pct)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// "6 % (5 rounds)": a noise floor in words; "–" when there is none.
+pub fn noise_floor_text(row: &Row) -> String {
+    match noise_floor(row) {
+        None => "–".into(),
+        Some((n, Some(r))) => format!("{:.0} % ({r} rounds)", n * 100.0),
+        Some((n, None)) => format!("{:.0} % (> 100 rounds)", n * 100.0),
+    }
+}
+
 /// Cell text: median, with (min–max) when the rounds differ.
 pub fn cell_text(s: &Summary) -> String {
     let med = metrics::format_value(&s.metric, s.median, &s.unit);
