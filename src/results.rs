@@ -83,6 +83,10 @@ pub struct Results {
     /// `plan::Plan::setup_order`); empty in files from before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup_order: Vec<RoundOrder>,
+    /// `--margin`: the equivalence margin (a fraction) the run judged every metric by,
+    /// instead of the metric registry's (`stats::paired::margin_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
 }
 
 /// The setups of one round in the order they ran.

@@ -237,7 +237,7 @@ fn headline_questions(results: &Results) -> Vec<Question> {
             what: format!("headline {m}: {} vs {}", by_setup[0].2, by_setup[1].2),
             ratios,
             test: Test::Leader {
-                margin: metrics::def(&m).margin,
+                margin: paired::margin_of(results, &m.into()),
             },
         });
     }

@@ -104,6 +104,10 @@ pub struct Plan {
     /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<Settle>,
+    /// `--margin`: the equivalence margin (a fraction) for every metric, instead of the
+    /// metric registry's; recorded in `results.json` as `margin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
 }
 
 /// `--until-settled`: how far a run may go on past its minimum rounds.
@@ -232,6 +236,7 @@ pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
         steady: None,
         precondition: false,
         settle: None,
+        margin: None,
         precondition_device: None,
     }
 }

@@ -380,7 +380,7 @@ fn judge(
         // One margin when every deciding row shares it (the usual case), else none named.
         let margins: Vec<f64> = rows
             .iter()
-            .map(|r| metrics::def(&r.metric).margin)
+            .map(|r| paired::margin_of(results, &r.metric))
             .collect();
         let margin = margins
             .first()

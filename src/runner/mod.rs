@@ -699,6 +699,7 @@ impl Runner<'_> {
         r.notes = n;
         r.host_findings = self.host_findings.clone();
         r.settle = self.settle_record.clone();
+        r.margin = plan.margin;
         let rounds: BTreeSet<u32> = records.keys().map(|(round, _)| *round).collect();
         r.setup_order = rounds
             .into_iter()

@@ -94,6 +94,14 @@ pub fn rule_for(results: &Results, rounds: usize) -> Rule {
     }
 }
 
+/// The equivalence margin of `metric` in `results`: the run's `--margin` when it set one, else
+/// the metric registry's.
+pub fn margin_of(results: &Results, metric: &MetricKey) -> f64 {
+    results
+        .margin
+        .unwrap_or_else(|| metrics::def(metric).margin)
+}
+
 /// What one look at every value of `ratios` says: outcome and its interval.
 pub fn look(ratios: &[f64], rule: &Rule, margin: f64) -> (Outcome, Option<(f64, f64)>) {
     let Some((lo, hi)) = rule.interval(ratios) else {
@@ -205,7 +213,7 @@ pub fn compare(
         _ => paired(&va, &vb),
     };
     let rule = rule_for(results, ratios.len());
-    judge(&ratios, &rule, def.margin)
+    judge(&ratios, &rule, margin_of(results, metric))
 }
 
 /// "+5 % (−12 % … +25 %)": a judgement's ratio and interval as percentages.
@@ -277,6 +285,39 @@ mod tests {
         let j = judge(&r, &rule, 0.10);
         assert_eq!((j.outcome, j.rounds), (Outcome::Ahead, 3));
         assert!((j.alpha - 0.025).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_runs_margin_replaces_the_registrys() {
+        use crate::results::Sample;
+        let mut r = Results::new();
+        // xfs 6–8 % behind every round: not equivalent within ±5 %, equivalent within ±10 %.
+        for (round, e, x) in [(1, 100.0, 93.0), (2, 100.0, 94.0), (3, 100.0, 93.5)] {
+            for (setup, v) in [("ext4", e), ("xfs", x)] {
+                r.samples.push(Sample {
+                    setup: setup.into(),
+                    workload: "randread".into(),
+                    metric: MetricKey::parse("iops"),
+                    unit: String::new(),
+                    round,
+                    value: v,
+                });
+            }
+        }
+        let iops = MetricKey::parse("iops");
+        let j = |r: &Results| compare(r, "randread", &iops, "ext4", "xfs");
+        assert_eq!(margin_of(&r, &iops), 0.10);
+        assert_eq!(j(&r).outcome, Outcome::Ahead);
+        // A 1.07 lead with tight rounds is ahead; with a 20 % margin it is still ahead
+        // (ahead is read first), and the margin is what equivalence reads.
+        r.margin = Some(0.20);
+        assert_eq!((j(&r).margin, j(&r).outcome), (0.20, Outcome::Ahead));
+        let close = [1.01, 0.99, 1.02, 0.98, 1.0];
+        assert_eq!(
+            judge(&close, &fixed(5), 0.01).outcome,
+            Outcome::NotSeparated
+        );
+        assert_eq!(judge(&close, &fixed(5), 0.05).outcome, Outcome::Equivalent);
     }
 
     #[test]
