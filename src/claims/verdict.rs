@@ -299,7 +299,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         coverage: if exact || interval.is_none() {
             0.0
         } else {
-            1.0 - rule.alpha_per_look()
+            1.0 - rule.alpha_at(at)
         },
         reason,
     };
