@@ -73,6 +73,29 @@ pub struct Results {
     /// How a `--until-settled` run went on past its minimum rounds, and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<SettleRecord>,
+    /// What fsbench concluded from the samples, derived like `summary` (and recomputed by
+    /// `fsbench report --format json`): per headline row its marks and paired judgements, per
+    /// verdict line who leads, is equivalent and is behind, per claim its verdicts
+    /// (`report::json::Judgements`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judgements: Option<serde_json::Value>,
+    /// The order the setups ran in, per round (rotated one place per round:
+    /// `plan::Plan::setup_order`); empty in files from before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_order: Vec<RoundOrder>,
+    /// `--margin`: the equivalence margin (a fraction) the run judged every metric by,
+    /// instead of the metric registry's (`stats::paired::margin_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+}
+
+/// The setups of one round in the order they ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RoundOrder {
+    /// The round.
+    pub round: u32,
+    /// Setup names, first to last.
+    pub setups: Vec<String>,
 }
 
 /// `--until-settled`: the stopping rule, the extra rounds and why they stopped.

@@ -3,50 +3,18 @@
 //! of every judged headline metric with its interval, and where aging changes the ranking
 //! of the filesystems.
 //!
-//! The ratio is paired by round like a claim's ([`super::verdict`]): rounds are interleaved,
-//! so round r of the fresh and of the aged setup ran under the same host conditions.
-//! [`paired_ratio`] is the one place the statistic is computed.
+//! The ratio is paired by round like every comparison: rounds are interleaved, so round r of
+//! the fresh and of the aged setup ran under the same host conditions, and the judgement is
+//! [`crate::stats::paired`]'s, the one statistic every other row uses.
 
 use crate::metrics::{self, Direction, MetricKey, Role};
 use crate::results::{Results, SetupInfo};
+use crate::stats::paired::{self, Judgement, Outcome};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// The section's title.
 pub const TITLE: &str = "Fresh against aged";
-
-/// The median aged/fresh ratio of one metric and the range of its paired per-round ratios.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PairedRatio {
-    /// Median of the per-round ratios.
-    pub median: f64,
-    /// Smallest and largest per-round ratio.
-    pub range: (f64, f64),
-    /// Rounds paired.
-    pub n: usize,
-    /// Probability that the range covers the median ratio ([`super::verdict::interval_coverage`]).
-    pub coverage: f64,
-}
-
-/// The paired ratio `a_r / b_r` over the rounds both have (`None`: no round in common or a
-/// zero denominator).
-pub fn paired_ratio(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<PairedRatio> {
-    let mut r: Vec<f64> = a
-        .iter()
-        .filter_map(|(round, x)| b.get(round).filter(|y| **y != 0.0).map(|y| x / y))
-        .filter(|v| v.is_finite())
-        .collect();
-    if r.is_empty() {
-        return None;
-    }
-    r.sort_by(f64::total_cmp);
-    Some(PairedRatio {
-        median: crate::stats::descriptive::median_sorted(&r),
-        range: (r[0], r[r.len() - 1]),
-        n: r.len(),
-        coverage: super::verdict::interval_coverage(r.len()),
-    })
-}
 
 /// One metric of one aged setup against its fresh twin.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,8 +27,9 @@ pub struct AgedRatio {
     pub workload: String,
     /// The metric.
     pub metric: MetricKey,
-    /// aged / fresh.
-    pub ratio: PairedRatio,
+    /// aged against fresh ([`paired::compare`]: a ratio above 1 means the aged setup did
+    /// better, whatever the metric's direction).
+    pub judgement: Judgement,
 }
 
 fn is_aged(s: &SetupInfo) -> bool {
@@ -125,15 +94,14 @@ pub fn fresh_vs_aged(results: &Results) -> Vec<AgedRatio> {
             continue;
         };
         for (w, m) in &metrics {
-            let a = rounds(results, &aged.name, w, m);
-            let f = rounds(results, &fresh.name, w, m);
-            if let Some(ratio) = paired_ratio(&a, &f) {
+            let j = paired::compare(results, w, m, &aged.name, &fresh.name);
+            if j.rounds > 0 && j.ratio.is_finite() {
                 out.push(AgedRatio {
                     fresh: fresh.name.clone(),
                     aged: aged.name.clone(),
                     workload: w.clone(),
                     metric: m.clone(),
-                    ratio,
+                    judgement: j,
                 });
             }
         }
@@ -224,8 +192,9 @@ pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<String> {
     out
 }
 
-/// Whether a swap is beyond noise: for the first two setups whose order aging swapped,
-/// the paired per-round ranges of fresh X/Y and of aged X/Y do not overlap.
+/// Whether a swap is beyond noise: for the first two setups whose order aging swapped, the
+/// one paired statistic ([`paired::compare`]) decides the fresh pair one way and the aged
+/// pair the other.
 fn noise_words(
     results: &Results,
     w: &str,
@@ -242,13 +211,23 @@ fn noise_words(
     let (Some(ax), Some(ay)) = (aged_of(x), aged_of(y)) else {
         return "within noise";
     };
-    let fresh = paired_ratio(&rounds(results, x, w, m), &rounds(results, y, w, m));
-    let aged = paired_ratio(&rounds(results, &ax, w, m), &rounds(results, &ay, w, m));
+    let fresh = paired::compare(results, w, m, x, y).outcome;
+    let aged = paired::compare(results, w, m, &ax, &ay).outcome;
     match (fresh, aged) {
-        (Some(f), Some(a)) if f.n >= 2 && (f.range.1 < a.range.0 || a.range.1 < f.range.0) => {
-            "beyond noise: the rounds' ranges do not overlap"
+        (Outcome::Ahead, Outcome::Behind) | (Outcome::Behind, Outcome::Ahead) => {
+            "beyond noise: both orders are decided by the paired rounds"
         }
-        _ => "within noise: the rounds' ranges overlap",
+        _ => "not beyond noise: the paired rounds do not decide both orders",
+    }
+}
+
+/// The outcome in the section's words (the aged setup is `a`).
+fn aged_words(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Ahead => "better aged, beyond noise",
+        Outcome::Behind => "worse aged, beyond noise",
+        Outcome::Equivalent => "equivalent",
+        Outcome::NotSeparated => "not separated",
     }
 }
 
@@ -259,24 +238,24 @@ pub fn markdown(results: &Results) -> String {
         return String::new();
     }
     let mut out = format!(
-        "## {TITLE}\n\nEach aged setup against its fresh twin: the median of the per-round aged/fresh ratios, \
-         (min–max) of those ratios and how often such a range covers the median.\n\n\
-         | Aged | Fresh | Test | aged/fresh | range | rounds (coverage) |\n|---|---|---|---|---|---|\n"
+        "## {TITLE}\n\nEach aged setup against its fresh twin, judged like every other comparison \
+         (the paired per-round ratios, docs/reports.md): + is better aged, − worse, with the \
+         interval at the stated coverage.\n\n\
+         | Aged | Fresh | Test | aged vs fresh (interval) | judgement | rounds (coverage) |\n|---|---|---|---|---|---|\n"
     );
     for r in &ratios {
         let _ = writeln!(
             out,
-            "| {} | {} | {} {} {} | {:.2} | {:.2}–{:.2} | {} ({:.0} %) |",
+            "| {} | {} | {} {} {} | {} | {} | {} ({:.0} %) |",
             r.aged,
             r.fresh,
             r.workload,
             metrics::label(&r.metric),
             metrics::def(&r.metric).direction.arrow(),
-            r.ratio.median,
-            r.ratio.range.0,
-            r.ratio.range.1,
-            r.ratio.n,
-            100.0 * r.ratio.coverage
+            paired::percent_text(&r.judgement),
+            aged_words(r.judgement.outcome),
+            r.judgement.rounds,
+            100.0 * (1.0 - r.judgement.alpha)
         );
     }
     let changes = ranking_changes(results, &ratios);
@@ -340,14 +319,18 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn the_ratio_is_paired_by_round() {
-        let a: BTreeMap<u32, f64> = [(1, 50.0), (2, 90.0), (3, 40.0)].into();
-        let b: BTreeMap<u32, f64> = [(1, 100.0), (2, 100.0), (4, 1.0)].into();
-        let r = paired_ratio(&a, &b).unwrap();
-        assert_eq!(r.n, 2);
-        assert_eq!(r.range, (0.5, 0.9));
-        assert!((r.median - 0.7).abs() < 1e-12);
-        assert_eq!(r.coverage, 0.5);
-        assert!(paired_ratio(&a, &BTreeMap::new()).is_none());
+    fn a_consistent_drop_with_aging_is_judged_worse_beyond_noise() {
+        let rule = crate::stats::sequential::Rule {
+            alpha: crate::stats::sequential::DEFAULT_ALPHA,
+            min_rounds: 3,
+            max_rounds: 3,
+        };
+        // Aged at half the fresh rate in every round: worse beyond noise.
+        let j = paired::judge(&[0.5, 0.52, 0.49], &rule, 0.10);
+        assert_eq!(j.outcome, Outcome::Behind);
+        assert_eq!(aged_words(j.outcome), "worse aged, beyond noise");
+        // A round that disagrees leaves it open.
+        let j = paired::judge(&[0.5, 1.3, 0.8], &rule, 0.10);
+        assert_eq!(j.outcome, Outcome::NotSeparated);
     }
 }

@@ -18,7 +18,7 @@ pub mod statements;
 pub mod subset;
 mod verdict;
 
-pub use verdict::{ClaimResult, Outcome, evaluate, interval_coverage};
+pub use verdict::{ClaimResult, Outcome, evaluate};
 
 #[cfg(test)]
 mod wording;

@@ -24,7 +24,7 @@ fn measured(r: &ClaimResult) -> String {
         Some(_) => ratio(x),
         None => crate::metrics::format_with_unit(id, x, crate::metrics::def(id).unit),
     };
-    match (r.measured, r.range) {
+    match (r.measured, r.interval) {
         (Some(m), Some((lo, hi))) if r.n >= 2 => {
             format!("{} ({}–{})", text(m), text(lo), text(hi))
         }
@@ -113,22 +113,20 @@ pub fn size_text(r: &ClaimResult) -> Option<String> {
 }
 
 fn coverage_note(results: &[ClaimResult]) -> String {
-    let ns: std::collections::BTreeSet<usize> =
-        results.iter().filter(|r| r.n >= 2).map(|r| r.n).collect();
-    let parts: Vec<String> = ns
+    let cov: std::collections::BTreeSet<u64> = results
         .iter()
-        .map(|&n| {
-            format!(
-                "{:.0} % with {n} rounds",
-                100.0 * super::interval_coverage(n)
-            )
-        })
+        .filter(|r| r.interval.is_some())
+        .map(|r| (r.coverage * 1000.0).round() as u64)
+        .collect();
+    let parts: Vec<String> = cov
+        .iter()
+        .map(|c| format!("{:.1} %", *c as f64 / 10.0))
         .collect();
     if parts.is_empty() {
         String::new()
     } else {
         format!(
-            "Ratios are a/b per interleaved round: median (range of the rounds). The range covers the true median ratio with probability {}.",
+            "Ratios are a/b per interleaved round: geometric mean (Student's t interval of the paired log ratios, covering the true ratio with probability {} per claim).",
             parts.join(", ")
         )
     }

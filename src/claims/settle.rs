@@ -6,21 +6,21 @@
 //!   interval of its paired ratios straddles the claim's region (a probe's yes/no is settled
 //!   by its one round);
 //! - **a headline row**: per workload, its deciding metric (throughput, then time, as the
-//!   recommendations pick it) on the two best setups: settled once the interval of best ÷
-//!   runner-up (oriented so that > 1 is better) lies above 1 — a winner — or inside
-//!   0.95–1.05 — a tie within 5 %; open otherwise.
+//!   recommendations pick it) on the two best setups: settled once best ÷ runner-up (oriented
+//!   so that > 1 is better) is ahead beyond noise, or shown equivalent within the metric's
+//!   margin ([`crate::stats::paired`]); open while not separated.
 //!
-//! The statistic is [`crate::stats::sequential`]'s, so a settled verdict keeps its stated error
-//! rate however many rounds it took.
+//! The statistic is [`crate::stats::paired`]'s (over [`crate::stats::sequential`]'s rule), the
+//! one every output reads, so a settled verdict keeps its stated error rate however many
+//! rounds it took and the report's marks, claims and "Until settled" lines agree.
 
 use crate::metrics::{self, Direction, MetricId};
 use crate::results::Results;
 use crate::runner::settle::Judge;
-use crate::stats::sequential::{Decision, Region, Rule};
+use crate::stats::paired::{self, Outcome, paired};
+use crate::stats::region::{Judgement, Region, judge_sequential};
+use crate::stats::sequential::Rule;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// A tie band: two setups within 5 % of each other settle as a tie.
-pub const TIE_BAND: f64 = 1.05;
 
 /// One question and its paired per-round ratios, in round order.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,9 +46,32 @@ pub enum Test {
         /// The size band, when the claim states a magnitude.
         size: Option<crate::stats::region::Region>,
     },
-    /// A headline row (ratios oriented so > 1 favours the leader): a winner (above 1) or a
-    /// tie within [`TIE_BAND`].
-    Leader,
+    /// A headline row (ratios oriented so > 1 favours the leader): ahead beyond noise, or
+    /// equivalent within `margin` (the metric registry's).
+    Leader {
+        /// The equivalence margin (a fraction).
+        margin: f64,
+    },
+}
+
+/// A claim's verdict from paired `ratios` at one look (`None`: still open): its direction,
+/// then, where the wording gives a magnitude and the direction holds, its size band.
+pub fn claim_verdict(
+    ratios: &[f64],
+    direction: &Region,
+    size: Option<&Region>,
+    rule: &Rule,
+) -> Option<&'static str> {
+    match judge_sequential(ratios, direction, rule) {
+        Judgement::Outside => Some("refuted"),
+        Judgement::Inside => match size.map(|b| judge_sequential(ratios, b, rule)) {
+            None => Some("confirmed"),
+            Some(Judgement::Inside) => Some("confirmed, size confirmed"),
+            Some(Judgement::Outside) => Some("confirmed, size refuted"),
+            Some(_) => None,
+        },
+        _ => None,
+    }
 }
 
 impl Question {
@@ -56,30 +79,12 @@ impl Question {
     pub fn verdict(&self, rule: &Rule, n: usize) -> Option<&'static str> {
         let r = &self.ratios[..n.min(self.ratios.len())];
         match self.test {
-            Test::Claim { direction, size } => {
-                use crate::stats::region::{Judgement, judge_sequential};
-                match judge_sequential(r, &direction, rule) {
-                    Judgement::Outside => Some("refuted"),
-                    Judgement::Inside => match size.map(|b| judge_sequential(r, &b, rule)) {
-                        None => Some("confirmed"),
-                        Some(Judgement::Inside) => Some("confirmed, size confirmed"),
-                        Some(Judgement::Outside) => Some("confirmed, size refuted"),
-                        Some(_) => None,
-                    },
-                    _ => None,
-                }
-            }
-            Test::Leader => {
-                if rule.decide(r, Region::Above(1.0)) == Decision::Inside {
-                    Some("leader")
-                } else if rule.decide(r, Region::Between(1.0 / TIE_BAND, TIE_BAND))
-                    == Decision::Inside
-                {
-                    Some("tie")
-                } else {
-                    None
-                }
-            }
+            Test::Claim { direction, size } => claim_verdict(r, &direction, size.as_ref(), rule),
+            Test::Leader { margin } => match paired::look(r, rule, margin).0 {
+                Outcome::Ahead => Some("leader"),
+                Outcome::Equivalent => Some("equivalent"),
+                Outcome::Behind | Outcome::NotSeparated => None,
+            },
         }
     }
 
@@ -89,42 +94,13 @@ impl Question {
     }
 }
 
-/// The stopping rule a `--until-settled` run used, from its record (`None`: a run of fixed
-/// rounds).
+/// The stopping rule a `--until-settled` run used, from its record, its looks ending at the
+/// last one its budget fitted (`None`: a run of fixed rounds).
 pub fn rule_of(results: &Results) -> Option<Rule> {
-    let s = results.settle.as_ref()?;
-    Some(Rule {
-        alpha: s.alpha,
-        min_rounds: s.min_rounds.max(2) as usize,
-        max_rounds: s.last_look.unwrap_or(s.max_rounds) as usize,
-    })
-}
-
-/// In a `--until-settled` run, whether `best` leads `other` on `metric` of `workload` beyond
-/// noise by the run's own statistic: at some look the sequential interval of their paired
-/// ratios (oriented so > 1 favours `best`) lay wholly above 1. `None` for a run of fixed
-/// rounds, whose tables keep the range rule ([`crate::stats::verdict::tie`]); the report's
-/// marks and the "Until settled" lines then never disagree.
-pub fn ahead_settled(
-    results: &Results,
-    workload: &str,
-    metric: MetricId,
-    best: &str,
-    other: &str,
-) -> Option<bool> {
-    let rule = rule_of(results)?;
-    let (a, b) = (
-        per_round(results, best, workload, metric),
-        per_round(results, other, workload, metric),
-    );
-    let ratios = match metrics::direction(&metric) {
-        Direction::HigherIsBetter => paired(&a, &b),
-        _ => paired(&b, &a),
-    };
-    Some(
-        (rule.min_rounds..=ratios.len())
-            .any(|n| rule.decide(&ratios[..n], Region::Above(1.0)) == Decision::Inside),
-    )
+    results
+        .settle
+        .as_ref()
+        .map(|_| paired::rule_for(results, 0))
 }
 
 /// Every question `results` can answer: the measured claims, then the headline rows.
@@ -154,22 +130,7 @@ fn per_round(
     workload: &str,
     metric: MetricId,
 ) -> BTreeMap<u32, f64> {
-    results
-        .samples
-        .iter()
-        .filter(|s| s.setup == setup && s.workload == workload && s.metric == metric)
-        .filter(|s| s.value.is_finite())
-        .map(|s| (s.round, s.value))
-        .collect()
-}
-
-/// Paired ratios a/b of the rounds both have (b non-zero).
-fn paired(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Vec<f64> {
-    a.iter()
-        .filter_map(|(r, x)| b.get(r).map(|y| (*x, *y)))
-        .filter(|(_, y)| *y != 0.0)
-        .map(|(x, y)| x / y)
-        .collect()
+    paired::per_round(results, setup, workload, &metric.into())
 }
 
 /// Every measured claim (probes aside: a yes/no is settled by its one round).
@@ -275,7 +236,9 @@ fn headline_questions(results: &Results) -> Vec<Question> {
             workload: w.to_string(),
             what: format!("headline {m}: {} vs {}", by_setup[0].2, by_setup[1].2),
             ratios,
-            test: Test::Leader,
+            test: Test::Leader {
+                margin: paired::margin_of(results, &m.into()),
+            },
         });
     }
     out
@@ -322,7 +285,10 @@ mod tests {
         ]);
         assert!(ClaimsAndHeadline.open(&clear, &rule).is_empty());
         let all = questions(&clear);
-        let q = all.iter().find(|q| q.test == Test::Leader).unwrap();
+        let q = all
+            .iter()
+            .find(|q| matches!(q.test, Test::Leader { .. }))
+            .unwrap();
         assert_eq!(
             (q.verdict(&rule, 3), q.settled_at(&rule)),
             (Some("leader"), Some(3))
@@ -336,7 +302,10 @@ mod tests {
             ["untar".to_string()].into()
         );
         let all = questions(&close);
-        let q = all.iter().find(|q| q.test == Test::Leader).unwrap();
+        let q = all
+            .iter()
+            .find(|q| matches!(q.test, Test::Leader { .. }))
+            .unwrap();
         assert_eq!(q.what, "headline seconds: ext4 vs xfs");
     }
 
@@ -361,17 +330,20 @@ mod tests {
     }
 
     #[test]
-    fn a_settled_run_marks_a_lead_by_its_interval_where_the_range_rule_sees_a_tie() {
-        // ext4 ahead of xfs every round by 10–20 %, one slow ext4 round: the ranges
-        // overlap (a tie by the range rule) while the paired ratios all favour ext4.
+    fn a_lead_in_every_round_is_ahead_where_the_range_rule_saw_a_tie() {
+        // ext4 ahead of xfs every round by 10–20 %, one slow round for both: the ranges
+        // overlap (a tie by the old range rule) while the paired ratios all favour ext4.
         let mut r = results(&[
             ("ext4", "untar", "seconds", &[1.0, 1.0, 1.9, 1.0, 1.0, 1.0]),
             ("xfs", "untar", "seconds", &[1.15, 1.2, 2.2, 1.1, 1.2, 1.15]),
         ]);
-        let ahead = |r: &Results, best: &str, other: &str| {
-            ahead_settled(r, "untar", crate::metrics::registry::SECONDS, best, other)
+        let cmp = |r: &Results, a: &str, b: &str| {
+            paired::compare(r, "untar", &crate::metrics::registry::SECONDS.into(), a, b)
         };
-        assert_eq!(ahead(&r, "ext4", "xfs"), None);
+        assert_eq!(cmp(&r, "ext4", "xfs").outcome, Outcome::Ahead);
+        assert_eq!(cmp(&r, "xfs", "ext4").outcome, Outcome::Behind);
+        // A settled run's rule ends at the last look its budget fitted, not at --max-rounds:
+        // four looks (rounds 3 to 6), as the runner stopped on them.
         r.settle = Some(crate::results::SettleRecord {
             alpha: 0.1,
             min_rounds: 3,
@@ -380,7 +352,6 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(rule_of(&r).unwrap().looks(), 4);
-        assert_eq!(ahead(&r, "ext4", "xfs"), Some(true));
-        assert_eq!(ahead(&r, "xfs", "ext4"), Some(false));
+        assert_eq!(cmp(&r, "ext4", "xfs").outcome, Outcome::Ahead);
     }
 }

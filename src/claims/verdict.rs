@@ -1,13 +1,14 @@
 //! One verdict per claim from a results file.
 //!
 //! Rounds are interleaved across setups, so round r of setup a and round r of setup b ran side
-//! by side under the same host conditions: the claim's ratio is taken per round (a_r / b_r) and
-//! its spread is the range of those paired ratios. The range of n paired values covers their
-//! population median with probability 1 − 2·0.5ⁿ (75 % at n = 3, 94 % at n = 5), whatever their
-//! distribution; that is the coverage printed beside it. A claim is confirmed when the whole
-//! range lies inside the asserted range, refuted when the whole range lies outside it, and
-//! inconclusive when it straddles a bound or only one round exists (a probe's yes/no excepted:
-//! one round of it settles the claim).
+//! by side under the same host conditions: the claim's ratio is taken per round (a_r / b_r),
+//! and the one statistic of [`crate::stats::paired`] judges it: Student's t interval on the
+//! paired log ratios at the run's error rate (one look at α = 10 % in a run of fixed rounds;
+//! the stopping rule's looks in a `--until-settled` run, decided at the first look that
+//! settles it — the same rule, the same looks as [`super::settle`]). A claim is confirmed
+//! when the whole interval lies inside the asserted range, refuted when it lies wholly
+//! outside, and inconclusive when it straddles a bound or only one round exists (a probe's
+//! yes/no excepted: one round of it settles the claim).
 
 use super::{Claim, Selector};
 use crate::metrics::MetricId;
@@ -61,13 +62,21 @@ pub struct ClaimResult {
     pub size: Option<SizeVerdict>,
     /// Setup names used for a and b.
     pub setups: Vec<String>,
-    /// Median of the paired per-round ratios (or of the values, for one-setup claims).
+    /// Geometric mean of the paired per-round ratios judged (or of the values, for one-setup
+    /// claims; a probe's yes/no: their median).
     pub measured: Option<f64>,
     /// Smallest and largest paired ratio.
     pub range: Option<(f64, f64)>,
+    /// The t interval of the ratio the verdict was read from (`None`: one round, or a probe).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
     /// Paired rounds.
     pub n: usize,
-    /// Probability that `range` covers the median ratio (1 − 2·0.5ⁿ).
+    /// The rounds the verdict was read at (the first settling look of a `--until-settled`
+    /// run; else every paired round).
+    #[serde(default)]
+    pub rounds: usize,
+    /// Probability that `interval` covers the true ratio at its look (1 − α per look).
     pub coverage: f64,
     /// Why it is not measured or inconclusive, in words.
     pub reason: String,
@@ -82,15 +91,6 @@ pub struct SizeVerdict {
     pub figure: f64,
     /// The band accepted around it ([`super::size_band`]).
     pub band: (f64, f64),
-}
-
-/// Probability that the min–max of n values covers their population median.
-pub fn interval_coverage(n: usize) -> f64 {
-    if n < 2 {
-        0.0
-    } else {
-        1.0 - 2.0 * 0.5f64.powi(n as i32)
-    }
 }
 
 fn find_setup<'a>(results: &'a Results, sel: &str) -> Option<&'a SetupInfo> {
@@ -141,7 +141,9 @@ fn not_measured(claim: &Claim, reason: String) -> ClaimResult {
         setups: Vec::new(),
         measured: None,
         range: None,
+        interval: None,
         n: 0,
+        rounds: 0,
         coverage: 0.0,
         reason,
     }
@@ -218,7 +220,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
             ),
         );
     }
-    let mut paired: Vec<f64> = match b {
+    let paired: Vec<f64> = match b {
         Some(b) => {
             let vb = values(results, &b.name, &claim.workload, claim.metric);
             if vb.is_empty() {
@@ -247,9 +249,42 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         );
     }
     let n = paired.len();
-    crate::stats::descriptive::sort(&mut paired);
-    let measured = crate::stats::descriptive::median_sorted(&paired);
-    let (lo, hi) = (paired[0], paired[n - 1]);
+    let mut sorted = paired.clone();
+    crate::stats::descriptive::sort(&mut sorted);
+    let (lo, hi) = (sorted[0], sorted[n - 1]);
+    let used: Vec<&SetupInfo> = std::iter::once(a).chain(b).collect();
+    // A probe's yes/no, or what a run's crash states showed, is what the filesystem does, not
+    // a sample of a noisy quantity: one round settles it (both run once per setup, in the
+    // capability phase).
+    let exact = crate::metrics::settles_in_one_round(&claim.metric);
+    let rule = crate::stats::paired::rule_for(results, n);
+    // The look the verdict is read at: the first that settles direction and size, else all.
+    let at = if exact {
+        n
+    } else {
+        (rule.min_rounds..n)
+            .find(|&k| {
+                let size = claim.size_region();
+                super::settle::claim_verdict(&paired[..k], &claim.region(), size.as_ref(), &rule)
+                    .is_some()
+            })
+            .unwrap_or(n)
+    };
+    let judged = &paired[..at];
+    let judge = |r: &region::Region| {
+        if exact {
+            region::judge(judged, r, Evidence::Exact)
+        } else {
+            region::judge_sequential(judged, r, &rule)
+        }
+    };
+    let interval = (!exact).then(|| rule.interval(judged)).flatten();
+    let measured = if exact || judged.iter().any(|x| *x <= 0.0) {
+        crate::stats::descriptive::median_sorted(&sorted)
+    } else {
+        let logs: Vec<f64> = judged.iter().map(|x| x.ln()).collect();
+        crate::stats::descriptive::mean(&logs).exp()
+    };
     let result = |outcome, size, reason| ClaimResult {
         claim: claim.clone(),
         id: claim.id.clone(),
@@ -258,50 +293,29 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         setups: setups.clone(),
         measured: Some(measured),
         range: Some((lo, hi)),
+        interval,
         n,
-        coverage: interval_coverage(n),
+        rounds: at,
+        coverage: if exact || interval.is_none() {
+            0.0
+        } else {
+            1.0 - rule.alpha_at(at)
+        },
         reason,
     };
-    let used: Vec<&SetupInfo> = std::iter::once(a).chain(b).collect();
     if let Err(why) = applies(claim, results, &used) {
         return result(Outcome::NotComparable, None, why);
     }
-    // A probe's yes/no, or what a run's crash states showed, is what the filesystem does, not
-    // a sample of a noisy quantity: one round settles it (both run once per setup, in the
-    // capability phase).
-    let evidence = if crate::metrics::settles_in_one_round(&claim.metric) {
-        Evidence::Exact
-    } else {
-        Evidence::Noisy
-    };
-    // A run that went on until settled is judged by the statistic that stopped it.
-    let rule = results
-        .settle
-        .as_ref()
-        .map(|st| crate::stats::sequential::Rule {
-            alpha: st.alpha,
-            min_rounds: st.min_rounds.max(2) as usize,
-            max_rounds: st.max_rounds as usize,
-        });
-    let judge = |r: &region::Region| match (&rule, evidence) {
-        (Some(rule), Evidence::Noisy) => region::judge_sequential(&paired, r, rule),
-        _ => region::judge(&paired, r, evidence),
-    };
-    let spread = if rule.is_some() && evidence == Evidence::Noisy {
-        "the sequential interval"
-    } else {
-        "the rounds' range"
-    };
     let (outcome, reason) = match judge(&claim.region()) {
         Judgement::TooFew => (
             Outcome::Inconclusive,
-            "one round only: no spread to judge against".to_string(),
+            "one round only, or a value that is not positive: no interval to judge by".to_string(),
         ),
         Judgement::Inside => (Outcome::Confirmed, String::new()),
         Judgement::Outside => (Outcome::Refuted, String::new()),
         Judgement::Straddles => (
             Outcome::Inconclusive,
-            format!("{spread} straddles {}", claim.expectation()),
+            format!("the t interval straddles {}", claim.expectation()),
         ),
     };
     let size = claim.size.zip(claim.size_region()).map(|(figure, band)| {
@@ -511,7 +525,10 @@ mod tests {
         );
         assert_eq!(r.outcome, Outcome::Confirmed, "{r:?}");
         assert_eq!(r.n, 3);
-        assert!((r.coverage - 0.75).abs() < 1e-12);
+        // One look at α = 10 %: a 90 % t interval, inside the range of the rounds.
+        assert!((r.coverage - 0.9).abs() < 1e-12);
+        let (ilo, ihi) = r.interval.unwrap();
+        assert!(ilo < r.measured.unwrap() && r.measured.unwrap() < ihi);
         let (lo, hi) = r.range.unwrap();
         assert!(lo < r.measured.unwrap() && r.measured.unwrap() < hi);
     }
@@ -672,37 +689,5 @@ mod tests {
             .collect();
         assert_eq!(pos.len(), 3);
         assert!(pos.windows(2).all(|w| w[1] == w[0] + 1), "{pos:?}");
-    }
-
-    #[test]
-    fn coverage_of_the_range_is_what_it_says() {
-        // Simulate: n paired ratios from a skewed distribution; how often does their min–max
-        // contain the true median?
-        use rand_core::{Rng, SeedableRng};
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-        for n in [2usize, 3, 5, 10] {
-            let trials = 10_000;
-            let mut hits = 0;
-            for _ in 0..trials {
-                // Exponential(1): median ln 2.
-                let v: Vec<f64> = (0..n)
-                    .map(|_| {
-                        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                        -(1.0 - u).ln()
-                    })
-                    .collect();
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                if lo <= std::f64::consts::LN_2 && std::f64::consts::LN_2 <= hi {
-                    hits += 1;
-                }
-            }
-            let measured = hits as f64 / trials as f64;
-            assert!(
-                (measured - interval_coverage(n)).abs() < 0.02,
-                "n={n}: measured {measured}, claimed {}",
-                interval_coverage(n)
-            );
-        }
     }
 }

@@ -216,6 +216,10 @@ pub struct PlanFlags {
     #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
     pub budget: Option<Duration>,
 
+    /// Equivalence margin in percent for every metric [default: the metric registry's].
+    #[arg(long, value_name = "N", value_parser = P::MARGIN.count_arg::<u32>(), help = P::MARGIN.help())]
+    pub margin: Option<u32>,
+
     /// With --until-settled: rounds at most [default: 15].
     #[arg(long, value_name = "N", value_parser = P::MAX_ROUNDS.count_arg::<u32>(), help = P::MAX_ROUNDS.help())]
     pub max_rounds: Option<u32>,
@@ -332,6 +336,7 @@ impl PlanFlags {
             out: self.out.clone(),
             rounds: self.rounds,
             until_settled: self.until_settled,
+            margin: self.margin,
             budget: self.budget,
             max_rounds: self.max_rounds,
             runtime: self.runtime,

@@ -129,6 +129,18 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     let judge = crate::claims::settle::ClaimsAndHeadline;
     let mut outcome = crate::runner::execute_judged(&inv, resume, None, Some(&judge))?;
     let out = &inv.options.out;
+    // What fsbench concluded goes into results.json beside the samples it came from, so a
+    // script reads the judgements without re-implementing them; derived data, so a failure
+    // to add them is a warning.
+    match crate::report::json::with_judgements(&outcome.results) {
+        Ok(judged) => {
+            if let Err(e) = judged.save(&out.join("results.json")) {
+                eprintln!("fsbench: warning: cannot add the judgements to results.json: {e}");
+            }
+            outcome.results = judged;
+        }
+        Err(e) => eprintln!("fsbench: warning: {e}"),
+    }
     // Reports are derived from results.json (re-render any time with `fsbench report`), so a
     // failure to write them is a warning, never a reason to lose the run.
     if let Err(e) = crate::report::write_run_reports(&outcome.results, out) {

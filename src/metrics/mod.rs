@@ -198,6 +198,10 @@ pub struct MetricDef {
     pub observed: bool,
     /// A tail latency `stats::summarize` computes from the merged histograms, not a sample.
     pub merged: Option<MergedTail>,
+    /// Equivalence margin: two setups whose ratio is shown to lie within ±this fraction are
+    /// called equivalent (`=`); the class's default unless the line says otherwise
+    /// (`registry::DEFAULT_MARGIN`, `LATENCY_MARGIN`, `DEEP_TAIL_MARGIN`).
+    pub margin: f64,
 }
 
 /// What makes a metric a tail latency over all rounds' histograms merged, and the per-round
@@ -225,6 +229,7 @@ pub const UNKNOWN: MetricDef = MetricDef {
     reduce: None,
     observed: false,
     merged: None,
+    margin: registry::DEFAULT_MARGIN,
 };
 
 /// Whether one round settles a claim on `id`: a probe's yes/no, or a count a check observed

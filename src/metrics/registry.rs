@@ -53,10 +53,26 @@ const fn m(id: MetricId, unit: &'static str, class: Class, label: &'static str) 
         reduce: None,
         observed: false,
         merged: None,
+        margin: match class {
+            Class::Latency => LATENCY_MARGIN,
+            _ => DEFAULT_MARGIN,
+        },
     }
 }
 
+/// The equivalence margin of a throughput, time, size or cost: two setups within ±10 % of
+/// each other are called equivalent (`=`) once the interval of their ratio lies inside it.
+pub const DEFAULT_MARGIN: f64 = 0.10;
+/// A p99 latency moves more from round to round than a throughput: ±25 %.
+pub const LATENCY_MARGIN: f64 = 0.25;
+/// A p99.9 latency rests on a thousandth of the I/Os: ±50 %.
+pub const DEEP_TAIL_MARGIN: f64 = 0.50;
+
 impl MetricDef {
+    /// Equivalence margin other than its class's ([`MetricDef::margin`]).
+    const fn margin(self, margin: f64) -> Self {
+        Self { margin, ..self }
+    }
     /// A row of its table (and a headline candidate), not of "More metrics".
     const fn headline(self) -> Self {
         Self {
@@ -172,23 +188,23 @@ metrics! {
     LAT_P50_MS: "lat_p50_ms", "ms", Latency, "p50 latency";
     LAT_P95_MS: "lat_p95_ms", "ms", Latency, "p95 latency";
     LAT_P99_MS: "lat_p99_ms", "ms", Latency, "p99 latency (median of rounds)" .headline();
-    LAT_P99_9_MS: "lat_p99_9_ms", "ms", Latency, "p99.9 latency (median of rounds)";
+    LAT_P99_9_MS: "lat_p99_9_ms", "ms", Latency, "p99.9 latency (median of rounds)" .margin(DEEP_TAIL_MARGIN);
     READ_LAT_P50_MS: "read_lat_p50_ms", "ms", Latency, "read p50 latency";
     READ_LAT_P99_MS: "read_lat_p99_ms", "ms", Latency, "read p99 latency (median of rounds)" .headline();
-    READ_LAT_P99_9_MS: "read_lat_p99_9_ms", "ms", Latency, "read p99.9 latency (median of rounds)";
+    READ_LAT_P99_9_MS: "read_lat_p99_9_ms", "ms", Latency, "read p99.9 latency (median of rounds)" .margin(DEEP_TAIL_MARGIN);
     WRITE_LAT_P50_MS: "write_lat_p50_ms", "ms", Latency, "write p50 latency";
     WRITE_LAT_P99_MS: "write_lat_p99_ms", "ms", Latency, "write p99 latency (median of rounds)" .headline();
-    WRITE_LAT_P99_9_MS: "write_lat_p99_9_ms", "ms", Latency, "write p99.9 latency (median of rounds)";
+    WRITE_LAT_P99_9_MS: "write_lat_p99_9_ms", "ms", Latency, "write p99.9 latency (median of rounds)" .margin(DEEP_TAIL_MARGIN);
     TRIM_LAT_P99_MS: "trim_lat_p99_ms", "ms", Latency, "trim p99 latency";
     LAT_P50_MS_MERGED: "lat_p50_ms_merged", "ms", Latency, "p50 latency (all I/Os of all rounds)" .merged(None, 0.5, LAT_P50_MS);
     LAT_P99_MS_MERGED: "lat_p99_ms_merged", "ms", Latency, "p99 latency (all I/Os of all rounds)" .headline() .merged(None, 0.99, LAT_P99_MS);
-    LAT_P99_9_MS_MERGED: "lat_p99_9_ms_merged", "ms", Latency, "p99.9 latency (all I/Os of all rounds)" .merged(None, 0.999, LAT_P99_9_MS);
+    LAT_P99_9_MS_MERGED: "lat_p99_9_ms_merged", "ms", Latency, "p99.9 latency (all I/Os of all rounds)" .merged(None, 0.999, LAT_P99_9_MS) .margin(DEEP_TAIL_MARGIN);
     READ_LAT_P50_MS_MERGED: "read_lat_p50_ms_merged", "ms", Latency, "read p50 latency (all I/Os of all rounds)" .merged(Some("read"), 0.5, READ_LAT_P50_MS);
     READ_LAT_P99_MS_MERGED: "read_lat_p99_ms_merged", "ms", Latency, "read p99 latency (all I/Os of all rounds)" .headline() .merged(Some("read"), 0.99, READ_LAT_P99_MS);
-    READ_LAT_P99_9_MS_MERGED: "read_lat_p99_9_ms_merged", "ms", Latency, "read p99.9 latency (all I/Os of all rounds)" .merged(Some("read"), 0.999, READ_LAT_P99_9_MS);
+    READ_LAT_P99_9_MS_MERGED: "read_lat_p99_9_ms_merged", "ms", Latency, "read p99.9 latency (all I/Os of all rounds)" .merged(Some("read"), 0.999, READ_LAT_P99_9_MS) .margin(DEEP_TAIL_MARGIN);
     WRITE_LAT_P50_MS_MERGED: "write_lat_p50_ms_merged", "ms", Latency, "write p50 latency (all I/Os of all rounds)" .merged(Some("write"), 0.5, WRITE_LAT_P50_MS);
     WRITE_LAT_P99_MS_MERGED: "write_lat_p99_ms_merged", "ms", Latency, "write p99 latency (all I/Os of all rounds)" .headline() .merged(Some("write"), 0.99, WRITE_LAT_P99_MS);
-    WRITE_LAT_P99_9_MS_MERGED: "write_lat_p99_9_ms_merged", "ms", Latency, "write p99.9 latency (all I/Os of all rounds)" .merged(Some("write"), 0.999, WRITE_LAT_P99_9_MS);
+    WRITE_LAT_P99_9_MS_MERGED: "write_lat_p99_9_ms_merged", "ms", Latency, "write p99.9 latency (all I/Os of all rounds)" .merged(Some("write"), 0.999, WRITE_LAT_P99_9_MS) .margin(DEEP_TAIL_MARGIN);
     // What the work cost.
     CPU_UTIL: "cpu_util", "%", Cost, "CPU";
     SYSTEM_CPU_UTIL: "system_cpu_util", "%", Cost, "system CPU";

@@ -104,6 +104,10 @@ pub struct Plan {
     /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<Settle>,
+    /// `--margin`: the equivalence margin (a fraction) for every metric, instead of the
+    /// metric registry's; recorded in `results.json` as `margin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
 }
 
 /// `--until-settled`: how far a run may go on past its minimum rounds.
@@ -150,11 +154,30 @@ impl QuietSpec {
 }
 
 impl Plan {
-    /// Setup-rounds in execution order: round 1 of every setup, then round 2, …
+    /// Setup-rounds in execution order: round 1 of every setup, then round 2, … each round
+    /// in [`Plan::setup_order`].
     pub fn setup_rounds(&self) -> Vec<SetupRound> {
         (1..=self.rounds)
-            .flat_map(|round| (0..self.setups.len()).map(move |setup| SetupRound { round, setup }))
+            .flat_map(|round| {
+                self.setup_order(round)
+                    .into_iter()
+                    .map(move |setup| SetupRound { round, setup })
+            })
             .collect()
+    }
+
+    /// The order setups run in round `round` (indices into [`Plan::setups`]): the plan's
+    /// order rotated by one place per round, so every setup runs first, second, … in turn and
+    /// a place in the round (first after the image is made, right after a heavy neighbour) is
+    /// not confounded with the setup; the paired ratios of a round then carry no fixed
+    /// position effect. `results.json` records each round's order (`setup_order`).
+    pub fn setup_order(&self, round: u32) -> Vec<usize> {
+        let n = self.setups.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let shift = (round.max(1) as usize - 1) % n;
+        (0..n).map(|k| (k + shift) % n).collect()
     }
 
     /// Workloads whose results are recorded.
@@ -213,6 +236,7 @@ pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
         steady: None,
         precondition: false,
         settle: None,
+        margin: None,
         precondition_device: None,
     }
 }
@@ -239,11 +263,15 @@ mod tests {
                 (1, "ext4"),
                 (1, "xfs"),
                 (1, "btrfs"),
-                (2, "ext4"),
                 (2, "xfs"),
-                (2, "btrfs")
+                (2, "btrfs"),
+                (2, "ext4")
             ]
         );
+        // Rotated one place per round: each setup is first once in three rounds.
+        let p = plan(&["ext4", "xfs", "btrfs"], 3);
+        let firsts: Vec<usize> = (1..=3).map(|r| p.setup_order(r)[0]).collect();
+        assert_eq!(firsts, [0, 1, 2]);
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct Overrides {
     pub rounds: Option<u32>,
     /// `--until-settled`.
     pub until_settled: bool,
+    /// `--margin`: the equivalence margin in percent for every metric.
+    pub margin: Option<u32>,
     /// `--budget` (with `--until-settled`).
     pub budget: Option<Duration>,
     /// `--max-rounds` (with `--until-settled`).
@@ -110,6 +112,7 @@ impl Default for Overrides {
             out: None,
             rounds: None,
             until_settled: false,
+            margin: None,
             budget: None,
             max_rounds: None,
             runtime: None,

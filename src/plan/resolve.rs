@@ -213,6 +213,7 @@ pub fn resolve(
     let settle = resolve_settle(args, &draft, rounds)?;
     let plan = Plan {
         settle,
+        margin: args.margin.map(|pct| f64::from(pct) / 100.0),
         name: draft.name.clone(),
         description: draft.description.clone(),
         setups,

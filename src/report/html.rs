@@ -149,14 +149,15 @@ fn html_table(title: &str, rows: &[super::model::Row]) -> HtmlTable {
                             text: {
                                 let v = format!("{}{}", cell_text(&c.summary), c.steady_flag());
                                 match c.mark {
-                                    Mark::Best => format!("{v} ★"),
-                                    Mark::Tied => format!("{v} ≈"),
                                     Mark::None => v,
+                                    m => format!("{v} {}", m.symbol()),
                                 }
                             },
                             class: match c.mark {
                                 Mark::Best => "best",
                                 Mark::Tied => "tie",
+                                Mark::Equivalent => "equivalent",
+                                Mark::Behind => "behind",
                                 Mark::None => "",
                             },
                         },

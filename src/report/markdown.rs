@@ -38,8 +38,8 @@ fn table(out: &mut String, t: &Table, setups: &[String]) {
                 None => "–".to_string(),
                 Some(c) => match c.mark {
                     Mark::Best => format!("**{}** ★", cell_text(&c.summary)),
-                    Mark::Tied => format!("{} ≈", cell_text(&c.summary)),
                     Mark::None => cell_text(&c.summary),
+                    m => format!("{} {}", cell_text(&c.summary), m.symbol()),
                 },
             };
             let _ = write!(out, " {} |", esc(&text));
@@ -56,11 +56,11 @@ fn headline(out: &mut String, report: &Report) {
     for s in &report.setups {
         let _ = write!(out, " {} |", esc(s));
     }
-    let _ = write!(out, "\n|---|");
+    let _ = write!(out, " paired noise (rounds for ±10 %) |\n|---|");
     for _ in &report.setups {
         let _ = write!(out, "---:|");
     }
-    out.push('\n');
+    out.push_str("---:|\n");
     for r in &report.headline {
         let _ = write!(out, "| {} {} |", esc(&r.label), r.direction.arrow());
         for c in &r.cells {
@@ -78,15 +78,21 @@ fn headline(out: &mut String, report: &Report) {
                     );
                     match c.mark {
                         Mark::Best => format!("**{v}** ★"),
-                        Mark::Tied => format!("{v} ≈"),
                         Mark::None => v,
+                        m => format!("{v} {}", m.symbol()),
                     }
                 }
             };
             let _ = write!(out, " {} |", esc(&text));
         }
-        out.push('\n');
+        let _ = writeln!(out, " {} |", super::model::noise_floor_text(r));
     }
+    let _ = writeln!(
+        out,
+        "\nPaired noise: the standard deviation of the per-round log ratios of the leader and its \
+         noisiest rival (about the ratio's spread per round); in brackets the rounds that would \
+         tell a 10 % difference apart at that noise."
+    );
     if let Some(l) = super::model::steady_legend(&report.headline) {
         let _ = writeln!(out, "\n{l}.");
     }
@@ -102,8 +108,9 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         out,
         "Host `{}` ({}, kernel {}), target {} `{}` ({}). Medians of {n} round(s) with (min–max) \
-         across rounds; **★** best beyond run-to-run noise, ≈ tied within noise; ↑ higher is \
-         better, ↓ lower is better. \"median of rounds\" latencies are the median of each round's \
+         across rounds; **★** ahead of every other setup beyond noise, = equivalent to the leader \
+         within the metric's margin, ≈ not separated from it yet, ▽ behind it beyond noise \
+         (paired per-round ratios, t interval); ↑ higher is better, ↓ lower is better. \"median of rounds\" latencies are the median of each round's \
          percentile; \"all I/Os of all rounds\" come from the merged histograms.{}\n",
         if r.host.hostname.is_empty() {
             "?"

@@ -5,7 +5,7 @@
 
 use crate::metrics::{self, Class, Direction, MetricKey, Role, Shown};
 use crate::results::{Results, Summary};
-use crate::stats::{self, judged, verdict};
+use crate::stats::{self, judged, paired};
 use crate::workload::registry::{self, Question, Table as RegistryTable};
 use serde::Serialize;
 
@@ -29,16 +29,41 @@ pub enum TableKind {
     Details,
 }
 
-/// How a cell is marked.
+/// How a cell is marked: its setup against the row's leader, by the one paired statistic
+/// ([`crate::stats::paired`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mark {
-    /// Nothing to say.
+    /// Nothing to say (a derived or unranked row, or one setup alone).
     None,
-    /// Best median, and beyond noise of every other setup.
+    /// The leader, ahead of every other setup beyond noise (★).
     Best,
-    /// Best or within noise of the best (a shared lead).
+    /// The leader or a setup not separated from it: the interval of their ratio straddles 1
+    /// and reaches past the margin (≈, "not separated": we do not know yet).
     Tied,
+    /// Shown equivalent to the leader within the metric's margin (=, a proven tie), or the
+    /// leader when every setup near it is equivalent.
+    Equivalent,
+    /// Behind the leader beyond noise (▽).
+    Behind,
+}
+
+impl Mark {
+    /// The symbol written after a value (empty for none).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Mark::None => "",
+            Mark::Best => "★",
+            Mark::Tied => "≈",
+            Mark::Equivalent => "=",
+            Mark::Behind => "▽",
+        }
+    }
+
+    /// Whether the setup shares the lead (leader, equivalent or not separated from it).
+    pub fn leads(self) -> bool {
+        matches!(self, Mark::Best | Mark::Tied | Mark::Equivalent)
+    }
 }
 
 /// One cell: a setup's statistics on a row's metric.
@@ -46,8 +71,12 @@ pub enum Mark {
 pub struct Cell {
     /// The statistics.
     pub summary: Summary,
-    /// Winner/tie mark.
+    /// Its mark against the row's leader.
     pub mark: Mark,
+    /// The leader against this setup (ratio > 1 favours the leader; `None` for the leader
+    /// itself and unranked rows): what the mark was read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versus_leader: Option<crate::stats::paired::Judgement>,
     /// Whether the job reached steady state (`--steady-state`); `None` when it did not look.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<Steady>,
@@ -285,6 +314,7 @@ fn build_row(
             find(s, m).map(|summary| Cell {
                 summary,
                 mark: Mark::None,
+                versus_leader: None,
                 steady: ran_until_steady
                     .then(|| find(s, &metrics::registry::STEADY_REACHED.into()))
                     .flatten()
@@ -300,11 +330,6 @@ fn build_row(
             })
         })
         .collect();
-    // Merged tails carry no spread of their own: judge ties on the per-round counterpart.
-    let noise_metric: MetricKey = match metrics::merged_tail(m) {
-        Some(t) => t.per_round.into(),
-        None => m.clone(),
-    };
     let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
     // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark.
     let ranked = direction != Direction::Neutral && !matches!(role, Role::Derived(_));
@@ -326,45 +351,38 @@ fn build_row(
                 }
             })
             .expect("non-empty");
-        let noise: Vec<Option<Summary>> = setups.iter().map(|s| find(s, &noise_metric)).collect();
-        // A merged tail with no per-round counterpart has no noise estimate: rank nothing
-        // rather than claim a lead "beyond noise" that cannot be judged.
-        if stats::is_merged(m) && noise[best].is_none() {
-            return finish(results, workload, m, unit, role, cells);
-        }
-        let tied: Vec<usize> = present
+        let judged: Vec<(usize, paired::Judgement)> = present
             .iter()
             .copied()
             .filter(|&i| i != best)
-            .filter(|&i| {
-                // A settled run judges a lead by its sequential interval, as it stopped on it.
-                let settled = noise_metric.id().and_then(|id| {
-                    crate::claims::settle::ahead_settled(
-                        results,
-                        workload,
-                        id,
-                        &setups[best],
-                        &setups[i],
-                    )
-                });
-                if let Some(ahead) = settled {
-                    return !ahead;
-                }
-                match (&noise[best], &noise[i]) {
-                    (Some(a), Some(b)) if !stats::is_merged(&a.metric) => {
-                        verdict::tie(a, b) || med(i) == med(best)
-                    }
-                    _ => med(i) == med(best),
-                }
+            .map(|i| {
+                let j = paired::compare(results, workload, m, &setups[best], &setups[i]);
+                (i, j)
             })
             .collect();
-        if tied.is_empty() {
-            cells[best].as_mut().expect("present").mark = Mark::Best;
-        } else {
-            for i in tied.into_iter().chain([best]) {
-                cells[i].as_mut().expect("present").mark = Mark::Tied;
-            }
+        // No per-round values to pair (a merged tail without its per-round counterpart):
+        // nothing can be called beyond noise, so nothing is marked.
+        if judged.iter().all(|(_, j)| j.interval.is_none()) {
+            return finish(results, workload, m, unit, role, cells);
         }
+        let mut leader = Mark::Best;
+        for (i, j) in judged {
+            let mark = match j.outcome {
+                paired::Outcome::Ahead => Mark::Behind,
+                paired::Outcome::Equivalent => Mark::Equivalent,
+                // The median's leader shown behind by the paired statistic: a shared lead.
+                paired::Outcome::NotSeparated | paired::Outcome::Behind => Mark::Tied,
+            };
+            leader = match (leader, mark) {
+                (_, Mark::Tied) | (Mark::Tied, _) => Mark::Tied,
+                (_, Mark::Equivalent) | (Mark::Equivalent, _) => Mark::Equivalent,
+                (l, _) => l,
+            };
+            let c = cells[i].as_mut().expect("present");
+            c.mark = mark;
+            c.versus_leader = Some(j);
+        }
+        cells[best].as_mut().expect("present").mark = leader;
     }
     finish(results, workload, m, unit, role, cells)
 }
@@ -390,6 +408,27 @@ fn finish(
         class: def.class,
         role,
         cells,
+    }
+}
+
+/// The row's noise floor: the largest paired noise among the leader's comparisons (the sd of
+/// the log ratios, about the ratio's cv per round) and the rounds that comparison would need
+/// to tell 10 % apart; `None` for an unranked row.
+pub fn noise_floor(row: &Row) -> Option<(f64, Option<usize>)> {
+    row.cells
+        .iter()
+        .flatten()
+        .filter_map(|c| c.versus_leader)
+        .filter_map(|j| j.noise.map(|n| (n, j.rounds_for_10pct)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// "6 % (5 rounds)": a noise floor in words; "–" when there is none.
+pub fn noise_floor_text(row: &Row) -> String {
+    match noise_floor(row) {
+        None => "–".into(),
+        Some((n, Some(r))) => format!("{:.0} % ({r} rounds)", n * 100.0),
+        Some((n, None)) => format!("{:.0} % (> 100 rounds)", n * 100.0),
     }
 }
 

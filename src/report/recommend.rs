@@ -5,6 +5,7 @@
 use super::model::{self, Mark, Row, Table};
 use crate::metrics::{self, Class, Direction, MetricId, registry};
 use crate::results::Results;
+use crate::stats::paired;
 use crate::workload::registry::Question;
 use serde::Serialize;
 
@@ -39,6 +40,157 @@ pub struct Recommendation {
     /// The durability question's own verdict, per setup ([`super::durability`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub durability: Option<super::durability::Durability>,
+    /// Every other setup against the winner over the deciding rows: who is equivalent, not
+    /// separated, behind (and by how much), by the one paired statistic.
+    #[serde(default)]
+    pub standings: Vec<Standing>,
+    /// [`Recommendation::standings`] in words ("xfs not separated (−2 %, −9 % … +6 %);
+    /// btrfs 36 % behind, beyond noise"); empty when the winner ran alone.
+    #[serde(default)]
+    pub standing: String,
+}
+
+/// One setup against a verdict's winner, over the question's deciding rows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Standing {
+    /// The setup.
+    pub setup: String,
+    /// Against the winner: `behind` in every row beyond noise, `equivalent` in every row,
+    /// `ahead` in every row, else `not_separated` (open, or mixed across rows).
+    pub outcome: paired::Outcome,
+    /// Its geometric-mean ratio to the winner over the rows (> 1: better than the winner).
+    pub ratio: f64,
+    /// The interval of that ratio, when one row decides the question.
+    pub interval: Option<(f64, f64)>,
+    /// Rows judged.
+    pub rows: usize,
+    /// Of those, the rows where it is behind the winner beyond noise.
+    pub rows_behind: usize,
+    /// The rows where it is shown equivalent to the winner.
+    pub rows_equivalent: usize,
+    /// The rows where it is ahead of the winner beyond noise.
+    pub rows_ahead: usize,
+    /// Rounds that would tell 10 % apart at the noisiest row's paired noise.
+    pub rounds_for_10pct: Option<usize>,
+    /// Rounds judged (fewest over the rows).
+    pub rounds: usize,
+}
+
+/// Every other setup against `w` over `rows`.
+fn standings(results: &Results, rows: &[&Row], w: usize, setups: &[String]) -> Vec<Standing> {
+    let mut out = Vec::new();
+    for (s, name) in setups.iter().enumerate().filter(|(s, _)| *s != w) {
+        let judged: Vec<paired::Judgement> = rows
+            .iter()
+            .filter(|r| {
+                let has = |i: usize| r.cells.get(i).is_some_and(|c| c.is_some());
+                has(w) && has(s)
+            })
+            .map(|r| paired::compare(results, &r.workload, &r.metric, &setups[w], name))
+            .filter(|j| j.ratio.is_finite() && j.ratio > 0.0)
+            .collect();
+        if judged.is_empty() {
+            continue;
+        }
+        let all = |o: paired::Outcome| judged.iter().all(|j| j.outcome == o);
+        let count = |o: paired::Outcome| judged.iter().filter(|j| j.outcome == o).count();
+        // The judgements are the winner's against this setup: its being ahead is this one's
+        // being behind.
+        let outcome = if all(paired::Outcome::Ahead) {
+            paired::Outcome::Behind
+        } else if all(paired::Outcome::Behind) {
+            paired::Outcome::Ahead
+        } else if all(paired::Outcome::Equivalent) {
+            paired::Outcome::Equivalent
+        } else {
+            paired::Outcome::NotSeparated
+        };
+        let logs: f64 = judged.iter().map(|j| j.ratio.ln()).sum::<f64>() / judged.len() as f64;
+        out.push(Standing {
+            setup: name.clone(),
+            outcome,
+            ratio: (-logs).exp(),
+            interval: match judged.as_slice() {
+                [one] => one.interval.map(|(lo, hi)| (1.0 / hi, 1.0 / lo)),
+                _ => None,
+            },
+            rows: judged.len(),
+            rows_behind: count(paired::Outcome::Ahead),
+            rows_equivalent: count(paired::Outcome::Equivalent),
+            rows_ahead: count(paired::Outcome::Behind),
+            rounds_for_10pct: judged.iter().filter_map(|j| j.rounds_for_10pct).max(),
+            rounds: judged.iter().map(|j| j.rounds).min().unwrap_or(0),
+        });
+    }
+    out
+}
+
+/// "+5 %", "−36 %".
+fn pct(r: f64) -> String {
+    let p = (r - 1.0) * 100.0;
+    if p.abs() < 0.5 {
+        "±0 %".into()
+    } else {
+        format!("{}{:.0} %", if p > 0.0 { "+" } else { "−" }, p.abs())
+    }
+}
+
+/// The standings in words, by outcome: not separated (with interval and what it would take),
+/// equivalent, ahead, behind (by how much).
+pub fn standing_words(st: &[Standing], margin: Option<f64>) -> String {
+    let mut parts = Vec::new();
+    let of = |o: paired::Outcome| st.iter().filter(move |s| s.outcome == o);
+    let open: Vec<String> = of(paired::Outcome::NotSeparated)
+        .map(|s| {
+            let decided = [
+                (s.rows_behind, "behind"),
+                (s.rows_equivalent, "equivalent"),
+                (s.rows_ahead, "ahead"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, w)| format!("{w} in {n}"))
+            .collect::<Vec<_>>();
+            let iv = match s.interval {
+                Some((lo, hi)) => format!(", {} … {}", pct(lo), pct(hi)),
+                None if decided.is_empty() => format!(" over {} tests", s.rows),
+                None => format!(" over {} tests: {}", s.rows, decided.join(", ")),
+            };
+            let take = match s.rounds_for_10pct {
+                Some(n) if n > s.rounds => {
+                    format!("; about {n} rounds would tell 10 % apart at this noise")
+                }
+                Some(_) => String::new(),
+                None => "; more than 100 rounds would tell 10 % apart at this noise".into(),
+            };
+            format!("{} not separated ({}{iv}{take})", s.setup, pct(s.ratio))
+        })
+        .collect();
+    if !open.is_empty() {
+        parts.push(open.join("; "));
+    }
+    let eq: Vec<String> = of(paired::Outcome::Equivalent)
+        .map(|s| format!("{} ({})", s.setup, pct(s.ratio)))
+        .collect();
+    if !eq.is_empty() {
+        let within = margin
+            .map(|m| format!(" within ±{:.0} %", m * 100.0))
+            .unwrap_or_default();
+        parts.push(format!("{} equivalent{within}", eq.join(" and ")));
+    }
+    let ahead: Vec<String> = of(paired::Outcome::Ahead)
+        .map(|s| format!("{} ahead in every test ({})", s.setup, pct(s.ratio)))
+        .collect();
+    if !ahead.is_empty() {
+        parts.push(ahead.join("; "));
+    }
+    let behind: Vec<String> = of(paired::Outcome::Behind)
+        .map(|s| format!("{} {:.0} % behind", s.setup, (1.0 - s.ratio) * 100.0))
+        .collect();
+    if !behind.is_empty() {
+        parts.push(format!("{}, beyond noise", behind.join(" and ")));
+    }
+    parts.join("; ")
 }
 
 /// What a database workload is decided on: its transactions per second, its p99 latency and
@@ -141,7 +293,7 @@ pub fn recommend(results: &Results, tables: &[Table], setups: &[String]) -> Vec<
                 String::new(),
             )
         };
-        if let Some(rec) = judge(q, &rows, &supporting, basis, setups) {
+        if let Some(rec) = judge(results, q, &rows, &supporting, basis, setups) {
             out.push(rec);
         }
     }
@@ -171,12 +323,15 @@ fn durability(results: &Results, setups: &[String]) -> Option<Recommendation> {
         supporting: Vec::new(),
         text: d.text.clone(),
         durability: Some(d),
+        standings: Vec::new(),
+        standing: String::new(),
     })
 }
 
 /// The verdict of one question from its deciding rows; `supporting` rows are quoted, not
 /// counted.
 fn judge(
+    results: &Results,
     q: Question,
     rows: &[&Row],
     supporting: &[&Row],
@@ -207,7 +362,7 @@ fn judge(
                         wins[i] += 1;
                         clear[i] += 1;
                     }
-                    Some(Mark::Tied) => wins[i] += 1,
+                    Some(Mark::Tied | Mark::Equivalent) => wins[i] += 1,
                     _ => {}
                 }
             }
@@ -221,9 +376,21 @@ fn judge(
             .filter_map(|r| quote(r, w, setups))
             .collect();
         let within_noise = clear[w] == 0;
+        let standings = standings(results, rows, w, setups);
+        // One margin when every deciding row shares it (the usual case), else none named.
+        let margins: Vec<f64> = rows
+            .iter()
+            .map(|r| paired::margin_of(results, &r.metric))
+            .collect();
+        let margin = margins
+            .first()
+            .copied()
+            .filter(|m| margins.iter().all(|x| x == m));
+        let standing = standing_words(&standings, margin);
         let mut text = format!("{}: {}", setups[w], leads(clear[w], wins[w], rows.len()));
-        if within_noise {
-            text.push_str(", but every lead is within run-to-run noise (a tie)");
+        if !standing.is_empty() {
+            text.push_str("; ");
+            text.push_str(&standing);
         }
         if !basis.is_empty() {
             text.push_str(&format!("; {basis}"));
@@ -250,6 +417,8 @@ fn judge(
             supporting,
             text,
             durability: None,
+            standings,
+            standing,
         })
     }
 }
@@ -301,7 +470,8 @@ fn quote(r: &Row, w: usize, setups: &[String]) -> Option<String> {
         format!(" ({} {})", times(1.0 / ratio), word.1)
     };
     let noise = match mine.mark {
-        Mark::Tied => ", within noise",
+        Mark::Tied => ", not separated",
+        Mark::Equivalent => ", equivalent",
         _ => "",
     };
     let verdict = if noise.is_empty() {
@@ -413,8 +583,16 @@ mod tests {
             .iter()
             .find(|x| x.question == Question::RandomIo)
             .unwrap();
+        // 80–90 k IOPS both, within 2 % of each other every round: shown equivalent.
         assert!(rand.within_noise, "{}", rand.text);
-        assert!(rand.text.contains("within noise"));
+        assert!(rand.text.contains("equivalent"), "{}", rand.text);
+        // The verdict names who is behind and by how much, and who is equivalent.
+        assert_eq!(small.standing, "xfs 56 % behind, beyond noise");
+        assert_eq!(
+            small.standings[0].outcome,
+            crate::stats::paired::Outcome::Behind
+        );
+        assert_eq!(rand.standing, "ext4 (+1 %) equivalent within ±10 %");
         // Classes that were not measured are omitted.
         assert!(
             !rep.recommendations

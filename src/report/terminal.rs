@@ -52,12 +52,11 @@ fn table(t: &Table, setups: &[String]) -> String {
             line.push(match c {
                 None => "–".into(),
                 Some(c) => {
-                    let mark = match c.mark {
-                        Mark::Best => " ★",
-                        Mark::Tied => " ≈",
-                        Mark::None => "",
-                    };
-                    format!("{}{mark}", cell_text(&c.summary))
+                    let text = cell_text(&c.summary);
+                    match c.mark {
+                        Mark::None => text,
+                        m => format!("{text} {}", m.symbol()),
+                    }
                 }
             });
         }
@@ -131,9 +130,8 @@ fn headline_cell(c: &Option<super::model::Cell>) -> String {
                 c.steady_flag()
             );
             match c.mark {
-                Mark::Best => format!("{v} ★"),
-                Mark::Tied => format!("{v} ≈"),
                 Mark::None => v,
+                m => format!("{v} {}", m.symbol()),
             }
         }
     }
@@ -167,10 +165,10 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
             if let Some(d) = &r.durability {
                 return format!("{}: {}", r.class, d.text);
             }
-            let noise = if r.within_noise {
-                ", all within noise: a tie"
+            let standing = if r.standing.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("; {}", r.standing)
             };
             let basis = if r.basis.is_empty() {
                 String::new()
@@ -178,7 +176,7 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
                 format!("; {}", r.basis)
             };
             format!(
-                "{}: {} ({}{noise}){basis}",
+                "{}: {} ({}){standing}{basis}",
                 r.class,
                 r.winner,
                 super::recommend::leads(r.clear_wins, r.wins, r.tests)
@@ -209,7 +207,7 @@ pub fn render_with(report: &Report, w: usize) -> String {
             "",
             "",
             &format!(
-                "Headline tests, median of {n} round(s): ★ best beyond noise, ≈ tied within noise, ↑↓ better{steady}"
+                "Headline tests, median of {n} round(s): ★ ahead beyond noise, = equivalent, ≈ not separated, ▽ behind, ↑↓ better{steady}"
             ),
             w,
         ));
@@ -368,7 +366,8 @@ mod tests {
             "writeback",
             "xfs-",
             "reflink",
-            "zstd-3-",
+            "btrfs-zstd-",
+            "3-ssd",
             "zfs-rs16k",
         ] {
             assert!(header.contains(s), "{s} missing from the header:\n{text}");

@@ -66,15 +66,32 @@ fn setups_interleave_by_round_and_a_failure_or_a_skip_stops_nothing_else() {
     fake::script("fake-i-fails", "b", 2, Action::Fail);
     let out = execute(&inv, false).unwrap();
     assert!(!out.interrupted);
-    // Round by round, every runnable setup once, each workload of a setup-round in plan order.
+    // Round by round, every runnable setup once, each workload of a setup-round in plan order;
+    // the setup order rotates one place per round (a, gone, b; then gone, b, a; then b, a, gone).
     let want: Vec<String> = (1..=3)
         .flat_map(|r| {
-            ["a", "b"]
+            (if r == 1 { ["a", "b"] } else { ["b", "a"] })
                 .into_iter()
                 .flat_map(move |s| ["fake-i-ok", "fake-i-fails"].map(|w| format!("{w}@{s}#{r}")))
         })
         .collect();
     assert_eq!(fake::calls("fake-i-"), want);
+    let order: Vec<(u32, Vec<String>)> = out
+        .results
+        .setup_order
+        .iter()
+        .map(|o| (o.round, o.setups.clone()))
+        .collect();
+    let names = |v: [&str; 2]| v.map(String::from).to_vec();
+    assert_eq!(
+        order,
+        [
+            (1, names(["a", "b"])),
+            (2, names(["b", "a"])),
+            (3, names(["b", "a"]))
+        ],
+        "recorded in results.json"
+    );
     // The one scripted failure is recorded; the step after it and the later rounds ran.
     let failures: Vec<_> = out
         .results
@@ -126,16 +143,17 @@ fn a_resumed_run_redoes_only_the_round_an_interrupt_cut_short() {
     assert_eq!(execute(&inv, false).unwrap_err().exit_code(), 2);
     let second = execute(&inv, true).unwrap();
     assert!(!second.interrupted);
-    // a#1 finished before the interrupt: not run again; b#1 from its start, then round 2.
+    // a#1 finished before the interrupt: not run again; b#1 from its start, then round 2
+    // (rotated: b first).
     assert_eq!(
         fake::calls("fake-r-")[4..],
         [
             "fake-r-first@b#1",
             "fake-r-second@b#1",
-            "fake-r-first@a#2",
-            "fake-r-second@a#2",
             "fake-r-first@b#2",
-            "fake-r-second@b#2"
+            "fake-r-second@b#2",
+            "fake-r-first@a#2",
+            "fake-r-second@a#2"
         ]
     );
     // Every setup-round's steps once: the cut round's first step is not counted twice.

@@ -521,9 +521,12 @@ impl Runner<'_> {
             } else {
                 1.0
             };
-            let next: Vec<(SetupRound, usize, f64)> = setups
-                .iter()
-                .map(|&setup| {
+            // The extra round keeps the rotation: the setups that run, in its rotated order.
+            let next: Vec<(SetupRound, usize, f64)> = plan
+                .setup_order(round + 1)
+                .into_iter()
+                .filter(|s| setups.contains(s))
+                .map(|setup| {
                     let sr = SetupRound {
                         round: round + 1,
                         setup,
@@ -697,6 +700,20 @@ impl Runner<'_> {
         r.notes = n;
         r.host_findings = self.host_findings.clone();
         r.settle = self.settle_record.clone();
+        r.margin = plan.margin;
+        let rounds: BTreeSet<u32> = records.keys().map(|(round, _)| *round).collect();
+        r.setup_order = rounds
+            .into_iter()
+            .map(|round| crate::results::RoundOrder {
+                round,
+                setups: plan
+                    .setup_order(round)
+                    .into_iter()
+                    .filter(|s| records.contains_key(&(round, *s)))
+                    .map(|s| plan.setups[s].name.clone())
+                    .collect(),
+            })
+            .collect();
         r.workloads = workload_infos(inv, Path::new("$MNT/fsbench"));
         if let Some(e) = crate::host::stdio::error() {
             r.notes.push(Warning {

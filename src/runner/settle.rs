@@ -80,8 +80,8 @@ pub fn record(
     extra: Vec<(u32, Vec<String>)>,
 ) -> SettleRecord {
     SettleRecord {
-        method: "Student-t interval on paired log ratios, alpha spent equally over the looks \
-                 the budget fits (Bonferroni)"
+        method: "Student-t interval on paired log ratios, O'Brien-Fleming-type boundary \
+                 c*sqrt(N/n) over the looks the budget fits"
             .into(),
         alpha: rule.alpha,
         min_rounds: plan.rounds,

@@ -6,7 +6,8 @@
 //! coverage), [`merged`] (tail latency over all rounds' histograms), [`change`] (how much a
 //! metric moved between two results, against zero or a control's drift), [`student_t`] (the
 //! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
-//! metrics may be called better or worse), [`verdict`] (ties, host noise) and [`region`]
+//! metrics may be called better or worse), [`paired`] (the one judgement of two setups: ahead,
+//! behind, equivalent or not separated, read by every output), [`verdict`] (host noise) and [`region`]
 //! (the judgement of per-round values against a claim's region). What a metric means is
 //! `crate::metrics`'s; how a workload is named, the workload registry's.
 
@@ -16,8 +17,11 @@ pub mod fdr;
 pub mod judged;
 pub mod median_interval;
 pub mod merged;
+pub mod paired;
 pub mod region;
 pub mod sequential;
+#[cfg(test)]
+mod simulation;
 pub mod student_t;
 pub mod verdict;
 

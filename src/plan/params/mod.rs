@@ -39,6 +39,7 @@ table! {
     // The plan: how many rounds, how long, how big.
     ROUNDS = Param::count("rounds", 1, 1_000, "Rounds per setup, interleaved across setups").flags(&["--rounds"]).key("rounds");
     BUDGET = Param::secs("budget", 1.0, 7.0 * DAY, "With until_settled: the wall time the whole run may take [default: 30m]").flags(&["--budget"]).key("budget");
+    MARGIN = Param::count("margin", 1, 100, "Equivalence margin in percent for every metric: two setups within ±N % of each other are called equivalent (=) [default: the metric registry's, 10 % for throughput and time, 25 % for p99 latency, 50 % for p99.9]").flags(&["--margin"]);
     MAX_ROUNDS = Param::count("max_rounds", 2, 1_000, "With until_settled: rounds at most [default: 15]").flags(&["--max-rounds"]).key("max_rounds");
     RUNTIME = Param::secs("runtime", 0.1, DAY, "Measured time of each I/O job").flags(&["--runtime"]).key("runtime");
     RAMP = Param::secs("ramp", 0.0, HOUR, "Warm-up before each I/O job's measurement").flags(&["--ramp"]).key("ramp");

@@ -1,0 +1,331 @@
+//! The one judgement of two setups on one metric, read by every output (headline marks,
+//! verdict lines, the "Until settled" lines, the JSON report) so they cannot disagree.
+//!
+//! Rounds are interleaved: round r of both setups ran side by side, so the noise a round
+//! shares (the host's state, the image's place on the disk) cancels in the per-round ratio.
+//! The log of each paired ratio is one observation, and Student's t interval on those logs
+//! ([`super::sequential::interval_at`]) is the statistic, in a run of fixed rounds (one look at
+//! error rate α) and in a `--until-settled` run (a look after every round, α spent over the
+//! looks by [`super::sequential::Rule`]) alike. Three outcomes:
+//!
+//! - **ahead** / **behind**: the interval lies wholly above / below 1 (beyond noise);
+//! - **equivalent**: two one-sided tests at the look's α put the ratio within ±m
+//!   (the metric registry's margin, [`crate::metrics::MetricDef::margin`]);
+//! - **not separated**: neither; the interval and the rounds that would tell ±10 % apart at
+//!   this noise say what it would take.
+//!
+//! In a sequential run a question is decided at the first look whose interval settles it
+//! (the stopping rule's guarantee covers every look), else it is open at the last.
+
+use super::sequential::{DEFAULT_ALPHA, Rule};
+use crate::metrics::{self, Direction, MetricKey};
+use crate::results::Results;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How the one statistic reads a comparison of `a` against `b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// `a` is better than `b` beyond noise.
+    Ahead,
+    /// `a` is worse than `b` beyond noise.
+    Behind,
+    /// Shown to lie within ±margin of each other.
+    Equivalent,
+    /// Neither: the interval straddles 1 and reaches past the margin (or too few rounds).
+    NotSeparated,
+}
+
+impl Outcome {
+    /// Whether the question is answered (ahead, behind or equivalent).
+    pub fn decided(self) -> bool {
+        self != Outcome::NotSeparated
+    }
+
+    /// The words for the outcome.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::Ahead => "ahead",
+            Outcome::Behind => "behind",
+            Outcome::Equivalent => "equivalent",
+            Outcome::NotSeparated => "not separated",
+        }
+    }
+}
+
+/// One comparison's judgement: `ratio` > 1 always means `a` is better (for a lower-is-better
+/// metric it is b / a).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Judgement {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// Geometric mean of the oriented paired ratios over the rounds judged.
+    pub ratio: f64,
+    /// The interval of `ratio` at the deciding look (`None`: fewer than two rounds).
+    pub interval: Option<(f64, f64)>,
+    /// The rounds judged (the deciding look's, or every paired round when open).
+    pub rounds: usize,
+    /// The equivalence margin used (a fraction: 0.10 is ±10 %).
+    pub margin: f64,
+    /// Two-sided error rate of the interval at that look.
+    pub alpha: f64,
+    /// Paired noise: the standard deviation of the log ratios (≈ the ratio's cv per round).
+    pub noise: Option<f64>,
+    /// Rounds that would tell a 10 % difference apart at this noise (fixed rounds, one look).
+    pub rounds_for_10pct: Option<usize>,
+}
+
+/// The stopping rule behind a results file's judgements: the run's own for a
+/// `--until-settled` run (its looks end at the last look the budget fitted, `last_look`),
+/// else one look at `rounds` with the default error rate.
+pub fn rule_for(results: &Results, rounds: usize) -> Rule {
+    match &results.settle {
+        Some(s) => Rule {
+            alpha: s.alpha,
+            min_rounds: s.min_rounds.max(2) as usize,
+            max_rounds: s.last_look.unwrap_or(s.max_rounds) as usize,
+        },
+        None => Rule {
+            alpha: DEFAULT_ALPHA,
+            min_rounds: rounds.max(2),
+            max_rounds: rounds.max(2),
+        },
+    }
+}
+
+/// The equivalence margin of `metric` in `results`: the run's `--margin` when it set one, else
+/// the metric registry's.
+pub fn margin_of(results: &Results, metric: &MetricKey) -> f64 {
+    results
+        .margin
+        .unwrap_or_else(|| metrics::def(metric).margin)
+}
+
+/// What one look at every value of `ratios` says: outcome and its interval.
+pub fn look(ratios: &[f64], rule: &Rule, margin: f64) -> (Outcome, Option<(f64, f64)>) {
+    let Some((lo, hi)) = rule.interval(ratios) else {
+        return (Outcome::NotSeparated, None);
+    };
+    let outcome = if lo > 1.0 {
+        Outcome::Ahead
+    } else if hi < 1.0 {
+        Outcome::Behind
+    } else {
+        let (elo, ehi) = rule.equivalence_interval(ratios).unwrap_or((lo, hi));
+        if elo >= 1.0 / (1.0 + margin) && ehi <= 1.0 + margin {
+            Outcome::Equivalent
+        } else {
+            Outcome::NotSeparated
+        }
+    };
+    (outcome, Some((lo, hi)))
+}
+
+/// Judge oriented paired `ratios` (round order, > 1 favours `a`) under `rule` with
+/// equivalence `margin`.
+pub fn judge(ratios: &[f64], rule: &Rule, margin: f64) -> Judgement {
+    let n = ratios.len();
+    let first = rule.min_rounds.max(2);
+    // The first look that decides, else the last one (every paired round).
+    let decided = (first..n)
+        .map(|k| (k, look(&ratios[..k], rule, margin)))
+        .find(|(_, (o, _))| o.decided());
+    let (k, (outcome, interval)) = decided.unwrap_or((n, look(ratios, rule, margin)));
+    let logs: Vec<f64> = ratios[..k]
+        .iter()
+        .filter(|r| r.is_finite() && **r > 0.0)
+        .map(|r| r.ln())
+        .collect();
+    let noise = (logs.len() >= 2).then(|| super::descriptive::stddev(&logs));
+    Judgement {
+        outcome,
+        ratio: if logs.is_empty() {
+            f64::NAN
+        } else {
+            super::descriptive::mean(&logs).exp()
+        },
+        interval,
+        rounds: k,
+        margin,
+        alpha: rule.alpha_at(k),
+        noise,
+        rounds_for_10pct: noise.and_then(|sd| rounds_to_resolve(sd, rule.alpha, 0.10)),
+    }
+}
+
+/// The fewest rounds whose one-look interval at error rate `alpha` is narrower than ±`diff`
+/// at paired noise `sd` (log scale), up to 100; `None` beyond.
+pub fn rounds_to_resolve(sd: f64, alpha: f64, diff: f64) -> Option<usize> {
+    let target = (1.0 + diff).ln();
+    (2..=100usize).find(|&n| {
+        let t = super::student_t::quantile(1.0 - alpha / 2.0, (n - 1) as f64);
+        t * sd / (n as f64).sqrt() < target
+    })
+}
+
+/// One setup's per-round values of `workload`'s `metric`.
+pub fn per_round(
+    results: &Results,
+    setup: &str,
+    workload: &str,
+    metric: &MetricKey,
+) -> BTreeMap<u32, f64> {
+    results
+        .samples
+        .iter()
+        .filter(|s| s.setup == setup && s.workload == workload && s.metric == *metric)
+        .filter(|s| s.value.is_finite())
+        .map(|s| (s.round, s.value))
+        .collect()
+}
+
+/// Paired ratios a/b of the rounds both have (b non-zero), round order.
+pub fn paired(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Vec<f64> {
+    a.iter()
+        .filter_map(|(r, x)| b.get(r).map(|y| (*x, *y)))
+        .filter(|(_, y)| *y != 0.0)
+        .map(|(x, y)| x / y)
+        .collect()
+}
+
+/// The judgement of setup `a` against setup `b` on `metric` of `workload`: ratios oriented by
+/// the metric's direction (> 1: `a` better), the run's rule, the metric's margin. A merged
+/// tail is judged on its per-round counterpart (it has one value per setup, no rounds).
+pub fn compare(
+    results: &Results,
+    workload: &str,
+    metric: &MetricKey,
+    a: &str,
+    b: &str,
+) -> Judgement {
+    let def = metrics::def(metric);
+    let per: MetricKey = match metrics::merged_tail(metric) {
+        Some(t) => t.per_round.into(),
+        None => metric.clone(),
+    };
+    let (va, vb) = (
+        per_round(results, a, workload, &per),
+        per_round(results, b, workload, &per),
+    );
+    let ratios = match def.direction {
+        Direction::LowerIsBetter => paired(&vb, &va),
+        _ => paired(&va, &vb),
+    };
+    let rule = rule_for(results, ratios.len());
+    judge(&ratios, &rule, margin_of(results, metric))
+}
+
+/// "+5 % (−12 % … +25 %)": a judgement's ratio and interval as percentages.
+pub fn percent_text(j: &Judgement) -> String {
+    let pct = |r: f64| {
+        let p = (r - 1.0) * 100.0;
+        if p.abs() < 0.5 {
+            "0 %".to_string()
+        } else {
+            format!("{}{:.0} %", if p > 0.0 { "+" } else { "−" }, p.abs())
+        }
+    };
+    match j.interval {
+        Some((lo, hi)) => format!("{} ({} … {})", pct(j.ratio), pct(lo), pct(hi)),
+        None => pct(j.ratio),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed(n: usize) -> Rule {
+        Rule {
+            alpha: DEFAULT_ALPHA,
+            min_rounds: n,
+            max_rounds: n,
+        }
+    }
+
+    #[test]
+    fn a_paired_lead_is_ahead_where_the_ranges_overlap() {
+        // Shared round noise: both setups slow in round 3, a 1.2× lead in every round.
+        let a = [120.0, 125.0, 60.0];
+        let b = [100.0, 104.0, 50.0];
+        let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+        let j = judge(&r, &fixed(3), 0.10);
+        assert_eq!(j.outcome, Outcome::Ahead, "{j:?}");
+        let (lo, hi) = j.interval.unwrap();
+        assert!(
+            lo > 1.0 && hi < 1.3 && (j.ratio - 1.2).abs() < 0.01,
+            "{j:?}"
+        );
+        let back: Vec<f64> = r.iter().map(|x| 1.0 / x).collect();
+        assert_eq!(judge(&back, &fixed(3), 0.10).outcome, Outcome::Behind);
+    }
+
+    #[test]
+    fn equivalent_within_the_margin_and_not_separated_beyond_it() {
+        let close = [1.01, 0.99, 1.02, 0.98, 1.0];
+        assert_eq!(judge(&close, &fixed(5), 0.10).outcome, Outcome::Equivalent);
+        let loose = [1.15, 0.85, 1.1, 0.9];
+        let j = judge(&loose, &fixed(4), 0.10);
+        assert_eq!(j.outcome, Outcome::NotSeparated);
+        assert!(j.rounds_for_10pct.unwrap() > 4, "{j:?}");
+        assert_eq!(
+            percent_text(&judge(&[1.0, 1.0], &fixed(2), 0.1)),
+            "0 % (0 % … 0 %)"
+        );
+        // One round: no interval, not separated.
+        let one = judge(&[2.0], &fixed(1), 0.10);
+        assert_eq!((one.outcome, one.interval), (Outcome::NotSeparated, None));
+    }
+
+    #[test]
+    fn a_sequential_run_decides_at_the_first_settling_look() {
+        let rule = Rule::new(3, 6);
+        let r = [1.5, 1.52, 1.49, 0.7, 0.6, 2.5];
+        let j = judge(&r, &rule, 0.10);
+        assert_eq!((j.outcome, j.rounds), (Outcome::Ahead, 3));
+        // The look's own nominal rate under the O'Brien–Fleming boundary: below the run's α.
+        assert!(j.alpha > 0.0 && j.alpha < 0.10, "{}", j.alpha);
+    }
+
+    #[test]
+    fn the_runs_margin_replaces_the_registrys() {
+        use crate::results::Sample;
+        let mut r = Results::new();
+        // xfs 6–8 % behind every round: not equivalent within ±5 %, equivalent within ±10 %.
+        for (round, e, x) in [(1, 100.0, 93.0), (2, 100.0, 94.0), (3, 100.0, 93.5)] {
+            for (setup, v) in [("ext4", e), ("xfs", x)] {
+                r.samples.push(Sample {
+                    setup: setup.into(),
+                    workload: "randread".into(),
+                    metric: MetricKey::parse("iops"),
+                    unit: String::new(),
+                    round,
+                    value: v,
+                });
+            }
+        }
+        let iops = MetricKey::parse("iops");
+        let j = |r: &Results| compare(r, "randread", &iops, "ext4", "xfs");
+        assert_eq!(margin_of(&r, &iops), 0.10);
+        assert_eq!(j(&r).outcome, Outcome::Ahead);
+        // A 1.07 lead with tight rounds is ahead; with a 20 % margin it is still ahead
+        // (ahead is read first), and the margin is what equivalence reads.
+        r.margin = Some(0.20);
+        assert_eq!((j(&r).margin, j(&r).outcome), (0.20, Outcome::Ahead));
+        let close = [1.01, 0.99, 1.02, 0.98, 1.0];
+        assert_eq!(
+            judge(&close, &fixed(5), 0.01).outcome,
+            Outcome::NotSeparated
+        );
+        assert_eq!(judge(&close, &fixed(5), 0.05).outcome, Outcome::Equivalent);
+    }
+
+    #[test]
+    fn rounds_to_resolve_grow_with_the_noise() {
+        let few = rounds_to_resolve(0.03, 0.1, 0.10).unwrap();
+        let many = rounds_to_resolve(0.10, 0.1, 0.10).unwrap();
+        assert!(few < many, "{few} {many}");
+        assert_eq!(rounds_to_resolve(5.0, 0.1, 0.10), None);
+    }
+}
