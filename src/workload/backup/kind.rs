@@ -7,7 +7,7 @@ use crate::metrics::registry::*;
 use crate::units::format_size;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{
-    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Table, Workload, Writes,
+    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload, Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
@@ -31,9 +31,6 @@ impl Workload for Backup {
     }
     fn question(&self, _: &serde_json::Value) -> Question {
         Question::Backups
-    }
-    fn table(&self) -> Table {
-        Table::Applications
     }
     fn names(&self, id: &str) -> Option<Names> {
         (id == "backup").then_some(Names {

@@ -6,7 +6,7 @@ use super::{Format, Job, Prealloc, VmParams};
 use crate::metrics::MetricId;
 use crate::workload::WorkloadOutput;
 use crate::workload::registry::{
-    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Table, Workload, Writes,
+    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload, Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
@@ -91,9 +91,6 @@ impl Workload for VmImage {
     }
     fn question(&self, _: &serde_json::Value) -> Question {
         Question::VmImages
-    }
-    fn table(&self) -> Table {
-        Table::Applications
     }
     fn names(&self, id: &str) -> Option<Names> {
         SHIPPED.iter().find(|s| s.0 == id).map(|s| Names {
