@@ -271,14 +271,26 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
             .unwrap_or(n)
     };
     let judged = &paired[..at];
+    // One setup's quantity that reads zero (a new snapshot's share of space) has no log: its
+    // interval is the values' own, not a ratio's.
+    let on_values = b.is_none() && judged.iter().any(|x| *x <= 0.0);
     let judge = |r: &region::Region| {
         if exact {
             region::judge(judged, r, Evidence::Exact)
+        } else if on_values {
+            rule.interval_of_values(judged)
+                .map_or(Judgement::TooFew, |iv| region::judge_interval(iv, r))
         } else {
             region::judge_sequential(judged, r, &rule)
         }
     };
-    let interval = (!exact).then(|| rule.interval(judged)).flatten();
+    let interval = if exact {
+        None
+    } else if on_values {
+        rule.interval_of_values(judged)
+    } else {
+        rule.interval(judged)
+    };
     let measured = if exact || judged.iter().any(|x| *x <= 0.0) {
         crate::stats::descriptive::median_sorted(&sorted)
     } else {
@@ -515,6 +527,35 @@ mod tests {
         // On an older kernel it is measured like any other.
         r.host.kernel = "4.14.0".into();
         assert_eq!(judge(&c, &r).outcome, Outcome::Confirmed);
+    }
+
+    #[test]
+    fn a_share_of_zero_in_every_round_is_judged_on_the_values() {
+        // A new Btrfs snapshot's space share: exactly 0 every round (no log to take).
+        let zero = |v: [f64; 3]| {
+            let s: Vec<_> = (0..3)
+                .map(|r| {
+                    (
+                        "btrfs",
+                        "backup",
+                        "snapshot_space_share",
+                        r as u32 + 1,
+                        v[r],
+                    )
+                })
+                .collect();
+            results(vec![setup("btrfs", "btrfs", &[])], &s)
+        };
+        let c = claim("btrfs-snapshot-free-at-creation");
+        let r = judge(&c, &zero([0.0, 0.0, 0.0]));
+        assert_eq!(r.outcome, Outcome::Confirmed, "{r:?}");
+        assert_eq!(r.interval, Some((0.0, 0.0)));
+        // One round at 0, two well above the bound: the values' own interval straddles it.
+        let r = judge(&c, &zero([0.0, 0.03, 0.05]));
+        assert_eq!(r.outcome, Outcome::Inconclusive, "{r:?}");
+        // Every round above it, one at 0.0 still: refuted when the interval clears the bound.
+        let r = judge(&c, &zero([0.0, 0.5, 0.5]));
+        assert_ne!(r.outcome, Outcome::Confirmed, "{r:?}");
     }
 
     #[test]

@@ -117,9 +117,15 @@ pub fn judge_sequential(
     region: &Region,
     rule: &super::sequential::Rule,
 ) -> Judgement {
-    let Some((lo, hi)) = rule.interval(values) else {
-        return Judgement::TooFew;
-    };
+    match rule.interval(values) {
+        Some(iv) => judge_interval(iv, region),
+        None => Judgement::TooFew,
+    }
+}
+
+/// Judge an interval `(lo, hi)` of the quantity against `region`: inside when all of it lies
+/// in the region, outside when none of it does, else straddling.
+pub fn judge_interval((lo, hi): (f64, f64), region: &Region) -> Judgement {
     let below = if region.strict_low {
         hi <= region.low
     } else {

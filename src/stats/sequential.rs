@@ -120,6 +120,20 @@ impl Rule {
         Some(((m - half).exp(), (m + half).exp()))
     }
 
+    /// The interval of the arithmetic mean of `values` at this look, for a quantity of one
+    /// setup that may be zero or negative (a share of space, a count), where a log interval
+    /// has nothing to stand on; the same boundary as [`Rule::interval`]. A spread of zero
+    /// gives the point itself: every round measured the same value.
+    pub fn interval_of_values(&self, values: &[f64]) -> Option<(f64, f64)> {
+        let n = values.len();
+        if n < 2 || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let (m, sd) = (mean(values), stddev(values));
+        let half = self.critical(n, self.alpha) * sd / (n as f64).sqrt();
+        Some((m - half, m + half))
+    }
+
     /// What `ratios` say about `region` at this look.
     pub fn decide(&self, ratios: &[f64], region: Region) -> Decision {
         match self.interval(ratios) {
