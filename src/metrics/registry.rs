@@ -301,7 +301,7 @@ metrics! {
     MAIL_READ_SECONDS: "mail_read_seconds", "s", Time, "time to read every new message into cur/";
     MAIL_FLAG_SECONDS: "mail_flag_seconds", "s", Time, "flag changes time (renames in cur/)";
     MAIL_EXPUNGE_SECONDS: "mail_expunge_seconds", "s", Time, "expunge time";
-    POSTMARK_TX_PER_S: "postmark_tx_per_s", "tx/s", Throughput, "PostMark transactions/s" .headline();
+    POSTMARK_TX_PER_S: "postmark_tx_per_s", "tx/s", Throughput, "PostMark transactions/s (its own count, whole seconds)" .headline();
     RECORDS_PER_S: "records_per_s", "records/s", Throughput, "log records/s (fdatasync'd commits)" .headline();
     TAIL_RECORDS_PER_S: "tail_records_per_s", "records/s", Throughput, "log records/s read by tail followers";
     ROTATIONS: "rotations", "count", Fact, "log rotations";
