@@ -109,9 +109,18 @@ pub fn fresh_vs_aged(results: &Results) -> Vec<AgedRatio> {
     out
 }
 
+/// One metric on which aging changed the order of the filesystems' medians.
+#[derive(Debug, Clone)]
+pub struct RankingChange {
+    /// The sentence: both orders with the percentages.
+    pub text: String,
+    /// Whether the paired rounds decide the fresh pair one way and the aged pair the other.
+    pub beyond_noise: bool,
+}
+
 /// Where aging changes the order of the filesystems on a metric: the fresh setups ranked
 /// by their median, then their aged twins; one sentence per change.
-pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<String> {
+pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<RankingChange> {
     let mut out = Vec::new();
     let mut keys: Vec<(&str, &MetricKey)> = ratios
         .iter()
@@ -167,7 +176,13 @@ pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<String> {
         let aged_as_fresh: Vec<String> = aged.iter().filter_map(|(a, _)| twin_of(a)).collect();
         let fresh_names: Vec<String> = fresh.iter().map(|(f, _)| f.clone()).collect();
         if aged_as_fresh != fresh_names {
-            let noise = noise_words(results, w, m, &fresh_names, &aged_as_fresh, &pairs);
+            let beyond_noise =
+                swap_beyond_noise(results, w, m, &fresh_names, &aged_as_fresh, &pairs);
+            let noise = if beyond_noise {
+                "beyond noise: both orders are decided by the paired rounds"
+            } else {
+                "not beyond noise: the paired rounds do not decide both orders"
+            };
             let show = |v: &[(String, f64)]| {
                 let best = v[0].1;
                 v.iter()
@@ -181,12 +196,15 @@ pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<String> {
                     .collect::<Vec<_>>()
                     .join(" > ")
             };
-            out.push(format!(
-                "aging changes the ranking on {w} {}: fresh {}; aged {} ({noise})",
-                metrics::label(m),
-                show(&fresh),
-                show(&aged)
-            ));
+            out.push(RankingChange {
+                text: format!(
+                    "aging changes the ranking on {w} {}: fresh {}; aged {} ({noise})",
+                    metrics::label(m),
+                    show(&fresh),
+                    show(&aged)
+                ),
+                beyond_noise,
+            });
         }
     }
     out
@@ -195,30 +213,28 @@ pub fn ranking_changes(results: &Results, ratios: &[AgedRatio]) -> Vec<String> {
 /// Whether a swap is beyond noise: for the first two setups whose order aging swapped, the
 /// one paired statistic ([`paired::compare`]) decides the fresh pair one way and the aged
 /// pair the other.
-fn noise_words(
+fn swap_beyond_noise(
     results: &Results,
     w: &str,
     m: &MetricKey,
     fresh_order: &[String],
     aged_order: &[String],
     pairs: &[&AgedRatio],
-) -> &'static str {
+) -> bool {
     let Some(k) = (0..fresh_order.len()).find(|&i| fresh_order[i] != aged_order[i]) else {
-        return "within noise";
+        return false;
     };
     let (x, y) = (&fresh_order[k], &aged_order[k]);
     let aged_of = |f: &String| pairs.iter().find(|p| &p.fresh == f).map(|p| p.aged.clone());
     let (Some(ax), Some(ay)) = (aged_of(x), aged_of(y)) else {
-        return "within noise";
+        return false;
     };
     let fresh = paired::compare(results, w, m, x, y).outcome;
     let aged = paired::compare(results, w, m, &ax, &ay).outcome;
-    match (fresh, aged) {
-        (Outcome::Ahead, Outcome::Behind) | (Outcome::Behind, Outcome::Ahead) => {
-            "beyond noise: both orders are decided by the paired rounds"
-        }
-        _ => "not beyond noise: the paired rounds do not decide both orders",
-    }
+    matches!(
+        (fresh, aged),
+        (Outcome::Ahead, Outcome::Behind) | (Outcome::Behind, Outcome::Ahead)
+    )
 }
 
 /// The outcome in the section's words (the aged setup is `a`).
@@ -264,18 +280,31 @@ pub fn markdown(results: &Results) -> String {
         out.push_str("Aging leaves the ranking of the filesystems as it was fresh.\n");
     }
     for c in changes {
-        let _ = writeln!(out, "- {c}");
+        let _ = writeln!(out, "- {}", c.text);
     }
     out.push('\n');
     out
 }
 
-/// The ranking changes as terminal lines (empty when there are none).
+/// The ranking changes beyond noise as terminal lines, and a count of the others (empty when
+/// there are none): a reordering of medians the paired rounds do not decide is not news, and
+/// a run of six setups has a dozen of them.
 pub fn text(results: &Results) -> String {
     let ratios = fresh_vs_aged(results);
     let mut out = String::new();
-    for c in ranking_changes(results, &ratios) {
-        let _ = writeln!(out, "  • {c}");
+    let (beyond, within): (Vec<_>, Vec<_>) = ranking_changes(results, &ratios)
+        .into_iter()
+        .partition(|c| c.beyond_noise);
+    for c in &beyond {
+        let _ = writeln!(out, "  • {}", c.text);
+    }
+    if !within.is_empty() {
+        let _ = writeln!(
+            out,
+            "  • aging reorders the medians on {} other metric(s), none beyond noise (the \
+             Markdown report lists them)",
+            within.len()
+        );
     }
     if !out.is_empty() {
         out.insert_str(0, &format!("{TITLE}\n"));

@@ -195,25 +195,35 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
 /// What the recorded workloads need beyond a filesystem, from their registry entries: root,
 /// external programs, images of their own. `None` when nothing.
 fn needs_line(inv: &Invocation) -> Option<String> {
-    let (mut root, mut tools, mut images) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut root, mut images) = (Vec::new(), Vec::new());
+    // A program several workloads need is named once, with its workloads.
+    let mut tools: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    let mut recorded = 0;
     for w in inv.plan.recorded() {
+        recorded += 1;
         let n = registry::of(w.kind).needs(w);
         if n.root {
             root.push(w.id.as_str());
         }
         if let Some(t) = n.tool {
-            tools.push(format!("{t} ({})", w.id));
+            tools.entry(t).or_default().push(w.id.as_str());
         }
         if n.own_image {
             images.push(w.id.as_str());
         }
     }
     let mut parts = Vec::new();
-    if !root.is_empty() {
+    if !root.is_empty() && root.len() == recorded && recorded > 1 {
+        parts.push("root for every workload".to_string());
+    } else if !root.is_empty() {
         parts.push(format!("root for {}", root.join(", ")));
     }
     if !tools.is_empty() {
-        parts.push(format!("programs {}", tools.join(", ")));
+        let named: Vec<String> = tools
+            .iter()
+            .map(|(t, ids)| format!("{t} ({})", ids.join(", ")))
+            .collect();
+        parts.push(format!("programs {}", named.join(", ")));
     }
     if !images.is_empty() {
         parts.push(format!(
