@@ -1,8 +1,10 @@
 //! Btrfs: `mkfs.btrfs -f -q`, properties from `dump-super` and `btrfs filesystem df`.
 
 use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
+use super::durability::{Weakening, Weakens};
 use super::maintenance::{Inodes, Maintenance, Scrub};
 use super::props;
+use super::provenance::ToolVersion;
 use super::simple::{KernelFs, tool_text};
 use super::snapshot_ops::{Backup, Copies, Maint, Stream};
 use super::variant::Accepts;
@@ -146,6 +148,30 @@ const CAPS: Caps = Caps {
         // Every data and metadata chunk rewritten: what seed 004 advises running periodically.
         balance: Maint::Run(&["btrfs", "balance", "start", "--full-balance"]),
     },
+    weakens: &[
+        Weakening {
+            when: Weakens::Mount("nodatacow"),
+            why: "mount option {o} turns off Btrfs data checksums; silent corruption goes undetected",
+        },
+        Weakening {
+            when: Weakens::Mount("nodatasum"),
+            why: "mount option {o} turns off Btrfs data checksums; silent corruption goes undetected",
+        },
+        Weakening {
+            when: Weakens::DirAttr("nocow"),
+            why: "{o} (chattr +C) stops Btrfs checksumming and compressing the data files; corruption goes undetected",
+        },
+    ],
+    versions: &[
+        ToolVersion {
+            tool: "mkfs.btrfs",
+            asks: &[&["mkfs.btrfs", "--version"]],
+        },
+        ToolVersion {
+            tool: "btrfs",
+            asks: &[&["btrfs", "--version"]],
+        },
+    ],
 };
 
 #[cfg(test)]

@@ -4,10 +4,13 @@
 //!
 //! Workloads (the probes, compression, crash states), device accounting and the planner read
 //! these fields instead of matching filesystem names, so a new filesystem is its driver file
-//! (with a [`Caps`]) and one registry line in [`super::driver`]. The mechanisms the variants
-//! name (a pool scrub, an ext4-style offline resize) are implemented once where they are used;
-//! a driver picks one or says [`Check::None`] and friends, and the probes report "not
-//! supported" for it.
+//! (with a [`Caps`]) and one line in [`super::DRIVERS`]. The mechanisms the variants name are
+//! implemented once in `src/fs` as the defaults of the driver's methods (an offline checker
+//! and subvolumes in [`super::ops`], the resizes in [`super::resize`]); a driver picks one or
+//! says [`Check::None`] and friends, and the probes report "not supported" for it. A pool's
+//! own mechanisms (scrub, expand, dataset snapshots) are its driver's overrides
+//! ([`super::zfs_pool`]); their labels here stay for what reads them as facts (crash states,
+//! the capacity probes).
 
 use crate::measure::backing::Backing;
 
@@ -180,6 +183,11 @@ pub struct Caps {
     pub maintenance: super::maintenance::Maintenance,
     /// Snapshots or reflink copies, send/receive, trim and balance (the `backup` workload).
     pub backup: super::snapshot_ops::Backup,
+    /// Its own options that make a setup less durable than its default, and why
+    /// (`fs/durability.rs`; barriers and `commit=` are every driver's).
+    pub weakens: &'static [super::durability::Weakening],
+    /// The programs its setups depend on and how each says its version (provenance).
+    pub versions: &'static [super::provenance::ToolVersion],
 }
 
 impl Caps {
@@ -204,6 +212,8 @@ impl Caps {
         userspace_daemon: None,
         maintenance: super::maintenance::Maintenance::NONE,
         backup: super::snapshot_ops::Backup::NONE,
+        weakens: &[],
+        versions: &[],
     };
 }
 
@@ -238,7 +248,7 @@ mod tests {
     #[test]
     fn every_registration_makes_the_driver_it_names() {
         for r in &super::super::DRIVERS {
-            assert_eq!((r.make)().name(), r.name);
+            assert_eq!(r.driver.name(), r.name);
         }
         assert_eq!(super::super::KNOWN.len(), super::super::DRIVERS.len());
     }

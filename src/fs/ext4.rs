@@ -3,8 +3,10 @@
 use super::caps::{
     ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, OfflineResize, Shrink, Snapshot,
 };
+use super::durability::{Weakening, Weakens};
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
+use super::provenance::ToolVersion;
 use super::simple::{KernelFs, tool_text};
 use super::snapshot_ops::{Backup, Copies, Stream};
 use super::variant::Accepts;
@@ -134,6 +136,20 @@ const CAPS: Caps = Caps {
         trim: Backup::FSTRIM,
         balance: Backup::NO_BALANCE,
     },
+    weakens: &[Weakening {
+        when: Weakens::Mount("data=writeback"),
+        why: "{o} lets stale data appear in recently written files after a crash",
+    }],
+    versions: &[
+        ToolVersion {
+            tool: "mkfs.ext4",
+            asks: &[&["mkfs.ext4", "-V"]],
+        },
+        ToolVersion {
+            tool: "e2fsck",
+            asks: &[&["e2fsck", "--version"]],
+        },
+    ],
 };
 
 #[cfg(test)]

@@ -1,4 +1,8 @@
-//! Filesystem drivers behind one trait: create (mkfs / zpool create), mount, describe, release.
+//! Filesystem drivers behind one trait: create (mkfs / zpool create), mount, describe, release,
+//! and what a filesystem does beyond that (check, grow, shrink, snapshot, compression ratio,
+//! what its options mean for durability, its tool versions), each method defaulting to what
+//! its [`Caps`] declares or to "unsupported" with the reason, so no other module runs a
+//! filesystem's program or matches its name.
 //!
 //! One file per driver. Mounts are RAII guards: dropping one unmounts it (or destroys the
 //! pool) and removes the mountpoint directory fsbench created under [`mount_root`].
@@ -8,12 +12,18 @@ pub mod argv_guard;
 mod btrfs;
 pub mod caps;
 pub mod compression;
+pub mod durability;
 mod ext4;
+#[cfg(test)]
+pub mod fake;
 pub mod layout;
 pub mod maintenance;
 pub mod mount;
+pub mod ops;
 pub mod props;
+pub mod provenance;
 pub mod redundancy;
+pub mod resize;
 pub mod setup;
 pub mod simple;
 pub mod snapshot_ops;
@@ -23,6 +33,7 @@ pub mod variant_args;
 mod xfs;
 pub mod zfs;
 pub mod zfs_daemon;
+pub mod zfs_pool;
 pub mod zfs_recover;
 
 pub use btrfs::BTRFS;
@@ -135,8 +146,6 @@ pub trait Filesystem: Send + Sync {
             ),
         ))
     }
-    /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
-    /// probes read instead of its name. By default none are known.
     /// The on-disk compression ratio (logical / physical) of what lies at `path_or_dataset`
     /// (a path, or for a pool a dataset name); `None` where this filesystem does not
     /// compress data.
@@ -150,8 +159,89 @@ pub trait Filesystem: Send + Sync {
         compression::settle_space(self.caps(), path)
     }
 
+    /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
+    /// probes read instead of its name. By default none are known.
     fn maintenance(&self) -> maintenance::Maintenance {
         self.caps().maintenance
+    }
+
+    /// A read-only consistency check of the live filesystem (the `probe-fsck` probe): by
+    /// default the offline checker its [`Caps::check`] names, run on the unmounted device;
+    /// unsupported where it names none.
+    fn check(
+        &self,
+        live: &mut dyn ops::Live,
+        timeout: Duration,
+    ) -> crate::Result<ops::Outcome<ops::Checked>> {
+        ops::check(self.caps(), self.name(), live, timeout)
+    }
+
+    /// Grow the filesystem into its device, which just grew (`probe-resize`): by default the
+    /// command its [`Caps::grow`] names.
+    fn grow(
+        &self,
+        live: &mut dyn ops::Live,
+        timeout: Duration,
+    ) -> crate::Result<ops::Outcome<resize::Grown>> {
+        resize::grow(self.caps(), self.name(), live, timeout)
+    }
+
+    /// Give back `by` bytes (`probe-resize`), and where only a tail can go, try `tail_by`:
+    /// by default the mechanism its [`Caps::shrink`] names.
+    fn shrink(
+        &self,
+        live: &mut dyn ops::Live,
+        by: u64,
+        tail_by: u64,
+        timeout: Duration,
+    ) -> crate::Result<ops::Outcome<resize::Shrunk>> {
+        resize::shrink(self.caps(), live, by, tail_by, timeout)
+    }
+
+    /// Snapshot a directory `job` fills (`probe-snapshot`); the seconds of the snapshot
+    /// command. By default its [`Caps::snapshot`] subvolumes, unsupported without.
+    fn snapshot(
+        &self,
+        live: &dyn ops::Live,
+        job: ops::SnapshotJob<'_>,
+        timeout: Duration,
+    ) -> crate::Result<ops::Outcome<f64>> {
+        ops::snapshot(self.caps(), self.name(), live, job, timeout)
+    }
+
+    /// Take the live filesystem off its device but keep it, where unmounting is not the way
+    /// (a pool's driver guard destroys it on release; an export keeps it): the name to give
+    /// [`Filesystem::reattach`], or `None` when the owner should simply unmount.
+    fn detach(&self, live: &dyn ops::Live, timeout: Duration) -> crate::Result<Option<String>> {
+        let _ = (live, timeout);
+        Ok(None)
+    }
+
+    /// Bring back what [`Filesystem::detach`] kept as `name`, from `device` only (`link_dir`:
+    /// a directory the driver may keep links in while it lives).
+    fn reattach(
+        &self,
+        name: &str,
+        device: &Path,
+        link_dir: &Path,
+        timeout: Duration,
+    ) -> crate::Result<()> {
+        let _ = (device, link_dir, timeout);
+        Err(crate::Error::Other(format!(
+            "{} keeps nothing detached to reattach ({name}): unsupported here",
+            self.name()
+        )))
+    }
+
+    /// Why `setup` is less durable than this filesystem's default, one sentence each
+    /// (`fs/durability.rs`: barriers and `commit=` for all, its [`Caps::weakens`]).
+    fn durability_warnings(&self, setup: &SetupSpec) -> Vec<String> {
+        durability::warnings(self.caps(), setup)
+    }
+
+    /// The programs its setups depend on and how each says its version ([`Caps::versions`]).
+    fn versions(&self) -> &'static [provenance::ToolVersion] {
+        self.caps().versions
     }
 }
 
@@ -191,41 +281,69 @@ impl dyn Filesystem {
     }
 }
 
-/// One filesystem fsbench can set up: its `--fs` name and how to make its driver.
+/// One filesystem fsbench can set up: its `--fs` name and its driver.
 pub struct Registration {
     /// The `--fs` name (`ext4`).
     pub name: &'static str,
     /// The driver.
-    pub make: fn() -> Box<dyn Filesystem>,
+    pub driver: &'static dyn Filesystem,
 }
 
 /// The one table of drivers: adding a filesystem is one line here (and its `fs/<name>.rs`).
 pub const DRIVERS: [Registration; 5] = [
     Registration {
         name: "ext4",
-        make: || Box::new(EXT4),
+        driver: &EXT4,
     },
     Registration {
         name: "xfs",
-        make: || Box::new(XFS),
+        driver: &XFS,
     },
     Registration {
         name: "btrfs",
-        make: || Box::new(BTRFS),
+        driver: &BTRFS,
     },
     Registration {
         name: "zfs",
-        make: || Box::new(Zfs),
+        driver: &Zfs,
     },
     Registration {
         name: "tmpfs",
-        make: || Box::new(Tmpfs),
+        driver: &Tmpfs,
     },
 ];
 
-/// Look up a driver by name.
-pub fn driver(name: &str) -> Option<Box<dyn Filesystem>> {
-    DRIVERS.iter().find(|r| r.name == name).map(|r| (r.make)())
+#[cfg(test)]
+thread_local! {
+    /// Drivers tests registered on this thread ([`register_for_test`]).
+    static EXTRA: std::cell::RefCell<Vec<&'static dyn Filesystem>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Tests only: add a driver that [`driver`] finds on this thread (by its name), as a line in
+/// [`DRIVERS`] would, e.g. a fake filesystem whose mkfs and mount need no root.
+#[cfg(test)]
+pub fn register_for_test(driver: &'static dyn Filesystem) {
+    EXTRA.with(|e| e.borrow_mut().push(driver));
+}
+
+/// Look up a driver by name: the setup resolves it once and holds it
+/// ([`SetupSpec::driver`]).
+pub fn driver(name: &str) -> Option<&'static dyn Filesystem> {
+    match DRIVERS.iter().find(|r| r.name == name) {
+        Some(r) => Some(r.driver),
+        None => registered_for_test(name),
+    }
+}
+
+#[cfg(test)]
+fn registered_for_test(name: &str) -> Option<&'static dyn Filesystem> {
+    EXTRA.with(|e| e.borrow().iter().copied().find(|d| d.name() == name))
+}
+
+#[cfg(not(test))]
+fn registered_for_test(_: &str) -> Option<&'static dyn Filesystem> {
+    None
 }
 
 /// The names of a table of drivers, in its order (so [`KNOWN`] is [`DRIVERS`]' names).
@@ -330,11 +448,13 @@ pub(crate) fn check_device_fits(name: &str, min: u64, device: &Path) -> crate::R
 pub const KNOWN: &[&str] = &names(&DRIVERS);
 
 /// Install what lower layers need to know from the drivers (the ledger's ZFS release hooks,
-/// what lies under each filesystem's mounts); `commands::dispatch` calls it before any
+/// what lies under each filesystem's mounts, how a pool's devices are listed and its commit
+/// forced, which devices a pool holds for the target's safety checks); `commands::dispatch` calls it before any
 /// command, and a library user that measures devices on Btrfs or ZFS calls it first.
 pub fn register() {
     zfs_recover::register();
     caps::register_backings();
+    zfs_pool::register();
 }
 
 /// Directory in which fsbench creates mountpoints.

@@ -73,6 +73,28 @@ impl SetupSpec {
         }
     }
 
+    /// Its filesystem's driver: the one look-up of a setup's `fs` name and the one "no
+    /// driver" error (it names the known filesystems). `--fs` parsing refuses a name without
+    /// a driver, so only a directory target's setup (`dir`) or an edited plan.json has none.
+    pub fn driver(&self) -> crate::Result<&'static dyn super::Filesystem> {
+        super::driver(&self.fs).ok_or_else(|| {
+            crate::Error::invalid(
+                "--fs",
+                format!(
+                    "setup {:?}: no driver for filesystem {:?}; known filesystems: {}",
+                    self.name,
+                    self.fs,
+                    super::KNOWN.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// What its driver offers ([`super::Caps`]); [`super::Caps::NONE`] without a driver.
+    pub fn caps(&self) -> super::Caps {
+        self.driver().map_or(super::Caps::NONE, |d| *d.caps())
+    }
+
     /// Whether fsbench's data directory gets `chattr +C` (Btrfs nodatacow).
     pub fn nocow(&self) -> bool {
         self.dir_attrs.iter().any(|a| a == "nocow")

@@ -145,7 +145,7 @@ impl Source {
         let Some(ds) = &self.dataset else {
             return Ok(());
         };
-        crate::measure::zfs::sync_txg(ds)?;
+        super::zfs_pool::sync_txg(ds)?;
         let used = || zfs_get(ds, "used", self.timeout);
         let start = Instant::now();
         let mut last = used()?;

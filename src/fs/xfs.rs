@@ -3,6 +3,7 @@
 use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::maintenance::{Inodes, Maintenance};
 use super::props;
+use super::provenance::ToolVersion;
 use super::simple::{KernelFs, tool_text};
 use super::snapshot_ops::{Backup, Copies, Stream};
 use super::variant::Accepts;
@@ -141,6 +142,17 @@ const CAPS: Caps = Caps {
         trim: Backup::FSTRIM,
         balance: Backup::NO_BALANCE,
     },
+    weakens: &[],
+    versions: &[
+        ToolVersion {
+            tool: "mkfs.xfs",
+            asks: &[&["mkfs.xfs", "-V"]],
+        },
+        ToolVersion {
+            tool: "xfs_repair",
+            asks: &[&["xfs_repair", "--version"]],
+        },
+    ],
 };
 
 #[cfg(test)]

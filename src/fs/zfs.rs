@@ -6,6 +6,7 @@
 //! nothing about OpenZFS in the kernel.
 
 use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
+use super::durability::{Weakening, Weakens};
 use super::mount::{self, ensure_mountpoint, remove_mountpoint};
 use super::snapshot_ops::{Backup, Copies, Maint, Stream};
 use super::variant::{self, Accepts};
@@ -235,6 +236,17 @@ const CAPS: Caps = Caps {
         trim: Maint::None("zfs-fuse cannot trim: FUSE passes no FITRIM and it has no `zpool trim`"),
         balance: Backup::NO_BALANCE,
     },
+    weakens: &[
+        Weakening {
+            when: Weakens::Prop("sync", "disabled"),
+            why: "ZFS {o} acknowledges fsync before data is on disk; seconds of writes can vanish on power loss",
+        },
+        Weakening {
+            when: Weakens::Prop("checksum", "off"),
+            why: "ZFS {o} stops detecting silent corruption",
+        },
+    ],
+    versions: super::zfs_pool::VERSIONS,
 };
 
 impl Filesystem for Zfs {
@@ -244,6 +256,50 @@ impl Filesystem for Zfs {
 
     fn caps(&self) -> &Caps {
         &CAPS
+    }
+
+    /// No offline checker: a scrub of the live pool is the equivalent.
+    fn check(
+        &self,
+        live: &mut dyn super::ops::Live,
+        timeout: Duration,
+    ) -> Result<super::ops::Outcome<super::ops::Checked>> {
+        super::zfs_pool::scrub(live, timeout)
+    }
+
+    /// `zpool online -e`, or export + import where that has no effect (zfs-fuse).
+    fn grow(
+        &self,
+        live: &mut dyn super::ops::Live,
+        timeout: Duration,
+    ) -> Result<super::ops::Outcome<super::resize::Grown>> {
+        super::zfs_pool::expand(live, timeout)
+    }
+
+    /// A dataset snapshot.
+    fn snapshot(
+        &self,
+        live: &dyn super::ops::Live,
+        job: super::ops::SnapshotJob<'_>,
+        timeout: Duration,
+    ) -> Result<super::ops::Outcome<f64>> {
+        super::zfs_pool::snapshot(live, job, timeout)
+    }
+
+    /// Export the pool (its guard would destroy it).
+    fn detach(&self, live: &dyn super::ops::Live, timeout: Duration) -> Result<Option<String>> {
+        super::zfs_pool::export(live, timeout).map(Some)
+    }
+
+    /// Import the exported pool from its one device.
+    fn reattach(
+        &self,
+        name: &str,
+        device: &Path,
+        link_dir: &Path,
+        timeout: Duration,
+    ) -> Result<()> {
+        super::zfs_pool::import(name, device, link_dir, timeout)
     }
 
     fn required_tools(&self) -> &'static [&'static str] {
@@ -296,6 +352,8 @@ impl Filesystem for Zfs {
         mountpoint: &Path,
         timeout: Duration,
     ) -> Result<Box<dyn Mounted>> {
+        // A library user that skipped `fs::register` still gets the pool's safety check.
+        super::zfs_pool::register();
         let (daemon, note) = zfs_daemon::ensure()?;
         // Import scans a directory: give it one holding only this device.
         let devdir = super::unique_mountpoint("zdev");
@@ -398,6 +456,9 @@ fn create_pool(
     for d in devices {
         super::check_device_fits("zfs", MIN_SIZE, d)?;
     }
+    // From the first pool on, the target's safety checks ask whether a device is in one,
+    // and device accounting finds its vdevs, even where `fs::register` was not called.
+    super::zfs_pool::register();
     let (daemon, note) = zfs_daemon::ensure()?;
     let pool = unique_pool();
     let dir_held = ensure_mountpoint(mountpoint)?;

@@ -9,18 +9,9 @@ use crate::results::HostInfo;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The tools whose versions a filesystem comparison depends on.
-pub const DEFAULT_TOOLS: &[&str] = &[
-    "mkfs.ext4",
-    "mkfs.xfs",
-    "mkfs.btrfs",
-    "zpool",
-    "zfs-fuse",
-    "fio",
-    "e2fsck",
-    "xfs_repair",
-    "btrfs",
-];
+/// The tools besides the filesystems' whose versions a comparison depends on; each
+/// filesystem driver names its own (`fs::provenance::tool_versions` asks them all).
+pub const DEFAULT_TOOLS: &[&str] = &["fio"];
 
 /// `major.minor` of a kernel release (`6.18.0-1-amd64` → (6, 18)).
 pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
@@ -80,25 +71,19 @@ pub fn tool_versions(tools: &[&str]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Version of one tool, or None when it is not installed or does not say.
+/// Version of one tool (`TOOL --version`), or None when it is not installed or does not say.
 fn tool_version(tool: &str) -> Option<String> {
+    version_of(tool, &[&[tool, "--version"]])
+}
+
+/// Version of `tool` as the first of `asks` (argvs, tried in order) that exits 0 tells it;
+/// None when the tool is not installed or none says.
+pub fn version_of(tool: &str, asks: &[&[&str]]) -> Option<String> {
     if !command::available(tool) {
         return None;
     }
-    let probes: Vec<Vec<&str>> = match tool {
-        // e2fsprogs and xfsprogs answer -V (on stderr for mke2fs).
-        t if t.starts_with("mkfs.ext") || t == "mke2fs" || t == "mkfs.xfs" => vec![vec![t, "-V"]],
-        // OpenZFS ≥ 2.0 has `zpool version`; zfs-fuse's zpool does not, and zfs-fuse itself
-        // has no version flag, so ask the package manager.
-        "zpool" => vec![
-            vec!["zpool", "version"],
-            vec!["dpkg-query", "-W", "-f=zfs-fuse ${Version}", "zfs-fuse"],
-        ],
-        "zfs-fuse" => vec![vec!["dpkg-query", "-W", "-f=${Version}", "zfs-fuse"]],
-        t => vec![vec![t, "--version"]],
-    };
-    probes.into_iter().find_map(|argv| {
-        let out = command::run_unchecked(&command::argv(&argv), VERSION_TIMEOUT).ok()?;
+    asks.iter().find_map(|argv| {
+        let out = command::run_unchecked(&command::argv(argv), VERSION_TIMEOUT).ok()?;
         if out.status != Some(0) {
             return None;
         }

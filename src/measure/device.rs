@@ -3,7 +3,7 @@
 //! The device under a file is found through `st_dev` → `/sys/dev/block/MAJ:MIN`; a partition
 //! has its own `stat` file, which is the one used (it counts exactly that partition's I/O).
 //! Filesystems with an anonymous `st_dev` are traced through mountinfo: Btrfs through sysfs,
-//! ZFS (and zfs-fuse) through the pool's vdevs ([`super::zfs`]).
+//! ZFS (and zfs-fuse) through the pool's vdevs (its driver's [`super::backing::PoolOps`]).
 
 use crate::{Error, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -289,8 +289,10 @@ fn under_mount(path: &Path) -> std::result::Result<BlockDevice, String> {
                 .ok_or_else(|| format!("{on}, but its devices have no counters in sysfs"))
         }
         Some(super::backing::Backing::Pool) => {
-            let pool = super::zfs::pool_of(&m.source);
-            let vdevs = super::zfs::vdevs(pool).map_err(|e| format!("{on}, but {e}"))?;
+            let ops = super::backing::pool_ops(&m.fs_type).ok_or_else(|| {
+                format!("{on}, a pool whose driver did not say how to list its devices")
+            })?;
+            let vdevs = (ops.vdevs)(&m.source).map_err(|e| format!("{on}, but {e}"))?;
             let dirs = vdevs
                 .iter()
                 .map(|v| {

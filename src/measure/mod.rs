@@ -11,7 +11,6 @@ pub mod histogram;
 pub mod series;
 pub mod settle;
 pub mod steady;
-pub mod zfs;
 
 pub use cpu::{CpuSnapshot, CpuUsage};
 pub use device::{DeviceCounters, QuietOutcome};

@@ -1,5 +1,5 @@
 //! After a job that wrote: `syncfs` on the filesystem under test (on ZFS also a transaction-group
-//! sync, [`super::zfs::sync_txg`]), then wait until its device
+//! sync, its driver's [`super::backing::PoolOps::sync`]), then wait until its device
 //! is quiet, counting what the device wrote meanwhile. Copy-on-write filesystems (Btrfs, ZFS)
 //! defer extent, checksum and tree updates to a later commit; a window that closes with the
 //! job misses them, so write amplification is reported over both windows.
@@ -100,20 +100,20 @@ pub fn syncfs(path: &Path) -> Result<()> {
         ));
     }
     // syncfs does not reach zfs-fuse, and ZFS commits on its own timer: force the txg.
-    if let Some(dataset) = pool_dataset(target) {
-        super::zfs::sync_txg(&dataset)?;
+    if let Some((ops, dataset)) = pool_dataset(target) {
+        (ops.sync)(&dataset)?;
     }
     Ok(())
 }
 
-/// The dataset holding `path`, if it is on a pool ([`super::backing::Backing::Pool`]: ZFS,
-/// kernel or zfs-fuse).
-fn pool_dataset(path: &Path) -> Option<String> {
+/// The dataset holding `path` and how its pool is synced, if it is on a pool
+/// ([`super::backing::Backing::Pool`]: ZFS, kernel or zfs-fuse).
+fn pool_dataset(path: &Path) -> Option<(super::backing::PoolOps, String)> {
     let real = std::fs::canonicalize(path).ok()?;
     let entries = crate::host::mountinfo::read().ok()?;
-    crate::host::mountinfo::containing(&entries, &real)
-        .filter(|m| super::backing::of(&m.fs_type) == Some(super::backing::Backing::Pool))
-        .map(|m| m.source)
+    let m = crate::host::mountinfo::containing(&entries, &real)
+        .filter(|m| super::backing::of(&m.fs_type) == Some(super::backing::Backing::Pool))?;
+    Some((super::backing::pool_ops(&m.fs_type)?, m.source))
 }
 
 #[cfg(test)]

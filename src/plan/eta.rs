@@ -147,7 +147,7 @@ pub fn array_phase(
     } else {
         0.0
     };
-    let a = crate::fs::caps::of(&setup.fs).eta.array;
+    let a = setup.caps().eta.array;
     Some(ArrayPhase {
         scrub_s: PER_STEP + a.scrub_s + a.scrub_s_per_gib * gib,
         fail_s: PER_STEP + a.fail_s,

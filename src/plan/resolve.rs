@@ -163,7 +163,7 @@ pub fn resolve(
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;
     // The driver has the last word on its keys (e.g. which ZFS properties it passes on).
     for s in &setups {
-        if let Some(d) = crate::fs::driver(&s.fs) {
+        if let Ok(d) = s.driver() {
             d.validate(s)?;
         }
     }
@@ -400,7 +400,7 @@ fn multi_choice(args: &Overrides, target: &TargetKind) -> crate::Result<Multi> {
 pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> {
     let scratch = crate::fs::variant_args::scratch_area(target);
     for s in setups {
-        if let Some(d) = crate::fs::driver(&s.fs) {
+        if let Ok(d) = s.driver() {
             crate::fs::variant_args::check(s, d.arg_rules(), &scratch)?;
         }
     }
@@ -704,7 +704,7 @@ fn check_workload_sizes(
 fn check_min_sizes(setups: &[SetupSpec], capacity: u64, target: &TargetKind) -> crate::Result<()> {
     for s in setups {
         // A name without a driver was refused while parsing `--fs`.
-        let min = crate::fs::driver(&s.fs).map_or(0, |d| d.min_device_size());
+        let min = s.driver().map_or(0, |d| d.min_device_size());
         if capacity < min {
             let (flag, fix) = match target {
                 TargetKind::Image { .. } => (

@@ -183,8 +183,7 @@ pub fn build_setup(
             };
             *slot = Some(value.clone());
         } else if crate::host::tuning::is_host_key(k) {
-            let on_device =
-                crate::fs::caps::of(fs).backing != crate::measure::backing::Backing::None;
+            let on_device = driver.caps().backing != crate::measure::backing::Backing::None;
             s.host.push(crate::host::tuning::parse(
                 fs, on_device, k, value, context,
             )?);
@@ -207,7 +206,8 @@ pub fn build_setup(
             })
             .or_insert_with(|| value.clone());
     }
-    s.warnings = durability_warnings(&s);
+    // What its options mean for durability is the driver's.
+    s.warnings = driver.durability_warnings(&s);
     Ok(s)
 }
 
@@ -216,65 +216,6 @@ pub fn build_setup(
 /// the tool will.
 pub fn shell_words(text: &str) -> Result<Vec<String>, String> {
     super::words::split(text)
-}
-
-/// Why a setup is less durable than its filesystem's default, one sentence each.
-pub fn durability_warnings(s: &SetupSpec) -> Vec<String> {
-    let mut w = Vec::new();
-    for opt in &s.mount {
-        let o = opt.as_str();
-        if o == "nobarrier" || o == "barrier=0" {
-            w.push(format!(
-                "{}: mount option {o} disables write barriers; a power loss can corrupt the filesystem",
-                s.name
-            ));
-        } else if o == "data=writeback" {
-            w.push(format!(
-                "{}: data=writeback lets stale data appear in recently written files after a crash",
-                s.name
-            ));
-        } else if o == "nodatacow" || o == "nodatasum" {
-            w.push(format!(
-                "{}: mount option {o} turns off Btrfs data checksums; silent corruption goes undetected",
-                s.name
-            ));
-        } else if let Some(n) = o
-            .strip_prefix("commit=")
-            .and_then(|n| n.parse::<u32>().ok())
-            && n > default_commit_seconds(&s.fs)
-        {
-            w.push(format!(
-                "{}: commit={n} lets up to {n} s of acknowledged writes vanish on power loss (default {} s)",
-                s.name,
-                default_commit_seconds(&s.fs)
-            ));
-        }
-    }
-    if s.props.get("sync").is_some_and(|v| v == "disabled") {
-        w.push(format!(
-            "{}: ZFS sync=disabled acknowledges fsync before data is on disk; seconds of writes can vanish on power loss",
-            s.name
-        ));
-    }
-    if s.props.get("checksum").is_some_and(|v| v == "off") {
-        w.push(format!(
-            "{}: ZFS checksum=off stops detecting silent corruption",
-            s.name
-        ));
-    }
-    if s.nocow() {
-        w.push(format!(
-            "{}: nocow (chattr +C) stops Btrfs checksumming and compressing the data files; corruption goes undetected",
-            s.name
-        ));
-    }
-    w
-}
-
-/// The journal commit interval a filesystem uses by default (its driver's `Caps::commit_s`:
-/// ext4 5 s, Btrfs 30 s).
-fn default_commit_seconds(fs: &str) -> u32 {
-    crate::fs::caps::of(fs).commit_s
 }
 
 /// Refuse two setups with the same name: samples are keyed by it.

@@ -2,12 +2,18 @@
 //! (`workload::fake`, compiled into unit tests only) show the interleaving of setups across
 //! rounds, the skip of a setup or workload this machine cannot run, that one failing step
 //! stops nothing else, and that a resumed run redoes only the round an interrupt cut short.
+//! The FAKE filesystem (`fs::fake`, registered by the test) on a plain file standing in for
+//! the device runs the formatting branch too: discard, mkfs + mount, quiesce, workloads,
+//! release, every round.
 
 use super::execute;
 use crate::fs::SetupSpec;
 use crate::plan::{Invocation, Overrides, WorkloadSpec};
+use crate::target::Target;
 use crate::workload::fake::{self, Action};
 use crate::workload::registry::Kind;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 /// A plan on a fresh directory target: `setups` as (name, filesystem), `workloads` fake ids.
 fn invocation(
@@ -167,4 +173,106 @@ fn a_resumed_run_redoes_only_the_round_an_interrupt_cut_short() {
     }
     want.sort();
     assert_eq!(sampled(&second.results), want);
+}
+
+thread_local! {
+    /// The target the next run on this thread uses instead of acquiring one
+    /// (`super::acquire_target`).
+    pub(super) static TEST_TARGET: RefCell<Option<Box<dyn Target>>> = const { RefCell::new(None) };
+}
+
+/// A formatting target whose "block device" is a plain file: what the fake filesystem
+/// formats. Discard empties it, so each round's mkfs starts on a blank device.
+struct FileTarget {
+    file: PathBuf,
+}
+
+impl Target for FileTarget {
+    fn info(&self) -> crate::results::TargetInfo {
+        crate::results::TargetInfo {
+            kind: "image".into(),
+            path: self.file.display().to_string(),
+            ..Default::default()
+        }
+    }
+    fn block_device(&self) -> Option<&Path> {
+        Some(&self.file)
+    }
+    fn directory(&self) -> Option<&Path> {
+        None
+    }
+    fn check_identity(&self) -> crate::Result<()> {
+        Ok(())
+    }
+    fn discard(&self) -> crate::Result<bool> {
+        std::fs::write(&self.file, b"")
+            .map_err(|e| crate::Error::io("cannot blank", &self.file, e))?;
+        Ok(true)
+    }
+}
+
+#[test]
+fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
+    use crate::fs::fake as fakefs;
+    crate::fs::register_for_test(&fakefs::FakeFs);
+    let d = tempfile::tempdir().unwrap();
+    let mut inv = invocation(d.path(), &[("f", fakefs::NAME)], &["fake-m-ok"], 2);
+    // A formatting target: the runner takes the mkfs branch, on a plain file.
+    inv.options.target = crate::target::TargetKind::Image {
+        scratch_dir: d.path().to_path_buf(),
+        size: 1 << 20,
+        keep: false,
+    };
+    inv.plan.quiet.window = std::time::Duration::from_millis(10);
+    inv.plan.quiet.timeout = std::time::Duration::from_millis(50);
+    inv.plan.quiet.threshold = u64::MAX;
+    let device = d.path().join("device");
+    std::fs::write(&device, b"old contents").unwrap();
+    TEST_TARGET.with(|t| {
+        *t.borrow_mut() = Some(Box::new(FileTarget {
+            file: device.clone(),
+        }))
+    });
+    let out = execute(&inv, false).unwrap();
+    assert!(!out.interrupted);
+    assert!(
+        out.results.failures.is_empty(),
+        "{:?}",
+        out.results.failures
+    );
+    // Each round: made (on the blank device), mounted, measured, released.
+    assert_eq!(
+        fakefs::log(),
+        [
+            "mkfs f",
+            "mount f",
+            "release f",
+            "mkfs f",
+            "mount f",
+            "release f"
+        ]
+    );
+    assert_eq!(fake::calls("fake-m-"), ["fake-m-ok@f#1", "fake-m-ok@f#2"]);
+    let on_disk = std::fs::read_to_string(&device).unwrap();
+    assert_eq!(on_disk, format!("{}f\n", fakefs::MARKER));
+    // The mkfs step recorded the setup as the driver made and mounted it.
+    let info = out.results.setups.iter().find(|s| s.name == "f").unwrap();
+    assert_eq!(info.fs, fakefs::NAME);
+    assert_eq!(
+        info.mkfs_args,
+        ["fake-mkfs".to_string(), device.display().to_string()]
+    );
+    assert_eq!(info.implementation, "fake (tests)");
+    assert_eq!(info.mount_opts, "fake");
+    assert_eq!(
+        info.properties.get("fake.marker").map(String::as_str),
+        Some("yes")
+    );
+    let s = sampled(&out.results);
+    assert!(s.contains(&("f".into(), "fake-m-ok".into(), 1)), "{s:?}");
+    assert!(s.contains(&("f".into(), "fake-m-ok".into(), 2)), "{s:?}");
+    assert!(
+        TEST_TARGET.with(|t| t.borrow().is_none()),
+        "the run took the target"
+    );
 }

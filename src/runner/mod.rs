@@ -116,8 +116,7 @@ pub fn execute_judged(
     // returns (done, failed or interrupted), after the target and every pool are released.
     let _zfs_daemon = crate::fs::zfs_daemon::hold();
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
-    let target =
-        crate::target::multi::acquire(&inv.options.target, &inv.options.multi, inv.options.yes)?;
+    let target = acquire_target(inv)?;
     let findings = diagnose(inv, target.as_ref(), &mut checked);
     std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
     if !resume {
@@ -166,6 +165,17 @@ pub fn execute_judged(
     // Release the loop device / image before the final file is written.
     drop(target);
     save_final(out, results, ended)
+}
+
+/// The plan's target, every safety check done (`target::multi::acquire`); a unit test may
+/// hand the runner a target of its own instead (`fake_runs.rs`: a plain file as the device
+/// a fake filesystem formats).
+fn acquire_target(inv: &Invocation) -> crate::Result<Box<dyn Target>> {
+    #[cfg(test)]
+    if let Some(t) = fake_runs::TEST_TARGET.with(|t| t.borrow_mut().take()) {
+        return Ok(t);
+    }
+    crate::target::multi::acquire(&inv.options.target, &inv.options.multi, inv.options.yes)
 }
 
 /// The last phase: the summary computed (a finished run) and `results.json` saved; a fatal
@@ -729,8 +739,8 @@ impl Runner<'_> {
 /// The host and tool versions of this run.
 fn provenance() -> crate::results::HostInfo {
     let mut h = crate::host::provenance::host_info();
-    h.tool_versions =
-        crate::host::provenance::tool_versions(crate::host::provenance::DEFAULT_TOOLS);
+    // fio's and every driver's programs (each driver says how they tell their version).
+    h.tool_versions = crate::fs::provenance::tool_versions();
     h
 }
 

@@ -273,8 +273,7 @@ impl Runner<'_> {
         r::btrfs_forget(last, timeout)?;
         let mut degraded = at.setup.clone();
         degraded.mount.push("degraded".into());
-        let driver = crate::fs::driver(&at.setup.fs)
-            .ok_or_else(|| crate::Error::Other(format!("no driver for {}", at.setup.fs)))?;
+        let driver = at.setup.driver()?;
         guard.mounted = Some(driver.mount(&members[0], &degraded, at.work_root, timeout)?);
         Ok(())
     }

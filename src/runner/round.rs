@@ -97,6 +97,9 @@ impl super::coordinator::Step for CoordinatedStep<'_, '_, '_> {
 /// error or interrupt, by the guards' `Drop`).
 struct Round {
     setup: SetupSpec,
+    /// Its filesystem's driver, resolved once for the round (`None`: a directory target's
+    /// setup, or a name without a driver, which the make step records as its failure).
+    driver: Option<&'static dyn crate::fs::Filesystem>,
     round: u32,
     /// The target's block device, when the round formats one.
     dev: Option<PathBuf>,
@@ -120,8 +123,10 @@ impl Runner<'_> {
         sr: SetupRound,
         rec: &mut RoundRecord,
     ) -> crate::Result<()> {
+        let setup = self.inv.plan.setups[sr.setup].clone();
         let mut r = Round {
-            setup: self.inv.plan.setups[sr.setup].clone(),
+            driver: setup.driver().ok(),
+            setup,
             round: sr.round,
             dev: self.prepare_target()?,
             tuned: None,
@@ -193,7 +198,7 @@ impl Runner<'_> {
     fn make(&mut self, rec: &mut RoundRecord, r: &mut Round) -> Flow<()> {
         self.discard();
         let (setup, round) = (&r.setup, r.round);
-        let Some(driver) = crate::fs::driver(&setup.fs) else {
+        let Some(driver) = r.driver else {
             let why = format!("no driver for {}", setup.fs);
             self.fail(rec, setup, round, "mkfs", &why)?;
             let est = self.step_estimate_overhead(setup);

@@ -92,7 +92,7 @@ pub(crate) fn discard_whole(path: &Path, size: u64) -> Result<bool> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    safety::check_zpool(path, &name).map_err(|r| Error::refused(path, r))?;
+    safety::check_members(path, &name).map_err(|r| Error::refused(path, r))?;
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .write(true)

@@ -87,7 +87,7 @@ pub fn check_device(path: &Path, force_wipe: bool) -> Result<Checked> {
     }
     check_system(&family, &mounts).map_err(&refuse)?;
     let size = check_exclusive(path).map_err(&refuse)?;
-    check_zpool(path, &name).map_err(&refuse)?;
+    check_members(path, &name).map_err(&refuse)?;
     if !force_wipe {
         check_signature(path).map_err(&refuse)?;
     }
@@ -277,47 +277,30 @@ fn check_exclusive(path: &Path) -> Result<u64, String> {
     crate::host::sys::device_size(f.as_fd()).map_err(|e| format!("cannot read its size: {e}"))
 }
 
-/// zfs-fuse opens its vdevs without O_EXCL, so ask zpool whether the device is in a pool.
-pub(crate) fn check_zpool(path: &Path, name: &str) -> Result<(), String> {
-    if !command::available("zpool") {
-        return Ok(());
-    }
-    let Ok(out) = command::run_unchecked(
-        &command::argv(&["zpool", "status"]),
-        Duration::from_secs(15),
-    ) else {
-        return Ok(());
-    };
-    if out.status != Some(0) {
-        return Ok(());
-    }
-    if let Some(pool) = pool_using(&out.stdout, path, name) {
-        return Err(format!(
-            "it is a vdev of the imported ZFS pool '{pool}'; run `zpool destroy {pool}` or \
-             `zpool export {pool}` first"
-        ));
-    }
-    Ok(())
+/// A check that a device belongs to no pool a user-space filesystem holds open without
+/// O_EXCL (zfs-fuse's vdevs): `Err` says which pool and what to do.
+pub type MembershipCheck = fn(&Path, &str) -> Result<(), String>;
+
+static MEMBERSHIP: std::sync::RwLock<BTreeMap<&'static str, MembershipCheck>> =
+    std::sync::RwLock::new(BTreeMap::new());
+
+/// Install a pool driver's membership check under its filesystem's name (`fs::register`
+/// installs the ZFS driver's: `target` sits below the drivers and cannot ask them).
+pub fn register_membership(fs: &'static str, check: MembershipCheck) {
+    MEMBERSHIP
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(fs, check);
 }
 
-/// Which pool in `zpool status` output lists this device.
-pub fn pool_using(status: &str, path: &Path, name: &str) -> Option<String> {
-    let full = path.to_string_lossy();
-    let mut pool = None;
-    for line in status.lines() {
-        let t = line.trim();
-        if let Some(p) = t.strip_prefix("pool:") {
-            pool = Some(p.trim().to_string());
-            continue;
-        }
-        let first = t.split_whitespace().next().unwrap_or("");
-        if !first.is_empty()
-            && (first == full || first == name || first.ends_with(&format!("/{name}")))
-        {
-            return pool.clone();
-        }
-    }
-    None
+/// O_EXCL does not see every claim on a device, so ask each registered pool driver whether
+/// the device (`name`: its kernel name) is one of its members.
+pub(crate) fn check_members(path: &Path, name: &str) -> Result<(), String> {
+    let checks = MEMBERSHIP
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    checks.values().try_for_each(|check| check(path, name))
 }
 
 fn check_signature(path: &Path) -> Result<(), String> {
@@ -385,20 +368,6 @@ fn check_signature(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn zpool_status_membership() {
-        let st = "  pool: tank\n state: ONLINE\nconfig:\n\n\tNAME          STATE\n\ttank          ONLINE\n\t  /dev/loop3  ONLINE\n\n  pool: other\n\tother ONLINE\n\t  loop5 ONLINE\n";
-        assert_eq!(
-            pool_using(st, Path::new("/dev/loop3"), "loop3").as_deref(),
-            Some("tank")
-        );
-        assert_eq!(
-            pool_using(st, Path::new("/dev/disk/by-x"), "loop5").as_deref(),
-            Some("other")
-        );
-        assert_eq!(pool_using(st, Path::new("/dev/loop1"), "loop1"), None);
-    }
 
     #[test]
     fn not_a_block_device_is_refused() {

@@ -154,11 +154,9 @@ impl Workload for Backup {
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let setup = cx.setup;
-        let fs = crate::fs::driver(&setup.fs)
-            .ok_or_else(|| crate::Error::workload(&w.id, format!("no driver for {}", setup.fs)))?;
         super::run(
             &Where {
-                fs: fs.as_ref(),
+                fs: setup.driver()?,
                 setup,
                 dir: cx.work.dir,
                 root: cx.root,

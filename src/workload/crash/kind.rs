@@ -147,16 +147,11 @@ impl Workload for Crash {
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let setup = cx.setup;
-        if let crate::fs::caps::Crash::Unsupported(why) = crate::fs::caps::of(&setup.fs).crash {
-            let built: Vec<&str> = crate::fs::KNOWN
+        if let crate::fs::caps::Crash::Unsupported(why) = setup.caps().crash {
+            let built: Vec<&str> = crate::fs::DRIVERS
                 .iter()
-                .copied()
-                .filter(|n| {
-                    matches!(
-                        crate::fs::caps::of(n).crash,
-                        crate::fs::caps::Crash::Clones { .. }
-                    )
-                })
+                .filter(|r| matches!(r.driver.caps().crash, crate::fs::caps::Crash::Clones { .. }))
+                .map(|r| r.name)
                 .collect();
             return Err(crate::Error::workload(
                 &w.id,
@@ -167,13 +162,12 @@ impl Workload for Crash {
                 ),
             ));
         }
-        let fs = crate::fs::driver(&setup.fs)
-            .ok_or_else(|| crate::Error::workload(&w.id, format!("no driver for {}", setup.fs)))?;
+        let fs = setup.driver()?;
         let p = params(w);
         let run = match p.method {
             Method::Replay => super::run,
             Method::Shutdown => super::shutdown::run,
         };
-        run(&w.id, fs.as_ref(), setup, &p, cx.scratch, cx.tool_timeout)
+        run(&w.id, fs, setup, &p, cx.scratch, cx.tool_timeout)
     }
 }

@@ -1,21 +1,19 @@
 //! `probe-fsck`: how long a read-only consistency check of a filled filesystem takes, and
 //! whether it calls the filesystem clean.
 //!
-//! The checker is the driver's [`Check`] (`fs::caps`): ext4 `e2fsck -fn`, XFS `xfs_repair
-//! -n`, btrfs `btrfs check --readonly` run on the unmounted device; ZFS has no offline
-//! checker, so its equivalent is `zpool scrub` on the live pool, waited for until `zpool
-//! status` no longer shows it in progress. The data it checks,
-//! its time per GiB and the online scrub's are [`super::fsck_rate`]'s.
+//! The checker is the driver's ([`crate::fs::Filesystem::check`]): ext4 `e2fsck -fn`, XFS
+//! `xfs_repair -n`, btrfs `btrfs check --readonly` run on the unmounted device; ZFS has no
+//! offline checker, so its driver scrubs the live pool instead. The data it checks, its
+//! time per GiB and the online scrub's are [`super::fsck_rate`]'s.
 
-use super::{ProbeFs, ProbeOptions, supported};
-use crate::fs::caps::Check;
-use crate::host::command::{self, argv};
+use super::{AsLive, ProbeFs, ProbeOptions, supported};
+use crate::fs::ops::Outcome;
+use crate::host::command;
 use crate::metrics::registry::{CLEAN, SECONDS, SUPPORTED};
 use crate::workload::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 const DIRS: u32 = 50;
 
@@ -25,29 +23,15 @@ pub fn probe(pfs: &mut dyn ProbeFs, opts: &ProbeOptions) -> Result<WorkloadOutpu
     let small = fill(&root, opts.fsck_files, opts.seed)?;
     let data = small + super::fsck_rate::write_data(&root, opts.fsck_data_bytes, opts.seed)?;
     crate::host::sync_all();
-    let d = pfs.device().to_string_lossy().to_string();
-    let t = opts.timeout;
-    let (cmd, seconds, clean, text) = match crate::fs::caps::of(pfs.fs()).check {
-        Check::PoolScrub => {
-            let pool = super::zfs_pool(pfs.mountpoint())?;
-            let (secs, clean, text) = zpool_scrub(&pool, t)?;
-            (argv(&["zpool", "scrub", &pool]), secs, clean, text)
-        }
-        Check::Offline(words) => {
-            let mut cmd = argv(words);
-            cmd.push(d);
-            pfs.unmount()?;
-            let res = command::run_unchecked(&cmd, t);
-            pfs.mount()?;
-            let out = res?;
-            (cmd, out.seconds, out.status == Some(0), out.combined())
-        }
-        Check::None => {
+    let checked = match super::driver_of(pfs) {
+        Ok(d) => d.check(&mut AsLive(&mut *pfs), opts.timeout)?,
+        Err(why) => Outcome::Unsupported(why),
+    };
+    let (cmd, seconds, clean, text) = match checked {
+        Outcome::Done(c) => (c.argv, c.seconds, c.clean, c.output),
+        Outcome::Unsupported(why) => {
             let _ = std::fs::remove_dir_all(&root);
-            return Ok(super::unsupported(format!(
-                "no read-only checker known for {}",
-                pfs.fs()
-            )));
+            return Ok(super::unsupported(why));
         }
     };
     let mut rates = WorkloadOutput::default();
@@ -97,31 +81,6 @@ fn fill(root: &Path, files: u32, seed: u64) -> Result<u64> {
         written += len as u64;
     }
     Ok(written)
-}
-
-/// Start a scrub and wait for it; clean when `zpool status` reports no known data errors.
-fn zpool_scrub(pool: &str, timeout: Duration) -> Result<(f64, bool, String)> {
-    let start = Instant::now();
-    command::run(&argv(&["zpool", "scrub", pool]), timeout)?;
-    loop {
-        let st = command::run(&argv(&["zpool", "status", pool]), timeout)?;
-        if !st.stdout.contains("in progress") {
-            let secs = start.elapsed().as_secs_f64();
-            let clean = st.stdout.contains("No known data errors");
-            return Ok((secs, clean, st.stdout));
-        }
-        if start.elapsed() > timeout {
-            let _ = command::run(&argv(&["zpool", "scrub", "-s", pool]), timeout);
-            return Err(Error::tool(
-                format!("zpool scrub {pool}"),
-                format!(
-                    "still running after {:.0} s; stopped",
-                    timeout.as_secs_f64()
-                ),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn last_lines(text: &str, n: usize) -> String {

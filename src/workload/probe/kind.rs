@@ -97,8 +97,6 @@ impl Workload for Probe {
         let kind = ProbeKind::from_id(&w.id)
             .ok_or_else(|| crate::Error::workload(&w.id, "unknown probe"))?;
         let setup = cx.setup;
-        let fs = crate::fs::driver(&setup.fs)
-            .ok_or_else(|| crate::Error::workload(&w.id, format!("no driver for {}", setup.fs)))?;
-        super::run(kind, fs.as_ref(), setup, cx.scratch, cx.tool_timeout)
+        super::run(kind, setup.driver()?, setup, cx.scratch, cx.tool_timeout)
     }
 }

@@ -22,7 +22,6 @@ pub mod sys;
 use super::{Metric, WorkloadOutput};
 use crate::fs::SetupSpec;
 use crate::fs::{Filesystem, Mounted};
-use crate::host::command;
 use crate::metrics::MetricId;
 use crate::metrics::registry::SUPPORTED;
 use crate::{Error, Result};
@@ -161,12 +160,46 @@ pub trait ProbeFs {
     fn dataset(&self) -> Option<String> {
         mount_source(self.mountpoint())
     }
+    /// The registered driver of this filesystem, whose methods (check, grow, shrink,
+    /// snapshot) the probes call: found by [`ProbeFs::fs`], so a stand-in that made the
+    /// filesystem with other tools is checked and resized like the real one.
+    fn driver(&self) -> Option<&'static dyn Filesystem> {
+        crate::fs::driver(self.fs())
+    }
     /// The filesystem's capacity and maintenance facts, from its driver.
     fn maintenance(&self) -> crate::fs::maintenance::Maintenance {
-        crate::fs::driver(self.fs())
+        self.driver()
             .map(|d| d.maintenance())
             .unwrap_or(crate::fs::maintenance::Maintenance::NONE)
     }
+}
+
+/// A [`ProbeFs`] as the drivers see a live filesystem ([`crate::fs::ops::Live`]).
+pub(crate) struct AsLive<'p>(pub(crate) &'p mut dyn ProbeFs);
+
+impl crate::fs::ops::Live for AsLive<'_> {
+    fn device(&self) -> &Path {
+        self.0.device()
+    }
+    fn mountpoint(&self) -> &Path {
+        self.0.mountpoint()
+    }
+    fn source(&self) -> Option<String> {
+        self.0.dataset()
+    }
+    fn unmount(&mut self) -> Result<()> {
+        self.0.unmount()
+    }
+    fn mount(&mut self) -> Result<()> {
+        self.0.mount()
+    }
+}
+
+/// The driver a probe works through, or why there is none (the probe reports it
+/// unsupported).
+pub(crate) fn driver_of(pfs: &dyn ProbeFs) -> std::result::Result<&'static dyn Filesystem, String> {
+    pfs.driver()
+        .ok_or_else(|| format!("no driver for {}", pfs.fs()))
 }
 
 /// Run one probe on `fs` as configured by `setup`, on a fresh small image in `scratch_dir`.
@@ -262,10 +295,10 @@ pub fn run_on_device(
 
 /// Filesystems the probes know how to exercise (their drivers' `Caps::probes`).
 pub fn on_disk() -> Vec<&'static str> {
-    crate::fs::KNOWN
+    crate::fs::DRIVERS
         .iter()
-        .copied()
-        .filter(|n| crate::fs::caps::of(n).probes)
+        .filter(|r| r.driver.caps().probes)
+        .map(|r| r.name)
         .collect()
 }
 
@@ -296,18 +329,18 @@ struct DriverFs<'a> {
     device: PathBuf,
     mountpoint: PathBuf,
     mounted: Option<Box<dyn Mounted>>,
-    /// ZFS pool exported by `unmount`, to import again.
+    /// What the driver detached on `unmount` (a ZFS pool exported), to reattach.
     pool: Option<String>,
-    /// Directory holding the link `zpool import -d` finds the device by.
+    /// Directory a driver keeps links in while reattaching (`zpool import -d`).
     zdev: PathBuf,
     timeout: Duration,
 }
 
 impl DriverFs<'_> {
     fn release(mut self) -> Result<()> {
-        if let Some(pool) = self.pool.take() {
-            // Exported and never re-imported: import so the driver's guard can destroy it.
-            let _ = zpool_import(&pool, &self.device, &self.zdev, self.timeout);
+        if let (Some(pool), Some(d)) = (self.pool.take(), self.driver()) {
+            // Detached and never reattached: reattach so the driver's guard can destroy it.
+            let _ = d.reattach(&pool, &self.device, &self.zdev, self.timeout);
         }
         match self.mounted.take() {
             Some(m) => m.release(),
@@ -330,11 +363,15 @@ impl ProbeFs for DriverFs<'_> {
         self.fs.maintenance()
     }
     fn unmount(&mut self) -> Result<()> {
-        if self.fs.caps().backing == crate::measure::backing::Backing::Pool {
-            // The driver's guard destroys the pool on release; export keeps it for import.
-            let pool = zfs_pool(&self.mountpoint)?;
-            command::run(&command::argv(&["zpool", "export", &pool]), self.timeout)?;
-            self.pool = Some(pool);
+        // A pool's driver guard destroys it on release: its driver detaches it (export)
+        // instead, for `mount` to reattach.
+        let timeout = self.timeout;
+        let kept = match self.driver() {
+            Some(d) => d.detach(&AsLive(&mut *self), timeout)?,
+            None => None,
+        };
+        if kept.is_some() {
+            self.pool = kept;
             return Ok(());
         }
         match self.mounted.take() {
@@ -344,7 +381,9 @@ impl ProbeFs for DriverFs<'_> {
     }
     fn mount(&mut self) -> Result<()> {
         if let Some(pool) = self.pool.take() {
-            zpool_import(&pool, &self.device, &self.zdev, self.timeout)?;
+            if let Some(d) = self.driver() {
+                d.reattach(&pool, &self.device, &self.zdev, self.timeout)?;
+            }
             return wait_mounted(&self.mountpoint, Duration::from_secs(10));
         }
         let m = self
@@ -356,32 +395,9 @@ impl ProbeFs for DriverFs<'_> {
     }
 }
 
-/// The pool of the ZFS dataset mounted at `mountpoint`.
-pub fn zfs_pool(mountpoint: &Path) -> Result<String> {
-    let ds = mount_source(mountpoint).ok_or_else(|| {
-        Error::Other(format!(
-            "no ZFS dataset is mounted at {}",
-            mountpoint.display()
-        ))
-    })?;
-    Ok(ds.split('/').next().unwrap_or(&ds).to_string())
-}
-
-/// `zpool import` the pool that lives on `device` only: `-d link_dir`, a directory holding one
-/// link to the device, so other pools and disks on the host are neither scanned nor imported.
-/// The pool remembers its vdev by that link, so `link_dir` must outlive the pool.
-pub fn zpool_import(pool: &str, device: &Path, link_dir: &Path, timeout: Duration) -> Result<()> {
-    std::fs::create_dir_all(link_dir).map_err(|e| Error::io("cannot create", link_dir, e))?;
-    let link = link_dir.join(device.file_name().unwrap_or(device.as_os_str()));
-    if std::fs::symlink_metadata(&link).is_err() {
-        std::os::unix::fs::symlink(device, &link)
-            .map_err(|e| Error::io("cannot link", device, e))?;
-    }
-    let import = command::argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]);
-    crate::fs::argv_guard::check(&import, device)?;
-    command::run(&import, timeout)?;
-    Ok(())
-}
+/// `zpool import` of the pool on one device only (the ZFS driver's, [`crate::fs::zfs_pool::import`]),
+/// for probes that build their pool with other tools.
+pub use crate::fs::zfs_pool::import as zpool_import;
 
 /// Wait until something is mounted at `mountpoint` (zfs-fuse mounts datasets after `zpool
 /// import` returns); a probe reading the bare directory underneath would misjudge.
