@@ -97,13 +97,14 @@ pub fn planned_target(kind: &TargetKind) -> Option<TargetInfo> {
     Some(t)
 }
 
-/// The headline rows' noise in the recorded runs of `device_key` (newest [`MAX_RUNS`]),
-/// judged over `setups` where a run had two of them. `None` when the store has no run of the
-/// device with a ranked headline row.
+/// The headline rows of `workloads` (the plan's) and their noise in the recorded runs of
+/// `device_key` (newest [`MAX_RUNS`]), judged over `setups` where a run had two of them.
+/// `None` when the store has no run of the device with such a ranked headline row.
 pub fn estimate(
     history: &mut History,
     device_key: &str,
     setups: &[String],
+    workloads: &[String],
 ) -> crate::Result<Option<Estimate>> {
     let runs: Vec<i64> = history
         .list(&Default::default())?
@@ -119,7 +120,7 @@ pub fn estimate(
         let Some((_, results)) = history.get(id)? else {
             continue;
         };
-        let floors = run_noise(&results, setups);
+        let floors = run_noise(&results, setups, workloads);
         used += usize::from(!floors.is_empty());
         for (test, (sd, n)) in floors {
             let df = n.saturating_sub(1) as f64;
@@ -152,9 +153,13 @@ pub fn estimate(
     Ok(Some(Estimate { runs: used, rows }))
 }
 
-/// One recorded run's noise floor per headline row with the rounds it rests on, over the
-/// plan's setups when the run had at least two of them.
-fn run_noise(results: &Results, setups: &[String]) -> Vec<(String, (f64, usize))> {
+/// One recorded run's noise floor per headline row of `workloads` with the rounds it rests
+/// on, over the plan's setups when the run had at least two of them.
+fn run_noise(
+    results: &Results,
+    setups: &[String],
+    workloads: &[String],
+) -> Vec<(String, (f64, usize))> {
     let mut r = results.clone();
     let ours = r.setups.iter().filter(|s| setups.contains(&s.name)).count();
     if ours >= 2 {
@@ -166,6 +171,7 @@ fn run_noise(results: &Results, setups: &[String]) -> Vec<(String, (f64, usize))
     report
         .headline
         .iter()
+        .filter(|row| workloads.contains(&row.workload))
         .filter_map(|row| {
             let j = row
                 .cells
@@ -202,8 +208,9 @@ pub fn plan_lines(inv: &Invocation, in_run: bool) -> String {
         return no_history(&device);
     }
     let setups: Vec<String> = inv.plan.setups.iter().map(|s| s.name.clone()).collect();
-    let estimate =
-        History::open(&loc, false).and_then(|mut h| estimate(&mut h, &device.key, &setups));
+    let workloads: Vec<String> = inv.plan.recorded().map(|w| w.id.clone()).collect();
+    let estimate = History::open(&loc, false)
+        .and_then(|mut h| estimate(&mut h, &device.key, &setups, &workloads));
     let rounds = inv.plan.rounds as usize;
     let most = inv.plan.settle.map(|s| s.max_rounds as usize);
     match estimate {
@@ -331,7 +338,8 @@ mod tests {
         h.record(&other, "run", "/r3").unwrap();
         let device = identity::device(&run("", 0.0));
         let setups = vec!["ext4".to_string(), "xfs".to_string()];
-        let e = estimate(&mut h, &device.key, &setups)
+        let planned = vec!["randread".to_string()];
+        let e = estimate(&mut h, &device.key, &setups, &planned)
             .unwrap()
             .expect("history");
         assert_eq!(e.runs, 2, "{e:?}");
@@ -358,7 +366,14 @@ mod tests {
         );
         // A device the store never saw: no estimate.
         assert!(
-            estimate(&mut h, "image|1|nowhere", &setups)
+            estimate(&mut h, "image|1|nowhere", &setups, &planned)
+                .unwrap()
+                .is_none()
+        );
+        // A plan without the recorded workload has nothing to learn from it.
+        let other = vec!["untar".to_string()];
+        assert!(
+            estimate(&mut h, &device.key, &setups, &other)
                 .unwrap()
                 .is_none()
         );
