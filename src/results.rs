@@ -161,6 +161,10 @@ pub struct ExtraRound {
     pub round: u32,
     /// Workloads it ran (the open ones and what they need).
     pub workloads: Vec<String>,
+    /// Setups it ran (those an open question compares; the others have no samples in it).
+    /// Empty in files from before extra rounds ran only these.
+    #[serde(default)]
+    pub setups: Vec<String>,
 }
 
 fn current_schema() -> u32 {

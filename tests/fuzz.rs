@@ -426,7 +426,7 @@ fn fuzz_results_json() {
         ] {
             let _ = exporter(f).render(&report);
         }
-        let opts = compare::Options { control: vec![] };
+        let opts = compare::Options::default();
         if let Ok(c) = compare::compare(&r, &r, "a", "b", &opts) {
             let _ = compare::render_text(&c);
             let _ = compare::render_markdown(&c);

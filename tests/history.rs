@@ -639,3 +639,93 @@ fn bad_store_input_is_exit_2_before_anything_runs() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no runs recorded yet"));
 }
+
+/// `fsbench plan` reads the store for the device it would measure: nothing before a run of it
+/// is recorded, then each headline row's paired noise and whether the planned rounds settle it
+/// at ±10 % (runs recorded as `fsbench run` records them: the identity enriched on this host).
+#[test]
+fn plan_estimates_the_noise_from_the_same_devices_history() {
+    let scratch = tempfile::tempdir().unwrap();
+    let store = scratch.path().join("plan-history.db");
+    let plan = || {
+        let o = bin()
+            .env("FSBENCH_STORE", &store)
+            .args(["plan", "--fs", "ext4,xfs", "--only", "randread"])
+            .args([
+                "--image-size",
+                "512M",
+                "--file-size",
+                "16M",
+                "--rounds",
+                "3",
+            ])
+            .arg("--scratch-dir")
+            .arg(scratch.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let before = plan();
+    assert!(
+        before.contains("Noise: no history for this device (image "),
+        "{before}"
+    );
+    assert!(!store.exists(), "plan must not create the store");
+    let image = fsbench::target::TargetKind::Image {
+        scratch_dir: scratch.path().to_path_buf(),
+        size: 512 << 20,
+        keep: false,
+    };
+    // xfs wobbles 2 % and 4 % round to round against a steady ext4.
+    for (i, wobble) in [0.02, 0.04].into_iter().enumerate() {
+        let mut r = Results::new();
+        r.started_at = format!("2026-12-0{}T10:00:00Z", i + 1);
+        r.host.hostname = "planner".into();
+        r.target = fsbench::history::noise::planned_target(&image).unwrap();
+        fsbench::history::identity::enrich(&mut r);
+        for name in ["ext4", "xfs"] {
+            r.setups.push(SetupInfo {
+                name: name.into(),
+                fs: name.into(),
+                ..Default::default()
+            });
+        }
+        for round in 1..=4u32 {
+            let w = if round % 2 == 0 {
+                1.0 + wobble
+            } else {
+                1.0 - wobble
+            };
+            for (setup, v) in [("ext4", 100.0), ("xfs", 90.0 * w)] {
+                r.samples.push(Sample {
+                    setup: setup.into(),
+                    workload: "randread".into(),
+                    metric: fsbench::metrics::registry::IOPS.into(),
+                    unit: "IOPS".into(),
+                    round,
+                    value: v,
+                });
+            }
+        }
+        let dir = scratch.path().join(format!("run{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        r.save(&dir.join("results.json")).unwrap();
+        let o = bin()
+            .env("FSBENCH_STORE", &store)
+            .args(["history", "import"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let after = plan();
+    assert!(
+        after.contains("Noise (history: 2 run(s) of image "),
+        "{after}"
+    );
+    assert!(
+        after.contains("3 round(s) can settle 1 of 1: 4K random read"),
+        "{after}"
+    );
+}

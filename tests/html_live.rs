@@ -232,7 +232,7 @@ fn compare_page_of_two_real_runs_opens_with_its_forest_plot_in_chromium() {
     );
     // Three rounds a side: the rows are judged, and their verdict words are on the first
     // screen (which words depends on this host's noise).
-    let words = ["no significant change", "better", "worse", "changed"];
+    let words = ["equivalent", "not separated", "better", "worse", "changed"];
     let verdicts: Vec<&Rect> = texts
         .iter()
         .filter(|t| words.iter().any(|w| t.text.ends_with(w)))

@@ -499,7 +499,7 @@ fn verdicts(text: &str) -> Vec<String> {
 }
 
 #[test]
-fn compare_same_file_says_no_significant_change() {
+fn compare_same_file_says_equivalent() {
     let f = fixture_path();
     let out = fsbench()
         .args(["compare", f.to_str().unwrap(), f.to_str().unwrap()])
@@ -508,13 +508,19 @@ fn compare_same_file_says_no_significant_change() {
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let flat = flat(&text);
     assert!(flat.contains("an A/A comparison"), "{text}");
-    assert!(flat.contains("judged metric(s) changed beyond noise after the Benjamini–Hochberg"));
+    assert!(
+        flat.contains("judged metric(s) changed beyond noise,")
+            && flat.contains("with no correction across metrics"),
+        "{text}"
+    );
+    // One run with itself: every round pairs with its own twin.
+    assert!(flat.contains("Statistic: paired by round"), "{text}");
     assert!(
         text.starts_with("A = ") && text.contains("\n0 of "),
         "{text}"
     );
     let v = verdicts(&text);
-    assert!(v.iter().any(|x| x == "no significant change"), "{v:?}");
+    assert!(v.iter().any(|x| x.starts_with("= equivalent (±")), "{v:?}");
     assert!(!v.iter().any(|x| x == "better" || x == "worse"), "{v:?}");
     // Facts and derived quantities are shown, never judged.
     assert!(text.contains("not judged (fixed fact)") || text.contains("not judged (derived)"));
@@ -548,7 +554,7 @@ fn compare_detects_a_real_change_and_refuses_different_parameters() {
         .find(|l| l.starts_with("| xfs | rm-tree seconds"))
         .unwrap();
     assert!(
-        line.contains("-50.0 %") && line.contains("better"),
+        line.contains("-50.0 %") && line.contains("★ better"),
         "{line}"
     );
 
@@ -584,7 +590,11 @@ fn compare_detects_a_real_change_and_refuses_different_parameters() {
         .stderr(predicates::str::contains("bs \"4k\" vs \"16k\""))
         .stderr(predicates::str::contains("iodepth 8 vs 32"));
 
-    let two_rounds = write_variant(dir.path(), "d.json", |r| r.samples.retain(|s| s.round <= 2));
+    // Two rounds of a separate run: unpaired, and Welch needs 3 a side.
+    let two_rounds = write_variant(dir.path(), "d.json", |r| {
+        r.samples.retain(|s| s.round <= 2);
+        r.started_at = "2026-10-08T03:29:00Z".into();
+    });
     let out = fsbench()
         .args([
             "compare",
@@ -645,8 +655,13 @@ fn compare_warns_about_drift_and_judges_against_unchanged_setups() {
         .find(|l| l.starts_with("ext4 ") && l.contains("rm-tree seconds"))
         .unwrap();
     assert!(
-        rm.contains("+25.0 %") && rm.ends_with("no significant change"),
+        rm.contains("+25.0 %") && !rm.contains("better") && !rm.contains("worse"),
         "{rm}"
+    );
+    // Separate runs share no rounds: judged unpaired, and the output says so.
+    assert!(
+        prose.contains("Statistic: unpaired (separate runs"),
+        "{text}"
     );
     // The controls themselves moved: that is the drift, reported as such.
     assert!(text.contains("drifted (control)"), "{text}");
@@ -718,7 +733,12 @@ fn split_rounds_and_files_without_a_summary() {
         flat(&text).contains("A and B come from the same run"),
         "{text}"
     );
+    // Rounds 1 and 3 against round 2: one pair, too few.
     assert!(text.contains("too few rounds to judge"), "{text}");
+    assert!(
+        flat(&text).contains("A's k-th round with B's k-th"),
+        "{text}"
+    );
 
     // jq '.samples |= map(select(.round <= 2)) | del(.summary)', done with serde_json.
     let mut v: serde_json::Value =
@@ -742,6 +762,7 @@ fn split_rounds_and_files_without_a_summary() {
         .expect("summary recomputed from the samples");
     assert_eq!(s.n, 2);
     assert_eq!((s.ci_low, s.ci_high, s.ci_coverage), (s.min, s.max, 0.5));
+    // The filtered file is the same run: its two rounds pair with the original's, identical.
     fsbench()
         .args([
             "compare",
@@ -750,7 +771,7 @@ fn split_rounds_and_files_without_a_summary() {
         ])
         .assert()
         .success()
-        .stdout(predicates::str::contains("too few rounds to judge"));
+        .stdout(predicates::str::contains("= equivalent"));
 
     let mut one = v.clone();
     one["samples"]
@@ -834,11 +855,14 @@ fn html_report_opens_with_verdict_and_charts_in_chromium() {
 }
 
 /// `fsbench compare --format html`: the forest plot (coloured intervals) comes before the table
-/// and renders in Chromium.
+/// and renders in Chromium. B is a separate run (its own start), so every row is judged
+/// unpaired and has an interval of some width.
 #[test]
 fn compare_html_renders_a_forest_plot_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let faster = write_variant(dir.path(), "b.json", |r| {
+        r.started_at = "2026-10-08T03:29:00Z".into();
+        r.finished_at = "2026-10-08T05:41:00Z".into();
         for s in r
             .samples
             .iter_mut()
@@ -860,7 +884,7 @@ fn compare_html_renders_a_forest_plot_in_chromium() {
     // The halved rm -rf time is drawn as better, with its verdict in words.
     assert!(page.contains("xfs · rm-tree seconds</text>"), "{page}");
     assert!(page.contains(" better</text>"));
-    assert!(page.contains("no significant change</text>"));
+    assert!(page.contains(" equivalent</text>"));
     assert!(page.contains("not judged</text>"));
     let md = fsbench()
         .args(["compare", fixture_path().to_str().unwrap()])

@@ -1,6 +1,7 @@
 //! `fsbench run --until-settled` on a real loop image: after the minimum rounds, extra
-//! interleaved rounds of the open questions only, every one journaled and kept, and the
-//! results say how many rounds ran and why the run stopped.
+//! interleaved rounds of the open questions only (their setups and workloads), every one
+//! journaled and kept, and the results say how many rounds ran, which setups each extra round
+//! ran and why the run stopped.
 
 use serde_json::Value;
 use std::process::Command;
@@ -89,7 +90,7 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
                 .iter()
                 .map(|w| w.as_str().unwrap())
                 .collect();
-            // What was open ran again on both setups, with what it needs (randread: layout).
+            // What was open ran again, with what it needs (randread: layout).
             for w in &ran {
                 if *w == "untar" || *w == "randread" {
                     assert_eq!(max_round(w), 3, "{w} in {s}");
@@ -106,11 +107,33 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
         other => panic!("unexpected stop {other}: {s}"),
     }
     assert!(err.contains("until settled: stopped after round"), "{err}");
+    // An extra round ran only the setups its open questions compare, and the records say so:
+    // a setup it names has samples in that round, one it leaves out has none (absent, not 0).
+    let mut setup_rounds = 2 * 2;
+    for x in extra {
+        let round = x["round"].as_u64().unwrap();
+        let ran: Vec<&str> = x["setups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        assert!(!ran.is_empty(), "{x}");
+        setup_rounds += ran.len() as u64;
+        for setup in ["ext4", "xfs"] {
+            let has = r["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["setup"] == setup && x["round"].as_u64() == Some(round));
+            assert_eq!(has, ran.contains(&setup), "{setup} in round {round}: {x}");
+        }
+    }
     // Every extra round was journaled like the minimum ones.
     let journal = std::fs::read_to_string(out.join("journal.jsonl")).unwrap();
     assert_eq!(
         journal.matches("round_done").count() as u64,
-        2 * rounds_run,
+        setup_rounds,
         "{journal}"
     );
     // The report says it.

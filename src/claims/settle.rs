@@ -29,6 +29,8 @@ pub struct Question {
     pub workload: String,
     /// A claim's id, or `headline <metric>: <best> vs <runner-up>`.
     pub what: String,
+    /// The setups it compares (an extra round runs only these: a question needs two).
+    pub setups: Vec<String>,
     /// Paired ratios, round order.
     pub ratios: Vec<f64>,
     /// What settles it.
@@ -114,12 +116,14 @@ pub fn questions(results: &Results) -> Vec<Question> {
 pub struct ClaimsAndHeadline;
 
 impl Judge for ClaimsAndHeadline {
-    fn open(&self, results: &Results, rule: &Rule) -> BTreeSet<String> {
-        questions(results)
-            .into_iter()
-            .filter(|q| q.verdict(rule, q.ratios.len()).is_none())
-            .map(|q| q.workload)
-            .collect()
+    fn open(&self, results: &Results, rule: &Rule) -> BTreeMap<String, BTreeSet<String>> {
+        let mut open: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for q in questions(results) {
+            if q.verdict(rule, q.ratios.len()).is_none() {
+                open.entry(q.workload).or_default().extend(q.setups);
+            }
+        }
+        open
     }
 }
 
@@ -145,9 +149,11 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         let find = |sel: &str| crate::claims::Selector::parse(sel).find(&results.setups);
         let Some(a) = find(&c.a) else { continue };
         let va = per_round(results, &a.name, &c.workload, c.metric);
+        let mut setups = vec![a.name.clone()];
         let ratios = match &c.b {
             Some(sel) => {
                 let Some(b) = find(sel) else { continue };
+                setups.push(b.name.clone());
                 paired(&va, &per_round(results, &b.name, &c.workload, c.metric))
             }
             None => va.values().copied().collect(),
@@ -158,6 +164,7 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         out.push(Question {
             workload: c.workload.clone(),
             what: c.id.clone(),
+            setups,
             ratios,
             test: Test::Claim {
                 direction: c.region(),
@@ -235,6 +242,7 @@ fn headline_questions(results: &Results) -> Vec<Question> {
         out.push(Question {
             workload: w.to_string(),
             what: format!("headline {m}: {} vs {}", by_setup[0].2, by_setup[1].2),
+            setups: vec![by_setup[0].2.to_string(), by_setup[1].2.to_string()],
             ratios,
             test: Test::Leader {
                 margin: paired::margin_of(results, &m.into()),
@@ -297,9 +305,12 @@ mod tests {
             ("ext4", "untar", "seconds", &[1.0, 1.2, 0.9]),
             ("xfs", "untar", "seconds", &[1.1, 1.0, 1.05]),
         ]);
+        // Open, with the two setups the question compares (an extra round runs only them).
+        let open = ClaimsAndHeadline.open(&close, &rule);
+        assert_eq!(open.keys().collect::<Vec<_>>(), ["untar"]);
         assert_eq!(
-            ClaimsAndHeadline.open(&close, &rule),
-            ["untar".to_string()].into()
+            open["untar"],
+            ["ext4".to_string(), "xfs".to_string()].into()
         );
         let all = questions(&close);
         let q = all
@@ -326,7 +337,7 @@ mod tests {
             (tie.workload.as_str(), tie.verdict(&rule, 3)),
             ("randread", None)
         );
-        assert!(ClaimsAndHeadline.open(&r, &rule).contains("randread"));
+        assert!(ClaimsAndHeadline.open(&r, &rule).contains_key("randread"));
     }
 
     #[test]

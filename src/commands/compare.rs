@@ -1,5 +1,6 @@
-//! `fsbench compare`: deltas between two results files (or the two halves of one), whether
-//! they exceed noise and drift, and what the rounds could have detected.
+//! `fsbench compare`: deltas between two results files (or the two halves of one), judged
+//! with the one statistic (paired by round within one run, unpaired across runs), beyond
+//! the control's drift when there is one.
 
 use crate::cli::compare::{CompareArgs, CompareFormat};
 use crate::report::compare;
@@ -42,6 +43,7 @@ pub fn run(args: CompareArgs) -> crate::Result<i32> {
     };
     let opts = compare::Options {
         control: args.control.clone(),
+        split_rounds: args.split_rounds.is_some(),
     };
     let c = compare::compare(&a, &b, &a_name, &b_name, &opts)?;
     let text = match args.format {

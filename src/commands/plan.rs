@@ -189,6 +189,10 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
             let _ = writeln!(s, "Estimated time: {}", eta::format(minimum));
         }
     }
+    s.push_str(&crate::history::noise::plan_lines(
+        inv,
+        results == ResultsLine::Run,
+    ));
     s
 }
 

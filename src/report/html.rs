@@ -117,6 +117,8 @@ impl Exporter for Html {
             claims_title => crate::claims::render::TITLE,
             charts => Value::from(minijinja::value::Serde(&charts)),
             headline => Value::from(minijinja::value::Serde(&headline)),
+            noise => Value::from(minijinja::value::Serde(&super::noise::cells(&report.headline))),
+            noise_legend => super::noise::LEGEND,
             more_bars => &more_bars,
             rounds => crate::stats::rounds(&r.summary),
         };

@@ -23,6 +23,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod model;
+pub mod noise;
 pub mod recommend;
 pub mod settle;
 pub mod svg;

@@ -212,6 +212,9 @@ pub fn render_with(report: &Report, w: usize) -> String {
             w,
         ));
         out.push_str(&headline_table(&report.headline, &report.setups, w));
+        if let Some(floor) = super::noise::summary(&report.headline, n) {
+            out.push_str(&para("", "", &floor, w));
+        }
         out.push('\n');
     }
     // Only the claims this run measured are listed; the rest are counted (md/html list them

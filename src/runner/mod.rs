@@ -360,6 +360,17 @@ impl Schedule {
 }
 
 /// How the rounds phase ended.
+/// One setup's part of an extra `--until-settled` round.
+struct ExtraStep {
+    sr: SetupRound,
+    /// Progress steps (mkfs when the target is formatted, then each workload).
+    steps: usize,
+    /// Estimated seconds.
+    est_s: f64,
+    /// What it runs ([`settle::per_setup`]).
+    workloads: BTreeSet<String>,
+}
+
 struct Ended {
     records: BTreeMap<(u32, usize), RoundRecord>,
     interrupted: bool,
@@ -465,10 +476,12 @@ impl Runner<'_> {
         Ok(ended)
     }
 
-    /// `--until-settled`: after the minimum rounds, one interleaved round at a time (every
-    /// setup, only the workloads of the questions `judge` finds open, and what they need)
-    /// until none is open, the next round would end past the budget, or the round limit is
-    /// reached. Every finished round is kept, as in the minimum rounds; an interrupt stops it.
+    /// `--until-settled`: after the minimum rounds, one interleaved round at a time (only the
+    /// setups and workloads of the questions `judge` finds open, and what they need) until
+    /// none is open, the next round would end past the budget, or the round limit is reached.
+    /// The looks are fixed before the first one from the time the first extra round will
+    /// really take. Every finished round is kept, as in the minimum rounds; an interrupt stops
+    /// it.
     fn settle_rounds(
         &mut self,
         schedule: &Schedule,
@@ -482,32 +495,39 @@ impl Runner<'_> {
         let Some(budget) = plan.settle.map(|s| s.budget) else {
             return Ok(());
         };
-        let formats = self.inv.options.target.formats();
+        let budget_s = budget.as_secs_f64();
         let setups: BTreeSet<usize> = schedule.rounds.iter().map(|sr| sr.setup).collect();
-        // A full round's time: measured over the setup-rounds this process ran, or the
-        // estimate when a resumed run had them all from the journal.
-        let ran = schedule
-            .rounds
-            .iter()
-            .filter(|sr| !done.contains_key(&(plan.setups[sr.setup].name.clone(), sr.round)))
-            .count();
-        let full_round_s = if ran > 0 && ended.elapsed_s > 0.0 {
-            ended.elapsed_s / ran as f64 * setups.len() as f64
-        } else {
-            schedule.estimate_s / f64::from(plan.rounds.max(1))
-        };
-        let configured = *rule;
-        let rule = &settle::looks_that_fit(
-            rule,
-            budget.as_secs_f64() - run_start.elapsed().as_secs_f64(),
-            full_round_s,
-        );
-        let mut round = plan.rounds;
-        let mut extra = Vec::new();
+        // How real time ran against the estimates so far (the minimum rounds' and each extra
+        // round's, not the minimum's alone, or every extra round would look like a slowdown).
         let mut estimated_so_far = schedule.estimate_s;
         let started = std::time::Instant::now();
+        let pace = |estimated: f64, ended_s: f64| {
+            if estimated > 0.0 {
+                ((ended_s + started.elapsed().as_secs_f64()) / estimated).max(0.1)
+            } else {
+                1.0
+            }
+        };
+        let configured = *rule;
+        // The looks, fixed before the first: what the first extra round would run under the
+        // configured rule (the strictest boundary: no narrower rule leaves more open).
+        let first = self.extra_round(
+            plan.rounds + 1,
+            &settle::per_setup(
+                plan,
+                &judge.open(&self.assemble(&ended.records, true), rule),
+            ),
+            &setups,
+        );
+        let first_s: f64 =
+            first.iter().map(|n| n.est_s).sum::<f64>() * pace(estimated_so_far, ended.elapsed_s);
+        let rule =
+            &settle::looks_that_fit(rule, budget_s - run_start.elapsed().as_secs_f64(), first_s);
+        let mut round = plan.rounds;
+        let mut extra = Vec::new();
         let (stop, open) = loop {
-            let open = judge.open(&self.assemble(&ended.records, true), rule);
+            let need = judge.open(&self.assemble(&ended.records, true), rule);
+            let open: BTreeSet<String> = need.keys().cloned().collect();
             if ended.interrupted || ended.fatal.is_some() {
                 break (crate::results::SettleStop::Interrupted, open);
             }
@@ -522,48 +542,16 @@ impl Runner<'_> {
                     (crate::results::SettleStop::MaxRounds, open)
                 };
             }
-            let run = settle::workloads_for(plan, &open);
-            // The next round's estimate, scaled by how the rounds so far went against their
-            // estimates (the minimum rounds' and each extra round's, not the minimum's alone,
-            // or every extra round would look like a slowdown).
-            let pace = if estimated_so_far > 0.0 {
-                (ended.elapsed_s + started.elapsed().as_secs_f64()) / estimated_so_far
-            } else {
-                1.0
-            };
-            // The extra round keeps the rotation: the setups that run, in its rotated order.
-            let next: Vec<(SetupRound, usize, f64)> = plan
-                .setup_order(round + 1)
-                .into_iter()
-                .filter(|s| setups.contains(s))
-                .map(|setup| {
-                    let sr = SetupRound {
-                        round: round + 1,
-                        setup,
-                    };
-                    let fs = plan.setups[setup].fs.as_str();
-                    let ws: Vec<_> = plan
-                        .workloads
-                        .iter()
-                        .filter(|w| {
-                            run.contains(&w.id)
-                                && !self.skipped_workloads.contains(&w.id)
-                                && crate::workload::registry::step_in_round(
-                                    w,
-                                    &plan.setups[setup].name,
-                                    sr.round,
-                                )
-                        })
-                        .collect();
-                    let est = eta::setup_overhead_seconds(plan, fs, formats)
-                        + ws.iter()
-                            .map(|w| eta::workload_seconds(plan, w, fs))
-                            .sum::<f64>();
-                    (sr, usize::from(formats) + ws.len(), est)
-                })
-                .collect();
-            let est_next: f64 = next.iter().map(|n| n.2).sum::<f64>() * pace.max(0.1);
-            if run_start.elapsed().as_secs_f64() + est_next > budget.as_secs_f64() {
+            let next = self.extra_round(round + 1, &settle::per_setup(plan, &need), &setups);
+            if next.is_empty() {
+                // Open, yet nothing this machine can run would answer it (its workloads were
+                // skipped): more rounds cannot help.
+                break (crate::results::SettleStop::MaxRounds, open);
+            }
+            let est: f64 = next.iter().map(|n| n.est_s).sum();
+            if run_start.elapsed().as_secs_f64() + est * pace(estimated_so_far, ended.elapsed_s)
+                > budget_s
+            {
                 break (crate::results::SettleStop::Budget, open);
             }
             round += 1;
@@ -571,27 +559,39 @@ impl Runner<'_> {
                 "fsbench: round {round} (until settled): still open: {}",
                 open.iter().cloned().collect::<Vec<_>>().join(", ")
             ));
-            self.progress.extend(
-                next.iter().map(|n| n.1).sum(),
-                next.iter().map(|n| n.2).sum(),
-            );
-            let mini = Schedule {
-                steps: next.iter().map(|n| n.1).sum(),
-                estimate_s: next.iter().map(|n| n.2).sum(),
-                rounds: next.iter().map(|n| n.0).collect(),
-                steps_of: next.iter().map(|n| n.1).collect(),
-                estimate_of: next.iter().map(|n| n.2).collect(),
-                precondition_device: false,
+            self.progress
+                .extend(next.iter().map(|n| n.steps).sum(), est);
+            estimated_so_far += est;
+            let mut ran = crate::results::ExtraRound {
+                round,
+                ..Default::default()
             };
-            estimated_so_far += mini.estimate_s;
-            self.extra_only = Some(run.clone());
-            let more = self.rounds(&mini, done);
-            self.extra_only = None;
-            let more = more?;
-            ended.records.extend(more.records);
-            ended.interrupted = more.interrupted;
-            ended.fatal = more.fatal;
-            extra.push((round, run.into_iter().collect()));
+            // One setup at a time, each with its own workloads; the rotation's order kept.
+            for n in next {
+                let mini = Schedule {
+                    steps: n.steps,
+                    estimate_s: n.est_s,
+                    rounds: vec![n.sr],
+                    steps_of: vec![n.steps],
+                    estimate_of: vec![n.est_s],
+                    precondition_device: false,
+                };
+                self.extra_only = Some(n.workloads.clone());
+                let more = self.rounds(&mini, done);
+                self.extra_only = None;
+                let more = more?;
+                ended.records.extend(more.records);
+                ended.interrupted = more.interrupted;
+                ended.fatal = more.fatal;
+                ran.setups.push(plan.setups[n.sr.setup].name.clone());
+                ran.workloads.extend(n.workloads);
+                if ended.interrupted || ended.fatal.is_some() {
+                    break;
+                }
+            }
+            ran.workloads.sort();
+            ran.workloads.dedup();
+            extra.push(ran);
         };
         self.minimum_s = Some(ended.elapsed_s);
         ended.elapsed_s += started.elapsed().as_secs_f64();
@@ -607,6 +607,50 @@ impl Runner<'_> {
         ));
         self.settle_record = Some(record);
         Ok(())
+    }
+
+    /// Extra round `round` as it would run: the setups of `by_setup` (setup name → its
+    /// workloads, [`settle::per_setup`]) among `setups`, in the round's rotated order, each
+    /// with its steps and estimated seconds.
+    fn extra_round(
+        &self,
+        round: u32,
+        by_setup: &BTreeMap<String, BTreeSet<String>>,
+        setups: &BTreeSet<usize>,
+    ) -> Vec<ExtraStep> {
+        let plan = &self.inv.plan;
+        let formats = self.inv.options.target.formats();
+        plan.setup_order(round)
+            .into_iter()
+            .filter(|s| setups.contains(s))
+            .filter_map(|setup| {
+                let name = &plan.setups[setup].name;
+                let run = by_setup.get(name)?;
+                let fs = plan.setups[setup].fs.as_str();
+                let ws: Vec<_> = plan
+                    .workloads
+                    .iter()
+                    .filter(|w| {
+                        run.contains(&w.id)
+                            && !self.skipped_workloads.contains(&w.id)
+                            && crate::workload::registry::step_in_round(w, name, round)
+                    })
+                    .collect();
+                if ws.is_empty() {
+                    return None;
+                }
+                let est_s = eta::setup_overhead_seconds(plan, fs, formats)
+                    + ws.iter()
+                        .map(|w| eta::workload_seconds(plan, w, fs))
+                        .sum::<f64>();
+                Some(ExtraStep {
+                    sr: SetupRound { round, setup },
+                    steps: usize::from(formats) + ws.len(),
+                    est_s,
+                    workloads: run.clone(),
+                })
+            })
+            .collect()
     }
 
     /// Real time against the estimate, and the results as the rounds left them (the runner

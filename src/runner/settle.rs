@@ -1,6 +1,8 @@
-//! `--until-settled`: after the minimum rounds, more interleaved rounds — every setup, only
-//! the workloads of the questions still open — until each is settled, the budget is spent or
-//! the round limit is reached.
+//! `--until-settled`: after the minimum rounds, more interleaved rounds — only the setups and
+//! workloads of the questions still open (a question compares two setups: each setup runs the
+//! workloads of its own open questions) — until each is settled, the budget is spent or the
+//! round limit is reached. A setup missing from an extra round has no samples in it, and the
+//! paired statistic pairs only the rounds both sides of a question ran.
 //!
 //! Which questions are open is not the runner's to know (claims and the headline sit above
 //! it): the command installs a [`Judge`]. The statistic and its error rate under this optional
@@ -9,13 +11,34 @@
 use crate::plan::{Kind, Plan};
 use crate::results::{Results, SettleRecord, SettleStop};
 use crate::stats::sequential::Rule;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// Decides, from the results so far, which workloads still carry an open question.
+/// Decides, from the results so far, which workloads still carry an open question, and
+/// between which setups.
 pub trait Judge {
-    /// Workload ids whose claim or headline comparison `rule` has not settled yet in
-    /// `results` (its samples so far, every round).
-    fn open(&self, results: &Results, rule: &Rule) -> BTreeSet<String>;
+    /// Workload id → the setup names of its claims and headline comparisons `rule` has not
+    /// settled yet in `results` (its samples so far, every round).
+    fn open(&self, results: &Results, rule: &Rule) -> BTreeMap<String, BTreeSet<String>>;
+}
+
+/// What each setup runs in an extra round for the `open` questions: setup name → its open
+/// workloads with what they need ([`workloads_for`]); a setup no open question names is
+/// left out.
+pub fn per_setup(
+    plan: &Plan,
+    open: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    plan.setups
+        .iter()
+        .filter_map(|s| {
+            let mine: BTreeSet<String> = open
+                .iter()
+                .filter(|(_, setups)| setups.contains(&s.name))
+                .map(|(w, _)| w.clone())
+                .collect();
+            (!mine.is_empty()).then(|| (s.name.clone(), workloads_for(plan, &mine)))
+        })
+        .collect()
 }
 
 /// The stopping rule of a plan's `--until-settled`.
@@ -25,12 +48,15 @@ pub fn rule(plan: &Plan) -> Option<Rule> {
 }
 
 /// The rule narrowed to the looks the budget leaves room for: fixed once, after the minimum
-/// rounds and before the first look, from the time left and what a full round took — never
-/// from the ratios — so spending α over these looks alone keeps its bound, and a run whose
-/// budget fits three more rounds is not charged for thirteen looks it will never take.
-pub fn looks_that_fit(rule: &Rule, budget_left_s: f64, full_round_s: f64) -> Rule {
-    let fit = if full_round_s > 0.0 && budget_left_s.is_finite() {
-        (budget_left_s.max(0.0) / full_round_s).floor() as usize
+/// rounds and before the first look, from the time left and what an extra round will take
+/// (`round_s`: the runner estimates the first extra round as it would really run, with the
+/// setups and workloads still open under the configured rule, whose boundary is the
+/// strictest, so no narrower rule leaves more open) — never from how close a ratio is to a
+/// bound — so spending α over these looks alone keeps its bound, and a run whose budget fits
+/// three more rounds is not charged for thirteen looks it will never take.
+pub fn looks_that_fit(rule: &Rule, budget_left_s: f64, round_s: f64) -> Rule {
+    let fit = if round_s > 0.0 && budget_left_s.is_finite() {
+        (budget_left_s.max(0.0) / round_s).floor() as usize
     } else {
         rule.max_rounds
     };
@@ -77,7 +103,7 @@ pub fn record(
     rounds_run: u32,
     stop: SettleStop,
     open: &BTreeSet<String>,
-    extra: Vec<(u32, Vec<String>)>,
+    extra: Vec<crate::results::ExtraRound>,
 ) -> SettleRecord {
     SettleRecord {
         method: "Student-t interval on paired log ratios, O'Brien-Fleming-type boundary \
@@ -91,10 +117,7 @@ pub fn record(
         rounds_run,
         stop,
         still_open: open.iter().cloned().collect(),
-        extra_rounds: extra
-            .into_iter()
-            .map(|(round, workloads)| crate::results::ExtraRound { round, workloads })
-            .collect(),
+        extra_rounds: extra,
     }
 }
 
@@ -164,5 +187,31 @@ mod tests {
         assert!(!run.contains("untar"), "{run:?}");
         let meta: BTreeSet<String> = ["untar".to_string()].into();
         assert!(!workloads_for(&inv.plan, &meta).contains("layout"));
+    }
+
+    #[test]
+    fn an_extra_round_runs_only_the_setups_an_open_question_compares() {
+        let inv = resolved(Overrides {
+            fs: vec!["ext4,xfs,btrfs".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let open: BTreeMap<String, BTreeSet<String>> = [
+            ("randread".to_string(), set(&["ext4", "xfs"])),
+            ("untar".to_string(), set(&["xfs", "btrfs"])),
+        ]
+        .into();
+        let by = per_setup(&inv.plan, &open);
+        assert_eq!(by.keys().collect::<Vec<_>>(), ["btrfs", "ext4", "xfs"]);
+        // ext4 runs randread (and its layout), not untar; btrfs untar only; xfs both.
+        assert!(by["ext4"].contains("randread") && by["ext4"].contains("layout"));
+        assert!(!by["ext4"].contains("untar"), "{by:?}");
+        assert!(by["btrfs"].contains("untar") && !by["btrfs"].contains("randread"));
+        assert!(by["xfs"].contains("untar") && by["xfs"].contains("randread"));
+        // Only ext4 against xfs open: btrfs sits the extra round out.
+        let open: BTreeMap<String, BTreeSet<String>> =
+            [("randread".to_string(), set(&["ext4", "xfs"]))].into();
+        assert!(!per_setup(&inv.plan, &open).contains_key("btrfs"));
     }
 }

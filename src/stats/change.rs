@@ -1,5 +1,8 @@
 //! How much a metric moved between two results, judged against zero or against the drift of
-//! control setups, and the smallest change the rounds could have detected.
+//! control setups, and the smallest change the rounds could have detected. `fsbench history
+//! check` tests with it; `fsbench compare` reads its contrast through [`super::unpaired`] (the
+//! one statistic's counterpart for two independent runs) and judges paired rounds with
+//! [`super::paired`].
 //!
 //! Changes are measured on the log scale (a ratio: −20 % and +25 % are the same size), with
 //! Welch's t test of a contrast of side means and Welch–Satterthwaite degrees of freedom:
@@ -162,6 +165,35 @@ impl Judgement {
 /// another setup on the same workload and metric; may be empty). `None` when the values cannot
 /// be judged on the log scale (fewer than [`MIN_ROUNDS`] a side, zeros or negatives).
 pub fn judge(a: &[f64], b: &[f64], controls: &[(&[f64], &[f64])]) -> Option<Judgement> {
+    let (raw, drift) = contrasts(a, b, controls)?;
+    Some(Judgement {
+        raw: Movement::of(&raw),
+        drift: drift.as_ref().map(Movement::of),
+        adjusted: drift.map(|d| {
+            let mut adjusted = raw;
+            adjusted.add_contrast(-1.0, &d);
+            Movement::of(&adjusted)
+        }),
+    })
+}
+
+/// The contrast [`judge`] decides by, unread: `mean(ln b) − mean(ln a)`, minus the controls'
+/// average of the same when there are any (`stats::unpaired` reads it as an interval).
+pub fn decisive_contrast(a: &[f64], b: &[f64], controls: &[(&[f64], &[f64])]) -> Option<Contrast> {
+    let (mut raw, drift) = contrasts(a, b, controls)?;
+    if let Some(d) = drift {
+        raw.add_contrast(-1.0, &d);
+    }
+    Some(raw)
+}
+
+/// The setup's own log-scale contrast and the controls' average one (`None` without a
+/// usable control); `None` as [`judge`] is.
+fn contrasts(
+    a: &[f64],
+    b: &[f64],
+    controls: &[(&[f64], &[f64])],
+) -> Option<(Contrast, Option<Contrast>)> {
     if a.len() < MIN_ROUNDS || b.len() < MIN_ROUNDS {
         return None;
     }
@@ -171,23 +203,15 @@ pub fn judge(a: &[f64], b: &[f64], controls: &[(&[f64], &[f64])]) -> Option<Judg
         .filter(|(ca, cb)| ca.len() >= MIN_ROUNDS && cb.len() >= MIN_ROUNDS)
         .filter_map(|(ca, cb)| log_difference(ca, cb))
         .collect();
-    let mut out = Judgement {
-        raw: Movement::of(&raw),
-        drift: None,
-        adjusted: None,
-    };
-    if !drifts.is_empty() {
-        let k = drifts.len() as f64;
-        let mut drift = Contrast::default();
-        for d in &drifts {
-            drift.add_contrast(1.0 / k, d);
-        }
-        let mut adjusted = raw;
-        adjusted.add_contrast(-1.0, &drift);
-        out.drift = Some(Movement::of(&drift));
-        out.adjusted = Some(Movement::of(&adjusted));
+    if drifts.is_empty() {
+        return Some((raw, None));
     }
-    Some(out)
+    let k = drifts.len() as f64;
+    let mut drift = Contrast::default();
+    for d in &drifts {
+        drift.add_contrast(1.0 / k, d);
+    }
+    Some((raw, Some(drift)))
 }
 
 #[cfg(test)]

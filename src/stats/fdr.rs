@@ -1,10 +1,12 @@
-//! False-discovery-rate control across the many metrics one comparison judges.
+//! False-discovery-rate control across the many series one check judges.
 //!
-//! `compare` tests dozens of metrics at once; at α = 0.05 chance alone flags about one in
-//! twenty of them. Benjamini–Hochberg keeps the expected share of false discoveries among the
-//! flagged metrics at or below α (valid for independent tests and for positively dependent
-//! ones, which is what IOPS, bandwidth and latency of one job are). When nothing really changed
-//! it also bounds the chance of flagging anything at all by α.
+//! `fsbench history check` tests dozens of series at once; at α = 0.05 chance alone flags
+//! about one in twenty of them (`compare` judges each metric with the one statistic,
+//! [`super::paired`], and states its per-metric guarantee instead). Benjamini–Hochberg keeps
+//! the expected share of false discoveries among the flagged series at or below α (valid for
+//! independent tests and for positively dependent ones, which is what IOPS, bandwidth and
+//! latency of one job are). When nothing really changed it also bounds the chance of flagging
+//! anything at all by α.
 
 /// Method name printed in outputs and docs.
 pub const METHOD: &str = "Benjamini–Hochberg";

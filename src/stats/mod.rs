@@ -5,9 +5,11 @@
 //! [`median_interval`] (exact order-statistic interval of a median, labelled with its true
 //! coverage), [`merged`] (tail latency over all rounds' histograms), [`change`] (how much a
 //! metric moved between two results, against zero or a control's drift), [`student_t`] (the
-//! t distribution behind it), [`fdr`] (Benjamini–Hochberg across metrics), [`judged`] (which
-//! metrics may be called better or worse), [`paired`] (the one judgement of two setups: ahead,
-//! behind, equivalent or not separated, read by every output), [`verdict`] (host noise) and [`region`]
+//! t distribution behind it), [`fdr`] (Benjamini–Hochberg across series, for `history
+//! check`), [`judged`] (which metrics may be called better or worse), [`paired`] (the one
+//! judgement of two setups: ahead,
+//! behind, equivalent or not separated, read by every output), [`unpaired`] (its counterpart
+//! for two independent runs, which `compare` uses), [`verdict`] (host noise) and [`region`]
 //! (the judgement of per-round values against a claim's region). What a metric means is
 //! `crate::metrics`'s; how a workload is named, the workload registry's.
 
@@ -23,6 +25,7 @@ pub mod sequential;
 #[cfg(test)]
 mod simulation;
 pub mod student_t;
+pub mod unpaired;
 pub mod verdict;
 
 use crate::metrics::{self, MetricKey};

@@ -106,14 +106,22 @@ pub fn margin_of(results: &Results, metric: &MetricKey) -> f64 {
 
 /// What one look at every value of `ratios` says: outcome and its interval.
 pub fn look(ratios: &[f64], rule: &Rule, margin: f64) -> (Outcome, Option<(f64, f64)>) {
-    let Some((lo, hi)) = rule.interval(ratios) else {
+    let Some(iv) = rule.interval(ratios) else {
         return (Outcome::NotSeparated, None);
     };
-    // Equivalence first: a gap measured precisely but smaller than the margin (1.001 against
-    // 1.003, both "beyond noise") is a tie that matters to nobody, and marking one side ★
-    // and the other ▽ would say the opposite.
-    let (elo, ehi) = rule.equivalence_interval(ratios).unwrap_or((lo, hi));
-    let outcome = if elo >= 1.0 / (1.0 + margin) && ehi <= 1.0 + margin {
+    let eq = rule.equivalence_interval(ratios).unwrap_or(iv);
+    (classify(iv, eq, margin), Some(iv))
+}
+
+/// The outcome of an oriented ratio's interval `iv` (> 1 favours `a`) and its equivalence
+/// interval `eq` (the two one-sided tests' 1 − 2α interval) against ±`margin`: the one rule
+/// the paired statistic and its unpaired counterpart ([`super::unpaired`]) share.
+///
+/// Equivalence first: a gap measured precisely but smaller than the margin (1.001 against
+/// 1.003, both "beyond noise") is a tie that matters to nobody, and marking one side ★ and
+/// the other ▽ would say the opposite.
+pub fn classify((lo, hi): (f64, f64), (elo, ehi): (f64, f64), margin: f64) -> Outcome {
+    if elo >= 1.0 / (1.0 + margin) && ehi <= 1.0 + margin {
         Outcome::Equivalent
     } else if lo > 1.0 {
         Outcome::Ahead
@@ -121,8 +129,7 @@ pub fn look(ratios: &[f64], rule: &Rule, margin: f64) -> (Outcome, Option<(f64, 
         Outcome::Behind
     } else {
         Outcome::NotSeparated
-    };
-    (outcome, Some((lo, hi)))
+    }
 }
 
 /// Judge oriented paired `ratios` (round order, > 1 favours `a`) under `rule` with

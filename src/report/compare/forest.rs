@@ -1,7 +1,8 @@
 //! The forest plot of a comparison: one row per setup × metric, the relative change B vs A with
-//! its 95 % interval as a horizontal bar around zero, coloured and labelled better / worse / no
-//! significant change (grey when the metric is not judged). Drawn as inline SVG for the HTML
-//! page and as text for Markdown; every number comes from the model in [`super`].
+//! its interval (the one statistic's, 1 − α) as a horizontal bar around zero, coloured and
+//! labelled better / worse / equivalent / not separated (grey when the metric is not judged).
+//! Drawn as inline SVG for the HTML page and as text for Markdown; every number comes from the
+//! model in [`super`].
 
 use super::{CompareRow, Comparison, Role, Verdict};
 use crate::report::svg::esc;
@@ -19,24 +20,23 @@ fn look(r: &CompareRow) -> Look {
         Verdict::Worse => ("#cf222e", "worse"),
         Verdict::Changed => ("#9a6700", "changed"),
         Verdict::Drifted => ("#9a6700", "drifted (control)"),
-        Verdict::NoChange => ("#0969da", "no significant change"),
+        Verdict::Equivalent => ("#0969da", "equivalent"),
+        Verdict::NotSeparated => ("#57606a", "not separated"),
         Verdict::Steady => ("#0969da", "steady (control)"),
         Verdict::Same => ("#8c959f", "same"),
         Verdict::Differs => ("#9a6700", "differs"),
         Verdict::TooFewRounds => ("#8c959f", "too few rounds"),
-        Verdict::NoSpread => ("#8c959f", "no spread"),
         Verdict::NotPositive | Verdict::NotJudged { .. } => ("#8c959f", "not judged"),
     };
     Look { color, word }
 }
 
-/// The point and interval (percent) of a row: the decisive movement when judged, else the
+/// The point and interval (percent) of a row: the judged change when judged, else the
 /// change of medians with no interval.
 fn point(r: &CompareRow) -> Option<(f64, Option<(f64, f64)>)> {
-    match &r.judgement {
-        Some(j) if j.decisive().ci_pct.0.is_finite() && j.decisive().ci_pct.1.is_finite() => {
-            let m = j.decisive();
-            Some((m.pct, Some(m.ci_pct)))
+    match r.change_pct {
+        Some((p, Some((lo, hi)))) if p.is_finite() && lo.is_finite() && hi.is_finite() => {
+            Some((p, Some((lo, hi))))
         }
         _ => r.delta_pct.is_finite().then_some((r.delta_pct, None)),
     }
@@ -80,7 +80,8 @@ pub fn svg(c: &Comparison) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart forest" viewBox="0 0 {w} {h}" role="img" aria-label="Change B vs A with 95 % intervals"><text x="0" y="16" class="ct">Change of B against A, with its 95 % interval</text>"##
+        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart forest" viewBox="0 0 {w} {h}" role="img" aria-label="Change B vs A with {level:.0} % intervals"><text x="0" y="16" class="ct">Change of B against A, with its {level:.0} % interval</text>"##,
+        level = (1.0 - c.alpha) * 100.0
     );
     // Axis: ticks at −m, −m/2, 0, m/2, m.
     for k in [-1.0, -0.5, 0.0, 0.5, 1.0] {

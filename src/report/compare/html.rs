@@ -38,9 +38,10 @@ pub fn render_html(c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "<h2>Changes with their intervals</h2>\n<p class=\"legend\">One row per setup × metric: dot = change of B against A \
-         (beyond the control's drift when there is a control), bar = its 95 % interval. Green = better, red = worse, \
-         blue = no significant change, amber = changed or drifted, grey = not judged (derived or fixed quantities; \
-         the dot is the change of medians). Each row also says its verdict in words.</p>"
+         (beyond the control's drift when there is a control), bar = its {:.0} % interval. Green = better, red = worse, \
+         blue = equivalent within the metric's margin, dark grey = not separated, amber = changed or drifted, light grey = \
+         not judged (derived or fixed quantities; the dot is the change of medians). Each row also says its verdict in words.</p>",
+        (1.0 - c.alpha) * 100.0
     );
     out.push_str(&super::forest::svg(c));
     let (head, rows) = table(c);
@@ -54,7 +55,7 @@ pub fn render_html(c: &Comparison) -> String {
         for (i, cell) in r.iter().enumerate() {
             let num = matches!(
                 head[i],
-                "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Detectable" | "q"
+                "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Interval" | "±10 % needs"
             );
             let _ = write!(
                 out,

@@ -1,6 +1,9 @@
-//! `fsbench compare`: match setups and workloads of two results files, and say for each metric
-//! how much it moved, whether that is more than noise, more than the host's drift, and what
-//! the rounds could have detected at all.
+//! `fsbench compare`: match setups and workloads of two results files, and judge each metric
+//! with the one statistic every fsbench output uses ([`judge`]: paired per-round log ratios
+//! when A and B come from one run, Welch's t interval on log values for separate runs): better
+//! or worse beyond noise, equivalent within the metric's margin, or not separated, with the
+//! interval and the rounds that would tell ±10 % apart; beyond the host's drift when there are
+//! control setups.
 //!
 //! This file builds the comparison *model* (what is judged and the numbers); [`render`] only
 //! formats it (terminal, Markdown, JSON); [`forest`] draws the forest plot and [`html`] the page.
@@ -12,6 +15,7 @@
 
 pub mod forest;
 pub mod html;
+pub mod judge;
 pub mod provenance;
 pub mod render;
 pub mod split;
@@ -21,8 +25,11 @@ pub use render::{render_json, render_markdown, render_text};
 
 use crate::metrics::{self, MetricKey};
 use crate::results::Results;
-use crate::stats::change::{self, ALPHA, Judgement};
-use crate::stats::{descriptive, fdr, judged};
+use crate::stats::paired::{Judgement, Outcome};
+use crate::stats::sequential::DEFAULT_ALPHA;
+use crate::stats::{descriptive, judged, paired};
+pub use judge::Pairing;
+use judge::{Judged, Rounds};
 use provenance::Timing;
 use serde::Serialize;
 
@@ -69,21 +76,23 @@ pub enum Verdict {
     Worse,
     /// Moved beyond noise, on a metric without a better direction.
     Changed,
-    /// Within noise (and drift).
-    NoChange,
+    /// Shown to lie within ±margin of A (beyond the drift, when there is a control).
+    Equivalent,
+    /// Neither beyond noise nor shown equivalent: the interval straddles no change and reaches
+    /// past the margin.
+    NotSeparated,
     /// A control setup that moved beyond noise: drift, since nothing changed in it.
     Drifted,
-    /// A control setup within noise.
+    /// A control setup shown to lie within ±margin.
     Steady,
     /// Shown, not judged (derived quantity or fixed fact).
     NotJudged {
         /// Why.
         reason: String,
     },
-    /// Fewer than [`change::MIN_ROUNDS`] rounds on a side.
+    /// Fewer than two paired rounds, or unpaired fewer than
+    /// [`crate::stats::unpaired::MIN_ROUNDS_A_SIDE`] a side.
     TooFewRounds,
-    /// Every round identical on both sides, yet A and B differ: nothing to judge the gap by.
-    NoSpread,
     /// Zero or negative values: a ratio is meaningless.
     NotPositive,
     /// A yes/no probe with the same answer.
@@ -133,30 +142,38 @@ pub struct CompareRow {
     pub control_delta_pct: Option<f64>,
     /// `(1 + Δ) / (1 + control Δ) − 1`, in percent: the change beyond the control's drift.
     pub beyond_control_pct: Option<f64>,
-    /// The test (raw, the control's drift, beyond the drift) when the metric is judged. It
-    /// compares mean log values; the Δ columns above are of medians.
+    /// How the rounds were judged (`None`: not judged).
+    pub pairing: Option<Pairing>,
+    /// The one statistic's judgement (beyond the control's drift when there is one), oriented
+    /// as everywhere: `ratio` > 1 means B is better than A (for a metric without a better
+    /// direction, B is higher). It reads geometric means; the Δ columns above are of medians.
     pub judgement: Option<Judgement>,
-    /// Benjamini–Hochberg adjusted p-value within the row's family (tested or control).
-    pub q_value: Option<f64>,
+    /// The judged change of B against A in percent (the judgement's ratio, not oriented):
+    /// geometric mean and interval; what the forest plot draws.
+    pub change_pct: Option<(f64, Option<(f64, f64)>)>,
     /// The outcome.
     pub verdict: Verdict,
 }
 
-/// Counts of one family of tests (the tested setups' metrics, or the control's).
+/// Counts of one family of judgements (the tested setups' metrics, or the control's).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Family {
-    /// Metrics tested.
+    /// Metrics judged.
     pub judged: usize,
-    /// Flagged after the Benjamini–Hochberg correction.
+    /// Moved beyond noise (better, worse, changed; for the control: drifted).
     pub flagged: usize,
-    /// Would have been flagged at p < α without the correction.
-    pub flagged_uncorrected: usize,
-    /// How many chance alone flags without the correction when nothing changed: judged × α.
+    /// Shown equivalent within their margins.
+    pub equivalent: usize,
+    /// Not separated.
+    pub not_separated: usize,
+    /// How many chance alone calls changed when nothing changed: judged × α (each judgement
+    /// is wrong at most α of the time; there is no correction across metrics).
     pub expected_by_chance: f64,
-    /// Fewest rounds on a side among the tested metrics.
+    /// Fewest rounds judged (pairs, or the smaller side) among the judged metrics.
     pub min_rounds: usize,
-    /// Median over the tested metrics of the smallest detectable change (± %).
-    pub median_detectable_pct: f64,
+    /// Median over the judged metrics of the rounds that would tell ±10 % apart at their
+    /// noise (`None`: more than 100).
+    pub median_rounds_for_10pct: Option<usize>,
 }
 
 /// How much one control setup moved between A and B.
@@ -183,16 +200,17 @@ pub struct Comparison {
     pub b_ran: (String, String),
     /// Interleaved in one run, or separate runs how far apart.
     pub timing: Timing,
+    /// How the rounds of A and B are judged together (a paired row with no round in common
+    /// falls back to unpaired; each row says its own).
+    pub pairing: Pairing,
     /// Host, target and shared-tool differences (each concerns every setup).
     pub host_differences: Vec<String>,
     /// Setups present in both, with their role.
     pub setups: Vec<SetupMatch>,
     /// How the control was chosen.
     pub control_choice: ControlChoice,
-    /// Significance level.
+    /// The one statistic's two-sided error rate per judgement (its intervals are 1 − α).
     pub alpha: f64,
-    /// The false-discovery correction used across metrics.
-    pub correction: &'static str,
     /// Matched rows.
     pub rows: Vec<CompareRow>,
     /// The tested setups' family.
@@ -213,6 +231,9 @@ pub struct Options {
     /// Setups to use as the control instead of the automatic choice (e.g. the filesystems an
     /// out-of-band change such as a sysctl did not touch).
     pub control: Vec<String>,
+    /// A and B are the odd and even rounds of one run (`--split-rounds`): pair A's k-th round
+    /// with B's k-th.
+    pub split_rounds: bool,
 }
 
 /// Flatten a JSON value into `dotted.key = value` pairs.
@@ -298,47 +319,65 @@ pub fn compare(
         .map(|s| s.name.as_str())
         .collect();
 
+    let timing = provenance::timing(a, b);
+    let pairing = if opts.split_rounds {
+        Pairing::Halves
+    } else if matches!(timing, Timing::SameRun { .. }) {
+        Pairing::SameRounds
+    } else {
+        Pairing::Independent
+    };
+    // The run's `--margin` when both sides (or the one that has it) judged by one.
+    let margin_of = |m: &MetricKey| {
+        b.margin
+            .or(a.margin)
+            .unwrap_or_else(|| metrics::def(m).margin)
+    };
     let mut rows = Vec::new();
     let workloads = super::model::workload_order(a);
     for setup in &matched {
         for w in &workloads {
             for (m, unit) in metrics_of(a, setup, w) {
-                let va = a.values(setup, w, &m);
-                let vb = b.values(setup, w, &m);
-                if vb.is_empty() {
+                let (ra, rb) = (
+                    paired::per_round(a, setup, w, &m),
+                    paired::per_round(b, setup, w, &m),
+                );
+                if rb.is_empty() {
                     continue;
                 }
                 let role = role_of(setup);
                 // Tested setups are judged against the drift of the control setups on the same
                 // test; the controls themselves against zero (their movement is the drift).
-                let ctl: Vec<(Vec<f64>, Vec<f64>)> = if role == Role::Tested {
+                let ctl: Vec<(Rounds, Rounds)> = if role == Role::Tested {
                     controls
                         .iter()
-                        .map(|c| (a.values(c, w, &m), b.values(c, w, &m)))
+                        .map(|c| {
+                            (
+                                paired::per_round(a, c, w, &m),
+                                paired::per_round(b, c, w, &m),
+                            )
+                        })
                         .filter(|(x, y)| !x.is_empty() && !y.is_empty())
                         .collect()
                 } else {
                     Vec::new()
                 };
-                let ctl_refs: Vec<(&[f64], &[f64])> = ctl
-                    .iter()
-                    .map(|(x, y)| (x.as_slice(), y.as_slice()))
-                    .collect();
                 let metric_role = metrics::lookup(&m).map(|_| judged::role_in(a, w, &m));
+                let margin = margin_of(&m);
                 rows.push(row(
                     setup,
                     w,
                     (&m, &unit, metric_role),
                     role,
-                    &va,
-                    &vb,
-                    &ctl_refs,
+                    (pairing, margin),
+                    (&ra, &rb),
+                    &ctl,
                 ));
             }
         }
     }
-    let tested = decide(&mut rows, Role::Tested);
-    let control = decide(&mut rows, Role::Control);
+    let tested = family(&rows, Role::Tested);
+    let control = family(&rows, Role::Control);
     let drift = controls
         .iter()
         .filter_map(|c| setup_drift(&rows, c))
@@ -348,12 +387,12 @@ pub fn compare(
         b: b_name.into(),
         a_ran: (a.started_at.clone(), a.finished_at.clone()),
         b_ran: (b.started_at.clone(), b.finished_at.clone()),
-        timing: provenance::timing(a, b),
+        timing,
+        pairing,
         host_differences,
         setups,
         control_choice,
-        alpha: ALPHA,
-        correction: fdr::METHOD,
+        alpha: DEFAULT_ALPHA,
         rows,
         tested,
         control,
@@ -463,27 +502,28 @@ fn metrics_of(r: &Results, setup: &str, workload: &str) -> Vec<(MetricKey, Strin
     out
 }
 
-/// A row with its test, before the correction across metrics decides (`verdict` is then
-/// provisional for judged rows: [`decide`] settles it).
-#[allow(clippy::too_many_arguments)]
+/// A row with its judgement.
 fn row(
     setup: &str,
     workload: &str,
     (m, unit, metric_role): (&MetricKey, &str, Option<judged::Role>),
     role: Role,
-    va: &[f64],
-    vb: &[f64],
-    controls: &[(&[f64], &[f64])],
+    (pairing, margin): (Pairing, f64),
+    (ra, rb): (&Rounds, &Rounds),
+    controls: &[(Rounds, Rounds)],
 ) -> CompareRow {
-    let (ma, mb) = (descriptive::median(va), descriptive::median(vb));
+    let va: Vec<f64> = ra.values().copied().collect();
+    let vb: Vec<f64> = rb.values().copied().collect();
+    let (ma, mb) = (descriptive::median(&va), descriptive::median(&vb));
     let delta_pct = if ma != 0.0 {
         (mb - ma) / ma.abs() * 100.0
     } else {
         f64::NAN
     };
+    let median = |v: &Rounds| descriptive::median(&v.values().copied().collect::<Vec<f64>>());
     let ratios: Vec<f64> = controls
         .iter()
-        .map(|(ca, cb)| descriptive::median(cb) / descriptive::median(ca))
+        .map(|(ca, cb)| median(cb) / median(ca))
         .filter(|x| x.is_finite() && *x > 0.0)
         .collect();
     let control_delta_pct = (!ratios.is_empty() && unit != "bool").then(|| {
@@ -492,7 +532,8 @@ fn row(
     });
     let beyond_control_pct =
         control_delta_pct.map(|c| ((1.0 + delta_pct / 100.0) / (1.0 + c / 100.0) - 1.0) * 100.0);
-    let mut judgement = None;
+    let direction = metrics::direction(m);
+    let (mut judgement, mut used) = (None, None);
     let verdict = if unit == "bool" {
         // Probes are yes/no facts, not noisy measurements.
         if va == vb {
@@ -502,21 +543,33 @@ fn row(
         }
     } else if let Some(reason) = judged::why_not(metric_role) {
         Verdict::NotJudged { reason }
-    } else if va.len() < change::MIN_ROUNDS || vb.len() < change::MIN_ROUNDS {
-        Verdict::TooFewRounds
     } else {
-        match change::judge(va, vb, controls) {
-            None => Verdict::NotPositive,
-            Some(j) if j.decisive().p.is_nan() => {
+        match judge::judge(pairing, (ra, rb), controls, direction, margin) {
+            Judged::TooFewRounds => Verdict::TooFewRounds,
+            Judged::NotPositive => Verdict::NotPositive,
+            Judged::Yes(p, j) => {
                 judgement = Some(j);
-                Verdict::NoSpread
-            }
-            Some(j) => {
-                judgement = Some(j);
-                Verdict::NoChange
+                used = Some(p);
+                verdict_of(role, direction, j.outcome)
             }
         }
     };
+    // The change of B against A, not oriented: a lower-is-better ratio is A / B.
+    let change_pct = judgement.map(|j| {
+        let plain = |r: f64| {
+            let r = if direction == metrics::Direction::LowerIsBetter {
+                1.0 / r
+            } else {
+                r
+            };
+            (r - 1.0) * 100.0
+        };
+        let iv = j.interval.map(|(lo, hi)| {
+            let (x, y) = (plain(lo), plain(hi));
+            (x.min(y), x.max(y))
+        });
+        (plain(j.ratio), iv)
+    });
     CompareRow {
         setup: setup.into(),
         workload: workload.into(),
@@ -531,65 +584,53 @@ fn row(
         delta_pct,
         control_delta_pct,
         beyond_control_pct,
+        pairing: used,
         judgement,
-        q_value: None,
+        change_pct,
         verdict,
     }
 }
 
-/// Correct the p-values of one family (Benjamini–Hochberg) and settle its verdicts.
-fn decide(rows: &mut [CompareRow], role: Role) -> Family {
-    let members: Vec<usize> = (0..rows.len())
-        .filter(|&i| rows[i].role == role && rows[i].verdict == Verdict::NoChange)
-        .collect();
-    let p: Vec<f64> = members
-        .iter()
-        .map(|&i| rows[i].judgement.as_ref().expect("judged").decisive().p)
-        .collect();
-    let q = fdr::bh_adjust(&p);
-    let mut fam = Family {
-        judged: members.len(),
-        expected_by_chance: members.len() as f64 * ALPHA,
-        ..Default::default()
-    };
-    let mut detectable = Vec::new();
-    for (k, &i) in members.iter().enumerate() {
-        let r = &mut rows[i];
-        let mv = *r.judgement.as_ref().expect("judged").decisive();
-        r.q_value = Some(q[k]);
-        fam.flagged_uncorrected += usize::from(p[k] < ALPHA);
-        detectable.push(mv.detectable_pct);
-        fam.min_rounds = if fam.min_rounds == 0 {
-            r.n_a.min(r.n_b)
-        } else {
-            fam.min_rounds.min(r.n_a).min(r.n_b)
-        };
-        if q[k] > ALPHA {
-            r.verdict = if role == Role::Control {
-                Verdict::Steady
-            } else {
-                Verdict::NoChange
-            };
-            continue;
-        }
-        fam.flagged += 1;
-        r.verdict = match (role, metrics::direction(&r.metric)) {
-            (Role::Control, _) => Verdict::Drifted,
-            (Role::Tested, metrics::Direction::Neutral) => Verdict::Changed,
-            (Role::Tested, d) => {
-                // The test's sign decides (beyond drift when there is a control), not the medians.
-                let up = mv.pct > 0.0;
-                if (d == metrics::Direction::HigherIsBetter) == up {
-                    Verdict::Better
-                } else {
-                    Verdict::Worse
-                }
-            }
-        };
+/// A judged row's verdict: the one statistic's outcome in `compare`'s words (a control's
+/// movement is drift; a metric without a better direction only changes).
+fn verdict_of(role: Role, direction: metrics::Direction, outcome: Outcome) -> Verdict {
+    match (role, outcome) {
+        (_, Outcome::NotSeparated) => Verdict::NotSeparated,
+        (Role::Control, Outcome::Equivalent) => Verdict::Steady,
+        (Role::Control, _) => Verdict::Drifted,
+        (Role::Tested, Outcome::Equivalent) => Verdict::Equivalent,
+        (Role::Tested, _) if direction == metrics::Direction::Neutral => Verdict::Changed,
+        (Role::Tested, Outcome::Ahead) => Verdict::Better,
+        (Role::Tested, _) => Verdict::Worse,
     }
-    descriptive::sort(&mut detectable);
-    fam.median_detectable_pct = descriptive::median_sorted(&detectable);
-    fam
+}
+
+/// The counts of one family's judgements.
+fn family(rows: &[CompareRow], role: Role) -> Family {
+    let judged: Vec<(&CompareRow, &Judgement)> = rows
+        .iter()
+        .filter(|r| r.role == role)
+        .filter_map(|r| r.judgement.as_ref().map(|j| (r, j)))
+        .collect();
+    let count = |f: fn(&Verdict) -> bool| judged.iter().filter(|(r, _)| f(&r.verdict)).count();
+    // Median rounds for ±10 %, "more than 100" sorting last.
+    let mut need: Vec<usize> = judged
+        .iter()
+        .map(|(_, j)| j.rounds_for_10pct.unwrap_or(usize::MAX))
+        .collect();
+    need.sort_unstable();
+    Family {
+        judged: judged.len(),
+        flagged: count(Verdict::flagged),
+        equivalent: count(|v| matches!(v, Verdict::Equivalent | Verdict::Steady)),
+        not_separated: count(|v| *v == Verdict::NotSeparated),
+        expected_by_chance: judged.len() as f64 * DEFAULT_ALPHA,
+        min_rounds: judged.iter().map(|(_, j)| j.rounds).min().unwrap_or(0),
+        median_rounds_for_10pct: need
+            .get(need.len() / 2)
+            .copied()
+            .filter(|n| *n != usize::MAX),
+    }
 }
 
 fn setup_drift(rows: &[CompareRow], setup: &str) -> Option<SetupDrift> {
@@ -693,10 +734,11 @@ mod tests {
         // Named control: ext4's 20 % is xfs's 20 %, i.e. drift.
         let opts = Options {
             control: vec!["xfs".into()],
+            ..Options::default()
         };
         let c = compare(&a, &b, "a", "b", &opts).unwrap();
         assert_eq!(c.control_choice, ControlChoice::Explicit);
-        assert_eq!(verdict_of(&c, "ext4"), Verdict::NoChange);
+        assert_eq!(verdict_of(&c, "ext4"), Verdict::Equivalent);
         assert_eq!(verdict_of(&c, "xfs"), Verdict::Drifted);
         // A further halving on ext4 is a change beyond the drift.
         let (a, b2) = pair(0.5, "6.18");

@@ -2,9 +2,8 @@
 //! every number and verdict comes from the model in [`super`].
 
 use super::provenance::{Timing, human_duration};
-use super::{CompareRow, Comparison, ControlChoice, Family, Role, Verdict};
+use super::{CompareRow, Comparison, ControlChoice, Family, Pairing, Role, Verdict};
 use crate::metrics as metric;
-use crate::stats::change::POWER;
 use crate::stats::judged::Role as MetricRole;
 use std::fmt::Write;
 
@@ -16,47 +15,43 @@ fn pct(x: f64) -> String {
     }
 }
 
-fn plus_minus(x: f64) -> String {
-    if x.is_finite() {
-        format!("±{}", metric::format_number(x))
-    } else {
-        "–".into()
-    }
+/// "−12 … +25 %": an interval of the change in percent.
+fn interval(iv: (f64, f64)) -> String {
+    let p = |x: f64| {
+        if x.abs() < 0.05 {
+            "0".to_string()
+        } else {
+            format!("{}{:.1}", if x > 0.0 { "+" } else { "−" }, x.abs())
+        }
+    };
+    format!("{} … {} %", p(iv.0), p(iv.1))
 }
 
-/// A detectable change on the log scale reads differently up and down (+100 % is −50 %):
-/// one number while they are close, both once they are not.
-fn detectable(up_pct: f64) -> String {
-    if !up_pct.is_finite() {
-        return "–".into();
-    }
-    let down = (1.0 - 1.0 / (1.0 + up_pct / 100.0)) * 100.0;
-    if up_pct < 20.0 {
-        format!("{} %", plus_minus(up_pct))
-    } else {
-        format!(
-            "+{}/−{} %",
-            metric::format_number(up_pct),
-            metric::format_number(down)
-        )
-    }
+/// "9", or "> 100": the rounds that would tell ±10 % apart.
+pub(super) fn rounds_text(n: Option<usize>) -> String {
+    n.map_or("> 100".into(), |n| n.to_string())
 }
 
-fn verdict_text(r: &CompareRow) -> String {
+/// The verdict in words, with the one statistic's mark (★ better, ▽ worse, = equivalent within
+/// the margin, ≈ not separated).
+pub(super) fn verdict_text(r: &CompareRow) -> String {
+    let margin = r
+        .judgement
+        .map_or(String::new(), |j| format!(" (±{:.0} %)", j.margin * 100.0));
     match &r.verdict {
-        Verdict::Better => "better".into(),
-        Verdict::Worse => "worse".into(),
+        Verdict::Better => "★ better".into(),
+        Verdict::Worse => "▽ worse".into(),
         Verdict::Changed => "changed".into(),
-        Verdict::NoChange => "no significant change".into(),
+        Verdict::Equivalent => format!("= equivalent{margin}"),
+        Verdict::NotSeparated => "≈ not separated".into(),
         Verdict::Drifted => "drifted (control)".into(),
-        Verdict::Steady => "steady (control)".into(),
+        Verdict::Steady => format!("= steady{margin} (control)"),
         Verdict::NotJudged { .. } => match r.metric_role {
             Some(MetricRole::Derived(_)) => "not judged (derived)".into(),
             Some(MetricRole::Fact) => "not judged (fixed fact)".into(),
             _ => "not judged (unknown metric)".into(),
         },
         Verdict::TooFewRounds => "too few rounds to judge".into(),
-        Verdict::NoSpread => "no spread to judge by".into(),
         Verdict::NotPositive => "not judged (zero or negative)".into(),
         Verdict::Same => "no change".into(),
         Verdict::Differs => "changed".into(),
@@ -74,7 +69,7 @@ pub(super) fn table(c: &Comparison) -> (Vec<&'static str>, Vec<Vec<String>>) {
     if ctl {
         head.extend(["Control Δ", "Beyond control"]);
     }
-    head.extend(["Detectable", "q", "Verdict"]);
+    head.extend(["Interval", "±10 % needs", "Verdict"]);
     let rows = c
         .rows
         .iter()
@@ -95,13 +90,14 @@ pub(super) fn table(c: &Comparison) -> (Vec<&'static str>, Vec<Vec<String>>) {
                 cells.push(r.control_delta_pct.map_or(String::new(), pct));
                 cells.push(r.beyond_control_pct.map_or(String::new(), pct));
             }
-            let decisive = j.map(|j| *j.decisive());
             cells.push(
-                decisive
-                    .filter(|m| m.p.is_finite())
-                    .map_or(String::new(), |m| detectable(m.detectable_pct)),
+                r.change_pct
+                    .and_then(|(_, iv)| iv)
+                    .map_or(String::new(), interval),
             );
-            cells.push(r.q_value.map_or(String::new(), |q| format!("{q:.3}")));
+            cells.push(j.map_or(String::new(), |j| {
+                format!("{} rounds", rounds_text(j.rounds_for_10pct))
+            }));
             cells.push(verdict_text(r));
             cells
         })
@@ -195,8 +191,8 @@ pub(super) fn preamble(c: &Comparison) -> Vec<String> {
         ),
         ControlChoice::None if changed.is_empty() && c.host_differences.is_empty() => {
             if matches!(c.timing, Timing::SameRun { .. }) {
-                "Nothing differs between A and B: an A/A comparison. Every flagged change is \
-                 chance, and the false-discovery correction bounds how often that happens."
+                "Nothing differs between A and B: an A/A comparison. Every change called is \
+                 chance: each judgement is wrong at most α of the time."
                     .into()
             } else {
                 "Nothing fsbench records differs between A and B (setups, kernel, tools, \
@@ -220,23 +216,46 @@ pub(super) fn preamble(c: &Comparison) -> Vec<String> {
     out
 }
 
-fn family_line(f: &Family, what: &str, alpha: f64, correction: &str) -> String {
+fn family_line(f: &Family, what: &str, alpha: f64) -> String {
     format!(
-        "{} of {} {what} changed beyond noise after the {correction} correction of the \
-         false-discovery rate at α = {alpha}. Chance alone would flag about {:.1} of {} at \
-         α = {alpha} without that correction (uncorrected here: {}).",
-        f.flagged, f.judged, f.expected_by_chance, f.judged, f.flagged_uncorrected
+        "{} of {} {what} changed beyond noise, {} shown equivalent within their margins, {} not \
+         separated. Each judgement is wrong at most α = {alpha} of the time, with no correction \
+         across metrics: were nothing changed, chance alone would call about {:.1} of {} changed.",
+        f.flagged, f.judged, f.equivalent, f.not_separated, f.expected_by_chance, f.judged
     )
 }
 
-/// Paragraphs after the table: how many changed, what chance alone would do, what n can see.
+/// The statistic in words: how the rounds were paired, and what a row fell back to.
+fn statistic(c: &Comparison) -> String {
+    let fell_back = c
+        .rows
+        .iter()
+        .filter(|r| r.pairing == Some(Pairing::Independent) && c.pairing != Pairing::Independent)
+        .count();
+    let mut s = format!(
+        "Statistic: {}, the {:.0} % interval (column Interval: B against A).",
+        c.pairing.words(),
+        (1.0 - c.alpha) * 100.0
+    );
+    if fell_back > 0 {
+        let _ = write!(
+            s,
+            " {fell_back} metric(s) share no round between A and B and are judged unpaired."
+        );
+    }
+    s
+}
+
+/// Paragraphs after the table: how many changed, what chance alone would do, what it would
+/// take to separate the rest.
 pub(super) fn conclusion(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     let (t, k) = (&c.tested, &c.control);
     if t.judged == 0 && k.judged == 0 {
         out.push(format!(
-            "Too few rounds to judge any change (need {} or more per side).",
-            crate::stats::change::MIN_ROUNDS
+            "Too few rounds to judge any change (paired: 2 or more rounds in common; unpaired: \
+             {} or more per side).",
+            crate::stats::unpaired::MIN_ROUNDS_A_SIDE
         ));
     }
     let against = if has_control_columns(c) {
@@ -246,9 +265,12 @@ pub(super) fn conclusion(c: &Comparison) -> Vec<String> {
     };
     if t.judged > 0 {
         out.push(format!(
-            "{} Test: Welch's t on log values, {against}.",
-            family_line(t, "judged metric(s)", c.alpha, c.correction)
+            "{} Judged {against}.",
+            family_line(t, "judged metric(s)", c.alpha)
         ));
+    }
+    if !c.rows.is_empty() {
+        out.push(statistic(c));
     }
     for d in &c.drift {
         out.push(format!(
@@ -262,26 +284,19 @@ pub(super) fn conclusion(c: &Comparison) -> Vec<String> {
     if k.judged > 0 {
         out.push(format!(
             "Drift: {}",
-            family_line(k, "control metric(s)", c.alpha, c.correction)
+            family_line(k, "control metric(s)", c.alpha)
         ));
     }
     let fam = if t.judged > 0 { t } else { k };
-    if fam.judged > 0 {
+    if fam.not_separated > 0 {
         out.push(format!(
-            "Detectable: the smallest change these rounds find {:.0} % of the time at α = {} \
-             (median {} here). \"No significant change\" means no change larger than that; \
-             smaller ones can hide in the noise.",
-            POWER * 100.0,
-            c.alpha,
-            detectable(fam.median_detectable_pct)
+            "Not separated: the interval holds no change and reaches past the margin, so neither \
+             a change nor an equivalence is shown. Column ±10 % needs: the rounds (pairs, or per \
+             side unpaired) that would tell a 10 % difference apart at that metric's noise \
+             (median {} here; this comparison has {}).",
+            rounds_text(fam.median_rounds_for_10pct),
+            fam.min_rounds
         ));
-        if fam.min_rounds <= 3 {
-            out.push(format!(
-                "With {} rounds a side only large effects can be seen. Use --rounds 5 or more \
-                 for close calls, 10 for changes of a few percent.",
-                fam.min_rounds
-            ));
-        }
     }
     // Metrics not judged, grouped by reason: "bw_mib_s, read_bw_mib_s (follows from …)".
     let mut not_judged: Vec<(&str, Vec<&str>)> = Vec::new();
@@ -336,7 +351,12 @@ fn wrap(text: &str, width: usize) -> String {
 /// Plain-text table of a comparison.
 pub fn render_text(c: &Comparison) -> String {
     let (head, rows) = table(c);
-    let numeric = |h: &str| matches!(h, "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "q");
+    let numeric = |h: &str| {
+        matches!(
+            h,
+            "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Interval" | "±10 % needs"
+        )
+    };
     let w: Vec<usize> = (0..head.len())
         .map(|i| {
             rows.iter()
@@ -398,16 +418,20 @@ pub fn render_markdown(c: &Comparison) -> String {
             out.push_str(&format!("{p}\n\n"));
         }
     }
-    out.push_str(
-        "## Changes with their 95 % intervals\n\n`*` change of B against A, `[---]` its interval, \
-         `|` zero, `<`/`>` interval beyond the axis; the verdict in words at the end.\n\n```text\n",
-    );
+    out.push_str(&format!(
+        "## Changes with their {:.0} % intervals\n\n`*` change of B against A, `[---]` its \
+         interval, `|` zero, `<`/`>` interval beyond the axis; the verdict in words at the \
+         end.\n\n```text\n",
+        (1.0 - c.alpha) * 100.0
+    ));
     out.push_str(&super::forest::text(c));
     out.push_str("```\n\n");
     let align: Vec<&str> = head
         .iter()
         .map(|h| match *h {
-            "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Detectable" | "q" => "---:",
+            "A" | "B" | "Δ" | "Control Δ" | "Beyond control" | "Interval" | "±10 % needs" => {
+                "---:"
+            }
             _ => "---",
         })
         .collect();
