@@ -301,8 +301,12 @@ fn specs(opts: &Options) -> Vec<WorkloadSpec> {
                 .find(|w| w.id == *id)
                 .cloned()
                 .expect("validated against the registry");
-            w.smallfiles = Some(opts.small.clone());
-            w.fsmark = Some(opts.fsmark.clone());
+            // The sizes of the run go to the kinds that take them.
+            if w.kind == crate::plan::Kind::Smallfiles {
+                w.set_params(&opts.small);
+            } else if w.kind == crate::plan::Kind::Fsmark {
+                w.set_params(&opts.fsmark);
+            }
             w
         })
         .collect()

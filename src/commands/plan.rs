@@ -6,7 +6,7 @@ use crate::plan::{Invocation, WorkloadSpec, eta};
 use crate::runner::{fs_available, workload_available};
 use crate::workload::registry::{self, Describe, Phase};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Run `fsbench plan`; returns the exit code.
 pub fn run(args: PlanArgs) -> crate::Result<i32> {
@@ -115,14 +115,14 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     if let Some(line) = needs_line(inv) {
         let _ = writeln!(s, "{line}");
     }
-    let mut files: Vec<(&Path, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
-    for j in p.recorded().filter_map(|w| w.fio_job.as_ref()) {
+    let mut files: Vec<(PathBuf, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
+    for j in p.recorded().filter_map(crate::workload::fiojob::job_of) {
         match files.iter_mut().find(|f| f.0 == j.file.as_path()) {
             Some(f) => {
                 f.1 += 1;
                 f.2.insert(j.phase);
             }
-            None => files.push((&j.file, 1, [j.phase].into(), j.native)),
+            None => files.push((j.file.clone(), 1, [j.phase].into(), j.native)),
         }
     }
     for (file, sections, phases, native) in files {
@@ -302,16 +302,18 @@ pub fn fio_job_phases(inv: &Invocation) -> String {
     let mut s = String::new();
     let mut seen = Vec::new();
     for w in inv.plan.recorded() {
-        let Some(j) = &w.fio_job else { continue };
+        let Some(j) = crate::workload::fiojob::job_of(w) else {
+            continue;
+        };
         let key = j.phase_key();
         if seen.contains(&key) {
             continue;
         }
         seen.push(key.clone());
-        let members: Vec<(&str, &crate::fio::jobfile::FioJob)> = inv
+        let members: Vec<(&str, crate::fio::jobfile::FioJob)> = inv
             .plan
             .recorded()
-            .filter_map(|x| x.fio_job.as_ref().map(|f| (x.id.as_str(), f)))
+            .filter_map(|x| crate::workload::fiojob::job_of(x).map(|f| (x.id.as_str(), f)))
             .filter(|(_, f)| f.phase_key() == key)
             .collect();
         let ids: Vec<&str> = members.iter().map(|(id, _)| *id).collect();
@@ -338,7 +340,7 @@ pub fn fio_job_phases(inv: &Invocation) -> String {
             .file_stem()
             .map(|x| crate::fio::jobfile::section_id(&x.to_string_lossy()))
             .unwrap_or_default();
-        let jobs: Vec<&crate::fio::jobfile::FioJob> = members.iter().map(|(_, f)| *f).collect();
+        let jobs: Vec<&crate::fio::jobfile::FioJob> = members.iter().map(|(_, f)| f).collect();
         s.push_str(&crate::fio::jobfile::render_phase(
             &jobs,
             Some(Path::new(&format!("$MNT/fsbench/fio-{stem}"))),

@@ -2,27 +2,14 @@
 //! tool → package table and the lookup on PATH live in [`crate::host::packages`] (the
 //! filesystem drivers read it too); they are re-exported here for the doctor's callers.
 //!
-//! A workload that needs a program gets a line in [`WORKLOAD_TOOLS`].
+//! A workload's programs are its kind's (`Needs::programs` in its module, read through the
+//! workload registry): nothing here changes when a kind is added.
 
 use serde::Serialize;
 
 pub use crate::host::packages::{
     MANAGERS, Manager, TOOLS, Tool, debian_package, detect_manager, locate, package, present,
 };
-
-/// Workloads that need programs besides the filesystem's tools: (id prefix, programs).
-pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
-    ("pgbench", &["pg_ctl", "initdb", "pgbench"]),
-    ("crash-pgbench", &["pg_ctl", "initdb"]),
-    ("sqlite", &["sqlite3"]),
-    // Containers and VM images.
-    ("vm-", &["qemu-img", "qemu-storage-daemon"]),
-    // Source trees, mail, logs, snapshots and backups.
-    ("git", &["git"]),
-    ("postmark", &["postmark"]),
-    ("backup", &["fstrim"]),
-    // Aging.
-];
 
 /// A program a run needs and what needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,12 +61,8 @@ pub fn needs(wants: &Wants) -> Vec<Need> {
         add("fio", "--engine fio");
     }
     for id in &wants.workloads {
-        for (prefix, tools) in WORKLOAD_TOOLS {
-            if id.starts_with(prefix) {
-                for t in *tools {
-                    add(t, id);
-                }
-            }
+        for t in crate::workload::registry::programs_of(id) {
+            add(t, id);
         }
     }
     out

@@ -4,8 +4,8 @@
 //! `host` so the drivers (`fs`) need not reach up into `doctor`.
 //!
 //! How to add a tool: one [`Tool`] line in [`TOOLS`] (its package per manager, `""` where the
-//! distribution has none); a workload that needs it gets a line in the doctor's
-//! `WORKLOAD_TOOLS`.
+//! distribution has none), keyed by program, only when the program is new; a workload kind
+//! that runs it says so in its own `needs` (`Needs::programs`), which the doctor reads.
 
 use serde::Serialize;
 use std::path::PathBuf;

@@ -26,47 +26,15 @@
 //! numjobs = 4
 //! sweep = { param = "iodepth", values = [1, 8, 32, 128] }   # → randread-qd1 … randread-qd128
 //!
-//! [[workload]]              # application workloads take their own keys
-//! id = "pgbench-rw"         # or kind = "pgbench" with mode = "rw" | "ro"
+//! [[workload]]              # a kind's own keys (pgbench: mode, scale, clients…)
+//! id = "pgbench-rw"         # a catalog id: its kind and parameters, then the keys over them
 //! scale = 10
 //! clients = 32
-//! threads = 2
-//! duration = "60s"          # else the plan's runtime
-//! shared_buffers = "32M"
-//! settings = { checkpoint_timeout = "5min", wal_compression = "on" }
-//!
-//! [[workload]]
-//! id = "sqlite-delete"      # or kind = "sqlite" with journal_mode = "wal" | "delete"
-//! transactions = 2000
-//! rows = 5                  # inserts, and as many updates, per transaction
-//!
-//! [[workload]]
-//! id = "crash-nosync"       # or crash-fsync / -append / -rename / -pgbench / -shutdown
-//! kind = "crash"
-//! mode = "fsync"            # "fsync" | "append" | "rename" | "pgbench" (PostgreSQL commits)
-//! ops = 60                  # acknowledged operations (pgbench: transactions) recorded
-//! states = 24               # crash states checked (pgbench: 12)
-//! sync = false              # skip the durability calls (pgbench: fsync=off): the control
-//! method = "replay"         # "replay" (recorded states) | "shutdown" (FS_IOC_SHUTDOWN quick path)
-//!
-//! [[workload]]              # use cases (docs/usecases.md): git, maildir, postmark, logs
-//! id = "git"                # files, commits, changes, revisions
-//! files = 2000
-//! [[workload]]
-//! id = "maildir"            # messages, deliverers, flag_share, expunge_share
-//! [[workload]]
-//! id = "logs"               # appenders, readers, commit_records, rotate_bytes, keep, seconds
-//! [[workload]]
-//! id = "vm-raw-aging"       # or vm-qcow2-randwrite / -randread / -mixed / -seqread / -aging, vm-snapshot
-//! kind = "vm-image"
-//! job = "aging"             # "randwrite" | "randread" | "mixed" | "seqread" | "aging" | "snapshot"
-//! format = "raw"            # "raw" | "qcow2"
-//! prealloc = "falloc"       # "off" | "metadata" (qcow2) | "falloc" | "full"
-//! image_size = "128M"       # else the plan's data-file size
-//! fsync_every = 32          # a flush every N guest writes (0: none)
-//! age_passes = 1            # aging: random 4K overwrites of the whole image
-//! iodepth = 16
 //! ```
+//!
+//! Each kind declares its own keys, with a line each, in its module (`Workload::keys`, read
+//! through `workload::registry::own_keys`); a `[[workload]]` table with a key neither common
+//! nor its kind's is refused with that list, and an unknown `kind` with the registry's kinds.
 
 use super::variant;
 use super::workload::{IoParams, Kind, SweepPoint, WorkloadSpec, catalog};
@@ -473,13 +441,21 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
     // The kind takes its own keys out first (registry: `Workload::take_params`); what is left
     // must be known here.
     let own = take_own_params(&mut t, base_id, origin)?;
-    let raw: RawWorkload = toml::Value::Table(t)
-        .try_into()
-        .map_err(|e| bad(origin, format!("[[workload]] {id_hint}: {e}")))?;
+    let raw: RawWorkload = toml::Value::Table(t).try_into().map_err(|e| {
+        let kind = own.as_ref().map(|w| w.kind);
+        let hint = crate::workload::registry::own_keys(kind);
+        bad(origin, format!("[[workload]] {id_hint}: {e}{hint}"))
+    })?;
     let ctx = format!("workload '{}'", raw.id);
     let kind = match raw.kind.as_deref() {
         Some(k) => Kind::parse(k).ok_or_else(|| {
-            bad(origin, format!("{ctx}: unknown kind '{k}'; use io, memcap, layout, compress, untar, find-cold, rm-tree, smallfiles, fsmark, probe, pgbench, sqlite, crash, git, maildir, postmark, logs or vm-image"))
+            bad(
+                origin,
+                format!(
+                    "{ctx}: unknown kind '{k}'; use one of {}",
+                    Kind::names().join(", ")
+                ),
+            )
         })?,
         None if raw.rw.is_some() => Kind::Io,
         None => catalog()

@@ -193,10 +193,13 @@ mod tests {
                 "fsync-write"
             ]
         );
-        let rw = d.workloads[0].pgbench.as_ref().unwrap();
+        let rw: crate::workload::pgbench::PgbenchParams = d.workloads[0].params_of().unwrap();
         assert_eq!((rw.clients, rw.scale), (32, 10), "seed 004: 32 clients");
         assert_eq!(
-            d.workloads[3].sqlite.as_ref().unwrap().journal_mode,
+            d.workloads[3]
+                .params_of::<crate::workload::sqlite::SqliteParams>()
+                .unwrap()
+                .journal_mode,
             crate::workload::sqlite::JournalMode::Delete
         );
     }

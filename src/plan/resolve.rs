@@ -1374,7 +1374,7 @@ mod tests {
         let inv = ok(&["--plan", p.to_str().unwrap(), "--fs", "ext4"]);
         let ids: Vec<_> = inv.plan.workloads.iter().map(|w| w.id.as_str()).collect();
         assert_eq!(ids, ["mkfs", "usable-space", "randread", "w-r"]);
-        let j = inv.plan.workloads[3].fio_job.as_ref().unwrap();
+        let j = crate::workload::fiojob::job_of(&inv.plan.workloads[3]).unwrap();
         assert_eq!((j.section.as_str(), j.phase), ("w r", 1));
         // From the flag, the job file replaces the profile's suite (so `randread` is free).
         let f = dir.path().join("j.fio");
@@ -1395,8 +1395,7 @@ mod tests {
             .find(|w| w.id == "randread")
             .unwrap();
         assert!(
-            j.fio_job
-                .as_ref()
+            crate::workload::fiojob::job_of(j)
                 .unwrap()
                 .options
                 .contains(&"runtime=2000ms".into())

@@ -472,7 +472,7 @@ mod tests {
 
     impl Workload for KeyValueStore {
         fn kind(&self) -> Kind {
-            Kind::Sqlite
+            Kind::named("kv-store")
         }
         fn name(&self) -> &'static str {
             "kv-store"

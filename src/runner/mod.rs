@@ -811,11 +811,13 @@ pub fn workload_infos(inv: &Invocation, dir: &Path) -> Vec<WorkloadInfo> {
             if let (Some(s), Some(obj)) = (&spec, params.as_object_mut()) {
                 obj.insert("job".into(), serde_json::to_value(s).unwrap_or_default());
             }
-            if let (Some(j), Some(obj)) = (&w.fio_job, params.as_object_mut()) {
+            if let (Some(j), Some(obj)) =
+                (crate::workload::fiojob::job_of(w), params.as_object_mut())
+            {
                 // The section as fio reads it, so a reader can rerun it by hand.
                 obj.insert(
                     "job_text".into(),
-                    crate::fio::jobfile::render_phase(&[j], Some(&dir.join("fio"))).into(),
+                    crate::fio::jobfile::render_phase(&[&j], Some(&dir.join("fio"))).into(),
                 );
             }
             WorkloadInfo {

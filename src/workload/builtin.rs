@@ -1,293 +1,248 @@
-//! Registry entries of the kinds that live in single-file modules or in the runner's setup:
-//! mkfs, usable-space, layout, I/O jobs, memory-capped jobs, compression, fio job files.
+//! The built-in kinds as data: mkfs, usable-space, layout, I/O jobs, memory-capped jobs and
+//! compression. Each is one [`Builtin`] value — its name, family, names and headline rows,
+//! metrics, catalog and the few functions where it differs — walked by one [`Workload`]
+//! impl, so a new job-shaped kind is a value here, not another impl.
 
-use super::registry::{
+use super::api::{
     Caches, Cost, Describe, Family, Headline, Kind, Names, Needs, Phase, Question, Table, Workload,
-    Writes,
+    Writes, io_question,
 };
+use super::api::{Metric, WorkloadContext, WorkloadOutput};
 use super::spec::{IoParams, JobDefaults, WorkloadSpec};
-use super::step::{FioPhase, StepContext};
-use super::{Metric, WorkloadContext, WorkloadOutput};
+use super::step::StepContext;
 use crate::Error;
 use crate::engine::RwMode;
 use crate::metrics::MetricId;
 use crate::metrics::registry::*;
 use crate::units::format_size;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const M: u64 = 1 << 20;
 const K: u64 = 1 << 10;
 
-/// Metrics of an I/O job (native engine or fio: `workload::io::to_output`), then `$extra`.
-macro_rules! io_metrics {
-    ($($extra:expr),*) => {
-        &[
-            IOPS,
-            READ_IOPS,
-            WRITE_IOPS,
-            BW_MIB_S,
-            READ_BW_MIB_S,
-            WRITE_BW_MIB_S,
-            LAT_P50_MS,
-            LAT_P99_MS,
-            LAT_P99_9_MS,
-            READ_LAT_P50_MS,
-            READ_LAT_P99_MS,
-            READ_LAT_P99_9_MS,
-            WRITE_LAT_P50_MS,
-            WRITE_LAT_P99_MS,
-            WRITE_LAT_P99_9_MS,
-            CPU_UTIL,
-            DEVICE_WRITE_BYTES,
-            WRITE_AMPLIFICATION,
-            DEVICE_WRITE_BYTES_TOTAL,
-            WRITE_AMPLIFICATION_TOTAL,
-            FSYNCS,
-            STALLS,
-            STEADY_REACHED,
-            STEADY_AT_S,
-            $($extra),*
-        ]
-    };
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// mkfs / zpool create, timed (happens once per setup-round whatever is selected).
+    pub const Mkfs: Kind = Kind::named("mkfs");
+    /// statvfs right after mount.
+    pub const UsableSpace: Kind = Kind::named("usable-space");
+    /// Write the data file once, timed.
+    pub const Layout: Kind = Kind::named("layout");
+    /// An I/O job on the data file.
+    pub const Io: Kind = Kind::named("io");
+    /// An I/O job inside a memory-capped cgroup.
+    pub const Memcap: Kind = Kind::named("memcap");
+    /// Write text-like (≈2.4:1) data and read the on-disk compression ratio back.
+    pub const Compress: Kind = Kind::named("compress");
+}
+
+/// [`Workload::take_params`] of a built-in (it inherits nothing from a catalog workload).
+pub type TakeParams = fn(&mut toml::Table, &mut WorkloadSpec) -> Result<(), String>;
+/// [`Workload::complete`] of a built-in.
+pub type Complete = fn(&mut WorkloadSpec) -> Result<(), String>;
+
+/// A built-in kind as data: what [`Workload`] asks, as values and plain functions.
+pub struct Builtin {
+    /// Its kind.
+    pub kind: Kind,
+    /// Its family.
+    pub family: Family,
+    /// Its question from the recorded parameters (`None`: its family's).
+    pub question: Option<fn(&serde_json::Value) -> Question>,
+    /// Its report table (`None`: its family's).
+    pub table: Option<Table>,
+    /// The workloads it ships, named: (id, label, short label).
+    pub names: &'static [(&'static str, &'static str, &'static str)],
+    /// Its headline rows.
+    pub headlines: &'static [Headline],
+    /// What a workload of it needs.
+    pub needs: fn(&WorkloadSpec) -> Needs,
+    /// The metrics it may emit.
+    pub emits: &'static [MetricId],
+    /// Its catalog workloads.
+    pub shipped: fn() -> Vec<WorkloadSpec>,
+    /// A `[[workload]]` table using it.
+    pub example: &'static str,
+    /// Its own plan-file keys with a line each.
+    pub keys: &'static [(&'static str, &'static str)],
+    /// What a step costs.
+    pub cost: fn(&WorkloadSpec, &JobDefaults) -> Cost,
+    /// Its line in `fsbench plan`.
+    pub describe: fn(&WorkloadSpec, &Describe<'_>) -> String,
+    /// Takes its own keys out of a `[[workload]]` table (`None`: it has none).
+    pub take_params: Option<TakeParams>,
+    /// Defaults after the common keys (`None`: none).
+    pub complete: Option<Complete>,
+    /// Whether the caches are dropped before a step.
+    pub caches: Caches,
+    /// Runs a step.
+    pub run: fn(&mut StepContext<'_>, &WorkloadSpec) -> crate::Result<WorkloadOutput>,
+}
+
+impl Workload for Builtin {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn family(&self) -> Family {
+        self.family
+    }
+    fn question(&self, params: &serde_json::Value) -> Question {
+        match self.question {
+            Some(q) => q(params),
+            None => self.family.question(),
+        }
+    }
+    fn table(&self) -> Table {
+        self.table.unwrap_or(self.family.table())
+    }
+    fn names(&self, id: &str) -> Option<Names> {
+        let (_, label, short) = *self.names.iter().find(|(i, _, _)| *i == id)?;
+        Some(Names { label, short })
+    }
+    fn headlines(&self) -> &'static [Headline] {
+        self.headlines
+    }
+    fn needs(&self, w: &WorkloadSpec) -> Needs {
+        (self.needs)(w)
+    }
+    fn emits(&self) -> &'static [MetricId] {
+        self.emits
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        (self.shipped)()
+    }
+    fn example(&self) -> &'static str {
+        self.example
+    }
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        self.keys
+    }
+    fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
+        (self.cost)(w, d)
+    }
+    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
+        (self.describe)(w, d)
+    }
+    fn take_params(
+        &self,
+        t: &mut toml::Table,
+        _base: Option<&WorkloadSpec>,
+        spec: &mut WorkloadSpec,
+    ) -> Result<(), String> {
+        self.take_params.map_or(Ok(()), |f| f(t, spec))
+    }
+    fn complete(&self, spec: &mut WorkloadSpec) -> Result<(), String> {
+        self.complete.map_or(Ok(()), |f| f(spec))
+    }
+    fn prepare(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<Caches> {
+        Ok(self.caches)
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        (self.run)(cx, w)
+    }
 }
 
 /// An I/O job; `scaling_factor` is added by the runner when the workload names a baseline.
-const IO_METRICS: &[MetricId] = io_metrics!(SCALING_FACTOR);
+const IO_METRICS: &[MetricId] = super::io::io_metrics!(SCALING_FACTOR);
 /// A memory-capped job: the cap and the peak besides the job's own.
-const MEMCAP_METRICS: &[MetricId] = io_metrics!(MEMORY_CAP_BYTES, PEAK_MEMORY_BYTES);
-/// A fio job-file section: trims, and the phase's device bytes when sections ran together.
-const FIO_JOB_METRICS: &[MetricId] = io_metrics!(
-    TRIM_IOPS,
-    TRIM_BW_MIB_S,
-    TRIM_LAT_P99_MS,
-    PHASE_DEVICE_WRITE_BYTES
-);
+const MEMCAP_METRICS: &[MetricId] = super::io::io_metrics!(MEMORY_CAP_BYTES, PEAK_MEMORY_BYTES);
+/// What the layout and compress steps measure (the runner adds the device's figures).
+const WRITE_METRICS: &[MetricId] = &[
+    SECONDS,
+    BYTES,
+    BW_MIB_S,
+    DEVICE_WRITE_BYTES,
+    WRITE_AMPLIFICATION,
+    DEVICE_WRITE_BYTES_TOTAL,
+    WRITE_AMPLIFICATION_TOTAL,
+];
+
+/// Nothing to take from the plan: the one workload of its kind.
+fn nothing(_: &WorkloadSpec, _: &JobDefaults) -> Cost {
+    Cost::Nothing
+}
 
 /// `mkfs`: timed by the runner when it creates the setup; not a step of its own.
-pub struct Mkfs;
-
-impl Workload for Mkfs {
-    fn kind(&self) -> Kind {
-        Kind::Mkfs
-    }
-    fn name(&self) -> &'static str {
-        "mkfs"
-    }
-    fn family(&self) -> Family {
-        Family::Setup
-    }
-    fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "mkfs" => ("mkfs / zpool create", "mkfs"),
-            _ => return None,
-        };
-        Some(Names { label, short })
-    }
-    fn headlines(&self) -> &'static [Headline] {
-        use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[Headline {
-            rank: 15,
-            workload: "mkfs",
-            metrics: &[SECONDS],
-            label: "mkfs / zpool create",
-        }];
-        ROWS
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs {
-            root: true,
-            phase: Phase::Setup,
-            ..Needs::NOTHING
-        }
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        &[SECONDS]
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("mkfs", Kind::Mkfs)]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"mkfs\"\nkind = \"mkfs\""
-    }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Nothing
-    }
-    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
-        let setup = d.setup;
-        let mut s = format!("create {}", setup.fs);
-        if let Some(l) = crate::fs::layout::of_setup(setup) {
-            s.push_str(&format!(" raid={}", l.name));
-            if let Some(m) = &setup.mraid {
-                s.push_str(&format!(" (metadata {m})"));
-            }
-            if setup.spare {
-                s.push_str(" over the target's devices but the last, its spare");
-            } else {
-                s.push_str(" over all the target's devices");
-            }
-            if l.redundancy > 0 {
-                let onto = if setup.spare { " onto the spare" } else { "" };
-                s.push_str(&format!(" (round 1: scrub, degraded reads, rebuild{onto})"));
-            }
-        }
-        if !setup.mkfs.is_empty() {
-            s.push_str(&format!(" mkfs {}", setup.mkfs.join(" ")));
-        }
-        for (k, v) in &setup.props {
-            s.push_str(&format!(" -O {k}={v}"));
-        }
-        if let Some(m) = setup.mount_option_string() {
-            s.push_str(&format!(", mount -o {m}"));
-        }
-        if setup.nocow() {
-            s.push_str(", chattr +C data dir");
-        }
-        s.push_str(", then wait for a quiet device");
-        if let Some(a) = &setup.age {
-            s.push_str(&format!(
-                ", then age ({a}: {} written, ~{:.0} s)",
-                crate::units::format_size(a.bytes()),
-                a.estimate_seconds()
-            ));
-        }
-        s
-    }
-    fn run(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        // The runner times mkfs while it creates the setup.
-        Ok(WorkloadOutput::default())
-    }
-}
+pub static MKFS: Builtin = Builtin {
+    kind: Kind::Mkfs,
+    family: Family::Setup,
+    question: None,
+    table: None,
+    names: &[("mkfs", "mkfs / zpool create", "mkfs")],
+    headlines: &[Headline {
+        rank: 15,
+        workload: "mkfs",
+        metrics: &[SECONDS],
+        label: "mkfs / zpool create",
+    }],
+    needs: |_| Needs {
+        root: true,
+        phase: Phase::Setup,
+        ..Needs::NOTHING
+    },
+    emits: &[SECONDS],
+    shipped: || vec![WorkloadSpec::simple("mkfs", Kind::Mkfs)],
+    example: "id = \"mkfs\"\nkind = \"mkfs\"",
+    keys: &[],
+    cost: nothing,
+    describe: describe_mkfs,
+    take_params: None,
+    complete: None,
+    caches: Caches::Drop,
+    // The runner times mkfs while it creates the setup.
+    run: |_, _| Ok(WorkloadOutput::default()),
+};
 
 /// `usable-space`: what statvfs reports right after mkfs (df's Size/Avail, inodes).
-pub struct UsableSpace;
-
-impl Workload for UsableSpace {
-    fn kind(&self) -> Kind {
-        Kind::UsableSpace
-    }
-    fn name(&self) -> &'static str {
-        "usable-space"
-    }
-    fn family(&self) -> Family {
-        Family::Setup
-    }
-    fn question(&self, _: &serde_json::Value) -> Question {
-        Question::Space
-    }
-    fn table(&self) -> Table {
-        Table::Capacity
-    }
-    fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "usable-space" => ("Usable space (df)", "usable space"),
-            _ => return None,
-        };
-        Some(Names { label, short })
-    }
-    fn headlines(&self) -> &'static [Headline] {
-        use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[Headline {
-            rank: 16,
-            workload: "usable-space",
-            metrics: &[AVAIL_BYTES],
-            label: "Usable space (df)",
-        }];
-        ROWS
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs::NOTHING
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        &[SIZE_BYTES, AVAIL_BYTES, INODES_TOTAL, INODES_FREE]
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("usable-space", Kind::UsableSpace)]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"usable-space\"\nkind = \"usable-space\""
-    }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Nothing
-    }
-    fn describe(&self, _: &WorkloadSpec, _: &Describe<'_>) -> String {
-        "statvfs: size, available bytes, inodes".into()
-    }
-    fn prepare(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<Caches> {
-        Ok(Caches::Keep)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        usable_space(cx.root)
-    }
-}
-
-/// `usable-space`: what statvfs reports right after mkfs (df's Size/Avail, inodes).
-fn usable_space(root: &Path) -> crate::Result<WorkloadOutput> {
-    let s = rustix::fs::statvfs(root).map_err(|e| Error::io("cannot statvfs", root, e.into()))?;
-    let f = s.f_frsize as f64;
-    Ok(WorkloadOutput {
-        metrics: vec![
-            Metric::new(SIZE_BYTES, "bytes", s.f_blocks as f64 * f),
-            Metric::new(AVAIL_BYTES, "bytes", s.f_bavail as f64 * f),
-            Metric::new(INODES_TOTAL, "count", s.f_files as f64),
-            Metric::new(INODES_FREE, "count", s.f_ffree as f64),
-        ],
-        ..Default::default()
-    })
-}
+pub static USABLE_SPACE: Builtin = Builtin {
+    kind: Kind::UsableSpace,
+    family: Family::Setup,
+    question: Some(space),
+    table: Some(Table::Capacity),
+    names: &[("usable-space", "Usable space (df)", "usable space")],
+    headlines: &[Headline {
+        rank: 16,
+        workload: "usable-space",
+        metrics: &[AVAIL_BYTES],
+        label: "Usable space (df)",
+    }],
+    needs: |_| Needs::NOTHING,
+    emits: &[SIZE_BYTES, AVAIL_BYTES, INODES_TOTAL, INODES_FREE],
+    shipped: || vec![WorkloadSpec::simple("usable-space", Kind::UsableSpace)],
+    example: "id = \"usable-space\"\nkind = \"usable-space\"",
+    keys: &[],
+    cost: nothing,
+    describe: |_, _| "statvfs: size, available bytes, inodes".into(),
+    take_params: None,
+    complete: None,
+    caches: Caches::Keep,
+    run: |cx, _| usable_space(cx.root),
+};
 
 /// `layout`: write the data file once, sequentially, timed (seed 000's "write a 16 GiB file").
-pub struct Layout;
-
-impl Workload for Layout {
-    fn kind(&self) -> Kind {
-        Kind::Layout
-    }
-    fn name(&self) -> &'static str {
-        "layout"
-    }
-    fn family(&self) -> Family {
-        Family::Io
-    }
-    fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "layout" => ("Lay out the test file", "layout"),
-            _ => return None,
-        };
-        Some(Names { label, short })
-    }
-    fn headlines(&self) -> &'static [Headline] {
-        use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[Headline {
-            rank: 10,
-            workload: "layout",
-            metrics: &[BW_MIB_S, SECONDS],
-            label: "Write the test file",
-        }];
-        ROWS
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs::WRITES
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        &[
-            SECONDS,
-            BYTES,
-            BW_MIB_S,
-            DEVICE_WRITE_BYTES,
-            WRITE_AMPLIFICATION,
-            DEVICE_WRITE_BYTES_TOTAL,
-            WRITE_AMPLIFICATION_TOTAL,
-        ]
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
+pub static LAYOUT: Builtin = Builtin {
+    kind: Kind::Layout,
+    family: Family::Io,
+    question: None,
+    table: None,
+    names: &[("layout", "Lay out the test file", "layout")],
+    headlines: &[Headline {
+        rank: 10,
+        workload: "layout",
+        metrics: &[BW_MIB_S, SECONDS],
+        label: "Write the test file",
+    }],
+    needs: |_| Needs::WRITES,
+    emits: WRITE_METRICS,
+    shipped: || {
         let mut layout = WorkloadSpec::io("layout", IoParams::new(RwMode::Write, M, 1, 8));
         layout.kind = Kind::Layout;
         vec![layout]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"layout\"\nkind = \"layout\"\nrw = \"write\"\nbs = \"1M\"\nnumjobs = 1\niodepth = 8"
-    }
-    fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
+    },
+    example: "id = \"layout\"\nkind = \"layout\"\nrw = \"write\"\nbs = \"1M\"\nnumjobs = 1\niodepth = 8",
+    keys: &[],
+    cost: |w, d| {
         let bytes = w.io.as_ref().and_then(|p| p.size).unwrap_or(d.file_size);
         Cost::Write {
             bytes,
@@ -298,151 +253,87 @@ impl Workload for Layout {
                 0.0
             },
         }
-    }
-    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
-        describe_io(w, d)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        let spec = w
-            .job_spec(cx.work.dir, &cx.defaults)
-            .expect("layout has io params");
-        let size = spec.size.unwrap_or(cx.defaults.file_size);
-        let mut notes = Vec::new();
-        let secs = match crate::engine::layout(&spec.filename, size, spec.direct) {
-            Err(e) if spec.direct && is_direct_refusal(&e) => {
-                let _ = std::fs::remove_file(&spec.filename);
-                notes.push(format!(
-                    "{} refused O_DIRECT ({e}); the file was laid out buffered",
-                    cx.work.fs
-                ));
-                crate::engine::layout(&spec.filename, size, false)?
-            }
-            other => other?,
-        };
-        if cx.defaults.precondition {
-            // After the first sequential write, before any measured job (not timed in the
-            // layout's figures); buffered, as the layout was, when the filesystem refused
-            // O_DIRECT.
-            let mut laid = spec.clone();
-            laid.direct = notes.is_empty() && spec.direct;
-            notes.push(super::precondition::run(&laid)?);
-        }
-        Ok(WorkloadOutput {
-            metrics: vec![
-                Metric::new(SECONDS, "s", secs),
-                Metric::new(BYTES, "bytes", size as f64),
-                Metric::new(BW_MIB_S, "MiB/s", size as f64 / 1048576.0 / secs.max(1e-9)),
-            ],
-            notes,
-            ..Default::default()
-        })
-    }
-}
+    },
+    describe: describe_io,
+    take_params: None,
+    complete: None,
+    caches: Caches::Drop,
+    run: run_layout,
+};
 
 /// An I/O job on the data file (or a file of its own).
-pub struct Io;
-
-impl Workload for Io {
-    fn kind(&self) -> Kind {
-        Kind::Io
-    }
-    fn name(&self) -> &'static str {
-        "io"
-    }
-    fn family(&self) -> Family {
-        Family::Io
-    }
-    fn question(&self, params: &serde_json::Value) -> Question {
-        super::registry::io_question(params)
-    }
-    fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "seqread" => ("Sequential read", "seqread"),
-            "seqwrite" => ("Sequential write", "seqwrite"),
-            "randread" => ("Random read", "randread"),
-            "randwrite" => ("Random write", "randwrite"),
-            "randrw70" => ("70/30 random mix", "70/30 mix"),
-            "fsync-write" => ("Write + fsync", "write+fsync"),
-            _ => return None,
-        };
-        Some(Names { label, short })
-    }
-    fn headlines(&self) -> &'static [Headline] {
-        use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[
-            Headline {
-                rank: 1,
-                workload: "randread",
-                metrics: &[IOPS],
-                label: "4K random read",
-            },
-            Headline {
-                rank: 2,
-                workload: "randwrite",
-                metrics: &[IOPS],
-                label: "4K random write",
-            },
-            Headline {
-                rank: 3,
-                workload: "randrw70",
-                metrics: &[READ_IOPS],
-                label: "70/30 random mix, read {unit}",
-            },
-            Headline {
-                rank: 4,
-                workload: "randrw70",
-                metrics: &[WRITE_IOPS],
-                label: "70/30 random mix, write {unit}",
-            },
-            Headline {
-                rank: 5,
-                workload: "fsync-write",
-                metrics: &[OPS_PER_S, IOPS],
-                label: "4K write + fsync",
-            },
-            Headline {
-                rank: 6,
-                workload: "randread",
-                metrics: &[LAT_P99_MS],
-                label: "Random read p99",
-            },
-            Headline {
-                rank: 7,
-                workload: "randwrite",
-                metrics: &[LAT_P99_MS],
-                label: "Random write p99",
-            },
-            Headline {
-                rank: 8,
-                workload: "seqread",
-                metrics: &[BW_MIB_S],
-                label: "1M sequential read",
-            },
-            Headline {
-                rank: 9,
-                workload: "seqwrite",
-                metrics: &[BW_MIB_S],
-                label: "1M sequential write",
-            },
-        ];
-        ROWS
-    }
-    fn needs(&self, w: &WorkloadSpec) -> Needs {
-        let p = w.io.as_ref();
-        Needs {
-            data_file: p.is_some_and(|p| p.file.is_none()),
-            writes: if p.is_some_and(|p| p.rw.writes()) {
-                Writes::Engine
-            } else {
-                Writes::No
-            },
-            ..Needs::NOTHING
-        }
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        IO_METRICS
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
+pub static IO: Builtin = Builtin {
+    kind: Kind::Io,
+    family: Family::Io,
+    question: Some(io_question),
+    table: None,
+    names: &[
+        ("seqread", "Sequential read", "seqread"),
+        ("seqwrite", "Sequential write", "seqwrite"),
+        ("randread", "Random read", "randread"),
+        ("randwrite", "Random write", "randwrite"),
+        ("randrw70", "70/30 random mix", "70/30 mix"),
+        ("fsync-write", "Write + fsync", "write+fsync"),
+    ],
+    headlines: &[
+        Headline {
+            rank: 1,
+            workload: "randread",
+            metrics: &[IOPS],
+            label: "4K random read",
+        },
+        Headline {
+            rank: 2,
+            workload: "randwrite",
+            metrics: &[IOPS],
+            label: "4K random write",
+        },
+        Headline {
+            rank: 3,
+            workload: "randrw70",
+            metrics: &[READ_IOPS],
+            label: "70/30 random mix, read {unit}",
+        },
+        Headline {
+            rank: 4,
+            workload: "randrw70",
+            metrics: &[WRITE_IOPS],
+            label: "70/30 random mix, write {unit}",
+        },
+        Headline {
+            rank: 5,
+            workload: "fsync-write",
+            metrics: &[OPS_PER_S, IOPS],
+            label: "4K write + fsync",
+        },
+        Headline {
+            rank: 6,
+            workload: "randread",
+            metrics: &[LAT_P99_MS],
+            label: "Random read p99",
+        },
+        Headline {
+            rank: 7,
+            workload: "randwrite",
+            metrics: &[LAT_P99_MS],
+            label: "Random write p99",
+        },
+        Headline {
+            rank: 8,
+            workload: "seqread",
+            metrics: &[BW_MIB_S],
+            label: "1M sequential read",
+        },
+        Headline {
+            rank: 9,
+            workload: "seqwrite",
+            metrics: &[BW_MIB_S],
+            label: "1M sequential write",
+        },
+    ],
+    needs: io_needs,
+    emits: IO_METRICS,
+    shipped: || {
         let split = |mut p: IoParams| {
             p.split = true;
             p
@@ -459,155 +350,83 @@ impl Workload for Io {
             WorkloadSpec::io("randrw70", mix),
             WorkloadSpec::io("fsync-write", fsync),
         ]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"randread-qd32\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 32"
-    }
-    fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
-        job_cost(w, d)
-    }
-    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
-        describe_io(w, d)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+    },
+    example: "id = \"randread-qd32\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 32",
+    keys: &[],
+    cost: job_cost,
+    describe: describe_io,
+    take_params: None,
+    complete: None,
+    caches: Caches::Drop,
+    run: |cx, w| {
         let spec = w
             .job_spec(cx.work.dir, &cx.defaults)
             .expect("io has params");
         io_with_fallback(&cx.work, spec, cx.fio_engine)
-    }
-}
+    },
+};
 
 /// An I/O job inside a memory-capped cgroup (v1 or v2).
-pub struct Memcap;
-
-impl Workload for Memcap {
-    fn kind(&self) -> Kind {
-        Kind::Memcap
-    }
-    fn take_params(
-        &self,
-        t: &mut toml::Table,
-        _base: Option<&WorkloadSpec>,
-        spec: &mut WorkloadSpec,
-    ) -> Result<(), String> {
-        let m = t
-            .remove("memory_limit")
-            .ok_or("memcap needs memory_limit = \"512M\"")?;
-        let limit = crate::units::toml_size(&m).map_err(|e| format!("memory_limit: {e}"))?;
-        spec.memory_limit = Some(limit);
-        Ok(())
-    }
-    fn complete(&self, spec: &mut WorkloadSpec) -> Result<(), String> {
-        // Its own file, so the capped job does not share the data file's cache.
-        let own = format!("{}.dat", spec.id);
-        if let Some(p) = spec.io.as_mut()
-            && p.file.is_none()
-        {
-            p.file = Some(own);
-        }
-        Ok(())
-    }
-    fn name(&self) -> &'static str {
-        "memcap"
-    }
-    fn family(&self) -> Family {
-        Family::Io
-    }
-    fn question(&self, params: &serde_json::Value) -> Question {
-        super::registry::io_question(params)
-    }
-    fn needs(&self, w: &WorkloadSpec) -> Needs {
-        // Its child is `fsbench io`, which counts and waits after writing jobs itself.
-        Needs {
-            root: true,
-            ..Io.needs(w)
-        }
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        MEMCAP_METRICS
-    }
-    fn example(&self) -> &'static str {
-        "id = \"randread-512m\"\nkind = \"memcap\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 8\nmemory_limit = \"512M\""
-    }
-    fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
-        job_cost(w, d)
-    }
-    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
-        describe_io(w, d)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+pub static MEMCAP: Builtin = Builtin {
+    kind: Kind::Memcap,
+    family: Family::Io,
+    question: Some(io_question),
+    table: None,
+    names: &[],
+    headlines: &[],
+    // Its child is `fsbench io`, which counts and waits after writing jobs itself.
+    needs: |w| Needs {
+        root: true,
+        ..io_needs(w)
+    },
+    emits: MEMCAP_METRICS,
+    shipped: Vec::new,
+    example: "id = \"randread-512m\"\nkind = \"memcap\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 8\nmemory_limit = \"512M\"",
+    keys: &[(
+        "memory_limit",
+        "the cgroup's memory cap (\"512M\"; required)",
+    )],
+    cost: job_cost,
+    describe: describe_io,
+    take_params: Some(memcap_params),
+    complete: Some(memcap_complete),
+    caches: Caches::Drop,
+    run: |cx, w| {
         let spec = w
             .job_spec(cx.work.dir, &cx.defaults)
             .expect("memcap has params");
         super::memcap::run(&spec, w.memory_limit.unwrap_or(512 << 20))
-    }
-}
+    },
+};
 
 /// `compress`: text-like data, throughput and the on-disk ratio the filesystem reports.
-pub struct Compress;
-
-impl Workload for Compress {
-    fn kind(&self) -> Kind {
-        Kind::Compress
-    }
-    fn take_params(
-        &self,
-        t: &mut toml::Table,
-        _base: Option<&WorkloadSpec>,
-        spec: &mut WorkloadSpec,
-    ) -> Result<(), String> {
-        if let Some(v) = t.remove("size") {
-            spec.size = Some(crate::units::toml_size(&v).map_err(|e| format!("size: {e}"))?);
-        }
-        Ok(())
-    }
-    fn name(&self) -> &'static str {
-        "compress"
-    }
-    fn family(&self) -> Family {
-        Family::Application
-    }
-    fn question(&self, _: &serde_json::Value) -> Question {
-        Question::Space
-    }
-    fn table(&self) -> Table {
-        Table::Io
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs::WRITES
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        &[
-            SECONDS,
-            BYTES,
-            BW_MIB_S,
-            COMPRESS_RATIO,
-            DEVICE_WRITE_BYTES,
-            WRITE_AMPLIFICATION,
-            DEVICE_WRITE_BYTES_TOTAL,
-            WRITE_AMPLIFICATION_TOTAL,
-        ]
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("compress", Kind::Compress).opt()]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"compress-1g\"\nkind = \"compress\"\nsize = \"1G\""
-    }
-    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Write {
-            bytes: w.size.unwrap_or(256 << 20),
-            share: 0.8,
-            then_s: 0.0,
-        }
-    }
-    fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
+pub static COMPRESS: Builtin = Builtin {
+    kind: Kind::Compress,
+    family: Family::Application,
+    question: Some(space),
+    table: Some(Table::Io),
+    names: &[],
+    headlines: &[],
+    needs: |_| Needs::WRITES,
+    emits: COMPRESS_METRICS,
+    shipped: || vec![WorkloadSpec::simple("compress", Kind::Compress).opt()],
+    example: "id = \"compress-1g\"\nkind = \"compress\"\nsize = \"1G\"",
+    keys: &[("size", "bytes of text-like data written (default 256M)")],
+    cost: |w, _| Cost::Write {
+        bytes: w.size.unwrap_or(256 << 20),
+        share: 0.8,
+        then_s: 0.0,
+    },
+    describe: |w, _| {
         format!(
             "write {} of text-like data (about 2.4:1), report MiB/s and the on-disk ratio",
             format_size(w.size.unwrap_or(256 << 20))
         )
-    }
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+    },
+    take_params: Some(compress_params),
+    complete: None,
+    caches: Caches::Drop,
+    run: |cx, w| {
         super::compress::run(
             cx.work.dir,
             cx.work.fs,
@@ -617,140 +436,162 @@ impl Workload for Compress {
                 ..Default::default()
             },
         )
-    }
+    },
+};
+
+/// What compress measures: the write's figures and the ratio.
+const COMPRESS_METRICS: &[MetricId] = &[
+    SECONDS,
+    BYTES,
+    BW_MIB_S,
+    COMPRESS_RATIO,
+    DEVICE_WRITE_BYTES,
+    WRITE_AMPLIFICATION,
+    DEVICE_WRITE_BYTES_TOTAL,
+    WRITE_AMPLIFICATION_TOTAL,
+];
+
+/// memcap's `memory_limit` key.
+fn memcap_params(t: &mut toml::Table, spec: &mut WorkloadSpec) -> Result<(), String> {
+    let m = t
+        .remove("memory_limit")
+        .ok_or("memcap needs memory_limit = \"512M\"")?;
+    let limit = crate::units::toml_size(&m).map_err(|e| format!("memory_limit: {e}"))?;
+    spec.memory_limit = Some(limit);
+    Ok(())
 }
 
-/// One section of a user's fio job file; the sections of a phase run together.
-pub struct FioJob;
-
-impl FioJob {
-    fn phase_key(
-        w: &WorkloadSpec,
-        setup: &str,
-        round: u32,
-    ) -> Option<(String, u32, PathBuf, usize)> {
-        let (file, phase) = w.fio_job.as_ref()?.phase_key();
-        Some((setup.to_string(), round, file, phase))
+/// A memory-capped job gets its own file, so it does not share the data file's cache.
+fn memcap_complete(spec: &mut WorkloadSpec) -> Result<(), String> {
+    let own = format!("{}.dat", spec.id);
+    if let Some(p) = spec.io.as_mut()
+        && p.file.is_none()
+    {
+        p.file = Some(own);
     }
-
-    /// Whether `w`'s phase already ran in this setup-round (its output is waiting).
-    fn phase_ran(cx: &StepContext<'_>, w: &WorkloadSpec) -> bool {
-        let key = Self::phase_key(w, &cx.setup.name, cx.work.round);
-        cx.shared
-            .fio_phase
-            .as_ref()
-            .is_some_and(|p| Some(&p.key) == key.as_ref() && p.outputs.contains_key(&w.id))
-    }
+    Ok(())
 }
 
-impl Workload for FioJob {
-    fn kind(&self) -> Kind {
-        Kind::FioJob
+/// compress's `size` key.
+fn compress_params(t: &mut toml::Table, spec: &mut WorkloadSpec) -> Result<(), String> {
+    if let Some(v) = t.remove("size") {
+        spec.size = Some(crate::units::toml_size(&v).map_err(|e| format!("size: {e}"))?);
     }
-    fn name(&self) -> &'static str {
-        "fio-job"
-    }
-    fn family(&self) -> Family {
-        Family::Application
-    }
-    fn question(&self, params: &serde_json::Value) -> Question {
-        super::registry::io_question(params)
-    }
-    fn table(&self) -> Table {
-        Table::Io
-    }
-    fn needs(&self, w: &WorkloadSpec) -> Needs {
-        Needs {
-            tool: w.fio_job.as_ref().filter(|j| !j.native).map(|_| "fio"),
-            // The runner counts around the step that runs the phase; a section alone in its
-            // phase gets the totals, concurrent ones only the phase's in-job bytes.
-            writes: Writes::Runner,
-            ..Needs::NOTHING
-        }
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        FIO_JOB_METRICS
-    }
-    fn example(&self) -> &'static str {
-        "kind = \"fio-job\"\npath = \"job.fio\""
-    }
-    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Seconds(w.fio_job.as_ref().map_or(0.0, |j| j.estimate_seconds()))
-    }
-    fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
-        match &w.fio_job {
-            Some(j) => format!(
-                "{} [{}] phase {}{}: {}",
-                j.file.display(),
-                j.section,
-                j.phase + 1,
-                if j.native {
-                    " (native engine)"
-                } else {
-                    " (fio)"
-                },
-                j.options.join(" ")
-            ),
-            None => String::new(),
-        }
-    }
-    /// A fio phase drops caches once, before its first section runs.
-    fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
-        Ok(if Self::phase_ran(cx, w) {
-            Caches::Keep
+    Ok(())
+}
+
+/// Space is what the setup steps and compression answer.
+fn space(_: &serde_json::Value) -> Question {
+    Question::Space
+}
+
+/// An I/O job needs the shared data file unless it has its own, and the engine counts what a
+/// writing job writes.
+fn io_needs(w: &WorkloadSpec) -> Needs {
+    let p = w.io.as_ref();
+    Needs {
+        data_file: p.is_some_and(|p| p.file.is_none()),
+        writes: if p.is_some_and(|p| p.rw.writes()) {
+            Writes::Engine
         } else {
-            Caches::Drop
-        })
+            Writes::No
+        },
+        ..Needs::NOTHING
     }
-    /// Run its phase (every selected section between the same stonewalls) unless that
-    /// already happened in this setup-round, then take its output.
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        let job = w
-            .fio_job
-            .as_ref()
-            .ok_or_else(|| Error::workload(&w.id, "fio-job workload without a job section"))?;
-        let (setup, round) = (cx.setup.name.as_str(), cx.work.round);
-        let key = Self::phase_key(w, setup, round).expect("fio job");
-        if !Self::phase_ran(cx, w) {
-            let members: Vec<&WorkloadSpec> = cx
-                .plan_workloads
-                .iter()
-                .filter(|x| Self::phase_key(x, setup, round).as_ref() == Some(&key))
-                .collect();
-            let jobs: Vec<&crate::fio::jobfile::FioJob> =
-                members.iter().filter_map(|m| m.fio_job.as_ref()).collect();
-            let stem = job
-                .file
-                .file_stem()
-                .map(|s| crate::fio::jobfile::section_id(&s.to_string_lossy()))
-                .unwrap_or_else(|| "fio".into());
-            let dir = cx.work.dir.join(format!("fio-{stem}"));
-            let outputs = match super::fiojob::run_phase(&jobs, &dir, cx.work.device) {
-                Ok(per) => members.iter().map(|m| m.id.clone()).zip(per).collect(),
-                Err(Error::Interrupted) => return Err(Error::Interrupted),
-                // fio refused the phase: every section of it failed with fio's words.
-                Err(e) => {
-                    let msg = e.to_string();
-                    members
-                        .iter()
-                        .map(|m| (m.id.clone(), Err(Error::Other(msg.clone()))))
-                        .collect()
-                }
-            };
-            cx.shared.fio_phase = Some(FioPhase { key, outputs });
+}
+
+/// `create xfs raid=… mkfs … , mount -o …, then wait for a quiet device`.
+fn describe_mkfs(_: &WorkloadSpec, d: &Describe<'_>) -> String {
+    let setup = d.setup;
+    let mut s = format!("create {}", setup.fs);
+    if let Some(l) = crate::fs::layout::of_setup(setup) {
+        s.push_str(&format!(" raid={}", l.name));
+        if let Some(m) = &setup.mraid {
+            s.push_str(&format!(" (metadata {m})"));
         }
-        let mut out = cx
-            .shared
-            .fio_phase
-            .as_mut()
-            .and_then(|p| p.outputs.remove(&w.id))
-            .unwrap_or_else(|| Err(Error::workload(&w.id, "its fio phase produced no result")))?;
-        // What fsbench changed in the section (rebasing, capping, overrides), said once.
-        if round == 1 {
-            out.notes.extend(job.notes.iter().cloned());
+        if setup.spare {
+            s.push_str(" over the target's devices but the last, its spare");
+        } else {
+            s.push_str(" over all the target's devices");
         }
-        Ok(out)
+        if l.redundancy > 0 {
+            let onto = if setup.spare { " onto the spare" } else { "" };
+            s.push_str(&format!(" (round 1: scrub, degraded reads, rebuild{onto})"));
+        }
     }
+    if !setup.mkfs.is_empty() {
+        s.push_str(&format!(" mkfs {}", setup.mkfs.join(" ")));
+    }
+    for (k, v) in &setup.props {
+        s.push_str(&format!(" -O {k}={v}"));
+    }
+    if let Some(m) = setup.mount_option_string() {
+        s.push_str(&format!(", mount -o {m}"));
+    }
+    if setup.nocow() {
+        s.push_str(", chattr +C data dir");
+    }
+    s.push_str(", then wait for a quiet device");
+    if let Some(a) = &setup.age {
+        s.push_str(&format!(
+            ", then age ({a}: {} written, ~{:.0} s)",
+            crate::units::format_size(a.bytes()),
+            a.estimate_seconds()
+        ));
+    }
+    s
+}
+
+/// Write the data file once (then precondition it when asked).
+fn run_layout(cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+    let spec = w
+        .job_spec(cx.work.dir, &cx.defaults)
+        .expect("layout has io params");
+    let size = spec.size.unwrap_or(cx.defaults.file_size);
+    let mut notes = Vec::new();
+    let secs = match crate::engine::layout(&spec.filename, size, spec.direct) {
+        Err(e) if spec.direct && is_direct_refusal(&e) => {
+            let _ = std::fs::remove_file(&spec.filename);
+            notes.push(format!(
+                "{} refused O_DIRECT ({e}); the file was laid out buffered",
+                cx.work.fs
+            ));
+            crate::engine::layout(&spec.filename, size, false)?
+        }
+        other => other?,
+    };
+    if cx.defaults.precondition {
+        // After the first sequential write, before any measured job (not timed in the
+        // layout's figures); buffered, as the layout was, when the filesystem refused
+        // O_DIRECT.
+        let mut laid = spec.clone();
+        laid.direct = notes.is_empty() && spec.direct;
+        notes.push(super::precondition::run(&laid)?);
+    }
+    Ok(WorkloadOutput {
+        metrics: vec![
+            Metric::new(SECONDS, "s", secs),
+            Metric::new(BYTES, "bytes", size as f64),
+            Metric::new(BW_MIB_S, "MiB/s", size as f64 / 1048576.0 / secs.max(1e-9)),
+        ],
+        notes,
+        ..Default::default()
+    })
+}
+
+/// `usable-space`: what statvfs reports right after mkfs (df's Size/Avail, inodes).
+fn usable_space(root: &Path) -> crate::Result<WorkloadOutput> {
+    let s = rustix::fs::statvfs(root).map_err(|e| Error::io("cannot statvfs", root, e.into()))?;
+    let f = s.f_frsize as f64;
+    Ok(WorkloadOutput {
+        metrics: vec![
+            Metric::new(SIZE_BYTES, "bytes", s.f_blocks as f64 * f),
+            Metric::new(AVAIL_BYTES, "bytes", s.f_bavail as f64 * f),
+            Metric::new(INODES_TOTAL, "count", s.f_files as f64),
+            Metric::new(INODES_FREE, "count", s.f_ffree as f64),
+        ],
+        ..Default::default()
+    })
 }
 
 /// Ramp + runtime of an I/O job (its own or the plan's).

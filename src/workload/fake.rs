@@ -4,14 +4,21 @@
 //! root, on a directory target (`runner/tests.rs`). It is a registry entry like any kind
 //! (plan-file kind `test-fake`), so the registry's own tests check it follows the recipe.
 
-use super::registry::{Cost, Describe, Family, Kind, Needs, Workload};
+use super::api::{Cost, Describe, Family, Kind, Needs, Workload};
+use super::api::{Metric, WorkloadOutput};
 use super::spec::{JobDefaults, WorkloadSpec};
 use super::step::StepContext;
-use super::{Metric, WorkloadOutput};
 use crate::metrics::MetricId;
 use crate::metrics::registry::SECONDS;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// A FAKE step for the runner's unit tests (not in a release).
+    pub const TestFake: Kind = Kind::named("test-fake");
+}
 
 /// What a scripted step does instead of succeeding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +59,6 @@ pub struct Fake;
 impl Workload for Fake {
     fn kind(&self) -> Kind {
         Kind::TestFake
-    }
-    fn name(&self) -> &'static str {
-        "test-fake"
     }
     fn family(&self) -> Family {
         Family::Metadata

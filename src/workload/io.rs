@@ -330,6 +330,40 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
     ));
 }
 
+/// Metrics of an I/O job (native engine or fio: `workload::io::to_output`), then `$extra`.
+macro_rules! io_metrics {
+    ($($extra:expr),*) => {
+        &[
+            $crate::metrics::registry::IOPS,
+            $crate::metrics::registry::READ_IOPS,
+            $crate::metrics::registry::WRITE_IOPS,
+            $crate::metrics::registry::BW_MIB_S,
+            $crate::metrics::registry::READ_BW_MIB_S,
+            $crate::metrics::registry::WRITE_BW_MIB_S,
+            $crate::metrics::registry::LAT_P50_MS,
+            $crate::metrics::registry::LAT_P99_MS,
+            $crate::metrics::registry::LAT_P99_9_MS,
+            $crate::metrics::registry::READ_LAT_P50_MS,
+            $crate::metrics::registry::READ_LAT_P99_MS,
+            $crate::metrics::registry::READ_LAT_P99_9_MS,
+            $crate::metrics::registry::WRITE_LAT_P50_MS,
+            $crate::metrics::registry::WRITE_LAT_P99_MS,
+            $crate::metrics::registry::WRITE_LAT_P99_9_MS,
+            $crate::metrics::registry::CPU_UTIL,
+            $crate::metrics::registry::DEVICE_WRITE_BYTES,
+            $crate::metrics::registry::WRITE_AMPLIFICATION,
+            $crate::metrics::registry::DEVICE_WRITE_BYTES_TOTAL,
+            $crate::metrics::registry::WRITE_AMPLIFICATION_TOTAL,
+            $crate::metrics::registry::FSYNCS,
+            $crate::metrics::registry::STALLS,
+            $crate::metrics::registry::STEADY_REACHED,
+            $crate::metrics::registry::STEADY_AT_S,
+            $($extra),*
+        ]
+    };
+}
+pub(crate) use io_metrics;
+
 #[cfg(test)]
 mod tests {
     use super::*;

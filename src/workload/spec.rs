@@ -1,11 +1,9 @@
 //! A workload of a plan as data: its id, kind and parameters ([`WorkloadSpec`]), and the I/O
 //! job parameters in fio's vocabulary. `plan` re-exports these; the kinds and what each needs
-//! are in [`super::registry`].
+//! are in [`super::registry`]. This module names no kind: a kind's own parameters are one
+//! typed field ([`KindParams`]) that the kind reads and writes with its own type.
 
-use super::meta::{FsmarkSpec, SmallFilesSpec};
-use super::pgbench::PgbenchParams;
-use super::registry::{CorpusUse, Kind};
-use super::sqlite::SqliteParams;
+use super::api::{Kind, Question};
 use crate::engine::{Backend, JobSpec, RwMode};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -121,24 +119,6 @@ pub struct WorkloadSpec {
     /// Not part of the default selection; chosen with `--only`.
     #[serde(default)]
     pub optional: bool,
-    /// Parameters of a `pgbench` workload.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pgbench: Option<PgbenchParams>,
-    /// Parameters of a `sqlite` workload.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sqlite: Option<SqliteParams>,
-    /// The job-file section a `fio-job` workload runs (after rebasing and capping).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fio_job: Option<crate::fio::jobfile::FioJob>,
-    /// Sizes of a `smallfiles` workload (default: [`SmallFilesSpec::default`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub smallfiles: Option<SmallFilesSpec>,
-    /// Sizes of an `fsmark` workload (default: [`FsmarkSpec::default`] with the run's threads).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fsmark: Option<FsmarkSpec>,
-    /// Parameters of a `crash` workload.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub crash: Option<super::crash::CrashParams>,
     /// Run only on the setups with these names (empty: every setup). A claim about two
     /// setups needs its costly workload there only (`pgbench-rw` on ext4 and xfs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -146,19 +126,80 @@ pub struct WorkloadSpec {
     /// The question it answers in the verdict, when the plan file names one (`class =
     /// "databases"`); otherwise its kind's answer ([`Workload::question`]).
     ///
-    /// [`Workload::question`]: super::registry::Workload::question
+    /// [`Workload::question`]: super::api::Workload::question
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub class: Option<super::registry::Question>,
+    pub class: Option<Question>,
     /// The point of a plan file's `sweep` this workload is (`randread-qd32`: iodepth 32 of
     /// `randread`), so reports draw the family as a curve without parsing ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepPoint>,
-    /// The parameters of a kind added by the recipe, in one field for every such kind: the
-    /// kind's own serde struct as JSON, read back typed with [`WorkloadSpec::params_of`] and
-    /// set with [`WorkloadSpec::with_params`] (its `take_params` fills it), so a new kind adds
-    /// no field here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind_params: Option<serde_json::Value>,
+    /// The kind's own parameters, in one field for every kind: the kind's serde struct,
+    /// read back typed with [`WorkloadSpec::params_of`] and set with
+    /// [`WorkloadSpec::with_params`] (its `take_params` fills it), so a new kind adds no field
+    /// here. results.json records them under `kind_params`, or an older kind's own key
+    /// ([`KindParams`]).
+    #[serde(flatten)]
+    pub kind_params: Option<KindParams>,
+}
+
+/// The keys results.json recorded kinds' parameters under before they were one field, by
+/// kind name: these kinds keep them (as `params.pgbench`), so files written before and after
+/// read and compare alike. Frozen: every other kind records under `kind_params`.
+const RECORDED_KEYS: &[(&str, &str)] = &[
+    ("pgbench", "pgbench"),
+    ("sqlite", "sqlite"),
+    ("fio-job", "fio_job"),
+    ("smallfiles", "smallfiles"),
+    ("fsmark", "fsmark"),
+    ("crash", "crash"),
+];
+
+/// The key a new kind's parameters are recorded under.
+const KIND_PARAMS: &str = "kind_params";
+
+/// A kind's own parameters as JSON, under the key results.json records them by (flattened
+/// into the workload's `params`: `{"id": …, "pgbench": {…}}`, `{"id": …, "kind_params": {…}}`).
+/// One entry when set; an older file read back keeps every key it had (`fsbench meta` gave
+/// each of its workloads both `smallfiles` and `fsmark`), so it is written back as it was
+/// and the kind reads its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindParams {
+    entries: Vec<(&'static str, serde_json::Value)>,
+}
+
+impl Serialize for KindParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.entries.len()))?;
+        for (key, value) in &self.entries {
+            m.serialize_entry(key, value)?;
+        }
+        m.end()
+    }
+}
+
+/// Reads `kind_params` and any older kind's own key (`pgbench`, `fio_job`…) from what is left
+/// of a workload's fields, so an older file's parameters fold into the one field.
+impl<'de> Deserialize<'de> for KindParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<KindParams, D::Error> {
+        let mut rest = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let keys = std::iter::once(KIND_PARAMS).chain(RECORDED_KEYS.iter().map(|(_, k)| *k));
+        let entries: Vec<_> = keys
+            .filter_map(|key| Some((key, rest.remove(key).filter(|v| !v.is_null())?)))
+            .collect();
+        if entries.is_empty() {
+            return Err(serde::de::Error::custom("no kind parameters"));
+        }
+        Ok(KindParams { entries })
+    }
+}
+
+/// The key `kind`'s parameters are recorded under.
+fn key_of(kind: Kind) -> &'static str {
+    RECORDED_KEYS
+        .iter()
+        .find(|(k, _)| *k == kind.as_str())
+        .map_or(KIND_PARAMS, |(_, key)| *key)
 }
 
 /// One value of a swept job parameter.
@@ -184,12 +225,6 @@ impl WorkloadSpec {
             size: None,
             record: true,
             optional: false,
-            pgbench: None,
-            sqlite: None,
-            fio_job: None,
-            smallfiles: None,
-            fsmark: None,
-            crash: None,
             setups: Vec::new(),
             class: None,
             sweep: None,
@@ -200,15 +235,27 @@ impl WorkloadSpec {
     /// This workload's own parameters as its kind's type `T` (see
     /// [`WorkloadSpec::kind_params`]); `None` when none are set or they are not a `T`.
     pub fn params_of<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        self.kind_params
-            .as_ref()
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        let entries = &self.kind_params.as_ref()?.entries;
+        let key = key_of(self.kind);
+        let (_, value) = entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .or(entries.first())?;
+        serde_json::from_value(value.clone()).ok()
     }
 
-    /// Set this workload's own parameters (a kind's serde struct).
+    /// Set this workload's own parameters (its kind's serde struct), recorded under its
+    /// kind's key ([`KindParams`]).
+    pub fn set_params<T: Serialize>(&mut self, params: &T) {
+        let value = serde_json::to_value(params).expect("a parameter struct serializes");
+        self.kind_params = Some(KindParams {
+            entries: vec![(key_of(self.kind), value)],
+        });
+    }
+
+    /// This workload with its own parameters set ([`WorkloadSpec::set_params`]).
     pub fn with_params<T: Serialize>(mut self, params: &T) -> Self {
-        self.kind_params =
-            Some(serde_json::to_value(params).expect("a parameter struct serializes"));
+        self.set_params(params);
         self
     }
 
@@ -220,56 +267,10 @@ impl WorkloadSpec {
         }
     }
 
-    /// A pgbench workload.
-    pub fn pgbench(id: &str, params: PgbenchParams) -> Self {
-        WorkloadSpec {
-            pgbench: Some(params),
-            ..WorkloadSpec::simple(id, Kind::Pgbench)
-        }
-    }
-
-    /// A SQLite workload.
-    pub fn sqlite(id: &str, params: SqliteParams) -> Self {
-        WorkloadSpec {
-            sqlite: Some(params),
-            ..WorkloadSpec::simple(id, Kind::Sqlite)
-        }
-    }
-
-    /// A crash-consistency workload.
-    pub fn crash(id: &str, params: super::crash::CrashParams) -> Self {
-        WorkloadSpec {
-            crash: Some(params),
-            ..WorkloadSpec::simple(id, Kind::Crash)
-        }
-    }
-
-    /// A section of a fio job file.
-    pub fn fio_job(id: &str, job: crate::fio::jobfile::FioJob) -> Self {
-        WorkloadSpec {
-            fio_job: Some(job),
-            ..WorkloadSpec::simple(id, Kind::FioJob)
-        }
-    }
-
     /// Mark as opt-in (not in the default selection; chosen with `--only`).
     pub fn opt(mut self) -> Self {
         self.optional = true;
         self
-    }
-
-    /// Ids this workload needs to have run earlier in the same setup-round: what its
-    /// registry entry says it needs (the data file, the extracted corpus).
-    pub fn requires(&self) -> Vec<&'static str> {
-        let needs = super::registry::of(self.kind).needs(self);
-        let mut ids = Vec::new();
-        if needs.data_file {
-            ids.push("layout");
-        }
-        if needs.corpus == CorpusUse::Tree {
-            ids.push("untar");
-        }
-        ids
     }
 
     /// The engine job for this workload in `dir`, with the plan's defaults filled in.

@@ -1,10 +1,10 @@
-//! What a workload's [`run`](super::registry::Workload::run) gets: where it runs, the plan's
+//! What a workload's [`run`](super::api::Workload::run) gets: where it runs, the plan's
 //! defaults, and the state shared between steps of a setup-round (the corpus, built once per
 //! run; the outputs of a fio job-file phase, until each section's step takes its own).
 
-use super::meta::{Corpus, CorpusSpec};
+use super::api::{WorkloadContext, WorkloadOutput};
+use super::corpus::{Corpus, CorpusSpec};
 use super::spec::{JobDefaults, WorkloadSpec};
-use super::{WorkloadContext, WorkloadOutput};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -5,12 +5,19 @@ use super::{BackupParams, Where};
 use crate::metrics::MetricId;
 use crate::metrics::registry::*;
 use crate::units::format_size;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{
-    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload, Writes,
+use crate::workload::api::{
+    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload, WorkloadOutput,
+    Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// Snapshots, send/receive, reflink, dedupe, trim.
+    pub const Backup: Kind = Kind::named("backup");
+}
 
 /// Snapshots and backups.
 pub struct Backup;
@@ -23,8 +30,11 @@ impl Workload for Backup {
     fn kind(&self) -> Kind {
         Kind::Backup
     }
-    fn name(&self) -> &'static str {
-        "backup"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("size", "bytes in the snapshotted tree (\"256M\")"),
+            ("files", "files the tree holds"),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -70,6 +80,7 @@ impl Workload for Backup {
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs {
             root: true,
+            programs: &["fstrim"],
             writes: Writes::Runner,
             ..Needs::NOTHING
         }

@@ -3,12 +3,19 @@
 
 use super::{ContainerParams, Step, steps};
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{
+use crate::workload::api::{
     Caches, Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload,
+    WorkloadOutput,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// Container image layers on overlayfs.
+    pub const Container: Kind = Kind::named("container");
+}
 
 /// Container image layers on overlayfs.
 pub struct Container;
@@ -47,8 +54,26 @@ impl Workload for Container {
     fn kind(&self) -> Kind {
         Kind::Container
     }
-    fn name(&self) -> &'static str {
-        "container"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("step", "which part of a container's life"),
+            ("layers", "image layers (lower directories)"),
+            ("files", "regular files over all layers"),
+            (
+                "containers",
+                "containers started (start), or by each worker (churn)",
+            ),
+            ("entry_files", "files each container reads when it starts"),
+            ("threads", "parallel workers of churn"),
+            (
+                "image_size",
+                "bytes of file data over all layers (\"320M\")",
+            ),
+            (
+                "image_archive",
+                "a `docker save` / `podman save --format docker-archive` archive to use",
+            ),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -126,7 +151,7 @@ impl Workload for Container {
     ) -> Result<(), String> {
         let mut p = base.map_or_else(|| params(spec), params);
         p.take_from(t)?;
-        spec.kind_params = Some(serde_json::to_value(&p).map_err(|e| e.to_string())?);
+        spec.set_params(&p);
         Ok(())
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {

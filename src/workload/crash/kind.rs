@@ -4,10 +4,23 @@
 
 use super::{CrashParams, Method, Mode};
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Phase, Workload};
+use crate::workload::api::{Cost, Describe, Family, Kind, Needs, Phase, Workload, WorkloadOutput};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// Crash consistency on a recording image.
+    pub const Crash: Kind = Kind::named("crash");
+}
+
+impl WorkloadSpec {
+    /// A crash-consistency workload.
+    pub fn crash(id: &str, params: CrashParams) -> Self {
+        WorkloadSpec::simple(id, Kind::Crash).with_params(&params)
+    }
+}
 
 /// The crash-consistency oracle.
 pub struct Crash;
@@ -16,7 +29,7 @@ pub struct Crash;
 pub const SHUTDOWN_ID: &str = "crash-shutdown";
 
 fn params(w: &WorkloadSpec) -> CrashParams {
-    w.crash.clone().unwrap_or_else(|| {
+    w.params_of::<CrashParams>().unwrap_or_else(|| {
         if w.id == SHUTDOWN_ID {
             return CrashParams::shutdown();
         }
@@ -32,20 +45,44 @@ impl Workload for Crash {
     fn kind(&self) -> Kind {
         Kind::Crash
     }
-    fn name(&self) -> &'static str {
-        "crash"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "mode",
+                "\"fsync\" | \"append\" | \"rename\" | \"pgbench\" (PostgreSQL commits)",
+            ),
+            (
+                "ops",
+                "acknowledged operations (pgbench: transactions) recorded",
+            ),
+            ("states", "crash states checked"),
+            ("seed", "seed of the random subsets"),
+            (
+                "sync",
+                "false skips the durability calls: the negative control",
+            ),
+            (
+                "method",
+                "\"replay\" (recorded states) | \"shutdown\" (FS_IOC_SHUTDOWN quick path)",
+            ),
+        ]
     }
     fn family(&self) -> Family {
         Family::Capability
     }
-    fn question(&self, _: &serde_json::Value) -> crate::workload::registry::Question {
-        crate::workload::registry::Question::Durability
+    fn question(&self, _: &serde_json::Value) -> crate::workload::api::Question {
+        crate::workload::api::Question::Durability
     }
-    fn table(&self) -> crate::workload::registry::Table {
-        crate::workload::registry::Table::Crash
+    fn table(&self) -> crate::workload::api::Table {
+        crate::workload::api::Table::Crash
     }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
+    fn needs(&self, w: &WorkloadSpec) -> Needs {
         Needs {
+            programs: if params(w).mode == Mode::Pgbench {
+                &["pg_ctl", "initdb"]
+            } else {
+                &[]
+            },
             own_image: true,
             root: true,
             phase: Phase::Capability,
@@ -120,7 +157,7 @@ impl Workload for Crash {
             .map(params)
             .unwrap_or_else(|| CrashParams::new(Mode::Fsync));
         p.take_from(t)?;
-        spec.crash = Some(p);
+        spec.set_params(&p);
         Ok(())
     }
     fn refused_on_dir(&self, w: &WorkloadSpec) -> Option<&'static str> {

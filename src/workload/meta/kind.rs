@@ -1,16 +1,30 @@
 //! Registry entries of the metadata workloads: untar, find-cold, rm-tree (on the extracted
 //! corpus), smallfiles and fsmark (in directories of their own inside the data directory).
 
-use super::FsmarkSpec;
+use super::{FsmarkSpec, SmallFilesSpec};
 use crate::Error;
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{
+use crate::workload::api::{
     Caches, CorpusStep, CorpusUse, Cost, Describe, Family, Headline, Kind, Names, Needs, Workload,
-    Writes,
+    WorkloadOutput, Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// Extract the corpus.
+    pub const Untar: Kind = Kind::named("untar");
+    /// Walk the extracted tree with a cold cache.
+    pub const FindCold: Kind = Kind::named("find-cold");
+    /// Remove the extracted tree.
+    pub const RmTree: Kind = Kind::named("rm-tree");
+    /// Many small files (create/read/delete).
+    pub const Smallfiles: Kind = Kind::named("smallfiles");
+    /// fs_mark-style create + fsync.
+    pub const Fsmark: Kind = Kind::named("fsmark");
+}
 
 const TREE_METRICS: &[MetricId] = {
     use crate::metrics::registry::{ENTRIES, OPS_PER_S, SECONDS};
@@ -99,9 +113,6 @@ impl Workload for Untar {
     fn kind(&self) -> Kind {
         Kind::Untar
     }
-    fn name(&self) -> &'static str {
-        "untar"
-    }
     fn family(&self) -> Family {
         Family::Metadata
     }
@@ -161,9 +172,6 @@ pub struct FindCold;
 impl Workload for FindCold {
     fn kind(&self) -> Kind {
         Kind::FindCold
-    }
-    fn name(&self) -> &'static str {
-        "find-cold"
     }
     fn family(&self) -> Family {
         Family::Metadata
@@ -235,9 +243,6 @@ impl Workload for RmTree {
     fn kind(&self) -> Kind {
         Kind::RmTree
     }
-    fn name(&self) -> &'static str {
-        "rm-tree"
-    }
     fn family(&self) -> Family {
         Family::Metadata
     }
@@ -297,9 +302,6 @@ impl Workload for Smallfiles {
     fn kind(&self) -> Kind {
         Kind::Smallfiles
     }
-    fn name(&self) -> &'static str {
-        "smallfiles"
-    }
     fn family(&self) -> Family {
         Family::Metadata
     }
@@ -334,7 +336,7 @@ impl Workload for Smallfiles {
         Cost::SmallFiles
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
-        let s = w.smallfiles.clone().unwrap_or_default();
+        let s = w.params_of::<SmallFilesSpec>().unwrap_or_default();
         format!(
             "{} files of {} B in {} directories: create, sync, read, delete",
             s.files, s.size, s.dirs
@@ -342,7 +344,10 @@ impl Workload for Smallfiles {
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         // Creates its own subdirectory (`smallfiles/`) inside the data dir.
-        super::smallfiles(cx.work.dir, &w.smallfiles.clone().unwrap_or_default())
+        super::smallfiles(
+            cx.work.dir,
+            &w.params_of::<SmallFilesSpec>().unwrap_or_default(),
+        )
     }
 }
 
@@ -351,7 +356,7 @@ pub struct Fsmark;
 
 impl Fsmark {
     fn spec(w: &WorkloadSpec, threads: usize) -> FsmarkSpec {
-        w.fsmark.clone().unwrap_or(FsmarkSpec {
+        w.params_of::<FsmarkSpec>().unwrap_or(FsmarkSpec {
             threads,
             ..Default::default()
         })
@@ -361,9 +366,6 @@ impl Fsmark {
 impl Workload for Fsmark {
     fn kind(&self) -> Kind {
         Kind::Fsmark
-    }
-    fn name(&self) -> &'static str {
-        "fsmark"
     }
     fn family(&self) -> Family {
         Family::Metadata

@@ -15,9 +15,8 @@
 use super::{Metric, WorkloadOutput};
 use crate::{Error, Result};
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-mod corpus;
 mod fsmark;
 pub mod kind;
 mod remove;
@@ -25,45 +24,12 @@ mod smallfiles;
 mod untar;
 mod walk;
 
-pub use corpus::Corpus;
+pub use super::corpus::{Corpus, CorpusSpec};
 pub use fsmark::{FsmarkSpec, FsyncPolicy, fsmark};
 pub use remove::rm_tree_checked;
 pub use smallfiles::{SmallFilesSpec, smallfiles};
 pub use untar::untar;
 pub use walk::find_cold;
-
-/// How to obtain the corpus. The default is the seed's shape: 3 synthetic copies, seed 1,
-/// scale 1 (105,003 entries).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CorpusSpec {
-    /// Copies of the synthetic tree (≈35,000 entries each; default 3 ≈ 105,000 entries).
-    pub copies: u32,
-    /// Generator seed (the corpus is deterministic for a seed).
-    pub seed: u64,
-    /// Pack this real directory instead of generating.
-    pub from_dir: Option<PathBuf>,
-    /// Use this tarball instead of generating.
-    pub file: Option<PathBuf>,
-    /// Scale factor for tests and quick runs (1.0 = full size of one copy).
-    #[serde(default = "one")]
-    pub scale: f64,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-impl Default for CorpusSpec {
-    fn default() -> Self {
-        CorpusSpec {
-            copies: 3,
-            seed: 1,
-            from_dir: None,
-            file: None,
-            scale: 1.0,
-        }
-    }
-}
 
 /// Remove `dir` and everything under it without timing or syncing (for cleanup guards).
 /// A missing `dir` is fine.

@@ -8,9 +8,9 @@
 //! RESOLVE_NO_SYMLINKS)`, so a hostile archive cannot write outside the destination.
 //! Ownership and mtimes are not restored (like `tar --no-same-owner --touch`); modes are.
 
-use super::corpus::{Corpus, Kind, Source, classify};
 use super::{Metric, WorkloadOutput, open_dir, syncfs, walk};
 use crate::metrics::registry::{BYTES, ENTRIES, OPS_PER_S, SECONDS};
+use crate::workload::corpus::{Corpus, Kind, Source, classify, normalize};
 use crate::{Error, Result, cancel};
 use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -19,25 +19,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
-
-/// Normalize an archive path: drop leading `/` and `./`, empty and `.` components and a
-/// trailing `/`; `None` when it climbs out with `..`. The archive root itself is `Some("")`.
-pub(crate) fn normalize(p: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(p.len());
-    for comp in p.split(|&c| c == b'/') {
-        match comp {
-            b"" | b"." => {}
-            b".." => return None,
-            c => {
-                if !out.is_empty() {
-                    out.push(b'/');
-                }
-                out.extend_from_slice(c);
-            }
-        }
-    }
-    Some(out)
-}
 
 fn split_parent(p: &[u8]) -> (&[u8], &[u8]) {
     match p.iter().rposition(|&c| c == b'/') {

@@ -3,10 +3,23 @@
 
 use super::{Mode, PgbenchParams, RunSpec};
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload, Writes};
+use crate::workload::api::{Cost, Describe, Family, Kind, Needs, Workload, WorkloadOutput, Writes};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// PostgreSQL's pgbench on a private server.
+    pub const Pgbench: Kind = Kind::named("pgbench");
+}
+
+impl WorkloadSpec {
+    /// A pgbench workload.
+    pub fn pgbench(id: &str, params: PgbenchParams) -> Self {
+        WorkloadSpec::simple(id, Kind::Pgbench).with_params(&params)
+    }
+}
 
 /// pgbench on a private server.
 pub struct Pgbench;
@@ -15,6 +28,26 @@ impl Workload for Pgbench {
     fn kind(&self) -> Kind {
         Kind::Pgbench
     }
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "mode",
+                "\"rw\" | \"ro\" (read-write TPC-B-like, or select-only)",
+            ),
+            ("scale", "scale factor (1 is about 15 MiB of tables)"),
+            ("clients", "client connections"),
+            ("threads", "worker threads (at most clients)"),
+            (
+                "duration",
+                "measured time (\"60s\"; else the plan's runtime)",
+            ),
+            ("shared_buffers", "PostgreSQL's shared_buffers (\"32M\")"),
+            (
+                "settings",
+                "further server settings ({ checkpoint_timeout = \"5min\" })",
+            ),
+        ]
+    }
     fn take_params(
         &self,
         t: &mut toml::Table,
@@ -22,22 +55,19 @@ impl Workload for Pgbench {
         spec: &mut WorkloadSpec,
     ) -> Result<(), String> {
         let mut p = base
-            .and_then(|w| w.pgbench.clone())
+            .and_then(|w| w.params_of::<PgbenchParams>())
             .unwrap_or_else(|| PgbenchParams::new(Mode::ReadWrite));
         p.take_from(t)?;
-        spec.pgbench = Some(p);
+        spec.set_params(&p);
         Ok(())
     }
     fn check_host(&self, w: &WorkloadSpec) -> Result<(), String> {
         // Extra settings must be ones the installed server knows (`postgres
         // --describe-config`) and not the ones fsbench owns.
-        match &w.pgbench {
+        match &w.params_of::<PgbenchParams>() {
             Some(p) => super::settings::check(p.settings.keys()),
             None => Ok(()),
         }
-    }
-    fn name(&self) -> &'static str {
-        "pgbench"
     }
     fn family(&self) -> Family {
         Family::Application
@@ -46,6 +76,7 @@ impl Workload for Pgbench {
         Needs {
             root: true,
             tool: Some("pgbench"),
+            programs: &["pg_ctl", "initdb", "pgbench"],
             // Both modes write: the server's WAL, checkpoints and hint bits.
             writes: Writes::Runner,
             ..Needs::NOTHING
@@ -84,14 +115,14 @@ impl Workload for Pgbench {
     }
     /// initdb, start, stop and two checkpoints ≈ 15 s; `pgbench -i` ≈ 3 s per scale unit.
     fn cost(&self, w: &WorkloadSpec, d: &JobDefaults) -> Cost {
-        Cost::Seconds(w.pgbench.as_ref().map_or(30.0, |p| {
+        Cost::Seconds(w.params_of::<PgbenchParams>().as_ref().map_or(30.0, |p| {
             // initdb, start and `pgbench -i` take about 4 s plus a quarter second per scale
             // unit here (a quiet run: 65 s per 60 s step at scale 10).
             4.0 + 0.25 * f64::from(p.scale) + p.duration.unwrap_or(d.runtime).as_secs_f64().ceil()
         }))
     }
     fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
-        match &w.pgbench {
+        match &w.params_of::<PgbenchParams>() {
             Some(pg) => super::describe(pg, d.defaults.runtime),
             None => String::new(),
         }
@@ -102,9 +133,8 @@ impl Workload for Pgbench {
     /// One pgbench step on a private server in the data directory; `-T` is the workload's
     /// duration or the plan's runtime.
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        let p = w
-            .pgbench
-            .as_ref()
+        let p = &w
+            .params_of::<PgbenchParams>()
             .ok_or_else(|| crate::Error::workload(&w.id, "no pgbench parameters"))?;
         super::run(
             &cx.work,

@@ -3,10 +3,18 @@
 
 use super::ProbeKind;
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{Cost, Describe, Family, Kind, Names, Needs, Phase, Workload};
+use crate::workload::api::{
+    Cost, Describe, Family, Kind, Names, Needs, Phase, Workload, WorkloadOutput,
+};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// A capability probe (`probe-reflink`…).
+    pub const Probe: Kind = Kind::named("probe");
+}
 
 /// A capability probe.
 pub struct Probe;
@@ -21,9 +29,6 @@ impl Workload for Probe {
         } else {
             Err("probe ids start with probe-".into())
         }
-    }
-    fn name(&self) -> &'static str {
-        "probe"
     }
     fn family(&self) -> Family {
         Family::Capability

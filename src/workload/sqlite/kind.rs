@@ -2,10 +2,23 @@
 
 use super::{JournalMode, SqliteParams};
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{Cost, Describe, Family, Kind, Needs, Workload};
+use crate::workload::api::{Cost, Describe, Family, Kind, Needs, Workload, WorkloadOutput};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// Small transactions on a real SQLite database.
+    pub const Sqlite: Kind = Kind::named("sqlite");
+}
+
+impl WorkloadSpec {
+    /// A SQLite workload.
+    pub fn sqlite(id: &str, params: SqliteParams) -> Self {
+        WorkloadSpec::simple(id, Kind::Sqlite).with_params(&params)
+    }
+}
 
 /// SQLite transactions in the data directory.
 pub struct Sqlite;
@@ -14,6 +27,14 @@ impl Workload for Sqlite {
     fn kind(&self) -> Kind {
         Kind::Sqlite
     }
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("journal_mode", "\"wal\" | \"delete\""),
+            ("transactions", "measured transactions"),
+            ("rows", "inserts, and as many updates, per transaction"),
+            ("preload", "rows written before the measurement"),
+        ]
+    }
     fn take_params(
         &self,
         t: &mut toml::Table,
@@ -21,20 +42,21 @@ impl Workload for Sqlite {
         spec: &mut WorkloadSpec,
     ) -> Result<(), String> {
         let mut p = base
-            .and_then(|w| w.sqlite.clone())
+            .and_then(|w| w.params_of::<SqliteParams>())
             .unwrap_or_else(|| SqliteParams::new(JournalMode::Wal));
         p.take_from(t)?;
-        spec.sqlite = Some(p);
+        spec.set_params(&p);
         Ok(())
-    }
-    fn name(&self) -> &'static str {
-        "sqlite"
     }
     fn family(&self) -> Family {
         Family::Application
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
-        Needs::WRITES
+        // The engine is the linked library; the doctor offers the sqlite3 program with it.
+        Needs {
+            programs: &["sqlite3"],
+            ..Needs::WRITES
+        }
     }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;
@@ -65,13 +87,13 @@ impl Workload for Sqlite {
     /// About 200 durable transactions per second on a small VM's disk.
     fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
         Cost::Seconds(
-            w.sqlite
+            w.params_of::<SqliteParams>()
                 .as_ref()
                 .map_or(10.0, |p| 1.0 + f64::from(p.transactions) / 200.0),
         )
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
-        match &w.sqlite {
+        match &w.params_of::<SqliteParams>() {
             Some(sq) => format!(
                 "SQLite journal_mode={} synchronous=FULL: {} transactions of {} inserts + {} updates, indexed table of {} rows",
                 sq.journal_mode.pragma(),
@@ -84,9 +106,8 @@ impl Workload for Sqlite {
         }
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        let p = w
-            .sqlite
-            .as_ref()
+        let p = &w
+            .params_of::<SqliteParams>()
             .ok_or_else(|| crate::Error::workload(&w.id, "no sqlite parameters"))?;
         super::run(&cx.work, &w.id, p)
     }

@@ -6,14 +6,27 @@ use super::logs::LogParams;
 use super::mail::MailParams;
 use super::postmark::PostmarkParams;
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{
+use crate::workload::api::{
     Caches, Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload,
+    WorkloadOutput,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// Real git on a generated repository: clone, checkout, status, gc, a build.
+    pub const Git: Kind = Kind::named("git");
+    /// Maildir delivery, reading, flags, expunge.
+    pub const Maildir: Kind = Kind::named("maildir");
+    /// Debian's PostMark, the mail cross-check.
+    pub const Postmark: Kind = Kind::named("postmark");
+    /// Log appenders, rotation, tail followers.
+    pub const Logs: Kind = Kind::named("logs");
+}
 
 /// The parameters of `w`, its kind's defaults where the plan gave none.
 fn params<T: DeserializeOwned + Default>(w: &WorkloadSpec) -> T {
@@ -30,7 +43,7 @@ fn take<T: DeserializeOwned + Default + Serialize>(
 ) -> Result<(), String> {
     let mut p: T = base.map(params).unwrap_or_default();
     take_from(&mut p, t)?;
-    spec.kind_params = Some(serde_json::to_value(&p).map_err(|e| e.to_string())?);
+    spec.set_params(&p);
     Ok(())
 }
 
@@ -59,8 +72,16 @@ impl Workload for Git {
     fn kind(&self) -> Kind {
         Kind::Git
     }
-    fn name(&self) -> &'static str {
-        "git"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("files", "files in the generated tree"),
+            ("commits", "commits in its history"),
+            ("changes", "files changed per commit"),
+            (
+                "revisions",
+                "checkouts across the history (fewer than commits)",
+            ),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -192,8 +213,13 @@ impl Workload for Maildir {
     fn kind(&self) -> Kind {
         Kind::Maildir
     }
-    fn name(&self) -> &'static str {
-        "maildir"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("messages", "messages delivered"),
+            ("deliverers", "concurrent deliverers"),
+            ("flag_share", "share of messages whose flags change"),
+            ("expunge_share", "share of messages expunged"),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -293,8 +319,11 @@ impl Workload for Postmark {
     fn kind(&self) -> Kind {
         Kind::Postmark
     }
-    fn name(&self) -> &'static str {
-        "postmark"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("files", "PostMark's initial files"),
+            ("transactions", "PostMark's transactions"),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -380,8 +409,15 @@ impl Workload for Logs {
     fn kind(&self) -> Kind {
         Kind::Logs
     }
-    fn name(&self) -> &'static str {
-        "logs"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("appenders", "appending writers"),
+            ("readers", "tail followers"),
+            ("commit_records", "records between fdatasyncs"),
+            ("rotate_bytes", "rotate a log at this size (\"4M\")"),
+            ("keep", "rotated logs kept"),
+            ("seconds", "how long it runs"),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application

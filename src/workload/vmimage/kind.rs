@@ -4,12 +4,19 @@
 use super::run::RunSpec;
 use super::{Format, Job, Prealloc, VmParams};
 use crate::metrics::MetricId;
-use crate::workload::WorkloadOutput;
-use crate::workload::registry::{
-    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload, Writes,
+use crate::workload::api::{
+    Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload, WorkloadOutput,
+    Writes,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
+
+/// The kinds this module implements, by their plan-file names (see [`Kind`]).
+#[allow(non_upper_case_globals)]
+impl Kind {
+    /// A VM disk image through QEMU's block layer.
+    pub const VmImage: Kind = Kind::named("vm-image");
+}
 
 /// VM disk images through qemu-storage-daemon.
 pub struct VmImage;
@@ -83,8 +90,28 @@ impl Workload for VmImage {
     fn kind(&self) -> Kind {
         Kind::VmImage
     }
-    fn name(&self) -> &'static str {
-        "vm-image"
+    fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "job",
+                "\"randwrite\" | \"randread\" | \"mixed\" | \"seqread\" | \"aging\" | \"snapshot\"",
+            ),
+            ("format", "\"raw\" | \"qcow2\""),
+            (
+                "prealloc",
+                "\"off\" | \"metadata\" (qcow2) | \"falloc\" | \"full\"",
+            ),
+            (
+                "image_size",
+                "the image's size (else the plan's data-file size)",
+            ),
+            ("fsync_every", "a flush every N guest writes (0: none)"),
+            (
+                "age_passes",
+                "aging: random 4K overwrites of the whole image",
+            ),
+            ("iodepth", "guest I/Os in flight"),
+        ]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -129,13 +156,14 @@ impl Workload for VmImage {
             .and_then(|w| w.params_of::<VmParams>())
             .unwrap_or_else(|| VmParams::new(Job::Randwrite, Format::Qcow2, Prealloc::Metadata));
         p.take_from(t)?;
-        spec.kind_params = Some(serde_json::to_value(&p).map_err(|e| e.to_string())?);
+        spec.set_params(&p);
         Ok(())
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs {
             root: true,
             tool: Some("qemu-storage-daemon"),
+            programs: &["qemu-img", "qemu-storage-daemon"],
             writes: Writes::Runner,
             ..Needs::NOTHING
         }

@@ -10,7 +10,6 @@
 //! data is a slice of; [`CorpusReader`] streams a byte-exact tar archive out of that, so the
 //! extraction path parses a real tar stream (tar crate) exactly as it would a file.
 
-use super::CorpusSpec;
 use crate::{Error, Result};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -387,7 +386,7 @@ fn scan_tar(path: &Path) -> Result<(u64, u64)> {
         if kind == Kind::Skip {
             continue;
         }
-        let Some(p) = super::untar::normalize(&e.path_bytes()) else {
+        let Some(p) = normalize(&e.path_bytes()) else {
             continue;
         };
         if p.is_empty() {
@@ -413,7 +412,7 @@ fn scan_tar(path: &Path) -> Result<(u64, u64)> {
             Kind::Hardlink => {
                 let target = e
                     .link_name_bytes()
-                    .and_then(|t| super::untar::normalize(&t))
+                    .and_then(|t| normalize(&t))
                     .unwrap_or_default();
                 bytes += sizes.get(&target).copied().unwrap_or(0);
                 entries += 1;
@@ -645,6 +644,58 @@ pub(crate) fn generate(seed: u64, scale: f64) -> SynthUnit {
         data,
         pool,
     }
+}
+
+/// How to obtain the corpus. The default is the seed's shape: 3 synthetic copies, seed 1,
+/// scale 1 (105,003 entries).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CorpusSpec {
+    /// Copies of the synthetic tree (≈35,000 entries each; default 3 ≈ 105,000 entries).
+    pub copies: u32,
+    /// Generator seed (the corpus is deterministic for a seed).
+    pub seed: u64,
+    /// Pack this real directory instead of generating.
+    pub from_dir: Option<PathBuf>,
+    /// Use this tarball instead of generating.
+    pub file: Option<PathBuf>,
+    /// Scale factor for tests and quick runs (1.0 = full size of one copy).
+    #[serde(default = "one")]
+    pub scale: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl Default for CorpusSpec {
+    fn default() -> Self {
+        CorpusSpec {
+            copies: 3,
+            seed: 1,
+            from_dir: None,
+            file: None,
+            scale: 1.0,
+        }
+    }
+}
+
+/// Normalize an archive path: drop leading `/` and `./`, empty and `.` components and a
+/// trailing `/`; `None` when it climbs out with `..`. The archive root itself is `Some("")`.
+pub(crate) fn normalize(p: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(p.len());
+    for comp in p.split(|&c| c == b'/') {
+        match comp {
+            b"" | b"." => {}
+            b".." => return None,
+            c => {
+                if !out.is_empty() {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(c);
+            }
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]

@@ -15,6 +15,9 @@ use crate::metrics::registry::{
 };
 use std::path::Path;
 
+pub mod kind;
+pub use kind::job_of;
+
 /// Run `jobs` (one phase, in file order) with their files in `dir`; `device` is the block
 /// device whose counters are read around the phase. The outer error fails every section
 /// (fio refused the file, fio missing, interrupt); the inner ones fail one section.
