@@ -14,7 +14,7 @@ use super::file::PlanDraft;
 use super::options::{Invocation, RunOptions};
 use super::overrides::Overrides;
 use super::workload::{Kind, WorkloadSpec};
-use super::{FileSize, Plan, QuietSpec, SetupSpec, params, profiles, variant};
+use super::{FileSize, Plan, PlanValues, QuietSpec, SetupSpec, params, profiles, variant};
 use crate::Error;
 use crate::fio::jobfile::parse::JobFile;
 use crate::host::facts::HostFacts;
@@ -103,14 +103,14 @@ impl Source {
 /// `--until-settled` (or the plan file's `until_settled`) with its budget and round limit;
 /// `--budget`/`--max-rounds` alone are refused (they only bound extra rounds).
 fn resolve_settle(
-    args: &Overrides,
-    draft: &super::file::PlanDraft,
+    flags: &PlanValues,
+    v: &PlanValues,
     rounds: u32,
 ) -> crate::Result<Option<super::Settle>> {
-    if !(args.until_settled || draft.until_settled) {
+    if !v.until_settled {
         for (flag, given) in [
-            ("--budget", args.budget.is_some()),
-            ("--max-rounds", args.max_rounds.is_some()),
+            ("--budget", flags.budget.is_some()),
+            ("--max-rounds", flags.max_rounds.is_some()),
         ] {
             if given {
                 return Err(Error::invalid(
@@ -123,11 +123,8 @@ fn resolve_settle(
         }
         return Ok(None);
     }
-    let budget = args
-        .budget
-        .or(draft.budget)
-        .unwrap_or(Duration::from_secs(30 * 60));
-    let max_rounds = args.max_rounds.or(draft.max_rounds).unwrap_or(15);
+    let budget = v.budget.unwrap_or(Duration::from_secs(30 * 60));
+    let max_rounds = v.max_rounds.unwrap_or(15);
     if max_rounds < rounds {
         return Err(Error::invalid(
             "--max-rounds",
@@ -154,6 +151,8 @@ pub fn resolve(
         ));
     }
     let mut draft = source.draft.clone();
+    // The flags over the plan file's values (one rule, `PlanValues::over`).
+    let v = args.values.over(&draft.values);
     let target = target_choice(args, host)?;
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
@@ -200,17 +199,15 @@ pub fn resolve(
     check_corpus_flags(args, host)?;
     let seed = args.seed.unwrap_or(host.random_seed);
     let engine = args.engine.unwrap_or(super::EngineChoice::Fsbench);
-    let precondition =
-        super::steady::resolve_precondition(args.precondition, draft.precondition, &target)?;
-    let steady =
-        super::steady::resolve_steady(args.steady, draft.steady, engine, &target, precondition)?;
+    let precondition = super::steady::resolve_precondition(v.precondition, false, &target)?;
+    let steady = super::steady::resolve_steady(v.steady, None, engine, &target, precondition)?;
     // SNIA's workload-independent part: the whole device, once per run (its size as known).
     let precondition_device = precondition
         .then_some(capacity)
         .flatten()
         .filter(|_| matches!(target, TargetKind::Device { .. }));
-    let rounds = args.rounds.or(draft.rounds).unwrap_or(3);
-    let settle = resolve_settle(args, &draft, rounds)?;
+    let rounds = v.rounds.unwrap_or(3);
+    let settle = resolve_settle(&args.values, &v, rounds)?;
     let plan = Plan {
         settle,
         margin: args.margin.map(|pct| f64::from(pct) / 100.0),
@@ -219,26 +216,20 @@ pub fn resolve(
         setups,
         workloads,
         rounds,
-        runtime: args
-            .runtime
-            .or(draft.runtime)
-            .unwrap_or(Duration::from_secs(5)),
-        ramp: args.ramp.or(draft.ramp).unwrap_or(Duration::from_secs(1)),
+        runtime: v.runtime.unwrap_or(Duration::from_secs(5)),
+        ramp: v.ramp.unwrap_or(Duration::from_secs(1)),
         file_size,
         corpus: CorpusSpec {
-            copies: args.corpus_copies.or(draft.corpus_copies).unwrap_or(1),
+            copies: v.corpus_copies.unwrap_or(1),
             // The tree itself stays the same across runs (unless --seed is given) so that
             // untar / find / rm of two runs can be compared; only I/O offsets vary per run.
             seed: args.seed.unwrap_or(CorpusSpec::default().seed),
             from_dir: args.corpus_from.clone(),
             file: args.corpus_file.clone(),
-            scale: args.corpus_scale.or(draft.corpus_scale).unwrap_or(0.1),
+            scale: v.corpus_scale.unwrap_or(0.1),
         },
         quiet: QuietSpec {
-            window: args
-                .quiet_window
-                .or(draft.quiet_window)
-                .unwrap_or(Duration::from_secs(10)),
+            window: v.quiet_window.unwrap_or(Duration::from_secs(10)),
             threshold: args.quiet_threshold,
             timeout: args.quiet_timeout,
         },
@@ -317,8 +308,8 @@ fn fio_job_workloads(
     let opts = crate::fio::jobfile::LoadOptions {
         place: crate::fio::jobfile::rebase::Place::DataDir,
         budget,
-        runtime: args.runtime,
-        ramp: args.ramp,
+        runtime: args.values.runtime,
+        ramp: args.values.ramp,
         native,
     };
     let mut jobs = Vec::new();
@@ -748,12 +739,13 @@ fn check_ranges(args: &Overrides) -> crate::Result<()> {
             .map_err(|e| Error::invalid(flag, e)),
         None => Ok(()),
     };
-    n(&params::ROUNDS, "--rounds", args.rounds.map(u64::from))?;
+    let v = &args.values;
+    n(&params::ROUNDS, "--rounds", v.rounds.map(u64::from))?;
     n(&params::THREADS, "--threads", Some(args.threads as u64))?;
     n(
         &params::CORPUS_COPIES,
         "--corpus-copies",
-        args.corpus_copies.map(u64::from),
+        v.corpus_copies.map(u64::from),
     )?;
     n(&params::IMAGE_SIZE, "--image-size", Some(args.image_size))?;
     n(&params::IMAGES, "--images", Some(u64::from(args.images)))?;
@@ -762,14 +754,14 @@ fn check_ranges(args: &Overrides) -> crate::Result<()> {
         "--quiet-threshold",
         Some(args.quiet_threshold),
     )?;
-    if let Some(x) = args.corpus_scale {
+    if let Some(x) = v.corpus_scale {
         params::CORPUS_SCALE
             .check(x)
             .map_err(|e| Error::invalid("--corpus-scale", e))?;
     }
-    d(&params::RUNTIME, "--runtime", args.runtime)?;
-    d(&params::RAMP, "--ramp", args.ramp)?;
-    d(&params::QUIET_WINDOW, "--quiet-window", args.quiet_window)?;
+    d(&params::RUNTIME, "--runtime", v.runtime)?;
+    d(&params::RAMP, "--ramp", v.ramp)?;
+    d(&params::QUIET_WINDOW, "--quiet-window", v.quiet_window)?;
     d(
         &params::QUIET_TIMEOUT,
         "--quiet-timeout",
@@ -929,9 +921,9 @@ mod tests {
                 "--profile" => o.profile = Some(v.into()),
                 "--plan" => o.plan = Some(v.into()),
                 "--fs" => o.fs.push(v.into()),
-                "--rounds" => o.rounds = Some(v.parse().unwrap()),
-                "--runtime" => o.runtime = Some(time(v)),
-                "--ramp" => o.ramp = Some(time(v)),
+                "--rounds" => o.values.rounds = Some(v.parse().unwrap()),
+                "--runtime" => o.values.runtime = Some(time(v)),
+                "--ramp" => o.values.ramp = Some(time(v)),
                 "--file-size" => o.file_size = Some(v.into()),
                 "--image-size" => o.image_size = size(v),
                 "--scratch-dir" => o.scratch_dir = v.into(),
@@ -949,8 +941,8 @@ mod tests {
                 "--corpus-from" => o.corpus_from = Some(v.into()),
                 "--corpus-file" => o.corpus_file = Some(v.into()),
                 "--seed" => o.seed = Some(v.parse().unwrap()),
-                "--corpus-copies" => o.corpus_copies = Some(v.parse().unwrap()),
-                "--corpus-scale" => o.corpus_scale = Some(v.parse().unwrap()),
+                "--corpus-copies" => o.values.corpus_copies = Some(v.parse().unwrap()),
+                "--corpus-scale" => o.values.corpus_scale = Some(v.parse().unwrap()),
                 other => panic!("test helper: add {other}"),
             }
         }
