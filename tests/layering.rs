@@ -328,7 +328,7 @@ const FS_NAMES: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "fuse.zfs", "tmpfs"];
 /// "How to add … a filesystem").
 const FS_NAME_ALLOWED: &[(&str, &str)] = &[
     (
-        "plan/resolve.rs",
+        "plan/resolve/select.rs",
         "DEFAULT_FS: the default `--fs` selection, a policy list of names, not a match",
     ),
     (

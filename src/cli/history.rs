@@ -1,19 +1,17 @@
 //! Flags of `fsbench history` and the store flags `run`, `io` and `meta` share.
 
+use crate::plan::knobs as K;
 use std::path::PathBuf;
 
 /// Which history store (every command that reads or writes one).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct StoreArgs {
-    /// The history store: a SQLite file path or postgresql://[user@]host[:port]/db
-    /// (default: $FSBENCH_STORE, else /var/lib/fsbench/history.db for root,
-    /// $XDG_DATA_HOME/fsbench/history.db otherwise). A URL with a password is refused: use
-    /// PGPASSWORD, ~/.pgpass, PGSERVICE or --store-password-file.
-    #[arg(long, value_name = "URL", global = true)]
+    /// [`K::STORE`]: its help, values and plan-file key.
+    #[arg(long, help = K::STORE.help(), value_name = "URL", global = true)]
     pub store: Option<String>,
 
-    /// Read the PostgreSQL store's password from the first line of this file.
-    #[arg(long, value_name = "FILE", global = true, value_hint = clap::ValueHint::FilePath)]
+    /// [`K::STORE_PASSWORD_FILE`]: its help, values and plan-file key.
+    #[arg(long, help = K::STORE_PASSWORD_FILE.help(), value_name = "FILE", global = true, value_hint = clap::ValueHint::FilePath)]
     pub store_password_file: Option<PathBuf>,
 }
 
@@ -24,8 +22,8 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
-    /// Do not record this run in the history store.
-    #[arg(long)]
+    /// [`K::NO_HISTORY`]: its help, values and plan-file key.
+    #[arg(long, help = K::NO_HISTORY.help())]
     pub no_history: bool,
 }
 

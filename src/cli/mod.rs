@@ -96,4 +96,53 @@ mod tests {
         }
         assert!(seen > 30, "{seen}");
     }
+
+    /// Every flag of `run` and `plan` has a row, in the parameter table (numbers) or the flag
+    /// and plan-key table (the rest), and shows that row's help; a choice's row lists what
+    /// clap accepts.
+    #[test]
+    fn every_flag_of_run_and_plan_has_a_row_and_its_help() {
+        use crate::plan::{knobs, params};
+        let cmd = super::Cli::command();
+        let mut seen = 0;
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| ["run", "plan"].contains(&s.get_name()))
+        {
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if ["help", "version"].contains(&long) {
+                    continue;
+                }
+                let flag = format!("--{long}");
+                if params::by_flag(&flag).is_some() {
+                    seen += 1;
+                    continue;
+                }
+                let row = knobs::by_flag(&flag).unwrap_or_else(|| {
+                    panic!(
+                        "fsbench {} {flag}: add a row to src/plan/knobs.rs (or, for a number, \
+                         src/plan/params)",
+                        sub.get_name()
+                    )
+                });
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(
+                    arg.is_hide_set() || help == row.help(),
+                    "fsbench {} {flag}: use help = K::ROW.help() ({help})",
+                    sub.get_name()
+                );
+                if let knobs::Value::Choice(names) = row.value {
+                    let accepted: Vec<String> = arg
+                        .get_possible_values()
+                        .iter()
+                        .flat_map(|v| v.get_name_and_aliases().map(str::to_string))
+                        .collect();
+                    assert_eq!(accepted, names, "fsbench {} {flag}", sub.get_name());
+                }
+                seen += 1;
+            }
+        }
+        assert!(seen > 80, "{seen}");
+    }
 }

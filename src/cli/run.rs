@@ -4,9 +4,10 @@
 //! `--emit-fio` is `plan`'s. The library never sees these clap types: [`PlanFlags::overrides`]
 //! turns them into the plain [`Overrides`] that [`crate::plan::resolve`] takes.
 
-use super::suggest::{Suggest, profile_names, workload_ids};
+use super::suggest::Suggest;
+use crate::plan::knobs as K;
 use crate::plan::params as P;
-use crate::plan::{EngineChoice, Overrides};
+use crate::plan::{EngineChoice, Overrides, PlanValues};
 use clap::ValueHint;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -81,22 +82,20 @@ pub struct RunArgs {
     #[command(flatten)]
     pub plan: PlanFlags,
 
-    /// Keep the image file afterwards.
-    #[arg(long)]
+    /// [`K::KEEP_IMAGE`]: its help, values and plan-file key.
+    #[arg(help = K::KEEP_IMAGE.help(), long)]
     pub keep_image: bool,
 
-    /// Wipe a device even when it carries a filesystem, partition table or RAID/LVM/ZFS signature.
-    #[arg(long)]
+    /// [`K::FORCE_WIPE`]: its help, values and plan-file key.
+    #[arg(help = K::FORCE_WIPE.help(), long)]
     pub force_wipe: bool,
 
-    /// Consent to wipe --device without being asked; needed where there is no terminal
-    /// (scripts, CI). Without it the device name must be typed on the terminal. Accepted in
-    /// every target mode.
-    #[arg(long, short = 'y')]
+    /// [`K::YES`]: its help, values and plan-file key.
+    #[arg(help = K::YES.help(), long, short = 'y')]
     pub yes: bool,
 
-    /// Print results.json to stdout at the end.
-    #[arg(long)]
+    /// [`K::JSON`]: its help, values and plan-file key.
+    #[arg(help = K::JSON.help(), long)]
     pub json: bool,
 
     /// Run as one rank of an MPI job (under `mpirun`, with --dir; needs a build with
@@ -105,7 +104,7 @@ pub struct RunArgs {
     /// Every rank runs the plan's I/O and metadata workloads in its own subdirectory of --dir
     /// (`%r`/`%h` in it expand to rank and host), each workload started on all ranks together;
     /// rank 0 writes one results.json whose samples are the all-ranks figures.
-    #[arg(long)]
+    #[arg(help = K::MPI.help(), long)]
     pub mpi: bool,
 
     /// Refused: `--emit-fio` prints fio commands instead of running (a `fsbench plan` flag).
@@ -125,12 +124,12 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub plan: PlanFlags,
 
-    /// Print only the equivalent fio command line of every I/O job.
-    #[arg(long)]
+    /// [`K::EMIT_FIO`]: its help, values and plan-file key.
+    #[arg(help = K::EMIT_FIO.help(), long)]
     pub emit_fio: bool,
 
-    /// Write the plan (or, with --emit-fio, the fio commands) to this file instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE", value_hint = ValueHint::FilePath)]
+    /// [`K::OUTPUT`]: its help, values and plan-file key.
+    #[arg(help = K::OUTPUT.help(), short = 'o', long = "output", value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,
 }
 
@@ -149,35 +148,29 @@ impl RunArgs {
 /// Flags `fsbench run` and `fsbench plan` share.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanFlags {
-    /// Setups to compare: filesystems and variants NAME=FS[:key=value;…], comma-separated or
-    /// repeated. Default: every filesystem whose tools are installed (ext4, xfs, btrfs, zfs).
-    #[arg(long, value_name = "SETUPS")]
+    /// [`K::FS`]: its help, values and plan-file key.
+    #[arg(help = K::FS.help(), long, value_name = "SETUPS")]
     pub fs: Vec<String>,
 
-    /// Age every setup without an `age=` key of its own after mkfs and before the
-    /// workloads: PROFILE[:AMOUNT[:FULLNESS%]], profiles git, churn, overwrite, punch, AMOUNT
-    /// the data written as a multiple of the capacity (default 1), FULLNESS the fullness
-    /// aged around (default 75%). Fresh and aged side by side: --fs 'ext4,ext4-aged=ext4:age=churn'.
-    #[arg(long, value_name = "PROFILE[:AMOUNT]")]
+    /// [`K::AGE`]: its help, values and plan-file key.
+    #[arg(help = K::AGE.help(), long, value_name = "PROFILE[:AMOUNT]")]
     pub age: Option<String>,
 
-    /// A TOML plan file (setups, workloads with parameters, sweeps, rounds, sizes).
-    #[arg(long, value_name = "FILE", conflicts_with = "profile", value_hint = ValueHint::FilePath)]
+    /// [`K::PLAN`]: its help, values and plan-file key.
+    #[arg(help = K::PLAN.help(), long, value_name = "FILE", conflicts_with = "profile", value_hint = ValueHint::FilePath)]
     pub plan: Option<PathBuf>,
 
-    /// A shipped profile (default: quick); --help lists what each one runs.
-    #[arg(long, value_name = "NAME", value_parser = Suggest::new(profile_names),
+    /// [`K::PROFILE`]: its help, values and plan-file key.
+    #[arg(help = K::PROFILE.help(), long, value_name = "NAME", value_parser = Suggest::new(K::PROFILE.known),
           long_help = crate::plan::profiles::help())]
     pub profile: Option<String>,
 
-    /// Use this scratch block device; EVERYTHING ON IT IS DESTROYED. Repeat it for setups
-    /// over several devices (raid=): each device gets every safety check, one question
-    /// lists them all.
-    #[arg(long, value_name = "DEV", conflicts_with = "dir", value_hint = ValueHint::FilePath)]
+    /// [`K::DEVICE`]: its help, values and plan-file key.
+    #[arg(help = K::DEVICE.help(), long, value_name = "DEV", conflicts_with = "dir", value_hint = ValueHint::FilePath)]
     pub device: Vec<PathBuf>,
 
-    /// Benchmark this existing directory as it is (no mkfs; only fsbench's subdirectory is touched).
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::DirPath)]
+    /// [`K::DIR`]: its help, values and plan-file key.
+    #[arg(help = K::DIR.help(), long, value_name = "PATH", value_hint = ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
 
     /// Size of the sparse image used when neither --device nor --dir is given.
@@ -189,27 +182,24 @@ pub struct PlanFlags {
     #[arg(long, value_name = "N", default_value_t = 1, conflicts_with_all = ["device", "dir"], value_parser = P::IMAGES.count_arg::<u32>(), help = P::IMAGES.help())]
     pub images: u32,
 
-    /// Directory for the image (warned about when it is tmpfs: then RAM is measured).
-    #[arg(long, value_name = "DIR", default_value = "/var/tmp", value_hint = ValueHint::DirPath)]
+    /// [`K::SCRATCH_DIR`]: its help, values and plan-file key.
+    #[arg(help = K::SCRATCH_DIR.help(), long, value_name = "DIR", default_value = "/var/tmp", value_hint = ValueHint::DirPath)]
     pub scratch_dir: PathBuf,
 
-    /// Output directory (default: ./fsbench-results/<UTC timestamp>).
-    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    /// [`K::OUT`]: its help, values and plan-file key.
+    #[arg(help = K::OUT.help(), long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out: Option<PathBuf>,
 
-    /// Continue the run whose output directory is OUT, with its original options.
-    #[arg(long, value_name = "OUT", value_hint = ValueHint::DirPath)]
+    /// [`K::RESUME`]: its help, values and plan-file key.
+    #[arg(help = K::RESUME.help(), long, value_name = "OUT", value_hint = ValueHint::DirPath)]
     pub resume: Option<PathBuf>,
 
     /// Rounds per setup (interleaved across setups); with --until-settled, the minimum.
     #[arg(long, value_name = "N", value_parser = P::ROUNDS.count_arg::<u32>(), help = P::ROUNDS.help())]
     pub rounds: Option<u32>,
 
-    /// After --rounds, keep running interleaved rounds of the comparisons that are still
-    /// open (a claim or a headline row not yet confirmed or refuted), until each is settled,
-    /// --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 %
-    /// of the time however many rounds it took (docs/reports.md).
-    #[arg(long)]
+    /// [`K::UNTIL_SETTLED`]: its help, values and plan-file key.
+    #[arg(help = K::UNTIL_SETTLED.help(), long)]
     pub until_settled: bool,
 
     /// With --until-settled: the wall time the whole run may take [default: 30m].
@@ -236,18 +226,16 @@ pub struct PlanFlags {
     #[arg(long, value_name = "SIZE", help = P::FILE_SIZE.help())]
     pub file_size: Option<String>,
 
-    /// Run only these workload ids (comma-separated); also selects opt-in ones (probe-*, smallfiles, fsmark).
-    #[arg(long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(workload_ids), hide_possible_values = true)]
+    /// [`K::ONLY`]: its help, values and plan-file key.
+    #[arg(help = K::ONLY.help(), long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(K::ONLY.known), hide_possible_values = true)]
     pub only: Vec<String>,
 
-    /// Skip these workload ids (comma-separated).
-    #[arg(long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(workload_ids), hide_possible_values = true)]
+    /// [`K::SKIP`]: its help, values and plan-file key.
+    #[arg(help = K::SKIP.help(), long, value_name = "IDS", value_delimiter = ',', value_parser = Suggest::new(K::SKIP.known), hide_possible_values = true)]
     pub skip: Vec<String>,
 
-    /// Run only what these claims need (comma-separated): a claim id, a workload id, a
-    /// contradiction group or a statement class (metadata, durability, tuning…; `fsbench
-    /// claims` lists them). Keeps the plan's setups the claims name and the workloads they read.
-    #[arg(long, value_name = "WORKLOAD|CLASS", value_delimiter = ',', conflicts_with_all = ["only", "fs"])]
+    /// [`K::CLAIMS_FOR`]: its help, values and plan-file key.
+    #[arg(help = K::CLAIMS_FOR.help(), long, value_name = "WORKLOAD|CLASS", value_delimiter = ',', conflicts_with_all = ["only", "fs"])]
     pub claims_for: Vec<String>,
 
     /// After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s].
@@ -262,23 +250,20 @@ pub struct PlanFlags {
     #[arg(long, value_name = "TIME", default_value = "120s", value_parser = P::QUIET_TIMEOUT.duration_arg(), help = P::QUIET_TIMEOUT.help())]
     pub quiet_timeout: Duration,
 
-    /// Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections
-    /// run with fio unless --engine native is given].
-    #[arg(long, value_enum)]
+    /// [`K::ENGINE`]: its help, values and plan-file key.
+    #[arg(help = K::ENGINE.help(), long, value_enum)]
     pub engine: Option<EngineChoice>,
 
-    /// A fio job file (repeatable): every job section becomes a workload on every setup and
-    /// round, with its files in fsbench's data directory (see docs/fio-jobs.md).
-    #[arg(long = "fio-job", value_name = "FILE.fio")]
+    /// [`K::FIO_JOB`]: its help, values and plan-file key.
+    #[arg(help = K::FIO_JOB.help(), long = "fio-job", value_name = "FILE.fio")]
     pub fio_job: Vec<PathBuf>,
 
     /// Seed for offsets and data (default: random, recorded in the results).
     #[arg(long, value_parser = P::SEED.count_arg::<u64>(), help = P::SEED.help())]
     pub seed: Option<u64>,
 
-    /// Install the packages the setups need first (apt-get, dnf, zypper, pacman; root), so no
-    /// filesystem is skipped for missing tools. `fsbench plan` only prints what it would install.
-    #[arg(long)]
+    /// [`K::INSTALL_MISSING`]: its help, values and plan-file key.
+    #[arg(help = K::INSTALL_MISSING.help(), long)]
     pub install_missing: bool,
 
     /// Copies of the synthetic corpus for untar/find-cold/rm-tree (≈35,000 entries each;
@@ -290,13 +275,12 @@ pub struct PlanFlags {
     #[arg(long, value_name = "X", value_parser = P::CORPUS_SCALE.real_arg(), help = P::CORPUS_SCALE.help())]
     pub corpus_scale: Option<f64>,
 
-    /// Pack this real directory (e.g. /usr/share) as the corpus instead of the synthetic tree;
-    /// it is read into memory once and never from the filesystem under test.
-    #[arg(long, value_name = "DIR", conflicts_with = "corpus_file", value_hint = ValueHint::DirPath)]
+    /// [`K::CORPUS_FROM`]: its help, values and plan-file key.
+    #[arg(help = K::CORPUS_FROM.help(), long, value_name = "DIR", conflicts_with = "corpus_file", value_hint = ValueHint::DirPath)]
     pub corpus_from: Option<std::path::PathBuf>,
 
-    /// Use this tarball as the corpus (e.g. one written by `fsbench corpus`).
-    #[arg(long, value_name = "FILE.tar", value_hint = ValueHint::FilePath)]
+    /// [`K::CORPUS_FILE`]: its help, values and plan-file key.
+    #[arg(help = K::CORPUS_FILE.help(), long, value_name = "FILE.tar", value_hint = ValueHint::FilePath)]
     pub corpus_file: Option<std::path::PathBuf>,
 
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
@@ -334,30 +318,32 @@ impl PlanFlags {
             force_wipe: false,
             yes: false,
             out: self.out.clone(),
-            rounds: self.rounds,
-            until_settled: self.until_settled,
+            values: PlanValues {
+                rounds: self.rounds,
+                until_settled: self.until_settled,
+                budget: self.budget,
+                max_rounds: self.max_rounds,
+                runtime: self.runtime,
+                ramp: self.ramp,
+                quiet_window: self.quiet_window,
+                corpus_copies: self.corpus_copies,
+                corpus_scale: self.corpus_scale,
+                steady: self.steady.spec(),
+                precondition: self.precondition.precondition,
+            },
             margin: self.margin,
-            budget: self.budget,
-            max_rounds: self.max_rounds,
-            runtime: self.runtime,
-            ramp: self.ramp,
             file_size: self.file_size.clone(),
             only: self.only.clone(),
             skip: self.skip.clone(),
-            quiet_window: self.quiet_window,
             quiet_threshold: self.quiet_threshold,
             quiet_timeout: self.quiet_timeout,
             engine: self.engine,
             fio_job: self.fio_job.clone(),
             seed: self.seed,
-            corpus_copies: self.corpus_copies,
-            corpus_scale: self.corpus_scale,
             corpus_from: self.corpus_from.clone(),
             corpus_file: self.corpus_file.clone(),
             threads: self.threads,
             tool_timeout: self.tool_timeout,
-            steady: self.steady.spec(),
-            precondition: self.precondition.precondition,
             claims_for: self.claims_for.clone(),
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::engine::SteadySpec;
 use crate::measure::steady::SteadyCriteria;
+use crate::plan::knobs as K;
 use crate::plan::params as P;
 use std::time::Duration;
 
@@ -24,6 +25,7 @@ pub struct SteadyArgs {
     /// affected.
     #[arg(
         long,
+        help = K::STEADY_STATE.help(),
         value_name = "N,RANGE,SLOPE",
         num_args = 0..=1,
         default_missing_value = "5,20,10",
@@ -35,10 +37,8 @@ pub struct SteadyArgs {
     #[arg(long, value_name = "TIME", value_parser = P::STEADY_ROUND.duration_arg(), help = P::STEADY_ROUND.help(), requires = "steady_state")]
     pub steady_round: Option<Duration>,
 
-    /// With --steady-state: the quick mode, which judges one-second windows instead of
-    /// rounds (N seconds within RANGE/SLOPE, at most --steady-max, default 5m). A short look
-    /// at whether a job has settled; not SNIA's steady state, and never claimed as it.
-    #[arg(long, requires = "steady_state", conflicts_with = "steady_round")]
+    /// [`K::STEADY_QUICK`]: its help, values and plan-file key.
+    #[arg(long, help = K::STEADY_QUICK.help(), requires = "steady_state", conflicts_with = "steady_round")]
     pub steady_quick: bool,
 
     /// With --steady-state: the longest a job may run looking for steady state.
@@ -75,6 +75,6 @@ pub struct PreconditionArgs {
     /// shows the estimate). Without it, --steady-state on a device reports "not
     /// preconditioned" and claims no steady state. Refused for the default loop image, --dir
     /// and a file: there is no flash to condition.
-    #[arg(long)]
+    #[arg(long, help = K::PRECONDITION.help())]
     pub precondition: bool,
 }

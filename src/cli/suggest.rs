@@ -34,16 +34,3 @@ impl TypedValueParser for Suggest {
         Some(Box::new((self.known)().into_iter().map(PossibleValue::new)))
     }
 }
-
-/// The shipped profiles.
-pub fn profile_names() -> Vec<String> {
-    crate::plan::profiles::names()
-        .into_iter()
-        .map(str::to_string)
-        .collect()
-}
-
-/// Every workload id of the built-in catalog and of the shipped profiles.
-pub fn workload_ids() -> Vec<String> {
-    crate::plan::profiles::workload_ids()
-}

@@ -6,7 +6,6 @@ use crate::Error;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
 use crate::fio::jobfile::{self, FioJob, LoadOptions, rebase::Place};
 use crate::workload::WorkloadOutput;
-use std::fmt::Write as _;
 use std::path::Path;
 
 /// Run the job file; exit 0 when every section ran, 1 when one failed.
@@ -76,12 +75,9 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
     }
     let failed = results.iter().any(|(_, r)| r.is_err());
     if args.json || args.output_format == OutputFormat::Json {
-        let v: Vec<serde_json::Value> = results.iter().map(|(j, r)| json(j, r)).collect();
-        let text = serde_json::to_string_pretty(&v)
-            .map_err(|e| Error::Other(format!("cannot encode the report: {e}")))?;
-        super::io::emit(&format!("{text}\n"));
+        super::io::emit(&crate::report::io::fio_job_json(&results)?);
     } else {
-        super::io::emit(&summary(&results));
+        super::io::emit(&crate::report::io::fio_job_summary(&results));
     }
     Ok(if failed {
         crate::error::EXIT_FAILURE
@@ -101,75 +97,4 @@ fn avail(dir: &Path) -> Option<u64> {
     rustix::fs::statvfs(dir)
         .ok()
         .map(|s| s.f_bavail.saturating_mul(s.f_frsize) / 2)
-}
-
-fn json(j: &FioJob, r: &crate::Result<WorkloadOutput>) -> serde_json::Value {
-    let mut v = serde_json::json!({
-        "section": j.section,
-        "file": j.file,
-        "line": j.line,
-        "phase": j.phase + 1,
-        "engine": if j.native { "fsbench" } else { "fio" },
-        "notes": j.notes,
-    });
-    match r {
-        Ok(o) => {
-            let metrics: serde_json::Map<String, serde_json::Value> = o
-                .metrics
-                .iter()
-                .filter(|m| m.value.is_finite())
-                .map(|m| {
-                    (
-                        m.metric.to_string(),
-                        serde_json::json!({"value": m.value, "unit": m.unit}),
-                    )
-                })
-                .collect();
-            v["metrics"] = metrics.into();
-            v["notes"] = j
-                .notes
-                .iter()
-                .chain(&o.notes)
-                .cloned()
-                .collect::<Vec<_>>()
-                .into();
-        }
-        Err(e) => v["error"] = e.to_string().into(),
-    }
-    v
-}
-
-fn summary(results: &[(&FioJob, crate::Result<WorkloadOutput>)]) -> String {
-    let mut s = String::new();
-    let mut noted: Vec<&String> = Vec::new();
-    for (j, r) in results {
-        let _ = writeln!(
-            s,
-            "[{}] phase {} ({}:{})",
-            j.section,
-            j.phase + 1,
-            j.file.display(),
-            j.line
-        );
-        for n in &j.notes {
-            if !noted.contains(&n) {
-                noted.push(n);
-                let _ = writeln!(s, "  note: {n}");
-            }
-        }
-        match r {
-            Ok(o) => {
-                for m in o.metrics.iter().filter(|m| m.value.is_finite()) {
-                    let _ = writeln!(s, "  {:<24} {:>14.3} {}", m.metric, m.value, m.unit);
-                }
-                for n in &o.notes {
-                    let _ = writeln!(s, "  note: {n}");
-                }
-            }
-            Err(e) => {
-                let _ = writeln!(s, "  FAILED: {e}");
-            }
-        }
-    }
-    s
 }

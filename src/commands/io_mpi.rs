@@ -3,7 +3,7 @@
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
 use crate::engine::{self, Slice};
 use crate::mpi::World;
-use crate::mpi::aggregate::{self, MpiIoReport, RankResult};
+use crate::mpi::aggregate::{self, RankResult};
 use crate::mpi::coordinator::MpiCoordinator;
 use crate::{Error, Result};
 
@@ -77,71 +77,11 @@ pub fn run(args: IoArgs) -> Result<i32> {
     );
     let reduced = aggregate::reduce(&all, spec.bs, World::library_version(), args.stonewall);
     if args.json || args.output_format == OutputFormat::Json {
-        let text = world.check(
-            serde_json::to_string_pretty(&reduced)
-                .map_err(|e| Error::Other(format!("cannot encode the report: {e}"))),
-        );
-        super::io::emit(&format!("{}\n", super::io::collapse_pairs(&text)));
+        super::io::emit(&world.check(crate::report::io::json(&reduced)));
     } else {
         let mut shown = spec.clone();
         shown.filename = filename.clone();
-        super::io::emit(&summary(&shown, &reduced));
+        super::io::emit(&crate::report::io::mpi_summary(&shown, &reduced));
     }
     Ok(crate::error::EXIT_OK)
-}
-
-/// The terminal summary: the aggregate as `fsbench io` prints it, then ranks and hosts.
-fn summary(spec: &engine::JobSpec, r: &MpiIoReport) -> String {
-    let m = &r.mpi;
-    let mut s = format!(
-        "MPI: {} ranks on {} host{} ({}){}\n",
-        m.ranks,
-        m.hosts.len(),
-        if m.hosts.len() == 1 { "" } else { "s" },
-        m.library,
-        if m.stonewall { ", stonewall" } else { "" },
-    );
-    s += "aggregate (all ranks, total ÷ common window):\n";
-    s += &super::io::summary(spec, &r.aggregate);
-    let mib = |b: f64| b / (1 << 20) as f64;
-    s += &match (m.first_done_iops, m.first_done_bw_bytes) {
-        (Some(iops), Some(bw)) => format!(
-            "  first done {:.3} s: {iops:.0} IOPS {:.1} MiB/s   last done {:.3} s: {:.0} IOPS \
-             {:.1} MiB/s\n",
-            m.first_done_s,
-            mib(bw),
-            m.last_done_s,
-            m.last_done_iops,
-            mib(m.last_done_bw_bytes),
-        ),
-        _ => format!(
-            "  first rank done {:.3} s, last {:.3} s (--stonewall stops all at the first)\n",
-            m.first_done_s, m.last_done_s
-        ),
-    };
-    let mut t = comfy_table::Table::new();
-    t.set_header([
-        "rank", "host", "I/Os", "IOPS", "MiB/s", "p50", "p99", "start s", "end s",
-    ]);
-    let add = |t: &mut comfy_table::Table, label: String, row: &aggregate::Row| {
-        t.add_row([
-            label,
-            row.host.clone(),
-            row.ios.to_string(),
-            format!("{:.0}", row.iops),
-            format!("{:.1}", row.bw_bytes / (1 << 20) as f64),
-            format!("{:.1} µs", row.lat_p50_ns as f64 / 1e3),
-            format!("{:.1} µs", row.lat_p99_ns as f64 / 1e3),
-            format!("{:.3}", row.start_s),
-            format!("{:.3}", row.end_s),
-        ]);
-    };
-    for row in &r.ranks {
-        add(&mut t, row.rank.unwrap_or(0).to_string(), row);
-    }
-    for row in &r.hosts {
-        add(&mut t, format!("{} ranks", row.ranks.unwrap_or(0)), row);
-    }
-    s += &format!("{t}\n");
-    s
 }

@@ -196,7 +196,10 @@ pub fn run(args: MetaArgs) -> Result<i32> {
         }
     }
     drop(guard);
-    print(&samples, &failures, args.json);
+    print!(
+        "{}",
+        crate::report::meta::render(&samples, &failures, args.json)
+    );
     record(history.as_ref(), &started, &args, &samples);
     Ok(if failures.is_empty() {
         crate::error::EXIT_OK
@@ -363,7 +366,7 @@ fn walk_existing(args: &MetaArgs) -> Result<i32> {
         .into_iter()
         .map(|m| (id.to_string(), Some(m)))
         .collect();
-    print(&samples, &[], args.json);
+    print!("{}", crate::report::meta::render(&samples, &[], args.json));
     record(history.as_ref(), &started, args, &samples);
     Ok(crate::error::EXIT_OK)
 }
@@ -401,52 +404,4 @@ fn record(
     });
     let r = crate::history::record::one_setup("meta", started, &args.dir, workloads, rows);
     crate::history::record::after_run(loc, &r, &args.dir, "meta");
-}
-
-fn fmt_value(m: &Metric) -> String {
-    if m.unit == "s" {
-        format!("{:.3}", m.value)
-    } else {
-        format!("{:.0}", m.value)
-    }
-}
-
-fn print(samples: &[(String, Option<Metric>)], failures: &[(&str, String)], json: bool) {
-    if json {
-        let s: Vec<_> = samples
-            .iter()
-            .filter_map(|(w, m)| {
-                let m = m.as_ref()?;
-                Some(serde_json::json!({"workload": w, "metric": m.metric, "unit": m.unit, "value": m.value}))
-            })
-            .collect();
-        let f: Vec<_> = failures
-            .iter()
-            .map(|(w, e)| serde_json::json!({"workload": w, "error": e}))
-            .collect();
-        println!("{}", serde_json::json!({"samples": s, "failures": f}));
-        return;
-    }
-    let mut t = comfy_table::Table::new();
-    t.set_header(["workload", "metric", "value", "unit"]);
-    for (w, m) in samples {
-        t.add_row(match m {
-            Some(m) => [
-                w.to_string(),
-                m.metric.to_string(),
-                fmt_value(m),
-                m.unit.clone(),
-            ],
-            None => [
-                w.to_string(),
-                "FAILED".into(),
-                "(error below)".into(),
-                String::new(),
-            ],
-        });
-    }
-    println!("{t}");
-    for (_, e) in failures {
-        println!("failed: {e}");
-    }
 }

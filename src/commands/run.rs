@@ -123,7 +123,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     let history = args.history.settings().resolve()?;
     eprint!(
         "{}",
-        super::plan::summary(&inv, super::plan::ResultsLine::Run)
+        crate::report::plan::summary(&inv, crate::report::plan::ResultsLine::Run)
     );
     // --until-settled: the claims and headline rows decide which rounds come after the minimum.
     let judge = crate::claims::settle::ClaimsAndHeadline;

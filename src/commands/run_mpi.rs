@@ -70,7 +70,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if world.rank == 0 {
         eprint!(
             "{}",
-            super::plan::summary(&inv, super::plan::ResultsLine::Run)
+            crate::report::plan::summary(&inv, crate::report::plan::ResultsLine::Run)
         );
     }
     // Everything this rank writes lives in its own directory of PATH (the runner's work

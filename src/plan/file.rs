@@ -36,6 +36,7 @@
 //! through `workload::registry::own_keys`); a `[[workload]]` table with a key neither common
 //! nor its kind's is refused with that list, and an unknown `kind` with the registry's kinds.
 
+use super::knobs::{self, PlanValues};
 use super::variant;
 use super::workload::{IoParams, Kind, SweepPoint, WorkloadSpec, catalog};
 use super::{FileSize, SetupSpec};
@@ -53,58 +54,33 @@ pub struct PlanDraft {
     pub name: String,
     /// One-line description.
     pub description: String,
-    /// Rounds per setup.
-    pub rounds: Option<u32>,
-    /// `until_settled = true`: the minimum `rounds`, then rounds until settled.
-    pub until_settled: bool,
-    /// `budget = "30m"` (with `until_settled`).
-    pub budget: Option<Duration>,
-    /// `max_rounds = 15` (with `until_settled`).
-    pub max_rounds: Option<u32>,
-    /// Measured time per I/O job.
-    pub runtime: Option<Duration>,
-    /// Warm-up per I/O job.
-    pub ramp: Option<Duration>,
+    /// The values the flags may override (rounds, times, corpus, steady state…), read by
+    /// their rows' keys ([`super::knobs::PlanValues`]).
+    pub values: PlanValues,
     /// Data file size.
     pub file_size: Option<FileSize>,
     /// Largest share of the target the data file may take when sized from RAM.
     pub file_size_cap: Option<f64>,
-    /// Quiet-wait window (profiles may shorten it; `--quiet-window` wins).
-    pub quiet_window: Option<Duration>,
     /// Setups (empty = every filesystem whose tools are present).
     pub setups: Vec<SetupSpec>,
     /// Every workload the plan can run, optional ones included, in order.
     pub workloads: Vec<WorkloadSpec>,
-    /// Corpus copies for untar.
-    pub corpus_copies: Option<u32>,
-    /// Corpus scale (1.0 = full ≈35k entries per copy).
-    pub corpus_scale: Option<f64>,
     /// fio job files of `kind = "fio-job"` workloads, as written (relative to the plan file);
     /// each expands into one workload per section when the plan is resolved.
     pub fio_jobs: Vec<std::path::PathBuf>,
-    /// `steady_state = "5,20,10"` (and `steady_max = "5m"`): run the I/O jobs until steady.
-    pub steady: Option<crate::engine::SteadySpec>,
-    /// `precondition = true`: condition the data file first (needs `--device`).
-    pub precondition: bool,
     /// `aged_twins = "PROFILE[:AMOUNT]"`: every setup also runs aged, as `NAME-aged`
     /// ([`crate::fs::age`]); checked when the file is read.
     pub aged_twins: Option<String>,
 }
 
+/// The keys of a plan file other than [`PlanValues`]'. Which keys a plan file takes at all is
+/// the knob and parameter tables' ([`knobs::unknown_key`]), checked before this is read.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawPlan {
     name: Option<String>,
     description: Option<String>,
-    rounds: Option<u32>,
-    until_settled: Option<bool>,
-    budget: Option<String>,
-    max_rounds: Option<u32>,
-    runtime: Option<String>,
-    ramp: Option<String>,
     file_size: Option<String>,
     file_size_cap: Option<f64>,
-    quiet_window: Option<String>,
     suite: Option<String>,
     #[serde(default)]
     fs: Vec<String>,
@@ -112,20 +88,7 @@ struct RawPlan {
     setup: Vec<toml::Table>,
     #[serde(default)]
     workload: Vec<toml::Table>,
-    corpus: Option<RawCorpus>,
-    steady_state: Option<String>,
-    steady_max: Option<String>,
-    steady_round: Option<String>,
-    steady_quick: Option<bool>,
-    precondition: Option<bool>,
     aged_twins: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCorpus {
-    copies: Option<u32>,
-    scale: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,31 +142,31 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
     // with its line rather than as a type error or not at all.
     let table: toml::Table = toml::from_str(text).map_err(|e| bad(origin, e.to_string()))?;
     super::params::file::check(&table, text, origin)?;
+    if let Some((key, msg)) = knobs::unknown_key(&table) {
+        let at = match super::params::file::line_of_key(text, &key) {
+            Some(l) => format!("{origin}:{l}"),
+            None => origin.to_string(),
+        };
+        return Err(bad(
+            &at,
+            format!(
+                "{msg}; a plan file takes {} (docs/parameters.md)",
+                knobs::plan_keys().join(", ")
+            ),
+        ));
+    }
+    let values = PlanValues::from_plan(&knobs::Reader::new(&table, text, origin))?;
     let raw: RawPlan = toml::from_str(text).map_err(|e| bad(origin, e.to_string()))?;
-    let dur = |v: &Option<String>, key: &str| -> crate::Result<Option<Duration>> {
-        v.as_deref()
-            .map(|s| parse_duration(s).map_err(|e| bad(origin, format!("{key}: {e}"))))
-            .transpose()
-    };
     let mut d = PlanDraft {
         name: raw.name.clone().unwrap_or_else(|| origin.to_string()),
         description: raw.description.clone().unwrap_or_default(),
-        rounds: raw.rounds,
-        until_settled: raw.until_settled.unwrap_or(false),
-        budget: dur(&raw.budget, "budget")?,
-        max_rounds: raw.max_rounds,
-        runtime: dur(&raw.runtime, "runtime")?,
-        ramp: dur(&raw.ramp, "ramp")?,
+        values,
         file_size: raw
             .file_size
             .as_deref()
             .map(|s| FileSize::parse(s).map_err(|e| bad(origin, format!("file_size: {e}"))))
             .transpose()?,
         file_size_cap: raw.file_size_cap,
-        quiet_window: dur(&raw.quiet_window, "quiet_window")?,
-        corpus_copies: raw.corpus.as_ref().and_then(|c| c.copies),
-        corpus_scale: raw.corpus.as_ref().and_then(|c| c.scale),
-        precondition: raw.precondition.unwrap_or(false),
         aged_twins: match &raw.aged_twins {
             Some(t) => {
                 crate::fs::age::parse(t, "aged_twins").map_err(|e| bad(origin, e.to_string()))?;
@@ -213,29 +176,6 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         },
         ..Default::default()
     };
-    let steady_max = dur(&raw.steady_max, "steady_max")?;
-    let steady_round = dur(&raw.steady_round, "steady_round")?;
-    let quick = raw.steady_quick.unwrap_or(false);
-    match &raw.steady_state {
-        None if steady_max.is_some() || steady_round.is_some() || quick => {
-            return Err(bad(
-                origin,
-                "steady_max, steady_round and steady_quick need steady_state (e.g. \"5,20,10\")",
-            ));
-        }
-        None => {}
-        Some(c) => {
-            let s = crate::engine::SteadySpec::parse(c, steady_max, steady_round, quick).map_err(
-                |e| {
-                    bad(
-                        origin,
-                        format!("steady_state / steady_round / steady_max: {e}"),
-                    )
-                },
-            )?;
-            d.steady = Some(s);
-        }
-    }
     if let Some(cap) = d.file_size_cap
         && !(cap > 0.0 && cap <= 0.95)
     {
@@ -635,7 +575,7 @@ mod tests {
             "--plan mine.toml",
         )
         .unwrap();
-        assert_eq!(d.rounds, Some(2));
+        assert_eq!(d.values.rounds, Some(2));
         assert_eq!(d.file_size, Some(FileSize::RamMultiple(4.0)));
         let names: Vec<_> = d.setups.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["ext4", "zfs-16k", "btrfs-zstd", "ext4-wb"]);

@@ -6,6 +6,7 @@
 
 pub mod eta;
 pub mod file;
+pub mod knobs;
 pub mod options;
 pub mod overrides;
 pub mod params;
@@ -18,6 +19,7 @@ pub mod workload;
 
 pub use crate::fs::SetupSpec;
 pub use crate::host::tuning::HostSetting;
+pub use knobs::PlanValues;
 pub use options::{EngineChoice, Invocation, RunOptions};
 pub use overrides::Overrides;
 pub use workload::{IoParams, JobDefaults, Kind, WorkloadSpec, Writes};

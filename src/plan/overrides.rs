@@ -1,4 +1,6 @@
-//! What the user asked for on top of a plan file or profile, as plain data.
+//! What the user asked for on top of a plan file or profile, as plain data. The flags and
+//! keys are the rows of [`super::knobs`] and [`super::params`]; the values a plan file gives
+//! too are one [`super::knobs::PlanValues`] here and in the plan file's draft.
 //!
 //! `cli` builds this from the `run`/`plan` flags; tests build it by hand. The plan never sees a
 //! clap type, so [`super::resolve`] can be called (and tested) without a command line.
@@ -39,28 +41,18 @@ pub struct Overrides {
     pub yes: bool,
     /// `--out`.
     pub out: Option<PathBuf>,
-    /// `--rounds`.
-    pub rounds: Option<u32>,
-    /// `--until-settled`.
-    pub until_settled: bool,
+    /// The flags a plan file has keys for too (`--rounds`, `--runtime`, `--steady-state`…),
+    /// declared once in [`super::knobs::PlanValues`] and put over the plan file's by its
+    /// `over`.
+    pub values: super::knobs::PlanValues,
     /// `--margin`: the equivalence margin in percent for every metric.
     pub margin: Option<u32>,
-    /// `--budget` (with `--until-settled`).
-    pub budget: Option<Duration>,
-    /// `--max-rounds` (with `--until-settled`).
-    pub max_rounds: Option<u32>,
-    /// `--runtime`.
-    pub runtime: Option<Duration>,
-    /// `--ramp`.
-    pub ramp: Option<Duration>,
     /// `--file-size` as written (`256M`, `4xram`).
     pub file_size: Option<String>,
     /// `--only`.
     pub only: Vec<String>,
     /// `--skip`.
     pub skip: Vec<String>,
-    /// `--quiet-window`.
-    pub quiet_window: Option<Duration>,
     /// `--quiet-threshold`, bytes.
     pub quiet_threshold: u64,
     /// `--quiet-timeout`.
@@ -71,10 +63,6 @@ pub struct Overrides {
     pub fio_job: Vec<PathBuf>,
     /// `--seed`.
     pub seed: Option<u64>,
-    /// `--corpus-copies`.
-    pub corpus_copies: Option<u32>,
-    /// `--corpus-scale`.
-    pub corpus_scale: Option<f64>,
     /// `--corpus-from`.
     pub corpus_from: Option<PathBuf>,
     /// `--corpus-file`.
@@ -83,10 +71,6 @@ pub struct Overrides {
     pub threads: usize,
     /// `--tool-timeout`.
     pub tool_timeout: Duration,
-    /// `--steady-state` with `--steady-max` (None without `--steady-state`).
-    pub steady: Option<crate::engine::SteadySpec>,
-    /// `--precondition`.
-    pub precondition: bool,
     /// `--claims-for`: only what these claims need (the command narrows the plan before
     /// resolving it, `claims::subset`).
     pub claims_for: Vec<String>,
@@ -110,30 +94,20 @@ impl Default for Overrides {
             force_wipe: false,
             yes: false,
             out: None,
-            rounds: None,
-            until_settled: false,
+            values: Default::default(),
             margin: None,
-            budget: None,
-            max_rounds: None,
-            runtime: None,
-            ramp: None,
             file_size: None,
             only: Vec::new(),
             skip: Vec::new(),
-            quiet_window: None,
             quiet_threshold: 1 << 20,
             quiet_timeout: Duration::from_secs(120),
             engine: None,
             fio_job: Vec::new(),
             seed: None,
-            corpus_copies: None,
-            corpus_scale: None,
             corpus_from: None,
             corpus_file: None,
             threads: 1,
             tool_timeout: Duration::from_secs(300),
-            steady: None,
-            precondition: false,
             claims_for: Vec::new(),
         }
     }

@@ -104,11 +104,11 @@ mod tests {
                 .map(|w| w.id.clone())
                 .collect();
             assert_eq!(ids, standard_ids());
-            assert_eq!(d.rounds, Some(3));
+            assert_eq!(d.values.rounds, Some(3));
         }
         let s = load("standard").unwrap();
-        assert_eq!(s.runtime, Some(std::time::Duration::from_secs(60)));
-        assert_eq!(s.ramp, Some(std::time::Duration::from_secs(10)));
+        assert_eq!(s.values.runtime, Some(std::time::Duration::from_secs(60)));
+        assert_eq!(s.values.ramp, Some(std::time::Duration::from_secs(10)));
     }
 
     #[test]

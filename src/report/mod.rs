@@ -13,6 +13,10 @@
 //! | `csv` | [`csv`] | tidy: one row per sample, or one per summary (`CsvSection`) |
 //! | `json` | [`json`] | the `Results` with its summary recomputed |
 //! | `html` | [`html`] | one self-contained page, inline SVG charts ([`svg`]), no network |
+//!
+//! The other commands' output is rendered here too, so `commands/` only dispatches: `fsbench
+//! io` ([`io`]), `fsbench meta` ([`meta`]) and `fsbench plan` with the summary `fsbench run`
+//! starts with ([`plan`]).
 
 pub mod boxed;
 pub mod compare;
@@ -20,10 +24,13 @@ pub mod csv;
 pub mod durability;
 pub mod headline;
 pub mod html;
+pub mod io;
 pub mod json;
 pub mod markdown;
+pub mod meta;
 pub mod model;
 pub mod noise;
+pub mod plan;
 pub mod recommend;
 pub mod settle;
 pub mod svg;

@@ -27,7 +27,10 @@ fn invocation(
     let o = Overrides {
         dir: Some(target),
         out: Some(root.join("out")),
-        rounds: Some(rounds),
+        values: crate::plan::PlanValues {
+            rounds: Some(rounds),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let src = crate::plan::resolve::Source::read(&o).unwrap();

@@ -140,7 +140,10 @@ mod tests {
     #[test]
     fn until_settled_resolves_with_its_defaults_and_refuses_bounds_alone() {
         let inv = resolved(Overrides {
-            until_settled: true,
+            values: crate::plan::PlanValues {
+                until_settled: true,
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap();
@@ -161,15 +164,21 @@ mod tests {
             "the minimum is one look"
         );
         let e = resolved(Overrides {
-            max_rounds: Some(5),
+            values: crate::plan::PlanValues {
+                max_rounds: Some(5),
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap_err();
         assert!(e.to_string().contains("--until-settled"), "{e}");
         let e = resolved(Overrides {
-            until_settled: true,
-            rounds: Some(5),
-            max_rounds: Some(4),
+            values: crate::plan::PlanValues {
+                until_settled: true,
+                rounds: Some(5),
+                max_rounds: Some(4),
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap_err();

@@ -136,7 +136,7 @@ mod tests {
             .expect("the plan file's workload is planned");
         assert_eq!(w.kind, Kind::TestTally);
         assert_eq!(w.params_of::<TallyParams>(), Some(TallyParams { files: 7 }));
-        let steps = crate::commands::plan::steps_table(&inv);
+        let steps = crate::report::plan::steps_table(&inv);
         assert!(
             steps.contains("tally-small") && steps.contains("create 7 files and count them"),
             "{steps}"

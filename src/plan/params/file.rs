@@ -87,6 +87,13 @@ pub fn check(t: &toml::Table, text: &str, origin: &str) -> crate::Result<()> {
     Ok(())
 }
 
+/// 1-based line of a plan file's value at a dotted key (`corpus.scale`), for messages about
+/// other keys than the table's numbers.
+pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let path: Vec<Seg<'_>> = key.split('.').map(Seg::Key).collect();
+    Lines::new(text).line_of(&path)
+}
+
 /// Check one value of row `p`, written as `shown` at `path`.
 fn one(
     p: &Param,

@@ -105,7 +105,8 @@ pub fn by_key(key: &str) -> Option<&'static Param> {
     ALL.iter().copied().find(|p| p.key == Some(key))
 }
 
-/// `docs/parameters.md`: the table as Markdown.
+/// `docs/parameters.md`: this table as Markdown, then the flag and plan-key table's
+/// ([`super::knobs::markdown`]).
 pub fn markdown() -> String {
     let mut s = String::from(
         "# Parameters and their ranges\n\n\
@@ -128,6 +129,7 @@ pub fn markdown() -> String {
             p.doc.replace('|', "\\|")
         ));
     }
+    s.push_str(&super::knobs::markdown());
     s
 }
 

@@ -13,24 +13,36 @@
 use super::file::PlanDraft;
 use super::options::{Invocation, RunOptions};
 use super::overrides::Overrides;
-use super::workload::{Kind, WorkloadSpec};
-use super::{FileSize, Plan, QuietSpec, SetupSpec, params, profiles, variant};
+use super::{Plan, QuietSpec, profiles};
 use crate::Error;
 use crate::fio::jobfile::parse::JobFile;
 use crate::host::facts::HostFacts;
 use crate::target::TargetKind;
-use crate::target::multi::Multi;
-use crate::units::format_size;
 use crate::workload::meta::CorpusSpec;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Filesystems tried when neither `--fs` nor the plan names any.
-pub const DEFAULT_FS: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
+mod age;
+mod checks;
+mod corpus;
+mod fio_jobs;
+mod select;
+mod settle;
+mod sizes;
+mod target;
 
-/// Share of the target an explicit `--file-size` may take.
-const EXPLICIT_MAX_SHARE: f64 = 0.9;
+use age::{add_aged_twins, apply_age, check_aged_room};
+use checks::{check_expansion, check_ranges};
+pub use corpus::CORPUS_UNIT_FOOTPRINT;
+use corpus::{check_corpus_fits, check_corpus_flags};
+use fio_jobs::fio_job_workloads;
+use select::choose_setups;
+pub use select::{DEFAULT_FS, select_workloads};
+use settle::resolve_settle;
+use sizes::{check_workload_sizes, size_data_file};
+use target::{check_min_sizes, multi_choice, target_choice};
+pub use target::{check_variant_args, target_capacity};
 
 /// The inputs read from files: the plan (file or profile) and the fio job files it and
 /// `--fio-job` name, already parsed.
@@ -100,45 +112,6 @@ impl Source {
     }
 }
 
-/// `--until-settled` (or the plan file's `until_settled`) with its budget and round limit;
-/// `--budget`/`--max-rounds` alone are refused (they only bound extra rounds).
-fn resolve_settle(
-    args: &Overrides,
-    draft: &super::file::PlanDraft,
-    rounds: u32,
-) -> crate::Result<Option<super::Settle>> {
-    if !(args.until_settled || draft.until_settled) {
-        for (flag, given) in [
-            ("--budget", args.budget.is_some()),
-            ("--max-rounds", args.max_rounds.is_some()),
-        ] {
-            if given {
-                return Err(Error::invalid(
-                    flag,
-                    format!(
-                        "{flag} bounds the extra rounds of --until-settled; add --until-settled or drop {flag}"
-                    ),
-                ));
-            }
-        }
-        return Ok(None);
-    }
-    let budget = args
-        .budget
-        .or(draft.budget)
-        .unwrap_or(Duration::from_secs(30 * 60));
-    let max_rounds = args.max_rounds.or(draft.max_rounds).unwrap_or(15);
-    if max_rounds < rounds {
-        return Err(Error::invalid(
-            "--max-rounds",
-            format!(
-                "{max_rounds} is below --rounds {rounds}, the minimum: raise --max-rounds or lower --rounds"
-            ),
-        ));
-    }
-    Ok(Some(super::Settle { budget, max_rounds }))
-}
-
 /// Resolve a plan into an invocation. `argv` is recorded as given. No I/O.
 pub fn resolve(
     source: &Source,
@@ -154,6 +127,8 @@ pub fn resolve(
         ));
     }
     let mut draft = source.draft.clone();
+    // The flags over the plan file's values (one rule, `PlanValues::over`).
+    let v = args.values.over(&draft.values);
     let target = target_choice(args, host)?;
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
@@ -200,17 +175,15 @@ pub fn resolve(
     check_corpus_flags(args, host)?;
     let seed = args.seed.unwrap_or(host.random_seed);
     let engine = args.engine.unwrap_or(super::EngineChoice::Fsbench);
-    let precondition =
-        super::steady::resolve_precondition(args.precondition, draft.precondition, &target)?;
-    let steady =
-        super::steady::resolve_steady(args.steady, draft.steady, engine, &target, precondition)?;
+    let precondition = super::steady::resolve_precondition(v.precondition, false, &target)?;
+    let steady = super::steady::resolve_steady(v.steady, None, engine, &target, precondition)?;
     // SNIA's workload-independent part: the whole device, once per run (its size as known).
     let precondition_device = precondition
         .then_some(capacity)
         .flatten()
         .filter(|_| matches!(target, TargetKind::Device { .. }));
-    let rounds = args.rounds.or(draft.rounds).unwrap_or(3);
-    let settle = resolve_settle(args, &draft, rounds)?;
+    let rounds = v.rounds.unwrap_or(3);
+    let settle = resolve_settle(&args.values, &v, rounds)?;
     let plan = Plan {
         settle,
         margin: args.margin.map(|pct| f64::from(pct) / 100.0),
@@ -219,26 +192,20 @@ pub fn resolve(
         setups,
         workloads,
         rounds,
-        runtime: args
-            .runtime
-            .or(draft.runtime)
-            .unwrap_or(Duration::from_secs(5)),
-        ramp: args.ramp.or(draft.ramp).unwrap_or(Duration::from_secs(1)),
+        runtime: v.runtime.unwrap_or(Duration::from_secs(5)),
+        ramp: v.ramp.unwrap_or(Duration::from_secs(1)),
         file_size,
         corpus: CorpusSpec {
-            copies: args.corpus_copies.or(draft.corpus_copies).unwrap_or(1),
+            copies: v.corpus_copies.unwrap_or(1),
             // The tree itself stays the same across runs (unless --seed is given) so that
             // untar / find / rm of two runs can be compared; only I/O offsets vary per run.
             seed: args.seed.unwrap_or(CorpusSpec::default().seed),
             from_dir: args.corpus_from.clone(),
             file: args.corpus_file.clone(),
-            scale: args.corpus_scale.or(draft.corpus_scale).unwrap_or(0.1),
+            scale: v.corpus_scale.unwrap_or(0.1),
         },
         quiet: QuietSpec {
-            window: args
-                .quiet_window
-                .or(draft.quiet_window)
-                .unwrap_or(Duration::from_secs(10)),
+            window: v.quiet_window.unwrap_or(Duration::from_secs(10)),
             threshold: args.quiet_threshold,
             timeout: args.quiet_timeout,
         },
@@ -273,606 +240,6 @@ pub fn resolve(
     })
 }
 
-/// Share of the target a job file's data may take before its sizes are capped (the
-/// filesystem's own metadata and reserve need the rest).
-const FIO_JOB_SHARE: f64 = 0.7;
-
-/// Expand `--fio-job` files and plan `fio-job` entries into one workload per section. With
-/// `--fio-job` and no plan file, the job files replace the profile's workloads.
-fn fio_job_workloads(
-    args: &Overrides,
-    source: &Source,
-    draft: &mut PlanDraft,
-    capacity: Option<u64>,
-    formats: bool,
-    host: &HostFacts,
-) -> crate::Result<()> {
-    let files = source.job_files(args);
-    if files.is_empty() {
-        return Ok(());
-    }
-    let native = args.engine == Some(super::EngineChoice::Fsbench);
-    if !native && !host.has_tool("fio") {
-        return Err(Error::invalid(
-            "--fio-job",
-            "fio is not installed; job files run with fio (install it) or natively with --engine native",
-        ));
-    }
-    if !source.from_file || !draft.workloads.iter().any(|w| w.kind == Kind::Mkfs) {
-        let keep: Vec<WorkloadSpec> = if !source.from_file {
-            Vec::new()
-        } else {
-            draft.workloads.clone()
-        };
-        draft.workloads = super::workload::catalog()
-            .into_iter()
-            .filter(|w| matches!(w.kind, Kind::Mkfs | Kind::UsableSpace))
-            .chain(keep)
-            .collect();
-    }
-    let budget = capacity.map(|c| {
-        let share = if formats { FIO_JOB_SHARE } else { 0.5 };
-        (c as f64 * share) as u64
-    });
-    let opts = crate::fio::jobfile::LoadOptions {
-        place: crate::fio::jobfile::rebase::Place::DataDir,
-        budget,
-        runtime: args.runtime,
-        ramp: args.ramp,
-        native,
-    };
-    let mut jobs = Vec::new();
-    for f in &files {
-        let file = source.fio_jobs.get(f).ok_or_else(|| {
-            Error::invalid(
-                "--fio-job",
-                format!("{}: the job file was not read", f.display()),
-            )
-        })?;
-        params::jobfile::check(file)?;
-        jobs.extend(crate::fio::jobfile::prepare(f, file, &opts)?);
-    }
-    let taken: Vec<String> = draft.workloads.iter().map(|w| w.id.clone()).collect();
-    let ids = crate::fio::jobfile::assign_ids(&jobs, &taken);
-    for (id, job) in ids.into_iter().zip(jobs) {
-        draft.workloads.push(WorkloadSpec::fio_job(&id, job));
-    }
-    Ok(())
-}
-
-fn target_choice(args: &Overrides, host: &HostFacts) -> crate::Result<TargetKind> {
-    Ok(match (&args.device, &args.dir) {
-        (Some(_), Some(_)) => {
-            return Err(Error::invalid(
-                "--device",
-                "cannot be combined with --dir; choose one target",
-            ));
-        }
-        (Some(dev), None) => {
-            if let Some(Err(why)) = &host.device {
-                return Err(Error::refused(dev, why.clone()));
-            }
-            TargetKind::Device {
-                path: dev.clone(),
-                force_wipe: args.force_wipe,
-            }
-        }
-        (None, Some(dir)) => TargetKind::Dir { path: dir.clone() },
-        (None, None) => {
-            if args.image_size == 0 {
-                return Err(Error::invalid("--image-size", "must be larger than 0"));
-            }
-            TargetKind::Image {
-                scratch_dir: args.scratch_dir.clone(),
-                size: args.image_size,
-                keep: args.keep_image,
-            }
-        }
-    })
-}
-
-/// The devices after the first: `--images N` (images only) or `--device` repeated.
-fn multi_choice(args: &Overrides, target: &TargetKind) -> crate::Result<Multi> {
-    match target {
-        TargetKind::Image { .. } => Ok(Multi {
-            images: args.images.max(1),
-            devices: Vec::new(),
-        }),
-        _ if args.images > 1 => Err(Error::invalid(
-            "--images",
-            format!(
-                "makes {} loop images and cannot be combined with --device or --dir; for \
-                 several real devices repeat --device",
-                args.images
-            ),
-        )),
-        TargetKind::Device { .. } => Ok(Multi {
-            images: 1,
-            devices: args.more_devices.clone(),
-        }),
-        TargetKind::Dir { .. } => Ok(Multi::default()),
-    }
-}
-
-/// Refuse variant `mkfs=`/`mount=` words that could reach a device other than the target
-/// (positional arguments, external journals, other devices, paths outside the scratch area).
-/// Also run on `--resume`, whose plan.json may have been edited.
-pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> {
-    let scratch = crate::fs::variant_args::scratch_area(target);
-    for s in setups {
-        if let Ok(d) = s.driver() {
-            crate::fs::variant_args::check(s, d.arg_rules(), &scratch)?;
-        }
-    }
-    Ok(())
-}
-
-/// Bytes available to the plan, when they can be known without touching the target.
-pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
-    match t {
-        TargetKind::Image { size, .. } => Some(*size),
-        TargetKind::Device { .. } | TargetKind::Dir { .. } => host.target_bytes,
-    }
-}
-
-/// A plan's `aged_twins`: beside every fresh setup its twin `NAME-aged` (same options, aged),
-/// so fresh and aged run side by side whatever `--fs` chose. `--age` (every setup aged)
-/// replaces it.
-fn add_aged_twins(
-    twins: Option<&str>,
-    args: &Overrides,
-    setups: &mut Vec<SetupSpec>,
-) -> crate::Result<()> {
-    let (Some(text), None) = (twins, &args.age) else {
-        return Ok(());
-    };
-    let age = crate::fs::age::parse(text, "aged_twins")?;
-    let fresh: Vec<SetupSpec> = setups.iter().filter(|s| s.age.is_none()).cloned().collect();
-    for f in fresh {
-        let mut t = f.clone();
-        t.name = format!("{}-aged", f.name);
-        t.age = Some(age);
-        t.raw
-            .insert(crate::fs::variant::AGE_KEY.to_string(), text.to_string());
-        if !setups.iter().any(|s| s.name == t.name) {
-            setups.push(t);
-        }
-    }
-    params::SETUPS.check_u64(setups.len() as u64).map_err(|e| {
-        Error::invalid(
-            "--fs",
-            format!("{e}: {} setups with their aged twins", setups.len()),
-        )
-    })?;
-    Ok(())
-}
-
-/// `--age` on every setup without its own `age=`; aging refused on a `--dir` target (it
-/// would fill and fragment a filesystem fsbench did not create).
-fn apply_age(
-    args: &Overrides,
-    setups: &mut [SetupSpec],
-    target: &TargetKind,
-    capacity: Option<u64>,
-) -> crate::Result<()> {
-    if let Some(text) = &args.age {
-        let age = crate::fs::age::parse(text, "--age")?;
-        for s in setups.iter_mut().filter(|s| s.age.is_none()) {
-            s.age = Some(age);
-            s.raw
-                .insert(crate::fs::variant::AGE_KEY.to_string(), text.clone());
-        }
-    }
-    for a in setups.iter_mut().filter_map(|s| s.age.as_mut()) {
-        a.capacity = capacity.unwrap_or(0);
-    }
-    if let TargetKind::Dir { .. } = target
-        && setups.iter().any(|s| s.age.is_some())
-    {
-        return Err(Error::invalid(
-            "--age",
-            "cannot age a --dir target: aging fills and fragments the filesystem it runs on; use an image or --device",
-        ));
-    }
-    Ok(())
-}
-
-/// An aged setup keeps only `100 − FULLNESS` % of the target free: refuse a data file that
-/// would take more than half of it (the layout would hit ENOSPC in every round).
-fn check_aged_room(
-    setups: &[SetupSpec],
-    file_size: u64,
-    capacity: Option<u64>,
-) -> crate::Result<()> {
-    let Some(cap) = capacity else {
-        return Ok(());
-    };
-    for s in setups {
-        let Some(a) = &s.age else { continue };
-        let free = (cap as f64 * (100.0 - a.fullness) / 100.0) as u64;
-        if file_size > free / 2 {
-            return Err(Error::invalid(
-                "--age",
-                format!(
-                    "setup {:?}: aging to {}% full leaves about {} free on the {} target, too little for the {} data file (at most half of it); use a larger --image-size, a lower FULLNESS (age={}:{}:50%) or a smaller --file-size",
-                    s.name,
-                    a.fullness,
-                    crate::units::format_size(free),
-                    crate::units::format_size(cap),
-                    crate::units::format_size(file_size),
-                    a.profile.name(),
-                    a.amount
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn choose_setups(
-    args: &Overrides,
-    draft: &PlanDraft,
-    target: &TargetKind,
-) -> crate::Result<Vec<SetupSpec>> {
-    if let TargetKind::Dir { .. } = target {
-        if !args.fs.is_empty() {
-            return Err(Error::invalid(
-                "--fs",
-                "cannot be used with --dir: the directory's own filesystem is measured as it is; \
-                 drop --fs, or use an image/--device to compare filesystems",
-            ));
-        }
-        return Ok(vec![SetupSpec::plain("dir")]);
-    }
-    if !args.fs.is_empty() {
-        let setups = variant::parse_fs_list(&args.fs)?;
-        params::SETUPS
-            .check_u64(setups.len() as u64)
-            .map_err(|e| Error::invalid("--fs", format!("{e}: {} setups", setups.len())))?;
-        return Ok(setups);
-    }
-    if !draft.setups.is_empty() {
-        return Ok(draft.setups.clone());
-    }
-    Ok(DEFAULT_FS.iter().map(|f| SetupSpec::plain(f)).collect())
-}
-
-/// Apply `--only` / `--skip` to every workload the plan knows, add prerequisites as
-/// unrecorded steps, and keep the plan's order.
-pub fn select_workloads(
-    all: &[WorkloadSpec],
-    only: &[String],
-    skip: &[String],
-    formats: bool,
-) -> crate::Result<Vec<WorkloadSpec>> {
-    let all: Vec<&WorkloadSpec> = all
-        .iter()
-        .filter(|w| formats || w.kind != Kind::Mkfs)
-        .collect();
-    let known = |flag: &str, ids: &[String]| -> crate::Result<()> {
-        for id in ids.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-            if !all.iter().any(|w| w.id == id) {
-                let why = if id == "mkfs" && !formats {
-                    " (--dir mode creates no filesystem)".to_string()
-                } else {
-                    String::new()
-                };
-                return Err(Error::invalid(
-                    flag,
-                    format!(
-                        "unknown workload id '{id}'{why}; this plan has: {}",
-                        all.iter()
-                            .map(|w| w.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    };
-    known("--only", only)?;
-    known("--skip", skip)?;
-    let picked = |w: &WorkloadSpec| {
-        let chosen = if only.iter().any(|s| !s.trim().is_empty()) {
-            only.iter().any(|o| o.trim() == w.id)
-        } else {
-            !w.optional
-        };
-        chosen && !skip.iter().any(|s| s.trim() == w.id)
-    };
-    if !formats
-        && let Some((w, why)) = all.iter().filter(|w| picked(w)).find_map(|w| {
-            crate::workload::registry::of(w.kind)
-                .refused_on_dir(w)
-                .map(|why| (w, why))
-        })
-    {
-        return Err(Error::invalid(
-            "--dir",
-            format!("workload {} cannot run on a --dir target: {why}", w.id),
-        ));
-    }
-    let mut needed: Vec<&str> = Vec::new();
-    for w in all.iter().filter(|w| picked(w)) {
-        needed.extend(w.requires());
-    }
-    let out: Vec<WorkloadSpec> = all
-        .iter()
-        .filter(|w| picked(w) || needed.contains(&w.id.as_str()) || w.kind == Kind::Mkfs)
-        .map(|w| {
-            let mut w = (*w).clone();
-            w.record = picked(&w);
-            w
-        })
-        .collect();
-    if !out.iter().any(|w| w.record) {
-        return Err(Error::invalid(
-            if only.is_empty() { "--skip" } else { "--only" },
-            "no workload is left to run",
-        ));
-    }
-    Ok(out)
-}
-
-fn size_data_file(
-    args: &Overrides,
-    draft: &PlanDraft,
-    capacity: Option<u64>,
-    target: &TargetKind,
-    ram_bytes: u64,
-) -> crate::Result<u64> {
-    const MIB: u64 = 1 << 20;
-    let cap_share = draft.file_size_cap.unwrap_or(0.5);
-    let where_ = target.describe();
-    if let Some(text) = &args.file_size {
-        let fs = FileSize::parse(text).map_err(|e| Error::invalid("--file-size", e))?;
-        let bytes = match fs {
-            FileSize::Fixed(b) => {
-                params::FILE_SIZE
-                    .check_u64(b)
-                    .map_err(|e| Error::invalid("--file-size", e))?;
-                b
-            }
-            FileSize::RamMultiple(f) => {
-                params::FILE_SIZE_RAM
-                    .check(f)
-                    .map_err(|e| Error::invalid("--file-size", e))?;
-                (ram_bytes as f64 * f) as u64
-            }
-        };
-        if bytes < MIB {
-            return Err(Error::invalid("--file-size", "must be at least 1M"));
-        }
-        if let Some(cap) = capacity
-            && bytes as f64 > cap as f64 * EXPLICIT_MAX_SHARE
-        {
-            return Err(Error::invalid(
-                "--file-size",
-                format!(
-                    "{} does not fit on the {where_} ({} usable, and the filesystem needs room too); \
-                     use a smaller --file-size or a larger target",
-                    format_size(bytes),
-                    format_size(cap)
-                ),
-            ));
-        }
-        return Ok(bytes / MIB * MIB);
-    }
-    let wanted = match draft.file_size.unwrap_or(FileSize::Fixed(256 * MIB)) {
-        FileSize::Fixed(b) => b,
-        FileSize::RamMultiple(f) => (ram_bytes as f64 * f) as u64,
-    };
-    let bytes = match capacity {
-        Some(cap) => wanted.min((cap as f64 * cap_share) as u64),
-        None => wanted,
-    };
-    Ok((bytes / MIB * MIB).max(MIB))
-}
-
-/// Refuse a plan file's workload whose own `size` does not fit on the target.
-fn check_workload_sizes(
-    workloads: &[WorkloadSpec],
-    capacity: u64,
-    target: &TargetKind,
-    args: &Overrides,
-) -> crate::Result<()> {
-    let room = (capacity as f64 * EXPLICIT_MAX_SHARE) as u64;
-    for w in workloads {
-        let size = w.io.as_ref().and_then(|io| io.size).or(w.size);
-        if let Some(b) = size.filter(|b| *b > room) {
-            let plan = args.plan.as_ref().map_or_else(
-                || "--plan".to_string(),
-                |p| format!("--plan {}", p.display()),
-            );
-            return Err(Error::invalid(
-                plan,
-                format!(
-                    "workload '{}': size = {} does not fit on the {} ({} usable, and the \
-                     filesystem needs room too); give a smaller size or a larger target",
-                    w.id,
-                    format_size(b),
-                    target.describe(),
-                    format_size(capacity)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn check_min_sizes(setups: &[SetupSpec], capacity: u64, target: &TargetKind) -> crate::Result<()> {
-    for s in setups {
-        // A name without a driver was refused while parsing `--fs`.
-        let min = s.driver().map_or(0, |d| d.min_device_size());
-        if capacity < min {
-            let (flag, fix) = match target {
-                TargetKind::Image { .. } => (
-                    "--image-size",
-                    format!(
-                        "use --image-size {} or more",
-                        crate::units::fio_size(min.next_power_of_two()).to_uppercase()
-                    ),
-                ),
-                _ => ("--device", "use a larger device".to_string()),
-            };
-            return Err(Error::invalid(
-                flag,
-                format!(
-                    "{} is too small for {} (setup {}): it needs at least {}; {fix}",
-                    format_size(capacity),
-                    s.fs,
-                    s.name,
-                    format_size(min)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The overrides' numbers against the parameter table. clap checks the flags already; this
-/// covers library callers and an edited `plan.json` under `--resume`.
-fn check_ranges(args: &Overrides) -> crate::Result<()> {
-    let n = |row: &params::Param, flag: &str, v: Option<u64>| match v {
-        Some(v) => row
-            .check_u64(v)
-            .map(|_| ())
-            .map_err(|e| Error::invalid(flag, e)),
-        None => Ok(()),
-    };
-    let d = |row: &params::Param, flag: &str, v: Option<Duration>| match v {
-        Some(v) => row
-            .check_duration(v)
-            .map(|_| ())
-            .map_err(|e| Error::invalid(flag, e)),
-        None => Ok(()),
-    };
-    n(&params::ROUNDS, "--rounds", args.rounds.map(u64::from))?;
-    n(&params::THREADS, "--threads", Some(args.threads as u64))?;
-    n(
-        &params::CORPUS_COPIES,
-        "--corpus-copies",
-        args.corpus_copies.map(u64::from),
-    )?;
-    n(&params::IMAGE_SIZE, "--image-size", Some(args.image_size))?;
-    n(&params::IMAGES, "--images", Some(u64::from(args.images)))?;
-    n(
-        &params::QUIET_THRESHOLD,
-        "--quiet-threshold",
-        Some(args.quiet_threshold),
-    )?;
-    if let Some(x) = args.corpus_scale {
-        params::CORPUS_SCALE
-            .check(x)
-            .map_err(|e| Error::invalid("--corpus-scale", e))?;
-    }
-    d(&params::RUNTIME, "--runtime", args.runtime)?;
-    d(&params::RAMP, "--ramp", args.ramp)?;
-    d(&params::QUIET_WINDOW, "--quiet-window", args.quiet_window)?;
-    d(
-        &params::QUIET_TIMEOUT,
-        "--quiet-timeout",
-        Some(args.quiet_timeout),
-    )?;
-    d(
-        &params::TOOL_TIMEOUT,
-        "--tool-timeout",
-        Some(args.tool_timeout),
-    )?;
-    Ok(())
-}
-
-/// Bound what the plan expands to, so `fsbench plan` (which lists every step and sums the
-/// ETA over them) finishes at once for anything accepted.
-fn check_expansion(plan: &Plan) -> crate::Result<()> {
-    params::WORKLOADS
-        .check_u64(plan.workloads.len() as u64)
-        .map_err(|e| {
-            Error::invalid("--plan", format!("{} workloads: {e}", plan.workloads.len()))
-        })?;
-    let steps = u64::from(plan.rounds) * plan.setups.len() as u64 * plan.workloads.len() as u64;
-    params::STEPS.check_u64(steps).map(|_| ()).map_err(|e| {
-        Error::invalid(
-            "--rounds",
-            format!(
-                "{} rounds x {} setups x {} workloads = {steps} steps: {e}; use fewer rounds, \
-                 setups (--fs) or workloads (--only)",
-                plan.rounds,
-                plan.setups.len(),
-                plan.workloads.len()
-            ),
-        )
-    })
-}
-
-/// Bytes one synthetic corpus copy at scale 1 takes on a filesystem: its file data plus a
-/// 4 KiB block per entry (a test measures the generator against it).
-pub const CORPUS_UNIT_FOOTPRINT: u64 = 330 << 20;
-
-/// Share of the target the corpus may take; the data file, the filesystem's metadata and its
-/// reserve need the rest.
-const CORPUS_MAX_SHARE: f64 = 0.5;
-
-/// Refuse a corpus that cannot fit on the target: the synthetic one's copies x scale x a
-/// copy's footprint, a `--corpus-from` tree's walked footprint x copies, or a
-/// `--corpus-file` tar's length (extracted once).
-fn check_corpus_fits(
-    plan: &Plan,
-    capacity: u64,
-    target: &TargetKind,
-    host: &HostFacts,
-) -> crate::Result<()> {
-    let uses_corpus = plan.workloads.iter().any(|w| {
-        matches!(
-            crate::workload::registry::of(w.kind).cost(w, &plan.job_defaults(0, None)),
-            crate::workload::registry::Cost::Corpus(_)
-        )
-    });
-    if !uses_corpus {
-        return Ok(());
-    }
-    let c = &plan.corpus;
-    let walked = |p: &PathBuf| host.footprints.get(p).copied();
-    let (flag, what, need, fix) = if let Some(d) = &c.from_dir {
-        let Some(b) = walked(d) else { return Ok(()) };
-        (
-            "--corpus-from",
-            format!("{} copies of {}", c.copies, d.display()),
-            u64::from(c.copies) as f64 * b as f64,
-            "use fewer --corpus-copies, a smaller directory or a larger target",
-        )
-    } else if let Some(f) = &c.file {
-        let Some(b) = walked(f) else { return Ok(()) };
-        (
-            "--corpus-file",
-            f.display().to_string(),
-            b as f64,
-            "use a smaller tar or a larger target",
-        )
-    } else {
-        (
-            "--corpus-copies",
-            format!("{} copies at scale {}", c.copies, c.scale),
-            f64::from(c.copies) * c.scale * CORPUS_UNIT_FOOTPRINT as f64,
-            "use fewer --corpus-copies, a smaller --corpus-scale or a larger target",
-        )
-    };
-    let room = capacity as f64 * CORPUS_MAX_SHARE;
-    if need > room {
-        return Err(Error::invalid(
-            flag,
-            format!(
-                "{what} take about {} on disk, more than half of the {} ({}); {fix}",
-                format_size(need as u64),
-                target.describe(),
-                format_size(capacity)
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// `./fsbench-results/20261130T121500Z`.
 fn default_out(t: std::time::SystemTime) -> PathBuf {
     let stamp: String = humantime::format_rfc3339_seconds(t)
@@ -883,36 +250,10 @@ fn default_out(t: std::time::SystemTime) -> PathBuf {
     PathBuf::from("fsbench-results").join(stamp)
 }
 
-/// Refuse corpus flags that cannot work before anything is formatted (exit 2).
-fn check_corpus_flags(args: &Overrides, host: &HostFacts) -> crate::Result<()> {
-    if let Some(d) = &args.corpus_from
-        && !host.dirs.contains(d)
-    {
-        return Err(Error::invalid(
-            "--corpus-from",
-            format!(
-                "{} is not a directory; give a directory to pack, such as /usr/share",
-                d.display()
-            ),
-        ));
-    }
-    if let Some(f) = &args.corpus_file
-        && !host.files.contains(f)
-    {
-        return Err(Error::invalid(
-            "--corpus-file",
-            format!(
-                "{} is not a file; write one with `fsbench corpus --out FILE.tar`",
-                f.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::workload::Kind;
     use std::collections::BTreeSet;
     use std::time::SystemTime;
 
@@ -929,9 +270,9 @@ mod tests {
                 "--profile" => o.profile = Some(v.into()),
                 "--plan" => o.plan = Some(v.into()),
                 "--fs" => o.fs.push(v.into()),
-                "--rounds" => o.rounds = Some(v.parse().unwrap()),
-                "--runtime" => o.runtime = Some(time(v)),
-                "--ramp" => o.ramp = Some(time(v)),
+                "--rounds" => o.values.rounds = Some(v.parse().unwrap()),
+                "--runtime" => o.values.runtime = Some(time(v)),
+                "--ramp" => o.values.ramp = Some(time(v)),
                 "--file-size" => o.file_size = Some(v.into()),
                 "--image-size" => o.image_size = size(v),
                 "--scratch-dir" => o.scratch_dir = v.into(),
@@ -949,8 +290,8 @@ mod tests {
                 "--corpus-from" => o.corpus_from = Some(v.into()),
                 "--corpus-file" => o.corpus_file = Some(v.into()),
                 "--seed" => o.seed = Some(v.parse().unwrap()),
-                "--corpus-copies" => o.corpus_copies = Some(v.parse().unwrap()),
-                "--corpus-scale" => o.corpus_scale = Some(v.parse().unwrap()),
+                "--corpus-copies" => o.values.corpus_copies = Some(v.parse().unwrap()),
+                "--corpus-scale" => o.values.corpus_scale = Some(v.parse().unwrap()),
                 other => panic!("test helper: add {other}"),
             }
         }
