@@ -367,25 +367,18 @@ mod tests {
         );
     }
 
-    /// Claims whose workload the claims profile does not run: pgbench needs another issue's
-    /// work; the crash workloads are opt-in, with setups of their own (docs/crash.md), and
-    /// `tests/crash.rs` measures their claims; `backup` has its profile (tests/backups.rs).
+    /// Claims whose workload the claims profile does not run: the crash workloads are opt-in,
+    /// with setups of their own (docs/crash.md), and `tests/crash.rs` measures their claims.
     const OUTSIDE_CLAIMS_PROFILE: &[&str] = &[
-        "pgbench-rw",
         "crash-fsync",
         "crash-append",
         "crash-pgbench",
-        // Source trees, mail, logs: their own profiles (build, mail, logs) measure them.
+        // Source trees and mail: their own profiles (build, mail) measure them.
         "git",
         "maildir",
-        "logs",
         // Snapshots and backups: its own profile, `backup` (docs/backups.md).
         "backup",
     ];
-
-    /// Claims whose setup the claims profile does not have: Btrfs with nodatacow, which
-    /// `--profile vm` runs (here it would run every other workload once more).
-    const SETUP_OUTSIDE_CLAIMS_PROFILE: &[&str] = &["vm-btrfs-nocow-beats-cow"];
 
     #[test]
     fn the_claims_profile_measures_every_claim() {
@@ -393,7 +386,6 @@ mod tests {
         let ids: Vec<&str> = plan.workloads.iter().map(|w| w.id.as_str()).collect();
         for c in all() {
             if OUTSIDE_CLAIMS_PROFILE.contains(&c.workload.as_str())
-                || SETUP_OUTSIDE_CLAIMS_PROFILE.contains(&c.id.as_str())
                 || aging::tests::AGED_PROFILE_CLAIMS.contains(&c.id.as_str())
             {
                 continue;
@@ -420,6 +412,65 @@ mod tests {
             if let Some(b) = &w.baseline {
                 assert!(ids.contains(&b.as_str()), "{}: baseline {b} missing", w.id);
             }
+        }
+    }
+
+    /// Each workload of the claims profile runs exactly where its claims compare (plus what its
+    /// dependents need: the data file, the unpacked tree, a baseline), so the profile's cost
+    /// follows the claims: a workload left on every setup, or on a setup no claim reads, fails.
+    #[test]
+    fn the_claims_profile_runs_each_workload_only_where_its_claims_compare() {
+        use crate::workload::registry::{self, Phase};
+        let plan = crate::plan::profiles::load("claims").unwrap();
+        let claims = all();
+        let mut want: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for c in &claims {
+            for sel in std::iter::once(&c.a).chain(c.b.as_ref()) {
+                let s = Selector::parse(sel);
+                for set in plan
+                    .setups
+                    .iter()
+                    .filter(|set| s.matches(&set.fs, &set.raw))
+                {
+                    want.entry(c.workload.as_str())
+                        .or_default()
+                        .insert(set.name.as_str());
+                }
+            }
+        }
+        // Dependents first: a baseline or a prerequisite runs wherever what needs it runs
+        // (iterated, since a baseline can need the data file in turn).
+        for _ in 0..3 {
+            for w in &plan.workloads {
+                let Some(mine) = want.get(w.id.as_str()).cloned() else {
+                    continue;
+                };
+                let mut needed: Vec<&str> = w.requires();
+                needed.extend(w.baseline.as_deref());
+                for id in needed {
+                    want.entry(id).or_default().extend(mine.iter().copied());
+                }
+            }
+        }
+        for w in &plan.workloads {
+            if registry::of(w.kind).needs(w).phase == Phase::Setup {
+                // mkfs is timed on every setup anyway.
+                continue;
+            }
+            let have: BTreeSet<&str> = w.setups.iter().map(String::as_str).collect();
+            let wanted = want.get(w.id.as_str()).cloned().unwrap_or_default();
+            assert!(!wanted.is_empty(), "{}: no claim reads it", w.id);
+            assert_eq!(have, wanted, "{}: setups = {:?}", w.id, wanted);
+        }
+        // Every setup is there for a claim.
+        for set in &plan.setups {
+            assert!(
+                claims.iter().any(|c| std::iter::once(&c.a)
+                    .chain(c.b.as_ref())
+                    .any(|sel| Selector::parse(sel).matches(&set.fs, &set.raw))),
+                "setup {} is selected by no claim",
+                set.name
+            );
         }
     }
 }

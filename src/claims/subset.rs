@@ -148,12 +148,12 @@ mod tests {
 
     #[test]
     fn a_workload_brings_its_baseline_and_an_unknown_value_is_refused() {
-        let picked = pick(&["randwrite-512m".to_string()]).unwrap();
+        let picked = pick(&["randwrite-128m".to_string()]).unwrap();
         let mut draft = crate::plan::profiles::load("claims").unwrap();
         let only = narrow(&picked, &mut draft).unwrap();
-        assert_eq!(only, ["randwrite-512m", "randwrite-buffered"]);
+        assert_eq!(only, ["randwrite-128m", "randwrite-buffered"]);
         let names: Vec<&str> = draft.setups.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["ext4", "btrfs"]);
+        assert_eq!(names, ["ext4", "btrfs", "ext4-dirty"]);
         assert!(
             classes().contains(&"general-io".to_string()),
             "{:?}",

@@ -24,6 +24,10 @@ pub const RATE: &str = "a fixed count divided by the time, which is judged inste
 const AMOUNT: &str = "the amount the job wrote (less when a time-based job ran slower); \
                       write_amplification is judged instead";
 const RUN: &str = "the job's rate × its runtime";
+/// Why the space a filesystem's structures take is not judged: it follows from the size and
+/// the free space mkfs leaves, which `avail_bytes` judges (less the root reserve).
+const OVERHEAD: &str =
+    "the device's size less the free space mkfs leaves; avail_bytes is judged instead";
 const MIB: f64 = 1.0 / (1u64 << 20) as f64;
 /// Why a send/receive rate is not judged: only setups with a send stream have one, and the
 /// backup verdict is decided on what every setup with copies has (snapshot creation time).
@@ -339,6 +343,9 @@ metrics! {
     AGE_SECONDS: "age_seconds", "s", Fact, "aging time";
     AGE_MIB_S: "age_mib_s", "MiB/s", Fact, "aging throughput";
     // (end of aging)
+    // What a filesystem's own structures take right after mkfs (usable-space; seed 000's "both
+    // lose about 7 GiB to their own structures"): the device's size less the free space.
+    OVERHEAD_BYTES: "overhead_bytes", "bytes", Cost, "own structures (device less free space)" .headline() .derived(OVERHEAD) .bytes() .reduce(Reduce::First);
 }
 
 /// Two ways one job states its throughput; at a fixed block size one follows from the other, so
