@@ -1,5 +1,6 @@
-//! A setup's aging: `age=PROFILE[:AMOUNT[:FULLNESS%]]` (`--fs 'ext4-aged=ext4:age=churn:3'`,
-//! `--age churn`, a `[[setup]]`'s `age = "churn"`), as plain data. Every driver takes the key
+//! A setup's aging: `age=PROFILE[:AMOUNT[:FULLNESS%]][:layout=SCORE][:replicate=HOW]`
+//! (`--fs 'ext4-aged=ext4:age=churn:3'`, `--age churn:1:75%:layout=0.6`, a `[[setup]]`'s
+//! `age = "churn:3:replicate=restore"`), as plain data. Every driver takes the key
 //! (it is part of the setup, not of a filesystem); `workload::age` does the aging and
 //! `runner::age` runs it after mkfs + mount and before the workloads.
 
@@ -53,6 +54,43 @@ pub const DEFAULT_AMOUNT: f64 = 1.0;
 pub const DEFAULT_FULLNESS: f64 = 75.0;
 /// The most an AMOUNT may ask for (a typo like `30` would take hours).
 pub const MAX_AMOUNT: f64 = 20.0;
+/// How the rounds of an aged setup get their aged filesystem when `replicate=` is not
+/// given (docs/aging.md, "Replication": the measurement behind the choice).
+pub const DEFAULT_REPLICATE: Replicate = Replicate::ReAge;
+
+/// How each round of an aged setup gets its aged filesystem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Replicate {
+    /// Every round makes the filesystem and ages it again with its own seed: the rounds
+    /// cover aging's own variation.
+    #[default]
+    #[serde(rename = "re-age")]
+    ReAge,
+    /// The first round ages and keeps an image of the aged filesystem; later rounds write
+    /// it back to the device and mount it: the same layout every round, for less time.
+    #[serde(rename = "restore")]
+    Restore,
+}
+
+/// Every replication as written, and what it does (messages and docs).
+pub const REPLICATES: &[(Replicate, &str)] = &[
+    (Replicate::ReAge, "re-age"),
+    (Replicate::Restore, "restore"),
+];
+
+impl Replicate {
+    /// As written (`restore`).
+    pub fn name(self) -> &'static str {
+        REPLICATES
+            .iter()
+            .find(|(r, _)| *r == self)
+            .map_or("?", |(_, n)| n)
+    }
+}
+
+fn default_replicate() -> Replicate {
+    DEFAULT_REPLICATE
+}
 
 /// One setup's aging, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -67,6 +105,13 @@ pub struct AgeSpec {
     /// for the plan's estimate.
     #[serde(default)]
     pub capacity: u64,
+    /// Stop early once the sampled layout score falls to this (`layout=0.6`), whichever of
+    /// it and the amount comes first.
+    #[serde(default)]
+    pub stop_layout: Option<f64>,
+    /// How the rounds after the first get their aged filesystem.
+    #[serde(default = "default_replicate")]
+    pub replicate: Replicate,
 }
 
 /// Aging's rate assumed by the plan's estimate, MiB/s: small files (git) go at about half
@@ -74,6 +119,10 @@ pub struct AgeSpec {
 fn eta_mib_s(p: AgeProfile) -> f64 {
     if p == AgeProfile::Git { 75.0 } else { 150.0 }
 }
+
+/// The rate assumed for keeping and for writing back an aged image, MiB/s of the used part
+/// (sequential copies of large runs; loaded 2-core VM, loop image; docs/aging.md).
+const RESTORE_MIB_S: f64 = 400.0;
 
 impl AgeSpec {
     /// Bytes aging will write (amount × capacity; 0 when the capacity is unknown).
@@ -85,6 +134,27 @@ impl AgeSpec {
     /// file before and after, the aged files mapped).
     pub fn estimate_seconds(&self) -> f64 {
         self.bytes() as f64 / (1u64 << 20) as f64 / eta_mib_s(self.profile) + 5.0
+    }
+
+    /// Estimated seconds of copying the used part of an aged image once (keeping it, or
+    /// writing it back).
+    fn copy_seconds(&self) -> f64 {
+        self.fullness / 100.0 * self.capacity as f64 / (1u64 << 20) as f64 / RESTORE_MIB_S
+    }
+
+    /// Estimated seconds of the aging step in `round` (1-based) of a plan of `rounds`:
+    /// aging (and, with `replicate=restore` and rounds to come, keeping the image) in the
+    /// first, writing it back in the others; a restore also measures the age (about as
+    /// long as the fixed part).
+    pub fn round_seconds(&self, round: u32, rounds: u32) -> f64 {
+        match (self.replicate, round) {
+            (Replicate::ReAge, _) => self.estimate_seconds(),
+            (Replicate::Restore, 0 | 1) if rounds > 1 => {
+                self.estimate_seconds() + self.copy_seconds()
+            }
+            (Replicate::Restore, 0 | 1) => self.estimate_seconds(),
+            (Replicate::Restore, _) => self.copy_seconds() + 5.0,
+        }
     }
 }
 
@@ -106,12 +176,24 @@ impl std::fmt::Display for AgeSpec {
             self.profile.name(),
             self.amount,
             self.fullness
-        )
+        )?;
+        if let Some(s) = self.stop_layout {
+            write!(f, ":layout={s}")?;
+        }
+        if self.replicate != DEFAULT_REPLICATE {
+            write!(f, ":replicate={}", self.replicate.name())?;
+        }
+        Ok(())
     }
 }
 
-/// Parse `PROFILE[:AMOUNT[:FULLNESS%]]` (`churn`, `overwrite:0.5`, `punch:2:60%`); `flag`
-/// names where it came from in the error (`--age`, `--fs`).
+/// The syntax, for error messages.
+const SYNTAX: &str = "PROFILE[:AMOUNT[:FULLNESS%]][:layout=SCORE][:replicate=re-age|restore]";
+
+/// Parse `PROFILE[:AMOUNT[:FULLNESS%]][:layout=SCORE][:replicate=HOW]` (`churn`,
+/// `overwrite:0.5`, `punch:2:60%`, `churn:3:75%:layout=0.6`, `git:replicate=restore`): the
+/// positional parts in order, the named ones anywhere after the profile. `flag` names
+/// where it came from in the error (`--age`, `--fs`).
 pub fn parse(text: &str, flag: &str) -> Result<AgeSpec> {
     let mut parts = text.trim().split(':');
     let name = parts.next().unwrap_or("").trim();
@@ -120,61 +202,126 @@ pub fn parse(text: &str, flag: &str) -> Result<AgeSpec> {
         return Err(Error::invalid(
             flag,
             format!(
-                "unknown aging profile '{name}' in '{text}'; profiles: {} (PROFILE[:AMOUNT[:FULLNESS%]], e.g. churn:1)",
+                "unknown aging profile '{name}' in '{text}'; profiles: {} ({SYNTAX}, e.g. churn:1)",
                 names.join(", ")
             ),
         ));
     };
-    let amount = match parts.next().map(str::trim) {
-        None | Some("") => DEFAULT_AMOUNT,
-        Some(a) => {
-            let v: f64 = a.trim_end_matches(['x', 'X']).parse().map_err(|_| {
+    let mut spec = AgeSpec {
+        profile: *profile,
+        amount: DEFAULT_AMOUNT,
+        fullness: DEFAULT_FULLNESS,
+        capacity: 0,
+        stop_layout: None,
+        replicate: DEFAULT_REPLICATE,
+    };
+    let mut positional = 0;
+    for part in parts.map(str::trim) {
+        if let Some((key, value)) = part.split_once('=') {
+            named(&mut spec, key.trim(), value.trim(), text, flag)?;
+            continue;
+        }
+        positional += 1;
+        match positional {
+            1 => spec.amount = parse_amount(part, text, flag)?,
+            2 => spec.fullness = parse_fullness(part, text, flag)?,
+            _ => {
+                return Err(Error::invalid(
+                    flag,
+                    format!("'{text}': unexpected ':{part}' ({SYNTAX})"),
+                ));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+/// AMOUNT: above 0, at most [`MAX_AMOUNT`], an optional `x`; empty is the default.
+fn parse_amount(a: &str, text: &str, flag: &str) -> Result<f64> {
+    if a.is_empty() {
+        return Ok(DEFAULT_AMOUNT);
+    }
+    let v: f64 = a.trim_end_matches(['x', 'X']).parse().map_err(|_| {
+        Error::invalid(
+            flag,
+            format!("'{text}': AMOUNT '{a}' is not a number (data written as a multiple of the capacity, e.g. 1 or 0.5x)"),
+        )
+    })?;
+    if !(v > 0.0 && v <= MAX_AMOUNT) {
+        return Err(Error::invalid(
+            flag,
+            format!(
+                "'{text}': AMOUNT {a} must be above 0 and at most {MAX_AMOUNT} (times the capacity)"
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// FULLNESS: 5–95 %, an optional `%`; empty is the default.
+fn parse_fullness(p: &str, text: &str, flag: &str) -> Result<f64> {
+    if p.is_empty() {
+        return Ok(DEFAULT_FULLNESS);
+    }
+    let v: f64 = p.trim_end_matches('%').parse().map_err(|_| {
+        Error::invalid(
+            flag,
+            format!("'{text}': FULLNESS '{p}' is not a percentage (e.g. 75%)"),
+        )
+    })?;
+    if !(5.0..=95.0).contains(&v) {
+        return Err(Error::invalid(
+            flag,
+            format!("'{text}': FULLNESS {p} must be between 5% and 95%"),
+        ));
+    }
+    Ok(v)
+}
+
+/// A named part: `layout=SCORE` (above 0, below 1: a score of 1 is a fresh filesystem's)
+/// or `replicate=re-age|restore`.
+fn named(spec: &mut AgeSpec, key: &str, value: &str, text: &str, flag: &str) -> Result<()> {
+    match key {
+        "layout" => {
+            let v: f64 = value.parse().map_err(|_| {
                 Error::invalid(
                     flag,
-                    format!("'{text}': AMOUNT '{a}' is not a number (data written as a multiple of the capacity, e.g. 1 or 0.5x)"),
+                    format!("'{text}': layout='{value}' is not a number (the layout score to stop at, e.g. layout=0.6)"),
                 )
             })?;
-            if !(v > 0.0 && v <= MAX_AMOUNT) {
+            if !(v > 0.0 && v < 1.0) {
                 return Err(Error::invalid(
                     flag,
                     format!(
-                        "'{text}': AMOUNT {a} must be above 0 and at most {MAX_AMOUNT} (times the capacity)"
+                        "'{text}': layout={value} must be above 0 and below 1 (a fresh filesystem scores 1)"
                     ),
                 ));
             }
-            v
+            spec.stop_layout = Some(v);
         }
-    };
-    let fullness = match parts.next().map(str::trim) {
-        None | Some("") => DEFAULT_FULLNESS,
-        Some(p) => {
-            let v: f64 = p.trim_end_matches('%').parse().map_err(|_| {
-                Error::invalid(
-                    flag,
-                    format!("'{text}': FULLNESS '{p}' is not a percentage (e.g. 75%)"),
-                )
-            })?;
-            if !(5.0..=95.0).contains(&v) {
+        "replicate" => {
+            let Some((r, _)) = REPLICATES.iter().find(|(_, n)| *n == value) else {
+                let known: Vec<&str> = REPLICATES.iter().map(|(_, n)| *n).collect();
                 return Err(Error::invalid(
                     flag,
-                    format!("'{text}': FULLNESS {p} must be between 5% and 95%"),
+                    format!(
+                        "'{text}': replicate='{value}' is not one of {} (how later rounds get the aged filesystem)",
+                        known.join(", ")
+                    ),
                 ));
-            }
-            v
+            };
+            spec.replicate = *r;
         }
-    };
-    if let Some(extra) = parts.next() {
-        return Err(Error::invalid(
-            flag,
-            format!("'{text}': unexpected ':{extra}' (PROFILE[:AMOUNT[:FULLNESS%]])"),
-        ));
+        _ => {
+            return Err(Error::invalid(
+                flag,
+                format!(
+                    "'{text}': unknown key '{key}=' (the keys are layout= and replicate=; {SYNTAX})"
+                ),
+            ));
+        }
     }
-    Ok(AgeSpec {
-        profile: *profile,
-        amount,
-        fullness,
-        capacity: 0,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -193,6 +340,24 @@ mod tests {
             (AgeProfile::Punch, 2.0, 60.0)
         );
         assert_eq!(parse(&b.to_string(), "--age").unwrap(), b);
+        let c = parse("churn:3:layout=0.6:replicate=restore", "--fs").unwrap();
+        assert_eq!((c.amount, c.fullness), (3.0, DEFAULT_FULLNESS));
+        assert_eq!(c.stop_layout, Some(0.6));
+        assert_eq!(c.replicate, Replicate::Restore);
+        assert_eq!(parse(&c.to_string(), "--age").unwrap(), c);
+        let d = parse("git:replicate=re-age:2", "--age").unwrap();
+        assert_eq!((d.amount, d.replicate), (2.0, Replicate::ReAge));
+    }
+
+    #[test]
+    fn a_restored_round_costs_the_copy_not_the_aging() {
+        let mut a = parse("churn:3:replicate=restore", "--age").unwrap();
+        a.capacity = 8 << 30;
+        assert!(a.round_seconds(1, 3) > a.estimate_seconds());
+        assert_eq!(a.round_seconds(1, 1), a.estimate_seconds());
+        assert!(a.round_seconds(2, 3) < a.estimate_seconds() / 2.0);
+        a.replicate = Replicate::ReAge;
+        assert_eq!(a.round_seconds(2, 3), a.estimate_seconds());
     }
 
     #[test]
@@ -205,6 +370,11 @@ mod tests {
             "churn:99",
             "churn:1:100%",
             "churn:1:50%:x",
+            "churn:layout=1",
+            "churn:layout=abc",
+            "churn:1:layout=0",
+            "churn:replicate=copy",
+            "churn:depth=3",
         ] {
             let e = parse(bad, "--age").unwrap_err().to_string();
             assert!(

@@ -342,6 +342,11 @@ metrics! {
     AGE_WRITTEN_BYTES: "age_written_bytes", "bytes", Fact, "written by aging" .bytes();
     AGE_SECONDS: "age_seconds", "s", Fact, "aging time";
     AGE_MIB_S: "age_mib_s", "MiB/s", Fact, "aging throughput";
+    AGE_STOPPED_ON_LAYOUT: "age_stopped_on_layout", "bool", Fact, "aging stopped on its layout score (1) before its amount (0)";
+    AGE_KEEP_SECONDS: "age_keep_seconds", "s", Fact, "aged image kept (replicate=restore)";
+    AGE_IMAGE_BYTES: "age_image_bytes", "bytes", Fact, "aged image's data (replicate=restore)" .bytes();
+    AGE_RESTORE_SECONDS: "age_restore_seconds", "s", Fact, "aged image written back (replicate=restore)";
+    AGE_RESTORE_BYTES: "age_restore_bytes", "bytes", Fact, "aged image's data written back" .bytes();
     // (end of aging)
     // What a filesystem's own structures take right after mkfs (usable-space; seed 000's "both
     // lose about 7 GiB to their own structures"): the device's size less the free space.

@@ -187,11 +187,11 @@ fn setup_round_seconds_without_array(plan: &Plan, setup: usize, round: u32, form
         registry::of(w.kind).needs(w).phase == Phase::Setup
             || registry::step_in_round(w, &plan.setups[setup].name, round)
     };
-    // Aging (`age=`) every round, after mkfs.
+    // Aging (`age=`) after mkfs: every round, or a restore of the image kept in the first.
     let age = plan.setups[setup]
         .age
         .filter(|_| formats)
-        .map_or(0.0, |a| a.estimate_seconds());
+        .map_or(0.0, |a| a.round_seconds(round, plan.rounds));
     setup_overhead_seconds(plan, fs, formats)
         + age
         + plan

@@ -13,6 +13,8 @@
 //! steady_max = "25m"        # … for at most this long (as --steady-max; 25 rounds at most)
 //! precondition = true       # with --device: condition device and data file (as --precondition)
 //! aged_twins = "churn:1"    # every setup also aged: its twin NAME-aged with age=churn:1 (docs/aging.md)
+//!                           # PROFILE[:AMOUNT[:FULLNESS%]][:layout=SCORE][:replicate=re-age|restore],
+//!                           # as a [[setup]]'s age = "…": stop at a layout score, restore later rounds
 //!
 //! [[setup]]                 # or as tables
 //! name = "btrfs-zstd"

@@ -12,6 +12,7 @@ use crate::stats::merged::Merged;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod facts;
 mod steady;
 
 const TEMPLATE: &str = include_str!("report.html.j2");
@@ -81,6 +82,14 @@ impl Exporter for Html {
                     .into_iter()
                     .chain(latency_series_charts(report))
                     .collect(),
+            },
+            ChartGroup {
+                title: "Facts over time".into(),
+                note: "A step's state sampled about once a second while it ran (aging: \
+                       fullness, bytes written, and a sample of the live files' layout score \
+                       and extents per file); solid = round 1, dashed = later rounds."
+                    .into(),
+                svgs: facts::charts(report),
             },
             ChartGroup {
                 title: "Steady state (--steady-state)".into(),

@@ -59,6 +59,9 @@ pub(crate) struct Runner<'a> {
     settle_record: Option<crate::results::SettleRecord>,
     /// Seconds the minimum rounds took, when `--until-settled` added rounds after them.
     minimum_s: Option<f64>,
+    /// `replicate=restore`: each aged setup's kept image, by setup name, written back in its
+    /// later rounds (`age.rs`); removed when the runner goes (ledger entries).
+    aged_images: BTreeMap<String, crate::workload::age::restore::KeptImage>,
 }
 
 /// Whether a filesystem's tools are present; `Err` names what is missing.
@@ -143,6 +146,7 @@ pub fn execute_judged(
         extra_only: None,
         settle_record: None,
         minimum_s: None,
+        aged_images: BTreeMap::new(),
         run_id: format!(
             "{}-{:x}",
             std::process::id(),

@@ -31,6 +31,31 @@ pub(super) struct MountGuard {
 }
 
 impl MountGuard {
+    /// A new mountpoint directory (in the ledger first), nothing mounted on it yet.
+    pub(super) fn create(mountpoint: PathBuf) -> crate::Result<MountGuard> {
+        let held = crate::host::ledger::hold(crate::host::ledger::Item::Dir {
+            path: mountpoint.clone(),
+        })?;
+        std::fs::create_dir_all(&mountpoint)
+            .map_err(|e| Error::io("cannot create mountpoint", &mountpoint, e))?;
+        Ok(MountGuard {
+            mounted: None,
+            mountpoint,
+            _dir: held,
+        })
+    }
+
+    /// The guard, now releasing `mounted` too.
+    pub(super) fn holding(mut self, mounted: Box<dyn Mounted>) -> MountGuard {
+        self.mounted = Some(mounted);
+        self
+    }
+
+    /// The mountpoint directory.
+    pub(super) fn mountpoint(&self) -> &Path {
+        &self.mountpoint
+    }
+
     fn release(mut self) -> crate::Result<()> {
         let r = self.mounted.take().map_or(Ok(()), |m| m.release());
         let _ = std::fs::remove_dir(&self.mountpoint);
@@ -95,20 +120,23 @@ impl super::coordinator::Step for CoordinatedStep<'_, '_, '_> {
 
 /// What a setup-round holds while it runs, released by [`Runner::release_round`] (and, on an
 /// error or interrupt, by the guards' `Drop`).
-struct Round {
-    setup: SetupSpec,
+pub(super) struct Round {
+    pub(super) setup: SetupSpec,
     /// Its filesystem's driver, resolved once for the round (`None`: a directory target's
     /// setup, or a name without a driver, which the make step records as its failure).
-    driver: Option<&'static dyn crate::fs::Filesystem>,
-    round: u32,
+    pub(super) driver: Option<&'static dyn crate::fs::Filesystem>,
+    pub(super) round: u32,
     /// The target's block device, when the round formats one.
-    dev: Option<PathBuf>,
+    pub(super) dev: Option<PathBuf>,
     /// Host tunings, put back when this guard goes (round end, error, interrupt, panic).
     tuned: Option<crate::host::tuning::Applied>,
     /// The filesystem made this round, unmounted (or its pool destroyed) on release.
-    mount: Option<MountGuard>,
+    pub(super) mount: Option<MountGuard>,
     /// The mounted filesystem, or the `--dir` target.
-    work_root: PathBuf,
+    pub(super) work_root: PathBuf,
+    /// Set when the round restored a kept aged image instead of mkfs and aging
+    /// (`replicate=restore`, `runner/age.rs`).
+    pub(super) restored: Option<crate::workload::age::restore::WrittenBack>,
 }
 
 /// `Ok(Some(x))`: go on with `x`; `Ok(None)`: the round stopped (its failure is recorded and
@@ -132,11 +160,15 @@ impl Runner<'_> {
             tuned: None,
             mount: None,
             work_root: PathBuf::new(),
+            restored: None,
         };
         if !self.tune(rec, &mut r)? {
             return self.release_round(rec, r);
         }
-        let made = if r.dev.is_some() {
+        let made = if r.dev.is_some() && self.aged_images.contains_key(&r.setup.name) {
+            // replicate=restore: the image aged in an earlier round, written back.
+            self.restore_aged(rec, &mut r)?.then_some(())
+        } else if r.dev.is_some() {
             self.make(rec, &mut r)?
         } else {
             self.adopt_directory(rec, &mut r)?
@@ -147,7 +179,13 @@ impl Runner<'_> {
         // Setup steps that shape the new filesystem before it is measured go here: after
         // make + quiesce, before the data directory and the workloads. Aging (age=): a
         // failure unwinds through the round's guards like any other step's.
-        self.age_step(rec, &r.setup, r.round, &r.work_root)?;
+        self.age_step(rec, &mut r)?;
+        if r.mount.as_ref().is_some_and(|m| m.mounted.is_none()) {
+            // Keeping an aged image unmounted it and it could not be mounted again (the
+            // failure is recorded): nothing to run the workloads on.
+            self.skip_workload_steps(&r.setup, r.round);
+            return self.release_round(rec, r);
+        }
         let Some((data_dir, _dir_guard)) = self.data_directory(rec, &r)? else {
             return self.release_round(rec, r);
         };
@@ -285,7 +323,7 @@ impl Runner<'_> {
 
     /// Quiesce: wait for lazy init, commits and discards to settle before measuring (a
     /// [`WarningKind::NotQuiet`] warning when they do not within the timeout).
-    fn quiesce(&mut self, rec: &mut RoundRecord, r: &Round) -> crate::Result<()> {
+    pub(super) fn quiesce(&mut self, rec: &mut RoundRecord, r: &Round) -> crate::Result<()> {
         let (setup, round) = (&r.setup, r.round);
         let q = self.inv.plan.quiet;
         self.progress.doing(&format!(
@@ -623,7 +661,7 @@ impl Runner<'_> {
     }
 
     /// This setup-round's workloads will not run: count them done for the progress line.
-    fn skip_workload_steps(&mut self, setup: &SetupSpec, round: u32) {
+    pub(super) fn skip_workload_steps(&mut self, setup: &SetupSpec, round: u32) {
         let plan = &self.inv.plan;
         let fs = setup.fs.as_str();
         let ws: Vec<&WorkloadSpec> = plan
@@ -668,7 +706,7 @@ impl Runner<'_> {
             .any(|w| w.id == id && w.record)
     }
 
-    fn step_estimate_overhead(&self, setup: &SetupSpec) -> f64 {
+    pub(super) fn step_estimate_overhead(&self, setup: &SetupSpec) -> f64 {
         crate::plan::eta::setup_overhead_seconds(&self.inv.plan, &setup.fs, true)
     }
 

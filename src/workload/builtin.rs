@@ -558,6 +558,12 @@ fn describe_mkfs(_: &WorkloadSpec, d: &Describe<'_>) -> String {
             crate::units::format_size(a.bytes()),
             a.estimate_seconds()
         ));
+        if a.replicate == crate::fs::age::Replicate::Restore {
+            s.push_str(&format!(
+                "; with later rounds, the aged image kept and written back in them (~{:.0} s)",
+                a.round_seconds(2, 2)
+            ));
+        }
     }
     s
 }

@@ -4,10 +4,14 @@
 //! directory of its own, seeded (the same seed ages the same way), working around the
 //! target fullness; what it leaves stays for the workloads, which then run on an aged,
 //! fuller filesystem. [`measure`] is how old a filesystem looks: extents per file, Conway's
-//! layout score, free-space fragmentation through a probe file, fullness.
+//! layout score, free-space fragmentation through a probe file, fullness. While it ages,
+//! a sample of the live files is mapped about once a second ([`Tick`]): the series over
+//! the aging time, and the early stop on a layout score (`layout=`). [`restore`] keeps an
+//! aged filesystem's image and writes it back (`replicate=restore`).
 
 pub mod measure;
 pub mod profiles;
+pub mod restore;
 
 use crate::engine::rng::Xoshiro;
 use crate::fs::age::{AgeProfile, AgeSpec};
@@ -23,9 +27,13 @@ pub const AGED_DIR: &str = "fsbench-aged";
 const SYNC_EVERY: u64 = 32 << 20;
 /// The write unit and the pattern buffer's size.
 const CHUNK: usize = 1 << 20;
-/// How often the progress callback is called (once a second: the runner keeps a per-second
-/// series of the aging rate from it).
+/// How often the progress callback is called, and at most how often the live files are
+/// sampled (once a second: the runner keeps per-second series from it).
 const TICK: Duration = Duration::from_secs(1);
+
+/// Live files mapped per sample: enough for a stable score, cheap enough for once a
+/// second (FIEMAP on files just synced).
+const SAMPLE_FILES: usize = 64;
 
 /// What an aging run did.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,9 +44,20 @@ pub struct Aged {
     pub seconds: f64,
     /// Create, append, overwrite, delete, punch and checkout operations done.
     pub ops: u64,
+    /// Whether the sampled layout score reached `layout=` before the amount was written.
+    pub stopped_on_layout: bool,
 }
 
-/// Where aging stands, for the progress line.
+/// How fragmented a sample of the live files is ([`SAMPLE_FILES`] at most).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Sampled {
+    /// Conway's layout score over the sample (`None`: no file of two blocks or more).
+    pub layout_score: Option<f64>,
+    /// Mean extents per file of the sample (`None`: no mapped file).
+    pub extents_per_file: Option<f64>,
+}
+
+/// Where aging stands, for the progress line and the series over the aging time.
 #[derive(Debug, Clone, Copy)]
 pub struct Tick {
     /// Bytes written so far.
@@ -47,6 +66,10 @@ pub struct Tick {
     pub target: u64,
     /// Since aging began.
     pub elapsed: Duration,
+    /// Used blocks over all blocks, percent (statvfs at this tick).
+    pub fullness_pct: f64,
+    /// The latest sample of the live files.
+    pub sampled: Sampled,
 }
 
 impl Tick {
@@ -74,8 +97,14 @@ pub fn run(root: &Path, spec: &AgeSpec, seed: u64, tick: &mut dyn FnMut(&Tick)) 
     let used = (st.f_blocks - st.f_bfree).saturating_mul(st.f_frsize);
     let live_target = ((spec.fullness / 100.0 * capacity as f64) as u64).saturating_sub(used);
     let mut a = Ager {
+        root: root.to_path_buf(),
         dir,
         rng: Xoshiro::new(seed),
+        // Its own generator: sampling leaves the aging's random choices as they were.
+        sampler: Xoshiro::new(seed ^ 0x5a3b_1e00),
+        stop_layout: spec.stop_layout,
+        stopped_on_layout: false,
+        sampled: Sampled::default(),
         pattern: pattern(seed),
         target: (spec.amount * capacity as f64) as u64,
         live_target,
@@ -96,12 +125,16 @@ pub fn run(root: &Path, spec: &AgeSpec, seed: u64, tick: &mut dyn FnMut(&Tick)) 
         AgeProfile::Git => profiles::git(&mut a)?,
     }
     a.sync()?;
+    // Which stop fired is decided by now: the last sample only closes the series.
+    let stopped_on_layout = a.stopped_on_layout;
+    a.sample()?;
     let t = a.now();
     (a.tick)(&t);
     Ok(Aged {
         written: a.written,
         seconds: a.start.elapsed().as_secs_f64(),
         ops: a.ops,
+        stopped_on_layout,
     })
 }
 
@@ -124,8 +157,14 @@ pub(crate) struct Live {
 
 /// The state the profiles share: the live files, the counters, the seeded generator.
 pub struct Ager<'t> {
+    root: PathBuf,
     dir: PathBuf,
     pub(crate) rng: Xoshiro,
+    sampler: Xoshiro,
+    /// `layout=`: stop once a sample scores this or less.
+    stop_layout: Option<f64>,
+    stopped_on_layout: bool,
+    sampled: Sampled,
     pattern: Vec<u8>,
     /// Bytes to write in all.
     pub(crate) target: u64,
@@ -143,20 +182,67 @@ pub struct Ager<'t> {
 }
 
 impl Ager<'_> {
-    /// Whether the amount is written.
+    /// Whether the amount is written, or the layout score fell to `layout=`.
     pub(crate) fn done(&self) -> bool {
-        self.written >= self.target
+        self.written >= self.target || self.stopped_on_layout
     }
 
     fn now(&self) -> Tick {
+        let fullness_pct = rustix::fs::statvfs(&self.root).map_or(0.0, |st| {
+            100.0 * (st.f_blocks - st.f_bfree) as f64 / st.f_blocks.max(1) as f64
+        });
         Tick {
             written: self.written,
             target: self.target,
             elapsed: self.start.elapsed(),
+            fullness_pct,
+            sampled: self.sampled,
         }
     }
 
-    /// After each operation: cancellation, periodic sync, progress.
+    /// Map a sample of the live files (FIEMAP syncs each first, so their blocks are
+    /// placed) and, with `layout=`, stop when its score reached it.
+    fn sample(&mut self) -> Result<()> {
+        let n = self.files.len();
+        let picks: Vec<usize> = if n <= SAMPLE_FILES {
+            (0..n).collect()
+        } else {
+            (0..SAMPLE_FILES)
+                .map(|_| self.sampler.below(n as u64) as usize)
+                .collect()
+        };
+        let (mut cont, mut pairs, mut extents, mut mapped) = (0u64, 0u64, 0u64, 0u64);
+        for i in picks {
+            let path = &self.files[i].path;
+            let Ok(f) = File::open(path) else { continue };
+            let ext = match crate::host::sys::fiemap::fiemap(&f, path) {
+                Ok(Some(ext)) => ext,
+                // No FIEMAP on this filesystem: nothing to sample, no early stop.
+                Ok(None) => return Ok(()),
+                // A sample is a sample: a file that cannot be mapped is left out.
+                Err(_) => continue,
+            };
+            if ext.is_empty() {
+                continue;
+            }
+            mapped += 1;
+            extents += measure::merged(&ext).len() as u64;
+            let (c, p) = measure::layout_pairs(&ext);
+            cont += c;
+            pairs += p;
+        }
+        self.sampled = Sampled {
+            layout_score: (pairs > 0).then(|| cont as f64 / pairs as f64),
+            extents_per_file: (mapped > 0).then(|| extents as f64 / mapped as f64),
+        };
+        if let (Some(stop), Some(score)) = (self.stop_layout, self.sampled.layout_score) {
+            self.stopped_on_layout |= score <= stop;
+        }
+        Ok(())
+    }
+
+    /// After each operation: cancellation, periodic sync, and once a tick a sample of the
+    /// live files (the early stop's check) and the progress callback.
     pub(crate) fn step(&mut self) -> Result<()> {
         crate::cancel::check()?;
         self.ops += 1;
@@ -165,6 +251,7 @@ impl Ager<'_> {
         }
         if self.last_tick.elapsed() >= TICK {
             self.last_tick = Instant::now();
+            self.sample()?;
             let t = self.now();
             (self.tick)(&t);
         }
