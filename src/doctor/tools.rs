@@ -17,6 +17,7 @@ pub const WORKLOAD_TOOLS: &[(&str, &[&str])] = &[
     ("sqlite", &["sqlite3"]),
     // Containers and VM images.
     ("vm-", &["qemu-img", "qemu-storage-daemon"]),
+    ("container-podman", &["podman"]),
     // Source trees, mail, logs, snapshots and backups.
     ("git", &["git"]),
     ("postmark", &["postmark"]),

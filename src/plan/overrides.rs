@@ -90,6 +90,10 @@ pub struct Overrides {
     /// `--claims-for`: only what these claims need (the command narrows the plan before
     /// resolving it, `claims::subset`).
     pub claims_for: Vec<String>,
+    /// `--image-archive`: a user's container image for every container workload (applied
+    /// after resolving, `workload::container::archive::apply_flag`; without `--plan` and
+    /// `--profile` it chooses the containers profile).
+    pub image_archive: Option<PathBuf>,
 }
 
 impl Default for Overrides {
@@ -135,6 +139,7 @@ impl Default for Overrides {
             steady: None,
             precondition: false,
             claims_for: Vec::new(),
+            image_archive: None,
         }
     }
 }
