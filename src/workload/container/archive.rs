@@ -26,7 +26,7 @@ struct Manifest {
 
 /// What the refusals tell a user to give.
 const GIVE: &str = "give a `docker save` or `podman save` archive, or an OCI image layout \
-                    (`podman save --format oci-dir`)";
+                    (`podman save --uncompressed --format oci-dir`)";
 
 fn bad(archive: &Path, what: impl std::fmt::Display) -> Error {
     Error::invalid(

@@ -119,8 +119,9 @@ fn layer_members(layers: &[Descriptor]) -> std::result::Result<Vec<String>, Stri
         .map(|l| {
             if compressed(&l.media_type) {
                 return Err(format!(
-                    "layer {} is compressed ({}); give plain layers: `podman save --format \
-                     oci-dir` writes them, `skopeo copy --dest-decompress` decompresses a copy",
+                    "layer {} is compressed ({}); give plain layers: `podman save \
+                     --uncompressed --format oci-dir` writes them (Podman 4 compresses \
+                     without it), `skopeo copy --dest-decompress` decompresses a copy",
                     l.digest, l.media_type
                 ));
             }
