@@ -1,11 +1,15 @@
 //! End to end through the real binary: the `container` kind's five steps on ext4 and Btrfs
-//! loop images with a tiny image (real overlayfs mounts), and a run killed with SIGKILL while
-//! its containers are mounted, whose overlays `doctor --cleanup` releases.
+//! loop images with a tiny image (real overlayfs mounts), a user's own image given by
+//! `--image-archive` as an OCI image layout, the cross-check with Podman itself, and a run
+//! killed with SIGKILL while its containers are mounted, whose overlays `doctor --cleanup`
+//! releases; and, without root, `--image-archive`'s refusals.
 //!
-//! Privileged: root, loop devices, mkfs.ext4, mkfs.btrfs and overlayfs. Without them each
-//! test prints `skipped: …`; with `FSBENCH_REQUIRE_PRIVILEGED=1` (CI) it fails instead.
+//! Privileged: root, loop devices, mkfs.ext4, mkfs.btrfs and overlayfs (and podman for its
+//! test). Without them each test prints `skipped: …`; with `FSBENCH_REQUIRE_PRIVILEGED=1`
+//! (CI) it fails instead.
 
-use std::path::Path;
+use sha2::Digest;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -309,4 +313,251 @@ fn overlays_of_a_killed_run_are_released_by_the_next_cleanup() {
     let left = common::leftovers(d.path(), Some(pid));
     assert!(left.is_empty(), "left behind: {left:?}\n{err}");
     common::ran("overlays_of_a_killed_run_are_released_by_the_next_cleanup");
+}
+
+/// `sha256:HEX` of `data`.
+fn digest(data: &[u8]) -> String {
+    let hex: String = sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
+/// An OCI image layout directory (`podman save --format oci-dir`'s format) of the same two
+/// layers as [`docker_archive`], the index naming the manifest through a nested index as
+/// multi-platform layouts do.
+fn oci_layout(dir: &Path) -> PathBuf {
+    let root = dir.join("oci");
+    let blobs = root.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    let put = |data: &[u8]| {
+        let d = digest(data);
+        std::fs::write(blobs.join(&d["sha256:".len()..]), data).unwrap();
+        serde_json::json!({"digest": d, "size": data.len()})
+    };
+    let l0 = tar_of(&[
+        ("etc/", None),
+        ("etc/a", Some(b"0123456789")),
+        ("usr/", None),
+        ("usr/lib/", None),
+        ("usr/lib/x", Some(&[7u8; 20000])),
+        ("usr/lib/y", Some(b"y")),
+    ]);
+    let l1 = tar_of(&[
+        ("etc/", None),
+        ("etc/.wh..wh..opq", Some(b"")),
+        ("etc/b", Some(b"bb")),
+        ("usr/lib/.wh.y", Some(b"")),
+    ]);
+    let layer_type = "application/vnd.oci.image.layer.v1.tar";
+    let mut layers = Vec::new();
+    for l in [&l0, &l1] {
+        let mut d = put(l);
+        d["mediaType"] = layer_type.into();
+        layers.push(d);
+    }
+    let mut config = put(br#"{"architecture":"amd64","os":"linux","rootfs":{"type":"layers"}}"#);
+    config["mediaType"] = "application/vnd.oci.image.config.v1+json".into();
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": config,
+        "layers": layers,
+    });
+    let mut m = put(manifest.to_string().as_bytes());
+    m["mediaType"] = "application/vnd.oci.image.manifest.v1+json".into();
+    let inner = serde_json::json!({"schemaVersion": 2, "manifests": [m]});
+    let mut i = put(inner.to_string().as_bytes());
+    i["mediaType"] = "application/vnd.oci.image.index.v1+json".into();
+    let index = serde_json::json!({"schemaVersion": 2, "manifests": [i]});
+    std::fs::write(root.join("index.json"), index.to_string()).unwrap();
+    std::fs::write(root.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    root
+}
+
+/// `--image-archive` refuses, with exit 2 and the archive's name, what it cannot read as an
+/// image, and a plan with no container workload to give it to; an OCI layout directory is
+/// accepted and alone selects the containers profile.
+#[test]
+fn image_archive_refusals_name_the_archive_and_an_oci_layout_is_planned() {
+    let d = tempfile::tempdir().unwrap();
+    let plan = |args: &[&str]| bin().arg("plan").args(args).output().unwrap();
+    let missing = d.path().join("missing.tar");
+    let not_an_image = d.path().join("empty-dir");
+    std::fs::create_dir(&not_an_image).unwrap();
+    let gz = d.path().join("image.tar.gz");
+    std::fs::write(&gz, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0]).unwrap();
+    let docker = docker_archive(d.path());
+    for (path, want) in [
+        (&missing, "no such file or directory"),
+        (&not_an_image, "neither manifest.json"),
+        (&gz, "gzip-compressed; decompress it first (gunzip)"),
+    ] {
+        let o = plan(&["--image-archive", path.to_str().unwrap()]);
+        common::assert_refused(&o, &["--image-archive", path.to_str().unwrap(), want]);
+    }
+    let o = plan(&[
+        "--profile",
+        "vm",
+        "--image-archive",
+        docker.to_str().unwrap(),
+    ]);
+    common::assert_refused(&o, &["no container workload", "--profile containers"]);
+    let oci = oci_layout(d.path());
+    let o = plan(&["--image-archive", oci.to_str().unwrap(), "--fs", "ext4"]);
+    let text = format!("{}{}", common::stdout(&o), stderr(&o));
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("container-pull"), "{text}");
+    assert!(
+        text.contains("2 layers/4 files"),
+        "the image's own shape: {text}"
+    );
+    // A layer compressed inside an otherwise good layout.
+    let blobs = oci.join("blobs/sha256");
+    let manifest = std::fs::read_dir(&blobs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(".layer.v1.tar\"")))
+        .unwrap();
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(".layer.v1.tar\"", ".layer.v1.tar+gzip\""),
+    )
+    .unwrap();
+    let o = plan(&["--image-archive", oci.to_str().unwrap()]);
+    common::assert_refused(&o, &["is compressed", "--dest-decompress"]);
+}
+
+/// `--image-archive DIR` with an OCI image layout: the flag alone picks the containers
+/// profile, `--only` narrows it, and the pull and start read the layout's own files.
+#[test]
+fn an_oci_layout_given_by_flag_is_pulled_and_started() {
+    let _serial = serial();
+    if !gate(
+        "an_oci_layout_given_by_flag_is_pulled_and_started",
+        &["losetup", "mkfs.ext4"],
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let oci = oci_layout(d.path());
+    let out = d.path().join("out");
+    let o = bin()
+        .args([
+            "run",
+            "--yes",
+            "--no-history",
+            "--image-archive",
+            oci.to_str().unwrap(),
+            "--only",
+            "container-pull,container-start",
+            "--fs",
+            "ext4",
+            "--rounds",
+            "1",
+            "--image-size",
+            "1G",
+            "--quiet-window",
+            "1s",
+            "--quiet-timeout",
+            "20s",
+            "--scratch-dir",
+            d.path().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = common::load_results(&out);
+    let value = |w: &str, m: &str| {
+        r["samples"].as_array().unwrap().iter().find_map(|s| {
+            (s["workload"] == w && s["metric"] == m)
+                .then(|| s["value"].as_f64())
+                .flatten()
+        })
+    };
+    // Four files in the layers; each of the profile's 4 containers sees two of them.
+    assert_eq!(value("container-pull", "entries"), Some(4.0));
+    assert_eq!(value("container-start", "entries"), Some(8.0));
+    assert!(value("container-start", "seconds").unwrap() > 0.0);
+    let left = common::leftovers(d.path(), None);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Podman's processes whose command line names this run's mount root.
+fn podmans(pid: u32) -> Vec<String> {
+    let needle = format!("/run/fsbench/{pid}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("podman") && c.contains(&needle))
+        .collect()
+}
+
+/// The cross-check with Podman itself on ext4: the generated image loaded from its archive
+/// into a storage root on the filesystem under test, a no-network container run, the image
+/// removed; every part timed, and nothing Podman mounted left behind.
+#[test]
+fn podman_loads_and_runs_the_image_on_the_filesystem_under_test() {
+    let _serial = serial();
+    if !gate(
+        "podman_loads_and_runs_the_image_on_the_filesystem_under_test",
+        &["losetup", "mkfs.ext4", "podman"],
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let plan = d.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[[workload]]\nid = \"container-podman\"\nlayers = 3\nfiles = 300\n\
+         image_size = \"3M\"\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let child = bin()
+        .args(run_args(&plan, d.path(), &out, "ext4"))
+        .args(["--only", "container-podman"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = common::load_results(&out);
+    assert_eq!(
+        r["failures"].as_array().map_or(0, Vec::len),
+        0,
+        "{}",
+        r["failures"]
+    );
+    let value = |m: &str| {
+        r["samples"].as_array().unwrap().iter().find_map(|s| {
+            (s["workload"] == "container-podman" && s["metric"] == m)
+                .then(|| s["value"].as_f64())
+                .flatten()
+        })
+    };
+    for m in [
+        "container_podman_load_seconds",
+        "container_podman_run_seconds",
+        "container_podman_rmi_seconds",
+    ] {
+        let v = value(m).unwrap_or_else(|| panic!("no {m}: {}", r["notes"]));
+        assert!(v > 0.0, "{m} = {v}");
+    }
+    let sum = value("container_podman_load_seconds").unwrap()
+        + value("container_podman_run_seconds").unwrap()
+        + value("container_podman_rmi_seconds").unwrap();
+    assert!((value("seconds").unwrap() - sum).abs() < 1e-6);
+    let left = common::leftovers(d.path(), Some(pid));
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(podmans(pid).is_empty(), "{:?}", podmans(pid));
 }

@@ -283,6 +283,12 @@ pub struct PlanFlags {
     #[arg(help = K::CORPUS_FILE.help(), long, value_name = "FILE.tar", value_hint = ValueHint::FilePath)]
     pub corpus_file: Option<std::path::PathBuf>,
 
+    /// Your own container image as the layer set of every container workload: a `docker
+    /// save` / `podman save` tar or an OCI image layout (directory or tar), uncompressed
+    /// layers. Without --plan and --profile it runs the containers profile (docs/containers.md).
+    #[arg(long, value_name = "FILE|DIR", value_hint = ValueHint::AnyPath)]
+    pub image_archive: Option<PathBuf>,
+
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = P::THREADS.count_arg::<usize>(), help = P::THREADS.help())]
     pub threads: usize,
@@ -345,6 +351,7 @@ impl PlanFlags {
             threads: self.threads,
             tool_timeout: self.tool_timeout,
             claims_for: self.claims_for.clone(),
+            image_archive: self.image_archive.clone(),
         }
     }
 }

@@ -15,6 +15,17 @@ use std::path::Path;
 /// host facts once, resolve (pure), then the checks that ask this kernel and the installed
 /// tools about the resolved plan. Every refusal is exit 2 with nothing created.
 pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
+    // A user's own image alone asks for the containers profile (docs/containers.md).
+    let with_profile;
+    let o = if o.image_archive.is_some() && o.plan.is_none() && o.profile.is_none() {
+        with_profile = Overrides {
+            profile: Some(crate::workload::container::PROFILE.into()),
+            ..o.clone()
+        };
+        &with_profile
+    } else {
+        o
+    };
     let mut source = Source::read(o)?;
     let narrowed;
     let o = if o.claims_for.is_empty() {
@@ -43,7 +54,10 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
             crate::target::safety::check_device(more, o.force_wipe)?;
         }
     }
-    let inv = resolve(&source, o, &facts, argv)?;
+    let mut inv = resolve(&source, o, &facts, argv)?;
+    if let Some(archive) = &o.image_archive {
+        crate::workload::container::archive::apply_flag(&mut inv.plan.workloads, archive)?;
+    }
     // Host tunings against this kernel and target: a key or value it refuses stops here.
     use crate::host::tuning::QueueOf;
     use crate::target::TargetKind;

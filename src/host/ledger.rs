@@ -70,6 +70,13 @@ pub enum Item {
         /// Source as mountinfo shows it (`/dev/loop3`, `fsbench-tmpfs`).
         source: String,
     },
+    /// Every mount at or below a directory of fsbench's own that a program it runs mounts
+    /// inside of and may leave (Podman's storage root: the private bind mount of its graph
+    /// root, a container's root and /dev/shm); released deepest first.
+    MountsUnder {
+        /// The directory.
+        root: PathBuf,
+    },
     /// A ZFS pool fsbench created or imported.
     Zpool {
         /// Pool name (`fsbench_<pid>_<n>`).
@@ -116,6 +123,7 @@ impl std::fmt::Display for Item {
             Item::Mount { target, source } => {
                 write!(f, "mount {} ({source})", target.display())
             }
+            Item::MountsUnder { root } => write!(f, "mounts under {}", root.display()),
             Item::Zpool { name } => write!(f, "zpool {name}"),
             Item::Process { pid, name, .. } => write!(f, "{name} (pid {pid})"),
             Item::Cgroup { path } => write!(f, "cgroup {}", path.display()),

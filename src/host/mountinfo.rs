@@ -157,6 +157,30 @@ pub fn unmount(mnt: &Path) -> crate::Result<()> {
     Err(crate::Error::io("cannot unmount", mnt, last))
 }
 
+/// The mount points at or below `root`, in the order to unmount them: deepest first, and at
+/// one depth the newest first (mountinfo lists mounts in the order they were made, so a mount
+/// stacked on another comes after it).
+pub fn below(entries: &[MountEntry], root: &Path) -> Vec<PathBuf> {
+    let mut points: Vec<PathBuf> = entries
+        .iter()
+        .rev()
+        .map(|e| e.mount_point.clone())
+        .filter(|p| p.starts_with(root))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    points
+}
+
+/// Unmount every mount at or below `root` ([`below`]'s order); returns how many. For the
+/// directory of a program fsbench runs that mounts inside it (Podman's storage root).
+pub fn unmount_under(root: &Path) -> crate::Result<usize> {
+    let points = below(&read()?, root);
+    for p in &points {
+        unmount(p)?;
+    }
+    Ok(points.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +192,30 @@ mod tests {
 51 22 0:52 /sub /run/fsbench/b rw,relatime - btrfs /dev/loop4 rw,ssd,space_cache=v2,compress=zstd:3,subvolid=5,subvol=/
 garbage line
 ";
+
+    #[test]
+    fn mounts_below_a_root_go_deepest_and_newest_first() {
+        let text = "\
+1 0 8:1 / / rw - ext4 /dev/vda rw
+2 1 7:1 / /run/f/m rw - ext4 /dev/loop1 rw
+3 2 7:1 /p/root/overlay /run/f/m/p/root/overlay rw - ext4 /dev/loop1 rw
+4 3 0:60 / /run/f/m/p/root/overlay/ab/merged rw - overlay overlay rw
+5 2 0:61 / /run/f/m/p/run/shm rw - tmpfs shm rw
+6 3 7:1 /p/root/overlay /run/f/m/p/root/overlay rw - ext4 /dev/loop1 rw
+";
+        let got = below(&parse(text), Path::new("/run/f/m/p"));
+        let want: Vec<PathBuf> = [
+            "/run/f/m/p/root/overlay/ab/merged",
+            "/run/f/m/p/root/overlay",
+            "/run/f/m/p/run/shm",
+            "/run/f/m/p/root/overlay",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(got, want);
+        assert!(below(&parse(text), Path::new("/run/f/m/px")).is_empty());
+    }
 
     #[test]
     fn parses_fields_and_escapes() {

@@ -136,6 +136,7 @@ pub const TOOLS: &[Tool] = &[
             "qemu-img",
         ],
     ),
+    tool("podman", ["podman"; 4]),
     // Source trees, mail, logs, snapshots and backups.
     tool("git", ["git"; 4]),
     tool("postmark", ["postmark", "", "", ""]),

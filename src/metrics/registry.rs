@@ -292,6 +292,9 @@ metrics! {
     WHITEOUT_SECONDS: "whiteout_seconds", "s", Time, "removal inside a container (whiteouts)" .headline();
     IMAGE_REMOVE_SECONDS: "image_remove_seconds", "s", Time, "containers and image removed" .headline();
     CONTAINER_INODES_USED: "container_inodes_used", "inodes", Fact, "inodes in use (statvfs, peak)" .headline();
+    CONTAINER_PODMAN_LOAD_SECONDS: "container_podman_load_seconds", "s", Time, "podman: image loaded from its archive" .headline();
+    CONTAINER_PODMAN_RUN_SECONDS: "container_podman_run_seconds", "s", Time, "podman: run --rm of a no-network container" .headline();
+    CONTAINER_PODMAN_RMI_SECONDS: "container_podman_rmi_seconds", "s", Time, "podman: image removed";
     // (end of containers and VM images)
     // Source trees, mail, logs, snapshots and backups (workload::usecase).
     GIT_CLONE_SECONDS: "git_clone_seconds", "s", Time, "git clone --no-hardlinks time" .headline();

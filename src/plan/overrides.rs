@@ -74,6 +74,10 @@ pub struct Overrides {
     /// `--claims-for`: only what these claims need (the command narrows the plan before
     /// resolving it, `claims::subset`).
     pub claims_for: Vec<String>,
+    /// `--image-archive`: a user's container image for every container workload (applied
+    /// after resolving, `workload::container::archive::apply_flag`; without `--plan` and
+    /// `--profile` it chooses the containers profile).
+    pub image_archive: Option<PathBuf>,
 }
 
 impl Default for Overrides {
@@ -109,6 +113,7 @@ impl Default for Overrides {
             threads: 1,
             tool_timeout: Duration::from_secs(300),
             claims_for: Vec::new(),
+            image_archive: None,
         }
     }
 }

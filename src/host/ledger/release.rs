@@ -54,6 +54,7 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
         } => loop_device(device.as_deref(), image, *image_id, dry_run),
         Item::Dir { path } => dir(path, dry_run),
         Item::Mount { target, source } => mount(target, source, dry_run),
+        Item::MountsUnder { root } => mounts_under(root, dry_run),
         Item::Zpool { name } => match hooks::get() {
             Some(h) => (h.release_pool)(name, dry_run),
             None => no_hooks(),
@@ -128,6 +129,27 @@ fn mount(target: &Path, source: &str, dry_run: bool) -> Verdict {
         Ok(()) => (Outcome::Released, format!("unmounted ({})", m.fs_type)),
         Err(e) => (Outcome::Failed, e.to_string()),
     }
+}
+
+fn mounts_under(root: &Path, dry_run: bool) -> Verdict {
+    let entries = match crate::host::mountinfo::read() {
+        Ok(e) => e,
+        Err(e) => return (Outcome::Failed, format!("cannot read mountinfo: {e}")),
+    };
+    let points = crate::host::mountinfo::below(&entries, root);
+    if points.is_empty() {
+        return (Outcome::AlreadyGone, "nothing mounted under it".into());
+    }
+    let what = format!("{} mount(s)", points.len());
+    if let Some(v) = would(dry_run, &format!("would unmount {what}")) {
+        return v;
+    }
+    for p in &points {
+        if let Err(e) = crate::host::mountinfo::unmount(p) {
+            return (Outcome::Failed, e.to_string());
+        }
+    }
+    (Outcome::Released, format!("unmounted {what}"))
 }
 
 fn dir(path: &Path, dry_run: bool) -> Verdict {

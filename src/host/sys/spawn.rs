@@ -40,3 +40,30 @@ pub fn interrupt_when_parent_dies(cmd: &mut Command) {
         });
     }
 }
+
+/// Make the child spawned from `cmd` run in a mount namespace of its own (what it mounts
+/// stays there; the host's mounts reach it as slaves) in which `hidden` is unmounted before
+/// it execs: for a program that must not see one mount (crun, which refuses a cgroup2
+/// hierarchy with controllers beside cgroup v1, `workload::container::podman`).
+pub fn private_mounts_without(cmd: &mut Command, hidden: CString) {
+    // SAFETY: the closure runs between fork and exec and only calls unshare, mount and
+    // umount2, which are plain system calls; the path was allocated before fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let rc = libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_SLAVE,
+                std::ptr::null(),
+            );
+            if rc != 0 || libc::umount2(hidden.as_ptr(), libc::MNT_DETACH) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -1,15 +1,19 @@
 //! A user's own image as the layer set: a `docker save` / `podman save` archive
-//! (docker-archive format: `manifest.json` naming each layer's tar, base first), plan-file key
-//! `image_archive`.
+//! (docker-archive format: `manifest.json` naming each layer's tar, base first) or an OCI
+//! image layout ([`super::oci`]: `podman save --format oci-dir|oci-archive`), as a tar or a
+//! directory ([`super::members`]); plan-file key `image_archive`, flag `--image-archive`.
 //!
 //! Layers are extracted as overlay2 stores them: AUFS-style whiteouts in the layer tar
 //! (`.wh.NAME`) become 0/0 character devices, an opaque marker (`.wh..wh..opq`) the
-//! directory's `trusted.overlay.opaque=y` xattr. Compressed layers (OCI archives with gzip
-//! blobs) are refused with what to do: `podman save --format docker-archive` writes plain tars.
+//! directory's `trusted.overlay.opaque=y` xattr. Compressed archives and layers are refused
+//! with what to do: decompression is CPU time the same on every filesystem.
 
+use super::ContainerParams;
 use super::layers::{FileEntry, Layer, LayerSet};
+use super::members::{self, Holder};
+use crate::workload::registry::Kind;
+use crate::workload::spec::WorkloadSpec;
 use crate::{Error, Result};
-use std::fs::File;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
@@ -20,39 +24,61 @@ struct Manifest {
     layers: Vec<String>,
 }
 
+/// What the refusals tell a user to give.
+const GIVE: &str = "give a `docker save` or `podman save` archive, or an OCI image layout \
+                    (`podman save --uncompressed --format oci-dir`)";
+
 fn bad(archive: &Path, what: impl std::fmt::Display) -> Error {
     Error::invalid(
         "image_archive",
-        format!(
-            "{}: {what}; give an archive from `docker save` or `podman save --format \
-             docker-archive`",
-            archive.display()
-        ),
+        format!("{}: {what}; {GIVE}", archive.display()),
     )
 }
 
-/// Call `f` with the reader of the archive's member `name`.
+/// Call `f` with the reader of the archive's member `name` (an error when it is missing).
 fn with_member<T>(
     archive: &Path,
     name: &str,
     f: impl FnOnce(&mut dyn Read) -> Result<T>,
 ) -> Result<T> {
-    let file = File::open(archive).map_err(|e| Error::io("cannot open", archive, e))?;
-    let mut outer = tar::Archive::new(file);
-    let entries = outer
-        .entries()
-        .map_err(|e| Error::io("cannot read the archive", archive, e))?;
-    for e in entries {
-        let mut e = e.map_err(|e| Error::io("cannot read the archive", archive, e))?;
-        let path = e
-            .path()
-            .map_err(|e| Error::io("cannot read the archive", archive, e))?
-            .into_owned();
-        if clean(&path) == clean(Path::new(name)) {
-            return f(&mut e);
-        }
+    let holder = members::holder(archive).map_err(|e| bad(archive, e))?;
+    members::open(archive, holder, name, f)?
+        .ok_or_else(|| bad(archive, format!("no member {name}")))
+}
+
+/// The layer members of the image in `archive`, base first: `manifest.json`'s (a
+/// docker-archive; Docker 25 writes one beside its OCI index), else the OCI index's.
+fn layer_members(archive: &Path, holder: Holder) -> Result<Vec<String>> {
+    if let Some(m) = members::json::<Vec<Manifest>>(archive, holder, "manifest.json")? {
+        let m = m.map_err(|e| {
+            bad(
+                archive,
+                format!(
+                    "{e} (not a docker-archive manifest; `podman save --format docker-dir` \
+                     is not read)"
+                ),
+            )
+        })?;
+        let image = m
+            .into_iter()
+            .next()
+            .ok_or_else(|| bad(archive, "manifest.json names no image"))?;
+        return Ok(image.layers);
     }
-    Err(bad(archive, format!("no member {name}")))
+    let index = members::open(archive, holder, "index.json", |r| {
+        let mut s = String::new();
+        r.take(4 << 20)
+            .read_to_string(&mut s)
+            .map_err(|e| Error::io("cannot read index.json in", archive, e))?;
+        Ok(s)
+    })?;
+    match index {
+        Some(text) => super::oci::layers(archive, holder, &text)?.map_err(|e| bad(archive, e)),
+        None => Err(bad(
+            archive,
+            "neither manifest.json (`docker save`) nor index.json (an OCI image layout) in it",
+        )),
+    }
 }
 
 /// A path inside a tar without `./` and with no `..` (None: unsafe or empty).
@@ -105,37 +131,29 @@ fn text(p: &Path) -> String {
 }
 
 /// The layer set an archive holds: each layer's directories, regular files and whiteouts.
+/// Every refusal (missing, compressed, not an image) is exit 2 and names the archive.
 pub fn read(archive: &Path) -> Result<LayerSet> {
-    let manifest: Vec<Manifest> = with_member(archive, "manifest.json", |r| {
-        let mut s = String::new();
-        r.read_to_string(&mut s)
-            .map_err(|e| Error::io("cannot read manifest.json in", archive, e))?;
-        serde_json::from_str(&s).map_err(|e| bad(archive, format!("manifest.json: {e}")))
-    })?;
-    let Some(image) = manifest.into_iter().next() else {
-        return Err(bad(archive, "manifest.json names no image"));
-    };
-    if image.layers.is_empty() || image.layers.len() > 32 {
+    let holder = members::holder(archive).map_err(|e| bad(archive, e))?;
+    let names = layer_members(archive, holder)?;
+    if names.is_empty() || names.len() > 32 {
         return Err(bad(
             archive,
-            format!(
-                "{} layers (1 to 32 fit one overlay mount)",
-                image.layers.len()
-            ),
+            format!("{} layers (1 to 32 fit one overlay mount)", names.len()),
         ));
     }
     let mut layers = Vec::new();
-    for name in &image.layers {
+    for name in &names {
         let layer = with_member(archive, name, |r| {
             // A gzip or zstd blob starts with its magic, a tar with a file name.
-            let mut magic = [0u8; 4];
             let mut head = Vec::new();
-            r.take(4)
+            r.take(8)
                 .read_to_end(&mut head)
                 .map_err(|e| Error::io("cannot read", archive, e))?;
-            magic[..head.len()].copy_from_slice(&head);
-            if magic[..2] == [0x1f, 0x8b] || magic == [0x28, 0xb5, 0x2f, 0xfd] {
-                return Err(bad(archive, format!("layer {name} is compressed")));
+            if let Some((how, undo)) = members::compression(&head) {
+                return Err(bad(
+                    archive,
+                    format!("layer {name} is {how}-compressed (decompress it: {undo})"),
+                ));
             }
             let mut t = tar::Archive::new(std::io::Cursor::new(head).chain(r));
             let mut l = Layer {
@@ -250,6 +268,73 @@ pub fn extract(archive: &Path, member: &str, root: &Path) -> Result<()> {
         Ok(())
     })
 }
+
+/// Make the archive at `path` the image of `p`: read through (every refusal now, before
+/// anything is created), its absolute path recorded (a resumed run finds it), and its real
+/// shape (layers, files, bytes) in `p`'s sizes, which the ETA and `fsbench plan` read.
+pub fn adopt(p: &mut ContainerParams, path: &Path) -> Result<()> {
+    let path = std::path::absolute(path).map_err(|e| Error::io("cannot resolve", path, e))?;
+    let set = read(&path)?;
+    p.layers = set.layers.len() as u32;
+    p.files = u32::try_from(set.files()).unwrap_or(u32::MAX);
+    p.image_size = set.bytes();
+    p.archive = Some(path);
+    Ok(())
+}
+
+/// `--image-archive PATH`: the archive is the image of every container workload of the plan.
+/// Refused (exit 2, nothing created) when it cannot be read as an image, or when the plan
+/// has no container workload to use it (the flag without `--plan`/`--profile` chooses the
+/// containers profile, `commands::run::prepare`).
+pub fn apply_flag(workloads: &mut [WorkloadSpec], path: &Path) -> Result<()> {
+    let as_flag = |e: Error| match e {
+        Error::InvalidInput { message, .. } => Error::invalid(FLAG, message),
+        other => Error::invalid(FLAG, other.to_string()),
+    };
+    let mut image = ContainerParams::new(super::Step::Pull);
+    adopt(&mut image, path).map_err(as_flag)?;
+    let mut used = 0;
+    for w in workloads.iter_mut().filter(|w| w.kind == Kind::Container) {
+        let p = ContainerParams {
+            archive: image.archive.clone(),
+            layers: image.layers,
+            files: image.files,
+            image_size: image.image_size,
+            ..super::kind::params(w)
+        };
+        *w = w.clone().with_params(&p);
+        used += 1;
+    }
+    if used == 0 {
+        return Err(Error::invalid(
+            FLAG,
+            format!(
+                "{}: the plan has no container workload to use it; add --profile containers \
+                 (or --only container-pull,container-start), or leave out --plan and --profile",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// How Podman names the archive as an image source: `oci:DIR` for an OCI layout directory,
+/// `docker-archive:FILE` for a tar with `manifest.json`, `oci-archive:FILE` for an OCI
+/// layout's tar.
+pub fn podman_reference(archive: &Path) -> Result<String> {
+    let holder = members::holder(archive).map_err(|e| bad(archive, e))?;
+    let transport = match holder {
+        Holder::Dir => "oci",
+        Holder::Tar if members::open(archive, holder, "manifest.json", |_| Ok(()))?.is_some() => {
+            "docker-archive"
+        }
+        Holder::Tar => "oci-archive",
+    };
+    Ok(format!("{transport}:{}", archive.display()))
+}
+
+/// The flag's name in refusals.
+pub const FLAG: &str = "--image-archive";
 
 #[cfg(test)]
 mod tests {

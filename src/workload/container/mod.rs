@@ -7,8 +7,9 @@
 //! whiteouts (0/0 character devices) for deletions, `trusted.overlay.*` xattrs on every
 //! copied-up directory, and many small directories created and removed per container.
 //!
-//! One kind, `container`, with five steps (shipped ids `container-pull`, `container-start`,
-//! `container-copyup`, `container-churn`, `container-delete`, in that order in a round):
+//! One kind, `container`, with six steps (shipped ids `container-pull`, `container-start`,
+//! `container-copyup`, `container-churn`, `container-delete`, `container-podman`, in that
+//! order in a round):
 //! - *pull*: the image's layers extracted ([`layers`]), synced;
 //! - *start*: K containers mounted, each reading its entry set of files, cold cache;
 //! - *copy-up*: first writes to large and small lower files, appends, chmod and rename of
@@ -17,7 +18,10 @@
 //! - *churn*: T workers creating, starting and removing containers in parallel; the peak of
 //!   inodes in use is reported (statvfs);
 //! - *delete*: whiteout-heavy removal inside a container, then the containers' and the image's
-//!   directories removed.
+//!   directories removed;
+//! - *podman* (`container-podman`): the cross-check with the real engine, Podman with its
+//!   storage on the filesystem under test loading the image and running a container
+//!   ([`podman`]); skipped with a note where podman is not installed.
 //!
 //! A step that needs the image extracts it first, untimed, when an earlier step of the round
 //! did not (so `--only container-start` works alone). Every timed part ends with `syncfs`, so
@@ -30,10 +34,17 @@
 pub mod archive;
 pub mod kind;
 pub mod layers;
+pub mod members;
+pub mod oci;
 pub mod overlay;
+pub mod podman;
+pub mod podman_image;
 pub mod steps;
 
 use serde::{Deserialize, Serialize};
+
+/// The shipped profile of these workloads, which `--image-archive` alone runs.
+pub const PROFILE: &str = "containers";
 
 /// Which part of a container's life a workload measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,16 +60,20 @@ pub enum Step {
     Churn,
     /// Whiteout-heavy removal inside a container, then containers and image removed.
     Delete,
+    /// The cross-check with Podman itself: load the image from an archive into a storage
+    /// root on this filesystem, run a no-network container, remove the image ([`podman`]).
+    Podman,
 }
 
 impl Step {
     /// Every step, in the order a round runs them.
-    pub const ALL: [Step; 5] = [
+    pub const ALL: [Step; 6] = [
         Step::Pull,
         Step::Start,
         Step::Copyup,
         Step::Churn,
         Step::Delete,
+        Step::Podman,
     ];
 
     /// Its plan-file `step =` value.
@@ -69,6 +84,7 @@ impl Step {
             Step::Copyup => "copyup",
             Step::Churn => "churn",
             Step::Delete => "delete",
+            Step::Podman => "podman",
         }
     }
 
@@ -95,8 +111,9 @@ pub struct ContainerParams {
     pub entry_files: u32,
     /// `threads`: parallel workers of churn.
     pub threads: u32,
-    /// `image_archive`: a `docker save` / `podman save` archive whose layers are the image
-    /// (then `layers`, `files` and `image_size` do not apply).
+    /// `image_archive` (or `--image-archive`): a `docker save` / `podman save` archive or an
+    /// OCI image layout whose layers are the image (then `layers`, `files` and `image_size`
+    /// are its own, read from it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive: Option<std::path::PathBuf>,
 }
@@ -160,13 +177,9 @@ impl ContainerParams {
                 .as_str()
                 .map(std::path::PathBuf::from)
                 .ok_or_else(|| format!("image_archive = {v}: give the archive's path"))?;
-            if !path.is_file() {
-                return Err(format!(
-                    "image_archive = {v}: no such file (give a `docker save` or `podman save \
-                     --format docker-archive` archive)"
-                ));
-            }
-            self.archive = Some(path);
+            // Read through now: a missing, compressed or foreign archive is refused with the
+            // plan file's line, and its real shape replaces the generated image's sizes.
+            return archive::adopt(self, &path).map_err(|e| e.to_string());
         }
         let per_file = self.image_size / u64::from(self.files.max(1));
         if per_file > 64 << 20 {

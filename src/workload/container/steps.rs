@@ -139,6 +139,12 @@ pub fn run(dir: &Path, p: &ContainerParams) -> Result<WorkloadOutput> {
         Step::Copyup => copyup(&store, p)?,
         Step::Churn => churn(&store, p)?,
         Step::Delete => delete(&store, p)?,
+        // It needs the cache and the tool timeout: the kind runs it (`podman::run`).
+        Step::Podman => {
+            return Err(Error::Other(
+                "container-podman runs through workload::container::podman".into(),
+            ));
+        }
     };
     if out
         .metrics
