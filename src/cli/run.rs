@@ -283,10 +283,8 @@ pub struct PlanFlags {
     #[arg(help = K::CORPUS_FILE.help(), long, value_name = "FILE.tar", value_hint = ValueHint::FilePath)]
     pub corpus_file: Option<std::path::PathBuf>,
 
-    /// Your own container image as the layer set of every container workload: a `docker
-    /// save` / `podman save` tar or an OCI image layout (directory or tar), uncompressed
-    /// layers. Without --plan and --profile it runs the containers profile (docs/containers.md).
-    #[arg(long, value_name = "FILE|DIR", value_hint = ValueHint::AnyPath)]
+    /// [`K::IMAGE_ARCHIVE`]: its help, values and plan-file key.
+    #[arg(help = K::IMAGE_ARCHIVE.help(), long, value_name = "FILE|DIR", value_hint = ValueHint::AnyPath)]
     pub image_archive: Option<PathBuf>,
 
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
