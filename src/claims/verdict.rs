@@ -274,23 +274,10 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
     // One setup's quantity that reads zero (a new snapshot's share of space) has no log: its
     // interval is the values' own, not a ratio's.
     let on_values = b.is_none() && judged.iter().any(|x| *x <= 0.0);
-    let judge = |r: &region::Region| {
-        if exact {
-            region::judge(judged, r, Evidence::Exact)
-        } else if on_values {
-            rule.interval_of_values(judged)
-                .map_or(Judgement::TooFew, |iv| region::judge_interval(iv, r))
-        } else {
-            region::judge_sequential(judged, r, &rule)
-        }
-    };
-    let interval = if exact {
-        None
-    } else if on_values {
-        rule.interval_of_values(judged)
-    } else {
-        rule.interval(judged)
-    };
+    let judge = |r: &region::Region| judge_region(judged, r, exact, on_values, &rule);
+    let interval = (!exact)
+        .then(|| interval_of(judged, on_values, &rule))
+        .flatten();
     let measured = if exact || judged.iter().any(|x| *x <= 0.0) {
         crate::stats::descriptive::median_sorted(&sorted)
     } else {
@@ -366,6 +353,38 @@ pub fn evaluate(results: &Results) -> Vec<ClaimResult> {
         }
     }
     out
+}
+
+/// What the judged values say about region `r`: one round settles an exact quantity; a
+/// quantity of one setup that reads zero is judged on its own values' interval; a ratio on
+/// the stopping rule's interval of its logs.
+fn judge_region(
+    judged: &[f64],
+    r: &region::Region,
+    exact: bool,
+    on_values: bool,
+    rule: &crate::stats::sequential::Rule,
+) -> Judgement {
+    if exact {
+        region::judge(judged, r, Evidence::Exact)
+    } else {
+        interval_of(judged, on_values, rule)
+            .map_or(Judgement::TooFew, |iv| region::judge_interval(iv, r))
+    }
+}
+
+/// The interval a noisy claim is read on: of the values themselves (`on_values`), else of the
+/// ratio (the stopping rule's, on logs).
+fn interval_of(
+    judged: &[f64],
+    on_values: bool,
+    rule: &crate::stats::sequential::Rule,
+) -> Option<(f64, f64)> {
+    if on_values {
+        rule.interval_of_values(judged)
+    } else {
+        rule.interval(judged)
+    }
 }
 
 #[cfg(test)]

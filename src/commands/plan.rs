@@ -26,9 +26,12 @@ pub fn run(args: PlanArgs) -> crate::Result<i32> {
     } else {
         ResultsLine::PlannedDefault
     };
+    // What the history store says about this device's noise goes under the estimate; the
+    // store is read here, not by the renderer (report sits below history).
     let doc = format!(
-        "{}\n{}\n{}",
+        "{}{}\n{}\n{}",
         summary(&inv, results),
+        crate::history::noise::plan_lines(&inv, false),
         steps_table(&inv),
         fio_script(&inv)
     );

@@ -30,11 +30,8 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     size_lines(&mut s, inv);
     results_line(&mut s, inv, results);
     estimate_lines(&mut s, inv);
-    // What the history tells about this plan goes under the estimate (one call per source).
-    s.push_str(&crate::history::noise::plan_lines(
-        inv,
-        results == ResultsLine::Run,
-    ));
+    // What the history store tells about this plan goes under the estimate: `fsbench plan`
+    // appends it (commands/plan.rs), since the store sits above the renderer.
     s
 }
 
