@@ -71,6 +71,9 @@ pub const DEFAULT_MARGIN: f64 = 0.10;
 pub const LATENCY_MARGIN: f64 = 0.25;
 /// A p99.9 latency rests on a thousandth of the I/Os: ±50 %.
 pub const DEEP_TAIL_MARGIN: f64 = 0.50;
+/// Usable space is what the filesystem hands back on the same device, the same every round:
+/// ext4's 5 % root reserve is a difference a user plans for, so ±1 % is a tie, not ±10 %.
+pub const SPACE_MARGIN: f64 = 0.01;
 
 impl MetricDef {
     /// Equivalence margin other than its class's ([`MetricDef::margin`]).
@@ -231,7 +234,7 @@ metrics! {
     STALLS: "stalls", "s", Cost, "stalls (seconds under 10 % of median IOPS)";
     PEAK_MEMORY_BYTES: "peak_memory_bytes", "bytes", Cost, "peak memory in the cgroup" .headline() .bytes();
     // Space.
-    AVAIL_BYTES: "avail_bytes", "bytes", Capacity, "available" .headline() .fixed() .bytes() .reduce(Reduce::First);
+    AVAIL_BYTES: "avail_bytes", "bytes", Capacity, "available" .headline() .fixed() .bytes() .reduce(Reduce::First) .margin(SPACE_MARGIN);
     COMPRESS_RATIO: "compress_ratio", "ratio", Capacity, "on-disk compression ratio" .headline();
     // Capabilities (probes).
     SUPPORTED: "supported", "bool", Capability, "supported" .headline();
