@@ -490,14 +490,7 @@ fn an_oci_layout_given_by_flag_is_pulled_and_started() {
 
 /// Podman's processes whose command line names this run's mount root.
 fn podmans(pid: u32) -> Vec<String> {
-    let needle = format!("/run/fsbench/{pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("podman") && c.contains(&needle))
-        .collect()
+    common::run_processes(pid, |c| c.contains("podman"))
 }
 
 /// The cross-check with Podman itself on ext4: the generated image loaded from its archive

@@ -88,16 +88,9 @@ fn rand_suffix() -> u128 {
 
 /// qemu-storage-daemon and podman processes whose command line names the run's mount root.
 fn processes(pid: u32) -> Vec<String> {
-    let needle = format!("/run/fsbench/{pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| {
-            (c.starts_with("qemu-storage-daemon") || c.contains("podman")) && c.contains(&needle)
-        })
-        .collect()
+    common::run_processes(pid, |c| {
+        c.starts_with("qemu-storage-daemon") || c.contains("podman")
+    })
 }
 
 /// Mounts of the run `pid` whose type is `fs_type` (overlay, fuse).

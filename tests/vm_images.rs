@@ -90,14 +90,7 @@ impl Scratch {
 
 /// qemu-storage-daemon processes whose command line names `scratch` (ours alone).
 fn daemons(pid: u32) -> Vec<String> {
-    let needle = format!("/run/fsbench/{pid}-");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.starts_with("qemu-storage-daemon") && c.contains(&needle))
-        .collect()
+    common::run_processes(pid, |c| c.starts_with("qemu-storage-daemon"))
 }
 
 fn assert_nothing_left(s: &Scratch, pid: u32) {

@@ -203,3 +203,17 @@ impl Needs {
 pub fn temp_store(dir: &Path) -> std::path::PathBuf {
     dir.join("history.db")
 }
+
+/// Command lines of the processes that name run `pid`'s mount root (`/run/fsbench/PID-…`) and
+/// that `is_ours` accepts: what a run started and must not leave behind (qemu-storage-daemon,
+/// podman).
+pub fn run_processes(pid: u32, is_ours: impl Fn(&str) -> bool) -> Vec<String> {
+    let needle = format!("/run/fsbench/{pid}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| is_ours(c) && c.contains(&needle))
+        .collect()
+}
