@@ -187,13 +187,9 @@ fn run_noise(
 
 /// The plan's lines about noise, for `fsbench plan`'s summary: what the store at the default
 /// location (`FSBENCH_STORE`, else the default SQLite file) says about this device, or why it
-/// says nothing. Never fails: a store that cannot be read is one line saying so. Empty
-/// `in_run` (`fsbench run` prints the same summary before it starts; the outlook is the
-/// plan's).
-pub fn plan_lines(inv: &Invocation, in_run: bool) -> String {
-    if in_run {
-        return String::new();
-    }
+/// says nothing. Never fails: a store that cannot be read is one line saying so. Only
+/// `fsbench plan` prints it (`fsbench run`'s copy of the summary has no outlook).
+pub fn plan_lines(inv: &Invocation) -> String {
     let Some(device) = planned_device(inv) else {
         return "Noise: cannot tell which device the history would record (no estimate)\n".into();
     };
