@@ -1,14 +1,14 @@
 //! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
 //! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds interleaved as usual, each workload started on all ranks together
-//! ([`crate::mpi::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
+//! (the runner with [`World`] as its coordinator, [`crate::runner::coordinator`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
 //! figures, so `fsbench report` and `compare` read it like any other run.
 
 use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
 use crate::mpi::World;
 use crate::mpi::rankdir::RankDir;
-use crate::mpi::suite::{self, SuiteCoordinator};
 use crate::plan::Invocation;
+use crate::runner::coordinator::KINDS;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -37,7 +37,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         ));
     };
     crate::cancel::install_handlers();
-    let world = World::init()?;
+    let mut world = World::init()?;
     let mut args = args;
     args.plan.dir = Some(crate::mpi::expand(&dir, world.rank, &world.host));
     let inv = super::run::prepare(&args.overrides(), std::env::args().collect())
@@ -85,16 +85,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if world.rank != 0 {
         inv.options.out = rank_dir.path().join("out");
     }
-    let provenance = hosts
+    world.provenance = hosts
         .as_deref()
         .map(|h| provenance(h, &parent))
         .unwrap_or_default();
-    let coordinator = SuiteCoordinator::new(&world, &inv.plan, provenance);
     // A rank that cannot even set up (its directory, OUT) ends the job: MPI_Abort.
     let outcome = checked(
         &world,
         quiet.as_ref(),
-        crate::runner::execute_with(&inv, false, Some(&coordinator)),
+        crate::runner::execute_with(&inv, false, Some(&world)),
     );
     let code = if outcome.interrupted {
         crate::cancel::exit_code()
@@ -201,7 +200,7 @@ impl Quiet {
 
 /// What `--mpi` cannot run, refused with exit 2: `--until-settled` (not supported yet),
 /// another engine, workloads whose figures do
-/// not add up across ranks ([`suite::KINDS`]), data files of all `ranks` that do not fit in
+/// not add up across ranks ([`KINDS`]), data files of all `ranks` that do not fit in
 /// one `shared` directory (PATH as given, before `%r`/`%h`), and (rank 0) an OUT that holds
 /// a run.
 fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) -> Result<()> {
@@ -223,7 +222,7 @@ fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) ->
         .plan
         .workloads
         .iter()
-        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !suite::KINDS.contains(&w.kind))
+        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !KINDS.contains(&w.kind))
         .map(|w| w.id.as_str())
         .collect();
     if !refused.is_empty() {
