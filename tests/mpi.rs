@@ -372,6 +372,12 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     assert!(names.contains(&"results.json".to_string()), "{names:?}");
     let v: Value =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    // Ends like `run` (commands::run::finish): what fsbench concluded is saved beside it.
+    assert!(
+        v["judgements"]["headline"].is_array(),
+        "{}",
+        v["judgements"]
+    );
     let extra = &v["host"]["extra"];
     assert_eq!(extra["mpi_ranks"], "3");
     assert!(extra["mpi_library"].as_str().unwrap().contains("MPI"));

@@ -1,7 +1,9 @@
 //! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
-//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds interleaved as usual, each workload started on all ranks together
-//! (the runner with [`World`] as its coordinator, [`crate::runner::coordinator`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
-//! figures, so `fsbench report` and `compare` read it like any other run.
+//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds
+//! interleaved as usual, each workload started on all ranks together (the runner with
+//! [`World`] as its coordinator, [`crate::runner::coordinator`]). Rank 0 writes the one
+//! `results.json`, whose samples are the all-ranks figures, so `fsbench report` and `compare`
+//! read it like any other run, and ends as `fsbench run` does ([`super::run::finish`]).
 
 use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
@@ -95,65 +97,33 @@ pub fn run(args: RunArgs) -> Result<i32> {
         quiet.as_ref(),
         crate::runner::execute_with(&inv, false, Some(&world)),
     );
-    let code = if outcome.interrupted {
-        crate::cancel::exit_code()
-    } else if outcome.results.failures.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILURE
-    };
     let Some(hosts) = hosts else {
         // Every rank recorded the same failures (the coordinator shares them): same code.
-        return Ok(code);
+        return Ok(if outcome.interrupted {
+            crate::cancel::exit_code()
+        } else if outcome.results.failures.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_FAILURE
+        });
     };
-    let mut results = outcome.results;
     let out = &inv.options.out;
-    if let Err(e) = crate::report::write_run_reports(&results, out) {
-        eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
-    }
-    // Rank 0's results are the run's (all-ranks figures): recorded like a single process's.
-    crate::history::record::after_run(history.as_ref(), &results, out, "run");
-    if outcome.interrupted {
-        eprintln!(
+    let ending = super::run::Ending {
+        history: history.as_ref(),
+        json: args.json,
+        interrupted: format!(
             "fsbench: interrupted; every rank released its files. Partial results: {}",
             out.join("results.json").display()
-        );
-        drop(relay);
-        super::run::note_output_error(&mut results, out);
-        return Ok(code);
-    }
-    eprintln!(
-        "fsbench: MPI: {} ranks, hosts {} (ranks each); {}\nfsbench: every sample is all \
-         ranks' total over the common window (per-rank counts: the notes in results.json)",
-        hosts.len(),
-        results.host.extra["mpi_hosts"],
-        World::library_version()
-    );
-    let table = crate::report::render_terminal(&results);
-    if args.json {
-        eprint!("{table}");
-        let text = serde_json::to_string_pretty(&results)
-            .map_err(|e| Error::Other(format!("cannot serialize results: {e}")))?;
-        println!("{text}");
-    } else {
-        print!("{table}");
-    }
-    for f in &results.failures {
-        eprintln!(
-            "fsbench: failed: {} round {} {}: {}",
-            f.setup, f.round, f.workload, f.error
-        );
-    }
-    eprintln!(
-        "fsbench: results: {}\nfsbench: every metric, per-round values and charts: {} and {}",
-        out.join("results.json").display(),
-        out.join("report.md").display(),
-        out.join("report.html").display()
-    );
-    // As `run`: wait for the relay, then a write to stdout/stderr that failed is noted.
-    drop(relay);
-    super::run::note_output_error(&mut results, out);
-    Ok(code)
+        ),
+        preface: Some(format!(
+            "fsbench: MPI: {} ranks, hosts {} (ranks each); {}\nfsbench: every sample is all \
+             ranks' total over the common window (per-rank counts: the notes in results.json)",
+            hosts.len(),
+            outcome.results.host.extra["mpi_hosts"],
+            World::library_version()
+        )),
+    };
+    super::run::finish(outcome, out, ending, relay)
 }
 
 /// `r`'s value, or this rank's failure (said aloud) ends the whole job (MPI_Abort).
