@@ -21,16 +21,25 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `fsbench <args>` as 3 MPI ranks, under a timeout so a hang fails the test instead.
 fn mpirun(args: &[&str]) -> Output {
+    mpirun_env(&[], args)
+}
+
+/// [`mpirun`] with `env` (`NAME=VALUE`) exported to every rank.
+fn mpirun_env(env: &[&str], args: &[&str]) -> Output {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    Command::new("timeout")
-        .args([
-            "-k",
-            "10",
-            "120",
-            "mpirun",
-            "--allow-run-as-root",
-            "--oversubscribe",
-        ])
+    let mut cmd = Command::new("timeout");
+    cmd.args([
+        "-k",
+        "10",
+        "120",
+        "mpirun",
+        "--allow-run-as-root",
+        "--oversubscribe",
+    ]);
+    for e in env {
+        cmd.args(["-x", e]);
+    }
+    cmd
         // Every rank records into the tests' store, not the real one.
         .args([
             "-x",
@@ -231,19 +240,25 @@ fn meta_counts_every_ranks_entries_over_the_common_window() {
         return;
     }
     let dir = tempfile::tempdir_in("/tmp").unwrap();
-    let out = mpirun(&[
-        "meta",
-        "--mpi",
-        "--dir",
-        dir.path().to_str().unwrap(),
-        "--workload",
-        "smallfiles",
-        "--smallfiles",
-        "300",
-        "--smallfiles-dirs",
-        "3",
-        "--json",
-    ]);
+    // Rank 1 sleeps 3 s at the end of every preparation (the runner step's test hook): meta
+    // --mpi runs each workload as the same coordinated step as run --mpi, so the others wait
+    // for it at the start barrier and no rank's measured part holds the sleep.
+    let out = mpirun_env(
+        &["FSBENCH_TEST_PREPARE_DELAY=1:3000"],
+        &[
+            "meta",
+            "--mpi",
+            "--dir",
+            dir.path().to_str().unwrap(),
+            "--workload",
+            "smallfiles",
+            "--smallfiles",
+            "300",
+            "--smallfiles-dirs",
+            "3",
+            "--json",
+        ],
+    );
     let v = json_of(&out);
     let s = &v["samples"][0];
     assert_eq!(s["workload"], "smallfiles");
@@ -256,6 +271,10 @@ fn meta_counts_every_ranks_entries_over_the_common_window() {
         .fold(f64::MAX, f64::min);
     let end = ranks.iter().map(|r| f(&r["end_s"])).fold(0.0, f64::max);
     assert!((f(&s["value"]) - 900.0 / (end - start)).abs() < 1e-6 * f(&s["value"]));
+    assert!(
+        end - start < 3.0,
+        "the slow preparation fell inside the window: {ranks:?}"
+    );
     // Every rank removed its own working directory.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -353,6 +372,12 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     assert!(names.contains(&"results.json".to_string()), "{names:?}");
     let v: Value =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    // Ends like `run` (commands::run::finish): what fsbench concluded is saved beside it.
+    assert!(
+        v["judgements"]["headline"].is_array(),
+        "{}",
+        v["judgements"]
+    );
     let extra = &v["host"]["extra"];
     assert_eq!(extra["mpi_ranks"], "3");
     assert!(extra["mpi_library"].as_str().unwrap().contains("MPI"));

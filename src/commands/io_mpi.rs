@@ -1,10 +1,10 @@
 //! `fsbench io --mpi`: every rank runs the same job; rank 0 prints the one reduced result.
 
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
-use crate::engine::{self, Slice};
+use crate::engine::{self, Coordinator, Slice};
 use crate::mpi::World;
-use crate::mpi::aggregate::{self, RankResult};
-use crate::mpi::coordinator::MpiCoordinator;
+use crate::runner::coordinator::gather;
+use crate::runner::reduce::aggregate::{self, RankResult};
 use crate::{Error, Result};
 
 /// Run `fsbench io --mpi` on this rank; returns the exit code (a failure aborts every rank).
@@ -25,7 +25,8 @@ pub fn run(args: IoArgs) -> Result<i32> {
         return Err(Error::invalid("--filename", "--mpi needs --filename"));
     };
     crate::cancel::install_handlers();
-    let world = World::init()?;
+    let mut world = World::init()?;
+    world.stonewall = args.stonewall;
     let per_rank = crate::mpi::is_per_rank(&filename);
     let mut spec = super::io::spec_from_args(&args);
     // Rank 0 draws the seed so that a run is reproducible from the one seed it reports.
@@ -48,13 +49,9 @@ pub fn run(args: IoArgs) -> Result<i32> {
         if world.rank == 0 {
             world.check(engine::lay_out(&spec, slice));
         }
-        world.barrier();
+        world.check(world.meet());
     }
-    let coord = MpiCoordinator {
-        comm: &world.comm,
-        stonewall: args.stonewall,
-    };
-    let (report, window) = world.check(engine::run_coordinated(&spec, slice, &coord, None));
+    let (report, window) = world.check(engine::run_coordinated(&spec, slice, &world, None));
     let mine = RankResult {
         rank: world.rank,
         host: world.host.clone(),
@@ -63,18 +60,11 @@ pub fn run(args: IoArgs) -> Result<i32> {
         start_s: window.start_s,
         end_s: window.end_s,
     };
-    let bytes = world
-        .check(serde_json::to_vec(&mine).map_err(|e| Error::Other(format!("cannot encode: {e}"))));
-    world.barrier();
-    let Some(all) = world.gather_bytes(bytes) else {
+    // Everyone is done before rank 0 reduces (as every coordinated step).
+    world.check(world.meet());
+    let Some(all) = world.check(gather(&world, &mine)) else {
         return Ok(crate::error::EXIT_OK);
     };
-    let all: Vec<RankResult> = world.check(
-        all.iter()
-            .map(|b| serde_json::from_slice(b))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(|e| Error::Other(format!("cannot decode a rank's result: {e}"))),
-    );
     let reduced = aggregate::reduce(&all, spec.bs, World::library_version(), args.stonewall);
     if args.json || args.output_format == OutputFormat::Json {
         super::io::emit(&world.check(crate::report::io::json(&reduced)));

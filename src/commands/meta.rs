@@ -252,18 +252,16 @@ impl<'a> Steps<'a> {
         crate::runner::step::run(&mut cx, &spec)
     }
 
-    /// Workload `i`'s untimed preparation alone (the extraction find-cold and rm-tree need),
-    /// so that MPI ranks do it before the barrier that starts the workload; the step's own
-    /// prepare then finds it done.
+    /// Workload `i` as a step that MPI ranks run together
+    /// ([`crate::runner::coordinator::workload`]): its preparation and cache drop before the
+    /// start meeting, its measured part after.
     #[cfg(feature = "mpi")]
-    pub(crate) fn prepare(&mut self, i: usize) -> Result<()> {
-        let spec = self.specs[i].clone();
-        let entry = crate::workload::registry::of(spec.kind);
-        if entry.needs(&spec).corpus == crate::workload::registry::CorpusUse::Tree {
-            let mut cx = self.context();
-            entry.prepare(&mut cx, &spec)?;
+    pub(crate) fn step(&mut self, i: usize) -> OneStep<'_, 'a> {
+        OneStep {
+            steps: self,
+            i,
+            prepared: None,
         }
-        Ok(())
     }
 
     fn context(&mut self) -> StepContext<'_> {
@@ -290,6 +288,31 @@ impl<'a> Steps<'a> {
             scratch: &self.work,
             shared: &mut self.shared,
         }
+    }
+}
+
+/// One workload of [`Steps`] in the two parts a coordinator drives.
+#[cfg(feature = "mpi")]
+pub(crate) struct OneStep<'s, 'a> {
+    steps: &'s mut Steps<'a>,
+    i: usize,
+    prepared: Option<crate::runner::step::Prepared>,
+}
+
+#[cfg(feature = "mpi")]
+impl crate::runner::coordinator::Step for OneStep<'_, '_> {
+    fn prepare(&mut self) -> Result<()> {
+        let spec = self.steps.specs[self.i].clone();
+        let mut cx = self.steps.context();
+        self.prepared = Some(crate::runner::step::prepare(&mut cx, &spec)?);
+        Ok(())
+    }
+
+    fn measure(&mut self) -> Result<crate::workload::WorkloadOutput> {
+        let spec = self.steps.specs[self.i].clone();
+        let prepared = self.prepared.take().unwrap_or_default();
+        let mut cx = self.steps.context();
+        crate::runner::step::measure(&mut cx, &spec, prepared).map(|done| done.output)
     }
 }
 

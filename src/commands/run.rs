@@ -141,8 +141,45 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     );
     // --until-settled: the claims and headline rows decide which rounds come after the minimum.
     let judge = crate::claims::settle::ClaimsAndHeadline;
-    let mut outcome = crate::runner::execute_judged(&inv, resume, None, Some(&judge))?;
+    let outcome = crate::runner::execute_judged(&inv, resume, None, Some(&judge))?;
     let out = &inv.options.out;
+    let ending = Ending {
+        history: history.as_ref(),
+        json: args.json,
+        interrupted: format!(
+            "fsbench: interrupted; everything was released. Partial results: {}\n\
+             fsbench: continue with: fsbench run --resume {}",
+            out.join("results.json").display(),
+            out.display()
+        ),
+        preface: None,
+    };
+    finish(outcome, out, ending, relay)
+}
+
+/// How a run ends, for [`finish`]: where it is recorded and what is said besides the table.
+pub(super) struct Ending<'a> {
+    /// The history store the run is recorded into, if any.
+    pub(super) history: Option<&'a crate::history::Location>,
+    /// `--json`: the results document on stdout, the table on stderr.
+    pub(super) json: bool,
+    /// What an interrupted run says (where its partial results are, how to go on).
+    pub(super) interrupted: String,
+    /// Lines printed before the table (`run --mpi`: the ranks, hosts and library).
+    pub(super) preface: Option<String>,
+}
+
+/// The end of `fsbench run`, the same for a single process and rank 0 of `fsbench run
+/// --mpi`: the judgements added to results.json, the reports, the history record, the table
+/// (or JSON) and the failures, then, once `relay` (the stdout/stderr relays, dropped here)
+/// has delivered everything, a write that failed noted in results.json. Returns the exit
+/// code.
+pub(super) fn finish<R>(
+    mut outcome: crate::runner::Outcome,
+    out: &Path,
+    end: Ending<'_>,
+    relay: R,
+) -> crate::Result<i32> {
     // What fsbench concluded goes into results.json beside the samples it came from, so a
     // script reads the judgements without re-implementing them; derived data, so a failure
     // to add them is a warning.
@@ -160,20 +197,18 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     if let Err(e) = crate::report::write_run_reports(&outcome.results, out) {
         eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
     }
-    crate::history::record::after_run(history.as_ref(), &outcome.results, out, "run");
+    crate::history::record::after_run(end.history, &outcome.results, out, "run");
     if outcome.interrupted {
-        eprintln!(
-            "fsbench: interrupted; everything was released. Partial results: {}\n\
-             fsbench: continue with: fsbench run --resume {}",
-            out.join("results.json").display(),
-            out.display()
-        );
+        eprintln!("{}", end.interrupted);
         drop(relay);
         note_output_error(&mut outcome.results, out);
         return Ok(crate::cancel::exit_code());
     }
+    if let Some(p) = &end.preface {
+        eprintln!("{p}");
+    }
     let table = crate::report::render_terminal(&outcome.results);
-    if args.json {
+    if end.json {
         eprint!("{table}");
         let text = serde_json::to_string_pretty(&outcome.results)
             .map_err(|e| crate::Error::Other(format!("cannot serialize results: {e}")))?;
@@ -217,7 +252,7 @@ fn run_mpi(_: RunArgs) -> crate::Result<i32> {
 }
 
 /// A write to stdout/stderr that failed after results.json was saved is added to its notes.
-pub(super) fn note_output_error(results: &mut crate::results::Results, out: &std::path::Path) {
+fn note_output_error(results: &mut crate::results::Results, out: &std::path::Path) {
     let Some(e) = stdio::error() else { return };
     if results.notes.iter().any(|n| n.message == e) {
         return;

@@ -1,14 +1,16 @@
 //! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
-//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds interleaved as usual, each workload started on all ranks together
-//! ([`crate::mpi::suite`]). Rank 0 writes the one `results.json`, whose samples are the all-ranks
-//! figures, so `fsbench report` and `compare` read it like any other run.
+//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds
+//! interleaved as usual, each workload started on all ranks together (the runner with
+//! [`World`] as its coordinator, [`crate::runner::coordinator`]). Rank 0 writes the one
+//! `results.json`, whose samples are the all-ranks figures, so `fsbench report` and `compare`
+//! read it like any other run, and ends as `fsbench run` does ([`super::run::finish`]).
 
 use crate::cli::run::RunArgs;
 use crate::error::{EXIT_FAILURE, EXIT_OK};
 use crate::mpi::World;
 use crate::mpi::rankdir::RankDir;
-use crate::mpi::suite::{self, SuiteCoordinator};
 use crate::plan::Invocation;
+use crate::runner::coordinator::KINDS;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -37,7 +39,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         ));
     };
     crate::cancel::install_handlers();
-    let world = World::init()?;
+    let mut world = World::init()?;
     let mut args = args;
     args.plan.dir = Some(crate::mpi::expand(&dir, world.rank, &world.host));
     let inv = super::run::prepare(&args.overrides(), std::env::args().collect())
@@ -85,76 +87,43 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if world.rank != 0 {
         inv.options.out = rank_dir.path().join("out");
     }
-    let provenance = hosts
+    world.provenance = hosts
         .as_deref()
         .map(|h| provenance(h, &parent))
         .unwrap_or_default();
-    let coordinator = SuiteCoordinator::new(&world, &inv.plan, provenance);
     // A rank that cannot even set up (its directory, OUT) ends the job: MPI_Abort.
     let outcome = checked(
         &world,
         quiet.as_ref(),
-        crate::runner::execute_with(&inv, false, Some(&coordinator)),
+        crate::runner::execute_with(&inv, false, Some(&world)),
     );
-    let code = if outcome.interrupted {
-        crate::cancel::exit_code()
-    } else if outcome.results.failures.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_FAILURE
-    };
     let Some(hosts) = hosts else {
         // Every rank recorded the same failures (the coordinator shares them): same code.
-        return Ok(code);
+        return Ok(if outcome.interrupted {
+            crate::cancel::exit_code()
+        } else if outcome.results.failures.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_FAILURE
+        });
     };
-    let mut results = outcome.results;
     let out = &inv.options.out;
-    if let Err(e) = crate::report::write_run_reports(&results, out) {
-        eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
-    }
-    // Rank 0's results are the run's (all-ranks figures): recorded like a single process's.
-    crate::history::record::after_run(history.as_ref(), &results, out, "run");
-    if outcome.interrupted {
-        eprintln!(
+    let ending = super::run::Ending {
+        history: history.as_ref(),
+        json: args.json,
+        interrupted: format!(
             "fsbench: interrupted; every rank released its files. Partial results: {}",
             out.join("results.json").display()
-        );
-        drop(relay);
-        super::run::note_output_error(&mut results, out);
-        return Ok(code);
-    }
-    eprintln!(
-        "fsbench: MPI: {} ranks, hosts {} (ranks each); {}\nfsbench: every sample is all \
-         ranks' total over the common window (per-rank counts: the notes in results.json)",
-        hosts.len(),
-        results.host.extra["mpi_hosts"],
-        World::library_version()
-    );
-    let table = crate::report::render_terminal(&results);
-    if args.json {
-        eprint!("{table}");
-        let text = serde_json::to_string_pretty(&results)
-            .map_err(|e| Error::Other(format!("cannot serialize results: {e}")))?;
-        println!("{text}");
-    } else {
-        print!("{table}");
-    }
-    for f in &results.failures {
-        eprintln!(
-            "fsbench: failed: {} round {} {}: {}",
-            f.setup, f.round, f.workload, f.error
-        );
-    }
-    eprintln!(
-        "fsbench: results: {}\nfsbench: every metric, per-round values and charts: {} and {}",
-        out.join("results.json").display(),
-        out.join("report.md").display(),
-        out.join("report.html").display()
-    );
-    // As `run`: wait for the relay, then a write to stdout/stderr that failed is noted.
-    drop(relay);
-    super::run::note_output_error(&mut results, out);
-    Ok(code)
+        ),
+        preface: Some(format!(
+            "fsbench: MPI: {} ranks, hosts {} (ranks each); {}\nfsbench: every sample is all \
+             ranks' total over the common window (per-rank counts: the notes in results.json)",
+            hosts.len(),
+            outcome.results.host.extra["mpi_hosts"],
+            World::library_version()
+        )),
+    };
+    super::run::finish(outcome, out, ending, relay)
 }
 
 /// `r`'s value, or this rank's failure (said aloud) ends the whole job (MPI_Abort).
@@ -201,7 +170,7 @@ impl Quiet {
 
 /// What `--mpi` cannot run, refused with exit 2: `--until-settled` (not supported yet),
 /// another engine, workloads whose figures do
-/// not add up across ranks ([`suite::KINDS`]), data files of all `ranks` that do not fit in
+/// not add up across ranks ([`KINDS`]), data files of all `ranks` that do not fit in
 /// one `shared` directory (PATH as given, before `%r`/`%h`), and (rank 0) an OUT that holds
 /// a run.
 fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) -> Result<()> {
@@ -223,7 +192,7 @@ fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) ->
         .plan
         .workloads
         .iter()
-        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !suite::KINDS.contains(&w.kind))
+        .filter(|w| w.kind != crate::plan::Kind::Mkfs && !KINDS.contains(&w.kind))
         .map(|w| w.id.as_str())
         .collect();
     if !refused.is_empty() {

@@ -10,6 +10,7 @@
 //! per batch (io_uring).
 
 pub mod buffer;
+pub mod coordinator;
 pub mod job;
 pub mod layout;
 pub mod offsets;
@@ -22,6 +23,7 @@ pub mod validate;
 pub mod verify;
 mod worker;
 
+pub use coordinator::{Alone, Coordinator};
 pub use job::{Backend, JobSpec, RwMode};
 pub use layout::layout;
 pub use report::{
@@ -60,32 +62,6 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
     run_coordinated(spec, None, &Alone, settle).map(|(report, _)| report)
 }
 
-/// Meeting points with other processes running the same job at the same time (MPI ranks).
-/// The engine calls them from its main thread only, so the job threads never touch them.
-pub trait Coordinator {
-    /// Every job of this process is set up (file laid out, opened); return once every
-    /// process's are, so that all start their clocks together (a barrier).
-    fn ready(&self);
-    /// Whether [`Coordinator::poll`] must be called while the jobs run (stonewalling).
-    fn polls(&self) -> bool;
-    /// Called every few milliseconds once the ramp is over, by every process in step, with
-    /// whether this process's jobs have all finished; `true` means stop every job now.
-    fn poll(&self, local_done: bool) -> bool;
-}
-
-/// The coordinator of a process that runs alone: no one to wait for.
-struct Alone;
-
-impl Coordinator for Alone {
-    fn ready(&self) {}
-    fn polls(&self) -> bool {
-        false
-    }
-    fn poll(&self, _: bool) -> bool {
-        false
-    }
-}
-
 /// Which part of a larger job group this process runs: jobs
 /// `[index × numjobs, (index + 1) × numjobs)` of a group of `of × numjobs` jobs spread over
 /// one shared file by `offset_increment` (so MPI rank r gets its own regions).
@@ -98,7 +74,7 @@ pub struct Slice {
 }
 
 /// When the measured window opened and closed, seconds after this process's jobs were
-/// released (right after [`Coordinator::ready`], so comparable across processes that met
+/// released (right after [`Coordinator::meet`], so comparable across processes that met
 /// there without relying on synchronised clocks).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Window {
@@ -155,7 +131,7 @@ pub fn run_coordinated(
         resolved.regions = resolved.regions[first_job..first_job + spec.numjobs as usize].to_vec();
     }
     let seed = spec.seed.unwrap_or_else(rng::fresh_seed);
-    if spec.steady.is_some() && coord.polls() {
+    if spec.steady.is_some() && coord.stonewall() {
         return Err(Error::invalid(
             "--steady-state",
             "cannot be combined with --stonewall: each would stop the job on its own rule",
@@ -416,8 +392,10 @@ fn run_jobs(
         barrier.wait();
         // A job that could not set up fails this process anyway; skip the meeting so the
         // failure is reported (and the others aborted) instead of waited on.
-        if !abort.load(Ordering::SeqCst) {
-            coord.ready();
+        // An interrupt while waiting for the others stops this process's jobs; the
+        // caller's cancel check then reports the interrupt.
+        if !abort.load(Ordering::SeqCst) && coord.meet().is_err() {
+            abort.store(true, Ordering::SeqCst);
         }
         let go = Instant::now();
         let mut before = None;
@@ -438,11 +416,11 @@ fn run_jobs(
             let all_done = || finished.load(Ordering::SeqCst) == plans.len();
             steady_end = steady::watch(st, &lives, t0, all_done, &abort);
         }
-        if coord.polls() {
+        if coord.stonewall() {
             // Stonewalling: every process asks, in step, whether any has finished.
             loop {
                 let done = finished.load(Ordering::SeqCst) == plans.len();
-                if coord.poll(done) {
+                if coord.any_done(done) {
                     abort.store(true, Ordering::SeqCst);
                     break;
                 }

@@ -145,7 +145,7 @@ pub enum Format {
 }
 
 /// How `run --mpi` reduces a metric of the non-I/O workloads (layout, usable-space, the
-/// metadata workloads) over the ranks to the all-ranks value (`mpi::merge`). A metric without
+/// metadata workloads) over the ranks to the all-ranks value (`runner::reduce::merge`). A metric without
 /// one is not reduced: a sum of device counters of ranks on one host would count the same
 /// device twice, so it is left out of the aggregate and a note says so.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

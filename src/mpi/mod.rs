@@ -1,18 +1,19 @@
-//! fsbench under MPI (`--features mpi`): every rank runs the same job, phases are separated
-//! by barriers, and rank 0 reduces the ranks' results into one (IOR/mdtest's model).
+//! fsbench under MPI (`--features mpi`): the transport only. Every rank runs the same job,
+//! phases are separated by barriers, and rank 0 reduces the ranks' results into one
+//! (IOR/mdtest's model). [`World`] is the MPI job and implements the one meeting-point trait,
+//! [`crate::engine::Coordinator`] (meet, stonewall, gather, share); what the phases are is
+//! `runner::coordinator`, what the leader makes of the gathered results `runner::reduce`.
 //!
 //! Failure is collective: a rank that fails prints which rank and host and why, then calls
 //! `MPI_Abort`, which ends every rank (no one is left waiting in a barrier).
 
-pub mod aggregate;
-pub mod coordinator;
-pub mod merge;
 pub mod rankdir;
-pub mod suite;
 
+use mpi::collective::SystemOperation;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// This process's place in the MPI job.
 pub struct World {
@@ -26,6 +27,11 @@ pub struct World {
     pub size: i32,
     /// This rank's host (`MPI_Get_processor_name`).
     pub host: String,
+    /// Stop every rank's job when the first finishes (`io --mpi --stonewall`).
+    pub stonewall: bool,
+    /// `host.extra` entries of the results this job writes (`run --mpi`: ranks, hosts,
+    /// library, the shared directory), set by the command once it knows them.
+    pub provenance: Vec<(String, String)>,
 }
 
 /// Tag of the point-to-point messages that carry a rank's result to rank 0.
@@ -44,6 +50,8 @@ impl World {
             size: comm.size(),
             comm,
             host,
+            stonewall: false,
+            provenance: Vec::new(),
             _universe: universe,
         })
     }
@@ -69,11 +77,6 @@ impl World {
     /// Unwrap `r`, or fail the whole job with its error.
     pub fn check<T>(&self, r: crate::Result<T>) -> T {
         r.unwrap_or_else(|e| self.fail(&e))
-    }
-
-    /// Wait for every rank.
-    pub fn barrier(&self) {
-        self.comm.barrier();
     }
 
     /// Rank 0's value of `v`, on every rank.
@@ -129,6 +132,66 @@ impl World {
                 .send_with_tag(&mine[..], RESULT_TAG);
             None
         }
+    }
+}
+
+impl crate::engine::Coordinator for World {
+    fn rank(&self) -> u32 {
+        self.rank as u32
+    }
+
+    fn ranks(&self) -> u32 {
+        self.size as u32
+    }
+
+    fn host(&self) -> String {
+        self.host.clone()
+    }
+
+    /// A non-blocking barrier polled with the interrupt flag, so a rank that gets
+    /// SIGINT/SIGTERM while it waits for the others unwinds through its guards and removes
+    /// its files instead of hanging until mpirun kills it.
+    fn meet(&self) -> crate::Result<()> {
+        let mut req = self.comm.immediate_barrier();
+        loop {
+            match req.test() {
+                Ok(_) => return Ok(()),
+                Err(pending) => req = pending,
+            }
+            if crate::cancel::requested() {
+                // The others are interrupted too (mpirun signals every rank) or will be
+                // killed when this one exits; the request is abandoned with the process.
+                std::mem::forget(req);
+                return Err(crate::Error::Interrupted);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    fn stonewall(&self) -> bool {
+        self.stonewall
+    }
+
+    fn any_done(&self, local_done: bool) -> bool {
+        // Every rank calls this in step (same loop, same exit condition: the reduced value),
+        // so the collective always matches up.
+        let mine = u8::from(local_done);
+        let mut any = 0u8;
+        self.comm
+            .all_reduce_into(&mine, &mut any, SystemOperation::max());
+        any != 0
+    }
+
+    fn gather(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        self.gather_bytes(mine)
+    }
+
+    fn share(&self, leader: Vec<u8>) -> Vec<u8> {
+        self.broadcast_bytes(leader)
+    }
+
+    fn provenance(&self) -> Vec<(String, String)> {
+        self.provenance.clone()
     }
 }
 

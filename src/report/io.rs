@@ -4,6 +4,7 @@
 
 use crate::engine::{DirectionReport, IoReport, JobSpec};
 use crate::fio::jobfile::FioJob;
+use crate::runner::reduce::aggregate::{MpiIoReport, Row};
 use crate::units::format_size;
 use crate::workload::WorkloadOutput;
 use std::fmt::Write as _;
@@ -296,8 +297,7 @@ fn round_table(st: &crate::engine::SteadyReport) -> String {
 
 /// `fsbench io --mpi`'s summary: the aggregate as `fsbench io` prints it, then the ranks
 /// and hosts.
-#[cfg(feature = "mpi")]
-pub fn mpi_summary(spec: &JobSpec, r: &crate::mpi::aggregate::MpiIoReport) -> String {
+pub fn mpi_summary(spec: &JobSpec, r: &MpiIoReport) -> String {
     let m = &r.mpi;
     let mut s = format!(
         "MPI: {} ranks on {} host{} ({}){}\n",
@@ -329,7 +329,7 @@ pub fn mpi_summary(spec: &JobSpec, r: &crate::mpi::aggregate::MpiIoReport) -> St
     t.set_header([
         "rank", "host", "I/Os", "IOPS", "MiB/s", "p50", "p99", "start s", "end s",
     ]);
-    let add = |t: &mut comfy_table::Table, label: String, row: &crate::mpi::aggregate::Row| {
+    let add = |t: &mut comfy_table::Table, label: String, row: &Row| {
         t.add_row([
             label,
             row.host.clone(),

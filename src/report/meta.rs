@@ -1,7 +1,10 @@
 //! `fsbench meta`'s output: one row per workload and metric (a failed workload one `FAILED`
 //! row and its error under the table), or with `--json` the samples and failures as one
-//! object. `commands::meta` runs the workloads and prints this.
+//! object. `commands::meta` runs the workloads and prints this; under `--mpi`, [`mpi`]
+//! renders rank 0's all-ranks table (or JSON) from the per-rank rows
+//! (`runner::reduce::RankStep`).
 
+use crate::runner::reduce::{RankStep, meta_total};
 use crate::workload::Metric;
 use std::fmt::Write as _;
 
@@ -60,4 +63,106 @@ pub fn render(
         let _ = writeln!(out, "failed: {e}");
     }
     out
+}
+
+/// `fsbench meta --mpi`'s output (rank 0): per workload, all ranks' entries over their common
+/// window and the per-rank min–max entries/s; with `json`, the samples, every rank's row
+/// (`ranks`), the hosts and the MPI facts. `library` is the MPI library's version, `ranks` the
+/// number of ranks.
+pub fn mpi(workloads: &[&str], all: &[RankStep], library: &str, ranks: u32, json: bool) -> String {
+    let mut hosts: Vec<&str> = Vec::new();
+    for s in all {
+        if !hosts.contains(&s.host.as_str()) {
+            hosts.push(&s.host);
+        }
+    }
+    let rows: Vec<_> = workloads
+        .iter()
+        .map(|wl| {
+            let steps: Vec<&RankStep> = all.iter().filter(|s| s.workload == *wl).collect();
+            let (entries, w, rate) = meta_total(&steps);
+            let per: Vec<f64> = steps
+                .iter()
+                .map(|s| s.entries as f64 / (s.end_s - s.start_s).max(1e-9))
+                .collect();
+            (*wl, entries, w, rate, per)
+        })
+        .collect();
+    let mut out = String::new();
+    if json {
+        let samples: Vec<_> = rows
+            .iter()
+            .map(|(wl, entries, w, rate, _)| {
+                serde_json::json!({"workload": wl, "metric": "entries_per_s", "unit": "entries/s",
+                    "value": rate, "entries": entries, "window_s": w})
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::json!({"samples": samples, "failures": [], "ranks": all, "hosts": hosts,
+                "mpi": {"library": library, "ranks": ranks, "hosts": hosts}})
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "MPI: {ranks} ranks on {} host(s) ({library}); entries/s = all ranks' entries ÷ common \
+         window",
+        hosts.len(),
+    );
+    let mut t = comfy_table::Table::new();
+    t.set_header([
+        "workload",
+        "entries (all ranks)",
+        "window s",
+        "entries/s",
+        "per rank min–max entries/s",
+    ]);
+    for (wl, entries, w, rate, per) in &rows {
+        let lo = per.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = per.iter().copied().fold(0.0, f64::max);
+        t.add_row([
+            wl.to_string(),
+            entries.to_string(),
+            format!("{w:.3}"),
+            format!("{rate:.0}"),
+            format!("{lo:.0}–{hi:.0}"),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rank: i32, entries: u64, start_s: f64, end_s: f64) -> RankStep {
+        RankStep {
+            rank,
+            host: "h".into(),
+            workload: "smallfiles".into(),
+            entries,
+            start_s,
+            end_s,
+        }
+    }
+
+    #[test]
+    fn mpi_rows_are_all_ranks_entries_over_the_common_window() {
+        let all = [step(0, 300, 0.0, 1.0), step(1, 300, 0.5, 3.0)];
+        let v: serde_json::Value =
+            serde_json::from_str(&mpi(&["smallfiles"], &all, "lib", 2, true)).unwrap();
+        assert_eq!(v["samples"][0]["entries"], 600);
+        assert_eq!(v["samples"][0]["value"], 200.0);
+        assert_eq!(v["ranks"].as_array().unwrap().len(), 2);
+        assert_eq!(v["mpi"]["ranks"], 2);
+        let text = mpi(&["smallfiles"], &all, "lib", 2, false);
+        assert!(
+            text.starts_with("MPI: 2 ranks on 1 host(s) (lib)"),
+            "{text}"
+        );
+        assert!(text.contains("120–300"), "{text}");
+    }
 }

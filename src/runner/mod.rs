@@ -11,6 +11,7 @@ mod age;
 pub mod coordinator;
 pub mod journal;
 pub mod progress;
+pub mod reduce;
 mod redundancy;
 mod round;
 pub mod settle;
@@ -52,7 +53,7 @@ pub(crate) struct Runner<'a> {
     skipped_workloads: BTreeSet<String>,
     run_id: String,
     /// Other processes running the same plan at the same time (MPI ranks), if any.
-    coordinator: Option<&'a dyn coordinator::Coordinator>,
+    coordinator: Option<&'a dyn crate::engine::Coordinator>,
     /// In an extra round of `--until-settled`: the only workloads it runs.
     extra_only: Option<BTreeSet<String>>,
     /// How `--until-settled` went, once its extra rounds are done.
@@ -84,7 +85,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
 }
 
 /// [`execute`], every workload run through `coordinator` (several processes running the
-/// same plan together; see [`coordinator::Coordinator`]).
+/// same plan together; see [`coordinator::workload`]).
 ///
 /// A run's phases, in order: [`resume_state`] (what a journal says is done), [`check`]
 /// (setups and workloads this machine cannot run are skipped, loudly), acquire the target
@@ -96,7 +97,7 @@ pub fn execute(inv: &Invocation, resume: bool) -> crate::Result<Outcome> {
 pub fn execute_with(
     inv: &Invocation,
     resume: bool,
-    coordinator: Option<&dyn coordinator::Coordinator>,
+    coordinator: Option<&dyn crate::engine::Coordinator>,
 ) -> crate::Result<Outcome> {
     execute_judged(inv, resume, coordinator, None)
 }
@@ -107,7 +108,7 @@ pub fn execute_with(
 pub fn execute_judged(
     inv: &Invocation,
     resume: bool,
-    coordinator: Option<&dyn coordinator::Coordinator>,
+    coordinator: Option<&dyn crate::engine::Coordinator>,
     judge: Option<&dyn settle::Judge>,
 ) -> crate::Result<Outcome> {
     let run_start = std::time::Instant::now();

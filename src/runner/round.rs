@@ -94,7 +94,7 @@ pub(super) struct StepAt<'a> {
     pub(super) data_dir: &'a Path,
 }
 
-/// A step as a [`super::coordinator::Coordinator`] drives it.
+/// A step as [`super::coordinator::workload`] drives it.
 struct CoordinatedStep<'r, 'a, 'w> {
     runner: &'r mut Runner<'a>,
     w: &'w WorkloadSpec,
@@ -584,13 +584,18 @@ impl Runner<'_> {
             let prepared = self.in_step(w, at, |cx| super::step::prepare(cx, w))?;
             return self.measure(w, at, prepared);
         };
+        // An I/O job's aggregate bytes are all ranks' I/Os × its block size.
+        let io_bs =
+            w.io.as_ref()
+                .filter(|_| w.kind == crate::plan::Kind::Io)
+                .map(|j| j.bs);
         let mut step = CoordinatedStep {
             runner: self,
             w,
             at,
             prepared: None,
         };
-        c.workload(&w.id, &mut step)
+        super::coordinator::workload(c, &w.id, io_bs, &mut step).map(|done| done.output)
     }
 
     /// The measured part of a prepared step; a failed cache drop becomes a run warning.

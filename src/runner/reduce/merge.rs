@@ -1,5 +1,5 @@
 //! Rank 0's reduction of one workload's outputs (one per rank) into the all-ranks output the
-//! runner records, for `fsbench run --mpi`.
+//! runner records (`fsbench run --mpi`; `fsbench meta --mpi` prints it per workload).
 //!
 //! Every rank prepares the workload (untimed), then all start its measured part together (a
 //! barrier right before it); each rank reports when its measured part started and ended on the
@@ -86,7 +86,8 @@ impl Measured {
         self
     }
 
-    fn get(&self, metric: MetricId) -> Option<f64> {
+    /// This rank's value of `metric`, if it emitted one.
+    pub fn get(&self, metric: MetricId) -> Option<f64> {
         self.metrics
             .iter()
             .find(|(m, _, _)| *m == metric)

@@ -1,0 +1,107 @@
+//! The one place where several processes' results become one: what the leader (MPI rank 0)
+//! does with what [`crate::engine::Coordinator::gather`] brought it.
+//!
+//! - [`merge`]: one workload step's outputs (every rank's [`merge::Measured`]) into the
+//!   all-ranks output the runner records (`fsbench run --mpi`) — totals over the common
+//!   window, histograms merged bucket by bucket, each metric by its registry `reduce` rule;
+//! - [`aggregate`]: `fsbench io --mpi`'s ranks' engine reports into one report with per-rank
+//!   and per-host rows;
+//! - [`rank_rows`] and [`meta_total`]: the per-rank rows of a metadata step and their
+//!   all-ranks entries/s (`fsbench meta --mpi`, rendered by `report::meta::mpi`).
+//!
+//! All of it is pure (no MPI), so it is tested without mpirun.
+
+pub mod aggregate;
+pub mod merge;
+
+use crate::metrics::registry::ENTRIES;
+use serde::{Deserialize, Serialize};
+
+/// One process's measured part of one workload step, as the leader received it.
+#[derive(Debug, Clone)]
+pub struct RankMeasured {
+    /// Its rank.
+    pub rank: u32,
+    /// Its host.
+    pub host: String,
+    /// Its output on the wire, with its start and end on the ranks' common clock.
+    pub measured: merge::Measured,
+}
+
+/// One metadata workload on one rank (`fsbench meta --mpi --json`'s `ranks` entries).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RankStep {
+    /// MPI rank.
+    pub rank: i32,
+    /// Host.
+    pub host: String,
+    /// Workload id.
+    pub workload: String,
+    /// Entries it created, walked or removed.
+    pub entries: u64,
+    /// Started, seconds after the common start barrier.
+    pub start_s: f64,
+    /// Ended, seconds after the common start barrier.
+    pub end_s: f64,
+}
+
+/// The per-rank rows of metadata workload `workload` from what its step gathered.
+pub fn rank_rows(workload: &str, ranks: &[RankMeasured]) -> Vec<RankStep> {
+    ranks
+        .iter()
+        .map(|r| RankStep {
+            rank: r.rank as i32,
+            host: r.host.clone(),
+            workload: workload.to_string(),
+            entries: r.measured.get(ENTRIES).unwrap_or(0.0) as u64,
+            start_s: r.measured.start_s,
+            end_s: r.measured.end_s,
+        })
+        .collect()
+}
+
+/// All ranks' entries of one workload, its common window (earliest start to latest end) and
+/// entries/s over that window.
+pub fn meta_total(steps: &[&RankStep]) -> (u64, f64, f64) {
+    let entries: u64 = steps.iter().map(|s| s.entries).sum();
+    let start = steps
+        .iter()
+        .map(|s| s.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let end = steps.iter().map(|s| s.end_s).fold(0.0, f64::max);
+    let w = (end - start).max(0.0);
+    (entries, w, if w > 0.0 { entries as f64 / w } else { 0.0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(rank: u32, entries: f64, start_s: f64, end_s: f64) -> RankMeasured {
+        let measured = merge::Measured {
+            metrics: vec![(ENTRIES.into(), "entries".into(), entries)],
+            ..Default::default()
+        }
+        .started(start_s, end_s);
+        RankMeasured {
+            rank,
+            host: "h".into(),
+            measured,
+        }
+    }
+
+    #[test]
+    fn metadata_rows_add_up_over_the_common_window() {
+        let rows = rank_rows(
+            "smallfiles",
+            &[rank(0, 300.0, 0.0, 1.0), rank(1, 300.0, 0.5, 3.0)],
+        );
+        assert_eq!(rows[1].rank, 1);
+        assert_eq!(rows[1].entries, 300);
+        let refs: Vec<&RankStep> = rows.iter().collect();
+        let (entries, window, rate) = meta_total(&refs);
+        assert_eq!(entries, 600);
+        assert!((window - 3.0).abs() < 1e-9);
+        assert!((rate - 200.0).abs() < 1e-9);
+    }
+}
