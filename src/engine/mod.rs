@@ -240,7 +240,13 @@ pub fn run_coordinated(
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {
         let after = (settled, settle_note);
-        device_report(d.name, devdelta.unwrap_or_default(), after, per_device, wr.bytes)
+        device_report(
+            d.name,
+            devdelta.unwrap_or_default(),
+            after,
+            per_device,
+            wr.bytes,
+        )
     });
     let window = Window {
         start_s: opened.as_secs_f64(),

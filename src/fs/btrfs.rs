@@ -1,16 +1,16 @@
 //! Btrfs: `mkfs.btrfs -f -q`, properties from `dump-super` and `btrfs filesystem df`.
 
+use super::Filesystem;
 use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::durability::{Weakening, Weakens};
 use super::maintenance::{Inodes, Maintenance, Scrub};
 use super::props;
-use super::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
 use super::provenance::ToolVersion;
+use super::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
 use super::simple::{KernelFs, tool_text};
 use super::snapshot_ops::{Backup, Copies, Maint, Stream};
 use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey};
-use super::Filesystem;
 use crate::host::command::{self, argv};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;

@@ -96,7 +96,12 @@ pub fn unsupported(fs: &str, what: &str) -> Error {
 }
 
 /// Run a command whose only device words are `devices`, starting at word `at`.
-pub(super) fn run_on(a: &[String], devices: &[PathBuf], at: usize, timeout: Duration) -> Result<f64> {
+pub(super) fn run_on(
+    a: &[String],
+    devices: &[PathBuf],
+    at: usize,
+    timeout: Duration,
+) -> Result<f64> {
     if devices.is_empty() {
         super::argv_guard::check(a, Path::new("/nonexistent"))?;
     } else {
@@ -236,7 +241,10 @@ mod tests {
             let degrade = why(fs.degrade_layout(&mut array).unwrap_err());
             let rebuild = why(fs.rebuild_layout(&array, &|_| {}).unwrap_err());
             for e in [scrub, degrade, rebuild] {
-                assert!(e.contains("unsupported here") && e.contains(fs.name()), "{e}");
+                assert!(
+                    e.contains("unsupported here") && e.contains(fs.name()),
+                    "{e}"
+                );
             }
             assert!(fs.hold_services().is_none(), "{}", fs.name());
         }

@@ -2,8 +2,8 @@
 //! constant naming its mkfs, defaults, minimum size, accepted variant keys and describer.
 
 use super::layout::{Builder, Layout};
-use super::redundancy::{self, ArrayOps, LiveArray};
 use super::mount::{self, Describe, KernelMount};
+use super::redundancy::{self, ArrayOps, LiveArray};
 use super::variant::{self, Accepts};
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;

@@ -413,7 +413,13 @@ pub fn layout_rebuild(array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> Result<f64> 
     let pool = array.pool()?;
     let failed = array.failed()?;
     let t0 = Instant::now();
-    let mut a = argv(&["zpool", "replace", "-f", &pool, &failed.display().to_string()]);
+    let mut a = argv(&[
+        "zpool",
+        "replace",
+        "-f",
+        &pool,
+        &failed.display().to_string(),
+    ]);
     let mut named = vec![failed.to_path_buf()];
     if let Some(s) = array.spare {
         a.push(s.display().to_string());

@@ -71,9 +71,8 @@ impl Series {
 /// ability).
 fn restorable(r: &Round) -> bool {
     crate::fs::layout::of_setup(&r.setup).is_none()
-        && r.driver.is_some_and(|d| {
-            matches!(d.caps().crash, crate::fs::caps::Crash::Clones { .. })
-        })
+        && r.driver
+            .is_some_and(|d| matches!(d.caps().crash, crate::fs::caps::Crash::Clones { .. }))
 }
 
 impl Runner<'_> {

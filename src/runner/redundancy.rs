@@ -106,7 +106,11 @@ impl Runner<'_> {
             spare: spare.as_deref(),
             mountpoint: at.work_root,
             mounted: &mut guard.mounted,
-            timeout: self.inv.options.tool_timeout.max(std::time::Duration::from_secs(600)),
+            timeout: self
+                .inv
+                .options
+                .tool_timeout
+                .max(std::time::Duration::from_secs(600)),
         };
 
         // Scrub, healthy.

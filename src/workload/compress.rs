@@ -102,9 +102,10 @@ fn write_and_measure(
     fs.settle_space(path)?;
     match fs.compression_ratio(&path.to_string_lossy())? {
         Some(r) => out.metrics.push(Metric::new(COMPRESS_RATIO, "ratio", r)),
-        None => out
-            .notes
-            .push(format!("{} does not compress data; no ratio reported", fs.name())),
+        None => out.notes.push(format!(
+            "{} does not compress data; no ratio reported",
+            fs.name()
+        )),
     }
     Ok(out)
 }

@@ -95,8 +95,7 @@ impl StepContext<'_> {
     /// The driver of the step's filesystem, or `id`'s error that it has none (a directory
     /// target).
     pub fn driver(&self, id: &str) -> crate::Result<&'static dyn crate::fs::Filesystem> {
-        self.driver.ok_or_else(|| {
-            crate::Error::workload(id, format!("no driver for {}", self.setup.fs))
-        })
+        self.driver
+            .ok_or_else(|| crate::Error::workload(id, format!("no driver for {}", self.setup.fs)))
     }
 }

@@ -173,7 +173,7 @@ impl Replay<'_> {
         } else {
             v.fsck_clean = true;
         }
-        forget(self.fs.name(), &dev, self.timeout);
+        forget(self.fs, &dev, self.timeout);
         if v.failed()
             && kept_so_far < super::KEEP_AT_MOST
             && let Some(dir) = &self.keep_dir
