@@ -546,7 +546,7 @@ impl Runner<'_> {
         let (Some(guard), Some(driver)) = (r.mount.as_mut(), r.driver) else {
             return Ok(());
         };
-        if !crate::fs::layout::of_setup(&r.setup).is_some_and(|l| l.redundancy > 0) {
+        if crate::fs::layout::of_setup(&r.setup).is_none_or(|l| l.redundancy == 0) {
             return Ok(());
         }
         let at = StepAt {

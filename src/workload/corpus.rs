@@ -613,7 +613,11 @@ fn text_pool(r: &mut Xoshiro256PlusPlus) -> Vec<u8> {
     while pool.len() < POOL {
         let w = &vocab[(r.next_u64() % vocab.len() as u64) as usize];
         pool.extend_from_slice(w.as_bytes());
-        pool.push(if r.next_u64() % 12 == 0 { b'\n' } else { b' ' });
+        pool.push(if r.next_u64().is_multiple_of(12) {
+            b'\n'
+        } else {
+            b' '
+        });
     }
     pool.truncate(POOL);
     pool
