@@ -1,6 +1,7 @@
 //! The module layering of docs/ARCHITECTURE.md ("Module map"), checked on the source: no
-//! `crate::` path in a lower layer's code names a module of a higher layer. Test modules
-//! (`#[cfg(test)]` to the end of a file) and comments are not counted.
+//! `crate::` path in a lower layer's code names a module of a higher layer. Test items (the
+//! item a `#[cfg(test)]` marks: the test module, a test-only function, `mod` or statement;
+//! [`code_lines`]) and comments are not counted; code after them is.
 //!
 //! `cargo test --test layering -- --nocapture` prints every upward edge it finds.
 
@@ -79,11 +80,8 @@ fn edges() -> Vec<Edge> {
         }
         let text = std::fs::read_to_string(f).unwrap();
         let mut in_use_group = false;
-        for (n, line) in text.lines().enumerate() {
+        for (n, line) in code_lines(&text) {
             let code = line.split("//").next().unwrap_or("");
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
             let mut targets = BTreeSet::new();
             let mut rest = code;
             while let Some(i) = rest.find("crate::") {
@@ -386,10 +384,7 @@ fn filesystem_names_are_matched_only_in_their_drivers() {
         }
         let allowed = FS_NAME_ALLOWED.iter().any(|(p, _)| *p == rel);
         let text = std::fs::read_to_string(f).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
+        for (n, line) in code_lines(&text) {
             let code = line.split("//").next().unwrap_or("");
             if matches_fs_name(code) {
                 if allowed {
@@ -519,10 +514,7 @@ fn report_stats_and_claims_read_meaning_from_the_registries_not_from_names() {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
+        for (n, line) in code_lines(&text) {
             let code = line.split("//").next().unwrap_or("");
             if let Some(lit) = name_test(code, &names) {
                 bad.push(format!("src/{rel}:{}: {lit:?}: {}", n + 1, line.trim()));
@@ -631,10 +623,7 @@ fn filesystem_programs_run_only_in_their_drivers() {
         }
         let allowed = FS_TOOL_ALLOWED.iter().any(|(p, _)| *p == rel);
         let text = std::fs::read_to_string(f).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
+        for (n, line) in code_lines(&text) {
             let code = line.split("//").next().unwrap_or("");
             if let Some(tool) = runs_fs_tool(code) {
                 println!("src/{rel}:{}: runs {tool}", n + 1);
@@ -676,8 +665,79 @@ fn the_fs_tool_scan_sees_argv_and_commands_but_not_tables_or_lookups() {
     assert!(runs_fs_tool(r#"    argv(&["chattr", "+C", "zfs"])"#).is_none());
 }
 
+/// The files outside `src/fs` that may look a filesystem's driver up by its name
+/// (`fs::driver(`, `caps::of(`), each with why it has a name and no driver at hand; everywhere
+/// else the driver a setup resolved once (`SetupSpec::driver`, held by the round and handed
+/// down as `StepContext::driver`) is passed. The list only shrinks.
+const NAME_LOOKUP_ALLOWED: &[(&str, &str)] = &[
+    (
+        "plan/variant.rs",
+        "--fs parsing: the user's word becomes a driver here",
+    ),
+    (
+        "doctor/tools.rs",
+        "the doctor's wants carry filesystems by name, as `fsbench doctor --fs` gives them",
+    ),
+    (
+        "doctor/checks.rs",
+        "the doctor's facts name filesystems as given, and serialize them so",
+    ),
+    (
+        "plan/eta.rs",
+        "an estimate is of a plan as data (`fsbench plan`, plan.json), before any driver is held",
+    ),
+    (
+        "workload/probe/mod.rs",
+        "a probe's stand-in filesystem, made by other tools, is known by its name",
+    ),
+];
+
+#[test]
+fn drivers_are_looked_up_by_name_only_where_none_is_held() {
+    let (src, files) = source_files();
+    let mut bad = Vec::new();
+    let mut allowed_used = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        if rel.starts_with("fs/") {
+            continue;
+        }
+        let allowed = NAME_LOOKUP_ALLOWED.iter().any(|(p, _)| *p == rel);
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in code_lines(&text) {
+            let code = line.split("//").next().unwrap_or("");
+            if !(code.contains("fs::driver(") || code.contains("caps::of(")) {
+                continue;
+            }
+            println!("src/{rel}:{}: {}", n + 1, line.trim());
+            if allowed {
+                allowed_used.insert(rel.clone());
+            } else {
+                bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    for (p, why) in NAME_LOOKUP_ALLOWED {
+        if !allowed_used.contains(*p) {
+            bad.push(format!(
+                "NAME_LOOKUP_ALLOWED lists src/{p} ({why}), which no longer needs it"
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a filesystem's driver is looked up by name where a resolved one is at hand (pass the \
+         round's driver down, `StepContext::driver`), or list the file in NAME_LOOKUP_ALLOWED \
+         with its reason:\n{}",
+        bad.join("\n")
+    );
+}
+
 /// A function's length in lines, counted from its `fn` line to its closing brace (braces in
-/// strings and comments ignored; test modules, `#[cfg(test)]` to the end of a file, skipped).
+/// strings and comments ignored), for every function of [`code_lines`] (before, the rest of
+/// a file after its first `#[cfg(test)]` went unmeasured: 75 functions of `fs/mod.rs`,
+/// `runner/mod.rs`, `workload/registry.rs`, `claims/mod.rs`, `stats/mod.rs` and
+/// `host/facts.rs`).
 fn function_lengths() -> Vec<(usize, String)> {
     let (src, files) = source_files();
     let mut out = Vec::new();
@@ -685,33 +745,73 @@ fn function_lengths() -> Vec<(usize, String)> {
         let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(f).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
-            let Some(name) = fn_name(line) else { continue };
-            let (mut depth, mut started) = (0i32, false);
-            for (j, l) in lines.iter().enumerate().skip(i) {
-                let code = strip_strings(l.split("//").next().unwrap_or(""));
-                for c in code.chars() {
-                    match c {
-                        '{' => (depth, started) = (depth + 1, true),
-                        '}' => depth -= 1,
-                        _ => {}
-                    }
-                }
-                if !started && code.trim_end().ends_with(';') {
-                    break;
-                }
-                if started && depth <= 0 {
-                    out.push((j - i + 1, format!("{rel}::{name}")));
-                    break;
-                }
+        for (i, line) in code_lines(&text) {
+            if let Some(name) = fn_name(line)
+                && let Some((end, true)) = item_end(&lines, i)
+            {
+                out.push((end - i + 1, format!("{rel}::{name}")));
             }
         }
     }
     out.sort_by(|a, b| b.cmp(a));
     out
+}
+
+/// The lines of `text` that are code outside tests, with their 0-based numbers. A test
+/// attribute (`#[cfg(test)]`, `#[cfg(all(test, …))]`) leaves out only the item it marks — the
+/// test module, a test-only function, `mod fake;`, `thread_local!` or statement — so the code
+/// after it is still read (every scan here stopped at a file's first `#[cfg(test)]` before,
+/// and did not see the rest of `fs/mod.rs`, `runner/mod.rs`, `workload/registry.rs`…).
+fn code_lines(text: &str) -> Vec<(usize, &str)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        if t.starts_with("#[cfg(test)]") || t.starts_with("#[cfg(all(test") {
+            let item = (i + 1..lines.len())
+                .find(|&j| !lines[j].trim_start().starts_with("#["))
+                .unwrap_or(lines.len());
+            i = item_end(&lines, item).map_or(lines.len(), |(end, _)| end + 1);
+            continue;
+        }
+        out.push((i, lines[i]));
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn the_test_item_skip_leaves_out_only_the_marked_item() {
+    let text = "fn a() {\n    #[cfg(test)]\n    if x {\n        y();\n    }\n    z();\n}\n\
+                #[cfg(test)]\nmod fake;\n#[cfg(test)]\n#[allow(x)]\nfn t() {\n}\nfn b() {}\n\
+                #[cfg(test)]\nmod tests {\n    fn c() {}\n}\nfn d() {}\n";
+    let kept: Vec<usize> = code_lines(text).into_iter().map(|(i, _)| i).collect();
+    assert_eq!(kept, [0, 5, 6, 13, 18]);
+}
+
+/// The line on which the item starting at line `start` ends, and whether it has a body: its
+/// braces closed (`true`), or its `;` before any brace (`mod fake;`, a trait method's
+/// declaration: `false`). `None` past the end of the file.
+fn item_end(lines: &[&str], start: usize) -> Option<(usize, bool)> {
+    let (mut depth, mut started) = (0i32, false);
+    for (j, l) in lines.iter().enumerate().skip(start) {
+        let code = strip_strings(l.split("//").next().unwrap_or(""));
+        for c in code.chars() {
+            match c {
+                '{' => (depth, started) = (depth + 1, true),
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if !started && code.trim_end().ends_with(';') {
+            return Some((j, false));
+        }
+        if started && depth <= 0 {
+            return Some((j, true));
+        }
+    }
+    None
 }
 
 /// The name of the function `line` declares (`pub(super) fn run_setup_round(`), if any.

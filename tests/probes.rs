@@ -407,7 +407,8 @@ fn compress_on(fs: &str, mount_opts: Option<&str>, zfs_props: &[&str]) -> Option
         bs: 1 << 20,
         seed: 9,
     };
-    let out = compress::run(&sfs.mnt, fs, &spec).unwrap();
+    let driver = fsbench::fs::driver(fs).unwrap();
+    let out = compress::run(&sfs.mnt, driver, &spec).unwrap();
     println!(
         "compress on {fs} {mount_opts:?} {zfs_props:?}: {:?} {:?}",
         out.metrics, out.notes
@@ -750,7 +751,7 @@ fn entry_point_through_a_driver() {
         let setup = SetupSpec::plain(fs);
         let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
         for kind in [ProbeKind::Corruption, ProbeKind::Resize] {
-            let img = LoopImage::spec(opts.image_size(kind, fs))
+            let img = LoopImage::spec(opts.image_size(kind, &driver))
                 .prefix("fsbench-probe-img-")
                 .file_name("image")
                 .attach()

@@ -276,6 +276,8 @@ impl<'a> Steps<'a> {
             },
             root: self.root,
             setup: &self.setup,
+            // An existing directory: no filesystem of fsbench's making, no driver.
+            driver: None,
             defaults: crate::plan::JobDefaults {
                 seed: 1,
                 ..Default::default()

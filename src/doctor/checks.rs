@@ -708,7 +708,8 @@ fn device_busy(f: &Facts) -> Vec<Finding> {
 }
 
 /// Whether a setup or a directory is on a filesystem that can be served from user space
-/// (its driver's `Caps::userspace_daemon`: ZFS by zfs-fuse).
+/// (its driver's `Caps::userspace_daemon`: ZFS by zfs-fuse). The facts name filesystems as
+/// the user wrote them (`fsbench doctor --fs`) and serialize them so: a look-up by name.
 fn zfs_wanted(f: &Facts) -> bool {
     let userspace = |fs: &str| crate::fs::caps::of(fs).userspace_daemon.is_some();
     f.setups.iter().any(|(_, fs)| userspace(fs))

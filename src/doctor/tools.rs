@@ -44,14 +44,17 @@ pub fn needs(wants: &Wants) -> Vec<Need> {
             });
         }
     };
+    // `Wants` carries the filesystems by name (`fsbench doctor --fs`, a plan's setups): the
+    // one look-up here, per setup.
     for (name, fs) in &wants.setups {
-        if let Some(d) = crate::fs::driver(fs) {
-            for t in d.required_tools() {
-                add(t, name);
-            }
+        let Some(d) = crate::fs::driver(fs) else {
+            continue;
+        };
+        for t in d.required_tools() {
+            add(t, name);
         }
         // A filesystem served from user space without its kernel module (zfs-fuse).
-        if let Some(daemon) = crate::fs::caps::of(fs).userspace_daemon
+        if let Some(daemon) = d.caps().userspace_daemon
             && !wants.kernel_zfs
         {
             add(daemon, name);
@@ -84,8 +87,9 @@ mod tests {
 
     #[test]
     fn every_filesystem_tool_has_a_debian_package() {
-        for fs in crate::fs::KNOWN {
-            for t in crate::fs::driver(fs).unwrap().required_tools() {
+        for r in &crate::fs::DRIVERS {
+            let fs = r.name;
+            for t in r.driver.required_tools() {
                 assert!(
                     package(t, Manager::Apt, false).is_some(),
                     "{fs}: {t} has no Debian package in TOOLS"

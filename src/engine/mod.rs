@@ -215,21 +215,14 @@ pub fn run_coordinated(
     let rd = direction(&read, spec.bs, runtime_s);
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {
-        let delta = devdelta.unwrap_or_default();
-        let total = settled.map(|s| delta.write_bytes + s.after.write_bytes);
-        let ratio = |bytes: u64| (wr.bytes > 0).then(|| bytes as f64 / wr.bytes as f64);
-        DeviceReport {
-            name: d.name,
-            read_bytes: delta.read_bytes,
-            write_bytes: delta.write_bytes,
-            write_amplification: ratio(delta.write_bytes),
-            write_bytes_total: total,
-            write_amplification_total: total.and_then(ratio),
-            settle_s: settled.map(|s| s.seconds),
-            settle_quiet: settled.map(|s| s.quiet),
-            settle_note,
+        let after = (settled, settle_note);
+        device_report(
+            d.name,
+            devdelta.unwrap_or_default(),
+            after,
             per_device,
-        }
+            wr.bytes,
+        )
     });
     let window = Window {
         start_s: opened.as_secs_f64(),
@@ -260,6 +253,33 @@ pub fn run_coordinated(
         steady,
     };
     Ok((report, window))
+}
+
+/// The device's part of a job's report: its counters' `delta` over the job, with a settle
+/// what the filesystem still wrote after it (`after`: the settle and its note), each against
+/// the bytes the job wrote; each member's share for a multi-device filesystem.
+fn device_report(
+    name: String,
+    delta: device::DeviceCounters,
+    after: (Option<crate::measure::Settled>, Option<String>),
+    per_device: Vec<device::MemberIo>,
+    job_write_bytes: u64,
+) -> DeviceReport {
+    let (settled, settle_note) = after;
+    let total = settled.map(|s| delta.write_bytes + s.after.write_bytes);
+    let ratio = |bytes: u64| (job_write_bytes > 0).then(|| bytes as f64 / job_write_bytes as f64);
+    DeviceReport {
+        name,
+        read_bytes: delta.read_bytes,
+        write_bytes: delta.write_bytes,
+        write_amplification: ratio(delta.write_bytes),
+        write_bytes_total: total,
+        write_amplification_total: total.and_then(ratio),
+        settle_s: settled.map(|s| s.seconds),
+        settle_quiet: settled.map(|s| s.quiet),
+        settle_note,
+        per_device,
+    }
 }
 
 /// The backend the job asked for, or psync with a note when io_uring cannot be used here.

@@ -1,17 +1,21 @@
 //! Btrfs: `mkfs.btrfs -f -q`, properties from `dump-super` and `btrfs filesystem df`.
 
+use super::Filesystem;
 use super::caps::{ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot};
 use super::durability::{Weakening, Weakens};
 use super::maintenance::{Inodes, Maintenance, Scrub};
 use super::props;
 use super::provenance::ToolVersion;
+use super::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
 use super::simple::{KernelFs, tool_text};
 use super::snapshot_ops::{Backup, Copies, Maint, Stream};
 use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey};
+use crate::host::command::{self, argv};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 const ACCEPTS: Accepts = Accepts {
     mkfs: true,
@@ -97,6 +101,7 @@ pub const BTRFS: KernelFs = KernelFs {
     accepts: ACCEPTS,
     tools: &["mkfs.btrfs", "mount"],
     caps: CAPS,
+    array: Some(ARRAY_OPS),
 };
 
 /// A Btrfs layout's scrub, failed device and rebuild: a line through the steps' seconds of
@@ -109,6 +114,70 @@ const BTRFS_ARRAY: ArrayEta = ArrayEta {
     rebuild_s: 0.7,
     rebuild_s_per_gib: 1.1,
 };
+
+/// What a Btrfs layout that survives a failed device does in the redundancy phase
+/// (`fs/redundancy.rs`): the hooks of [`BTRFS`]'s `*_layout` methods.
+const ARRAY_OPS: ArrayOps = ArrayOps {
+    scrub: layout_scrub,
+    degrade: layout_degrade,
+    rebuild: layout_rebuild,
+};
+
+/// `btrfs scrub start -B` on the mount, polling `btrfs scrub status` for `tick`; seconds.
+fn layout_scrub(array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> crate::Result<f64> {
+    let t0 = Instant::now();
+    let m = array.mountpoint.display().to_string();
+    run_polled(
+        &argv(&["btrfs", "scrub", "start", "-B", &m]),
+        &[],
+        0,
+        array.timeout,
+        &argv(&["btrfs", "scrub", "status", &m]),
+        tick,
+    )?;
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Unmount, wipe the last member, make the kernel forget it, mount `-o degraded` by the
+/// first member (Btrfs has no "offline" of a member of a mounted filesystem).
+fn layout_degrade(array: &mut LiveArray<'_>) -> crate::Result<()> {
+    let failed = array.failed()?.to_path_buf();
+    if let Some(m) = array.mounted.take() {
+        m.release()?;
+    }
+    let size = crate::target::size_of(&failed)?;
+    wipe(&failed, size, array.timeout)?;
+    forget(&failed, array.timeout)?;
+    let mut degraded = array.setup.clone();
+    degraded.mount.push("degraded".into());
+    let first = &array.members[0];
+    *array.mounted = Some(BTRFS.mount(first, &degraded, array.mountpoint, array.timeout)?);
+    Ok(())
+}
+
+/// Make the kernel forget the (wiped, unmounted) member `dev`, so the next mount must be
+/// `-o degraded`.
+fn forget(dev: &Path, timeout: Duration) -> crate::Result<()> {
+    let d = dev.display().to_string();
+    let a = argv(&["btrfs", "device", "scan", "--forget", &d]);
+    // A wiped device is no longer registered: "not found" is the state wanted.
+    super::argv_guard::check_devices(&a, &[dev.to_path_buf()], 4)?;
+    let _ = command::run_unchecked(&a, timeout)?;
+    Ok(())
+}
+
+/// `btrfs replace start -B` of the missing member onto the spare or the wiped failed device,
+/// polling `btrfs replace status -1` for `tick`; seconds. mkfs numbers the members 1…N in
+/// order: the failed last one is devid N.
+fn layout_rebuild(array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> crate::Result<f64> {
+    let onto = array.rebuild_onto()?;
+    let d = onto.display().to_string();
+    let id = array.members.len().to_string();
+    let m = array.mountpoint.display().to_string();
+    let a = argv(&["btrfs", "replace", "start", "-B", "-f", &id, &d, &m]);
+    let status = argv(&["btrfs", "replace", "status", "-1", &m]);
+    run_polled(&a, &[onto.to_path_buf()], 6, array.timeout, &status, tick)
+}
 
 const CAPS: Caps = Caps {
     mount_types: &["btrfs"],

@@ -84,6 +84,8 @@ pub const EXT4: KernelFs = KernelFs {
     accepts: ACCEPTS,
     tools: &["mkfs.ext4", "mount"],
     caps: CAPS,
+    // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
+    array: None,
 };
 
 /// resize2fs resizes offline only after a forced check, and reads the size it is given in KiB.

@@ -2,7 +2,8 @@
 //! [`super::driver`] once a test registers it ([`super::register_for_test`]): its "mkfs"
 //! writes a marker into the target's device, which may be a plain file, and its "mount" is a
 //! directory, so a whole setup-round, the mkfs branch included, runs without root, loop
-//! devices or mounts (`runner/fake_runs.rs`). It records what it was asked to do.
+//! devices or mounts (`runner/fake_runs.rs`). It records what it was asked to do, the
+//! run's hold on what it needs running ([`Filesystem::hold_services`]) included.
 
 use super::caps::Caps;
 use super::variant::Accepts;
@@ -116,6 +117,22 @@ impl Filesystem for FakeFs {
             seconds: start.elapsed().as_secs_f64(),
         };
         Ok((record, self.mount(device, setup, mountpoint, timeout)?))
+    }
+
+    /// "What it needs running": a log line when the run takes the hold and one when it lets
+    /// go, so a test sees the runner hold it around every round.
+    fn hold_services(&self) -> Option<super::ServiceHold> {
+        note("hold".into());
+        Some(super::ServiceHold::new(LetGo))
+    }
+}
+
+/// The fake's service hold: letting go is logged.
+struct LetGo;
+
+impl Drop for LetGo {
+    fn drop(&mut self) {
+        note("let go".into());
     }
 }
 

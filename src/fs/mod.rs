@@ -1,6 +1,7 @@
 //! Filesystem drivers behind one trait: create (mkfs / zpool create), mount, describe, release,
 //! and what a filesystem does beyond that (check, grow, shrink, snapshot, compression ratio,
-//! what its options mean for durability, its tool versions), each method defaulting to what
+//! what its options mean for durability, its tool versions, scrub/degrade/rebuild of its
+//! redundant layouts, what it needs running), each method defaulting to what
 //! its [`Caps`] declares or to "unsupported" with the reason, so no other module runs a
 //! filesystem's program or matches its name.
 //!
@@ -71,7 +72,7 @@ pub trait Mounted: Send {
     fn properties(&self) -> BTreeMap<String, String>;
     /// Implementation label (`zfs-fuse`, `OpenZFS 2.2`, `linux`).
     fn implementation(&self) -> String;
-    /// The ZFS pool behind this mount, if it is one (the redundancy phase's `zpool` calls).
+    /// The ZFS pool behind this mount, if it is one (its layout steps, `fs/zfs_pool.rs`).
     fn pool(&self) -> Option<&str> {
         None
     }
@@ -242,6 +243,63 @@ pub trait Filesystem: Send + Sync {
     /// The programs its setups depend on and how each says its version ([`Caps::versions`]).
     fn versions(&self) -> &'static [provenance::ToolVersion] {
         self.caps().versions
+    }
+
+    /// Scrub a redundant layout of this filesystem, healthy, until it is done (the
+    /// redundancy phase's first step); seconds. `tick` gets the percent done its tool
+    /// reports. Unsupported by default: only a driver whose layouts survive a failed device
+    /// offers it.
+    fn scrub_layout(
+        &self,
+        array: &redundancy::LiveArray<'_>,
+        tick: &dyn Fn(f64),
+    ) -> crate::Result<f64> {
+        let _ = (array, tick);
+        Err(redundancy::unsupported(self.name(), "a scrub"))
+    }
+
+    /// Fail the layout's last member ([`redundancy::LiveArray::failed`]) so it runs
+    /// degraded, and where the rebuild goes onto it, leave it blank; a driver that must
+    /// mount again to run degraded replaces `array.mounted`. Unsupported by default.
+    fn degrade_layout(&self, array: &mut redundancy::LiveArray<'_>) -> crate::Result<()> {
+        let _ = array;
+        Err(redundancy::unsupported(self.name(), "failing a device"))
+    }
+
+    /// Rebuild the failed member onto [`redundancy::LiveArray::rebuild_onto`] (the spare, or
+    /// the failed device wiped) and wait until the layout is whole; seconds. `tick` gets the
+    /// percent done. Unsupported by default.
+    fn rebuild_layout(
+        &self,
+        array: &redundancy::LiveArray<'_>,
+        tick: &dyn Fn(f64),
+    ) -> crate::Result<f64> {
+        let _ = (array, tick);
+        Err(redundancy::unsupported(self.name(), "a rebuild"))
+    }
+
+    /// Hold what this filesystem needs running for as long as a run may use it (ZFS: a
+    /// zfs-fuse daemon fsbench starts on first use stays up across setups, and is stopped
+    /// when the last hold goes). The runner takes one per driver of its plan for the whole
+    /// run and drops it after the target is released. By default nothing.
+    fn hold_services(&self) -> Option<ServiceHold> {
+        None
+    }
+}
+
+/// What a driver keeps running while a run holds it ([`Filesystem::hold_services`]); let go
+/// when dropped.
+#[must_use = "what it holds is let go when it is dropped"]
+pub struct ServiceHold {
+    _held: Box<dyn std::any::Any + Send>,
+}
+
+impl ServiceHold {
+    /// A hold that keeps `held` (a guard of the driver's own) until it is dropped.
+    pub fn new(held: impl Send + 'static) -> ServiceHold {
+        ServiceHold {
+            _held: Box::new(held),
+        }
     }
 }
 

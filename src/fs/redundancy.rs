@@ -1,17 +1,23 @@
-//! What a redundant layout is bought for: scrub, one device failed, rebuild.
+//! What a redundant layout is bought for: scrub, one device failed, rebuild — the shared
+//! part of the drivers' [`super::Filesystem::scrub_layout`], [`super::Filesystem::degrade_layout`]
+//! and [`super::Filesystem::rebuild_layout`].
 //!
-//! The runner ([`crate::runner`]'s redundancy phase) calls these on a layout with
-//! `redundancy ≥ 1` after the round's workloads: scrub, then fail the last device (ZFS
-//! `zpool offline`; Btrfs: unmount, wipe it, `btrfs device scan --forget`, mount `-o
-//! degraded`), the read workloads again, then rebuild onto the wiped device or the spare
-//! (`zpool replace`, `btrfs replace start -B`), the tool's percent done polled meanwhile
-//! ([`percent_done`]). Every command that names a device goes through
+//! The runner's redundancy phase (`runner/redundancy.rs`) keeps only the sequence: on a layout
+//! with `redundancy ≥ 1`, after the round's workloads, it hands the live layout
+//! ([`LiveArray`]) to its driver to scrub, to fail the last member, then (after the read
+//! workloads again) to rebuild onto the wiped device or the spare. What each step does is the
+//! driver's: ZFS (`fs/zfs_pool.rs`: `zpool scrub`, `zpool offline`, `zpool replace`), Btrfs
+//! (`fs/btrfs.rs`, through [`ArrayOps`] on its [`super::KernelFs`]: `scrub start -B`; unmount,
+//! wipe, `device scan --forget`, mount `-o degraded`; `replace start -B`); a driver without
+//! layouts that survive a failed device says "unsupported here" ([`unsupported`]). Shared here:
+//! the bytes in use, the wipe, a blocking command polled for its tool's percent done
+//! (`run_polled`, [`percent_done`]). Every command that names a device goes through
 //! [`super::argv_guard::check_devices`] with exactly the target's devices it names.
 //!
 //! No ledger entry of its own is needed: a degraded pool is still the pool the ledger
 //! destroys, a degraded Btrfs mount is a mount entry, and the wiped member is a target device.
 
-use super::layout::Builder;
+use super::{Mounted, SetupSpec};
 use crate::host::command::{self, argv};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -23,8 +29,79 @@ pub fn used_bytes(mnt: &Path) -> Result<u64> {
     Ok(s.f_blocks.saturating_sub(s.f_bfree) * s.f_frsize)
 }
 
+/// A redundant layout's live filesystem, as the runner's redundancy phase hands it to its
+/// driver.
+pub struct LiveArray<'a> {
+    /// The setup it was made from (a driver that mounts again takes its options).
+    pub setup: &'a SetupSpec,
+    /// The layout's devices, in the order it was built on ([`super::layout::members`]).
+    pub members: &'a [PathBuf],
+    /// The target's device the layout left out as the spare (`spare=yes`), if any.
+    pub spare: Option<&'a Path>,
+    /// Where it is mounted (the round's work root).
+    pub mountpoint: &'a Path,
+    /// The mount the round releases: a driver that must mount again to run degraded
+    /// (Btrfs `-o degraded`) replaces it, and reads its pool from it (ZFS).
+    pub mounted: &'a mut Option<Box<dyn Mounted>>,
+    /// Longest one command may take.
+    pub timeout: Duration,
+}
+
+impl LiveArray<'_> {
+    /// The member the phase fails: the layout's last device.
+    pub fn failed(&self) -> Result<&Path> {
+        self.members
+            .last()
+            .map(PathBuf::as_path)
+            .ok_or_else(|| Error::Other("the layout has no device".into()))
+    }
+
+    /// Where the rebuild writes: the spare, else the failed device, wiped.
+    pub fn rebuild_onto(&self) -> Result<&Path> {
+        match self.spare {
+            Some(s) => Ok(s),
+            None => self.failed(),
+        }
+    }
+
+    /// The pool behind the layout's mount (a pool's driver), or why there is none.
+    pub fn pool(&self) -> Result<String> {
+        self.mounted
+            .as_ref()
+            .and_then(|m| m.pool())
+            .map(str::to_string)
+            .ok_or_else(|| Error::Other("no pool behind the layout's mount".into()))
+    }
+}
+
+/// A kernel filesystem's own redundant layouts (Btrfs's; md's lifecycle is not written), as
+/// its [`super::KernelFs`] names them: the hooks behind the driver's `*_layout` methods.
+#[derive(Clone, Copy)]
+pub struct ArrayOps {
+    /// Scrub the healthy layout until done; seconds (`tick`: the tool's percent done).
+    pub scrub: fn(&LiveArray<'_>, &dyn Fn(f64)) -> Result<f64>,
+    /// Fail the last member; the layout runs degraded.
+    pub degrade: fn(&mut LiveArray<'_>) -> Result<()>,
+    /// Rebuild onto [`LiveArray::rebuild_onto`]; seconds.
+    pub rebuild: fn(&LiveArray<'_>, &dyn Fn(f64)) -> Result<f64>,
+}
+
+/// The error of a layout step a driver does not offer: `what` (`"a scrub"`) of a `raid=`
+/// layout is unsupported for `fs` here.
+pub fn unsupported(fs: &str, what: &str) -> Error {
+    Error::Other(format!(
+        "{fs}: {what} of a raid= layout is unsupported here (its driver has no redundancy \
+         steps)"
+    ))
+}
+
 /// Run a command whose only device words are `devices`, starting at word `at`.
-fn run_on(a: &[String], devices: &[PathBuf], at: usize, timeout: Duration) -> Result<f64> {
+pub(super) fn run_on(
+    a: &[String],
+    devices: &[PathBuf],
+    at: usize,
+    timeout: Duration,
+) -> Result<f64> {
     if devices.is_empty() {
         super::argv_guard::check(a, Path::new("/nonexistent"))?;
     } else {
@@ -75,35 +152,11 @@ fn size_of_text(text: &str) -> Option<f64> {
     Some(n.parse::<f64>().ok()? * (1u64 << (10 * shift)) as f64)
 }
 
-/// Poll `zpool status POOL` until no scrub or resilver is in progress; `tick` gets the
-/// percent done it prints.
-fn wait_zpool(pool: &str, timeout: Duration, tick: &dyn Fn(f64)) -> Result<()> {
-    let t0 = Instant::now();
-    loop {
-        crate::cancel::check()?;
-        let st = command::run(&argv(&["zpool", "status", pool]), Duration::from_secs(30))?;
-        let text = st.stdout;
-        if !text.contains("in progress") {
-            return Ok(());
-        }
-        if let Some(p) = percent_done(&text) {
-            tick(p);
-        }
-        if t0.elapsed() > timeout {
-            return Err(Error::tool(
-                "zpool status",
-                format!("pool {pool} still busy after {timeout:?}"),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
 /// Run `a` (checked like [`run_on`]) to its end, and meanwhile poll `status` once a second,
 /// giving `tick` the percent [`percent_done`] reads in it; seconds `a` took. For the Btrfs
 /// commands that block until done (`scrub start -B`, `replace start -B`): their own status
 /// command reads the kernel's progress counters, a cheap ioctl beside the operation.
-fn run_polled(
+pub(super) fn run_polled(
     a: &[String],
     devices: &[PathBuf],
     at: usize,
@@ -138,44 +191,6 @@ fn run_polled(
     })
 }
 
-/// Scrub the whole array, waiting until it is done; seconds. `tick` gets its percent done
-/// as the tool reports it (Btrfs `scrub status`, ZFS `zpool status`).
-pub fn scrub(
-    builder: Builder,
-    mnt: &Path,
-    pool: Option<&str>,
-    timeout: Duration,
-    tick: &dyn Fn(f64),
-) -> Result<f64> {
-    let t0 = Instant::now();
-    match (builder, pool) {
-        (Builder::Btrfs, _) => {
-            let m = mnt.display().to_string();
-            run_polled(
-                &argv(&["btrfs", "scrub", "start", "-B", &m]),
-                &[],
-                0,
-                timeout,
-                &argv(&["btrfs", "scrub", "status", &m]),
-                tick,
-            )?;
-        }
-        (Builder::Zpool(_), Some(p)) => {
-            command::run(&argv(&["zpool", "scrub", p]), timeout)?;
-            wait_zpool(p, timeout, tick)?;
-        }
-        _ => return Err(Error::Other("scrub: no array to scrub".into())),
-    }
-    Ok(t0.elapsed().as_secs_f64())
-}
-
-/// ZFS: take `dev` offline (the pool runs degraded).
-pub fn zpool_offline(pool: &str, dev: &Path, timeout: Duration) -> Result<()> {
-    let d = dev.display().to_string();
-    let a = argv(&["zpool", "offline", pool, &d]);
-    run_on(&a, &[dev.to_path_buf()], 3, timeout).map(|_| ())
-}
-
 /// Zero the first and last MiB of a target device (its labels and superblock copies there),
 /// so the rebuild writes onto a blank device. Btrfs's further superblock copies (64 MiB)
 /// are what `wipefs -a` clears, run too where the device is a Btrfs member.
@@ -200,60 +215,48 @@ pub fn wipe(dev: &Path, size: u64, timeout: Duration) -> Result<()> {
     .map(|_| ())
 }
 
-/// ZFS: rebuild the failed `dev` in its own place, wiped (`zpool replace -f POOL DEV`), or
-/// onto the spare `onto` (`zpool replace -f POOL DEV SPARE`), and wait for the resilver;
-/// seconds. `tick` gets its percent done.
-pub fn zpool_rebuild(
-    pool: &str,
-    dev: &Path,
-    onto: Option<&Path>,
-    timeout: Duration,
-    tick: &dyn Fn(f64),
-) -> Result<f64> {
-    let t0 = Instant::now();
-    let mut a = argv(&["zpool", "replace", "-f", pool, &dev.display().to_string()]);
-    let mut named = vec![dev.to_path_buf()];
-    if let Some(s) = onto {
-        a.push(s.display().to_string());
-        named.push(s.to_path_buf());
-    }
-    run_on(&a, &named, 4, timeout)?;
-    wait_zpool(pool, timeout, tick)?;
-    Ok(t0.elapsed().as_secs_f64())
-}
-
-/// Btrfs: make the kernel forget the (wiped, unmounted) member `dev`, so the next mount
-/// must be `-o degraded`.
-pub fn btrfs_forget(dev: &Path, timeout: Duration) -> Result<()> {
-    let d = dev.display().to_string();
-    let a = argv(&["btrfs", "device", "scan", "--forget", &d]);
-    // A wiped device is no longer registered: "not found" is the state wanted.
-    super::argv_guard::check_devices(&a, &[dev.to_path_buf()], 4)?;
-    let _ = command::run_unchecked(&a, timeout)?;
-    Ok(())
-}
-
-/// Btrfs: rebuild the missing member `devid` onto `dev` (the wiped failed device or the
-/// spare) with `btrfs replace start -B`, polling `btrfs replace status -1` for `tick`;
-/// seconds.
-pub fn btrfs_rebuild(
-    devid: usize,
-    dev: &Path,
-    mnt: &Path,
-    timeout: Duration,
-    tick: &dyn Fn(f64),
-) -> Result<f64> {
-    let d = dev.display().to_string();
-    let id = devid.to_string();
-    let m = mnt.display().to_string();
-    let a = argv(&["btrfs", "replace", "start", "-B", "-f", &id, &d, &m]);
-    let status = argv(&["btrfs", "replace", "status", "-1", &m]);
-    run_polled(&a, &[dev.to_path_buf()], 6, timeout, &status, tick)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::Filesystem;
+
+    #[test]
+    fn a_driver_without_redundant_layouts_says_unsupported_and_holds_nothing() {
+        let setup = SetupSpec::plain("ext4");
+        let members = [PathBuf::from("/dev/loop1"), PathBuf::from("/dev/loop2")];
+        let spare = PathBuf::from("/dev/loop3");
+        let mut mounted = None;
+        let mut array = LiveArray {
+            setup: &setup,
+            members: &members,
+            spare: None,
+            mountpoint: Path::new("/nonexistent"),
+            mounted: &mut mounted,
+            timeout: Duration::from_secs(1),
+        };
+        let drivers: [&dyn Filesystem; 3] = [&crate::fs::EXT4, &crate::fs::XFS, &crate::fs::Tmpfs];
+        for fs in drivers {
+            let why = |e: Error| e.to_string();
+            let scrub = why(fs.scrub_layout(&array, &|_| {}).unwrap_err());
+            let degrade = why(fs.degrade_layout(&mut array).unwrap_err());
+            let rebuild = why(fs.rebuild_layout(&array, &|_| {}).unwrap_err());
+            for e in [scrub, degrade, rebuild] {
+                assert!(
+                    e.contains("unsupported here") && e.contains(fs.name()),
+                    "{e}"
+                );
+            }
+            assert!(fs.hold_services().is_none(), "{}", fs.name());
+        }
+        // The phase fails the last member and rebuilds onto it, or onto the spare.
+        assert_eq!(array.failed().unwrap(), Path::new("/dev/loop2"));
+        assert_eq!(array.rebuild_onto().unwrap(), Path::new("/dev/loop2"));
+        array.spare = Some(&spare);
+        assert_eq!(array.rebuild_onto().unwrap(), Path::new("/dev/loop3"));
+        assert!(array.pool().is_err(), "nothing mounted, no pool");
+        // ZFS holds its daemon for a run (nothing is started by holding).
+        assert!(crate::fs::Zfs.hold_services().is_some());
+    }
 
     #[test]
     fn progress_is_read_from_each_tools_status() {

@@ -3,6 +3,7 @@
 
 use super::layout::{Builder, Layout};
 use super::mount::{self, Describe, KernelMount};
+use super::redundancy::{self, ArrayOps, LiveArray};
 use super::variant::{self, Accepts};
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;
@@ -29,6 +30,9 @@ pub struct KernelFs {
     pub tools: &'static [&'static str],
     /// What it offers beyond create and mount.
     pub caps: super::Caps,
+    /// What its own redundant layouts do in the redundancy phase (Btrfs); `None`: its
+    /// layout steps are unsupported here.
+    pub array: Option<ArrayOps>,
 }
 
 impl Filesystem for KernelFs {
@@ -121,6 +125,18 @@ impl Filesystem for KernelFs {
         Ok((record, m))
     }
 
+    fn scrub_layout(&self, array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> Result<f64> {
+        (self.array_ops("a scrub")?.scrub)(array, tick)
+    }
+
+    fn degrade_layout(&self, array: &mut LiveArray<'_>) -> Result<()> {
+        (self.array_ops("failing a device")?.degrade)(array)
+    }
+
+    fn rebuild_layout(&self, array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> Result<f64> {
+        (self.array_ops("a rebuild")?.rebuild)(array, tick)
+    }
+
     /// Mount an existing filesystem with the setup's mount options.
     fn mount(
         &self,
@@ -160,6 +176,13 @@ impl Filesystem for KernelFs {
 }
 
 impl KernelFs {
+    /// Its layout steps, or `what` unsupported here.
+    fn array_ops(&self, what: &str) -> Result<&ArrayOps> {
+        self.array
+            .as_ref()
+            .ok_or_else(|| redundancy::unsupported(self.fstype, what))
+    }
+
     /// The mkfs command of a Btrfs layout: defaults, `-d P -m M`, the variant's words, then
     /// the target's devices in order (the last words, where the guard expects them).
     pub fn layout_argv(

@@ -102,6 +102,8 @@ pub const XFS: KernelFs = KernelFs {
     accepts: ACCEPTS,
     tools: &["mkfs.xfs", "mount"],
     caps: CAPS,
+    // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
+    array: None,
 };
 
 const CAPS: Caps = Caps {

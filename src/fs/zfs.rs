@@ -302,6 +302,35 @@ impl Filesystem for Zfs {
         super::zfs_pool::import(name, device, link_dir, timeout)
     }
 
+    /// `zpool scrub` of the layout's pool, waited for.
+    fn scrub_layout(
+        &self,
+        array: &super::redundancy::LiveArray<'_>,
+        tick: &dyn Fn(f64),
+    ) -> Result<f64> {
+        super::zfs_pool::layout_scrub(array, tick)
+    }
+
+    /// `zpool offline` of the last member (wiped too when the rebuild goes onto it).
+    fn degrade_layout(&self, array: &mut super::redundancy::LiveArray<'_>) -> Result<()> {
+        super::zfs_pool::layout_degrade(array)
+    }
+
+    /// `zpool replace`, in place or onto the spare, and the resilver waited for.
+    fn rebuild_layout(
+        &self,
+        array: &super::redundancy::LiveArray<'_>,
+        tick: &dyn Fn(f64),
+    ) -> Result<f64> {
+        super::zfs_pool::layout_rebuild(array, tick)
+    }
+
+    /// The zfs-fuse daemon (machine-wide, started on first use where there is no kernel
+    /// module) stays up across setups while the run holds it ([`zfs_daemon::hold`]).
+    fn hold_services(&self) -> Option<super::ServiceHold> {
+        Some(super::ServiceHold::new(zfs_daemon::hold()))
+    }
+
     fn required_tools(&self) -> &'static [&'static str] {
         &["zpool", "zfs"]
     }

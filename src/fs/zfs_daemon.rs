@@ -2,7 +2,8 @@
 //!
 //! zfs-fuse is a machine-wide singleton (about 190 MB resident, a steady share of a CPU), so a
 //! daemon fsbench starts must not outlive what needed it: every user takes a [`DaemonHold`]
-//! (each mounted pool, and the runner for a whole run so setups do not restart it), and when
+//! (each mounted pool, and the runner for a whole run, through the ZFS driver's
+//! `Filesystem::hold_services`, so setups do not restart it), and when
 //! the last hold is dropped — the run ended, failed or was interrupted — the daemon fsbench
 //! started is stopped and waited for by PID ([`crate::host::daemon`]). A daemon that was
 //! already running is someone else's and is left alone. All start/stop goes through this file.

@@ -1,8 +1,9 @@
 //! A ZFS pool's own mechanisms, the ZFS driver's (`fs/zfs.rs`) behaviour beyond create and
 //! mount: which block devices a pool writes to and how to make it write back now (installed
 //! for `measure` by [`super::register`]), whether a device is a member of an imported pool
-//! (installed for `target`'s safety checks), and what the capability probes ask of a pool —
-//! export and import, scrub, expand, a dataset snapshot.
+//! (installed for `target`'s safety checks), what the capability probes ask of a pool —
+//! export and import, scrub, expand, a dataset snapshot — and what the redundancy phase asks
+//! of a layout's pool (`fs/redundancy.rs`): scrub, a member offline, `zpool replace`.
 //!
 //! A file on ZFS has an anonymous `st_dev` and mountinfo names the dataset (`tank/home`), not
 //! a device; the devices are the pool's leaf vdevs in `zpool status` (with `-P` full paths
@@ -17,6 +18,7 @@
 //! leaves the dataset as it was.
 
 use super::ops::{Checked, Live, Outcome, SnapshotJob};
+use super::redundancy::{LiveArray, percent_done, run_on, wipe};
 use super::resize::Grown;
 use crate::host::command::{self, argv};
 use crate::{Error, Result};
@@ -354,6 +356,79 @@ pub const VERSIONS: &[super::provenance::ToolVersion] = &[
         asks: &[&["dpkg-query", "-W", "-f=${Version}", "zfs-fuse"]],
     },
 ];
+
+/// Poll `zpool status POOL` until no scrub or resilver is in progress; `tick` gets the
+/// percent done it prints.
+fn wait_scan(pool: &str, timeout: Duration, tick: &dyn Fn(f64)) -> Result<()> {
+    let t0 = Instant::now();
+    loop {
+        crate::cancel::check()?;
+        let st = command::run(&argv(&["zpool", "status", pool]), Duration::from_secs(30))?;
+        let text = st.stdout;
+        if !text.contains("in progress") {
+            return Ok(());
+        }
+        if let Some(p) = percent_done(&text) {
+            tick(p);
+        }
+        if t0.elapsed() > timeout {
+            return Err(Error::tool(
+                "zpool status",
+                format!("pool {pool} still busy after {timeout:?}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// A layout's scrub: `zpool scrub` of its pool, waited for; seconds.
+pub fn layout_scrub(array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> Result<f64> {
+    let pool = array.pool()?;
+    let t0 = Instant::now();
+    command::run(&argv(&["zpool", "scrub", &pool]), array.timeout)?;
+    wait_scan(&pool, array.timeout, tick)?;
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// A layout's failed device: `zpool offline POOL DEV` of the last member (the pool runs
+/// degraded). Rebuilt in its own place, it is wiped now (an offline device keeps its
+/// labels), outside the rebuild's time and its per-device counts.
+pub fn layout_degrade(array: &mut LiveArray<'_>) -> Result<()> {
+    let pool = array.pool()?;
+    let failed = array.failed()?.to_path_buf();
+    let d = failed.display().to_string();
+    let a = argv(&["zpool", "offline", &pool, &d]);
+    run_on(&a, std::slice::from_ref(&failed), 3, array.timeout)?;
+    if array.spare.is_none() {
+        let size = crate::target::size_of(&failed)?;
+        wipe(&failed, size, array.timeout)?;
+    }
+    Ok(())
+}
+
+/// A layout's rebuild: the failed member replaced in its own place, wiped (`zpool replace -f
+/// POOL DEV`), or by the spare (`zpool replace -f POOL DEV SPARE`), and the resilver waited
+/// for; seconds.
+pub fn layout_rebuild(array: &LiveArray<'_>, tick: &dyn Fn(f64)) -> Result<f64> {
+    let pool = array.pool()?;
+    let failed = array.failed()?;
+    let t0 = Instant::now();
+    let mut a = argv(&[
+        "zpool",
+        "replace",
+        "-f",
+        &pool,
+        &failed.display().to_string(),
+    ]);
+    let mut named = vec![failed.to_path_buf()];
+    if let Some(s) = array.spare {
+        a.push(s.display().to_string());
+        named.push(s.to_path_buf());
+    }
+    run_on(&a, &named, 4, array.timeout)?;
+    wait_scan(&pool, array.timeout, tick)?;
+    Ok(t0.elapsed().as_secs_f64())
+}
 
 #[cfg(test)]
 mod tests {

@@ -38,7 +38,9 @@ const PROBE_S: f64 = 3.0;
 /// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf) is its
 /// driver's `Caps::eta.meta`, from the same calibration run's medians: one factor per
 /// filesystem cannot fit (zfs-fuse walks a cold tree ten times slower than ext4 but unpacks it
-/// only 3.6 times slower). A name no driver has counts as ext4.
+/// only 3.6 times slower). A name no driver has counts as ext4. Looked up by name because an
+/// estimate is of a plan as data (`fsbench plan`, a resumed plan.json), before any driver
+/// is held.
 fn meta_factor(fs: &str, step: CorpusStep) -> f64 {
     let i = match step {
         CorpusStep::Untar => 0,
@@ -251,7 +253,7 @@ mod tests {
         assert!(array_phase(&plan, &plan.setups[1], 2, true).is_none());
         assert!(array_phase(&plan, &plan.setups[1], 1, false).is_none());
         let a = array_phase(&plan, &plan.setups[1], 1, true).unwrap();
-        let c = crate::fs::caps::of("btrfs").eta.array;
+        let c = crate::fs::BTRFS.caps.eta.array;
         // One GiB of data: the per-GiB constants once each.
         assert!((a.scrub_s - (PER_STEP + c.scrub_s + c.scrub_s_per_gib)).abs() < 1e-9);
         assert!((a.rebuild_s - (PER_STEP + c.rebuild_s + c.rebuild_s_per_gib)).abs() < 1e-9);

@@ -66,14 +66,13 @@ impl Series {
     }
 }
 
-/// Whether `setup` can be restored from a copy of its device: one device, and a driver
-/// that mounts a copy of its device again (its crash-state clones are the same ability).
-fn restorable(setup: &SetupSpec) -> bool {
-    crate::fs::layout::of_setup(setup).is_none()
-        && matches!(
-            crate::fs::caps::of(&setup.fs).crash,
-            crate::fs::caps::Crash::Clones { .. }
-        )
+/// Whether the round's setup can be restored from a copy of its device: one device, and a
+/// driver that mounts a copy of its device again (its crash-state clones are the same
+/// ability).
+fn restorable(r: &Round) -> bool {
+    crate::fs::layout::of_setup(&r.setup).is_none()
+        && r.driver
+            .is_some_and(|d| matches!(d.caps().crash, crate::fs::caps::Crash::Clones { .. }))
 }
 
 impl Runner<'_> {
@@ -191,7 +190,7 @@ impl Runner<'_> {
         spec: &AgeSpec,
     ) -> crate::Result<()> {
         let (setup, round) = (r.setup.clone(), r.round);
-        let (Some(dev), true) = (r.dev.clone(), restorable(&setup)) else {
+        let (Some(dev), true) = (r.dev.clone(), restorable(r)) else {
             let why = format!(
                 "age: replicate=restore needs one device and a filesystem fsbench mounts again from a copy of its device ({} here cannot be); its rounds re-age",
                 setup.fs
@@ -221,7 +220,8 @@ impl Runner<'_> {
             _ => (None, PathBuf::from("/var/tmp")),
         };
         let kept = KeptImage::keep(&dev, backing.as_deref(), &dir, &setup.name);
-        let driver = crate::fs::driver(&setup.fs)
+        let driver = r
+            .driver
             .ok_or_else(|| Error::Other(format!("no driver for {}", setup.fs)))?;
         guard.mounted = Some(driver.mount(&dev, &setup, guard.mountpoint(), timeout)?);
         match kept {
@@ -302,7 +302,8 @@ impl Runner<'_> {
             .get(&setup.name)
             .ok_or_else(|| Error::Other(format!("no aged image kept for {}", setup.name)))?;
         let wb = kept.write_back(&dev)?;
-        let driver = crate::fs::driver(&setup.fs)
+        let driver = r
+            .driver
             .ok_or_else(|| Error::Other(format!("no driver for {}", setup.fs)))?;
         let mountpoint = crate::fs::mount_root().join(format!("{}-{}", self.run_id, setup.name));
         let guard = MountGuard::create(mountpoint)?;

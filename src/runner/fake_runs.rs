@@ -243,16 +243,19 @@ fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
         "{:?}",
         out.results.failures
     );
-    // Each round: made (on the blank device), mounted, measured, released.
+    // Each round: made (on the blank device), mounted, measured, released; the driver's
+    // service hold taken before the first and let go after the last.
     assert_eq!(
         fakefs::log(),
         [
+            "hold",
             "mkfs f",
             "mount f",
             "release f",
             "mkfs f",
             "mount f",
-            "release f"
+            "release f",
+            "let go"
         ]
     );
     assert_eq!(fake::calls("fake-m-"), ["fake-m-ok@f#1", "fake-m-ok@f#2"]);

@@ -116,9 +116,10 @@ pub fn execute_judged(
     let done = resume_state(inv, resume)?;
     let mut checked = check(&inv.plan)?;
     crate::cancel::install_handlers();
-    // A zfs-fuse daemon fsbench starts stays up across setups and is stopped when this
-    // returns (done, failed or interrupted), after the target and every pool are released.
-    let _zfs_daemon = crate::fs::zfs_daemon::hold();
+    // What the plan's filesystems need running (a zfs-fuse daemon fsbench starts) stays up
+    // across setups and is let go when this returns (done, failed or interrupted), after the
+    // target and every pool are released (declared before the target, dropped after it).
+    let _services = hold_services(&inv.plan);
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
     let target = acquire_target(inv)?;
     let findings = diagnose(inv, target.as_ref(), &mut checked);
@@ -170,6 +171,18 @@ pub fn execute_judged(
     // Release the loop device / image before the final file is written.
     drop(target);
     save_final(out, results, ended)
+}
+
+/// Each driver's hold on what it needs running ([`crate::fs::Filesystem::hold_services`]),
+/// once per filesystem of the plan's setups.
+fn hold_services(plan: &crate::plan::Plan) -> Vec<crate::fs::ServiceHold> {
+    let mut seen = BTreeSet::new();
+    plan.setups
+        .iter()
+        .filter_map(|s| s.driver().ok())
+        .filter(|d| seen.insert(d.name()))
+        .filter_map(|d| d.hold_services())
+        .collect()
 }
 
 /// The plan's target, every safety check done (`target::multi::acquire`); a unit test may

@@ -1,5 +1,8 @@
 //! The redundancy phase of a `raid=` layout that survives a failed device (round 1 only):
-//! scrub → one device failed → the read-only I/O workloads again → rebuild.
+//! scrub → one device failed → the read-only I/O workloads again → rebuild. This file is the
+//! sequence, its progress steps and its records; what each step does to the filesystem is
+//! its driver's (`Filesystem::{scrub_layout, degrade_layout, rebuild_layout}`, over a
+//! `fs::redundancy::LiveArray`), so nothing here names a filesystem or runs its tools.
 //!
 //! Degraded reads are recorded under their own workload id, `<id>-degraded` (like `-warm`
 //! for warm-cache reruns), so healthy and degraded samples sit side by side in every table
@@ -12,14 +15,14 @@
 //!
 //! Each part is a progress step with its estimate (`plan::eta::array_phase`, the counts in
 //! `progress::array_steps`), and while a scrub or rebuild runs the progress line shows the
-//! percent its tool reports (polled: `btrfs scrub status`, `btrfs replace status`, `zpool
-//! status`).
+//! percent its tool reports (the driver polls it: `btrfs scrub status`, `btrfs replace
+//! status`, `zpool status`).
 
 use super::Runner;
 use super::journal::RoundRecord;
 use super::round::{MountGuard, StepAt, add_output, sample};
-use crate::fs::layout::{Builder, Layout};
-use crate::fs::redundancy as r;
+use crate::fs::Filesystem;
+use crate::fs::redundancy::{LiveArray, used_bytes};
 use crate::measure::device::{self, BlockDevice, DeviceCounters};
 use crate::metrics::registry::{BYTES, SECONDS, SECONDS_PER_GIB};
 use crate::plan::WorkloadSpec;
@@ -66,11 +69,11 @@ fn percent_tick(progress: &super::progress::Progress, label: String) -> impl Fn(
 
 impl Runner<'_> {
     /// Scrub, fail the last device of the layout, rerun the read workloads of `timed`,
-    /// rebuild (onto the spare with `spare=yes`).
+    /// rebuild (onto the spare with `spare=yes`), each step through `driver`.
     pub(super) fn redundancy_phase(
         &mut self,
         rec: &mut RoundRecord,
-        layout: &Layout,
+        driver: &dyn Filesystem,
         guard: &mut MountGuard,
         at: &StepAt<'_>,
         timed: &[WorkloadSpec],
@@ -82,8 +85,7 @@ impl Runner<'_> {
         };
         let all = self.target.block_devices();
         let (members, spare) = crate::fs::layout::members(setup, &all);
-        let members = members.to_vec();
-        let spare = spare.cloned();
+        let (members, spare) = (members.to_vec(), spare.cloned());
         let Some(last) = members.last().cloned() else {
             return Ok(());
         };
@@ -97,35 +99,27 @@ impl Runner<'_> {
             .iter()
             .map(|w| eta::workload_seconds(&self.inv.plan, w, &setup.fs))
             .sum();
-        let timeout = self
-            .inv
-            .options
-            .tool_timeout
-            .max(std::time::Duration::from_secs(600));
-        let mnt = at.work_root.to_path_buf();
-        let pool = guard
-            .mounted
-            .as_ref()
-            .and_then(|m| m.pool().map(str::to_string));
-        let used = r::used_bytes(&mnt).unwrap_or(0);
-        let name = setup.name.clone();
-        let (round, rounds) = (at.round, self.inv.plan.rounds);
-        let label = |what: &str| format!("round {round}/{rounds} · {name} · {what}");
+        let used = used_bytes(at.work_root).unwrap_or(0);
+        let mut array = LiveArray {
+            setup,
+            members: &members,
+            spare: spare.as_deref(),
+            mountpoint: at.work_root,
+            mounted: &mut guard.mounted,
+            timeout: self
+                .inv
+                .options
+                .tool_timeout
+                .max(std::time::Duration::from_secs(600)),
+        };
 
         // Scrub, healthy.
-        self.array_step(
-            "scrub",
-            &format!("scrub of {} of data", crate::units::format_size(used)),
-            at,
-        );
+        let what = format!("scrub of {} of data", crate::units::format_size(used));
+        self.array_step("scrub", &what, at);
         let watch = Watch::start(&all);
-        let scrubbed = r::scrub(
-            layout.builder,
-            &mnt,
-            pool.as_deref(),
-            timeout,
-            &percent_tick(&self.progress, label("scrub")),
-        );
+        let tick = percent_tick(&self.progress, self.step_label(at, "scrub"));
+        let scrubbed = driver.scrub_layout(&array, &tick);
+        drop(tick);
         self.progress.finish(est.scrub_s);
         match scrubbed {
             Ok(s) => self.per_gib(rec, at, "scrub", s, used, watch.note())?,
@@ -136,19 +130,9 @@ impl Runner<'_> {
         }
 
         // One device failed.
-        self.array_step(
-            "degrade",
-            &format!("failing {} (degraded mode)", last.display()),
-            at,
-        );
-        let failed = match layout.builder {
-            Builder::Zpool(_) => match &pool {
-                Some(p) => r::zpool_offline(p, &last, timeout),
-                None => Err(crate::Error::Other("no pool".into())),
-            },
-            Builder::Btrfs => self.btrfs_degrade(guard, at, &members, timeout),
-            Builder::Md(_) => Err(crate::Error::Other("md is not built here".into())),
-        };
+        let what = format!("failing {} (degraded mode)", last.display());
+        self.array_step("degrade", &what, at);
+        let failed = driver.degrade_layout(&mut array);
         self.progress.finish(est.fail_s);
         if let Err(e) = failed {
             let left = (1 + reruns.len(), reruns_s + est.rebuild_s);
@@ -157,47 +141,35 @@ impl Runner<'_> {
         self.degraded_reruns(rec, at, &reruns)?;
 
         // Rebuild onto the failed device, wiped, or onto the spare.
-        let (onto, id) = match &spare {
-            Some(s) => (s.clone(), REBUILD_SPARE),
-            None => (last.clone(), REBUILD),
-        };
-        let what = match &spare {
-            Some(s) => format!(
-                "rebuild of {} onto the spare {}",
-                last.display(),
-                s.display()
+        let (id, what) = match &spare {
+            Some(s) => (
+                REBUILD_SPARE,
+                format!(
+                    "rebuild of {} onto the spare {}",
+                    last.display(),
+                    s.display()
+                ),
             ),
-            None => format!("rebuild onto {}, wiped", last.display()),
+            None => (REBUILD, format!("rebuild onto {}, wiped", last.display())),
         };
         self.array_step(id, &what, at);
-        // ZFS's offline device still has its labels: wipe it first (Btrfs's was wiped when
-        // it failed), outside the rebuild's time and its per-device counts.
-        let wiped = match (layout.builder, &spare) {
-            (Builder::Zpool(_), None) => {
-                let size = crate::target::size_of(&last).unwrap_or(0);
-                r::wipe(&last, size, timeout)
-            }
-            _ => Ok(()),
-        };
         let watch = Watch::start(&all);
-        let tick = percent_tick(&self.progress, label(id));
-        let rebuilt = match (wiped, layout.builder, &pool) {
-            (Err(e), _, _) => Err(e),
-            (Ok(()), Builder::Zpool(_), Some(p)) => {
-                r::zpool_rebuild(p, &last, spare.as_deref(), timeout, &tick)
-            }
-            // mkfs numbers the members 1…N in order: the failed last one is devid N.
-            (Ok(()), Builder::Btrfs, _) => {
-                r::btrfs_rebuild(members.len(), &onto, &mnt, timeout, &tick)
-            }
-            _ => Err(crate::Error::Other("no array to rebuild".into())),
-        };
+        let tick = percent_tick(&self.progress, self.step_label(at, id));
+        let rebuilt = driver.rebuild_layout(&array, &tick);
         drop(tick);
         self.progress.finish(est.rebuild_s);
         match rebuilt {
             Ok(s) => self.per_gib(rec, at, id, s, used, watch.note()),
             Err(e) => self.stop(rec, at, id, e, (0, 0.0)),
         }
+    }
+
+    /// The progress line's label of the phase's step `what` (its tool's percent follows).
+    fn step_label(&self, at: &StepAt<'_>, what: &str) -> String {
+        format!(
+            "round {}/{} · {} · {what}",
+            at.round, self.inv.plan.rounds, at.setup.name
+        )
     }
 
     /// The read-only I/O workloads again on the degraded layout, each as `<id>-degraded`.
@@ -254,28 +226,6 @@ impl Runner<'_> {
         ));
         self.progress
             .start(at.round, self.inv.plan.rounds, &at.setup.name, id);
-    }
-
-    /// Btrfs: unmount, wipe the last member, make the kernel forget it, mount `-o degraded`.
-    fn btrfs_degrade(
-        &mut self,
-        guard: &mut MountGuard,
-        at: &StepAt<'_>,
-        members: &[PathBuf],
-        timeout: std::time::Duration,
-    ) -> crate::Result<()> {
-        let last = members.last().expect("checked by the caller");
-        if let Some(m) = guard.mounted.take() {
-            m.release()?;
-        }
-        let size = crate::target::size_of(last)?;
-        r::wipe(last, size, timeout)?;
-        r::btrfs_forget(last, timeout)?;
-        let mut degraded = at.setup.clone();
-        degraded.mount.push("degraded".into());
-        let driver = at.setup.driver()?;
-        guard.mounted = Some(driver.mount(&members[0], &degraded, at.work_root, timeout)?);
-        Ok(())
     }
 
     /// Record `seconds` and seconds per GiB of `used` bytes under step `id`, with the

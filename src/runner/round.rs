@@ -87,6 +87,8 @@ impl Drop for DirGuard {
 /// Where a workload step runs: its setup-round and directories.
 pub(super) struct StepAt<'a> {
     pub(super) setup: &'a SetupSpec,
+    /// Its filesystem's driver, as the round resolved it (`None` on a directory target).
+    pub(super) driver: Option<&'static dyn crate::fs::Filesystem>,
     pub(super) round: u32,
     /// The mounted filesystem (or the `--dir` target).
     pub(super) work_root: &'a Path,
@@ -191,6 +193,7 @@ impl Runner<'_> {
         };
         let at = StepAt {
             setup: &r.setup,
+            driver: r.driver,
             round: r.round,
             work_root: &r.work_root,
             data_dir: &data_dir,
@@ -540,20 +543,20 @@ impl Runner<'_> {
         if r.round != 1 {
             return Ok(());
         }
-        let Some(guard) = r.mount.as_mut() else {
+        let (Some(guard), Some(driver)) = (r.mount.as_mut(), r.driver) else {
             return Ok(());
         };
-        let Some(layout) = crate::fs::layout::of_setup(&r.setup).filter(|l| l.redundancy > 0)
-        else {
+        if crate::fs::layout::of_setup(&r.setup).is_none_or(|l| l.redundancy == 0) {
             return Ok(());
-        };
+        }
         let at = StepAt {
             setup: &r.setup,
+            driver: r.driver,
             round: r.round,
             work_root: &r.work_root,
             data_dir,
         };
-        self.redundancy_phase(rec, layout, guard, &at, timed)
+        self.redundancy_phase(rec, driver, guard, &at, timed)
     }
 
     /// Release: unmount (or destroy the pool) and put the host settings back, each failure
@@ -641,6 +644,7 @@ impl Runner<'_> {
             },
             root: at.work_root,
             setup,
+            driver: at.driver,
             defaults: plan.job_defaults(seed, device.clone()),
             plan_workloads: &plan.workloads,
             corpus: &plan.corpus,

@@ -449,7 +449,7 @@ pub static COMPRESS: Builtin = Builtin {
     run: |cx, w| {
         super::compress::run(
             cx.work.dir,
-            cx.work.fs,
+            cx.driver("compress")?,
             &super::compress::CompressSpec {
                 bytes: w.size.unwrap_or(256 << 20),
                 seed: cx.work.seed,

@@ -10,6 +10,7 @@
 //! the filesystem does with compressible data, not about the I/O engine.
 
 use super::{Metric, WorkloadOutput};
+use crate::fs::Filesystem;
 use crate::metrics::registry::{BW_MIB_S, BYTES, COMPRESS_RATIO, SECONDS};
 use crate::{Error, Result};
 use std::io::Write;
@@ -41,8 +42,9 @@ impl Default for CompressSpec {
 }
 
 /// Write the text file in `dir`, fsync it, and report `bw_mib_s`, `seconds` and (when the
-/// filesystem compresses) `compress_ratio`. The file is removed afterwards.
-pub fn run(dir: &Path, fs: &str, spec: &CompressSpec) -> Result<WorkloadOutput> {
+/// filesystem compresses) `compress_ratio`, as its driver `fs` reads it. The file is removed
+/// afterwards.
+pub fn run(dir: &Path, fs: &dyn Filesystem, spec: &CompressSpec) -> Result<WorkloadOutput> {
     if spec.bs == 0 || spec.bytes == 0 {
         return Err(Error::invalid(
             "compress",
@@ -55,7 +57,11 @@ pub fn run(dir: &Path, fs: &str, spec: &CompressSpec) -> Result<WorkloadOutput> 
     result
 }
 
-fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<WorkloadOutput> {
+fn write_and_measure(
+    path: &Path,
+    fs: &dyn Filesystem,
+    spec: &CompressSpec,
+) -> Result<WorkloadOutput> {
     // Generate before the clock starts so the figure is the filesystem's, not the generator's.
     // Filesystems compress each extent or record (≤ 128 KiB) on its own, so cycling through a
     // few MiB of text gives the same ratio as an endless stream.
@@ -92,15 +98,14 @@ fn write_and_measure(path: &Path, fs: &str, spec: &CompressSpec) -> Result<Workl
         ],
         ..Default::default()
     };
-    let driver = crate::fs::driver(fs)
-        .ok_or_else(|| Error::workload("compress", format!("no driver for {fs}")))?;
     // Some filesystems account space later than fsync (ZFS: when the txg commits).
-    driver.settle_space(path)?;
-    match driver.compression_ratio(&path.to_string_lossy())? {
+    fs.settle_space(path)?;
+    match fs.compression_ratio(&path.to_string_lossy())? {
         Some(r) => out.metrics.push(Metric::new(COMPRESS_RATIO, "ratio", r)),
-        None => out
-            .notes
-            .push(format!("{fs} does not compress data; no ratio reported")),
+        None => out.notes.push(format!(
+            "{} does not compress data; no ratio reported",
+            fs.name()
+        )),
     }
     Ok(out)
 }

@@ -510,7 +510,23 @@ pub(crate) fn generate(seed: u64, scale: f64) -> SynthUnit {
     let n_dirs = ((DIRS * scale).round() as usize).max(3);
     let n_files = ((FILES * scale).round() as usize).max(1);
     let n_links = ((LINKS * scale).round() as usize).max(1);
+    // Named steps drawing from the one generator in the same order as ever (the corpus of a
+    // seed never changes): the tree, its files and links, the text pool; then the archive
+    // headers from a generator of their own.
+    let mut dirs = grow_dirs(&mut r, n_dirs);
+    fill_dirs(&mut r, &mut dirs, n_files, n_links);
+    let pool = text_pool(&mut r);
+    let (headers, data) = tar_entries(seed, &dirs);
+    SynthUnit {
+        headers,
+        data,
+        pool,
+    }
+}
 
+/// The directory tree: `dirs[0]` the copy root, `share/` and `include/` under it, then
+/// directories until there are `n_dirs` besides the root, deeper ones ever less likely.
+fn grow_dirs(r: &mut Xoshiro256PlusPlus, n_dirs: usize) -> Vec<GenDir> {
     let mk = |path: String, depth: u32| GenDir {
         path,
         depth,
@@ -530,33 +546,39 @@ pub(crate) fn generate(seed: u64, scale: f64) -> SynthUnit {
     // How likely a randomly picked directory at each depth takes another subdirectory.
     const ACCEPT: [f64; 9] = [0.0, 1.0, 0.5, 0.35, 0.25, 0.12, 0.06, 0.03, 0.0];
     while dirs.len() < n_dirs + 1 {
-        let parent = if unit_f64(&mut r) < 0.25 {
+        let parent = if unit_f64(r) < 0.25 {
             // share/ gets most top-level packages, include/ the rest.
-            if unit_f64(&mut r) < 0.85 { 1 } else { 2 }
+            if unit_f64(r) < 0.85 { 1 } else { 2 }
         } else {
             let p = (r.next_u64() % dirs.len() as u64) as usize;
             let d = dirs[p].depth as usize;
-            if d == 0 || unit_f64(&mut r) >= ACCEPT[d.min(8)] || dirs[p].path.len() > 60 {
+            if d == 0 || unit_f64(r) >= ACCEPT[d.min(8)] || dirs[p].path.len() > 60 {
                 continue;
             }
             p
         };
-        let n = unique_name(&mut r, &mut dirs[parent], false);
+        let n = unique_name(r, &mut dirs[parent], false);
         let path = format!("{}/{}", dirs[parent].path, n);
         let depth = dirs[parent].depth + 1;
         let id = dirs.len() as u32;
         dirs[parent].subdirs.push(id);
         dirs.push(mk(path, depth));
     }
+    dirs
+}
+
+/// Files (heavy-tailed sizes, heavy-tailed counts per directory) and symlinks spread over
+/// `dirs`.
+fn fill_dirs(r: &mut Xoshiro256PlusPlus, dirs: &mut [GenDir], n_files: usize, n_links: usize) {
     // Heavy-tailed share of files per directory; ~8% of leaf directories stay empty.
     let mut cum = Vec::with_capacity(dirs.len());
     let mut total = 0.0;
     for (i, d) in dirs.iter().enumerate() {
         let leaf = d.subdirs.is_empty();
-        let w = if i == 0 || (leaf && unit_f64(&mut r) < 0.12) {
+        let w = if i == 0 || (leaf && unit_f64(r) < 0.12) {
             0.0
         } else {
-            unit_f64(&mut r).max(1e-3).powf(-1.2).min(300.0)
+            unit_f64(r).max(1e-3).powf(-1.2).min(300.0)
         };
         total += w;
         cum.push(total);
@@ -566,32 +588,44 @@ pub(crate) fn generate(seed: u64, scale: f64) -> SynthUnit {
         cum.partition_point(|&c| c <= x).min(cum.len() - 1)
     };
     for _ in 0..n_files {
-        let d = pick(&mut r);
-        let n = unique_name(&mut r, &mut dirs[d], true);
-        let size = file_size(&mut r);
+        let d = pick(r);
+        let n = unique_name(r, &mut dirs[d], true);
+        let size = file_size(r);
         dirs[d].files.push((n, size));
     }
     for _ in 0..n_links {
-        let d = pick(&mut r);
+        let d = pick(r);
         // Point at a sibling when there is one (like alternatives and .so links), else dangle.
         let target = match dirs[d].files.len() {
-            0 => format!("../{}", name(&mut r, true)),
+            0 => format!("../{}", name(r, true)),
             n => dirs[d].files[(r.next_u64() % n as u64) as usize].0.clone(),
         };
-        let n = unique_name(&mut r, &mut dirs[d], true);
+        let n = unique_name(r, &mut dirs[d], true);
         dirs[d].links.push((n, target));
     }
+}
 
+/// The pool the files' contents are cut from.
+fn text_pool(r: &mut Xoshiro256PlusPlus) -> Vec<u8> {
     // Text-like pool: words from a seeded vocabulary (compresses ~2-3x, like docs and headers).
-    let vocab: Vec<String> = (0..4096).map(|_| name(&mut r, false)).collect();
+    let vocab: Vec<String> = (0..4096).map(|_| name(r, false)).collect();
     let mut pool = Vec::with_capacity(POOL + 64);
     while pool.len() < POOL {
         let w = &vocab[(r.next_u64() % vocab.len() as u64) as usize];
         pool.extend_from_slice(w.as_bytes());
-        pool.push(if r.next_u64() % 12 == 0 { b'\n' } else { b' ' });
+        pool.push(if r.next_u64().is_multiple_of(12) {
+            b'\n'
+        } else {
+            b' '
+        });
     }
     pool.truncate(POOL);
+    pool
+}
 
+/// The archive's headers and each entry's (offset, length) in the pool, depth-first, each
+/// directory before its contents (what `tar -c` produces).
+fn tar_entries(seed: u64, dirs: &[GenDir]) -> (Vec<u8>, Vec<(u32, u32)>) {
     let mut headers = Vec::new();
     let mut data = Vec::new();
     let mut push = |h: &mut tar::Header, path: &str, len: u64, r: &mut Xoshiro256PlusPlus| {
@@ -639,11 +673,7 @@ pub(crate) fn generate(seed: u64, scale: f64) -> SynthUnit {
         emit_contents(d, &mut p);
         stack.extend(d.subdirs.iter().rev().copied());
     }
-    SynthUnit {
-        headers,
-        data,
-        pool,
-    }
+    (headers, data)
 }
 
 /// How to obtain the corpus. The default is the seed's shape: 3 synthetic copies, seed 1,

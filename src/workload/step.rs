@@ -59,6 +59,10 @@ pub struct StepContext<'a> {
     pub root: &'a Path,
     /// Setup name (keys of per-setup-round state).
     pub setup: &'a crate::fs::SetupSpec,
+    /// Its filesystem's driver, resolved once by the runner for the round (`None` on a
+    /// directory target): what a workload asks of the filesystem (compression ratio, probes,
+    /// crash states) goes through it, never through a look-up of the setup's name.
+    pub driver: Option<&'static dyn crate::fs::Filesystem>,
     /// The plan's job defaults, with this step's seed and device.
     pub defaults: JobDefaults,
     /// Every workload of the plan (the sections of a fio phase run together).
@@ -86,5 +90,12 @@ impl StepContext<'_> {
     /// The extracted tree's directory.
     pub fn tree(&self) -> PathBuf {
         self.work.dir.join("tree")
+    }
+
+    /// The driver of the step's filesystem, or `id`'s error that it has none (a directory
+    /// target).
+    pub fn driver(&self, id: &str) -> crate::Result<&'static dyn crate::fs::Filesystem> {
+        self.driver
+            .ok_or_else(|| crate::Error::workload(id, format!("no driver for {}", self.setup.fs)))
     }
 }

@@ -167,7 +167,7 @@ impl Workload for Backup {
         let setup = cx.setup;
         super::run(
             &Where {
-                fs: setup.driver()?,
+                fs: cx.driver(&w.id)?,
                 setup,
                 dir: cx.work.dir,
                 root: cx.root,

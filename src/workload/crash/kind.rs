@@ -184,7 +184,8 @@ impl Workload for Crash {
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let setup = cx.setup;
-        if let crate::fs::caps::Crash::Unsupported(why) = setup.caps().crash {
+        let caps = cx.driver.map_or(crate::fs::Caps::NONE, |d| *d.caps());
+        if let crate::fs::caps::Crash::Unsupported(why) = caps.crash {
             let built: Vec<&str> = crate::fs::DRIVERS
                 .iter()
                 .filter(|r| matches!(r.driver.caps().crash, crate::fs::caps::Crash::Clones { .. }))
@@ -199,7 +200,7 @@ impl Workload for Crash {
                 ),
             ));
         }
-        let fs = setup.driver()?;
+        let fs = cx.driver(&w.id)?;
         let p = params(w);
         let run = match p.method {
             Method::Replay => super::run,

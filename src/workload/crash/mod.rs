@@ -321,7 +321,7 @@ pub fn run(
     });
     let released = m.release();
     let log = rec.log().stop();
-    replay::forget(fs.name(), lo.device(), timeout);
+    replay::forget(fs, lo.device(), timeout);
     drop(lo);
     drop(rec);
     let acks = oracle_out?;
@@ -339,7 +339,7 @@ pub fn run(
 
     // 2–3. Crash states.
     let mut check_setup = setup.clone();
-    for opt in replay::clone_mount_options(fs.name()) {
+    for opt in replay::clone_mount_options(fs) {
         // Every state is a clone of the recording (XFS: with its UUID, `nouuid`).
         if !check_setup.mount.iter().any(|o| o == opt) {
             check_setup.mount.push(opt.to_string());

@@ -92,8 +92,8 @@ impl Verdict {
 }
 
 /// The offline read-only checker of `fs` on `dev` (its driver's `Caps::check`).
-pub fn fsck_argv(fs: &str, dev: &Path) -> Option<Vec<String>> {
-    match crate::fs::caps::of(fs).check {
+pub fn fsck_argv(fs: &dyn Filesystem, dev: &Path) -> Option<Vec<String>> {
+    match fs.caps().check {
         Check::Offline(words) => {
             let mut v = argv(words);
             v.push(dev.to_string_lossy().into_owned());
@@ -105,11 +105,11 @@ pub fn fsck_argv(fs: &str, dev: &Path) -> Option<Vec<String>> {
 
 /// Make the kernel forget a device so a clone with the same fsid is never paired with it,
 /// where the driver says it must (Btrfs: `btrfs device scan --forget`).
-pub fn forget(fs: &str, dev: &Path, timeout: Duration) {
+pub fn forget(fs: &dyn Filesystem, dev: &Path, timeout: Duration) {
     if let Crash::Clones {
         forget: Some(words),
         ..
-    } = crate::fs::caps::of(fs).crash
+    } = fs.caps().crash
     {
         let mut v = argv(words);
         v.push(dev.to_string_lossy().into_owned());
@@ -118,8 +118,8 @@ pub fn forget(fs: &str, dev: &Path, timeout: Duration) {
 }
 
 /// The mount options every crash-state clone of `fs` needs (XFS: `nouuid`).
-pub fn clone_mount_options(fs: &str) -> &'static [&'static str] {
-    match crate::fs::caps::of(fs).crash {
+pub fn clone_mount_options(fs: &dyn Filesystem) -> &'static [&'static str] {
+    match fs.caps().crash {
         Crash::Clones { mount_extra, .. } => mount_extra,
         Crash::Unsupported(_) => &[],
     }
@@ -158,7 +158,7 @@ impl Replay<'_> {
             }
             Err(e) => v.detail = format!("mount failed: {e}"),
         }
-        if let Some(cmd) = fsck_argv(self.fs.name(), &dev) {
+        if let Some(cmd) = fsck_argv(self.fs, &dev) {
             let out = command::run_unchecked(&cmd, self.timeout)?;
             v.fsck_clean = out.status == Some(0);
             if !v.fsck_clean {
@@ -173,7 +173,7 @@ impl Replay<'_> {
         } else {
             v.fsck_clean = true;
         }
-        forget(self.fs.name(), &dev, self.timeout);
+        forget(self.fs, &dev, self.timeout);
         if v.failed()
             && kept_so_far < super::KEEP_AT_MOST
             && let Some(dir) = &self.keep_dir
@@ -234,7 +234,7 @@ impl Replay<'_> {
             "replay": format!(
                 "losetup -f --show {}; mount it{}; inspect {}/",
                 img.display(),
-                match clone_mount_options(self.fs.name()) {
+                match clone_mount_options(self.fs) {
                     [] => String::new(),
                     opts => format!(" -o {}", opts.join(",")),
                 },

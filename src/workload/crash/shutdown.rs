@@ -90,7 +90,7 @@ pub fn run(
             }
             Err(e) => v.detail = format!("mount after the shutdown failed: {e}"),
         }
-        v.fsck_clean = match replay::fsck_argv(fs.name(), &dev) {
+        v.fsck_clean = match replay::fsck_argv(fs, &dev) {
             Some(cmd) => {
                 let out = crate::host::command::run_unchecked(&cmd, timeout)?;
                 if out.status != Some(0) && v.detail.is_empty() {

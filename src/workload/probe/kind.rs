@@ -101,7 +101,7 @@ impl Workload for Probe {
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let kind = ProbeKind::from_id(&w.id)
             .ok_or_else(|| crate::Error::workload(&w.id, "unknown probe"))?;
-        let setup = cx.setup;
-        super::run(kind, setup.driver()?, setup, cx.scratch, cx.tool_timeout)
+        let driver = cx.driver(&w.id)?;
+        super::run(kind, driver, cx.setup, cx.scratch, cx.tool_timeout)
     }
 }

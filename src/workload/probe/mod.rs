@@ -126,10 +126,10 @@ impl Default for ProbeOptions {
 
 impl ProbeOptions {
     /// Image size a probe needs so that it has room to work (sparse, so mostly free).
-    pub fn image_size(&self, kind: ProbeKind, fs: &str) -> u64 {
+    pub fn image_size(&self, kind: ProbeKind, fs: &dyn Filesystem) -> u64 {
         // The driver's base size (zfs-fuse keeps more metadata; xfs refuses to format below
         // 300 MiB).
-        let base = crate::fs::caps::of(fs).probe_image;
+        let base = fs.caps().probe_image;
         match kind {
             ProbeKind::Reflink => base + self.reflink_bytes * 5 / 4,
             ProbeKind::Resize => base.max(self.resize_step * 3),
@@ -162,7 +162,9 @@ pub trait ProbeFs {
     }
     /// The registered driver of this filesystem, whose methods (check, grow, shrink,
     /// snapshot) the probes call: found by [`ProbeFs::fs`], so a stand-in that made the
-    /// filesystem with other tools is checked and resized like the real one.
+    /// filesystem with other tools (`tests/probes.rs`) is checked and resized like the real
+    /// one. The one look-up by name the probes keep: a stand-in is known by its name, and
+    /// its checks and resizes are the real driver's.
     fn driver(&self) -> Option<&'static dyn Filesystem> {
         crate::fs::driver(self.fs())
     }
@@ -240,7 +242,7 @@ pub fn run_with(
         // Known from the driver: no image to build.
         return Ok(unsupported(why));
     }
-    let size = opts.image_size(kind, fs.name()).max(fs.min_device_size());
+    let size = opts.image_size(kind, fs).max(fs.min_device_size());
     let target = crate::target::acquire(
         &crate::target::TargetKind::Image {
             scratch_dir: scratch_dir.to_path_buf(),
@@ -659,7 +661,7 @@ mod tests {
     #[test]
     fn image_is_big_enough_for_the_clone() {
         let o = ProbeOptions::default();
-        assert!(o.image_size(ProbeKind::Reflink, "btrfs") > o.reflink_bytes);
-        assert!(o.image_size(ProbeKind::Resize, "xfs") >= 300 << 20);
+        assert!(o.image_size(ProbeKind::Reflink, &crate::fs::BTRFS) > o.reflink_bytes);
+        assert!(o.image_size(ProbeKind::Resize, &crate::fs::XFS) >= 300 << 20);
     }
 }
