@@ -372,8 +372,14 @@ fn matches_fs_name(code: &str) -> bool {
     })
 }
 
-#[test]
-fn filesystem_names_are_matched_only_in_their_drivers() {
+/// Every line of code outside `src/fs` that `hit` matches (it returns what to print), as
+/// `src/FILE:LINE: code` — except in the files `allowed` lists with their reasons; an
+/// allowance no line needs any more is reported too, so each list only shrinks.
+fn scan_outside_fs(
+    list: &str,
+    allowed: &[(&str, &str)],
+    hit: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
     let (src, files) = source_files();
     let mut bad = Vec::new();
     let mut allowed_used = BTreeSet::new();
@@ -382,12 +388,13 @@ fn filesystem_names_are_matched_only_in_their_drivers() {
         if rel.starts_with("fs/") {
             continue;
         }
-        let allowed = FS_NAME_ALLOWED.iter().any(|(p, _)| *p == rel);
+        let is_allowed = allowed.iter().any(|(p, _)| *p == rel);
         let text = std::fs::read_to_string(f).unwrap();
         for (n, line) in code_lines(&text) {
             let code = line.split("//").next().unwrap_or("");
-            if matches_fs_name(code) {
-                if allowed {
+            if let Some(what) = hit(code) {
+                println!("src/{rel}:{}: {what}", n + 1);
+                if is_allowed {
                     allowed_used.insert(rel.clone());
                 } else {
                     bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
@@ -395,14 +402,21 @@ fn filesystem_names_are_matched_only_in_their_drivers() {
             }
         }
     }
-    // An allowance nothing needs any more goes, so the list only shrinks.
-    for (p, why) in FS_NAME_ALLOWED {
+    for (p, why) in allowed {
         if !allowed_used.contains(*p) {
             bad.push(format!(
-                "FS_NAME_ALLOWED lists src/{p} ({why}), which no longer needs it"
+                "{list} lists src/{p} ({why}), which no longer needs it"
             ));
         }
     }
+    bad
+}
+
+#[test]
+fn filesystem_names_are_matched_only_in_their_drivers() {
+    let bad = scan_outside_fs("FS_NAME_ALLOWED", FS_NAME_ALLOWED, |code| {
+        matches_fs_name(code).then(|| "matches a filesystem name".to_string())
+    });
     assert!(
         bad.is_empty(),
         "a filesystem name is matched outside src/fs (make it a field of the driver's \
@@ -613,35 +627,9 @@ fn runs_fs_tool(code: &str) -> Option<String> {
 
 #[test]
 fn filesystem_programs_run_only_in_their_drivers() {
-    let (src, files) = source_files();
-    let mut bad = Vec::new();
-    let mut allowed_used = BTreeSet::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-        if rel.starts_with("fs/") {
-            continue;
-        }
-        let allowed = FS_TOOL_ALLOWED.iter().any(|(p, _)| *p == rel);
-        let text = std::fs::read_to_string(f).unwrap();
-        for (n, line) in code_lines(&text) {
-            let code = line.split("//").next().unwrap_or("");
-            if let Some(tool) = runs_fs_tool(code) {
-                println!("src/{rel}:{}: runs {tool}", n + 1);
-                if allowed {
-                    allowed_used.insert(rel.clone());
-                } else {
-                    bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
-                }
-            }
-        }
-    }
-    for (p, why) in FS_TOOL_ALLOWED {
-        if !allowed_used.contains(*p) {
-            bad.push(format!(
-                "FS_TOOL_ALLOWED lists src/{p} ({why}), which no longer needs it"
-            ));
-        }
-    }
+    let bad = scan_outside_fs("FS_TOOL_ALLOWED", FS_TOOL_ALLOWED, |code| {
+        runs_fs_tool(code).map(|tool| format!("runs {tool}"))
+    });
     assert!(
         bad.is_empty(),
         "a filesystem's program is run outside src/fs (make it a method of its driver, \
@@ -694,36 +682,10 @@ const NAME_LOOKUP_ALLOWED: &[(&str, &str)] = &[
 
 #[test]
 fn drivers_are_looked_up_by_name_only_where_none_is_held() {
-    let (src, files) = source_files();
-    let mut bad = Vec::new();
-    let mut allowed_used = BTreeSet::new();
-    for f in &files {
-        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-        if rel.starts_with("fs/") {
-            continue;
-        }
-        let allowed = NAME_LOOKUP_ALLOWED.iter().any(|(p, _)| *p == rel);
-        let text = std::fs::read_to_string(f).unwrap();
-        for (n, line) in code_lines(&text) {
-            let code = line.split("//").next().unwrap_or("");
-            if !(code.contains("fs::driver(") || code.contains("caps::of(")) {
-                continue;
-            }
-            println!("src/{rel}:{}: {}", n + 1, line.trim());
-            if allowed {
-                allowed_used.insert(rel.clone());
-            } else {
-                bad.push(format!("src/{rel}:{}: {}", n + 1, line.trim()));
-            }
-        }
-    }
-    for (p, why) in NAME_LOOKUP_ALLOWED {
-        if !allowed_used.contains(*p) {
-            bad.push(format!(
-                "NAME_LOOKUP_ALLOWED lists src/{p} ({why}), which no longer needs it"
-            ));
-        }
-    }
+    let bad = scan_outside_fs("NAME_LOOKUP_ALLOWED", NAME_LOOKUP_ALLOWED, |code| {
+        (code.contains("fs::driver(") || code.contains("caps::of("))
+            .then(|| "looks a driver up by name".to_string())
+    });
     assert!(
         bad.is_empty(),
         "a filesystem's driver is looked up by name where a resolved one is at hand (pass the \
