@@ -474,25 +474,7 @@ fn a_slow_preparation_on_one_rank_stays_out_of_the_measured_window() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // Rank 1 sleeps 3 s at the end of every preparation (a test hook of runner::step): the
     // others wait for it at the start barrier, and no rank's measured part includes it.
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let o = Command::new("timeout")
-        .args([
-            "-k",
-            "10",
-            "120",
-            "mpirun",
-            "--allow-run-as-root",
-            "--oversubscribe",
-        ])
-        .args(["-x", "FSBENCH_TEST_PREPARE_DELAY=1:3000"])
-        .args([
-            "-x",
-            &format!("{}={}", common::STORE_VAR, common::TEST_STORE),
-        ])
-        .args(["-np", "3", env!("CARGO_BIN_EXE_fsbench")])
-        .args(&args)
-        .output()
-        .unwrap();
+    let o = mpirun_env(&["FSBENCH_TEST_PREPARE_DELAY=1:3000"], &args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
