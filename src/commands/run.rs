@@ -202,7 +202,7 @@ pub(super) fn finish<R>(
         eprintln!("{}", end.interrupted);
         drop(relay);
         note_output_error(&mut outcome.results, out);
-        return Ok(crate::cancel::exit_code());
+        return Ok(exit_code(&outcome));
     }
     if let Some(p) = &end.preface {
         eprintln!("{p}");
@@ -233,11 +233,18 @@ pub(super) fn finish<R>(
     // known before the process exits.
     drop(relay);
     note_output_error(&mut outcome.results, out);
-    Ok(if outcome.results.failures.is_empty() {
+    Ok(exit_code(&outcome))
+}
+
+/// A run's exit code: the signal's after Ctrl-C, failure when any step failed, else success.
+pub(super) fn exit_code(outcome: &crate::runner::Outcome) -> i32 {
+    if outcome.interrupted {
+        crate::cancel::exit_code()
+    } else if outcome.results.failures.is_empty() {
         EXIT_OK
     } else {
         EXIT_FAILURE
-    })
+    }
 }
 
 #[cfg(feature = "mpi")]

@@ -6,7 +6,6 @@
 //! read it like any other run, and ends as `fsbench run` does ([`super::run::finish`]).
 
 use crate::cli::run::RunArgs;
-use crate::error::{EXIT_FAILURE, EXIT_OK};
 use crate::mpi::World;
 use crate::mpi::rankdir::RankDir;
 use crate::plan::Invocation;
@@ -99,13 +98,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     );
     let Some(hosts) = hosts else {
         // Every rank recorded the same failures (the coordinator shares them): same code.
-        return Ok(if outcome.interrupted {
-            crate::cancel::exit_code()
-        } else if outcome.results.failures.is_empty() {
-            EXIT_OK
-        } else {
-            EXIT_FAILURE
-        });
+        return Ok(super::run::exit_code(&outcome));
     };
     let out = &inv.options.out;
     let ending = super::run::Ending {
