@@ -3,10 +3,12 @@
 //! Each of `appenders` threads appends text records (60–600 bytes, log-uniform, one `write`
 //! each) to its own `app<N>.log` and commits with `fdatasync` every `commit_records` records,
 //! as a WAL's group commit or a broker's flush does (each commit's latency is one histogram
-//! sample). A log that reaches `rotate_bytes` is rotated the way logrotate does: renamed to
-//! `.1` (older ones shifted up, the one beyond `keep` deleted), a new file opened, and the
-//! rotated one compressed by `gzip` on a compressor thread when `gzip` is installed (otherwise
-//! it stays uncompressed; a note says so). `readers` threads follow every current log like
+//! sample). A log that reaches `rotate_bytes` is moved aside and a new file opened (as an
+//! application does on logrotate's signal); one rotator thread, as logrotate itself, then
+//! shifts the older ones up (the one beyond `keep` deleted), names the moved one `.1` and
+//! compresses it with `gzip` when `gzip` is installed (otherwise it stays uncompressed; a note
+//! says so). Only that one thread touches the numbered names: a rename chain running while
+//! gzip replaced `.1` by `.1.gz` lost the file under it. `readers` threads follow every current log like
 //! `tail -F` (reopening after a rotation) and count the records they read. The step runs for
 //! `seconds`.
 
@@ -118,7 +120,7 @@ fn append(
     p: &LogParams,
     seed: u64,
     stop: &AtomicBool,
-    rotated: &mpsc::Sender<PathBuf>,
+    rotated: &mpsc::Sender<(u32, PathBuf)>,
 ) -> crate::Result<Appended> {
     let mut g = Gen::new(seed ^ u64::from(who).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let path = log_path(dir, who);
@@ -166,8 +168,10 @@ fn append(
         if size >= p.rotate_bytes {
             f.sync_data()
                 .map_err(|e| Error::io("cannot fdatasync", &path, e))?;
-            rotate(dir, who, p.keep)?;
-            let _ = rotated.send(dir.join(format!("app{who}.log.1")));
+            // A name of its own per rotation: the rotator may not have numbered the last one.
+            let aside = dir.join(format!("app{who}.log.moved-{}", done.rotations));
+            std::fs::rename(&path, &aside).map_err(|e| Error::io("cannot rotate", &path, e))?;
+            let _ = rotated.send((who, aside));
             f = open(&path)?;
             size = 0;
             pending = 0;
@@ -180,8 +184,9 @@ fn append(
 }
 
 /// logrotate's rename chain: `.N` (and `.N.gz`) shifted to `.N+1`, the one beyond `keep`
-/// deleted, the current log renamed to `.1`.
-fn rotate(dir: &Path, who: u32, keep: u32) -> crate::Result<()> {
+/// deleted, the moved-aside log `aside` renamed to `.1`; returns `.1` (None when `keep` is 0
+/// and the log was deleted).
+fn rotate(dir: &Path, who: u32, keep: u32, aside: &Path) -> crate::Result<Option<PathBuf>> {
     let name =
         |n: u32, gz: bool| dir.join(format!("app{who}.log.{n}{}", if gz { ".gz" } else { "" }));
     for gz in [false, true] {
@@ -194,12 +199,13 @@ fn rotate(dir: &Path, who: u32, keep: u32) -> crate::Result<()> {
             }
         }
     }
-    let cur = log_path(dir, who);
     if keep == 0 {
-        std::fs::remove_file(&cur).map_err(|e| Error::io("cannot delete", &cur, e))
-    } else {
-        std::fs::rename(&cur, name(1, false)).map_err(|e| Error::io("cannot rotate", &cur, e))
+        std::fs::remove_file(aside).map_err(|e| Error::io("cannot delete", aside, e))?;
+        return Ok(None);
     }
+    let first = name(1, false);
+    std::fs::rename(aside, &first).map_err(|e| Error::io("cannot rotate", aside, e))?;
+    Ok(Some(first))
 }
 
 /// A reader following every appender's current log until `stop`; returns the records read.
@@ -241,11 +247,21 @@ fn follow(dir: &Path, appenders: u32, stop: &AtomicBool) -> crate::Result<u64> {
     Ok(records)
 }
 
-/// gzip each rotated log it is sent; counts the ones compressed.
-fn compress(rx: mpsc::Receiver<PathBuf>, gzip: bool, count: &AtomicU64) {
-    for path in rx {
+/// logrotate's part: number each moved-aside log it is sent and gzip it; counts the ones
+/// compressed. The only thread that renames numbered logs, so no rename races a gzip.
+fn rotator(
+    dir: &Path,
+    keep: u32,
+    rx: mpsc::Receiver<(u32, PathBuf)>,
+    gzip: bool,
+    count: &AtomicU64,
+) -> crate::Result<()> {
+    for (who, aside) in rx {
+        let Some(first) = rotate(dir, who, keep, &aside)? else {
+            continue;
+        };
         let mut cmd = std::process::Command::new("gzip");
-        cmd.args(["-1", "-f", "-q"]).arg(&path);
+        cmd.args(["-1", "-f", "-q"]).arg(&first);
         if gzip
             && crate::host::command::run_child(
                 &mut cmd,
@@ -258,6 +274,7 @@ fn compress(rx: mpsc::Receiver<PathBuf>, gzip: bool, count: &AtomicU64) {
             count.fetch_add(1, Ordering::Relaxed);
         }
     }
+    Ok(())
 }
 
 /// The whole workload in `dir/logs`, which is removed afterwards.
@@ -271,9 +288,10 @@ pub fn run(dir: &Path, p: &LogParams, id: &str, seed: u64) -> crate::Result<Work
     let compressed = AtomicU64::new(0);
     let (tx, rx) = mpsc::channel();
     let start = Instant::now();
-    let (appended, read) = std::thread::scope(|s| {
+    let (appended, read, rotated) = std::thread::scope(|s| {
         let (stop, logs, compressed) = (&stop, &logs, &compressed);
-        let compressor = s.spawn(move || compress(rx, gzip, compressed));
+        let keep = p.keep;
+        let compressor = s.spawn(move || rotator(logs, keep, rx, gzip, compressed));
         let writers: Vec<_> = (0..p.appenders)
             .map(|who| {
                 let tx = tx.clone();
@@ -301,8 +319,8 @@ pub fn run(dir: &Path, p: &LogParams, id: &str, seed: u64) -> crate::Result<Work
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
             .collect();
-        let _ = compressor.join();
-        (appended, read)
+        let rotated = compressor.join().unwrap_or_else(|_| Err(panicked()));
+        (appended, read, rotated)
     });
     let elapsed = start.elapsed().as_secs_f64();
     crate::cancel::check()?;
@@ -315,6 +333,7 @@ pub fn run(dir: &Path, p: &LogParams, id: &str, seed: u64) -> crate::Result<Work
         bytes += a.bytes;
         rotations += a.rotations;
     }
+    rotated?;
     let mut tail = 0u64;
     for r in read {
         tail += r?;
@@ -372,12 +391,30 @@ mod tests {
         assert!(!d.path().join("logs").exists());
     }
 
+    /// Many rotations while gzip runs: the rename chain once lost `.1` to gzip's own rename.
+    #[test]
+    fn fast_rotation_with_gzip_loses_no_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = LogParams {
+            appenders: 4,
+            readers: 0,
+            commit_records: 8,
+            rotate_bytes: 4096,
+            keep: 2,
+            seconds: 1,
+        };
+        let out = run(d.path(), &p, "logs", 5).unwrap();
+        let get = |id| out.metrics.iter().find(|x| x.metric == id).unwrap().value;
+        assert!(get(m::ROTATIONS) >= 20.0, "{:?}", out.notes);
+    }
+
     #[test]
     fn rotation_keeps_only_keep_files() {
         let d = tempfile::tempdir().unwrap();
-        for _ in 0..5 {
-            std::fs::write(log_path(d.path(), 0), b"x\n").unwrap();
-            rotate(d.path(), 0, 2).unwrap();
+        for i in 0..5 {
+            let aside = d.path().join(format!("moved-{i}"));
+            std::fs::write(&aside, b"x\n").unwrap();
+            rotate(d.path(), 0, 2, &aside).unwrap();
         }
         let mut names: Vec<String> = std::fs::read_dir(d.path())
             .unwrap()
