@@ -202,6 +202,10 @@ pub struct PlanFlags {
     #[arg(help = K::UNTIL_SETTLED.help(), long)]
     pub until_settled: bool,
 
+    /// [`K::WARMUP`]: its help, values and plan-file key.
+    #[arg(help = K::WARMUP.help(), long)]
+    pub warmup: bool,
+
     /// With --until-settled: the wall time the whole run may take [default: 30m].
     #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
     pub budget: Option<Duration>,
@@ -334,6 +338,7 @@ impl PlanFlags {
                 corpus_scale: self.corpus_scale,
                 steady: self.steady.spec(),
                 precondition: self.precondition.precondition,
+                warmup: self.warmup,
             },
             margin: self.margin,
             file_size: self.file_size.clone(),

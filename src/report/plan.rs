@@ -139,8 +139,13 @@ fn size_lines(s: &mut String, inv: &Invocation) {
     let p = &inv.plan;
     let _ = writeln!(
         s,
-        "Rounds: {} (interleaved across setups); I/O jobs run {} after a {} ramp; data file {}",
+        "Rounds: {} (interleaved across setups{}); I/O jobs run {} after a {} ramp; data file {}",
         p.rounds,
+        if p.warmup {
+            ", after a discarded warm-up of the first setup-round"
+        } else {
+            ""
+        },
         eta::format(p.runtime),
         eta::format(p.ramp),
         crate::units::format_size(p.file_size)

@@ -128,6 +128,55 @@ fn setups_interleave_by_round_and_a_failure_or_a_skip_stops_nothing_else() {
 }
 
 #[test]
+fn a_warm_up_runs_the_first_setup_round_once_and_keeps_nothing_of_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut inv = invocation(
+        d.path(),
+        &[("a", "dir"), ("b", "dir")],
+        &["fake-w-ok", "fake-w-fails"],
+        2,
+    );
+    inv.plan.warmup = true;
+    // A failure in the warm-up is not the run's: round 1 meets it again if it is real.
+    fake::script("fake-w-fails", "a", 0, Action::Fail);
+    let out = execute(&inv, false).unwrap();
+    assert_eq!(
+        fake::calls("fake-w-"),
+        [
+            "fake-w-ok@a#0",
+            "fake-w-fails@a#0",
+            "fake-w-ok@a#1",
+            "fake-w-fails@a#1",
+            "fake-w-ok@b#1",
+            "fake-w-fails@b#1",
+            "fake-w-ok@b#2",
+            "fake-w-fails@b#2",
+            "fake-w-ok@a#2",
+            "fake-w-fails@a#2"
+        ]
+    );
+    assert!(sampled(&out.results).iter().all(|(_, _, r)| *r >= 1));
+    assert_eq!(sampled(&out.results).len(), 8);
+    assert!(
+        out.results.failures.is_empty(),
+        "{:?}",
+        out.results.failures
+    );
+    let note = out
+        .results
+        .notes
+        .iter()
+        .find(|n| n.message.starts_with("warm-up:"))
+        .expect("the warm-up is said");
+    assert_eq!(note.setup, "a");
+    assert!(
+        note.message.contains("1 failed step(s)"),
+        "{}",
+        note.message
+    );
+}
+
+#[test]
 fn a_resumed_run_redoes_only_the_round_an_interrupt_cut_short() {
     let d = tempfile::tempdir().unwrap();
     let inv = invocation(

@@ -155,7 +155,10 @@ pub fn execute_judged(
             inv.options.seed & 0xffff_ffff
         ),
     };
-    let mut ended = match runner.precondition_device(&schedule) {
+    let ready = runner
+        .precondition_device(&schedule)
+        .and_then(|()| runner.warm_up(&schedule));
+    let mut ended = match ready {
         Ok(()) => runner.rounds(&schedule, &done)?,
         Err(e) => Ended {
             records: BTreeMap::new(),
@@ -329,6 +332,9 @@ struct Schedule {
     /// SNIA's workload-independent preconditioning of the whole device is due (`--precondition`
     /// on `--device`, once per run: not again when resuming a run that got past it).
     precondition_device: bool,
+    /// `--warmup`: the first setup-round run once more before it as round 0 and discarded,
+    /// with its steps and estimate (not again when resuming a run that got past it).
+    warmup: Option<ExtraStep>,
 }
 
 impl Schedule {
@@ -361,9 +367,32 @@ impl Schedule {
             .iter()
             .map(|sr| eta::setup_round_seconds(plan, sr.setup, sr.round, formats))
             .collect();
+        let warmup = rounds
+            .first()
+            .filter(|_| plan.warmup && done.is_empty())
+            .map(|first| {
+                let sr = SetupRound {
+                    round: 0,
+                    setup: first.setup,
+                };
+                let name = &plan.setups[sr.setup].name;
+                ExtraStep {
+                    sr,
+                    steps: progress::steps_per_round(
+                        plan,
+                        formats,
+                        &checked.skipped_workloads,
+                        name,
+                        0,
+                    ),
+                    est_s: eta::setup_round_seconds(plan, sr.setup, 0, formats),
+                    workloads: BTreeSet::new(),
+                }
+            });
         Schedule {
-            steps: steps_of.iter().sum(),
+            steps: steps_of.iter().sum::<usize>() + warmup.as_ref().map_or(0, |w| w.steps),
             estimate_s: estimate_of.iter().sum::<f64>()
+                + warmup.as_ref().map_or(0.0, |w| w.est_s)
                 + if precondition_device {
                     eta::once_seconds(plan)
                 } else {
@@ -373,6 +402,7 @@ impl Schedule {
             rounds,
             steps_of,
             estimate_of,
+            warmup,
         }
     }
 }
@@ -423,6 +453,37 @@ impl Runner<'_> {
             setup: String::new(),
             round: 0,
             message: note,
+        });
+        Ok(())
+    }
+
+    /// `--warmup`: the schedule's first setup-round once, as round 0, its records discarded
+    /// (failures too: round 1 meets the same ones and records them), and a note saying so.
+    fn warm_up(&mut self, schedule: &Schedule) -> crate::Result<()> {
+        let Some(w) = &schedule.warmup else {
+            return Ok(());
+        };
+        let name = self.inv.plan.setups[w.sr.setup].name.clone();
+        let mut rec = RoundRecord {
+            setup: name.clone(),
+            round: 0,
+            ..Default::default()
+        };
+        let started = std::time::Instant::now();
+        self.run_setup_round(w.sr, &mut rec)?;
+        crate::cancel::check()?;
+        let message = format!(
+            "warm-up: {name}'s setup-round ran once before round 1 and was discarded ({}, {} \
+             sample(s), {} failed step(s))",
+            eta::format(started.elapsed()),
+            rec.samples.len(),
+            rec.failures.len()
+        );
+        self.progress.note(&format!("fsbench: {message}"));
+        self.run_notes.push(Warning {
+            setup: name,
+            round: 0,
+            message,
         });
         Ok(())
     }
@@ -593,6 +654,7 @@ impl Runner<'_> {
                     steps_of: vec![n.steps],
                     estimate_of: vec![n.est_s],
                     precondition_device: false,
+                    warmup: None,
                 };
                 self.extra_only = Some(n.workloads.clone());
                 let more = self.rounds(&mini, done);

@@ -102,7 +102,9 @@ impl Progress {
 
     /// A step begins.
     pub fn start(&mut self, round: u32, rounds: u32, setup: &str, workload: &str) {
-        let msg = if round > rounds {
+        let msg = if round == 0 {
+            format!("warm-up (discarded) · {setup} · {workload}")
+        } else if round > rounds {
             // An extra round of --until-settled: past the minimum, not "5/3".
             format!("round {round} (until settled) · {setup} · {workload}")
         } else {

@@ -212,6 +212,7 @@ pub fn resolve(
         steady,
         precondition,
         precondition_device,
+        warmup: v.warmup,
     };
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));
