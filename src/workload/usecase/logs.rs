@@ -8,9 +8,9 @@
 //! shifts the older ones up (the one beyond `keep` deleted), names the moved one `.1` and
 //! compresses it with `gzip` when `gzip` is installed (otherwise it stays uncompressed; a note
 //! says so). Only that one thread touches the numbered names: a rename chain running while
-//! gzip replaced `.1` by `.1.gz` lost the file under it. `readers` threads follow every current log like
-//! `tail -F` (reopening after a rotation) and count the records they read. The step runs for
-//! `seconds`.
+//! gzip replaced `.1` by `.1.gz` lost the file under it. `readers` threads follow every
+//! current log like `tail -F` (reopening after a rotation) and count the records they read.
+//! The step runs for `seconds`.
 
 use super::{Gen, RemoveOnDrop, ms};
 use crate::Error;
@@ -291,7 +291,7 @@ pub fn run(dir: &Path, p: &LogParams, id: &str, seed: u64) -> crate::Result<Work
     let (appended, read, rotated) = std::thread::scope(|s| {
         let (stop, logs, compressed) = (&stop, &logs, &compressed);
         let keep = p.keep;
-        let compressor = s.spawn(move || rotator(logs, keep, rx, gzip, compressed));
+        let rotator = s.spawn(move || rotator(logs, keep, rx, gzip, compressed));
         let writers: Vec<_> = (0..p.appenders)
             .map(|who| {
                 let tx = tx.clone();
@@ -319,7 +319,7 @@ pub fn run(dir: &Path, p: &LogParams, id: &str, seed: u64) -> crate::Result<Work
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
             .collect();
-        let rotated = compressor.join().unwrap_or_else(|_| Err(panicked()));
+        let rotated = rotator.join().unwrap_or_else(|_| Err(panicked()));
         (appended, read, rotated)
     });
     let elapsed = start.elapsed().as_secs_f64();
