@@ -77,6 +77,23 @@ impl Shot {
         n as f64 / total.max(1) as f64
     }
 
+    /// Fraction of pixels in rows `y0..y1` that carry ink of any hue (text, marks, bars), as
+    /// opposed to the white or pastel page and its light grid lines.
+    pub fn ink_fraction(&self, y0: u32, y1: u32) -> f64 {
+        let row = self.width as usize * self.channels;
+        let mut n = 0usize;
+        let mut total = 0usize;
+        for y in y0..y1.min(self.height) {
+            for c in self.px[y as usize * row..(y as usize + 1) * row].chunks(self.channels) {
+                total += 1;
+                if c[0].min(c[1]).min(c[2]) < 200 {
+                    n += 1;
+                }
+            }
+        }
+        n as f64 / total.max(1) as f64
+    }
+
     /// Rows `y0..y0 + height` (clamped to the shot) as a shot of their own.
     pub fn rows(&self, y0: u32, height: u32) -> Shot {
         let y0 = y0.min(self.height);
