@@ -87,6 +87,56 @@ pub struct Results {
     /// instead of the metric registry's (`stats::paired::margin_of`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
+    /// Steps that several processes ran together (MPI ranks: `run --mpi`, `meta --mpi`):
+    /// every process's own measurement, beside the all-processes figures in `samples`. Empty
+    /// (and absent from the file) for a run of one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankRecord>,
+}
+
+/// One process's own measurement of one coordinated step (`runner::coordinator`): the
+/// samples of that step are every process's together; this is what this one measured, its
+/// start and end on the clock all processes share from the step's start meeting.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankRecord {
+    /// Setup name.
+    pub setup: String,
+    /// Workload id, as its samples name it.
+    pub workload: String,
+    /// Round, 1-based.
+    pub round: u32,
+    /// The process's rank (0 is the leader, which reduced the step).
+    pub rank: u32,
+    /// The host it ran on.
+    pub host: String,
+    /// When its measured part started, seconds after the start meeting's release.
+    pub start_s: f64,
+    /// When it ended, on the same clock.
+    pub end_s: f64,
+    /// Its own scalar values (its histograms are merged into the step's, not kept apart).
+    #[serde(default)]
+    pub values: Vec<RankValue>,
+}
+
+/// One value a process measured itself in a coordinated step.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankValue {
+    /// The metric, as in [`Sample::metric`].
+    pub metric: MetricKey,
+    /// Unit.
+    pub unit: String,
+    /// The value.
+    pub value: f64,
+}
+
+impl RankRecord {
+    /// Its value of `metric`, if it measured one.
+    pub fn get(&self, metric: crate::metrics::MetricId) -> Option<f64> {
+        self.values
+            .iter()
+            .find(|v| v.metric == metric)
+            .map(|v| v.value)
+    }
 }
 
 /// The setups of one round in the order they ran.

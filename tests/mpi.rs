@@ -683,3 +683,70 @@ fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
         );
     }
 }
+
+#[test]
+fn meta_lists_a_workload_that_failed_on_one_rank_and_runs_the_next() {
+    if !common::privileged("mpi::meta_lists_a_workload_that_failed_on_one_rank_and_runs_the_next")
+        .root()
+        .tools(&["mpirun", "mount", "umount"])
+        .ok()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    for r in 0..3 {
+        std::fs::create_dir(dir.path().join(r.to_string())).unwrap();
+    }
+    // Rank 2's directory is a tmpfs of 64 inodes: its untar of ~700 entries hits ENOSPC, its
+    // 30 small files fit.
+    let small = dir.path().join("2");
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64m,nr_inodes=64", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs");
+    let _mounted = Tmpfs(small.clone());
+    let per_rank = dir.path().join("%r");
+    let o = mpirun(&[
+        "meta",
+        "--mpi",
+        "--dir",
+        per_rank.to_str().unwrap(),
+        "--workload",
+        "untar,smallfiles",
+        "--corpus-scale",
+        "0.02",
+        "--corpus-copies",
+        "1",
+        "--smallfiles",
+        "30",
+        "--smallfiles-dirs",
+        "3",
+        "--json",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    // Every rank recorded the failure and exits 1 (none aborted, none hung).
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("rank 0 prints one JSON report");
+    let failures = v["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{v}");
+    assert_eq!(failures[0]["workload"], "untar");
+    let why = failures[0]["error"].as_str().unwrap();
+    assert!(why.starts_with("rank 2 of 3 on host"), "{why}");
+    // The next workload ran on every rank, and the failed one has no row.
+    let samples = v["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 1, "{v}");
+    assert_eq!(samples[0]["workload"], "smallfiles");
+    assert_eq!(samples[0]["entries"], 90);
+    assert_eq!(v["ranks"].as_array().unwrap().len(), 3);
+    for r in 0..3 {
+        let d = dir.path().join(r.to_string());
+        assert_eq!(
+            walk(&d),
+            Vec::<std::path::PathBuf>::new(),
+            "rank {r} left files"
+        );
+    }
+}

@@ -26,7 +26,7 @@ pub fn workloads() -> Vec<&'static str> {
 }
 
 /// Removes fsbench's working directory when dropped.
-pub(crate) struct WorkDir(pub(crate) PathBuf);
+struct WorkDir(PathBuf);
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
@@ -148,13 +148,7 @@ pub fn run(args: MetaArgs) -> Result<i32> {
     std::fs::create_dir(&work).map_err(|e| Error::io("cannot create", &work, e))?;
     let guard = WorkDir(work.clone());
 
-    let mut steps = Steps::new(
-        &opts,
-        corpus,
-        &args.dir,
-        work.clone(),
-        Some(crate::measure::SettleRule::default()),
-    );
+    let mut steps = Steps::new(&opts, corpus, &args.dir, work.clone());
     // `None`: the workload failed (a row of the table, never a sample).
     let mut samples: Vec<(String, Option<Metric>)> = Vec::new();
     let mut failures: Vec<(&str, String)> = Vec::new();
@@ -209,9 +203,9 @@ pub fn run(args: MetaArgs) -> Result<i32> {
 }
 
 /// The workloads of one `fsbench meta` process and what their steps share. Every workload runs
-/// through the runner's step ([`crate::runner::step`]), in the single process and on every MPI
-/// rank alike.
-pub(crate) struct Steps<'a> {
+/// through the runner's step ([`crate::runner::step`]); under MPI the ranks run
+/// [`invocation`]'s plan through the runner itself instead.
+struct Steps<'a> {
     work: PathBuf,
     root: &'a Path,
     setup: SetupSpec,
@@ -219,20 +213,13 @@ pub(crate) struct Steps<'a> {
     corpus: CorpusSpec,
     shared: Shared,
     threads: usize,
-    settle: Option<crate::measure::SettleRule>,
+    settle: crate::measure::SettleRule,
 }
 
 impl<'a> Steps<'a> {
-    /// Steps working in `work` (below `root`, the user's DIR). `settle`: wait for the device
-    /// to go quiet after a writing workload and count its writes (`None` under MPI, where the
-    /// wait would fall inside the ranks' common window).
-    pub(crate) fn new(
-        opts: &Options,
-        corpus: Option<Corpus>,
-        root: &'a Path,
-        work: PathBuf,
-        settle: Option<crate::measure::SettleRule>,
-    ) -> Self {
+    /// Steps working in `work` (below `root`, the user's DIR); after a writing workload each
+    /// waits for the device to go quiet and counts its writes.
+    fn new(opts: &Options, corpus: Option<Corpus>, root: &'a Path, work: PathBuf) -> Self {
         Steps {
             work,
             root,
@@ -241,27 +228,15 @@ impl<'a> Steps<'a> {
             corpus: opts.corpus.clone().unwrap_or_default(),
             shared: corpus.map(Shared::with_corpus).unwrap_or_default(),
             threads: opts.threads,
-            settle,
+            settle: crate::measure::SettleRule::default(),
         }
     }
 
     /// Run workload `i` through the runner's step.
-    pub(crate) fn run(&mut self, i: usize) -> Result<crate::runner::step::Done> {
+    fn run(&mut self, i: usize) -> Result<crate::runner::step::Done> {
         let spec = self.specs[i].clone();
         let mut cx = self.context();
         crate::runner::step::run(&mut cx, &spec)
-    }
-
-    /// Workload `i` as a step that MPI ranks run together
-    /// ([`crate::runner::coordinator::workload`]): its preparation and cache drop before the
-    /// start meeting, its measured part after.
-    #[cfg(feature = "mpi")]
-    pub(crate) fn step(&mut self, i: usize) -> OneStep<'_, 'a> {
-        OneStep {
-            steps: self,
-            i,
-            prepared: None,
-        }
     }
 
     fn context(&mut self) -> StepContext<'_> {
@@ -272,7 +247,7 @@ impl<'a> Steps<'a> {
                 fs: "dir",
                 round: 1,
                 seed: 1,
-                settle: self.settle,
+                settle: Some(self.settle),
             },
             root: self.root,
             setup: &self.setup,
@@ -293,28 +268,53 @@ impl<'a> Steps<'a> {
     }
 }
 
-/// One workload of [`Steps`] in the two parts a coordinator drives.
+/// The metadata plan `fsbench meta --mpi` runs on each rank through the runner, as
+/// `fsbench run --dir DIR` would: the chosen workloads with the flags' sizes, one round, one
+/// setup on directory `dir` (the rank's own), the flags' corpus; kept in memory (no OUT: the
+/// caller renders the results), every step settling nothing inside the ranks' window (the
+/// runner's rule under a coordinator).
 #[cfg(feature = "mpi")]
-pub(crate) struct OneStep<'s, 'a> {
-    steps: &'s mut Steps<'a>,
-    i: usize,
-    prepared: Option<crate::runner::step::Prepared>,
-}
-
-#[cfg(feature = "mpi")]
-impl crate::runner::coordinator::Step for OneStep<'_, '_> {
-    fn prepare(&mut self) -> Result<()> {
-        let spec = self.steps.specs[self.i].clone();
-        let mut cx = self.steps.context();
-        self.prepared = Some(crate::runner::step::prepare(&mut cx, &spec)?);
-        Ok(())
-    }
-
-    fn measure(&mut self) -> Result<crate::workload::WorkloadOutput> {
-        let spec = self.steps.specs[self.i].clone();
-        let prepared = self.prepared.take().unwrap_or_default();
-        let mut cx = self.steps.context();
-        crate::runner::step::measure(&mut cx, &spec, prepared).map(|done| done.output)
+pub(crate) fn invocation(opts: &Options, dir: PathBuf) -> crate::plan::Invocation {
+    let flags = crate::plan::Overrides::default();
+    let plan = crate::plan::Plan {
+        name: "meta".into(),
+        description: "fsbench meta --mpi".into(),
+        setups: vec![SetupSpec::plain("dir")],
+        workloads: specs(opts),
+        rounds: 1,
+        runtime: std::time::Duration::from_secs(5),
+        ramp: std::time::Duration::ZERO,
+        // No data file: the metadata workloads make their own trees and files.
+        file_size: 0,
+        corpus: opts.corpus.clone().unwrap_or_default(),
+        quiet: crate::plan::QuietSpec {
+            window: std::time::Duration::from_secs(1),
+            threshold: flags.quiet_threshold,
+            timeout: flags.quiet_timeout,
+        },
+        steady: None,
+        precondition: false,
+        precondition_device: None,
+        settle: None,
+        margin: None,
+    };
+    crate::plan::Invocation {
+        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        argv: std::env::args().collect(),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        plan,
+        options: crate::plan::RunOptions {
+            out: dir.clone(),
+            target: crate::target::TargetKind::Dir { path: dir },
+            multi: Default::default(),
+            yes: false,
+            engine: crate::plan::EngineChoice::Fsbench,
+            seed: 1,
+            threads: opts.threads,
+            tool_timeout: std::time::Duration::from_secs(600),
+            target_in_ram: None,
+            in_memory: true,
+        },
     }
 }
 

@@ -1,65 +1,65 @@
-//! `fsbench meta --mpi`: every rank runs the metadata workloads in its own directory; each
-//! workload is one coordinated step ([`crate::runner::coordinator::workload`], as every step
-//! of `fsbench run --mpi`): prepared, started on all ranks together, measured, gathered at
-//! rank 0, which prints entries/s of all ranks over the common window (earliest start to
-//! latest end), mdtest's way (`report::meta::mpi`).
+//! `fsbench meta --mpi`: every rank runs the metadata plan ([`cmd::invocation`]: the chosen
+//! workloads, one round, a directory target that is the rank's own
+//! DIR/fsbench-meta-r<rank>-<pid>) through the runner with the MPI world as its coordinator,
+//! as `fsbench run --mpi` does: each workload one coordinated step
+//! ([`crate::runner::coordinator::workload`]: prepared, started on all ranks together,
+//! measured, gathered and reduced at rank 0, a failure on any rank the step's failure on all).
+//! The run is kept in memory (no OUT); rank 0 renders every rank's own measurement
+//! (`Results::ranks`, as rows by [`rank_rows`]) as entries/s of all ranks over the common
+//! window (earliest start to latest end), mdtest's way (`report::meta::mpi`).
 
-use super::meta::{self as cmd, Steps, WorkDir};
+use super::meta as cmd;
+use super::run_mpi::{Quiet, checked};
+use crate::Result;
 use crate::cli::meta::MetaArgs;
 use crate::mpi::World;
-use crate::runner::coordinator;
+use crate::mpi::rankdir::RankDir;
 use crate::runner::reduce::rank_rows;
 use crate::workload::meta::Corpus;
-use crate::{Error, Result};
 
-/// Run `fsbench meta --mpi` on this rank; a failure on any rank aborts them all.
+/// Run `fsbench meta --mpi` on this rank; returns the exit code (1 on every rank when a
+/// workload failed; a rank that cannot even set up aborts them all).
 pub fn run(args: MetaArgs) -> Result<i32> {
     crate::cancel::install_handlers();
     let world = World::init()?;
     let mut args = args;
     args.dir = crate::mpi::expand(&args.dir, world.rank, &world.host);
     let opts = world.check(cmd::resolve(&args));
-    let corpus = world.check(opts.corpus.as_ref().map(Corpus::build).transpose());
-    // Rank and pid: pids alone may repeat across hosts sharing one directory.
-    let work = args.dir.join(format!(
-        "fsbench-meta-r{}-{}",
-        world.rank,
-        std::process::id()
-    ));
-    world.check(std::fs::create_dir(&work).map_err(|e| Error::io("cannot create", &work, e)));
-    let guard = WorkDir(work.clone());
-    // No settle: its wait for a quiet device would fall inside the ranks' common window.
-    let mut steps = Steps::new(&opts, corpus, &args.dir, work.clone(), None);
-    let mut rows = Vec::new();
-    for (i, &wl) in opts.workloads.iter().enumerate() {
-        world.check(crate::cancel::check());
-        // Failure is collective: a workload that failed on any rank fails here on every one.
-        let done =
-            coordinator::workload(&world, wl, None, &mut steps.step(i)).map_err(|e| match e {
-                Error::Interrupted => e,
-                e => Error::workload(wl, e.to_string()),
-            });
-        let done = world.check(done);
-        // Rank 0's own notes (the all-ranks output adds a per-rank line the table shows).
-        if let Some(mine) = done.ranks.first() {
-            for n in &mine.measured.notes {
-                eprintln!("fsbench: note: {n}");
-            }
-        }
-        rows.extend(rank_rows(wl, &done.ranks));
-    }
-    drop(guard);
-    if world.rank == 0 {
+    // Bad corpus input is refused before anything is created (the runner builds its own).
+    world.check(opts.corpus.as_ref().map(Corpus::build).transpose());
+    // Rank 0 speaks for all; the others print only why they fail.
+    let quiet = (world.rank != 0).then(Quiet::install).flatten();
+    let rank_dir = checked(
+        &world,
+        quiet.as_ref(),
+        RankDir::create(&args.dir, "meta", world.rank),
+    );
+    rank_dir.remove_on_interrupt(world.rank != 0);
+    let inv = cmd::invocation(&opts, rank_dir.path().to_path_buf());
+    let outcome = checked(
+        &world,
+        quiet.as_ref(),
+        crate::runner::execute_with(&inv, false, Some(&world)),
+    );
+    drop(rank_dir);
+    if world.rank == 0 && !outcome.interrupted {
+        let r = &outcome.results;
+        let failures: Vec<(&str, String)> = r
+            .failures
+            .iter()
+            .map(|f| (f.workload.as_str(), f.error.clone()))
+            .collect();
         print!(
             "{}",
             crate::report::meta::mpi(
-                &opts.workloads,
-                &rows,
+                &rank_rows(&r.ranks),
+                &failures,
                 &World::library_version(),
                 world.size as u32,
                 args.json
             )
         );
     }
-    Ok(crate::error::EXIT_OK)
+    // Every rank recorded the same failures (the coordinator shares them): same code.
+    Ok(super::run::exit_code(&outcome))
 }

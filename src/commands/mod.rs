@@ -15,7 +15,7 @@ mod io_fio_job;
 #[cfg(feature = "mpi")]
 mod io_mpi;
 pub mod meta;
-/// `fsbench meta --mpi`.
+/// `fsbench meta --mpi` (each rank runs a metadata plan through the runner).
 #[cfg(feature = "mpi")]
 mod meta_mpi;
 pub mod plan;

@@ -78,7 +78,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
     // directory inside it); ranks other than 0 keep their journal and partial results there
     // too, so they write nothing to OUT. It goes when the rank ends or is interrupted.
     let parent = args.plan.dir.clone().expect("--dir checked");
-    let rank_dir = checked(&world, quiet.as_ref(), RankDir::create(&parent, world.rank));
+    let rank_dir = checked(
+        &world,
+        quiet.as_ref(),
+        RankDir::create(&parent, "mpi", world.rank),
+    );
     rank_dir.remove_on_interrupt(world.rank != 0);
     inv.options.target = crate::target::TargetKind::Dir {
         path: rank_dir.path().to_path_buf(),
@@ -120,7 +124,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
 }
 
 /// `r`'s value, or this rank's failure (said aloud) ends the whole job (MPI_Abort).
-fn checked<T>(world: &World, quiet: Option<&Quiet>, r: Result<T>) -> T {
+pub(super) fn checked<T>(world: &World, quiet: Option<&Quiet>, r: Result<T>) -> T {
     r.unwrap_or_else(|e| {
         if let Some(q) = quiet {
             q.restore();
@@ -130,14 +134,14 @@ fn checked<T>(world: &World, quiet: Option<&Quiet>, r: Result<T>) -> T {
 }
 
 /// A quiet rank: stdout and stderr point at /dev/null, and stderr is put back before this
-/// rank reports its own failure.
-struct Quiet {
+/// rank reports its own failure (ranks other than 0 of `run --mpi` and `meta --mpi`).
+pub(super) struct Quiet {
     stderr: std::os::fd::OwnedFd,
 }
 
 impl Quiet {
     /// `None` (and nothing changed) when the descriptors cannot be redirected.
-    fn install() -> Option<Quiet> {
+    pub(super) fn install() -> Option<Quiet> {
         use std::os::fd::AsFd;
         let stderr = rustix::io::dup(std::io::stderr().as_fd()).ok()?;
         let null = std::fs::OpenOptions::new()

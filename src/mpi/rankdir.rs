@@ -1,4 +1,5 @@
-//! A rank's own directory under `fsbench run --mpi`, holding everything the rank writes:
+//! A rank's own directory under `fsbench run --mpi` and `fsbench meta --mpi`, holding
+//! everything the rank writes:
 //! removed when the rank ends, and at once when it is interrupted.
 //!
 //! mpirun answers Ctrl-C with SIGTERM to every rank and SIGKILL one second later (Open MPI's
@@ -12,16 +13,18 @@ use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// `PARENT/fsbench-mpi-r<rank>-<pid>`; dropping it removes it.
+/// `PARENT/fsbench-<what>-r<rank>-<pid>` (`mpi` for `run --mpi`, `meta` for `meta --mpi`);
+/// dropping it removes it.
 #[derive(Debug)]
 pub struct RankDir {
     path: PathBuf,
 }
 
 impl RankDir {
-    /// Create the directory of `rank` in `parent`.
-    pub fn create(parent: &Path, rank: i32) -> Result<RankDir> {
-        let path = parent.join(format!("fsbench-mpi-r{rank}-{}", std::process::id()));
+    /// Create the directory of `rank` in `parent`, named for the command (`what`). Rank and
+    /// pid: pids alone may repeat across hosts sharing one directory.
+    pub fn create(parent: &Path, what: &str, rank: i32) -> Result<RankDir> {
+        let path = parent.join(format!("fsbench-{what}-r{rank}-{}", std::process::id()));
         std::fs::create_dir(&path).map_err(|e| Error::io("cannot create", &path, e))?;
         Ok(RankDir { path })
     }

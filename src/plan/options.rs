@@ -45,6 +45,11 @@ pub struct RunOptions {
     /// `fsbench plan` says so. Absent in older plan.json files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_in_ram: Option<String>,
+    /// Keep the run in memory: no OUT directory (no plan.json, journal or results.json), so
+    /// it cannot be resumed; the caller renders `runner::Outcome::results` itself
+    /// (`fsbench meta --mpi`, whose ranks run a metadata plan). Never in plan.json.
+    #[serde(skip)]
+    pub in_memory: bool,
 }
 
 /// What `OUT/plan.json` holds.

@@ -65,15 +65,26 @@ pub fn render(
     out
 }
 
-/// `fsbench meta --mpi`'s output (rank 0): per workload, all ranks' entries over their common
-/// window and the per-rank min–max entries/s; with `json`, the samples, every rank's row
+/// `fsbench meta --mpi`'s output (rank 0): per workload (in the order of the rows `all`),
+/// all ranks' entries over their common window and the per-rank min–max entries/s, then the
+/// failed workloads' errors; with `json`, the samples, the failures, every rank's row
 /// (`ranks`), the hosts and the MPI facts. `library` is the MPI library's version, `ranks` the
 /// number of ranks.
-pub fn mpi(workloads: &[&str], all: &[RankStep], library: &str, ranks: u32, json: bool) -> String {
+pub fn mpi(
+    all: &[RankStep],
+    failures: &[(&str, String)],
+    library: &str,
+    ranks: u32,
+    json: bool,
+) -> String {
     let mut hosts: Vec<&str> = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
     for s in all {
         if !hosts.contains(&s.host.as_str()) {
             hosts.push(&s.host);
+        }
+        if !workloads.contains(&s.workload.as_str()) {
+            workloads.push(&s.workload);
         }
     }
     let rows: Vec<_> = workloads
@@ -89,6 +100,10 @@ pub fn mpi(workloads: &[&str], all: &[RankStep], library: &str, ranks: u32, json
         })
         .collect();
     let mut out = String::new();
+    let failed: Vec<_> = failures
+        .iter()
+        .map(|(w, e)| serde_json::json!({"workload": w, "error": e}))
+        .collect();
     if json {
         let samples: Vec<_> = rows
             .iter()
@@ -100,7 +115,7 @@ pub fn mpi(workloads: &[&str], all: &[RankStep], library: &str, ranks: u32, json
         let _ = writeln!(
             out,
             "{}",
-            serde_json::json!({"samples": samples, "failures": [], "ranks": all, "hosts": hosts,
+            serde_json::json!({"samples": samples, "failures": failed, "ranks": all, "hosts": hosts,
                 "mpi": {"library": library, "ranks": ranks, "hosts": hosts}})
         );
         return out;
@@ -131,6 +146,9 @@ pub fn mpi(workloads: &[&str], all: &[RankStep], library: &str, ranks: u32, json
         ]);
     }
     let _ = writeln!(out, "{t}");
+    for (_, e) in failures {
+        let _ = writeln!(out, "failed: {e}");
+    }
     out
 }
 
@@ -152,17 +170,23 @@ mod tests {
     #[test]
     fn mpi_rows_are_all_ranks_entries_over_the_common_window() {
         let all = [step(0, 300, 0.0, 1.0), step(1, 300, 0.5, 3.0)];
-        let v: serde_json::Value =
-            serde_json::from_str(&mpi(&["smallfiles"], &all, "lib", 2, true)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&mpi(&all, &[], "lib", 2, true)).unwrap();
         assert_eq!(v["samples"][0]["entries"], 600);
         assert_eq!(v["samples"][0]["value"], 200.0);
         assert_eq!(v["ranks"].as_array().unwrap().len(), 2);
         assert_eq!(v["mpi"]["ranks"], 2);
-        let text = mpi(&["smallfiles"], &all, "lib", 2, false);
+        let text = mpi(
+            &all,
+            &[("untar", "untar: disk full".into())],
+            "lib",
+            2,
+            false,
+        );
         assert!(
             text.starts_with("MPI: 2 ranks on 1 host(s) (lib)"),
             "{text}"
         );
         assert!(text.contains("120–300"), "{text}");
+        assert!(text.ends_with("failed: untar: disk full\n"), "{text}");
     }
 }

@@ -4,9 +4,10 @@
 //! start and end on the clock the meeting's release gives them all, all meet again, the
 //! leader gathers every process's output and reduces it ([`super::reduce`]), and a failure on
 //! any process is shared so that all fail the step alike. The runner calls [`workload`] from
-//! `Runner::run_workload` (`runner/round.rs`) and adds [`Coordinator::provenance`] to every
-//! results file (`Runner::assemble`); `fsbench meta --mpi` calls it per workload. The runner
-//! knows nothing of MPI: `crate::mpi::World` implements the trait.
+//! `Runner::run_step` (`runner/round.rs`), keeps every process's own measurement as the
+//! results' `ranks`, and adds [`Coordinator::provenance`] to every results file
+//! (`Runner::assemble`); `fsbench run --mpi` and `fsbench meta --mpi` both run their plans so.
+//! The runner knows nothing of MPI: `crate::mpi::World` implements the trait.
 
 use super::reduce::{RankMeasured, merge};
 use crate::engine::Coordinator;

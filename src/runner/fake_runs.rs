@@ -8,6 +8,7 @@
 
 use super::execute;
 use crate::fs::SetupSpec;
+use crate::metrics::registry::SECONDS;
 use crate::plan::{Invocation, Overrides, WorkloadSpec};
 use crate::target::Target;
 use crate::workload::fake::{self, Action};
@@ -174,6 +175,60 @@ fn a_warm_up_runs_the_first_setup_round_once_and_keeps_nothing_of_it() {
         "{}",
         note.message
     );
+}
+
+#[test]
+fn a_coordinated_run_kept_in_memory_keeps_every_ranks_measurement_and_writes_no_out() {
+    let d = tempfile::tempdir().unwrap();
+    let mut inv = invocation(d.path(), &[("a", "dir")], &["fake-c-ok", "fake-c-fails"], 2);
+    inv.options.in_memory = true;
+    fake::script("fake-c-fails", "a", 1, Action::Fail);
+    // A process alone is a coordinator of one rank: every step goes through the coordinated
+    // phases, as each MPI rank's does.
+    let out = super::execute_with(&inv, false, Some(&crate::engine::Alone)).unwrap();
+    assert!(
+        !inv.options.out.exists(),
+        "kept in memory: no OUT (plan.json, journal, results.json)"
+    );
+    let ranks: Vec<_> = out
+        .results
+        .ranks
+        .iter()
+        .map(|r| (r.setup.as_str(), r.workload.as_str(), r.round, r.rank))
+        .collect();
+    assert_eq!(
+        ranks,
+        [
+            ("a", "fake-c-ok", 1, 0),
+            ("a", "fake-c-ok", 2, 0),
+            ("a", "fake-c-fails", 2, 0)
+        ],
+        "one record per rank and step that ran, none for the failed step"
+    );
+    for r in &out.results.ranks {
+        // The rank's own value, which the step's all-ranks sample was reduced from (one
+        // rank: the same, up to the reduction's arithmetic).
+        let sample = out
+            .results
+            .samples
+            .iter()
+            .find(|s| s.workload == r.workload && s.round == r.round && s.metric == SECONDS)
+            .map(|s| s.value);
+        let own = r.get(SECONDS);
+        assert!(
+            matches!((own, sample), (Some(a), Some(b)) if (a - b).abs() < 1e-9),
+            "{r:?} {sample:?}"
+        );
+        assert!(r.end_s >= r.start_s, "{r:?}");
+    }
+    assert_eq!(out.results.failures.len(), 1);
+    // A process on its own (no coordinator) keeps no per-rank records.
+    let d = tempfile::tempdir().unwrap();
+    let alone = execute(
+        &invocation(d.path(), &[("a", "dir")], &["fake-c-ok"], 1),
+        false,
+    );
+    assert!(alone.unwrap().results.ranks.is_empty());
 }
 
 #[test]

@@ -5,7 +5,9 @@
 //! setup-round, so steps of a setup-round that did not reach its `round_done` record are
 //! discarded and that setup-round is run again from mkfs.
 
-use crate::results::{Failure, HistogramRecord, Sample, SeriesRecord, SetupInfo, Warning};
+use crate::results::{
+    Failure, HistogramRecord, RankRecord, Sample, SeriesRecord, SetupInfo, Warning,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -39,6 +41,9 @@ pub struct RoundRecord {
     /// Setup description (mkfs args/output, mount options, properties) when it was created.
     #[serde(default)]
     pub setup_info: Option<SetupInfo>,
+    /// Every process's own measurement of its coordinated steps (the leader's record only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankRecord>,
 }
 
 impl RoundRecord {
@@ -50,6 +55,7 @@ impl RoundRecord {
         self.failures.extend(other.failures);
         self.warnings.extend(other.warnings);
         self.notes.extend(other.notes);
+        self.ranks.extend(other.ranks);
         if other.setup_info.is_some() {
             self.setup_info = other.setup_info;
         }
@@ -89,7 +95,8 @@ pub enum Entry {
 /// Append-only journal writer.
 pub struct Journal {
     path: PathBuf,
-    file: std::fs::File,
+    /// `None`: a run kept in memory (`RunOptions::in_memory`), which journals nothing.
+    file: Option<std::fs::File>,
 }
 
 impl Journal {
@@ -106,17 +113,31 @@ impl Journal {
             .append(true)
             .open(&path)
             .map_err(|e| crate::Error::io("cannot open journal", &path, e))?;
-        Ok(Journal { path, file })
+        Ok(Journal {
+            path,
+            file: Some(file),
+        })
+    }
+
+    /// A journal that writes nothing: a run kept in memory cannot be resumed, so it needs
+    /// none (and has no OUT to hold one).
+    pub fn none() -> Journal {
+        Journal {
+            path: PathBuf::new(),
+            file: None,
+        }
     }
 
     /// Append one entry and fsync it, so a crash right after still has it.
     pub fn append(&mut self, e: &Entry) -> crate::Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
         let mut line = serde_json::to_vec(e)
             .map_err(|e| crate::Error::Other(format!("cannot serialize journal entry: {e}")))?;
         line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .and_then(|_| self.file.sync_data())
+        file.write_all(&line)
+            .and_then(|_| file.sync_data())
             .map_err(|e| crate::Error::io("cannot write journal", &self.path, e))
     }
 }

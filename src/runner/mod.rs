@@ -113,7 +113,12 @@ pub fn execute_judged(
 ) -> crate::Result<Outcome> {
     let run_start = std::time::Instant::now();
     let out = &inv.options.out;
-    let done = resume_state(inv, resume)?;
+    let keep = !inv.options.in_memory;
+    let done = if keep {
+        resume_state(inv, resume)?
+    } else {
+        BTreeMap::new()
+    };
     let mut checked = check(&inv.plan)?;
     crate::cancel::install_handlers();
     // What the plan's filesystems need running (a zfs-fuse daemon fsbench starts) stays up
@@ -123,11 +128,15 @@ pub fn execute_judged(
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
     let target = acquire_target(inv)?;
     let findings = diagnose(inv, target.as_ref(), &mut checked);
-    std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
-    if !resume {
-        inv.save()?;
-    }
-    let journal = Journal::open(out)?;
+    let journal = if keep {
+        std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
+        if !resume {
+            inv.save()?;
+        }
+        Journal::open(out)?
+    } else {
+        Journal::none()
+    };
     let schedule = Schedule::new(inv, &checked, &done);
     let mut runner = Runner {
         inv,
@@ -173,7 +182,7 @@ pub fn execute_judged(
     let (results, ended) = runner.assemble_final(ended, &schedule);
     // Release the loop device / image before the final file is written.
     drop(target);
-    save_final(out, results, ended)
+    save_final(keep.then_some(out.as_path()), results, ended)
 }
 
 /// Each driver's hold on what it needs running ([`crate::fs::Filesystem::hold_services`]),
@@ -199,11 +208,15 @@ fn acquire_target(inv: &Invocation) -> crate::Result<Box<dyn Target>> {
     crate::target::multi::acquire(&inv.options.target, &inv.options.multi, inv.options.yes)
 }
 
-/// The last phase: the summary computed (a finished run) and `results.json` saved; a fatal
-/// error is returned after the save.
-fn save_final(out: &Path, mut results: Results, ended: Ended) -> crate::Result<Outcome> {
+/// The last phase: the summary computed (a finished run) and `results.json` saved in `out`
+/// (`None`: a run kept in memory); a fatal error is returned after the save.
+fn save_final(out: Option<&Path>, mut results: Results, ended: Ended) -> crate::Result<Outcome> {
+    let save = |r: &Results| match out {
+        Some(out) => r.save(&out.join("results.json")),
+        None => Ok(()),
+    };
     if let Some(e) = ended.fatal {
-        results.save(&out.join("results.json"))?;
+        save(&results)?;
         return Err(e);
     }
     if !ended.interrupted {
@@ -211,7 +224,7 @@ fn save_final(out: &Path, mut results: Results, ended: Ended) -> crate::Result<O
         results.finished_at =
             humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     }
-    results.save(&out.join("results.json"))?;
+    save(&results)?;
     Ok(Outcome {
         results,
         interrupted: ended.interrupted,
@@ -538,8 +551,10 @@ impl Runner<'_> {
                         setup: name.clone(),
                         round: sr.round,
                     })?;
-                    let partial = self.assemble(&ended.records, true);
-                    partial.save(&out.join("results.json"))?;
+                    if !self.inv.options.in_memory {
+                        let partial = self.assemble(&ended.records, true);
+                        partial.save(&out.join("results.json"))?;
+                    }
                 }
                 Err(crate::Error::Interrupted) => {
                     ended.interrupted = true;
@@ -820,6 +835,7 @@ impl Runner<'_> {
             r.failures.extend(rec.failures.iter().cloned());
             r.warnings.extend(rec.warnings.iter().cloned());
             r.notes.extend(rec.notes.iter().cloned());
+            r.ranks.extend(rec.ranks.iter().cloned());
         }
         r.setups = plan
             .setups

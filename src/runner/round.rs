@@ -455,10 +455,10 @@ impl Runner<'_> {
             crate::cancel::check()?;
             let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
             self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            let result = self.run_workload(w, at);
+            let result = self.run_step(w, at);
             let mut step = self.empty(setup, round);
             match result {
-                Ok(out) => self.record_output(&mut step, w, at, out, &mut bandwidth),
+                Ok(done) => self.record_output(&mut step, w, at, done, &mut bandwidth),
                 Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
                     return Err(Error::Interrupted);
                 }
@@ -483,15 +483,17 @@ impl Runner<'_> {
 
     /// One workload's output into its step's record: the scaling factor against its
     /// baseline's bandwidth, its notes and (typed) warnings, its samples under the id it ran
-    /// as (a cold-cache workload that ran warm under its warm name, so no report calls it cold).
+    /// as (a cold-cache workload that ran warm under its warm name, so no report calls it cold),
+    /// and with them every process's own measurement when several ran it together.
     fn record_output(
         &mut self,
         step: &mut RoundRecord,
         w: &WorkloadSpec,
         at: &StepAt<'_>,
-        mut out: WorkloadOutput,
+        done: super::coordinator::Coordinated,
         bandwidth: &mut BTreeMap<String, f64>,
     ) {
+        let mut out = done.output;
         let (setup, round) = (&at.setup.name, at.round);
         let id = if out.ran_warm {
             crate::workload::warm_id(&w.id)
@@ -528,6 +530,8 @@ impl Runner<'_> {
         }
         if w.record {
             add_output(step, setup, &id, round, out);
+            step.ranks
+                .extend(super::reduce::rank_records(setup, &id, round, &done.ranks));
         }
     }
 
@@ -575,17 +579,31 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// Run one workload step through the registry ([`super::step`]): prepare, then measure;
-    /// with a coordinator, its start barrier between the two (every process prepared, so no
-    /// preparation or cache drop falls inside the ranks' common measured window).
+    /// [`Runner::run_step`]'s output alone (the redundancy phase's reruns, which keep no
+    /// per-rank records).
     pub(super) fn run_workload(
         &mut self,
         w: &WorkloadSpec,
         at: &StepAt<'_>,
     ) -> crate::Result<WorkloadOutput> {
+        self.run_step(w, at).map(|done| done.output)
+    }
+
+    /// Run one workload step through the registry ([`super::step`]): prepare, then measure;
+    /// with a coordinator, its start barrier between the two (every process prepared, so no
+    /// preparation or cache drop falls inside the ranks' common measured window), and on
+    /// the leader every process's own measurement beside the output.
+    fn run_step(
+        &mut self,
+        w: &WorkloadSpec,
+        at: &StepAt<'_>,
+    ) -> crate::Result<super::coordinator::Coordinated> {
         let Some(c) = self.coordinator else {
             let prepared = self.in_step(w, at, |cx| super::step::prepare(cx, w))?;
-            return self.measure(w, at, prepared);
+            return Ok(super::coordinator::Coordinated {
+                output: self.measure(w, at, prepared)?,
+                ranks: Vec::new(),
+            });
         };
         // An I/O job's aggregate bytes are all ranks' I/Os × its block size.
         let io_bs =
@@ -598,7 +616,7 @@ impl Runner<'_> {
             at,
             prepared: None,
         };
-        super::coordinator::workload(c, &w.id, io_bs, &mut step).map(|done| done.output)
+        super::coordinator::workload(c, &w.id, io_bs, &mut step)
     }
 
     /// The measured part of a prepared step; a failed cache drop becomes a run warning.
@@ -640,7 +658,10 @@ impl Runner<'_> {
                 fs: &setup.fs,
                 round: at.round,
                 seed,
-                settle: Some(plan.quiet.after_job()),
+                // Several processes together: no wait for the device to go quiet inside
+                // their common measured window (their device totals are not kept anyway:
+                // ranks on one host share a device).
+                settle: self.coordinator.is_none().then(|| plan.quiet.after_job()),
             },
             root: at.work_root,
             setup,

@@ -237,6 +237,7 @@ pub fn resolve(
             threads: args.threads,
             tool_timeout: args.tool_timeout,
             target_in_ram: host.target_in_ram.map(str::to_string),
+            in_memory: false,
         },
     })
 }

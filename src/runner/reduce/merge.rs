@@ -1,5 +1,5 @@
 //! Rank 0's reduction of one workload's outputs (one per rank) into the all-ranks output the
-//! runner records (`fsbench run --mpi`; `fsbench meta --mpi` prints it per workload).
+//! runner records (`fsbench run --mpi` and `fsbench meta --mpi`, both plans run by the runner).
 //!
 //! Every rank prepares the workload (untimed), then all start its measured part together (a
 //! barrier right before it); each rank reports when its measured part started and ended on the

@@ -6,8 +6,11 @@
 //!   window, histograms merged bucket by bucket, each metric by its registry `reduce` rule;
 //! - [`aggregate`]: `fsbench io --mpi`'s ranks' engine reports into one report with per-rank
 //!   and per-host rows;
-//! - [`rank_rows`] and [`meta_total`]: the per-rank rows of a metadata step and their
-//!   all-ranks entries/s (`fsbench meta --mpi`, rendered by `report::meta::mpi`).
+//! - [`rank_records`]: every rank's own measurement of a step as the results keep it
+//!   (`Results::ranks`, for `run --mpi` and `meta --mpi` alike);
+//! - [`rank_rows`] and [`meta_total`]: the per-rank rows of metadata steps, read from those
+//!   records, and their all-ranks entries/s (`fsbench meta --mpi`, rendered by
+//!   `report::meta::mpi`).
 //!
 //! All of it is pure (no MPI), so it is tested without mpirun.
 
@@ -15,6 +18,7 @@ pub mod aggregate;
 pub mod merge;
 
 use crate::metrics::registry::ENTRIES;
+use crate::results::{RankRecord, RankValue};
 use serde::{Deserialize, Serialize};
 
 /// One process's measured part of one workload step, as the leader received it.
@@ -45,17 +49,50 @@ pub struct RankStep {
     pub end_s: f64,
 }
 
-/// The per-rank rows of metadata workload `workload` from what its step gathered.
-pub fn rank_rows(workload: &str, ranks: &[RankMeasured]) -> Vec<RankStep> {
+/// Every rank's own measurement of workload `workload` (the id its samples carry) of
+/// `setup` in `round`, as the results keep it.
+pub fn rank_records(
+    setup: &str,
+    workload: &str,
+    round: u32,
+    ranks: &[RankMeasured],
+) -> Vec<RankRecord> {
     ranks
+        .iter()
+        .map(|r| RankRecord {
+            setup: setup.to_string(),
+            workload: workload.to_string(),
+            round,
+            rank: r.rank,
+            host: r.host.clone(),
+            start_s: r.measured.start_s,
+            end_s: r.measured.end_s,
+            values: r
+                .measured
+                .metrics
+                .iter()
+                .map(|(metric, unit, value)| RankValue {
+                    metric: metric.clone(),
+                    unit: unit.clone(),
+                    value: *value,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The per-rank rows of metadata steps, from the records of a run (entries each rank
+/// created, walked or removed), in the records' order.
+pub fn rank_rows(records: &[RankRecord]) -> Vec<RankStep> {
+    records
         .iter()
         .map(|r| RankStep {
             rank: r.rank as i32,
             host: r.host.clone(),
-            workload: workload.to_string(),
-            entries: r.measured.get(ENTRIES).unwrap_or(0.0) as u64,
-            start_s: r.measured.start_s,
-            end_s: r.measured.end_s,
+            workload: r.workload.clone(),
+            entries: r.get(ENTRIES).unwrap_or(0.0) as u64,
+            start_s: r.start_s,
+            end_s: r.end_s,
         })
         .collect()
 }
@@ -92,11 +129,17 @@ mod tests {
 
     #[test]
     fn metadata_rows_add_up_over_the_common_window() {
-        let rows = rank_rows(
+        let records = rank_records(
+            "dir",
             "smallfiles",
+            1,
             &[rank(0, 300.0, 0.0, 1.0), rank(1, 300.0, 0.5, 3.0)],
         );
+        assert_eq!(records[1].get(ENTRIES), Some(300.0));
+        assert_eq!((records[1].setup.as_str(), records[1].round), ("dir", 1));
+        let rows = rank_rows(&records);
         assert_eq!(rows[1].rank, 1);
+        assert_eq!(rows[1].workload, "smallfiles");
         assert_eq!(rows[1].entries, 300);
         let refs: Vec<&RankStep> = rows.iter().collect();
         let (entries, window, rate) = meta_total(&refs);
