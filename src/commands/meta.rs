@@ -297,6 +297,8 @@ pub(crate) fn invocation(opts: &Options, dir: PathBuf) -> crate::plan::Invocatio
         precondition_device: None,
         settle: None,
         margin: None,
+        // One coordinated round across ranks; nothing to warm up that the ranks would share.
+        warmup: false,
     };
     crate::plan::Invocation {
         fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
