@@ -479,8 +479,13 @@ pub enum Cost {
     },
     /// One pass over the extracted corpus.
     Corpus(CorpusStep),
-    /// smallfiles or fsmark at their default sizes.
-    SmallFiles,
+    /// Small files made one by one (smallfiles, fsmark): `files` in all, each fsync'd or not.
+    Files {
+        /// Files created (and, for smallfiles, read and deleted).
+        files: u64,
+        /// Each file is made durable on its own (fsmark's per-file fsync), the dominant cost.
+        fsync: bool,
+    },
     /// A capability probe.
     Probe,
     /// The workload's own estimate, seconds (servers, databases, job files).

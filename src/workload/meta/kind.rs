@@ -332,8 +332,11 @@ impl Workload for Smallfiles {
     fn example(&self) -> &'static str {
         "id = \"smallfiles\"\nkind = \"smallfiles\""
     }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::SmallFiles
+    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        Cost::Files {
+            files: w.params_of::<SmallFilesSpec>().unwrap_or_default().files,
+            fsync: false,
+        }
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         let s = w.params_of::<SmallFilesSpec>().unwrap_or_default();
@@ -382,8 +385,14 @@ impl Workload for Fsmark {
     fn example(&self) -> &'static str {
         "id = \"fsmark\"\nkind = \"fsmark\""
     }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::SmallFiles
+    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        // Writers beyond one share two cores and one journal here, so the estimate counts
+        // the files of one writer unless the spec names more (`--threads` is not in a plan).
+        let s = Self::spec(w, 1);
+        Cost::Files {
+            files: s.files_per_thread * s.threads.max(1) as u64,
+            fsync: s.fsync != super::FsyncPolicy::None,
+        }
     }
     fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
         let s = Self::spec(w, d.threads);
