@@ -264,6 +264,7 @@ impl<'a> Steps<'a> {
             fio_engine: false,
             scratch: &self.work,
             shared: &mut self.shared,
+            coordinator: None,
         }
     }
 }

@@ -23,7 +23,7 @@ pub mod validate;
 pub mod verify;
 mod worker;
 
-pub use coordinator::{Alone, Coordinator};
+pub use coordinator::{Alone, Coordinator, Tracked};
 pub use job::{Backend, JobSpec, RwMode};
 pub use layout::layout;
 pub use report::{
@@ -65,7 +65,7 @@ pub fn run_with(spec: &JobSpec, settle: Option<crate::measure::SettleRule>) -> R
 /// Which part of a larger job group this process runs: jobs
 /// `[index × numjobs, (index + 1) × numjobs)` of a group of `of × numjobs` jobs spread over
 /// one shared file by `offset_increment` (so MPI rank r gets its own regions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Slice {
     /// This process's place in the group (the MPI rank).
     pub index: u32,
@@ -118,13 +118,43 @@ fn group_spec(spec: &JobSpec, slice: Option<Slice>) -> JobSpec {
 }
 
 /// [`run`] as one of several processes: `slice` picks this process's regions of a shared
-/// file, `coord` holds the meeting points. Also returns the measured [`Window`].
+/// file (which the leader, rank 0, lays out once before the others resolve it: a meeting),
+/// `coord` holds the meeting points. Also returns the measured [`Window`].
+///
+/// Every process makes the same collective calls whether its job succeeds or fails: a
+/// process that fails before one of its meetings (a missing file, a layout that hit ENOSPC,
+/// a job that could not open its file) still takes part in the meetings it has left and, with
+/// stonewall, says it is done ([`Tracked::catch_up`]), so the others stop and return instead
+/// of waiting for it; the caller shares the failure (`runner::coordinator::workload`).
 pub fn run_coordinated(
     spec: &JobSpec,
     slice: Option<Slice>,
     coord: &dyn Coordinator,
     settle: Option<crate::measure::SettleRule>,
 ) -> Result<(IoReport, Window)> {
+    let tracked = Tracked::new(coord);
+    let r = run_tracked(spec, slice, &tracked, settle);
+    if r.is_err() && !crate::cancel::requested() {
+        // The shared file's layout meeting, then the start meeting (`run_jobs`).
+        tracked.catch_up(1 + u32::from(slice.is_some()));
+    }
+    r
+}
+
+/// [`run_coordinated`]'s job, its meetings counted by `coord`.
+fn run_tracked(
+    spec: &JobSpec,
+    slice: Option<Slice>,
+    coord: &Tracked<'_>,
+    settle: Option<crate::measure::SettleRule>,
+) -> Result<(IoReport, Window)> {
+    // A shared file is laid out once, by the leader, before anyone opens it.
+    if slice.is_some() {
+        if coord.rank() == 0 {
+            lay_out(spec, slice)?;
+        }
+        coord.meet()?;
+    }
     let mut resolved = validate::resolve(&group_spec(spec, slice))?;
     let first_job = slice.map_or(0, |s| (s.index * spec.numjobs) as usize);
     if slice.is_some() {
@@ -410,11 +440,10 @@ fn run_jobs(
         // First meeting: every job is set up. Without a ramp the window opens now, so take
         // the "before" samples while the jobs still wait at the second meeting.
         barrier.wait();
-        // A job that could not set up fails this process anyway; skip the meeting so the
-        // failure is reported (and the others aborted) instead of waited on.
-        // An interrupt while waiting for the others stops this process's jobs; the
-        // caller's cancel check then reports the interrupt.
-        if !abort.load(Ordering::SeqCst) && coord.meet().is_err() {
+        // Every process meets, even one whose job could not set up (it fails after the
+        // meetings, so the others are not left waiting). An interrupt while waiting for the
+        // others stops this process's jobs; the caller's cancel check then reports it.
+        if coord.meet().is_err() {
             abort.store(true, Ordering::SeqCst);
         }
         let go = Instant::now();

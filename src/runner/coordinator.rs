@@ -6,7 +6,8 @@
 //! any process is shared so that all fail the step alike. The runner calls [`workload`] from
 //! `Runner::run_step` (`runner/round.rs`), keeps every process's own measurement as the
 //! results' `ranks`, and adds [`Coordinator::provenance`] to every results file
-//! (`Runner::assemble`); `fsbench run --mpi` and `fsbench meta --mpi` both run their plans so.
+//! (`Runner::assemble`); `fsbench run --mpi`, `fsbench meta --mpi` and `fsbench io --mpi` all
+//! run their plans so (`io --mpi`'s I/O step meets once more inside the engine).
 //! The runner knows nothing of MPI: `crate::mpi::World` implements the trait.
 
 use super::reduce::{RankMeasured, merge};
@@ -14,7 +15,6 @@ use crate::engine::Coordinator;
 use crate::plan::Kind;
 use crate::workload::WorkloadOutput;
 use crate::{Error, Result};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -151,24 +151,6 @@ fn reduce(
         output: merge::merge(&measured, io_bs),
         ranks: ok,
     })
-}
-
-/// Every process's `mine` at the leader, in rank order (`Ok(None)` on the others): the one
-/// gather `fsbench io --mpi` sends its engine report through.
-pub fn gather<T: Serialize + DeserializeOwned>(
-    c: &dyn Coordinator,
-    mine: &T,
-) -> Result<Option<Vec<T>>> {
-    let bytes =
-        serde_json::to_vec(mine).map_err(|e| Error::Other(format!("cannot encode: {e}")))?;
-    let Some(all) = c.gather(bytes) else {
-        return Ok(None);
-    };
-    all.iter()
-        .map(|b| serde_json::from_slice(b))
-        .collect::<std::result::Result<Vec<T>, _>>()
-        .map(Some)
-        .map_err(|e| Error::Other(format!("cannot decode a rank's result: {e}")))
 }
 
 #[cfg(test)]

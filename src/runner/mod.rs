@@ -33,6 +33,10 @@ pub struct Outcome {
     pub results: Results,
     /// True when the user interrupted the run (results are partial).
     pub interrupted: bool,
+    /// Every process's whole engine run of the I/O steps run as one job by several processes
+    /// (`fsbench io --mpi`: [`crate::workload::io::GroupJob`]), in step and rank order; kept
+    /// beside the results, not in them (a results file keeps each rank's values only).
+    pub jobs: Vec<reduce::aggregate::RankResult>,
 }
 
 /// State of one execution.
@@ -180,9 +184,16 @@ pub fn execute_judged(
         runner.settle_rounds(&schedule, &done, &mut ended, judge, &rule, run_start)?;
     }
     let (results, ended) = runner.assemble_final(ended, &schedule);
+    let jobs = ended
+        .records
+        .values()
+        .flat_map(|r| r.jobs.iter().cloned())
+        .collect();
     // Release the loop device / image before the final file is written.
     drop(target);
-    save_final(keep.then_some(out.as_path()), results, ended)
+    let mut outcome = save_final(keep.then_some(out.as_path()), results, ended)?;
+    outcome.jobs = jobs;
+    Ok(outcome)
 }
 
 /// Each driver's hold on what it needs running ([`crate::fs::Filesystem::hold_services`]),
@@ -228,6 +239,7 @@ fn save_final(out: Option<&Path>, mut results: Results, ended: Ended) -> crate::
     Ok(Outcome {
         results,
         interrupted: ended.interrupted,
+        jobs: Vec::new(),
     })
 }
 

@@ -532,6 +532,8 @@ impl Runner<'_> {
             add_output(step, setup, &id, round, out);
             step.ranks
                 .extend(super::reduce::rank_records(setup, &id, round, &done.ranks));
+            step.jobs
+                .extend(super::reduce::aggregate::rank_results(&done.ranks));
         }
     }
 
@@ -674,6 +676,7 @@ impl Runner<'_> {
             fio_engine: opts.engine == crate::plan::EngineChoice::Fio,
             scratch: &scratch,
             shared: &mut self.shared,
+            coordinator: self.coordinator,
         };
         f(&mut cx)
     }

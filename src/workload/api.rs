@@ -50,6 +50,9 @@ pub struct WorkloadOutput {
     /// What makes this step's figures doubtful, by kind: the runner records these as the
     /// round's warnings (the report lists them) and `notes` as notes, without reading text.
     pub warnings: Vec<StepWarning>,
+    /// An I/O job run by one of several processes ([`super::io::GroupJob`]): its whole engine
+    /// report, which the leader keeps per process (`fsbench io --mpi`'s rows).
+    pub job: Option<Box<super::io::JobRun>>,
 }
 
 /// A warning about a step's or a round's figures: its kind, and the sentence for the reader.

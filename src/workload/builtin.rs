@@ -135,7 +135,12 @@ impl Workload for Builtin {
     fn complete(&self, spec: &mut WorkloadSpec) -> Result<(), String> {
         self.complete.map_or(Ok(()), |f| f(spec))
     }
-    fn prepare(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<Caches> {
+    fn prepare(&self, _: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
+        // A job given exactly (`fsbench io --mpi`) runs as `fsbench io` does: on the caches
+        // as they are.
+        if self.kind == Kind::Io && w.params_of::<super::io::GroupJob>().is_some() {
+            return Ok(Caches::Keep);
+        }
         Ok(self.caches)
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
@@ -379,6 +384,10 @@ pub static IO: Builtin = Builtin {
     complete: None,
     caches: Caches::Drop,
     run: |cx, w| {
+        // One of several processes' job, run exactly as given, with its coordinator.
+        if let Some(g) = w.params_of::<super::io::GroupJob>() {
+            return super::io::run_group(&g, cx.coordinator.unwrap_or(&crate::engine::Alone));
+        }
         let spec = w
             .job_spec(cx.work.dir, &cx.defaults)
             .expect("io has params");

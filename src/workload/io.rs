@@ -28,6 +28,50 @@ pub fn run(ctx: &WorkloadContext, spec: &JobSpec) -> crate::Result<WorkloadOutpu
     Ok(to_output(&report))
 }
 
+/// An I/O job that one of several processes runs exactly as given (`fsbench io --mpi`'s
+/// plan: the job from its flags, this rank's file and seed), the I/O workload's own
+/// parameters ([`super::spec::WorkloadSpec::params_of`]). The engine runs it with the step's
+/// coordinator ([`engine::run_coordinated`]): one more meeting right before the clocks start,
+/// stonewall when the coordinator asks for it, and with `slice` this process's regions of one
+/// shared file that the leader lays out first.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GroupJob {
+    /// The job, its file already this process's (`%r`/`%h` expanded) and its seed set.
+    pub job: JobSpec,
+    /// This process's part of a shared file; `None`: a file of its own.
+    pub slice: Option<engine::Slice>,
+}
+
+/// One process's run of a [`GroupJob`]: its file and its engine report whole (the per-rank
+/// rows of `fsbench io --mpi` are read from it), with the measured window on the clock of the
+/// engine's start meeting.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JobRun {
+    /// The file it worked on.
+    pub filename: String,
+    /// Its own report, as `fsbench io --json` prints it alone.
+    pub report: IoReport,
+    /// The measured window opened (after the ramp), seconds after the start meeting.
+    pub start_s: f64,
+    /// Its last I/O completed, on the same clock.
+    pub end_s: f64,
+}
+
+/// Run `g` as one of the processes `coord` meets (the step's coordinator; a process alone
+/// without one): the output of [`to_output`] with the whole run in `job`. No O_DIRECT retry
+/// (a second run on one process would not match the others' meetings).
+pub fn run_group(g: &GroupJob, coord: &dyn engine::Coordinator) -> crate::Result<WorkloadOutput> {
+    let (report, window) = engine::run_coordinated(&g.job, g.slice, coord, None)?;
+    let mut out = to_output(&report);
+    out.job = Some(Box::new(JobRun {
+        filename: g.job.filename.display().to_string(),
+        report,
+        start_s: window.start_s,
+        end_s: window.end_s,
+    }));
+    Ok(out)
+}
+
 fn histogram(d: &engine::DirectionReport) -> LatencyHistogram {
     LatencyHistogram::from_sparse(&d.histogram, d.lat_ns.min, d.lat_ns.max, d.lat_sum_ns)
 }

@@ -79,6 +79,9 @@ pub struct StepContext<'a> {
     pub scratch: &'a Path,
     /// State shared with the other steps of the run.
     pub shared: &'a mut Shared,
+    /// The processes this step runs together with (MPI ranks), if any: an I/O job given as a
+    /// [`super::io::GroupJob`] meets and stonewalls through it inside the engine.
+    pub coordinator: Option<&'a dyn crate::engine::Coordinator>,
 }
 
 impl StepContext<'_> {

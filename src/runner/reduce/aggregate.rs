@@ -6,8 +6,8 @@ use crate::engine::{DirectionReport, IoReport, direction};
 use crate::measure::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 
-/// What one rank sends to rank 0.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One rank's whole run of the job, as rank 0 reduces it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankResult {
     /// MPI rank.
     pub rank: i32,
@@ -21,6 +21,25 @@ pub struct RankResult {
     pub start_s: f64,
     /// Its last I/O completed, seconds after the common start barrier.
     pub end_s: f64,
+}
+
+/// Every process's whole run of a [`crate::workload::io::GroupJob`] step, from what the
+/// leader gathered (`fsbench io --mpi`'s ranks; none for other steps).
+pub fn rank_results(ranks: &[super::RankMeasured]) -> Vec<RankResult> {
+    ranks
+        .iter()
+        .filter_map(|r| {
+            let j = r.measured.job.as_deref()?;
+            Some(RankResult {
+                rank: r.rank as i32,
+                host: r.host.clone(),
+                filename: j.filename.clone(),
+                report: j.report.clone(),
+                start_s: j.start_s,
+                end_s: j.end_s,
+            })
+        })
+        .collect()
 }
 
 /// One row per rank or per host.

@@ -49,6 +49,10 @@ pub struct Measured {
     /// When it ended, on the same clock.
     #[serde(default)]
     pub end_s: f64,
+    /// Its whole engine run, for an I/O job several processes run as one
+    /// ([`crate::workload::io::GroupJob`]; `fsbench io --mpi`'s per-rank rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<Box<crate::workload::io::JobRun>>,
 }
 
 impl Measured {
@@ -76,6 +80,7 @@ impl Measured {
             ran_warm: out.ran_warm,
             start_s: 0.0,
             end_s: 0.0,
+            job: out.job.clone(),
         }
     }
 

@@ -4,8 +4,9 @@
 //! - [`merge`]: one workload step's outputs (every rank's [`merge::Measured`]) into the
 //!   all-ranks output the runner records (`fsbench run --mpi`) — totals over the common
 //!   window, histograms merged bucket by bucket, each metric by its registry `reduce` rule;
-//! - [`aggregate`]: `fsbench io --mpi`'s ranks' engine reports into one report with per-rank
-//!   and per-host rows;
+//! - [`aggregate`]: `fsbench io --mpi`'s ranks' whole engine reports (carried by their step
+//!   outputs, kept as `Outcome::jobs`: [`aggregate::rank_results`]) into one report with
+//!   per-rank and per-host rows;
 //! - [`rank_records`]: every rank's own measurement of a step as the results keep it
 //!   (`Results::ranks`, for `run --mpi` and `meta --mpi` alike);
 //! - [`rank_rows`] and [`meta_total`]: the per-rank rows of metadata steps, read from those
