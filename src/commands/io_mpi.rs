@@ -144,22 +144,5 @@ fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan
         // One coordinated job across ranks: nothing to warm up.
         warmup: false,
     };
-    crate::plan::Invocation {
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        argv: std::env::args().collect(),
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        plan,
-        options: crate::plan::RunOptions {
-            out: dir.clone(),
-            target: crate::target::TargetKind::Dir { path: dir },
-            multi: Default::default(),
-            yes: false,
-            engine: crate::plan::EngineChoice::Fsbench,
-            seed: spec.seed.unwrap_or(1),
-            threads: 1,
-            tool_timeout: std::time::Duration::from_secs(600),
-            target_in_ram: None,
-            in_memory: true,
-        },
-    }
+    crate::plan::Invocation::in_memory_on_dir(plan, dir, spec.seed.unwrap_or(1), 1)
 }

@@ -301,24 +301,7 @@ pub(crate) fn invocation(opts: &Options, dir: PathBuf) -> crate::plan::Invocatio
         // One coordinated round across ranks; nothing to warm up that the ranks would share.
         warmup: false,
     };
-    crate::plan::Invocation {
-        fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        argv: std::env::args().collect(),
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        plan,
-        options: crate::plan::RunOptions {
-            out: dir.clone(),
-            target: crate::target::TargetKind::Dir { path: dir },
-            multi: Default::default(),
-            yes: false,
-            engine: crate::plan::EngineChoice::Fsbench,
-            seed: 1,
-            threads: opts.threads,
-            tool_timeout: std::time::Duration::from_secs(600),
-            target_in_ram: None,
-            in_memory: true,
-        },
-    }
+    crate::plan::Invocation::in_memory_on_dir(plan, dir, 1, opts.threads)
 }
 
 /// The chosen workloads as plan workloads, with the flags' sizes.

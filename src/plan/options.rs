@@ -68,6 +68,29 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// `plan` on directory `dir` as this process's own target, kept in memory (no OUT
+    /// written): how `fsbench meta --mpi` and `fsbench io --mpi` run each rank's plan.
+    pub fn in_memory_on_dir(plan: Plan, dir: PathBuf, seed: u64, threads: usize) -> Invocation {
+        Invocation {
+            fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            argv: std::env::args().collect(),
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            plan,
+            options: RunOptions {
+                out: dir.clone(),
+                target: crate::target::TargetKind::Dir { path: dir },
+                multi: Default::default(),
+                yes: false,
+                engine: EngineChoice::Fsbench,
+                seed,
+                threads,
+                tool_timeout: std::time::Duration::from_secs(600),
+                target_in_ram: None,
+                in_memory: true,
+            },
+        }
+    }
+
     /// Path of the saved invocation inside an output directory.
     pub fn path(out: &std::path::Path) -> PathBuf {
         out.join("plan.json")
