@@ -623,6 +623,23 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Directories `0`, `1` and `2` under `dir`, the last a tmpfs of 64 inodes (unmounted when
+/// the guard drops).
+fn rank_dirs_with_a_small_last(dir: &std::path::Path) -> Tmpfs {
+    for r in 0..3 {
+        std::fs::create_dir(dir.join(r.to_string())).unwrap();
+    }
+    let small = dir.join("2");
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64m,nr_inodes=64", "tmpfs"])
+        .arg(&small)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs");
+    Tmpfs(small)
+}
+
 #[test]
 fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
     if !common::privileged("mpi::a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank")
@@ -633,19 +650,8 @@ fn a_rank_that_runs_out_of_space_fails_the_workload_on_every_rank() {
         return;
     }
     let (dir, _outs, out) = scratch();
-    for r in 0..3 {
-        std::fs::create_dir(dir.path().join(r.to_string())).unwrap();
-    }
     // Rank 2's directory is a tmpfs of 64 inodes: its untar of ~700 entries hits ENOSPC.
-    let small = dir.path().join("2");
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64m,nr_inodes=64", "tmpfs"])
-        .arg(&small)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mount tmpfs");
-    let _mounted = Tmpfs(small.clone());
+    let _mounted = rank_dirs_with_a_small_last(dir.path());
     let per_rank = dir.path().join("%r");
     let args = run_args(&per_rank, &out, "1s", "untar");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -694,20 +700,9 @@ fn meta_lists_a_workload_that_failed_on_one_rank_and_runs_the_next() {
         return;
     }
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    for r in 0..3 {
-        std::fs::create_dir(dir.path().join(r.to_string())).unwrap();
-    }
     // Rank 2's directory is a tmpfs of 64 inodes: its untar of ~700 entries hits ENOSPC, its
     // 30 small files fit.
-    let small = dir.path().join("2");
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64m,nr_inodes=64", "tmpfs"])
-        .arg(&small)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "mount tmpfs");
-    let _mounted = Tmpfs(small.clone());
+    let _mounted = rank_dirs_with_a_small_last(dir.path());
     let per_rank = dir.path().join("%r");
     let o = mpirun(&[
         "meta",

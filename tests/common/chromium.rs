@@ -62,31 +62,26 @@ impl Shot {
     /// Fraction of pixels in rows `y0..y1` that are saturated colour (chart bars, forest
     /// intervals), as opposed to text, rules and backgrounds, which are grey or pastel.
     pub fn colour_fraction(&self, y0: u32, y1: u32) -> f64 {
-        let row = self.width as usize * self.channels;
-        let mut n = 0usize;
-        let mut total = 0usize;
-        for y in y0..y1.min(self.height) {
-            for c in self.px[y as usize * row..(y as usize + 1) * row].chunks(self.channels) {
-                let (hi, lo) = (c[0].max(c[1]).max(c[2]), c[0].min(c[1]).min(c[2]));
-                total += 1;
-                if hi - lo > 90 {
-                    n += 1;
-                }
-            }
-        }
-        n as f64 / total.max(1) as f64
+        self.fraction(y0, y1, |c| {
+            c[0].max(c[1]).max(c[2]) - c[0].min(c[1]).min(c[2]) > 90
+        })
     }
 
     /// Fraction of pixels in rows `y0..y1` that carry ink of any hue (text, marks, bars), as
     /// opposed to the white or pastel page and its light grid lines.
     pub fn ink_fraction(&self, y0: u32, y1: u32) -> f64 {
+        self.fraction(y0, y1, |c| c[0].min(c[1]).min(c[2]) < 200)
+    }
+
+    /// Fraction of pixels in rows `y0..y1` for which `hit` holds.
+    fn fraction(&self, y0: u32, y1: u32, hit: impl Fn(&[u8]) -> bool) -> f64 {
         let row = self.width as usize * self.channels;
         let mut n = 0usize;
         let mut total = 0usize;
         for y in y0..y1.min(self.height) {
             for c in self.px[y as usize * row..(y as usize + 1) * row].chunks(self.channels) {
                 total += 1;
-                if c[0].min(c[1]).min(c[2]) < 200 {
+                if hit(c) {
                     n += 1;
                 }
             }
