@@ -4,23 +4,20 @@
 // A direction's report from a merged histogram is the engine's own summary (`direction`).
 use crate::engine::{DirectionReport, IoReport, direction};
 use crate::measure::LatencyHistogram;
+use crate::workload::io::JobRun;
 use serde::{Deserialize, Serialize};
 
-/// One rank's whole run of the job, as rank 0 reduces it.
+/// One rank's whole run of the job, as rank 0 reduces it: the step's own record of the run
+/// ([`JobRun`]: its file, report and window) and where it ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankResult {
     /// MPI rank.
     pub rank: i32,
     /// Host it ran on.
     pub host: String,
-    /// File it worked on (after `%r`/`%h`).
-    pub filename: String,
-    /// Its own report, as `fsbench io --json` would print it alone.
-    pub report: IoReport,
-    /// Measured window opened, seconds after the common start barrier.
-    pub start_s: f64,
-    /// Its last I/O completed, seconds after the common start barrier.
-    pub end_s: f64,
+    /// The run itself (its fields sit beside `rank` and `host` in the journal).
+    #[serde(flatten)]
+    pub run: JobRun,
 }
 
 /// Every process's whole run of a [`crate::workload::io::GroupJob`] step, from what the
@@ -29,14 +26,10 @@ pub fn rank_results(ranks: &[super::RankMeasured]) -> Vec<RankResult> {
     ranks
         .iter()
         .filter_map(|r| {
-            let j = r.measured.job.as_deref()?;
             Some(RankResult {
                 rank: r.rank as i32,
                 host: r.host.clone(),
-                filename: j.filename.clone(),
-                report: j.report.clone(),
-                start_s: j.start_s,
-                end_s: j.end_s,
+                run: r.measured.job.as_deref()?.clone(),
             })
         })
         .collect()
@@ -130,16 +123,16 @@ fn row(group: &[&RankResult]) -> Row {
     let mut h = LatencyHistogram::new();
     let (mut ios, mut bytes) = (0, 0);
     for r in group {
-        h.merge(&histogram_of(&r.report.read));
-        h.merge(&histogram_of(&r.report.write));
-        ios += r.report.read.ios + r.report.write.ios;
-        bytes += r.report.read.bytes + r.report.write.bytes;
+        h.merge(&histogram_of(&r.run.report.read));
+        h.merge(&histogram_of(&r.run.report.write));
+        ios += r.run.report.read.ios + r.run.report.write.ios;
+        bytes += r.run.report.read.bytes + r.run.report.write.bytes;
     }
     let start = group
         .iter()
-        .map(|r| r.start_s)
+        .map(|r| r.run.start_s)
         .fold(f64::INFINITY, f64::min);
-    let end = group.iter().map(|r| r.end_s).fold(0.0, f64::max);
+    let end = group.iter().map(|r| r.run.end_s).fold(0.0, f64::max);
     let w = end - start;
     let rate = |x: u64| if w > 0.0 { x as f64 / w } else { 0.0 };
     Row {
@@ -163,12 +156,18 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
     let mut read = LatencyHistogram::new();
     let mut write = LatencyHistogram::new();
     for r in all {
-        read.merge(&histogram_of(&r.report.read));
-        write.merge(&histogram_of(&r.report.write));
+        read.merge(&histogram_of(&r.run.report.read));
+        write.merge(&histogram_of(&r.run.report.write));
     }
-    let start = all.iter().map(|r| r.start_s).fold(f64::INFINITY, f64::min);
-    let last = all.iter().map(|r| r.end_s).fold(0.0, f64::max);
-    let first = all.iter().map(|r| r.end_s).fold(f64::INFINITY, f64::min);
+    let start = all
+        .iter()
+        .map(|r| r.run.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let last = all.iter().map(|r| r.run.end_s).fold(0.0, f64::max);
+    let first = all
+        .iter()
+        .map(|r| r.run.end_s)
+        .fold(f64::INFINITY, f64::min);
     let window_s = (last - start).max(0.0);
     let first_s = (first - start).max(0.0);
     let rd = direction(&read, bs, window_s);
@@ -178,7 +177,7 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
 
     let mut series: Vec<(f64, f64)> = Vec::new();
     for r in all {
-        let p = &r.report;
+        let p = &r.run.report;
         if series.len() < p.iops_series.len() {
             series.resize(p.iops_series.len(), (0.0, 0.0));
         }
@@ -187,22 +186,29 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
             series[i].1 += p.bw_series.get(i).copied().unwrap_or(0.0);
         }
     }
-    let r0 = &all[0].report;
+    let r0 = &all[0].run.report;
     let n = all.len() as f64;
     let aggregate = IoReport {
         read: rd,
         write: wr,
         cpu: crate::engine::CpuReport {
-            user_s: all.iter().map(|r| r.report.cpu.user_s).sum(),
-            sys_s: all.iter().map(|r| r.report.cpu.sys_s).sum(),
-            system_util: all.iter().map(|r| r.report.cpu.system_util).sum::<f64>() / n,
+            user_s: all.iter().map(|r| r.run.report.cpu.user_s).sum(),
+            sys_s: all.iter().map(|r| r.run.report.cpu.sys_s).sum(),
+            system_util: all
+                .iter()
+                .map(|r| r.run.report.cpu.system_util)
+                .sum::<f64>()
+                / n,
         },
         runtime_s: window_s,
         backend: r0.backend.clone(),
-        backend_note: all.iter().find_map(|r| r.report.backend_note.clone()),
+        backend_note: all.iter().find_map(|r| r.run.report.backend_note.clone()),
         seed: r0.seed,
-        layout_s: all.iter().map(|r| r.report.layout_s).fold(0.0, f64::max),
-        fsyncs: all.iter().map(|r| r.report.fsyncs).sum(),
+        layout_s: all
+            .iter()
+            .map(|r| r.run.report.layout_s)
+            .fold(0.0, f64::max),
+        fsyncs: all.iter().map(|r| r.run.report.fsyncs).sum(),
         iops_series: series.iter().map(|s| s.0).collect(),
         bw_series: series.iter().map(|s| s.1).collect(),
         // Per-second latency is not reduced across ranks (it would need the ranks'
@@ -215,7 +221,7 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
             "no device counters for the aggregate: ranks on one host share devices".into(),
         ),
         engine: r0.engine.clone(),
-        jobs: all.iter().flat_map(|r| r.report.jobs.clone()).collect(),
+        jobs: all.iter().flat_map(|r| r.run.report.jobs.clone()).collect(),
         // `--steady-state` is refused with --mpi (ranks would stop at different times).
         steady: None,
     };
@@ -223,7 +229,7 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
         .iter()
         .map(|r| Row {
             rank: Some(r.rank),
-            filename: Some(r.filename.clone()),
+            filename: Some(r.run.filename.clone()),
             ..row(&[r])
         })
         .collect();
@@ -279,10 +285,12 @@ mod tests {
         RankResult {
             rank,
             host: host.into(),
-            filename: format!("f{rank}"),
-            report,
-            start_s,
-            end_s,
+            run: JobRun {
+                filename: format!("f{rank}"),
+                report,
+                start_s,
+                end_s,
+            },
         }
     }
 
