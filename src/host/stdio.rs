@@ -91,23 +91,45 @@ impl Relay {
     }
 }
 
-/// Copy from the pipe to the real descriptor until EOF; after a failed write keep reading
-/// (so writers never block or fail) and discard.
+/// Copy from the pipe to the real descriptor until EOF, whole lines at a time; after a failed
+/// write keep reading (so writers never block or fail) and discard. Whole lines because with
+/// `2>&1` both relays write to one file: a chunk ending mid-line would let the other stream's
+/// line land inside it (`fsbench: results: Verdict per workload class`). A line longer than
+/// the buffer goes out in pieces; the last, unterminated piece goes out at EOF.
 fn pump(mut reader: impl Read, mut sink: &File, name: &str) {
     let mut broken = false;
     let mut buf = [0u8; 8192];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut put = |bytes: &[u8], broken: &mut bool| {
+        if !*broken
+            && !bytes.is_empty()
+            && let Err(e) = sink.write_all(bytes)
+        {
+            record(name, &e);
+            *broken = true;
+        }
+    };
     loop {
         match reader.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) if !broken => {
-                if let Err(e) = sink.write_all(&buf[..n]) {
-                    record(name, &e);
-                    broken = true;
-                }
+            Ok(0) => {
+                put(&pending, &mut broken);
+                return;
             }
-            Ok(_) => {}
+            Ok(n) => {
+                pending.extend_from_slice(&buf[..n]);
+                let whole = match pending.iter().rposition(|&b| b == b'\n') {
+                    Some(i) => i + 1,
+                    None if pending.len() >= buf.len() => pending.len(),
+                    None => 0,
+                };
+                put(&pending[..whole], &mut broken);
+                pending.drain(..whole);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return,
+            Err(_) => {
+                put(&pending, &mut broken);
+                return;
+            }
         }
     }
 }
@@ -129,5 +151,62 @@ impl Drop for Relay {
             // `r.orig` closes once the relay thread let go of it too (fd 1/2 is a separate
             // copy); a relay still blocked keeps it until the process exits.
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out `pieces` one read at a time; before each piece after the first it checks
+    /// what the sink holds so far, so the test sees exactly what each read let through.
+    struct Pieces<'a> {
+        pieces: Vec<&'a [u8]>,
+        sink: &'a std::path::Path,
+        seen: Vec<String>,
+    }
+
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.seen
+                .push(std::fs::read_to_string(self.sink).unwrap_or_default());
+            if self.pieces.is_empty() {
+                return Ok(0);
+            }
+            let p = self.pieces.remove(0);
+            buf[..p.len()].copy_from_slice(p);
+            Ok(p.len())
+        }
+    }
+
+    #[test]
+    fn the_relay_writes_whole_lines_and_the_rest_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        let sink = File::create(&path).unwrap();
+        let mut r = Pieces {
+            pieces: vec![
+                b"fsbench: results: ",
+                b"/x/results.json\nfsbench: every",
+                b" metric",
+            ],
+            sink: &path,
+            seen: Vec::new(),
+        };
+        pump(&mut r, &sink, "stdout");
+        // Nothing of a line goes out before its newline; the unterminated tail at EOF.
+        assert_eq!(
+            r.seen,
+            [
+                "",
+                "",
+                "fsbench: results: /x/results.json\n",
+                "fsbench: results: /x/results.json\n",
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "fsbench: results: /x/results.json\nfsbench: every metric"
+        );
     }
 }
