@@ -92,7 +92,15 @@ fn flags_take_their_range_from_the_table() {
         assert!(e.contains(want), "{args:?}: {e}");
     }
     // A whole plan too large to list, and a corpus that cannot fit on the image.
-    let e = refused(&fsbench(&["plan", "--profile", "nvme", "--rounds", "1000"]));
+    let e = refused(&fsbench(&[
+        "plan",
+        "--profile",
+        "nvme",
+        "--rounds",
+        "1000",
+        "--fs",
+        "ext4,xfs,btrfs,zfs",
+    ]));
     assert!(e.contains("steps") && e.contains("fewer rounds"), "{e}");
     let e = refused(&fsbench(&[
         "plan",

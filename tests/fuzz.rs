@@ -344,6 +344,7 @@ fn host() -> HostFacts {
         now: SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
         random_seed: 42,
         md: false,
+        kernel_zfs: false,
     }
 }
 

@@ -327,7 +327,7 @@ const FS_NAMES: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "fuse.zfs", "tmpfs"];
 const FS_NAME_ALLOWED: &[(&str, &str)] = &[
     (
         "plan/resolve/select.rs",
-        "DEFAULT_FS: the default `--fs` selection, a policy list of names, not a match",
+        "DEFAULT_FS and default_fs: the default `--fs` selection, a policy over names (ZFS only in the kernel), not a driver's fact",
     ),
     (
         "host/packages.rs",

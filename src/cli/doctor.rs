@@ -45,7 +45,7 @@ pub struct DoctorArgs {
     pub scratch_dir: PathBuf,
 
     /// Setups you mean to run (as `fsbench run --fs`), for missing tools and ZFS checks.
-    /// Default: ext4, xfs, btrfs, zfs.
+    /// Default: as `fsbench run`'s (ext4, xfs, btrfs, and zfs when ZFS is in the kernel).
     #[arg(long, value_name = "SETUPS")]
     pub fs: Vec<String>,
 

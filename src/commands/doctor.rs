@@ -113,8 +113,8 @@ fn request(args: &DoctorArgs) -> Result<Request> {
     let setups = if args.dir.is_some() && args.fs.is_empty() {
         Vec::new()
     } else if args.fs.is_empty() {
-        crate::plan::resolve::DEFAULT_FS
-            .iter()
+        crate::plan::resolve::default_fs(crate::host::zfs::kernel())
+            .into_iter()
             .map(|f| (f.to_string(), f.to_string()))
             .collect()
     } else {

@@ -35,6 +35,9 @@ pub struct HostFacts {
     pub random_seed: u64,
     /// Whether the kernel has md RAID (`/proc/mdstat`), for `raid=` under ext4/XFS.
     pub md: bool,
+    /// Whether ZFS is in the kernel (the OpenZFS module is loaded): the default set of
+    /// filesystems holds ZFS only then ([`crate::plan::resolve::default_fs`]).
+    pub kernel_zfs: bool,
 }
 
 /// What to look at.
@@ -79,6 +82,7 @@ impl HostFacts {
             now: SystemTime::UNIX_EPOCH,
             random_seed: 42,
             md: false,
+            kernel_zfs: false,
         }
     }
 
@@ -118,6 +122,7 @@ impl HostFacts {
             now: SystemTime::now(),
             random_seed: super::sys::fresh_seed(),
             md: std::path::Path::new("/proc/mdstat").exists(),
+            kernel_zfs: super::zfs::kernel(),
         }
     }
 

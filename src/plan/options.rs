@@ -45,6 +45,10 @@ pub struct RunOptions {
     /// `fsbench plan` says so. Absent in older plan.json files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_in_ram: Option<String>,
+    /// What the default set of filesystems left out on this host and how to add it back
+    /// ([`crate::plan::resolve::default_left_out`]); the plan summary prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_note: Option<String>,
     /// Keep the run in memory: no OUT directory (no plan.json, journal or results.json), so
     /// it cannot be resumed; the caller renders `runner::Outcome::results` itself
     /// (`fsbench meta --mpi`, whose ranks run a metadata plan). Never in plan.json.
@@ -86,6 +90,7 @@ impl Invocation {
                 threads,
                 tool_timeout: std::time::Duration::from_secs(600),
                 target_in_ram: None,
+                default_note: None,
                 in_memory: true,
             },
         }

@@ -142,6 +142,7 @@ mod tests {
         let inv = resolved(Overrides {
             values: crate::plan::PlanValues {
                 until_settled: true,
+                rounds: Some(3),
                 ..Default::default()
             },
             ..Default::default()

@@ -10,13 +10,43 @@ use crate::plan::workload::Kind;
 use crate::plan::workload::WorkloadSpec;
 use crate::target::TargetKind;
 
-/// Filesystems tried when neither `--fs` nor the plan names any.
+/// Filesystems tried when neither `--fs` nor the plan names any, ZFS only where it is in the
+/// kernel ([`default_fs`]).
 pub const DEFAULT_FS: &[&str] = &["ext4", "xfs", "btrfs", "zfs"];
+
+/// The default set on this host: [`DEFAULT_FS`], less ZFS unless the OpenZFS module is
+/// loaded. Without it ZFS here is zfs-fuse, a user-space daemon whose figures (70–95 % behind
+/// on most rows) say nothing about OpenZFS and whose slot took about 45 % of a default round on
+/// the development VM; the rounds it cost buy more decisive answers among the others
+/// (docs/design-notes.md, "The default's design").
+pub fn default_fs(kernel_zfs: bool) -> Vec<&'static str> {
+    DEFAULT_FS
+        .iter()
+        .copied()
+        .filter(|f| kernel_zfs || *f != "zfs")
+        .collect()
+}
+
+/// What the plan summary says when the default set left ZFS out, or `None`.
+pub fn default_left_out(kernel_zfs: bool) -> Option<String> {
+    (!kernel_zfs).then(|| {
+        "zfs is not in the default set here: without the OpenZFS kernel module ZFS is zfs-fuse \
+         (user space), whose figures say nothing about OpenZFS; to measure it anyway: \
+         --fs ext4,xfs,btrfs,zfs"
+            .to_string()
+    })
+}
+
+/// Whether the setups are the default set (no `--fs`, none in the plan, a target to format).
+pub(super) fn uses_default_set(args: &Overrides, draft: &PlanDraft, target: &TargetKind) -> bool {
+    !matches!(target, TargetKind::Dir { .. }) && args.fs.is_empty() && draft.setups.is_empty()
+}
 
 pub(super) fn choose_setups(
     args: &Overrides,
     draft: &PlanDraft,
     target: &TargetKind,
+    kernel_zfs: bool,
 ) -> crate::Result<Vec<SetupSpec>> {
     if let TargetKind::Dir { .. } = target {
         if !args.fs.is_empty() {
@@ -38,7 +68,10 @@ pub(super) fn choose_setups(
     if !draft.setups.is_empty() {
         return Ok(draft.setups.clone());
     }
-    Ok(DEFAULT_FS.iter().map(|f| SetupSpec::plain(f)).collect())
+    Ok(default_fs(kernel_zfs)
+        .into_iter()
+        .map(SetupSpec::plain)
+        .collect())
 }
 
 /// Apply `--only` / `--skip` to every workload the plan knows, add prerequisites as
