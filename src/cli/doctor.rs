@@ -13,7 +13,7 @@ Examples:
   # A scratch disk you are about to benchmark (only sysfs and /proc are read; never written)
   fsbench doctor --device /dev/nvme1n1 --file-size 16G
 
-  # Install what the four filesystems need (apt-get, dnf, zypper or pacman), then re-check
+  # Install what the default filesystems need (apt-get, dnf, zypper or pacman), then re-check
   sudo fsbench doctor --install-missing
   fsbench doctor --install-missing --dry-run --fs ext4,xfs,btrfs,zfs --engine fio
 

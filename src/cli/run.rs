@@ -18,7 +18,7 @@ Examples:
   # image in /var/tmp attached to a loop device (nothing of yours is touched):
   sudo fsbench run
 
-  # On a fresh machine: install what the four filesystems need first, then run
+  # On a fresh machine: install what the default filesystems need first, then run
   sudo fsbench run --install-missing
 
   # See what would run, and the equivalent fio command of every I/O job:
