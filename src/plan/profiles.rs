@@ -107,8 +107,8 @@ mod tests {
         }
         // The default spends its time on rounds (docs/design-notes.md, "The default's design").
         assert_eq!(load("quick").unwrap().values.rounds, Some(5));
-        assert_eq!(load("standard").unwrap().values.rounds, Some(3));
         let s = load("standard").unwrap();
+        assert_eq!(s.values.rounds, Some(3));
         assert_eq!(s.values.runtime, Some(std::time::Duration::from_secs(60)));
         assert_eq!(s.values.ramp, Some(std::time::Duration::from_secs(10)));
     }

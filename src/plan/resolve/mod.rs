@@ -132,10 +132,7 @@ pub fn resolve(
     let target = target_choice(args, host)?;
     let multi = multi_choice(args, &target)?;
     let capacity = target_capacity(&target, host);
-    let default_note = select::uses_default_set(args, &draft, &target)
-        .then(|| default_left_out(host.kernel_zfs))
-        .flatten();
-    let mut setups = choose_setups(args, &draft, &target, host.kernel_zfs)?;
+    let (mut setups, default_note) = choose_setups(args, &draft, &target, host.kernel_zfs)?;
     add_aged_twins(draft.aged_twins.as_deref(), args, &mut setups)?;
     apply_age(args, &mut setups, &target, capacity)?;
     fio_job_workloads(args, source, &mut draft, capacity, target.formats(), host)?;

@@ -37,17 +37,14 @@ pub fn default_left_out(kernel_zfs: bool) -> Option<String> {
     })
 }
 
-/// Whether the setups are the default set (no `--fs`, none in the plan, a target to format).
-pub(super) fn uses_default_set(args: &Overrides, draft: &PlanDraft, target: &TargetKind) -> bool {
-    !matches!(target, TargetKind::Dir { .. }) && args.fs.is_empty() && draft.setups.is_empty()
-}
-
+/// The setups to run, and when they are the default set (no `--fs`, none in the plan, a
+/// target to format) what it left out ([`default_left_out`]).
 pub(super) fn choose_setups(
     args: &Overrides,
     draft: &PlanDraft,
     target: &TargetKind,
     kernel_zfs: bool,
-) -> crate::Result<Vec<SetupSpec>> {
+) -> crate::Result<(Vec<SetupSpec>, Option<String>)> {
     if let TargetKind::Dir { .. } = target {
         if !args.fs.is_empty() {
             return Err(Error::invalid(
@@ -56,22 +53,23 @@ pub(super) fn choose_setups(
                  drop --fs, or use an image/--device to compare filesystems",
             ));
         }
-        return Ok(vec![SetupSpec::plain("dir")]);
+        return Ok((vec![SetupSpec::plain("dir")], None));
     }
     if !args.fs.is_empty() {
         let setups = variant::parse_fs_list(&args.fs)?;
         params::SETUPS
             .check_u64(setups.len() as u64)
             .map_err(|e| Error::invalid("--fs", format!("{e}: {} setups", setups.len())))?;
-        return Ok(setups);
+        return Ok((setups, None));
     }
     if !draft.setups.is_empty() {
-        return Ok(draft.setups.clone());
+        return Ok((draft.setups.clone(), None));
     }
-    Ok(default_fs(kernel_zfs)
+    let setups = default_fs(kernel_zfs)
         .into_iter()
         .map(SetupSpec::plain)
-        .collect())
+        .collect();
+    Ok((setups, default_left_out(kernel_zfs)))
 }
 
 /// Apply `--only` / `--skip` to every workload the plan knows, add prerequisites as
