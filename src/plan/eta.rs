@@ -3,43 +3,50 @@
 //! I/O jobs are exact (ramp + runtime); everything else uses constants calibrated on the
 //! project's 2-core VM (kernel 6.18, image on virtio) from the step timestamps of real runs
 //! (`[  12s] [3/40] round …` lines on a non-terminal stderr) and the steps' own `seconds`.
-//! The calibration run is the quick profile on a quiet host (2026-12-01, load average under
-//! 2, four filesystems, three rounds, 35k-entry corpus): it took 9 min 41 s where the
-//! previous constants, fitted on a run slowed by other builds (load 4–12), predicted
-//! 12 min 05 s. On a loaded host the estimate is low; the doctor's load warning says so.
-//! `fsbench run` prints the real time beside the estimate at the end and records both in
-//! `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
+//! The calibration runs are seven quick-profile runs on a quiet host (2026-12-01/02, load
+//! average under 2, 70k-entry corpus): three of ext4, XFS and Btrfs at five rounds (7 min 58 s
+//! to 8 min 07 s, where the previous constants predicted 10 min 35 s) and four of those and
+//! zfs-fuse at three rounds (9 min 23 s typical, predicted 10 min 03 s). Each constant is fitted
+//! to the mean time of its steps from one step's start line to the next's, so it includes what
+//! the step does around its measured part (cache drops, syncfs, the quiet wait after writes,
+//! unmount after the last step). On a loaded host the estimate is low; the doctor's load
+//! warning says so. `fsbench run` prints the real time beside the estimate at the end and
+//! records both in `results.json` (`host.extra.estimated_s`, `host.extra.elapsed_s`).
 
 use super::{Plan, WorkloadSpec};
 use crate::workload::registry::{self, CorpusStep, Cost, Phase, Writes};
 use std::time::Duration;
 
-/// Overhead of an I/O step beyond its job: drop caches, open, sync, device counters (a
-/// read-only 3 s + 1 s job took 4.2–4.6 s as a step).
-const IO_STEP: f64 = 0.4;
+/// Overhead of an I/O step beyond its job: drop caches, open, sync, device counters (the
+/// quick profile's read-only 2 s + 0.3 s jobs took 2.33 s as steps on average, its writing
+/// ones 3.5 s with their quiet wait).
+const IO_STEP: f64 = 0.05;
 /// Extra write-back after a buffered (not O_DIRECT) job.
 const BUFFERED_EXTRA: f64 = 2.0;
-/// Overhead of any other step.
-const PER_STEP: f64 = 0.2;
-/// Effective layout bandwidth, bytes/s, including its sync and the cache drop after it.
-const LAYOUT_BPS: f64 = 100.0 * 1048576.0;
-/// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4, from the steps'
-/// medians in the calibration run: untar 2.6 s, cold find 0.6 s; rm -rf of the warm tree the
-/// walk leaves 0.9 s (GNU `rm -rf` after `find` in bench/meta-vs-gnu.sh, which rm-tree
-/// matches). find-cold's freeze/thaw and two cache drops cost `FIND_FIXED` on top.
-const UNTAR_S: f64 = 2.6;
-const FIND_S: f64 = 0.6;
-const FIND_FIXED: f64 = 0.4;
-const RM_S: f64 = 0.9;
+/// Overhead of any other step (usable-space, a statvfs, took under 0.1 s as a step).
+const PER_STEP: f64 = 0.05;
+/// Effective layout bandwidth, bytes/s, including its sync and the cache drop after it (the
+/// quick profile's 256 MiB layout took 1.1–2.4 s as a step with its quiet wait).
+const LAYOUT_BPS: f64 = 350.0 * 1048576.0;
+/// Seconds per corpus unit (one copy at scale 1.0, ≈35k entries) on ext4, fitted to the
+/// calibration runs' step times (two copies, 27 steps each): untar 3.4 s as a step (2.1–2.6 s
+/// of it the measured unpack, the rest its quiet wait), cold find 2.2 s (0.7–1.0 s the walk;
+/// its freeze/thaw and two cache drops are `FIND_FIXED`), rm -rf 1.5 s (0.8–1.0 s the
+/// removal; the quiet wait after a slot's last step is short). Per-filesystem factors are the
+/// drivers' `Caps::eta.meta`.
+const UNTAR_S: f64 = 1.2;
+const FIND_S: f64 = 0.4;
+const FIND_FIXED: f64 = 1.3;
+const RM_S: f64 = 0.22;
 /// Seconds per small file made one by one, without and with an fsync each: smallfiles
 /// (create, sync, read, delete) and fsmark (create, write, fsync). From the quiet claims run
 /// of 2026-12-02 (ext4, XFS, Btrfs, and zfs-fuse for fsmark; four rounds): the steps' median
-/// time less their overhead, 8.5 s − 1.2 s for 50,000 files and 6.5 s − 1.2 s for 10,000
+/// time less their overhead, 8.5 s − 1.05 s for 50,000 files and 6.5 s − 1.05 s for 10,000
 /// fsync'd files. Btrfs took about 1.6 times the others; one constant covers them all (the
 /// earlier 25 s per step, from slower builds of these workloads, made the claims profile's
 /// estimate 26 % high).
-const FILE_S: f64 = 146e-6;
-const FSYNC_FILE_S: f64 = 530e-6;
+const FILE_S: f64 = 149e-6;
+const FSYNC_FILE_S: f64 = 545e-6;
 /// A capability probe (builds and checks its own small filesystem).
 const PROBE_S: f64 = 3.0;
 /// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf) is its
