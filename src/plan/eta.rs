@@ -3,7 +3,7 @@
 //! I/O jobs are exact (ramp + runtime); everything else uses constants calibrated on the
 //! project's 2-core VM (kernel 6.18, image on virtio) from the step timestamps of real runs
 //! (`[  12s] [3/40] round …` lines on a non-terminal stderr) and the steps' own `seconds`.
-//! The calibration runs are seven quick-profile runs on a quiet host (2026-12-01/02, load
+//! The calibration runs are seven quick-profile runs on a quiet host (2026-12-02/03, load
 //! average under 2, 70k-entry corpus): three of ext4, XFS and Btrfs at five rounds (7 min 58 s
 //! to 8 min 07 s, where the previous constants predicted 10 min 35 s) and four of those and
 //! zfs-fuse at three rounds (9 min 23 s typical, predicted 10 min 03 s). Each constant is fitted
