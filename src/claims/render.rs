@@ -25,6 +25,12 @@ fn measured(r: &ClaimResult) -> String {
         None => crate::metrics::format_with_unit(id, x, crate::metrics::def(id).unit),
     };
     match (r.measured, r.interval) {
+        (Some(m), Some((lo, hi))) if r.n >= 2 && r.adjusted.is_some() => format!(
+            "{} ({}–{}), adjusted for the disk's pace",
+            text(m),
+            text(lo),
+            text(hi)
+        ),
         (Some(m), Some((lo, hi))) if r.n >= 2 => {
             format!("{} ({}–{})", text(m), text(lo), text(hi))
         }

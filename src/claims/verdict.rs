@@ -80,6 +80,10 @@ pub struct ClaimResult {
     pub coverage: f64,
     /// Why it is not measured or inconclusive, in words.
     pub reason: String,
+    /// The slope the ratios were adjusted with for the disk's own pace
+    /// ([`crate::stats::adjusted`]); absent when the plain ratios were judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<f64>,
 }
 
 /// Whether the measured ratio is as large as the article's figure.
@@ -146,6 +150,7 @@ fn not_measured(claim: &Claim, reason: String) -> ClaimResult {
         rounds: 0,
         coverage: 0.0,
         reason,
+        adjusted: None,
     }
 }
 
@@ -220,6 +225,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
             ),
         );
     }
+    let mut adjusted = None;
     let paired: Vec<f64> = match b {
         Some(b) => {
             let vb = values(results, &b.name, &claim.workload, claim.metric);
@@ -232,11 +238,15 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
                     ),
                 );
             }
-            va.iter()
-                .filter_map(|(r, x)| vb.get(r).map(|y| (x, y)))
-                .filter(|(_, y)| **y != 0.0)
-                .map(|(x, y)| x / y)
-                .collect()
+            let r = crate::stats::adjusted::ratios(
+                results,
+                &claim.workload,
+                &claim.metric.into(),
+                &a.name,
+                &b.name,
+            );
+            adjusted = r.beta;
+            r.ratios
         }
         None => va.values().copied().collect(),
     };
@@ -301,6 +311,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
             1.0 - rule.alpha_at(at)
         },
         reason,
+        adjusted,
     };
     if let Err(why) = applies(claim, results, &used) {
         return result(Outcome::NotComparable, None, why);

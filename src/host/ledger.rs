@@ -365,6 +365,39 @@ impl Drop for Held {
     }
 }
 
+/// Create the new file `path` (it must not exist) recorded in the ledger as an image: the
+/// name first, then its (st_dev, st_ino) once it exists, so recovery after a SIGKILL deletes
+/// it and never another file of that name. The caller removes it before dropping the
+/// [`Held`]; a failure here leaves nothing behind.
+pub fn create_file(path: &Path, what: &str) -> crate::Result<(std::fs::File, Held)> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let held = hold(Item::Image {
+        path: path.to_path_buf(),
+        id: None,
+    })?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| crate::Error::io(format!("cannot create {what}"), path, e))?;
+    let recorded = file
+        .metadata()
+        .map_err(|e| crate::Error::io("cannot stat", path, e))
+        .and_then(|md| {
+            held.set(Item::Image {
+                path: path.to_path_buf(),
+                id: Some((md.dev(), md.ino())),
+            })
+        });
+    if let Err(e) = recorded {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok((file, held))
+}
+
 /// Start time of `pid` in clock ticks since boot (`/proc/PID/stat` field 22), `None` when
 /// there is no such process.
 pub fn start_time_of(pid: u32) -> Option<u64> {

@@ -170,6 +170,8 @@ metrics! {
     READ_IOPS: "read_iops", "IOPS", Throughput, "read IOPS" .headline();
     WRITE_IOPS: "write_iops", "IOPS", Throughput, "write IOPS" .headline();
     TRIM_IOPS: "trim_iops", "IOPS", Throughput, "trim IOPS";
+    // The disk beside the image, read right before each I/O job (stats::adjusted): a fact.
+    DISK_REF_IOPS: "disk_ref_iops", "IOPS", Fact, "the disk beside the image just before the job (4K random reads)";
     OPS_PER_S: "ops_per_s", "ops/s", Throughput, "ops/s" .headline() .derived(RATE) .reduce(Reduce::Rate { of: ENTRIES, over: SECONDS, scale: 1.0 });
     TPS: "tps", "tx/s", Throughput, "TPS" .headline();
     TX_PER_S: "tx_per_s", "tx/s", Throughput, "transactions/s" .headline();

@@ -49,6 +49,9 @@ const FILE_S: f64 = 149e-6;
 const FSYNC_FILE_S: f64 = 545e-6;
 /// A capability probe (builds and checks its own small filesystem).
 const PROBE_S: f64 = 3.0;
+/// The reading of the disk beside the image before an I/O job (`runner::disk_ref`): its
+/// 0.5 s and the engine's start and stop around it.
+const DISK_REF_S: f64 = 0.6;
 /// Metadata time relative to ext4 per filesystem and step (untar, cold find, rm -rf) is its
 /// driver's `Caps::eta.meta`, from the same calibration run's medians: one factor per
 /// filesystem cannot fit (zfs-fuse walks a cold tree ten times slower than ext4 but unpacks it
@@ -99,7 +102,12 @@ pub fn workload_seconds(plan: &Plan, w: &WorkloadSpec, fs: &str) -> f64 {
         Cost::Probe => PROBE_S,
         Cost::Seconds(s) => s,
     };
-    PER_STEP + settle + cost
+    let disk_ref = if plan.disk_ref && w.kind == crate::plan::Kind::Io && w.record {
+        DISK_REF_S
+    } else {
+        0.0
+    };
+    PER_STEP + settle + cost + disk_ref
 }
 
 /// Estimated seconds to create, mount, settle and release one setup.

@@ -113,6 +113,11 @@ pub struct Plan {
     /// metric registry's; recorded in `results.json` as `margin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin: Option<f64>,
+    /// Read the disk beside the image for half a second right before each I/O job
+    /// (`runner::disk_ref`), so the one statistic can take the disk's own pace out of the
+    /// ratios (`stats::adjusted`): an image target on a disk, in a run of fixed rounds.
+    #[serde(default)]
+    pub disk_ref: bool,
 }
 
 /// `--until-settled`: how far a run may go on past its minimum rounds.
@@ -244,6 +249,7 @@ pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
         margin: None,
         precondition_device: None,
         warmup: false,
+        disk_ref: false,
     }
 }
 

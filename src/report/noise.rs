@@ -95,6 +95,23 @@ pub fn summary(rows: &[Row], rounds: usize) -> Option<String> {
             .collect();
         parts.push(format!("more rounds for {}", named.join("; ")));
     }
+    let adjusted: Vec<&str> = rows
+        .iter()
+        .filter(|r| {
+            r.cells
+                .iter()
+                .flatten()
+                .filter_map(|c| c.versus_leader)
+                .any(|j| j.adjusted.is_some())
+        })
+        .map(|r| r.label.as_str())
+        .collect();
+    if !adjusted.is_empty() {
+        parts.push(format!(
+            "the disk's own pace (read beside the image before each job) taken out of {}",
+            adjusted.join("; ")
+        ));
+    }
     Some(format!(
         "Noise floor (paired, per round; rounds to tell ±10 % apart): {}.",
         parts.join("; ")

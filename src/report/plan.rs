@@ -112,6 +112,13 @@ fn workload_lines(s: &mut String, inv: &Invocation) {
     if let Some(line) = needs_line(inv) {
         let _ = writeln!(s, "{line}");
     }
+    if p.disk_ref && p.recorded().any(|w| w.kind == crate::plan::Kind::Io) {
+        let _ = writeln!(
+            s,
+            "  before each I/O job: 0.5 s of 4K random reads of a file beside the image, so the \
+             disk's own pace can be taken out of the ratios (docs/reports.md)"
+        );
+    }
     let mut files: Vec<(PathBuf, usize, std::collections::BTreeSet<usize>, bool)> = Vec::new();
     for j in p.recorded().filter_map(crate::workload::fiojob::job_of) {
         match files.iter_mut().find(|f| f.0 == j.file.as_path()) {

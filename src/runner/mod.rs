@@ -9,6 +9,7 @@
 
 mod age;
 pub mod coordinator;
+pub mod disk_ref;
 pub mod journal;
 pub mod progress;
 pub mod reduce;
@@ -67,6 +68,9 @@ pub(crate) struct Runner<'a> {
     /// `replicate=restore`: each aged setup's kept image, by setup name, written back in its
     /// later rounds (`age.rs`); removed when the runner goes (ledger entries).
     aged_images: BTreeMap<String, crate::workload::age::restore::KeptImage>,
+    /// The reference file beside the image (`disk_ref`): made at the first I/O job of a plan
+    /// that reads it, `Err` once it could not be (then no job is preceded by a reading).
+    disk_ref: Option<Result<disk_ref::DiskRef, ()>>,
 }
 
 /// Whether a filesystem's tools are present; `Err` names what is missing.
@@ -162,6 +166,7 @@ pub fn execute_judged(
         settle_record: None,
         minimum_s: None,
         aged_images: BTreeMap::new(),
+        disk_ref: None,
         run_id: format!(
             "{}-{:x}",
             std::process::id(),
@@ -950,6 +955,8 @@ pub enum RunWarning {
     QuietWatch,
     /// Caches could not be dropped before a cold-cache step.
     DropCaches,
+    /// The disk beside the image could not be read before an I/O job (`disk_ref`).
+    DiskRef,
 }
 
 impl RunWarning {
@@ -959,6 +966,7 @@ impl RunWarning {
             RunWarning::Discard => "discard",
             RunWarning::QuietWatch => "quiet-watch",
             RunWarning::DropCaches => "drop-caches",
+            RunWarning::DiskRef => "disk-ref",
         }
     }
 }

@@ -602,8 +602,12 @@ impl Runner<'_> {
     ) -> crate::Result<super::coordinator::Coordinated> {
         let Some(c) = self.coordinator else {
             let prepared = self.in_step(w, at, |cx| super::step::prepare(cx, w))?;
+            // The disk's pace right before the job (after its preparation and cache drop).
+            let reading = self.read_disk_ref(w)?;
+            let mut output = self.measure(w, at, prepared)?;
+            output.metrics.extend(reading);
             return Ok(super::coordinator::Coordinated {
-                output: self.measure(w, at, prepared)?,
+                output,
                 ranks: Vec::new(),
             });
         };
@@ -619,6 +623,45 @@ impl Runner<'_> {
             prepared: None,
         };
         super::coordinator::workload(c, &w.id, io_bs, &mut step)
+    }
+
+    /// A reading of the disk beside the image before I/O job `w`, when the plan asks for one
+    /// ([`crate::plan::Plan::disk_ref`]). The reference file is made at the first; a failure
+    /// becomes a run warning and the run goes on without readings (its ratios plain).
+    fn read_disk_ref(&mut self, w: &WorkloadSpec) -> crate::Result<Option<Metric>> {
+        let crate::target::TargetKind::Image { scratch_dir, .. } = &self.inv.options.target else {
+            return Ok(None);
+        };
+        if !self.inv.plan.disk_ref || w.kind != crate::plan::Kind::Io || !w.record {
+            return Ok(None);
+        }
+        if self.disk_ref.is_none() {
+            let made = super::disk_ref::DiskRef::create(scratch_dir, &self.run_id);
+            if let Err(e) = &made {
+                crate::cancel::check()?;
+                self.warn_once(
+                    RunWarning::DiskRef,
+                    "",
+                    &format!("the disk beside the image was not read, ratios are plain: {e}"),
+                );
+            }
+            self.disk_ref = Some(made.map_err(|_| ()));
+        }
+        let Some(Ok(r)) = &self.disk_ref else {
+            return Ok(None);
+        };
+        match r.measure() {
+            Ok(m) => Ok(Some(m)),
+            Err(e) => {
+                crate::cancel::check()?;
+                self.warn_once(
+                    RunWarning::DiskRef,
+                    "",
+                    &format!("a reading of the disk beside the image failed: {e}"),
+                );
+                Ok(None)
+            }
+        }
     }
 
     /// The measured part of a prepared step; a failed cache drop becomes a run warning.

@@ -8,11 +8,13 @@
 //! t distribution behind it), [`fdr`] (Benjamini–Hochberg across series, for `history
 //! check`), [`judged`] (which metrics may be called better or worse), [`paired`] (the one
 //! judgement of two setups: ahead,
-//! behind, equivalent or not separated, read by every output), [`unpaired`] (its counterpart
+//! behind, equivalent or not separated, read by every output), [`adjusted`] (the disk's own
+//! pace taken out of its ratios where the run measured it), [`unpaired`] (its counterpart
 //! for two independent runs, which `compare` uses), [`verdict`] (host noise) and [`region`]
 //! (the judgement of per-round values against a claim's region). What a metric means is
 //! `crate::metrics`'s; how a workload is named, the workload registry's.
 
+pub mod adjusted;
 pub mod change;
 pub mod descriptive;
 pub mod fdr;

@@ -76,6 +76,10 @@ pub struct Judgement {
     pub noise: Option<f64>,
     /// Rounds that would tell a 10 % difference apart at this noise (fixed rounds, one look).
     pub rounds_for_10pct: Option<usize>,
+    /// The slope β̂ the ratios were adjusted with for the disk's own pace
+    /// ([`super::adjusted`]); absent when the plain ratios were judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusted: Option<f64>,
 }
 
 /// The stopping rule behind a results file's judgements: the run's own for a
@@ -161,6 +165,7 @@ pub fn judge(ratios: &[f64], rule: &Rule, margin: f64) -> Judgement {
         alpha: rule.alpha_at(k),
         noise,
         rounds_for_10pct: noise.and_then(|sd| rounds_to_resolve(sd, rule.alpha, 0.10)),
+        adjusted: None,
     }
 }
 
@@ -200,7 +205,8 @@ pub fn paired(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Vec<f64> {
 }
 
 /// The judgement of setup `a` against setup `b` on `metric` of `workload`: ratios oriented by
-/// the metric's direction (> 1: `a` better), the run's rule, the metric's margin. A merged
+/// the metric's direction (> 1: `a` better) with the disk's pace taken out where the run
+/// measured it ([`super::adjusted::ratios`]), the run's rule, the metric's margin. A merged
 /// tail is judged on its per-round counterpart (it has one value per setup, no rounds).
 pub fn compare(
     results: &Results,
@@ -214,16 +220,16 @@ pub fn compare(
         Some(t) => t.per_round.into(),
         None => metric.clone(),
     };
-    let (va, vb) = (
-        per_round(results, a, workload, &per),
-        per_round(results, b, workload, &per),
-    );
-    let ratios = match def.direction {
-        Direction::LowerIsBetter => paired(&vb, &va),
-        _ => paired(&va, &vb),
+    let (num, den) = match def.direction {
+        Direction::LowerIsBetter => (b, a),
+        _ => (a, b),
     };
-    let rule = rule_for(results, ratios.len());
-    judge(&ratios, &rule, margin_of(results, metric))
+    let r = super::adjusted::ratios(results, workload, &per, num, den);
+    let rule = rule_for(results, r.ratios.len());
+    Judgement {
+        adjusted: r.beta,
+        ..judge(&r.ratios, &rule, margin_of(results, metric))
+    }
 }
 
 /// "+5 % (−12 % … +25 %)": a judgement's ratio and interval as percentages.

@@ -55,6 +55,7 @@ pub fn judge(
         alpha,
         noise: Some(noise),
         rounds_for_10pct: paired::rounds_to_resolve(noise, alpha, 0.10),
+        adjusted: None,
     })
 }
 

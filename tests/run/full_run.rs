@@ -72,6 +72,28 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
             .any(|w| w["fio_command"].is_string())
     );
     assert!(out.join("journal.jsonl").exists() && out.join("plan.json").exists());
+    // Every I/O job on the image was preceded by a reading of the disk beside it, recorded
+    // with its setup, round and workload (the file it read is gone: the count below).
+    let samples = r["samples"].as_array().unwrap();
+    let key = |s: &serde_json::Value| {
+        (
+            s["setup"].as_str().unwrap_or_default().to_string(),
+            s["round"].as_u64(),
+            s["workload"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let jobs: std::collections::BTreeSet<_> = samples
+        .iter()
+        .filter(|s| s["metric"] == "iops" && s["workload"] == "randread")
+        .map(key)
+        .collect();
+    let readings: std::collections::BTreeSet<_> = samples
+        .iter()
+        .filter(|s| s["metric"] == "disk_ref_iops" && s["value"].as_f64().is_some_and(|v| v > 0.0))
+        .map(key)
+        .collect();
+    assert_eq!(jobs.len(), 8, "randread in 2 rounds of 4 setups: {jobs:?}");
+    assert!(jobs.is_subset(&readings), "readings {readings:?}");
     // The table is printed.
     assert!(String::from_utf8_lossy(&o.stdout).contains("ext4"));
     let left = leftovers(scratch.path(), pid, &pools);

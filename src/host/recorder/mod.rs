@@ -20,7 +20,6 @@ pub use log::{Entry, Log, Recorded};
 use crate::host::ledger::{self, Held, Item};
 use crate::{Error, Result};
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -70,28 +69,8 @@ impl Recorder {
             held_dir: None,
             held_image: None,
         };
-        let held = ledger::hold(Item::Image {
-            path: backing.clone(),
-            id: None,
-        })?;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&backing)
-            .map_err(|e| Error::io("cannot create the recorder's backing file", &backing, e))?;
+        let (file, held) = ledger::create_file(&backing, "the recorder's backing file")?;
         rec.held_image = Some(held);
-        let md = file
-            .metadata()
-            .map_err(|e| Error::io("cannot stat", &backing, e))?;
-        rec.held_image
-            .as_ref()
-            .expect("just set")
-            .set(Item::Image {
-                path: backing.clone(),
-                id: Some((md.dev(), md.ino())),
-            })?;
         file.set_len(size)
             .map_err(|e| Error::io("cannot size", &backing, e))?;
 

@@ -184,7 +184,13 @@ pub fn resolve(
         .filter(|_| matches!(target, TargetKind::Device { .. }));
     let rounds = v.rounds.unwrap_or(3);
     let settle = resolve_settle(&args.values, &v, rounds)?;
+    // Only an image has a place beside it on the same disk (not a device, a directory or
+    // RAM), and an `--until-settled` run judges its looks on the plain ratios.
+    let disk_ref = matches!(target, TargetKind::Image { .. })
+        && host.target_in_ram.is_none()
+        && settle.is_none();
     let plan = Plan {
+        disk_ref,
         settle,
         margin: args.margin.map(|pct| f64::from(pct) / 100.0),
         name: draft.name.clone(),
