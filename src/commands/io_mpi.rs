@@ -143,6 +143,7 @@ fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan
         margin: None,
         // One coordinated job across ranks: nothing to warm up.
         warmup: false,
+        disk_ref: false,
     };
     crate::plan::Invocation::in_memory_on_dir(plan, dir, spec.seed.unwrap_or(1), 1)
 }
