@@ -43,10 +43,9 @@ pub const MIN_ROUNDS: usize = 3;
 pub struct Fit {
     /// The slope β̂.
     pub beta: f64,
-    /// Its variance (the residual variance over the reference's residual sum of squares).
+    /// Its variance: the residual variance, on (rounds − 1)(setups − 1) − 1 degrees of
+    /// freedom, over the reference's residual sum of squares.
     pub var_beta: f64,
-    /// The residual degrees of freedom: (rounds − 1)(setups − 1) − 1.
-    pub df: usize,
     /// The reference's residual sum of squares over the grid (what a pair's share of the
     /// slope's degree of freedom is measured against).
     pub sxx: f64,
@@ -125,7 +124,6 @@ pub fn fit_grid(y: &[Vec<f64>], x: &[Vec<f64>]) -> Result<Fit, Skip> {
     Ok(Fit {
         beta,
         var_beta,
-        df,
         sxx,
     })
 }
@@ -182,15 +180,9 @@ pub struct Ratios {
 /// One setup's per-round values of a job's metric and of the reading before it.
 type Series = (BTreeMap<u32, f64>, BTreeMap<u32, f64>);
 
-/// One setup's per-round values of `workload`'s `metric` (finite ones).
+/// One setup's per-round values of `workload`'s `metric` ([`super::paired::per_round`]).
 fn per_round(results: &Results, setup: &str, workload: &str, metric: &str) -> BTreeMap<u32, f64> {
-    results
-        .samples
-        .iter()
-        .filter(|s| s.setup == setup && s.workload == workload && s.metric.as_str() == metric)
-        .filter(|s| s.value.is_finite())
-        .map(|s| (s.round, s.value))
-        .collect()
+    super::paired::per_round(results, setup, workload, &MetricKey::parse(metric))
 }
 
 /// The fit of `workload`'s `metric` in `results` over every setup that ran it, on the rounds
@@ -322,7 +314,6 @@ mod tests {
         let (y, x) = tracking();
         let fit = fit_grid(&y, &x).unwrap();
         assert!((fit.beta - 0.8).abs() < 0.05, "{fit:?}");
-        assert_eq!(fit.df, 7);
         // Setup 1 against setup 0: a true lead of 0.1 in logs, blurred by the reference.
         let d: Vec<f64> = (0..5).map(|r| y[1][r] - y[0][r]).collect();
         let p: Vec<f64> = (0..5).map(|r| x[1][r] - x[0][r]).collect();
@@ -360,7 +351,6 @@ mod tests {
         let fit = Fit {
             beta: 1.0,
             var_beta: 0.04,
-            df: 7,
             sxx: 0.5,
         };
         // A pair whose references differ on average (p̄ = 0.1, within noise).
