@@ -206,6 +206,10 @@ pub struct PlanFlags {
     #[arg(help = K::WARMUP.help(), long)]
     pub warmup: bool,
 
+    /// [`K::BY_SETUP`]: its help, values and plan-file key.
+    #[arg(help = K::BY_SETUP.help(), long)]
+    pub by_setup: bool,
+
     /// With --until-settled: the wall time the whole run may take [default: 30m].
     #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
     pub budget: Option<Duration>,
@@ -339,6 +343,7 @@ impl PlanFlags {
                 steady: self.steady.spec(),
                 precondition: self.precondition.precondition,
                 warmup: self.warmup,
+                by_setup: self.by_setup,
             },
             margin: self.margin,
             file_size: self.file_size.clone(),

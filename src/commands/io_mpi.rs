@@ -144,6 +144,7 @@ fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan
         // One coordinated job across ranks: nothing to warm up.
         warmup: false,
         disk_ref: false,
+        by_step: false,
     };
     crate::plan::Invocation::in_memory_on_dir(plan, dir, spec.seed.unwrap_or(1), 1)
 }

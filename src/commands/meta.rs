@@ -301,6 +301,7 @@ pub(crate) fn invocation(opts: &Options, dir: PathBuf) -> crate::plan::Invocatio
         // One coordinated round across ranks; nothing to warm up that the ranks would share.
         warmup: false,
         disk_ref: false,
+        by_step: false,
     };
     crate::plan::Invocation::in_memory_on_dir(plan, dir, 1, opts.threads)
 }

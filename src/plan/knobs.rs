@@ -212,6 +212,7 @@ knobs! {
     // How long, until when.
     UNTIL_SETTLED = Knob::switch("until settled", "After --rounds, keep running interleaved rounds of the comparisons that are still open (a claim or a headline row not yet confirmed or refuted), until each is settled, --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 % of the time however many rounds it took (docs/reports.md).").flags(&["--until-settled"]).key("until_settled").merge(Merge::Either).lands("plan.json plan.settle; results.json settle");
     WARMUP = Knob::switch("warm-up", "Run the first setup-round once more before round 1 and discard it, as hyperfine's --warmup does: on some hosts the run's very first minutes are slower (a new image file's blocks, services and binaries starting cold), and without a warm-up they land on whichever setup runs first. Costs one setup-round.").flags(&["--warmup"]).key("warmup").merge(Merge::Either).lands("plan.json plan.warmup; results.json notes");
+    BY_SETUP = Knob::switch("by setup", "Run every step of one setup, then the next setup, on one image made anew for each. By default, on an image target, each step runs on every setup back to back, each setup on a sparse image of its own, so a ratio compares runs seconds apart rather than minutes (docs/reports.md); use this when the scratch directory cannot hold one image per setup.").flags(&["--by-setup"]).key("by_setup").merge(Merge::Either).lands("plan.json plan.by_step");
     STEADY_STATE = Knob::text("steady state", "N,RANGE,SLOPE", "Run each I/O job in rounds until its IOPS reach steady state, then measure only the steady rounds (the SNIA Solid State Storage Performance Test Specification's rule).").flags(&["--steady-state"]).key("steady_state").merge(Merge::Over).lands("plan.json plan.steady; results.json workloads[].params.job.steady, series");
     STEADY_QUICK = Knob::switch("steady quick", "With --steady-state: the quick mode, which judges one-second windows instead of rounds (N seconds within RANGE/SLOPE, at most --steady-max, default 5m). A short look at whether a job has settled; not SNIA's steady state, and never claimed as it.").flags(&["--steady-quick"]).key("steady_quick").merge(Merge::Rule("with steady_state, as one setting: the flags' --steady-state, else the plan file's")).lands("plan.json plan.steady.quick");
     PRECONDITION = Knob::switch("precondition", "Precondition a block device as SNIA's Performance Test Specification does, so an SSD is measured worn in rather than fresh: first 2 × its capacity in 128 KiB sequential writes (once, before anything else), then the workload-dependent part.").flags(&["--precondition"]).key("precondition").merge(Merge::Either).lands("plan.json plan.precondition, plan.precondition_device; results.json workloads[].params.job");
@@ -375,6 +376,8 @@ plan_values! {
     precondition: bool = switch(&PRECONDITION);
     /// A discarded setup-round before round 1 (`--warmup`, `warmup`).
     warmup: bool = switch(&WARMUP);
+    /// Every step of one setup, then the next, on one image (`--by-setup`, `by_setup`).
+    by_setup: bool = switch(&BY_SETUP);
 }
 
 /// Reads values out of a plan file's table by their rows' keys; a wrong type names the file,
@@ -592,7 +595,9 @@ mod tests {
                 "setup" => "[{ name = \"x\", fs = \"xfs\" }]",
                 "workload" => "[{ id = \"randread\" }]",
                 "suite" => "\"standard\"",
-                "until_settled" | "precondition" | "steady_quick" | "warmup" => "false",
+                "until_settled" | "precondition" | "steady_quick" | "warmup" | "by_setup" => {
+                    "false"
+                }
                 "aged_twins" => "\"churn\"",
                 "steady_state" => "\"5,20,10\"",
                 "steady_round" => "\"2s\"",

@@ -118,6 +118,12 @@ pub struct Plan {
     /// ratios (`stats::adjusted`): an image target on a disk, in a run of fixed rounds.
     #[serde(default)]
     pub disk_ref: bool,
+    /// Each step runs on every setup back to back, each setup on an image of its own
+    /// (`runner::by_step`), instead of every step of one setup, then the next setup: a
+    /// setup's ratio then pairs measurements seconds apart rather than a setup's slot apart.
+    /// Resolved by `plan::resolve::order`; `false` in older plan files.
+    #[serde(default)]
+    pub by_step: bool,
 }
 
 /// `--until-settled`: how far a run may go on past its minimum rounds.
@@ -250,6 +256,7 @@ pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
         precondition_device: None,
         warmup: false,
         disk_ref: false,
+        by_step: false,
     }
 }
 

@@ -57,6 +57,14 @@ fn head_lines(s: &mut String, inv: &Invocation) {
         "Target: {}{in_ram}",
         inv.options.multi.describe(&inv.options.target)
     );
+    if p.by_step {
+        let _ = writeln!(
+            s,
+            "  by steps: one image per setup ({}), all made at each round's start; each step then \
+             runs on every setup back to back, so a ratio compares runs seconds apart",
+            p.setups.len()
+        );
+    }
 }
 
 /// `Setups:` (each skipped one with why), then per setup its layout, warnings and host tunings.
@@ -256,6 +264,10 @@ fn needs_line(inv: &Invocation) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Needs: {}", parts.join("; ")))
 }
 
+/// Where a step falls in its round: (a capability probe, then three places by which the
+/// runner orders it).
+type OrderKey = (bool, usize, usize, usize);
+
 /// One line per step: round, setup, workload, parameters.
 pub fn steps_table(inv: &Invocation) -> String {
     let p = &inv.plan;
@@ -265,25 +277,43 @@ pub fn steps_table(inv: &Invocation) -> String {
         "{:<6} {:<16} {:<20} parameters",
         "round", "setup", "workload"
     );
-    for sr in p.setup_rounds() {
+    // (round, order key, setup, workload): by setup-round, or by steps (each timed step on
+    // every setup of the round, a step that follows its previous one with it; then each
+    // setup's probes), as the runner runs them.
+    let mut head = Vec::with_capacity(p.workloads.len());
+    for (i, w) in p.workloads.iter().enumerate() {
+        let follows = i > 0 && registry::of(w.kind).follows_previous(w);
+        head.push(if follows { head[i - 1] } else { i });
+    }
+    let mut rows: Vec<(u32, OrderKey, usize, usize)> = Vec::new();
+    for (place, sr) in p.setup_rounds().into_iter().enumerate() {
         let setup = &p.setups[sr.setup];
         // mkfs when the target is formatted, then the steps of this round (probes: once).
         let formats = inv.options.target.formats();
-        for w in &p.workloads {
-            let mkfs = registry::of(w.kind).needs(w).phase == Phase::Setup;
-            if !(mkfs && formats || registry::step_in_round(w, &setup.name, sr.round)) {
+        for (i, w) in p.workloads.iter().enumerate() {
+            let phase = registry::of(w.kind).needs(w).phase;
+            if !(phase == Phase::Setup && formats
+                || registry::step_in_round(w, &setup.name, sr.round))
+            {
                 continue;
             }
-            let mut params = describe(inv, w, setup);
-            if !w.record {
-                params.push_str("  [prerequisite, not recorded]");
-            }
-            let _ = writeln!(
-                s,
-                "{:<6} {:<16} {:<20} {params}",
-                sr.round, setup.name, w.id
-            );
+            let probe = phase == Phase::Capability;
+            let key = match (p.by_step, probe) {
+                (false, _) => (false, place, i, 0),
+                (true, false) => (false, head[i], place, i),
+                (true, true) => (true, place, i, 0),
+            };
+            rows.push((sr.round, key, sr.setup, i));
         }
+    }
+    rows.sort();
+    for (round, _, setup, i) in rows {
+        let (setup, w) = (&p.setups[setup], &p.workloads[i]);
+        let mut params = describe(inv, w, setup);
+        if !w.record {
+            params.push_str("  [prerequisite, not recorded]");
+        }
+        let _ = writeln!(s, "{:<6} {:<16} {:<20} {params}", round, setup.name, w.id);
     }
     s
 }

@@ -288,10 +288,21 @@ thread_local! {
     pub(super) static TEST_TARGET: RefCell<Option<Box<dyn Target>>> = const { RefCell::new(None) };
 }
 
-/// A formatting target whose "block device" is a plain file: what the fake filesystem
-/// formats. Discard empties it, so each round's mkfs starts on a blank device.
+/// A formatting target whose "block devices" are plain files: what the fake filesystem
+/// formats. Discard empties them, so each round's mkfs starts on a blank device.
 struct FileTarget {
     file: PathBuf,
+    /// Every device, `file` first (one image per setup when a round runs by steps).
+    files: Vec<PathBuf>,
+}
+
+impl FileTarget {
+    fn new(files: &[PathBuf]) -> FileTarget {
+        FileTarget {
+            file: files[0].clone(),
+            files: files.to_vec(),
+        }
+    }
 }
 
 impl Target for FileTarget {
@@ -305,6 +316,9 @@ impl Target for FileTarget {
     fn block_device(&self) -> Option<&Path> {
         Some(&self.file)
     }
+    fn block_devices(&self) -> Vec<PathBuf> {
+        self.files.clone()
+    }
     fn directory(&self) -> Option<&Path> {
         None
     }
@@ -312,8 +326,9 @@ impl Target for FileTarget {
         Ok(())
     }
     fn discard(&self) -> crate::Result<bool> {
-        std::fs::write(&self.file, b"")
-            .map_err(|e| crate::Error::io("cannot blank", &self.file, e))?;
+        for f in &self.files {
+            std::fs::write(f, b"").map_err(|e| crate::Error::io("cannot blank", f, e))?;
+        }
         Ok(true)
     }
 }
@@ -335,11 +350,8 @@ fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
     inv.plan.quiet.threshold = u64::MAX;
     let device = d.path().join("device");
     std::fs::write(&device, b"old contents").unwrap();
-    TEST_TARGET.with(|t| {
-        *t.borrow_mut() = Some(Box::new(FileTarget {
-            file: device.clone(),
-        }))
-    });
+    TEST_TARGET
+        .with(|t| *t.borrow_mut() = Some(Box::new(FileTarget::new(std::slice::from_ref(&device)))));
     let out = execute(&inv, false).unwrap();
     assert!(!out.interrupted);
     assert!(
@@ -385,4 +397,87 @@ fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
         TEST_TARGET.with(|t| t.borrow().is_none()),
         "the run took the target"
     );
+}
+
+#[test]
+fn by_steps_each_step_runs_on_every_setup_back_to_back_and_a_resume_redoes_the_cut_round() {
+    use crate::fs::fake as fakefs;
+    crate::fs::register_for_test(&fakefs::FakeFs);
+    let d = tempfile::tempdir().unwrap();
+    let mut inv = invocation(
+        d.path(),
+        &[("f", fakefs::NAME), ("g", fakefs::NAME)],
+        &["fake-s-a", "fake-s-b"],
+        2,
+    );
+    inv.options.target = crate::target::TargetKind::Image {
+        scratch_dir: d.path().to_path_buf(),
+        size: 1 << 20,
+        keep: false,
+    };
+    inv.plan.by_step = true;
+    inv.plan.quiet.window = std::time::Duration::from_millis(10);
+    inv.plan.quiet.timeout = std::time::Duration::from_millis(50);
+    inv.plan.quiet.threshold = u64::MAX;
+    let devices = [d.path().join("image0"), d.path().join("image1")];
+    let target = || {
+        TEST_TARGET.with(|t| *t.borrow_mut() = Some(Box::new(FileTarget::new(&devices))));
+    };
+    // Round 2 (rotated: g first) is cut by an interrupt in f's second step.
+    fake::script("fake-s-b", "f", 2, Action::InterruptOnce);
+    target();
+    let first = execute(&inv, false).unwrap();
+    assert!(first.interrupted);
+    assert_eq!(
+        fake::calls("fake-s-"),
+        [
+            "fake-s-a@f#1",
+            "fake-s-a@g#1",
+            "fake-s-b@f#1",
+            "fake-s-b@g#1",
+            "fake-s-a@g#2",
+            "fake-s-a@f#2",
+            "fake-s-b@g#2",
+            "fake-s-b@f#2"
+        ]
+    );
+    // Both setups made before the first step, both released after the last or at the
+    // interrupt: every mkfs has its release.
+    let log = fakefs::log();
+    assert_eq!(
+        log[..5],
+        ["hold", "mkfs f", "mount f", "mkfs g", "mount g"],
+        "{log:?}"
+    );
+    let count = |p: &str| log.iter().filter(|l| l.starts_with(p)).count();
+    assert_eq!(count("mkfs "), 4, "{log:?}");
+    assert_eq!(count("release "), 4, "{log:?}");
+    // Each setup on the image at its place in the round's order: round 2 put g first.
+    let on = |i: usize| std::fs::read_to_string(&devices[i]).unwrap();
+    assert_eq!(on(0), format!("{}g\n", fakefs::MARKER));
+    assert_eq!(on(1), format!("{}f\n", fakefs::MARKER));
+    // The resume redoes round 2 of both (neither had finished), by steps, and round 1 of
+    // neither.
+    target();
+    let second = execute(&inv, true).unwrap();
+    assert!(!second.interrupted);
+    assert_eq!(
+        fake::calls("fake-s-")[8..],
+        [
+            "fake-s-a@g#2",
+            "fake-s-a@f#2",
+            "fake-s-b@g#2",
+            "fake-s-b@f#2"
+        ]
+    );
+    let mut want = Vec::new();
+    for s in ["f", "g"] {
+        for w in ["fake-s-a", "fake-s-b"] {
+            for r in 1..=2 {
+                want.push((s.to_string(), w.to_string(), r));
+            }
+        }
+    }
+    want.sort();
+    assert_eq!(sampled(&second.results), want);
 }

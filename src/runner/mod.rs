@@ -8,6 +8,7 @@
 //! partial results are saved and the caller exits 130.
 
 mod age;
+mod by_step;
 pub mod coordinator;
 pub mod disk_ref;
 pub mod journal;
@@ -221,7 +222,17 @@ fn acquire_target(inv: &Invocation) -> crate::Result<Box<dyn Target>> {
     if let Some(t) = fake_runs::TEST_TARGET.with(|t| t.borrow_mut().take()) {
         return Ok(t);
     }
-    crate::target::multi::acquire(&inv.options.target, &inv.options.multi, inv.options.yes)
+    // By steps each setup has an image of its own (`by_step`).
+    let by_step = crate::target::multi::Multi {
+        images: inv.plan.setups.len() as u32,
+        ..Default::default()
+    };
+    let multi = if inv.plan.by_step {
+        &by_step
+    } else {
+        &inv.options.multi
+    };
+    crate::target::multi::acquire(&inv.options.target, multi, inv.options.yes)
 }
 
 /// The last phase: the summary computed (a finished run) and `results.json` saved in `out`
@@ -534,40 +545,68 @@ impl Runner<'_> {
             fatal: None,
             elapsed_s: 0.0,
         };
+        // By steps a round's setup-rounds run together; otherwise one after the other.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, sr) in schedule.rounds.iter().enumerate() {
-            let name = &plan.setups[sr.setup].name;
-            if let Some(rec) = done.get(&(name.clone(), sr.round)) {
-                self.progress.note(&format!(
-                    "fsbench: round {} of {name} already done (journal); skipping",
-                    sr.round
-                ));
-                self.progress
-                    .skip(schedule.steps_of[i], schedule.estimate_of[i]);
-                ended.records.insert((sr.round, sr.setup), rec.clone());
+            match groups.last_mut() {
+                Some(g) if plan.by_step && schedule.rounds[g[0]].round == sr.round => g.push(i),
+                _ => groups.push(vec![i]),
+            }
+        }
+        for group in groups {
+            let mut todo: Vec<usize> = Vec::new();
+            for i in group {
+                let sr = &schedule.rounds[i];
+                let name = &plan.setups[sr.setup].name;
+                if let Some(rec) = done.get(&(name.clone(), sr.round)) {
+                    self.progress.note(&format!(
+                        "fsbench: round {} of {name} already done (journal); skipping",
+                        sr.round
+                    ));
+                    self.progress
+                        .skip(schedule.steps_of[i], schedule.estimate_of[i]);
+                    ended.records.insert((sr.round, sr.setup), rec.clone());
+                    continue;
+                }
+                self.journal.append(&Entry::RoundStart {
+                    setup: name.clone(),
+                    round: sr.round,
+                })?;
+                todo.push(i);
+            }
+            if todo.is_empty() {
                 continue;
             }
-            let mut rec = RoundRecord {
-                setup: name.clone(),
-                round: sr.round,
-                ..Default::default()
+            let srs: Vec<SetupRound> = todo.iter().map(|&i| schedule.rounds[i]).collect();
+            let mut recs: Vec<RoundRecord> = srs
+                .iter()
+                .map(|sr| RoundRecord {
+                    setup: plan.setups[sr.setup].name.clone(),
+                    round: sr.round,
+                    ..Default::default()
+                })
+                .collect();
+            let mut r = if plan.by_step {
+                self.round_by_steps(&srs, &mut recs)
+            } else {
+                self.run_setup_round(srs[0], &mut recs[0])
             };
-            self.journal.append(&Entry::RoundStart {
-                setup: name.clone(),
-                round: sr.round,
-            })?;
-            let mut r = self.run_setup_round(*sr, &mut rec);
             // Ctrl-C also reaches child tools (mkfs, zpool) through the process group; their
             // failure is the interrupt, not a result, and the setup-round must not count as done.
             if r.is_ok() && crate::cancel::requested() {
                 r = Err(crate::Error::Interrupted);
             }
-            ended.records.insert((sr.round, sr.setup), rec);
+            for (sr, rec) in srs.iter().zip(recs) {
+                ended.records.insert((sr.round, sr.setup), rec);
+            }
             match r {
                 Ok(()) => {
-                    self.journal.append(&Entry::RoundDone {
-                        setup: name.clone(),
-                        round: sr.round,
-                    })?;
+                    for sr in &srs {
+                        self.journal.append(&Entry::RoundDone {
+                            setup: plan.setups[sr.setup].name.clone(),
+                            round: sr.round,
+                        })?;
+                    }
                     if !self.inv.options.in_memory {
                         let partial = self.assemble(&ended.records, true);
                         partial.save(&out.join("results.json"))?;

@@ -3,6 +3,10 @@
 //! ([`super::step`]: prepare and drop caches, untimed; then measure and settle) → in the first
 //! round, the capability phase (probes on images of their own) → release, tunings put back.
 //!
+//! In three parts, `open_round` (up to the data directory), `step_of_round` (one workload)
+//! and `close_round` (the array phase, release), so that a round by steps
+//! ([`super::by_step`]) can hold every setup's setup-round open at once.
+//!
 //! Every step's outcome is journaled as soon as it finishes. A failing workload becomes a
 //! `Failure` and the round goes on; an interrupt unwinds through the guards (unmount, pool
 //! destroy, data directory removal) and is passed up.
@@ -90,6 +94,8 @@ pub(super) struct StepAt<'a> {
     /// Its filesystem's driver, as the round resolved it (`None` on a directory target).
     pub(super) driver: Option<&'static dyn crate::fs::Filesystem>,
     pub(super) round: u32,
+    /// The setup-round's block device (`None` on a directory target).
+    pub(super) dev: Option<&'a Path>,
     /// The mounted filesystem (or the `--dir` target).
     pub(super) work_root: &'a Path,
     /// fsbench's own directory on it.
@@ -145,6 +151,35 @@ pub(super) struct Round {
 /// its remaining steps counted as skipped); `Err`: the run stops (interrupt, refusal, journal).
 type Flow<T> = crate::Result<Option<T>>;
 
+/// A setup-round made and ready for its workload steps ([`Runner::open_round`]); several are
+/// open at once when a round runs by steps (`super::by_step`).
+pub(super) struct Open {
+    pub(super) r: Round,
+    data_dir: PathBuf,
+    /// Removes the data directory on a directory target, after the round is released.
+    _dir_guard: DirGuard,
+    /// The timed workloads this setup-round runs, in the plan's order.
+    pub(super) timed: Vec<WorkloadSpec>,
+    /// The capability phase's probes (the first round only), after the timed ones.
+    pub(super) capability: Vec<WorkloadSpec>,
+    /// Bandwidth by workload id, for the scaling factor against a baseline.
+    bandwidth: BTreeMap<String, f64>,
+    /// Its extraction of the corpus failed (`Shared::tree_failed`, kept per open setup-round).
+    tree_failed: bool,
+}
+
+/// Where the steps of `r` run.
+fn step_at<'a>(r: &'a Round, data_dir: &'a Path) -> StepAt<'a> {
+    StepAt {
+        setup: &r.setup,
+        driver: r.driver,
+        round: r.round,
+        dev: r.dev.as_deref(),
+        work_root: &r.work_root,
+        data_dir,
+    }
+}
+
 impl Runner<'_> {
     /// Run one setup-round, adding everything it records to `rec`: named steps in order,
     /// each of which may end the round early.
@@ -153,30 +188,57 @@ impl Runner<'_> {
         sr: SetupRound,
         rec: &mut RoundRecord,
     ) -> crate::Result<()> {
+        let dev = self.prepare_target()?;
+        let Some(mut open) = self.open_round(sr, dev, rec)? else {
+            return Ok(());
+        };
+        let steps: Vec<WorkloadSpec> = open.timed.iter().chain(&open.capability).cloned().collect();
+        for w in &steps {
+            self.step_of_round(rec, &mut open, w)?;
+        }
+        self.close_round(rec, open)
+    }
+
+    /// Open a setup-round on `dev` (`None` on a directory target): host settings, then
+    /// discard, mkfs + mount (or the aged image restored, or the directory adopted),
+    /// aging, and the data directory. `None`: the round stopped at one of them (its failure
+    /// recorded, its steps counted as skipped, what it held released).
+    pub(super) fn open_round(
+        &mut self,
+        sr: SetupRound,
+        dev: Option<PathBuf>,
+        rec: &mut RoundRecord,
+    ) -> Flow<Open> {
         let setup = self.inv.plan.setups[sr.setup].clone();
         let mut r = Round {
             driver: setup.driver().ok(),
             setup,
             round: sr.round,
-            dev: self.prepare_target()?,
+            dev,
             tuned: None,
             mount: None,
             work_root: PathBuf::new(),
             restored: None,
         };
         if !self.tune(rec, &mut r)? {
-            return self.release_round(rec, r);
+            self.release_round(rec, r)?;
+            return Ok(None);
         }
         let made = if r.dev.is_some() && self.aged_images.contains_key(&r.setup.name) {
             // replicate=restore: the image aged in an earlier round, written back.
             self.restore_aged(rec, &mut r)?.then_some(())
         } else if r.dev.is_some() {
+            // By steps the round discarded every image before the first was made.
+            if !self.inv.plan.by_step {
+                self.discard();
+            }
             self.make(rec, &mut r)?
         } else {
             self.adopt_directory(rec, &mut r)?
         };
         if made.is_none() {
-            return self.release_round(rec, r);
+            self.release_round(rec, r)?;
+            return Ok(None);
         }
         // Setup steps that shape the new filesystem before it is measured go here: after
         // make + quiesce, before the data directory and the workloads. Aging (age=): a
@@ -186,19 +248,35 @@ impl Runner<'_> {
             // Keeping an aged image unmounted it and it could not be mounted again (the
             // failure is recorded): nothing to run the workloads on.
             self.skip_workload_steps(&r.setup, r.round);
-            return self.release_round(rec, r);
+            self.release_round(rec, r)?;
+            return Ok(None);
         }
-        let Some((data_dir, _dir_guard)) = self.data_directory(rec, &r)? else {
-            return self.release_round(rec, r);
+        let Some((data_dir, dir_guard)) = self.data_directory(rec, &r)? else {
+            self.release_round(rec, r)?;
+            return Ok(None);
         };
-        let at = StepAt {
-            setup: &r.setup,
-            driver: r.driver,
-            round: r.round,
-            work_root: &r.work_root,
-            data_dir: &data_dir,
-        };
-        let timed = self.workloads(rec, &at)?;
+        let (timed, capability) = self.round_workloads(&r.setup, r.round);
+        Ok(Some(Open {
+            r,
+            data_dir,
+            _dir_guard: dir_guard,
+            timed,
+            capability,
+            bandwidth: BTreeMap::new(),
+            tree_failed: false,
+        }))
+    }
+
+    /// Close an open setup-round: the array phase of a redundant layout (round 1), then
+    /// release.
+    pub(super) fn close_round(&mut self, rec: &mut RoundRecord, open: Open) -> crate::Result<()> {
+        let Open {
+            mut r,
+            data_dir,
+            _dir_guard,
+            timed,
+            ..
+        } = open;
         self.array_phase(rec, &mut r, &data_dir, &timed)?;
         self.release_round(rec, r)
     }
@@ -234,10 +312,9 @@ impl Runner<'_> {
         }
     }
 
-    /// Make: discard the device, then the driver's mkfs + mount (timed, journaled as the
+    /// Make (on a device the caller discarded): the driver's mkfs + mount (timed, journaled as the
     /// `mkfs` step with the setup's description), then quiesce.
     fn make(&mut self, rec: &mut RoundRecord, r: &mut Round) -> Flow<()> {
-        self.discard();
         let (setup, round) = (&r.setup, r.round);
         let Some(driver) = r.driver else {
             let why = format!("no driver for {}", setup.fs);
@@ -256,8 +333,13 @@ impl Runner<'_> {
         let est = self.step_estimate_overhead(setup);
         let plan = &self.inv.plan;
         self.progress.start(round, plan.rounds, &setup.name, "mkfs");
-        // All the target's devices: a raid= layout uses them, other setups the first.
-        let devices = self.target.block_devices();
+        // All the target's devices: a raid= layout uses them, other setups the first. By
+        // steps each setup has an image of its own: the round's.
+        let devices = if self.inv.plan.by_step {
+            r.dev.iter().cloned().collect()
+        } else {
+            self.target.block_devices()
+        };
         let created =
             driver.create_and_mount_on(&devices, setup, &mountpoint, self.inv.options.tool_timeout);
         let (mkfs, mounted) = match created {
@@ -309,7 +391,7 @@ impl Runner<'_> {
 
     /// The device blank before mkfs, unless `--precondition` filled it for the run (SNIA's
     /// 2 × capacity: a discard would hand its blocks back and undo that).
-    fn discard(&mut self) {
+    pub(super) fn discard(&mut self) {
         if self.inv.plan.precondition_device.is_some() {
             return;
         }
@@ -333,10 +415,7 @@ impl Runner<'_> {
             "round {round}/{} · {} · waiting for the device to go quiet",
             self.inv.plan.rounds, setup.name
         ));
-        let Some(watched) = self
-            .counted_device(setup, &r.work_root)
-            .or_else(|| r.dev.clone())
-        else {
+        let Some(watched) = self.counted_device(setup, &r.work_root, r.dev.as_deref()) else {
             return Ok(());
         };
         match crate::measure::device::wait_quiet(&watched, q.window, q.threshold, q.timeout) {
@@ -427,18 +506,15 @@ impl Runner<'_> {
         Ok(Some((data_dir, guard)))
     }
 
-    /// Workloads: the timed ones, then the capability phase (probes: the first round only),
-    /// each journaled as it finishes. Returns the timed ones (the array phase reruns them).
-    fn workloads(
-        &mut self,
-        rec: &mut RoundRecord,
-        at: &StepAt<'_>,
-    ) -> crate::Result<Vec<WorkloadSpec>> {
-        let plan = &self.inv.plan;
-        let (setup, round) = (at.setup, at.round);
-        let mut bandwidth: BTreeMap<String, f64> = BTreeMap::new();
-        self.shared.new_round();
-        let (timed, capability): (Vec<WorkloadSpec>, Vec<WorkloadSpec>) = plan
+    /// The workloads of `setup`'s round `round`: the timed ones, then the capability
+    /// phase's probes (the first round only), each in the plan's order.
+    fn round_workloads(
+        &self,
+        setup: &SetupSpec,
+        round: u32,
+    ) -> (Vec<WorkloadSpec>, Vec<WorkloadSpec>) {
+        self.inv
+            .plan
             .workloads
             .iter()
             .filter(|w| {
@@ -450,35 +526,49 @@ impl Runner<'_> {
                         .is_none_or(|only| only.contains(&w.id))
             })
             .cloned()
-            .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed);
-        for w in timed.iter().chain(&capability) {
-            crate::cancel::check()?;
-            let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
-            self.progress.start(round, plan.rounds, &setup.name, &w.id);
-            let result = self.run_step(w, at);
-            let mut step = self.empty(setup, round);
-            match result {
-                Ok(done) => self.record_output(&mut step, w, at, done, &mut bandwidth),
-                Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
-                    return Err(Error::Interrupted);
-                }
-                Err(e) => {
-                    self.progress.note(&format!(
-                        "fsbench: {} round {round}: {} failed: {e}",
-                        setup.name, w.id
-                    ));
-                    step.failures.push(Failure {
-                        setup: setup.name.clone(),
-                        workload: w.id.clone(),
-                        round,
-                        error: e.to_string(),
-                    });
-                }
+            .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed)
+    }
+
+    /// One workload step of an open setup-round, journaled as it finishes; a failure is
+    /// recorded and the round goes on, an interrupt is passed up.
+    pub(super) fn step_of_round(
+        &mut self,
+        rec: &mut RoundRecord,
+        open: &mut Open,
+        w: &WorkloadSpec,
+    ) -> crate::Result<()> {
+        crate::cancel::check()?;
+        let plan = &self.inv.plan;
+        let at = step_at(&open.r, &open.data_dir);
+        let (setup, round) = (at.setup, at.round);
+        let est = crate::plan::eta::workload_seconds(plan, w, &setup.fs);
+        self.progress.start(round, plan.rounds, &setup.name, &w.id);
+        // The corpus' state is this setup-round's, also when others are open beside it.
+        self.shared.tree_failed = open.tree_failed;
+        let result = self.run_step(w, &at);
+        open.tree_failed = self.shared.tree_failed;
+        let mut step = self.empty(setup, round);
+        match result {
+            Ok(done) => self.record_output(&mut step, w, &at, done, &mut open.bandwidth),
+            Err(e) if matches!(e, Error::Interrupted) || crate::cancel::requested() => {
+                return Err(Error::Interrupted);
             }
-            self.commit(rec, &w.id, step)?;
-            self.progress.finish(est);
+            Err(e) => {
+                self.progress.note(&format!(
+                    "fsbench: {} round {round}: {} failed: {e}",
+                    setup.name, w.id
+                ));
+                step.failures.push(Failure {
+                    setup: setup.name.clone(),
+                    workload: w.id.clone(),
+                    round,
+                    error: e.to_string(),
+                });
+            }
         }
-        Ok(timed)
+        self.commit(rec, &w.id, step)?;
+        self.progress.finish(est);
+        Ok(())
     }
 
     /// One workload's output into its step's record: the scaling factor against its
@@ -559,6 +649,7 @@ impl Runner<'_> {
             setup: &r.setup,
             driver: r.driver,
             round: r.round,
+            dev: r.dev.as_deref(),
             work_root: &r.work_root,
             data_dir,
         };
@@ -689,7 +780,7 @@ impl Runner<'_> {
         let (plan, opts) = (&inv.plan, &inv.options);
         let setup = at.setup;
         let seed = step_seed(opts.seed, &setup.name, at.round, &w.id);
-        let device = self.counted_device(setup, at.work_root);
+        let device = self.counted_device(setup, at.work_root, at.dev);
         // Probes build a small filesystem of their own next to the image (or in /var/tmp for
         // device and directory targets); the one under test is untouched.
         let scratch = match &opts.target {
@@ -729,11 +820,16 @@ impl Runner<'_> {
     /// `measure::device` resolves to every member (Btrfs through sysfs, ZFS through the
     /// pool's vdevs). So a layout's figures sum every device it writes to, a rebuild's new
     /// member included and a spare not yet in use left out.
-    fn counted_device(&self, setup: &SetupSpec, work_root: &Path) -> Option<PathBuf> {
+    fn counted_device(
+        &self,
+        setup: &SetupSpec,
+        work_root: &Path,
+        dev: Option<&Path>,
+    ) -> Option<PathBuf> {
         if self.inv.options.target.formats() && crate::fs::layout::of_setup(setup).is_some() {
             return Some(work_root.to_path_buf());
         }
-        self.target.block_device().map(Path::to_path_buf)
+        dev.map(Path::to_path_buf)
     }
 
     /// This setup-round's workloads will not run: count them done for the progress line.

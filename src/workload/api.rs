@@ -595,6 +595,13 @@ pub trait Workload: Sync {
     fn available(&self, _w: &WorkloadSpec) -> Result<(), String> {
         Ok(())
     }
+    /// Whether `w` must meet the filesystem as the setup's previous step left it (its caches
+    /// kept and read: `rm -rf` right after the walk). A round by steps (`runner::by_step`)
+    /// then runs it right after that step on the same setup, never after another setup's
+    /// step, whose cache drop would have taken what it reads.
+    fn follows_previous(&self, _w: &WorkloadSpec) -> bool {
+        false
+    }
     /// Untimed preparation right before the step: by default the caches are dropped.
     fn prepare(&self, _cx: &mut StepContext<'_>, _w: &WorkloadSpec) -> crate::Result<Caches> {
         Ok(Caches::Drop)

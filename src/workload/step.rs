@@ -44,11 +44,6 @@ impl Shared {
             ..Default::default()
         }
     }
-
-    /// A new setup-round: nothing extracted yet.
-    pub fn new_round(&mut self) {
-        self.tree_failed = false;
-    }
 }
 
 /// Everything one step may use.

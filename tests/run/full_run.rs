@@ -94,6 +94,46 @@ fn full_run_on_a_loop_image_over_four_filesystems() {
         .collect();
     assert_eq!(jobs.len(), 8, "randread in 2 rounds of 4 setups: {jobs:?}");
     assert!(jobs.is_subset(&readings), "readings {readings:?}");
+    // The round ran by steps: one image per setup, and each timed step on every setup back to
+    // back, which the journal's order shows (each setup-round still journaled as its own).
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["plan"]["by_step"], true, "{}", plan["plan"]);
+    assert_eq!(r["target"]["extra"]["device_count"], "4", "{}", r["target"]);
+    let journal = std::fs::read_to_string(out.join("journal.jsonl")).unwrap();
+    let steps: Vec<(u64, String, String)> = journal
+        .lines()
+        .filter_map(|l| {
+            let e: serde_json::Value = serde_json::from_str(l).ok()?;
+            let s = e.get("step")?;
+            Some((
+                s["record"]["round"].as_u64()?,
+                s["workload"].as_str()?.to_string(),
+                s["record"]["setup"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let at = |round: u64, w: &str| -> Vec<usize> {
+        (0..steps.len())
+            .filter(|&i| steps[i].0 == round && steps[i].1 == w)
+            .collect()
+    };
+    for round in [1, 2] {
+        for w in ["mkfs", "randread", "untar"] {
+            let at = at(round, w);
+            assert!(
+                at.len() == 4 && at[3] - at[0] == 3,
+                "{w} of round {round} not on the four setups back to back: {steps:?}"
+            );
+        }
+        // rm -rf meets the tree as the walk left it: each setup's right after its own walk.
+        for i in at(round, "rm-tree") {
+            assert_eq!(steps[i - 1].1, "find-cold", "{steps:?}");
+            assert_eq!(steps[i - 1].2, steps[i].2, "{steps:?}");
+        }
+        assert_eq!(at(round, "rm-tree").len(), 4, "{steps:?}");
+    }
+    assert_eq!(journal.matches("\"round_done\"").count(), 8, "{journal}");
     // The table is printed.
     assert!(String::from_utf8_lossy(&o.stdout).contains("ext4"));
     let left = leftovers(scratch.path(), pid, &pools);

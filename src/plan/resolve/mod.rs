@@ -27,6 +27,7 @@ mod age;
 mod checks;
 mod corpus;
 mod fio_jobs;
+mod order;
 mod select;
 mod settle;
 mod sizes;
@@ -189,8 +190,18 @@ pub fn resolve(
     let disk_ref = matches!(target, TargetKind::Image { .. })
         && host.target_in_ram.is_none()
         && settle.is_none();
+    let by_step = !v.by_setup
+        && order::by_step(
+            &target,
+            &multi,
+            host.target_in_ram.is_some(),
+            settle.is_some(),
+            &setups,
+            &workloads,
+        );
     let plan = Plan {
         disk_ref,
+        by_step,
         settle,
         margin: args.margin.map(|pct| f64::from(pct) / 100.0),
         name: draft.name.clone(),

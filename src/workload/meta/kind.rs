@@ -281,6 +281,9 @@ impl Workload for RmTree {
     fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
         describe_corpus(d)
     }
+    fn follows_previous(&self, _: &WorkloadSpec) -> bool {
+        true
+    }
     fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
         // Seed 000 unpacks, walks the tree cold, "then deletes it": rm -rf meets the tree as
         // the walk left it (its directories and inodes cached), so the caches stay. Dropping
