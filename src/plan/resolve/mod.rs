@@ -185,11 +185,6 @@ pub fn resolve(
         .filter(|_| matches!(target, TargetKind::Device { .. }));
     let rounds = v.rounds.unwrap_or(3);
     let settle = resolve_settle(&args.values, &v, rounds)?;
-    // Only an image has a place beside it on the same disk (not a device, a directory or
-    // RAM), and an `--until-settled` run judges its looks on the plain ratios.
-    let disk_ref = matches!(target, TargetKind::Image { .. })
-        && host.target_in_ram.is_none()
-        && settle.is_none();
     let by_step = !v.by_setup
         && order::by_step(
             &target,
@@ -199,6 +194,14 @@ pub fn resolve(
             &setups,
             &workloads,
         );
+    // Only an image has a place beside it on the same disk (not a device, a directory or
+    // RAM), and an `--until-settled` run judges its looks on the plain ratios. By steps a
+    // pair's runs are seconds apart and the reading no longer pays for its time
+    // (docs/design-notes.md, "Rounds by steps").
+    let disk_ref = matches!(target, TargetKind::Image { .. })
+        && host.target_in_ram.is_none()
+        && settle.is_none()
+        && !by_step;
     let plan = Plan {
         disk_ref,
         by_step,
