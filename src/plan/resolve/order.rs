@@ -13,7 +13,7 @@ use crate::target::TargetKind;
 use crate::target::multi::Multi;
 
 /// Whether a round runs by steps: an image target of one image per setup on a disk (not in
-/// RAM, where a second copy of every setup's data would cost memory), in a run of fixed
+/// RAM, where every setup's data held at once would cost memory), in a run of fixed
 /// rounds, with two setups or more, none of which changes host settings (some are host-wide),
 /// ages or restores an image, or spans several devices, and no fio job file (its phases hold
 /// one setup's outputs between steps).
