@@ -280,11 +280,7 @@ pub fn steps_table(inv: &Invocation) -> String {
     // (round, order key, setup, workload): by setup-round, or by steps (each timed step on
     // every setup of the round, a step that follows its previous one with it; then each
     // setup's probes), as the runner runs them.
-    let mut head = Vec::with_capacity(p.workloads.len());
-    for (i, w) in p.workloads.iter().enumerate() {
-        let follows = i > 0 && registry::of(w.kind).follows_previous(w);
-        head.push(if follows { head[i - 1] } else { i });
-    }
+    let head = registry::chain_heads(&p.workloads);
     let mut rows: Vec<(u32, OrderKey, usize, usize)> = Vec::new();
     for (place, sr) in p.setup_rounds().into_iter().enumerate() {
         let setup = &p.setups[sr.setup];

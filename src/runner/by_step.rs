@@ -75,14 +75,13 @@ impl Runner<'_> {
     }
 }
 
-/// `steps` in chains run on one setup together: a step that must meet the filesystem as its
-/// previous step left it ([`crate::workload::api::Workload::follows_previous`]: `rm-tree`
-/// after `find-cold`) joins that step's chain.
+/// `steps` in chains run on one setup together ([`registry::chain_heads`]).
 fn chains(steps: Vec<WorkloadSpec>) -> Vec<Vec<WorkloadSpec>> {
+    let heads = registry::chain_heads(&steps);
     let mut chains: Vec<Vec<WorkloadSpec>> = Vec::new();
-    for w in steps {
+    for (i, w) in steps.into_iter().enumerate() {
         match chains.last_mut() {
-            Some(c) if registry::of(w.kind).follows_previous(&w) => c.push(w),
+            Some(c) if heads[i] != i => c.push(w),
             _ => chains.push(vec![w]),
         }
     }

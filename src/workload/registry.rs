@@ -173,6 +173,19 @@ pub fn purpose(kind: &str, params: &serde_json::Value) -> (Option<Question>, Tab
     }
 }
 
+/// For each of `ws`, the index of the first step of its chain: a step that must meet the
+/// filesystem as its previous step left it ([`super::api::Workload::follows_previous`]:
+/// `rm-tree` after `find-cold`) shares that step's chain, which a round by steps runs on one
+/// setup before the next (`runner::by_step`, and `fsbench plan`'s table in the same order).
+pub fn chain_heads(ws: &[WorkloadSpec]) -> Vec<usize> {
+    let mut heads: Vec<usize> = Vec::with_capacity(ws.len());
+    for (i, w) in ws.iter().enumerate() {
+        let follows = i > 0 && of(w.kind).follows_previous(w);
+        heads.push(if follows { heads[i - 1] } else { i });
+    }
+    heads
+}
+
 /// Whether `w` is a step of setup `setup`'s round `round`: timed workloads every round,
 /// capability probes in the first round only, mkfs never (it is part of creating the setup),
 /// and none on a setup the workload is not for ([`WorkloadSpec::setups`]).
