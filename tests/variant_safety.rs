@@ -174,8 +174,10 @@ fn variants_naming_another_device_are_refused_and_it_stays_untouched() {
             vec!["\"/var/tmp/some-file\"".into(), "positional".into()],
         ),
     ];
-    // A bare word that is a symlink to the victim in the working directory is refused
-    // wherever it appears (here as a label: conservative, and the message says why).
+    // Relative words are judged where mkfs and mount run (`/`), not in the user's working
+    // directory: a symlink to the victim beside the user is not what mkfs would open, while
+    // one in `/` is refused wherever it appears (here as a label: conservative, and the
+    // message says why).
     let cwd = tempfile::tempdir_in("/var/tmp").unwrap();
     std::os::unix::fs::symlink(&victim.dev, cwd.path().join("disk")).unwrap();
     let o = bin()
@@ -183,9 +185,19 @@ fn variants_naming_another_device_are_refused_and_it_stays_untouched() {
         .args(["plan", "--fs", "e=ext4:mkfs=-L disk"])
         .output()
         .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let at_root = format!("fsbench-test-disk-{}", std::process::id());
+    let link = std::path::Path::new("/").join(&at_root);
+    std::os::unix::fs::symlink(&victim.dev, &link).unwrap();
+    let o = bin()
+        .current_dir(cwd.path())
+        .args(["plan", "--fs", &format!("e=ext4:mkfs=-L {at_root}")])
+        .output()
+        .unwrap();
+    std::fs::remove_file(&link).unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        refusal_line(&o).contains("a block device, relative to the working directory"),
+        refusal_line(&o).contains("a block device, relative to the directory mkfs runs in"),
         "{}",
         stderr(&o)
     );

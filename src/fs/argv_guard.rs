@@ -157,7 +157,8 @@ fn lookup(piece: &str) -> Lookup {
             None => Lookup::UnresolvedTag,
         };
     }
-    match block_dev(Path::new(piece)) {
+    // Relative words resolve where the command runs (`command::DEVICE_TOOL_DIR`).
+    match block_dev(&Path::new(command::DEVICE_TOOL_DIR).join(piece)) {
         Some(d) => Lookup::Device(PathBuf::from(piece), d),
         None => Lookup::NotADevice,
     }

@@ -74,7 +74,7 @@ impl Filesystem for KernelFs {
         argv.extend(setup.mkfs.iter().cloned());
         argv.push(device.display().to_string());
         super::argv_guard::check(&argv, device)?;
-        let out = command::run(&argv, timeout)?;
+        let out = command::run_device_tool(&argv, timeout)?;
         let record = MkfsRecord {
             args: argv,
             output: out.combined(),
@@ -110,7 +110,7 @@ impl Filesystem for KernelFs {
         let argv = self.layout_argv(layout, devices, setup);
         let at = argv.len() - devices.len();
         super::argv_guard::check_devices(&argv, devices, at)?;
-        let out = command::run(&argv, timeout)?;
+        let out = command::run_device_tool(&argv, timeout)?;
         // The kernel must know every member before mounting by the first (no udev here).
         let mut scan = command::argv(&["btrfs", "device", "scan"]);
         scan.extend(devices.iter().map(|d| d.display().to_string()));

@@ -10,6 +10,7 @@
 //! by path, symlink or `LABEL=`/`UUID=` tag, and paths outside fsbench's scratch area.
 
 use crate::fs::SetupSpec;
+use crate::host::command;
 use crate::target::TargetKind;
 use crate::{Error, Result};
 use std::os::unix::fs::FileTypeExt;
@@ -37,7 +38,7 @@ pub struct ArgRules {
     /// Long options that take a value (`--label x`, `--label=x`).
     pub long_with_value: &'static [&'static str],
     /// Options whose value names a file or directory even without a `/` (ext4 `-d`, btrfs
-    /// `--rootdir`): checked as paths relative to the working directory.
+    /// `--rootdir`): checked as paths relative to [`command::DEVICE_TOOL_DIR`], where mkfs runs.
     pub path_options: &'static [OptKey],
     /// mkfs options whose value names (or makes the target) another device: always refused.
     pub device_options: &'static [OptKey],
@@ -320,11 +321,11 @@ impl Ctx<'_> {
             if looks_like_path(piece) && (!piece.contains('=') || piece.starts_with('/')) {
                 self.path(arg, piece)?;
             } else if is_block_device(piece) {
-                // A bare word that happens to name a device in the working directory.
+                // A bare word that names a device relative to where mkfs and mount run.
                 return Err(self.refuse(
                     arg,
                     format!(
-                        "names {}, a block device, relative to the working directory; \
+                        "names {}, a block device, relative to the directory mkfs runs in; \
                          {MULTI_DEVICE}",
                         resolve_lexically(Path::new(piece)).display()
                     ),
@@ -375,7 +376,7 @@ impl Ctx<'_> {
         let abs = if given.is_absolute() {
             given.to_path_buf()
         } else {
-            std::env::current_dir().unwrap_or_default().join(given)
+            Path::new(command::DEVICE_TOOL_DIR).join(given)
         };
         let full = resolve_lexically(given);
         let via = |what: &str| {
@@ -411,9 +412,11 @@ fn candidates(text: &str) -> Vec<&str> {
     v
 }
 
-/// Whether `p` is, or links to, a block device (relative paths from the working directory).
+/// Whether `p` is, or links to, a block device (relative paths from
+/// [`command::DEVICE_TOOL_DIR`], where mkfs and mount run).
 fn is_block_device(p: &str) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
+    std::fs::metadata(Path::new(command::DEVICE_TOOL_DIR).join(p))
+        .is_ok_and(|m| m.file_type().is_block_device())
 }
 
 fn looks_like_path(s: &str) -> bool {
@@ -421,12 +424,12 @@ fn looks_like_path(s: &str) -> bool {
 }
 
 /// The absolute form of `p`: symlinks resolved as far as the path exists, `.`/`..` folded
-/// for the rest, relative paths taken from the working directory.
+/// for the rest, relative paths taken from [`command::DEVICE_TOOL_DIR`], where mkfs and mount run.
 pub fn resolve_lexically(p: &Path) -> PathBuf {
     let abs = if p.is_absolute() {
         p.to_path_buf()
     } else {
-        std::env::current_dir().unwrap_or_default().join(p)
+        Path::new(command::DEVICE_TOOL_DIR).join(p)
     };
     // Canonicalize the longest existing prefix, then append the rest.
     let mut existing = abs.clone();

@@ -255,7 +255,7 @@ pub fn import(pool: &str, device: &Path, link_dir: &Path, timeout: Duration) -> 
     }
     let import = argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]);
     super::argv_guard::check(&import, device)?;
-    command::run(&import, timeout)?;
+    command::run_device_tool(&import, timeout)?;
     Ok(())
 }
 

@@ -50,7 +50,11 @@ pub fn display(argv: &[String]) -> String {
 /// Returns `Err(Error::Tool)` when the program is missing, times out or exits non-zero; the
 /// message carries its stderr so the user sees the tool's own words.
 pub fn run(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
-    let out = run_unchecked(argv, timeout)?;
+    checked(argv, run_unchecked(argv, timeout)?)
+}
+
+/// `out` when the tool exited 0, else its error with its own words.
+fn checked(argv: &[String], out: ToolOutput) -> crate::Result<ToolOutput> {
     if out.status != Some(0) {
         let msg = out.combined();
         let msg = msg.trim();
@@ -69,12 +73,31 @@ pub fn run(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
 
 /// Like [`run`] but a non-zero exit is returned, not an error (for probes such as fsck -n).
 pub fn run_unchecked(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
+    run_in(argv, None, timeout)
+}
+
+/// `argv` in `cwd` (the caller's own working directory when `None`), unchecked.
+fn run_in(argv: &[String], cwd: Option<&str>, timeout: Duration) -> crate::Result<ToolOutput> {
     let (prog, args) = argv
         .split_first()
         .ok_or_else(|| crate::Error::Other("empty command".into()))?;
     let mut cmd = Command::new(prog);
     cmd.args(args);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
     run_child(&mut cmd, &display(argv), timeout, OnCancel::Wait)
+}
+
+/// The working directory of every command that formats or mounts (mkfs, mount, a layout's
+/// mkfs): a relative path in a variant's words then means the same file wherever fsbench was
+/// started, and the plan-time check ([`crate::fs::variant_args`]) and the last look
+/// ([`crate::fs::argv_guard`]) judge it against this directory, not the user's.
+pub const DEVICE_TOOL_DIR: &str = "/";
+
+/// [`run`] from [`DEVICE_TOOL_DIR`].
+pub fn run_device_tool(argv: &[String], timeout: Duration) -> crate::Result<ToolOutput> {
+    checked(argv, run_in(argv, Some(DEVICE_TOOL_DIR), timeout)?)
 }
 
 /// What to do with a running child when the user asks fsbench to stop.
