@@ -147,3 +147,67 @@ fn an_empty_block_device_is_called_empty() {
         );
     }
 }
+
+/// The schedulers this kernel offers a loop device (none known when it has no loop queue).
+fn loop_schedulers() -> Option<String> {
+    std::fs::read_dir("/sys/block")
+        .ok()?
+        .flatten()
+        .find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("loop")
+                .then(|| std::fs::read_to_string(e.path().join("queue/scheduler")).ok())
+                .flatten()
+        })
+}
+
+/// A shipped profile runs on any kernel that can run fsbench (issue 53): a variant this
+/// kernel cannot offer (bfq where it was built without it) is left out with a note saying why
+/// and how to get it, while the same variant named by the user is refused (exit 2).
+#[test]
+fn a_shipped_profile_leaves_out_what_this_kernel_lacks() {
+    let o = bin()
+        .args(["plan", "--profile", "tuning"])
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", text(&o.stderr));
+    let setups = out
+        .lines()
+        .find(|l| l.starts_with("Setups:"))
+        .unwrap_or_default()
+        .to_string();
+    match loop_schedulers() {
+        Some(offered)
+            if !offered
+                .split_whitespace()
+                .any(|s| s.trim_matches(['[', ']']) == "bfq") =>
+        {
+            assert!(
+                out.contains("ext4-bfq left out: scheduler 'bfq' is not offered")
+                    && out.contains("CONFIG_IOSCHED_BFQ"),
+                "{out}"
+            );
+            assert!(!setups.contains("ext4-bfq"), "{setups}");
+            assert!(setups.contains("ext4-deadline"), "{setups}");
+            let o = bin()
+                .args(["plan", "--fs", "ext4,ext4-bfq=ext4:sched=bfq"])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+            assert!(text(&o.stderr).contains("setup ext4-bfq: scheduler 'bfq'"));
+        }
+        Some(_) => assert!(setups.contains("ext4-bfq"), "{setups}"),
+        None => {}
+    }
+    // A scheduler no kernel has, named by the user: refused whatever this kernel offers
+    // (decided at apply when there is no loop queue to read).
+    if loop_schedulers().is_some() {
+        let o = bin()
+            .args(["plan", "--fs", "ext4,e=ext4:sched=no-such-sched"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("'no-such-sched' is not offered"));
+    }
+}

@@ -54,26 +54,53 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
             crate::target::safety::check_device(more, o.force_wipe)?;
         }
     }
-    let mut inv = resolve(&source, o, &facts, argv)?;
+    let mut inv = resolve(&source, o, &facts, argv.clone())?;
+    // Host tunings against this kernel and target: a key or value it refuses stops here. A
+    // setup the user named that asks for what this kernel lacks is refused too; one a shipped
+    // profile brought is left out with a note, and the plan resolved again without it, so a
+    // profile runs on any kernel that can run fsbench.
+    let missing = crate::host::tuning::validate(host_settings(&inv), queue_of(&inv))?;
+    if !missing.is_empty() {
+        let from_profile = o.fs.is_empty() && !source.from_file;
+        source
+            .draft
+            .setups
+            .retain(|s| !missing.iter().any(|m| m.setup == s.name));
+        if !from_profile || source.draft.setups.is_empty() {
+            return Err(missing[0].refusal());
+        }
+        inv = resolve(&source, o, &facts, argv)?;
+        inv.options.left_out = missing
+            .iter()
+            .map(|m| format!("{} left out: {}", m.setup, m.why))
+            .collect();
+    }
     if let Some(archive) = &o.image_archive {
         crate::workload::container::archive::apply_flag(&mut inv.plan.workloads, archive)?;
     }
-    // Host tunings against this kernel and target: a key or value it refuses stops here.
+    check_workloads_on_host(&inv.plan.workloads)?;
+    Ok(inv)
+}
+
+/// Every setup's host tunings, by name.
+fn host_settings(
+    inv: &Invocation,
+) -> impl Iterator<Item = (&str, &[crate::host::tuning::HostSetting])> {
+    inv.plan
+        .setups
+        .iter()
+        .map(|s| (s.name.as_str(), &s.host[..]))
+}
+
+/// Whose queue a setup's queue keys would change.
+fn queue_of(inv: &Invocation) -> crate::host::tuning::QueueOf<'_> {
     use crate::host::tuning::QueueOf;
     use crate::target::TargetKind;
-    let queue = match &inv.options.target {
+    match &inv.options.target {
         TargetKind::Dir { .. } => QueueOf::Dir,
         TargetKind::Device { path, .. } => QueueOf::Device(path),
         TargetKind::Image { .. } => QueueOf::Image,
-    };
-    let settings = inv
-        .plan
-        .setups
-        .iter()
-        .map(|s| (s.name.as_str(), &s.host[..]));
-    crate::host::tuning::validate(settings, queue)?;
-    check_workloads_on_host(&inv.plan.workloads)?;
-    Ok(inv)
+    }
 }
 
 /// Each selected workload's own checks against what is installed ([`Workload::check_host`]:

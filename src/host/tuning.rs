@@ -225,75 +225,137 @@ pub enum QueueOf<'a> {
     Image,
 }
 
+/// A setup whose host setting this kernel does not offer (a scheduler it was built without,
+/// a queue attribute or sysctl it lacks): not bad input but a missing kernel feature, so a
+/// shipped profile leaves the setup out with this note instead of refusing to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotOffered {
+    /// The setup's name.
+    pub setup: String,
+    /// What is missing, and how to get it.
+    pub why: String,
+}
+
+impl NotOffered {
+    /// The refusal when the user named the setup: exit 2, naming it.
+    pub fn refusal(&self) -> Error {
+        Error::invalid("--fs", format!("setup {}: {}", self.setup, self.why))
+    }
+}
+
 /// Check every setup's host settings against this kernel and the target, before anything is
 /// created. Sysctl values are tried: written and put back at once (recorded in the ledger),
-/// which is the only way to learn whether the kernel accepts them.
+/// which is the only way to learn whether the kernel accepts them. Bad input is an error;
+/// what this kernel lacks is returned, one entry per setup, for the caller to refuse or drop.
 pub fn validate<'a>(
     setups: impl IntoIterator<Item = (&'a str, &'a [HostSetting])>,
     target: QueueOf<'_>,
-) -> crate::Result<()> {
+) -> crate::Result<Vec<NotOffered>> {
+    let mut missing = Vec::new();
     for (name, settings) in setups {
+        let not_offered = |why: String| NotOffered {
+            setup: name.to_string(),
+            why,
+        };
         for h in settings {
             let bad = |m: String| Error::invalid("--fs", format!("setup {name}: {m}"));
-            if let Some(q) = queue_key(&h.key) {
-                let queue = match target {
-                    QueueOf::Dir => {
-                        return Err(bad(format!(
-                            "{} changes the target device's queue, and --dir has no device of fsbench's own; use an image or --device",
-                            h.key
-                        )));
+            let Some(q) = queue_key(&h.key) else {
+                match validate_sysctl(h) {
+                    Ok(()) => continue,
+                    Err(Unfit::Kernel(why)) => {
+                        missing.push(not_offered(why));
+                        break;
                     }
-                    QueueOf::Device(path) => {
-                        if is_partition(path) {
-                            return Err(bad(format!(
-                                "{} sets the queue of the whole disk, which is more than the target partition {}; use the whole disk as --device or drop {}",
-                                h.key,
-                                path.display(),
-                                h.key
-                            )));
-                        }
-                        queue_dir(path)
-                    }
-                    QueueOf::Image => any_loop_queue(),
-                };
-                // Without a queue to look at (no loop device yet) the kernel decides at apply.
-                let Some(queue) = queue else { continue };
-                if !queue.join(q.attr).exists() {
+                    Err(Unfit::Input(why)) => return Err(bad(why)),
+                }
+            };
+            let queue = match target {
+                QueueOf::Dir => {
                     return Err(bad(format!(
-                        "this kernel's block queue has no {} ({}); drop {}",
-                        q.attr,
-                        queue.display(),
+                        "{} changes the target device's queue, and --dir has no device of fsbench's own; use an image or --device",
                         h.key
                     )));
                 }
-                if let Kind::Scheduler = q.kind {
-                    let offered = schedulers(&queue);
-                    if !offered.contains(&h.value) {
+                QueueOf::Device(path) => {
+                    if is_partition(path) {
                         return Err(bad(format!(
-                            "scheduler '{}' is not offered by the target device; available: {}",
-                            h.value,
-                            offered.join(", ")
+                            "{} sets the queue of the whole disk, which is more than the target partition {}; use the whole disk as --device or drop {}",
+                            h.key,
+                            path.display(),
+                            h.key
                         )));
                     }
+                    queue_dir(path)
                 }
-            } else {
-                validate_sysctl(h).map_err(bad)?;
+                QueueOf::Image => any_loop_queue(),
+            };
+            // Without a queue to look at (no loop device yet) the kernel decides at apply.
+            let Some(queue) = queue else { continue };
+            if !queue.join(q.attr).exists() {
+                missing.push(not_offered(format!(
+                    "this kernel's block queue has no {} ({}); drop {}",
+                    q.attr,
+                    queue.display(),
+                    h.key
+                )));
+                break;
+            }
+            if let Kind::Scheduler = q.kind {
+                let offered = schedulers(&queue);
+                if !offered.contains(&h.value) {
+                    missing.push(not_offered(format!(
+                        "scheduler '{}' is not offered by the target device (available: {}); \
+                         this kernel was built without it: a kernel with \
+                         CONFIG_IOSCHED_{}=y, or `modprobe {}` where it is a module, offers it",
+                        h.value,
+                        offered.join(", "),
+                        h.value.to_uppercase().replace('-', "_"),
+                        h.value
+                    )));
+                    break;
+                }
             }
         }
     }
-    Ok(())
+    Ok(missing)
 }
 
-fn validate_sysctl(h: &HostSetting) -> Result<(), String> {
-    let path = sysctl_path(&h.key).ok_or_else(|| format!("'{}' is not a sysctl", h.key))?;
+/// Why a sysctl setting cannot be applied.
+enum Unfit {
+    /// Bad input: not a setting, a trigger, a value the kernel rejects.
+    Input(String),
+    /// This kernel has no such sysctl.
+    Kernel(String),
+}
+
+impl std::fmt::Display for Unfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unfit::Input(s) | Unfit::Kernel(s) => f.write_str(s),
+        }
+    }
+}
+
+fn validate_sysctl(h: &HostSetting) -> Result<(), Unfit> {
+    let path =
+        sysctl_path(&h.key).ok_or_else(|| Unfit::Input(format!("'{}' is not a sysctl", h.key)))?;
     let md = std::fs::metadata(&path).map_err(|_| {
-        format!(
+        Unfit::Kernel(format!(
             "this kernel has no sysctl {} ({}); available there: {}",
             h.key.trim_start_matches("sysctl."),
             path.display(),
             siblings(&path)
-        )
+        ))
     })?;
+    validate_sysctl_value(h, &path, &md).map_err(Unfit::Input)
+}
+
+/// Whether the kernel takes `h`'s value at `path` (tried and put back at once).
+fn validate_sysctl_value(
+    h: &HostSetting,
+    path: &Path,
+    md: &std::fs::Metadata,
+) -> Result<(), String> {
     let mode = md.permissions().mode();
     if !md.is_file() || mode & 0o444 == 0 || mode & 0o222 == 0 {
         return Err(format!(
@@ -304,19 +366,19 @@ fn validate_sysctl(h: &HostSetting) -> Result<(), String> {
     if !rustix::process::geteuid().is_root() {
         return Ok(()); // `fsbench plan` as a user: the run (as root) tries the value
     }
-    let original = read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let original = read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     if setting_value(&original) == setting_value(&h.value) {
         return Ok(());
     }
     // Try the value, then put the original back at once; the ledger covers the instant.
     let held = ledger::hold(Item::Setting {
-        path: path.clone(),
+        path: path.to_path_buf(),
         original: original.clone(),
         applied: h.value.clone(),
     })
     .map_err(|e| e.to_string())?;
-    let tried = std::fs::write(&path, &h.value);
-    if let Err(e) = std::fs::write(&path, &original) {
+    let tried = std::fs::write(path, &h.value);
+    if let Err(e) = std::fs::write(path, &original) {
         held.keep();
         return Err(format!(
             "could not put {} back to {original:?} after trying {:?}: {e}",
@@ -499,6 +561,11 @@ mod tests {
         };
         let e = validate_sysctl(&h).unwrap_err();
         assert!(
+            matches!(e, Unfit::Kernel(_)),
+            "a missing sysctl is the kernel's: {e}"
+        );
+        let e = e.to_string();
+        assert!(
             e.contains("no sysctl vm.no_such_knob") && e.contains("dirty_ratio"),
             "{e}"
         );
@@ -506,6 +573,7 @@ mod tests {
             key: "sysctl.vm.drop_caches".into(),
             value: "3".into(),
         };
-        assert!(validate_sysctl(&h).unwrap_err().contains("not a readable"));
+        let e = validate_sysctl(&h).unwrap_err();
+        assert!(matches!(e, Unfit::Input(_)) && e.to_string().contains("not a readable"));
     }
 }

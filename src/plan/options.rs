@@ -49,6 +49,10 @@ pub struct RunOptions {
     /// ([`crate::plan::resolve::default_left_out`]); the plan summary prints it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_note: Option<String>,
+    /// Setups of a shipped profile left out because this kernel lacks what they set (a
+    /// scheduler, a sysctl), each with why and how to get it; the plan summary prints them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
     /// Keep the run in memory: no OUT directory (no plan.json, journal or results.json), so
     /// it cannot be resumed; the caller renders `runner::Outcome::results` itself
     /// (`fsbench meta --mpi`, whose ranks run a metadata plan). Never in plan.json.
@@ -91,6 +95,7 @@ impl Invocation {
                 tool_timeout: std::time::Duration::from_secs(600),
                 target_in_ram: None,
                 default_note: None,
+                left_out: Vec::new(),
                 in_memory: true,
             },
         }

@@ -82,6 +82,9 @@ fn setup_lines(s: &mut String, inv: &Invocation) {
     if let Some(note) = &inv.options.default_note {
         let _ = writeln!(s, "  {note}");
     }
+    for note in &inv.options.left_out {
+        let _ = writeln!(s, "  {note}");
+    }
     let count = inv.options.multi.count(&inv.options.target);
     for st in &p.setups {
         if let Some(line) = crate::fs::layout::describe(st, count) {

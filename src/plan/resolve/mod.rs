@@ -258,6 +258,7 @@ pub fn resolve(
             tool_timeout: args.tool_timeout,
             target_in_ram: host.target_in_ram.map(str::to_string),
             default_note,
+            left_out: Vec::new(),
             in_memory: false,
         },
     })
