@@ -171,6 +171,85 @@ fn fresh_and_aged_ext4_side_by_side() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// Copy-on-write filesystems aged by overwrites near the target fullness: statvfs's free
+/// space is more than they can write (chunk allocation, CoW of the overwritten blocks), so
+/// aging writes the data file's size itself before it ends and deletes aged files until it
+/// fits; the layout and the workload then run on both, and nothing fails.
+#[test]
+fn copy_on_write_filesystems_aged_by_overwrites_still_hold_the_data_file() {
+    let _serial = serial();
+    if !common::privileged(
+        "aging::copy_on_write_filesystems_aged_by_overwrites_still_hold_the_data_file",
+    )
+    .loop_devices()
+    .tools(&["mkfs.btrfs"])
+    .zfs()
+    .ok()
+    {
+        return;
+    }
+    let scratch = common::scratch("fsbench-aging-cow-");
+    let out = scratch.path().join("out");
+    let child = bin()
+        .args([
+            "run",
+            "--fs",
+            "btrfs-aged=btrfs:age=overwrite:1,zfs-aged=zfs:age=overwrite:1",
+            "--image-size",
+            "512M",
+            "--only",
+            "seqread",
+            "--file-size",
+            "64M",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "0s",
+            "--rounds",
+            "1",
+            "--quiet-window",
+            "1s",
+            "--quiet-timeout",
+            "20s",
+            "--seed",
+            "7",
+        ])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "exit {:?}\n{err}", o.status.code());
+    let r = load_results(&out);
+    assert_eq!(
+        r["failures"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        r["failures"]
+    );
+    for setup in ["btrfs-aged", "zfs-aged"] {
+        let full = value(&r, setup, "age", "age_fullness_pct", 1)
+            .unwrap_or_else(|| panic!("{setup}: fullness recorded\n{err}"));
+        assert!(full > 30.0, "{setup}: aged to {full} % full");
+        assert!(
+            value(&r, setup, "age", "age_freed_for_room_bytes", 1).is_some(),
+            "{setup}: the room check recorded"
+        );
+        assert!(
+            value(&r, setup, "seqread", "bw_mib_s", 1).is_some(),
+            "{setup}: the data file laid out and read\n{err}"
+        );
+    }
+    let left = common::leftovers(scratch.path(), Some(pid));
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// Aged image files this process `pid` kept in `dir` (none once it ended).
 fn kept_images(dir: &Path, pid: u32) -> Vec<String> {
     let prefix = format!("fsbench-aged-{pid}-");

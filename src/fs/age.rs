@@ -114,10 +114,16 @@ pub struct AgeSpec {
     pub replicate: Replicate,
 }
 
-/// Aging's rate assumed by the plan's estimate, MiB/s: small files (git) go at about half
-/// the rate of the others (loaded 2-core VM, loop image; docs/aging.md).
-fn eta_mib_s(p: AgeProfile) -> f64 {
-    if p == AgeProfile::Git { 75.0 } else { 150.0 }
+/// Aging's rate assumed by the plan's estimate on filesystem `fs`, MiB/s: the driver's
+/// measured rate for the profile ([`crate::fs::caps::AgingEta`]).
+fn eta_mib_s(p: AgeProfile, fs: &str) -> f64 {
+    let r = crate::fs::driver(fs).map_or(crate::fs::caps::AgingEta::GUESS, |d| d.caps().eta.aging);
+    match p {
+        AgeProfile::Churn => r.churn,
+        AgeProfile::Overwrite => r.overwrite,
+        AgeProfile::Punch => r.punch,
+        AgeProfile::Git => r.git,
+    }
 }
 
 /// The rate assumed for keeping and for writing back an aged image, MiB/s of the used part
@@ -130,10 +136,15 @@ impl AgeSpec {
         (self.amount * self.capacity as f64) as u64
     }
 
-    /// Estimated seconds: the writing at the assumed rate, plus the age measures (a probe
-    /// file before and after, the aged files mapped).
-    pub fn estimate_seconds(&self) -> f64 {
-        self.bytes() as f64 / (1u64 << 20) as f64 / eta_mib_s(self.profile) + 5.0
+    /// Estimated seconds on filesystem `fs`, leaving `reserve` bytes written free: the
+    /// writing at the driver's rate for the profile, the room check (the reserve written once
+    /// at the churn rate, about a sequential write's), plus the age measures (a probe file
+    /// before and after, the aged files mapped).
+    pub fn estimate_seconds(&self, fs: &str, reserve: u64) -> f64 {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        mib(self.bytes()) / eta_mib_s(self.profile, fs)
+            + mib(reserve) / eta_mib_s(AgeProfile::Churn, fs)
+            + 5.0
     }
 
     /// Estimated seconds of copying the used part of an aged image once (keeping it, or
@@ -146,13 +157,12 @@ impl AgeSpec {
     /// aging (and, with `replicate=restore` and rounds to come, keeping the image) in the
     /// first, writing it back in the others; a restore also measures the age (about as
     /// long as the fixed part).
-    pub fn round_seconds(&self, round: u32, rounds: u32) -> f64 {
+    pub fn round_seconds(&self, fs: &str, reserve: u64, round: u32, rounds: u32) -> f64 {
+        let aging = self.estimate_seconds(fs, reserve);
         match (self.replicate, round) {
-            (Replicate::ReAge, _) => self.estimate_seconds(),
-            (Replicate::Restore, 0 | 1) if rounds > 1 => {
-                self.estimate_seconds() + self.copy_seconds()
-            }
-            (Replicate::Restore, 0 | 1) => self.estimate_seconds(),
+            (Replicate::ReAge, _) => aging,
+            (Replicate::Restore, 0 | 1) if rounds > 1 => aging + self.copy_seconds(),
+            (Replicate::Restore, 0 | 1) => aging,
             (Replicate::Restore, _) => self.copy_seconds() + 5.0,
         }
     }
@@ -353,11 +363,32 @@ mod tests {
     fn a_restored_round_costs_the_copy_not_the_aging() {
         let mut a = parse("churn:3:replicate=restore", "--age").unwrap();
         a.capacity = 8 << 30;
-        assert!(a.round_seconds(1, 3) > a.estimate_seconds());
-        assert_eq!(a.round_seconds(1, 1), a.estimate_seconds());
-        assert!(a.round_seconds(2, 3) < a.estimate_seconds() / 2.0);
+        let aging = a.estimate_seconds("ext4", 1 << 30);
+        assert!(a.round_seconds("ext4", 1 << 30, 1, 3) > aging);
+        assert_eq!(a.round_seconds("ext4", 1 << 30, 1, 1), aging);
+        assert!(a.round_seconds("ext4", 1 << 30, 2, 3) < aging / 2.0);
         a.replicate = Replicate::ReAge;
-        assert_eq!(a.round_seconds(2, 3), a.estimate_seconds());
+        assert_eq!(a.round_seconds("ext4", 1 << 30, 2, 3), aging);
+    }
+
+    #[test]
+    fn each_profile_and_filesystem_ages_at_its_own_measured_rate() {
+        let mut a = parse("overwrite:1", "--age").unwrap();
+        a.capacity = 4 << 30;
+        // 4 GiB at 333 MiB/s on ext4, 164 MiB/s on Btrfs, plus the 512 MiB room check.
+        let ext4 = a.estimate_seconds("ext4", 512 << 20);
+        let btrfs = a.estimate_seconds("btrfs", 512 << 20);
+        assert!(
+            (ext4 - (4096.0 / 333.0 + 512.0 / 411.0 + 5.0)).abs() < 1e-9,
+            "{ext4}"
+        );
+        let btrfs_want = 4096.0 / 164.0 + 512.0 / 258.0 + 5.0;
+        assert!((btrfs - btrfs_want).abs() < 1e-9, "{btrfs}");
+        assert!(btrfs > 1.5 * ext4, "{btrfs} against {ext4}");
+        a.profile = AgeProfile::Git;
+        assert!(a.estimate_seconds("ext4", 0) > ext4);
+        // A driver with no measurement takes the old assumption.
+        assert!((a.estimate_seconds("tmpfs", 0) - (4096.0 / 75.0 + 5.0)).abs() < 1e-9);
     }
 
     #[test]

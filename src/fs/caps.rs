@@ -119,6 +119,33 @@ pub struct Eta {
     pub meta: [f64; 3],
     /// A redundant `raid=` layout's scrub, failed device and rebuild.
     pub array: ArrayEta,
+    /// Aging's write rate by profile (`age=`).
+    pub aging: AgingEta,
+}
+
+/// Aging's rate on one filesystem, MiB/s of data written, per profile (`fs::age`): measured
+/// on the project's 2-core VM with nothing else running (docs/aging.md, "What aging costs").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AgingEta {
+    /// `churn`.
+    pub churn: f64,
+    /// `overwrite`.
+    pub overwrite: f64,
+    /// `punch`.
+    pub punch: f64,
+    /// `git`.
+    pub git: f64,
+}
+
+impl AgingEta {
+    /// A filesystem not measured: the rates the plan assumed before they were measured
+    /// per filesystem (below every kernel filesystem's but Btrfs's `git`).
+    pub const GUESS: AgingEta = AgingEta {
+        churn: 150.0,
+        overwrite: 150.0,
+        punch: 150.0,
+        git: 75.0,
+    };
 }
 
 /// What a redundant layout's round-1 phase costs (runner/redundancy.rs): each operation a
@@ -208,6 +235,7 @@ impl Caps {
             mkfs_s: 0.3,
             meta: [1.0, 1.0, 1.0],
             array: ArrayEta::GUESS,
+            aging: AgingEta::GUESS,
         },
         userspace_daemon: None,
         maintenance: super::maintenance::Maintenance::NONE,

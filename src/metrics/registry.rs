@@ -351,6 +351,7 @@ metrics! {
     AGE_SECONDS: "age_seconds", "s", Fact, "aging time";
     AGE_MIB_S: "age_mib_s", "MiB/s", Fact, "aging throughput";
     AGE_STOPPED_ON_LAYOUT: "age_stopped_on_layout", "bool", Fact, "aging stopped on its layout score (1) before its amount (0)";
+    AGE_FREED_FOR_ROOM: "age_freed_for_room_bytes", "bytes", Fact, "aged files deleted so the data file could be written" .bytes();
     AGE_KEEP_SECONDS: "age_keep_seconds", "s", Fact, "aged image kept (replicate=restore)";
     AGE_IMAGE_BYTES: "age_image_bytes", "bytes", Fact, "aged image's data (replicate=restore)" .bytes();
     AGE_RESTORE_SECONDS: "age_restore_seconds", "s", Fact, "aged image written back (replicate=restore)";

@@ -212,10 +212,9 @@ fn setup_round_seconds_without_array(plan: &Plan, setup: usize, round: u32, form
             || registry::step_in_round(w, &plan.setups[setup].name, round)
     };
     // Aging (`age=`) after mkfs: every round, or a restore of the image kept in the first.
-    let age = plan.setups[setup]
-        .age
-        .filter(|_| formats)
-        .map_or(0.0, |a| a.round_seconds(round, plan.rounds));
+    let age = plan.setups[setup].age.filter(|_| formats).map_or(0.0, |a| {
+        a.round_seconds(fs, plan.file_size, round, plan.rounds)
+    });
     setup_overhead_seconds(plan, fs, formats)
         + age
         + plan

@@ -122,7 +122,9 @@ impl Runner<'_> {
         let progress = &self.progress;
         // Per tick (about a second): the HTML report's series over the aging time.
         let (mut series, mut last) = (Series::default(), (0u64, 0.0f64));
-        let aged = age::run(&root, &spec, seed, &mut |t| {
+        // The data file must still fit after aging, written as the layout will write it.
+        let reserve = self.inv.plan.file_size;
+        let aged = age::run(&root, &spec, seed, reserve, &mut |t| {
             let now = (t.written, t.elapsed.as_secs_f64());
             if now.1 > last.1 {
                 series
@@ -151,8 +153,17 @@ impl Runner<'_> {
         } else {
             String::new()
         };
+        let freed = if aged.freed_for_room > 0 {
+            format!(
+                "; {} of aged files deleted so the {} data file could be written",
+                crate::units::format_size(aged.freed_for_room),
+                crate::units::format_size(reserve)
+            )
+        } else {
+            String::new()
+        };
         self.progress.note(&format!(
-            "fsbench: {} round {round}: aged ({spec}): {} written in {:.0} s, {mib_s:.0} MiB/s{stop}",
+            "fsbench: {} round {round}: aged ({spec}): {} written in {:.0} s, {mib_s:.0} MiB/s{stop}{freed}",
             setup.name,
             crate::units::format_size(aged.written),
             aged.seconds
@@ -162,6 +173,7 @@ impl Runner<'_> {
             Metric::new(m::AGE_WRITTEN_BYTES, "bytes", aged.written as f64),
             Metric::new(m::AGE_SECONDS, "s", aged.seconds),
             Metric::new(m::AGE_MIB_S, "MiB/s", mib_s),
+            Metric::new(m::AGE_FREED_FOR_ROOM, "bytes", aged.freed_for_room as f64),
         ];
         if spec.stop_layout.is_some() {
             let fired = f64::from(u8::from(aged.stopped_on_layout));

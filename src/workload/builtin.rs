@@ -562,15 +562,18 @@ fn describe_mkfs(_: &WorkloadSpec, d: &Describe<'_>) -> String {
     }
     s.push_str(", then wait for a quiet device");
     if let Some(a) = &setup.age {
+        let reserve = d.defaults.file_size;
         s.push_str(&format!(
-            ", then age ({a}: {} written, ~{:.0} s)",
+            ", then age ({a}: {} written, ~{:.0} s, then {} written to check the data file \
+             still fits)",
             crate::units::format_size(a.bytes()),
-            a.estimate_seconds()
+            a.estimate_seconds(&setup.fs, reserve),
+            crate::units::format_size(reserve)
         ));
         if a.replicate == crate::fs::age::Replicate::Restore {
             s.push_str(&format!(
                 "; with later rounds, the aged image kept and written back in them (~{:.0} s)",
-                a.round_seconds(2, 2)
+                a.round_seconds(&setup.fs, reserve, 2, 2)
             ));
         }
     }

@@ -12,6 +12,7 @@
 pub mod measure;
 pub mod profiles;
 pub mod restore;
+mod room;
 
 use crate::engine::rng::Xoshiro;
 use crate::fs::age::{AgeProfile, AgeSpec};
@@ -46,6 +47,9 @@ pub struct Aged {
     pub ops: u64,
     /// Whether the sampled layout score reached `layout=` before the amount was written.
     pub stopped_on_layout: bool,
+    /// Bytes of aged files deleted at the end so that the room asked for could be written
+    /// (copy-on-write filesystems: statvfs's free space is not all writable).
+    pub freed_for_room: u64,
 }
 
 /// How fragmented a sample of the live files is ([`SAMPLE_FILES`] at most).
@@ -87,8 +91,15 @@ impl Tick {
 }
 
 /// Age the filesystem mounted at `root` as `spec` asks, seeded by `seed`, calling `tick`
-/// about twice a second. Interruptible ([`crate::cancel`]).
-pub fn run(root: &Path, spec: &AgeSpec, seed: u64, tick: &mut dyn FnMut(&Tick)) -> Result<Aged> {
+/// about twice a second, and leave `reserve` bytes writable for the workloads (checked by
+/// writing them: [`Ager::keep_room`]). Interruptible ([`crate::cancel`]).
+pub fn run(
+    root: &Path,
+    spec: &AgeSpec,
+    seed: u64,
+    reserve: u64,
+    tick: &mut dyn FnMut(&Tick),
+) -> Result<Aged> {
     let dir = root.join(AGED_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
     let st = rustix::fs::statvfs(root)
@@ -125,6 +136,7 @@ pub fn run(root: &Path, spec: &AgeSpec, seed: u64, tick: &mut dyn FnMut(&Tick)) 
         AgeProfile::Git => profiles::git(&mut a)?,
     }
     a.sync()?;
+    let freed_for_room = a.keep_room(reserve)?;
     // Which stop fired is decided by now: the last sample only closes the series.
     let stopped_on_layout = a.stopped_on_layout;
     a.sample()?;
@@ -135,6 +147,7 @@ pub fn run(root: &Path, spec: &AgeSpec, seed: u64, tick: &mut dyn FnMut(&Tick)) 
         seconds: a.start.elapsed().as_secs_f64(),
         ops: a.ops,
         stopped_on_layout,
+        freed_for_room,
     })
 }
 
