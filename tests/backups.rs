@@ -170,6 +170,71 @@ fn backup_measures_snapshot_space_send_and_copies_and_leaves_nothing() {
         md.contains("Incremental send: bytes sent / bytes changed"),
         "{md}"
     );
+    // The verdict says first what ext4 lacks, and what stands in for XFS's snapshots.
+    let verdict = md
+        .lines()
+        .find(|l| l.starts_with("- **Snapshots and backups**"))
+        .unwrap_or_default();
+    assert!(
+        verdict.contains("ext4 could not run all of it (")
+            && verdict.contains("snapshots not available: ext4 has no snapshots")
+            && verdict.contains("send/receive not available: ext4"),
+        "{verdict}"
+    );
+
+    assert!(
+        verdict.contains("xfs measured through a stand-in (snapshot stand-in: a reflink copy"),
+        "{verdict}"
+    );
+    // Only the claims this run could judge are listed; the rest are counted.
+    if md.contains("## What the articles say vs this disk") {
+        assert!(
+            md.contains("claim(s) this run did not measure are left out"),
+            "{md}"
+        );
+        assert!(!md.contains("| **not measured** |"), "{md}");
+    }
+    // With only ext4 and Btrfs the question still gets its verdict: Btrfs alone could run
+    // it, and the line says why ext4 could not (the report recomputed from the samples).
+    let mut two = r.clone();
+    let keep = |v: &serde_json::Value| v["setup"] == "ext4" || v["setup"] == "btrfs";
+    for key in [
+        "samples",
+        "summary",
+        "histograms",
+        "series",
+        "notes",
+        "warnings",
+    ] {
+        if let Some(a) = two[key].as_array_mut() {
+            a.retain(keep);
+        }
+    }
+    two["setups"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["name"] == "ext4" || s["name"] == "btrfs");
+    two.as_object_mut().unwrap().remove("judgements");
+    two.as_object_mut().unwrap().remove("setup_order");
+    let two_file = scratch.path().join("two.json");
+    std::fs::write(&two_file, serde_json::to_vec(&two).unwrap()).unwrap();
+    let o = bin()
+        .args(["report", "--format", "md"])
+        .arg(&two_file)
+        .output()
+        .unwrap();
+    let md2 = common::text(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let verdict = md2
+        .lines()
+        .find(|l| l.starts_with("- **Snapshots and backups**"))
+        .unwrap_or_else(|| panic!("no verdict line with ext4 and btrfs:\n{md2}"));
+    assert!(
+        verdict.contains("btrfs: the only setup that could run it")
+            && verdict.contains("ext4 could not run all of it (")
+            && verdict.contains("snapshots not available: ext4"),
+        "{verdict}"
+    );
 
     // Nothing left: loop devices, mounts, pools, subvolumes of ours.
     let left = leftovers(scratch.path(), Some(pid));

@@ -195,11 +195,13 @@ pub fn markdown(results: &[ClaimResult]) -> String {
         s.push(' ');
         s.push_str(&note);
     }
-    s.push_str(" Claims marked ↔ contradict the one above them.\n\n");
+    s.push_str(" Claims marked ↔ contradict the one above them.");
+    s.push_str(&left_out(results));
+    s.push_str("\n\n");
     s.push_str("| verdict | claim | measured | claim says | seed's figure | source |\n");
     s.push_str("|---|---|---|---|---|---|\n");
     let mut group: Option<&str> = None;
-    for r in results {
+    for r in results.iter().filter(|r| r.outcome != Outcome::NotMeasured) {
         let g = r.claim.group.as_deref();
         let mark = if g.is_some() && g == group {
             "↔ "
@@ -253,11 +255,27 @@ pub struct Row {
     pub source: String,
 }
 
-/// The claims as rows for the HTML report.
+/// " N claims this run did not measure are left out …", or nothing when it measured all.
+pub fn left_out(results: &[ClaimResult]) -> String {
+    match results
+        .iter()
+        .filter(|r| r.outcome == Outcome::NotMeasured)
+        .count()
+    {
+        0 => String::new(),
+        n => format!(
+            " The {n} claim(s) this run did not measure are left out; `fsbench claims` lists \
+             every claim and what measures it."
+        ),
+    }
+}
+
+/// The claims this run measured as rows for the HTML report ([`left_out`] counts the rest).
 pub fn rows(results: &[ClaimResult]) -> Vec<Row> {
     let mut group: Option<&str> = None;
     results
         .iter()
+        .filter(|r| r.outcome != Outcome::NotMeasured)
         .map(|r| {
             let g = r.claim.group.as_deref();
             let mark = if g.is_some() && g == group {
@@ -354,10 +372,24 @@ mod tests {
         }
         assert!(t.contains("CONFIRMED") && t.contains("REFUTED") && t.contains("NOT MEASURED"));
         assert!(t.contains("↔"), "contradicting claims are marked");
+        // Markdown lists the measured claims (and its header row); the rest are counted.
         let md = markdown(&all);
+        let measured = all
+            .iter()
+            .filter(|r| r.outcome != Outcome::NotMeasured)
+            .count();
+        assert!(measured > 0 && measured < all.len());
         assert_eq!(
             md.lines().filter(|l| l.starts_with("| ")).count(),
-            all.len() + 1
+            measured + 1
         );
+        let rest = all.len() - measured;
+        assert!(
+            md.contains(&format!(
+                "The {rest} claim(s) this run did not measure are left out"
+            )),
+            "{md}"
+        );
+        assert_eq!(rows(&all).len(), measured);
     }
 }

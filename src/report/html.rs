@@ -124,6 +124,7 @@ impl Exporter for Html {
             notes => &report.notes,
             claims => Value::from(minijinja::value::Serde(&crate::claims::render::rows(&report.claims))),
             claims_title => crate::claims::render::TITLE,
+            claims_left_out => crate::claims::render::left_out(&report.claims).trim(),
             charts => Value::from(minijinja::value::Serde(&charts)),
             headline => Value::from(minijinja::value::Serde(&headline)),
             noise => Value::from(minijinja::value::Serde(&super::noise::cells(&report.headline))),

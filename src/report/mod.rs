@@ -22,6 +22,7 @@ pub mod boxed;
 pub mod compare;
 pub mod csv;
 pub mod durability;
+pub mod gaps;
 pub mod headline;
 pub mod html;
 pub mod io;

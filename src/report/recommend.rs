@@ -48,6 +48,14 @@ pub struct Recommendation {
     /// btrfs 36 % behind, beyond noise"); empty when the winner ran alone.
     #[serde(default)]
     pub standing: String,
+    /// The winner's lead in words: "ahead in 2 of 3 test(s) beyond noise" ([`leads`]), or
+    /// "the only setup that could run it" when the others lack the mechanism.
+    #[serde(default)]
+    pub lead: String,
+    /// The setups that could not run the question's workloads, or ran them through a
+    /// stand-in, in the workloads' own words ([`super::gaps::words`]); empty when none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unable: String,
 }
 
 /// One setup against a verdict's winner, over the question's deciding rows.
@@ -293,11 +301,80 @@ pub fn recommend(results: &Results, tables: &[Table], setups: &[String]) -> Vec<
                 String::new(),
             )
         };
-        if let Some(rec) = judge(results, q, &rows, &supporting, basis, setups) {
-            out.push(rec);
-        }
+        // What a setup could not run is said before the evidence, so the reader learns it
+        // first (ext4 was not beaten at snapshots: it has none).
+        let gaps = super::gaps::of_question(results, tables, q, setups);
+        let unable = super::gaps::words(&gaps);
+        let rec = judge(results, q, &rows, &supporting, basis, setups, &unable)
+            .or_else(|| alone(results, tables, q, setups, &gaps, &unable));
+        out.extend(rec);
     }
     out
+}
+
+/// The verdict of a question only one setup could run, the others lacking the mechanism
+/// (every one of them with a note saying so): that setup, alone, its values quoted.
+fn alone(
+    results: &Results,
+    tables: &[Table],
+    q: Question,
+    setups: &[String],
+    gaps: &[super::gaps::Gap],
+    unable: &str,
+) -> Option<Recommendation> {
+    // The question's rows only one setup measured; all of them that one setup's.
+    let has = |r: &Row, i: usize| r.cells.get(i).is_some_and(Option::is_some);
+    let rows: Vec<&Row> = tables
+        .iter()
+        .flat_map(|t| t.rows.iter())
+        .filter(|r| model::question(results, &r.workload) == Some(q))
+        .filter(|r| r.direction != Direction::Neutral && primary(r).is_some())
+        .filter(|r| (0..setups.len()).filter(|&i| has(r, i)).count() == 1)
+        .collect();
+    let mut owners: Vec<usize> = rows
+        .iter()
+        .filter_map(|r| (0..setups.len()).find(|&i| has(r, i)))
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let [w] = owners[..] else { return None };
+    let others_lack = (0..setups.len()).filter(|&i| i != w).all(|i| {
+        gaps.iter()
+            .any(|g| g.lack != super::gaps::Lack::StandIn && g.setup == setups[i])
+    });
+    if !others_lack || setups.len() < 2 {
+        return None;
+    }
+    let evidence: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let c = r.cells.get(w)?.as_ref()?;
+            Some(format!(
+                "{} {}",
+                r.label,
+                metrics::format_with_unit(r.metric.as_str(), c.summary.median, &r.unit)
+            ))
+        })
+        .collect();
+    let lead = "the only setup that could run it".to_string();
+    Some(Recommendation {
+        class: q.title().to_string(),
+        question: q,
+        winner: setups[w].clone(),
+        wins: rows.len(),
+        clear_wins: 0,
+        tests: rows.len(),
+        within_noise: true,
+        basis: String::new(),
+        text: format!("{}: {lead}; {unable}. {}.", setups[w], evidence.join("; ")),
+        evidence,
+        supporting: Vec::new(),
+        durability: None,
+        standings: Vec::new(),
+        standing: String::new(),
+        lead,
+        unable: unable.to_string(),
+    })
 }
 
 /// The durability question, by its own rule ([`super::durability`]): the setups ranked first
@@ -322,9 +399,11 @@ fn durability(results: &Results, setups: &[String]) -> Option<Recommendation> {
         evidence: d.setups.iter().map(|s| s.words()).collect(),
         supporting: Vec::new(),
         text: d.text.clone(),
+        lead: d.text.clone(),
         durability: Some(d),
         standings: Vec::new(),
         standing: String::new(),
+        unable: String::new(),
     })
 }
 
@@ -337,6 +416,7 @@ fn judge(
     supporting: &[&Row],
     basis: String,
     setups: &[String],
+    unable: &str,
 ) -> Option<Recommendation> {
     if rows.is_empty() {
         return None;
@@ -387,13 +467,17 @@ fn judge(
             .copied()
             .filter(|m| margins.iter().all(|x| x == m));
         let standing = standing_words(&standings, margin);
-        let mut text = format!("{}: {}", setups[w], leads(clear[w], wins[w], rows.len()));
+        let lead = leads(clear[w], wins[w], rows.len());
+        let mut text = format!("{}: {lead}", setups[w]);
         if !standing.is_empty() {
             text.push_str("; ");
             text.push_str(&standing);
         }
         if !basis.is_empty() {
             text.push_str(&format!("; {basis}"));
+        }
+        if !unable.is_empty() {
+            text.push_str(&format!("; {unable}"));
         }
         if !evidence.is_empty() {
             text.push_str(". ");
@@ -419,6 +503,8 @@ fn judge(
             durability: None,
             standings,
             standing,
+            lead,
+            unable: unable.to_string(),
         })
     }
 }

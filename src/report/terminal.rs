@@ -175,11 +175,14 @@ pub fn verdict_lines(report: &Report) -> Vec<String> {
             } else {
                 format!("; {}", r.basis)
             };
+            let unable = if r.unable.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", r.unable)
+            };
             format!(
-                "{}: {} ({}){standing}{basis}",
-                r.class,
-                r.winner,
-                super::recommend::leads(r.clear_wins, r.wins, r.tests)
+                "{}: {} ({}){standing}{basis}{unable}",
+                r.class, r.winner, r.lead
             )
         })
         .collect()

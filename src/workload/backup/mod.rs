@@ -127,7 +127,16 @@ fn mib_s(bytes: u64, s: f64) -> f64 {
 fn snapshots(w: &Where<'_>, p: &BackupParams, b: &Backup, out: &mut WorkloadOutput) -> Result<()> {
     if let Copies::None(why) = b.copies {
         out.notes.push(format!("snapshots not available: {why}"));
+        // Nothing to send either: said, so the verdict can name both.
+        if let snapshot_ops::Stream::None(why) = b.stream {
+            out.notes.push(format!("send/receive not available: {why}"));
+        }
         return Ok(());
+    }
+    if let Copies::Reflink = b.copies {
+        out.notes.push(
+            "snapshot stand-in: a reflink copy of every file (no snapshots of its own)".into(),
+        );
     }
     let src = Source::create(b, &w.dir.join("backup-src"), w.root, w.timeout)?;
     let mut snaps: Vec<Snap> = Vec::new();
