@@ -146,6 +146,10 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         if metrics::settles_in_one_round(&c.metric) {
             continue;
         }
+        // A fact (usable space) is the same every round: nothing to settle.
+        if crate::stats::judged::role_in(results, &c.workload, &c.metric) == metrics::Role::Fact {
+            continue;
+        }
         let find = |sel: &str| crate::claims::Selector::parse(sel).find(&results.setups);
         let Some(a) = find(&c.a) else { continue };
         let va = per_round(results, &a.name, &c.workload, c.metric);
@@ -188,7 +192,11 @@ fn deciding_metric(results: &Results, w: &str) -> Option<MetricId> {
         .into_iter()
         .filter_map(|m| {
             let role = crate::stats::judged::role_in(results, w, &m);
-            metrics::deciding_rank(&m, role).map(|rank| (rank, m))
+            // A fact decides a verdict's order, but is no question to settle.
+            (role == metrics::Role::Measured)
+                .then(|| metrics::deciding_rank(&m, role))
+                .flatten()
+                .map(|rank| (rank, m))
         })
         .min()
         .map(|(_, m)| m)

@@ -29,6 +29,11 @@ pub struct Judgements {
     /// The questions the stopping rule watches (measured claims and each workload's leader),
     /// with their verdict and when it settled.
     pub questions: Vec<QuestionJudgement>,
+    /// Questions (judged comparisons: each other setup against a headline row's leader, and
+    /// the measured claims; facts and probes are not questions), decided questions, close
+    /// calls (open after the minimum rounds) and those settled later, and the error the run
+    /// carries ([`super::count`]).
+    pub counts: super::count::Counts,
 }
 
 /// One headline row's judgement.
@@ -127,6 +132,7 @@ pub fn judgements(report: &Report) -> Judgements {
         recommendations: report.recommendations.clone(),
         claims: report.claims.clone(),
         questions,
+        counts: super::count::counts(report),
     }
 }
 

@@ -20,6 +20,7 @@
 
 pub mod boxed;
 pub mod compare;
+pub mod count;
 pub mod csv;
 pub mod durability;
 pub mod headline;
