@@ -53,6 +53,9 @@ pub enum Test {
     Leader {
         /// The equivalence margin (a fraction).
         margin: f64,
+        /// Setups in the row: the leader's comparisons are judged at
+        /// [`paired::leader_alpha`], as the marks are.
+        setups: usize,
     },
 }
 
@@ -82,11 +85,17 @@ impl Question {
         let r = &self.ratios[..n.min(self.ratios.len())];
         match self.test {
             Test::Claim { direction, size } => claim_verdict(r, &direction, size.as_ref(), rule),
-            Test::Leader { margin } => match paired::look(r, rule, margin).0 {
-                Outcome::Ahead => Some("leader"),
-                Outcome::Equivalent => Some("equivalent"),
-                Outcome::Behind | Outcome::NotSeparated => None,
-            },
+            Test::Leader { margin, setups } => {
+                let rule = Rule {
+                    alpha: paired::leader_alpha(rule.alpha, setups),
+                    ..*rule
+                };
+                match paired::look(r, &rule, margin).0 {
+                    Outcome::Ahead => Some("leader"),
+                    Outcome::Equivalent => Some("equivalent"),
+                    Outcome::Behind | Outcome::NotSeparated => None,
+                }
+            }
         }
     }
 
@@ -254,6 +263,7 @@ fn headline_questions(results: &Results) -> Vec<Question> {
             ratios,
             test: Test::Leader {
                 margin: paired::margin_of(results, &m.into()),
+                setups: by_setup.len(),
             },
         });
     }

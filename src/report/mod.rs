@@ -34,6 +34,8 @@ pub mod noise;
 pub mod plan;
 pub mod recommend;
 pub mod settle;
+#[cfg(test)]
+mod simulation;
 pub mod svg;
 pub mod terminal;
 pub mod warnings;

@@ -363,7 +363,14 @@ fn build_row(
             .copied()
             .filter(|&i| i != best)
             .map(|i| {
-                let j = paired::compare(results, workload, m, &setups[best], &setups[i]);
+                let j = paired::compare_with_leader(
+                    results,
+                    workload,
+                    m,
+                    &setups[best],
+                    &setups[i],
+                    present.len(),
+                );
                 (i, j)
             })
             .collect();

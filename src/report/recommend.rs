@@ -89,7 +89,10 @@ fn standings(results: &Results, rows: &[&Row], w: usize, setups: &[String]) -> V
                 let has = |i: usize| r.cells.get(i).is_some_and(|c| c.is_some());
                 has(w) && has(s)
             })
-            .map(|r| paired::compare(results, &r.workload, &r.metric, &setups[w], name))
+            .map(|r| {
+                let k = r.cells.iter().flatten().count();
+                paired::compare_with_leader(results, &r.workload, &r.metric, &setups[w], name, k)
+            })
             .filter(|j| j.ratio.is_finite() && j.ratio > 0.0)
             .collect();
         if judged.is_empty() {
