@@ -63,8 +63,8 @@ pub fn cells(rows: &[Row]) -> Vec<[String; 3]> {
 /// What the numbers are, for a legend.
 pub const LEGEND: &str = "Paired noise: the standard deviation of the per-round log ratios of \
     the leader and its noisiest rival (about the ratio's spread per round); the rounds: how many \
-    would find a true 10 % difference beyond noise 4 times in 5 at that noise (one look, α = 10 %, \
-    80 % power).";
+    would find a true 10 % difference beyond noise 4 times in 5 at that noise (one look at the \
+    comparison's level: α = 10 %, 2α/k in a row of k setups; 80 % power).";
 
 /// One paragraph for the terminal: the rows `rounds` already resolve at ±10 %, counted with
 /// their noise range, then each other row with its noise and the rounds it needs. `None`
