@@ -247,6 +247,17 @@ mod tests {
                 .iter()
                 .any(|q| q["what"] == "headline seconds: ext4 vs xfs" && q["verdict"] == "leader")
         );
+        // The run's questions counted: the untar comparison is one of them, decided.
+        let c = &j["counts"];
+        assert!(c["questions"].as_u64().unwrap() >= 1, "{c}");
+        assert!(c["decided"].as_u64().unwrap() >= 1, "{c}");
+        assert!(
+            (c["expected_wrong_at_most"].as_f64().unwrap()
+                - 0.1 * c["questions"].as_f64().unwrap())
+            .abs()
+                < 1e-9,
+            "{c}"
+        );
         // What `fsbench run` saves: the same judgements inside results.json.
         let saved = with_judgements(&r).unwrap();
         assert_eq!(
