@@ -61,7 +61,7 @@ pub struct HeadlineJudgement {
 /// One question of the stopping rule.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionJudgement {
-    /// A claim's id, or `headline <metric>: <best> vs <runner-up>`.
+    /// A claim's id, or `headline <metric>: <leader> vs <other>` (one per other setup).
     pub what: String,
     /// The workload that answers it.
     pub workload: String,
