@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Variance components (round x setup) of a results.json's plain samples, per (workload, metric):
-the noise all setups of a round share (which the paired ratio cancels), the noise left after
-pairing (two-way residual), and each setup's own spread across rounds. Then, over the nine rows
+the noise all setups of a round share (which the paired ratio cancels), the two-way residual
+(the noise each setup keeps after the round's shared part: per setup, not yet a ratio), the
+noise of a paired log ratio of two setups (√2 × that residual: both sides carry it), and each
+setup's own spread across rounds. Then, over the nine rows
 docs/design-notes.md ("Rounds by steps") tabulates, the shared share of the variance and the
 rms of the other two.
 
@@ -32,9 +34,9 @@ for key, byround in sorted(cells.items()):
     # the unpaired view: each setup's own spread across rounds (what the range rule paid)
     unpaired = sum(sum((Y[i][j] - cm[j]) ** 2 for i in range(R)) / (R - 1) for j in range(S)) / S
     rows.append((key, R, S, math.sqrt(var_round), math.sqrt(ms_res), math.sqrt(unpaired)))
-print(f"{'workload/metric':45} R S  shared-round  residual(paired)  per-setup(unpaired)")
+print(f"{'workload/metric':45} R S  shared-round  residual(per setup)  paired ratio(√2×)  per-setup(unpaired)")
 for (w, m), R, S, sr, se, su in rows:
-    print(f"{w+'/'+m:45} {R} {S}  {100*sr:10.1f} %  {100*se:12.1f} %  {100*su:14.1f} %")
+    print(f"{w+'/'+m:45} {R} {S}  {100*sr:10.1f} %  {100*se:15.1f} %  {100*math.sqrt(2)*se:13.1f} %  {100*su:14.1f} %")
 
 NINE = ["randread/iops", "randwrite/iops", "randrw70/read_iops", "fsync-write/iops",
         "seqread/bw_mib_s", "seqwrite/bw_mib_s", "untar/seconds", "find-cold/seconds",
@@ -45,5 +47,6 @@ if sel:
     left = sum(x[1] ** 2 for x in sel)
     own = sum(x[2] ** 2 for x in sel)
     print(f"\nover {len(sel)} rows: shared by the round's setups {100 * shared / (shared + left):.0f} % of the "
-          f"variance; paired noise left, rms {100 * math.sqrt(left / len(sel)):.1f} %; each setup's own "
+          f"variance; residual per setup, rms {100 * math.sqrt(left / len(sel)):.1f} % (a paired ratio's noise: "
+          f"{100 * math.sqrt(2 * left / len(sel)):.1f} %); each setup's own "
           f"spread, rms {100 * math.sqrt(own / len(sel)):.1f} %")

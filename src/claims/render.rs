@@ -61,16 +61,27 @@ fn counts(results: &[ClaimResult]) -> String {
         "not measured",
         "not comparable here",
     ];
-    let parts: Vec<String> = words
+    // A claim about a fact (usable space) is checked, not judged: counted on its own.
+    let judged: Vec<&ClaimResult> = results.iter().filter(|r| !is_fact(r)).collect();
+    let mut parts: Vec<String> = words
         .iter()
         .enumerate()
         .filter_map(|(i, w)| {
-            let n = results.iter().filter(|r| word(r) == *w).count();
+            let n = judged.iter().filter(|r| word(r) == *w).count();
             // The four direction verdicts always; the rest when they occur.
             (n > 0 || i == 0 || (3..=5).contains(&i)).then(|| format!("{n} {w}"))
         })
         .collect();
+    let facts = results.iter().filter(|r| is_fact(r)).count();
+    if facts > 0 {
+        parts.push(format!("{facts} about a fact (checked, not judged)"));
+    }
     parts.join(", ")
+}
+
+/// A judged-or-checked claim whose metric is a fact.
+fn is_fact(r: &ClaimResult) -> bool {
+    r.fact && judged(r)
 }
 
 /// The verdict a reader sees first: the direction's, unless the direction holds and the

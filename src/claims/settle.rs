@@ -6,9 +6,11 @@
 //!   interval of its paired ratios straddles the claim's region (a probe's yes/no is settled
 //!   by its one round);
 //! - **a headline row**: per workload, its deciding metric (throughput, then time, as the
-//!   recommendations pick it) on the two best setups: settled once best ÷ runner-up (oriented
-//!   so that > 1 is better) is ahead beyond noise, or shown equivalent within the metric's
-//!   margin ([`crate::stats::paired`]); open while not separated.
+//!   recommendations pick it, facts never) on the leader (the best geometric mean, as the
+//!   report picks it) against each other setup: settled once leader ÷ other (oriented so
+//!   that a ratio above 1 is better) is ahead beyond noise, or shown equivalent within the
+//!   metric's margin, at the level the marks use ([`crate::stats::paired::leader_alpha`]);
+//!   open while not separated.
 //!
 //! The statistic is [`crate::stats::paired`]'s (over [`crate::stats::sequential`]'s rule), the
 //! one every output reads, so a settled verdict keeps its stated error rate however many
@@ -27,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Question {
     /// The workload that answers it (an extra round runs it).
     pub workload: String,
-    /// A claim's id, or `headline <metric>: <best> vs <runner-up>`.
+    /// A claim's id, or `headline <metric>: <leader> vs <other>`.
     pub what: String,
     /// The setups it compares (an extra round runs only these: a question needs two).
     pub setups: Vec<String>,
@@ -53,6 +55,9 @@ pub enum Test {
     Leader {
         /// The equivalence margin (a fraction).
         margin: f64,
+        /// Setups in the row: the leader's comparisons are judged at
+        /// [`paired::leader_alpha`], as the marks are.
+        setups: usize,
     },
 }
 
@@ -82,11 +87,17 @@ impl Question {
         let r = &self.ratios[..n.min(self.ratios.len())];
         match self.test {
             Test::Claim { direction, size } => claim_verdict(r, &direction, size.as_ref(), rule),
-            Test::Leader { margin } => match paired::look(r, rule, margin).0 {
-                Outcome::Ahead => Some("leader"),
-                Outcome::Equivalent => Some("equivalent"),
-                Outcome::Behind | Outcome::NotSeparated => None,
-            },
+            Test::Leader { margin, setups } => {
+                let rule = Rule {
+                    alpha: paired::leader_alpha(rule.alpha, setups),
+                    ..*rule
+                };
+                match paired::look(r, &rule, margin).0 {
+                    Outcome::Ahead => Some("leader"),
+                    Outcome::Equivalent => Some("equivalent"),
+                    Outcome::Behind | Outcome::NotSeparated => None,
+                }
+            }
         }
     }
 
@@ -146,6 +157,10 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         if metrics::settles_in_one_round(&c.metric) {
             continue;
         }
+        // A fact (usable space) is the same every round: nothing to settle.
+        if crate::stats::judged::role_in(results, &c.workload, &c.metric) == metrics::Role::Fact {
+            continue;
+        }
         let find = |sel: &str| crate::claims::Selector::parse(sel).find(&results.setups);
         let Some(a) = find(&c.a) else { continue };
         let va = per_round(results, &a.name, &c.workload, c.metric);
@@ -188,13 +203,19 @@ fn deciding_metric(results: &Results, w: &str) -> Option<MetricId> {
         .into_iter()
         .filter_map(|m| {
             let role = crate::stats::judged::role_in(results, w, &m);
-            metrics::deciding_rank(&m, role).map(|rank| (rank, m))
+            // A fact decides a verdict's order, but is no question to settle.
+            (role == metrics::Role::Measured)
+                .then(|| metrics::deciding_rank(&m, role))
+                .flatten()
+                .map(|rank| (rank, m))
         })
         .min()
         .map(|(_, m)| m)
 }
 
-/// Every headline row with two setups or more: its leader against the runner-up.
+/// Every headline row with two setups or more: its leader (by the geometric mean over the
+/// rounds every setup shares, as the report picks it) against each other setup, each the
+/// question its mark answers.
 fn headline_questions(results: &Results) -> Vec<Question> {
     let workloads: BTreeSet<&str> = results
         .samples
@@ -210,19 +231,34 @@ fn headline_questions(results: &Results) -> Vec<Question> {
         if direction == Direction::Neutral {
             continue;
         }
-        let mut by_setup: Vec<(f64, BTreeMap<u32, f64>, &str)> = results
+        let present: Vec<(BTreeMap<u32, f64>, &str)> = results
             .setups
             .iter()
             .map(|s| (per_round(results, &s.name, w, m), s.name.as_str()))
             .filter(|(v, _)| !v.is_empty())
-            .map(|(v, name)| {
-                let xs: Vec<f64> = v.values().copied().collect();
-                (crate::stats::descriptive::median(&xs), v, name)
-            })
             .collect();
-        if by_setup.len() < 2 {
+        if present.len() < 2 {
             continue;
         }
+        let shared: Vec<u32> = present[0]
+            .0
+            .keys()
+            .copied()
+            .filter(|r| present.iter().all(|(v, _)| v.contains_key(r)))
+            .collect();
+        let mut by_setup: Vec<(f64, BTreeMap<u32, f64>, &str)> = present
+            .into_iter()
+            .map(|(v, name)| {
+                let logs: Vec<f64> = shared.iter().map(|r| v[r].ln()).collect();
+                let key = if logs.is_empty() || logs.iter().any(|x| !x.is_finite()) {
+                    let xs: Vec<f64> = v.values().copied().collect();
+                    crate::stats::descriptive::median(&xs).ln()
+                } else {
+                    crate::stats::descriptive::mean(&logs)
+                };
+                (key, v, name)
+            })
+            .collect();
         // Best first.
         by_setup.sort_by(|a, b| {
             let (x, y) = (a.0, b.0);
@@ -233,21 +269,24 @@ fn headline_questions(results: &Results) -> Vec<Question> {
                 ord
             }
         });
-        let (best, second) = (&by_setup[0].1, &by_setup[1].1);
-        // Oriented so that > 1 means the leader is better.
-        let ratios = match direction {
-            Direction::HigherIsBetter => paired(best, second),
-            _ => paired(second, best),
-        };
-        out.push(Question {
-            workload: w.to_string(),
-            what: format!("headline {m}: {} vs {}", by_setup[0].2, by_setup[1].2),
-            setups: vec![by_setup[0].2.to_string(), by_setup[1].2.to_string()],
-            ratios,
-            test: Test::Leader {
-                margin: paired::margin_of(results, &m.into()),
-            },
-        });
+        let best = &by_setup[0];
+        for other in &by_setup[1..] {
+            // Oriented so that > 1 means the leader is better.
+            let ratios = match direction {
+                Direction::HigherIsBetter => paired(&best.1, &other.1),
+                _ => paired(&other.1, &best.1),
+            };
+            out.push(Question {
+                workload: w.to_string(),
+                what: format!("headline {m}: {} vs {}", best.2, other.2),
+                setups: vec![best.2.to_string(), other.2.to_string()],
+                ratios,
+                test: Test::Leader {
+                    margin: paired::margin_of(results, &m.into()),
+                    setups: by_setup.len(),
+                },
+            });
+        }
     }
     out
 }
@@ -282,6 +321,35 @@ mod tests {
             }
         }
         r
+    }
+
+    #[test]
+    fn every_setup_against_the_leader_is_a_question() {
+        let rule = Rule::new(3, 6);
+        // xfs leads by the geometric mean though ext4 has the higher median; btrfs is far
+        // behind (settled), ext4 close (open): only ext4 and xfs run the extra rounds.
+        let r = results(&[
+            ("ext4", "untar", "seconds", &[1.0, 1.3, 1.0]),
+            ("xfs", "untar", "seconds", &[1.05, 1.05, 1.05]),
+            ("btrfs", "untar", "seconds", &[3.0, 3.1, 2.9]),
+        ]);
+        let leader: Vec<String> = questions(&r)
+            .into_iter()
+            .filter(|q| matches!(q.test, Test::Leader { .. }))
+            .map(|q| q.what)
+            .collect();
+        assert_eq!(
+            leader,
+            [
+                "headline seconds: xfs vs ext4",
+                "headline seconds: xfs vs btrfs"
+            ]
+        );
+        let open = ClaimsAndHeadline.open(&r, &rule);
+        assert_eq!(
+            open["untar"],
+            ["ext4".to_string(), "xfs".to_string()].into()
+        );
     }
 
     #[test]

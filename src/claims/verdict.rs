@@ -84,6 +84,11 @@ pub struct ClaimResult {
     /// ([`crate::stats::adjusted`]); absent when the plain ratios were judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjusted: Option<f64>,
+    /// The claim is about a fact (a metric the registry calls fixed, such as usable space after
+    /// mkfs): checked against the recorded value, never judged, and not counted among the
+    /// decided questions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fact: bool,
 }
 
 /// Whether the measured ratio is as large as the article's figure.
@@ -151,6 +156,7 @@ fn not_measured(claim: &Claim, reason: String) -> ClaimResult {
         coverage: 0.0,
         reason,
         adjusted: None,
+        fact: false,
     }
 }
 
@@ -263,10 +269,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
     crate::stats::descriptive::sort(&mut sorted);
     let (lo, hi) = (sorted[0], sorted[n - 1]);
     let used: Vec<&SetupInfo> = std::iter::once(a).chain(b).collect();
-    // A probe's yes/no, or what a run's crash states showed, is what the filesystem does, not
-    // a sample of a noisy quantity: one round settles it (both run once per setup, in the
-    // capability phase).
-    let exact = crate::metrics::settles_in_one_round(&claim.metric);
+    let (fact, exact) = exactness(claim, results);
     let rule = crate::stats::paired::rule_for(results, n);
     // The look the verdict is read at: the first that settles direction and size, else all.
     let at = if exact {
@@ -312,6 +315,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         },
         reason,
         adjusted,
+        fact,
     };
     if let Err(why) = applies(claim, results, &used) {
         return result(Outcome::NotComparable, None, why);
@@ -341,6 +345,20 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         }
     });
     result(outcome, size, reason)
+}
+
+/// Whether `claim` is about a fact, and whether one round settles it. A probe's yes/no, or
+/// what a run's crash states showed, is what the filesystem does, not a sample of a noisy
+/// quantity: one round settles it (both run once per setup, in the capability phase). A fact
+/// (usable space, fixed by mkfs) is the same every round: checked on its value, never given an
+/// interval (a zero-width one would look like a precise measurement).
+fn exactness(claim: &Claim, results: &Results) -> (bool, bool) {
+    let fact = crate::stats::judged::role_in(results, &claim.workload, &claim.metric)
+        == crate::metrics::Role::Fact;
+    (
+        fact,
+        crate::metrics::settles_in_one_round(&claim.metric) || fact,
+    )
 }
 
 /// Judge every shipped claim, contradicting claims next to each other.

@@ -146,7 +146,12 @@ pub fn estimate(
                 test,
                 noise,
                 runs,
-                rounds_for_10pct: rounds_to_resolve(noise, DEFAULT_ALPHA, 0.10),
+                // At the level a row of these setups judges its leader's comparisons.
+                rounds_for_10pct: rounds_to_resolve(
+                    noise,
+                    crate::stats::paired::leader_alpha(DEFAULT_ALPHA, setups.len()),
+                    0.10,
+                ),
             }
         })
         .collect();

@@ -14,6 +14,7 @@ pub mod profiles;
 pub mod resolve;
 pub mod steady;
 pub mod variant;
+pub mod williams;
 pub mod words;
 pub mod workload;
 
@@ -183,18 +184,19 @@ impl Plan {
             .collect()
     }
 
-    /// The order setups run in round `round` (indices into [`Plan::setups`]): the plan's
-    /// order rotated by one place per round, so every setup runs first, second, … in turn and
-    /// a place in the round (first after the image is made, right after a heavy neighbour) is
-    /// not confounded with the setup; the paired ratios of a round then carry no fixed
-    /// position effect. `results.json` records each round's order (`setup_order`).
+    /// The order setups run in round `round` (indices into [`Plan::setups`]): a Williams
+    /// design ([`williams`]), so over its period every setup runs in every place of the round
+    /// and right after every other setup equally often, and a place in the round (first after
+    /// the image is made, right after a heavy neighbour) is not confounded with the setup;
+    /// the paired ratios of a round then carry no fixed position or carry-over effect.
+    /// `results.json` records each round's order (`setup_order`).
     pub fn setup_order(&self, round: u32) -> Vec<usize> {
-        let n = self.setups.len();
-        if n == 0 {
-            return Vec::new();
-        }
-        let shift = (round.max(1) as usize - 1) % n;
-        (0..n).map(|k| (k + shift) % n).collect()
+        williams::order(self.setups.len(), round)
+    }
+
+    /// How balanced this plan's rounds are ([`williams::balance`]); `None` for one setup.
+    pub fn order_balance(&self) -> Option<williams::Balance> {
+        (self.setups.len() >= 2).then(|| williams::balance(self.setups.len(), self.rounds as usize))
     }
 
     /// Workloads whose results are recorded.
@@ -283,15 +285,18 @@ mod tests {
                 (1, "ext4"),
                 (1, "xfs"),
                 (1, "btrfs"),
-                (2, "xfs"),
                 (2, "btrfs"),
+                (2, "xfs"),
                 (2, "ext4")
             ]
         );
-        // Rotated one place per round: each setup is first once in three rounds.
-        let p = plan(&["ext4", "xfs", "btrfs"], 3);
-        let firsts: Vec<usize> = (1..=3).map(|r| p.setup_order(r)[0]).collect();
-        assert_eq!(firsts, [0, 1, 2]);
+        // A Williams design: the second round reverses the first, and over six rounds each
+        // setup runs first twice.
+        let p = plan(&["ext4", "xfs", "btrfs"], 6);
+        let mut firsts: Vec<usize> = (1..=6).map(|r| p.setup_order(r)[0]).collect();
+        firsts.sort_unstable();
+        assert_eq!(firsts, [0, 0, 1, 1, 2, 2]);
+        assert!(p.order_balance().unwrap().full());
     }
 
     #[test]

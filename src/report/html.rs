@@ -129,6 +129,8 @@ impl Exporter for Html {
             headline => Value::from(minijinja::value::Serde(&headline)),
             noise => Value::from(minijinja::value::Serde(&super::noise::cells(&report.headline))),
             noise_legend => super::noise::LEGEND,
+            decided_text => super::count::counts(report).decided_text(),
+            error_text => super::count::counts(report).error_text(),
             more_bars => &more_bars,
             rounds => crate::stats::rounds(&r.summary),
         };

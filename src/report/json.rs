@@ -29,6 +29,11 @@ pub struct Judgements {
     /// The questions the stopping rule watches (measured claims and each workload's leader),
     /// with their verdict and when it settled.
     pub questions: Vec<QuestionJudgement>,
+    /// Questions (judged comparisons: each other setup against a headline row's leader, and
+    /// the measured claims; facts and probes are not questions), decided questions, close
+    /// calls (open after the minimum rounds) and those settled later, and the error the run
+    /// carries ([`super::count`]).
+    pub counts: super::count::Counts,
 }
 
 /// One headline row's judgement.
@@ -56,7 +61,7 @@ pub struct HeadlineJudgement {
 /// One question of the stopping rule.
 #[derive(Debug, Clone, Serialize)]
 pub struct QuestionJudgement {
-    /// A claim's id, or `headline <metric>: <best> vs <runner-up>`.
+    /// A claim's id, or `headline <metric>: <leader> vs <other>` (one per other setup).
     pub what: String,
     /// The workload that answers it.
     pub workload: String,
@@ -127,6 +132,7 @@ pub fn judgements(report: &Report) -> Judgements {
         recommendations: report.recommendations.clone(),
         claims: report.claims.clone(),
         questions,
+        counts: super::count::counts(report),
     }
 }
 
@@ -240,6 +246,17 @@ mod tests {
                 .unwrap()
                 .iter()
                 .any(|q| q["what"] == "headline seconds: ext4 vs xfs" && q["verdict"] == "leader")
+        );
+        // The run's questions counted: the untar comparison is one of them, decided.
+        let c = &j["counts"];
+        assert!(c["questions"].as_u64().unwrap() >= 1, "{c}");
+        assert!(c["decided"].as_u64().unwrap() >= 1, "{c}");
+        assert!(
+            (c["expected_wrong_at_most"].as_f64().unwrap()
+                - 0.1 * c["questions"].as_f64().unwrap())
+            .abs()
+                < 1e-9,
+            "{c}"
         );
         // What `fsbench run` saves: the same judgements inside results.json.
         let saved = with_judgements(&r).unwrap();

@@ -20,6 +20,7 @@
 
 pub mod boxed;
 pub mod compare;
+pub mod count;
 pub mod csv;
 pub mod durability;
 pub mod gaps;
@@ -34,6 +35,8 @@ pub mod noise;
 pub mod plan;
 pub mod recommend;
 pub mod settle;
+#[cfg(test)]
+mod simulation;
 pub mod svg;
 pub mod terminal;
 pub mod warnings;

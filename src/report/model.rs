@@ -331,8 +331,10 @@ fn build_row(
         })
         .collect();
     let present: Vec<usize> = (0..cells.len()).filter(|&i| cells[i].is_some()).collect();
-    // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark.
-    let ranked = direction != Direction::Neutral && !matches!(role, Role::Derived(_));
+    // A derived row (a 4K job's MiB/s, untar's entries/s) would repeat its source's mark, and a
+    // fact (usable space, fixed by mkfs: the same every round) is shown, never judged: only a
+    // measured metric is ranked, starred and counted as a decided question.
+    let ranked = direction != Direction::Neutral && role == Role::Measured;
     if ranked && present.len() >= 2 {
         let med = |i: usize| {
             cells[i]
@@ -340,23 +342,35 @@ fn build_row(
                 .map(|c| c.summary.median)
                 .unwrap_or(f64::NAN)
         };
-        let best = present
-            .iter()
-            .copied()
-            .reduce(|a, b| {
-                if direction.better(med(b), med(a)) {
-                    b
-                } else {
-                    a
-                }
-            })
-            .expect("non-empty");
+        // The leader by the estimator whose size every output prints (the geometric mean of
+        // the paired per-round ratios); the median only where no round is shared.
+        let best =
+            paired_leader(results, workload, m, setups, &present, direction).unwrap_or_else(|| {
+                present
+                    .iter()
+                    .copied()
+                    .reduce(|a, b| {
+                        if direction.better(med(b), med(a)) {
+                            b
+                        } else {
+                            a
+                        }
+                    })
+                    .expect("non-empty")
+            });
         let judged: Vec<(usize, paired::Judgement)> = present
             .iter()
             .copied()
             .filter(|&i| i != best)
             .map(|i| {
-                let j = paired::compare(results, workload, m, &setups[best], &setups[i]);
+                let j = paired::compare_with_leader(
+                    results,
+                    workload,
+                    m,
+                    &setups[best],
+                    &setups[i],
+                    present.len(),
+                );
                 (i, j)
             })
             .collect();
@@ -370,7 +384,8 @@ fn build_row(
             let mark = match j.outcome {
                 paired::Outcome::Ahead => Mark::Behind,
                 paired::Outcome::Equivalent => Mark::Equivalent,
-                // The median's leader shown behind by the paired statistic: a shared lead.
+                // The leader shown behind once the disk's pace is taken out of the ratios
+                // (`stats::adjusted`): a shared lead.
                 paired::Outcome::NotSeparated | paired::Outcome::Behind => Mark::Tied,
             };
             leader = match (leader, mark) {
@@ -385,6 +400,62 @@ fn build_row(
         cells[best].as_mut().expect("present").mark = leader;
     }
     finish(results, workload, m, unit, role, cells)
+}
+
+/// The setup with the best geometric mean over the rounds every setup of `present` has (so
+/// that its paired ratio to each other setup is ≥ 1, as the judgement reads it); `None` when
+/// they share no round or a value there is not positive. A merged tail is read on its
+/// per-round counterpart, as [`paired::compare`] does.
+fn paired_leader(
+    results: &Results,
+    workload: &str,
+    m: &MetricKey,
+    setups: &[String],
+    present: &[usize],
+    direction: Direction,
+) -> Option<usize> {
+    let per: MetricKey = match metrics::merged_tail(m) {
+        Some(t) => t.per_round.into(),
+        None => m.clone(),
+    };
+    let values: Vec<_> = present
+        .iter()
+        .map(|&i| paired::per_round(results, &setups[i], workload, &per))
+        .collect();
+    let shared: Vec<u32> = values
+        .first()?
+        .keys()
+        .copied()
+        .filter(|r| values.iter().all(|v| v.contains_key(r)))
+        .collect();
+    if shared.is_empty() {
+        return None;
+    }
+    let mut scores = Vec::with_capacity(present.len());
+    for v in &values {
+        let logs: Vec<f64> = shared.iter().map(|r| v[r]).map(f64::ln).collect();
+        if logs.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        scores.push(stats::descriptive::mean(&logs));
+    }
+    (0..present.len())
+        .reduce(|a, b| {
+            if direction.better(scores[b], scores[a]) {
+                b
+            } else {
+                a
+            }
+        })
+        .map(|k| present[k])
+}
+
+/// The setup a ranked row's marks are relative to (its leader), if the row is ranked.
+pub fn leader(row: &Row) -> Option<usize> {
+    row.cells.iter().position(|c| {
+        c.as_ref()
+            .is_some_and(|c| c.mark != Mark::None && c.versus_leader.is_none())
+    })
 }
 
 fn finish(

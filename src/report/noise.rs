@@ -63,7 +63,8 @@ pub fn cells(rows: &[Row]) -> Vec<[String; 3]> {
 /// What the numbers are, for a legend.
 pub const LEGEND: &str = "Paired noise: the standard deviation of the per-round log ratios of \
     the leader and its noisiest rival (about the ratio's spread per round); the rounds: how many \
-    would tell a 10 % difference apart at that noise (one look, α = 10 %).";
+    would find a true 10 % difference beyond noise 4 times in 5 at that noise (one look at the \
+    comparison's level: α = 10 %, 2α/k in a row of k setups; 80 % power).";
 
 /// One paragraph for the terminal: the rows `rounds` already resolve at ±10 %, counted with
 /// their noise range, then each other row with its noise and the rounds it needs. `None`
@@ -113,7 +114,7 @@ pub fn summary(rows: &[Row], rounds: usize) -> Option<String> {
         ));
     }
     Some(format!(
-        "Noise floor (paired, per round; rounds to tell ±10 % apart): {}.",
+        "Noise floor (paired, per round; rounds to tell ±10 % apart at 80 % power): {}.",
         parts.join("; ")
     ))
 }

@@ -158,9 +158,14 @@ fn workload_lines(s: &mut String, inv: &Invocation) {
 /// `Rounds:` with the jobs' times and the data file, then `--steady-state`'s lines.
 fn size_lines(s: &mut String, inv: &Invocation) {
     let p = &inv.plan;
+    let order = p
+        .order_balance()
+        .map(|b| format!(", setup order a Williams design: {}", b.words()))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "Rounds: {} (interleaved across setups{}); I/O jobs run {} after a {} ramp; data file {}",
+        "Rounds: {} (interleaved across setups{}{order}); I/O jobs run {} after a {} ramp; data \
+         file {}",
         p.rounds,
         if p.warmup {
             ", after a discarded warm-up of the first setup-round"

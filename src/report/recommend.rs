@@ -63,8 +63,9 @@ pub struct Recommendation {
 pub struct Standing {
     /// The setup.
     pub setup: String,
-    /// Against the winner: `behind` in every row beyond noise, `equivalent` in every row,
-    /// `ahead` in every row, else `not_separated` (open, or mixed across rows).
+    /// Against the winner: `behind` in most rows beyond noise (the rows where it is not are
+    /// counted below), `ahead` likewise, `equivalent` in every row, else `not_separated`
+    /// (open, or mixed across rows).
     pub outcome: paired::Outcome,
     /// Its geometric-mean ratio to the winner over the rows (> 1: better than the winner).
     pub ratio: f64,
@@ -88,13 +89,18 @@ pub struct Standing {
 fn standings(results: &Results, rows: &[&Row], w: usize, setups: &[String]) -> Vec<Standing> {
     let mut out = Vec::new();
     for (s, name) in setups.iter().enumerate().filter(|(s, _)| *s != w) {
+        // A fact (usable space, fixed by mkfs) is stated, never judged.
         let judged: Vec<paired::Judgement> = rows
             .iter()
+            .filter(|r| r.role == metrics::Role::Measured)
             .filter(|r| {
                 let has = |i: usize| r.cells.get(i).is_some_and(|c| c.is_some());
                 has(w) && has(s)
             })
-            .map(|r| paired::compare(results, &r.workload, &r.metric, &setups[w], name))
+            .map(|r| {
+                let k = r.cells.iter().flatten().count();
+                paired::compare_with_leader(results, &r.workload, &r.metric, &setups[w], name, k)
+            })
             .filter(|j| j.ratio.is_finite() && j.ratio > 0.0)
             .collect();
         if judged.is_empty() {
@@ -104,9 +110,12 @@ fn standings(results: &Results, rows: &[&Row], w: usize, setups: &[String]) -> V
         let count = |o: paired::Outcome| judged.iter().filter(|j| j.outcome == o).count();
         // The judgements are the winner's against this setup: its being ahead is this one's
         // being behind.
-        let outcome = if all(paired::Outcome::Ahead) {
+        // Behind beyond noise in most of the rows reads "behind" (with the rows where it is
+        // not), never "not separated".
+        let most = |o: paired::Outcome| 2 * count(o) > judged.len();
+        let outcome = if most(paired::Outcome::Ahead) {
             paired::Outcome::Behind
-        } else if all(paired::Outcome::Behind) {
+        } else if most(paired::Outcome::Behind) {
             paired::Outcome::Ahead
         } else if all(paired::Outcome::Equivalent) {
             paired::Outcome::Equivalent
@@ -166,10 +175,12 @@ pub fn standing_words(st: &[Standing], margin: Option<f64>) -> String {
             };
             let take = match s.rounds_for_10pct {
                 Some(n) if n > s.rounds => {
-                    format!("; about {n} rounds would tell 10 % apart at this noise")
+                    format!("; about {n} rounds would tell 10 % apart at this noise (80 % power)")
                 }
                 Some(_) => String::new(),
-                None => "; more than 100 rounds would tell 10 % apart at this noise".into(),
+                None => {
+                    "; more than 100 rounds would tell 10 % apart at this noise (80 % power)".into()
+                }
             };
             format!("{} not separated ({}{iv}{take})", s.setup, pct(s.ratio))
         })
@@ -187,18 +198,69 @@ pub fn standing_words(st: &[Standing], margin: Option<f64>) -> String {
         parts.push(format!("{} equivalent{within}", eq.join(" and ")));
     }
     let ahead: Vec<String> = of(paired::Outcome::Ahead)
-        .map(|s| format!("{} ahead in every test ({})", s.setup, pct(s.ratio)))
+        .map(|s| {
+            if s.rows_ahead == s.rows {
+                format!("{} ahead in every test ({})", s.setup, pct(s.ratio))
+            } else {
+                format!(
+                    "{} ahead in {} of {} tests ({}{})",
+                    s.setup,
+                    s.rows_ahead,
+                    s.rows,
+                    pct(s.ratio),
+                    rest(s, paired::Outcome::Behind)
+                )
+            }
+        })
         .collect();
     if !ahead.is_empty() {
         parts.push(ahead.join("; "));
     }
-    let behind: Vec<String> = of(paired::Outcome::Behind)
+    let (every, most): (Vec<&Standing>, Vec<&Standing>) =
+        of(paired::Outcome::Behind).partition(|s| s.rows_behind == s.rows);
+    let behind: Vec<String> = every
+        .iter()
         .map(|s| format!("{} {:.0} % behind", s.setup, (1.0 - s.ratio) * 100.0))
         .collect();
     if !behind.is_empty() {
         parts.push(format!("{}, beyond noise", behind.join(" and ")));
     }
+    for s in most {
+        parts.push(format!(
+            "{} {:.0} % behind, beyond noise in {} of {} tests{}",
+            s.setup,
+            (1.0 - s.ratio) * 100.0,
+            s.rows_behind,
+            s.rows,
+            rest(s, paired::Outcome::Ahead)
+        ));
+    }
     parts.join("; ")
+}
+
+/// " (not separated in 1, equivalent in 1)": a majority standing's other rows, the `opposite`
+/// outcome (the setup's own: ahead for one mostly behind) named last.
+fn rest(s: &Standing, opposite: paired::Outcome) -> String {
+    let not_separated = s.rows - s.rows_behind - s.rows_equivalent - s.rows_ahead;
+    let other = if opposite == paired::Outcome::Ahead {
+        ("ahead", s.rows_ahead)
+    } else {
+        ("behind", s.rows_behind)
+    };
+    let words: Vec<String> = [
+        ("not separated", not_separated),
+        ("equivalent", s.rows_equivalent),
+        other,
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(w, n)| format!("{w} in {n}"))
+    .collect();
+    if words.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", words.join(", "))
+    }
 }
 
 /// What a database workload is decided on: its transactions per second, its p99 latency and
@@ -424,14 +486,18 @@ fn judge(
     {
         let mut wins = vec![0usize; setups.len()];
         let mut clear = vec![0usize; setups.len()];
-        // Leads on the medians alone: when every lead is within noise this breaks the tie,
-        // so the setup named is never one the quoted medians show behind.
+        // Leads on the estimate alone (the row's leader by the geometric mean of the paired
+        // ratios, the size every output prints; the median for a row nobody judged): when
+        // every lead is within noise this breaks the tie.
         let mut ahead = vec![0usize; setups.len()];
         for r in rows {
-            let best = (0..setups.len())
-                .filter_map(|i| Some((i, r.cells.get(i)?.as_ref()?.summary.median)))
-                .reduce(|a, b| if r.direction.better(b.1, a.1) { b } else { a });
-            if let Some((i, _)) = best {
+            let best = model::leader(r).or_else(|| {
+                (0..setups.len())
+                    .filter_map(|i| Some((i, r.cells.get(i)?.as_ref()?.summary.median)))
+                    .reduce(|a, b| if r.direction.better(b.1, a.1) { b } else { a })
+                    .map(|(i, _)| i)
+            });
+            if let Some(i) = best {
                 ahead[i] += 1;
             }
         }
@@ -473,6 +539,12 @@ fn judge(
             text.push_str("; ");
             text.push_str(&standing);
         }
+        // Facts alone (usable space): stated, never judged or counted as decided.
+        let basis = if rows.iter().all(|r| r.role == metrics::Role::Fact) && basis.is_empty() {
+            "a fact fixed by mkfs, the same every round".to_string()
+        } else {
+            basis
+        };
         if !basis.is_empty() {
             text.push_str(&format!("; {basis}"));
         }
@@ -510,10 +582,12 @@ fn judge(
 }
 
 /// "ahead in 6 of 10 test(s) beyond noise, tied in 4": a row tied within noise is a shared
-/// lead, never counted as the winner's own.
+/// lead, never counted as the winner's own. No lead at all: rows nobody judged (facts, such as
+/// usable space), where the winner is first on the values alone.
 pub fn leads(clear: usize, wins: usize, tests: usize) -> String {
     let tied = wins.saturating_sub(clear);
     match (clear, tied) {
+        (0, 0) => format!("first on the values of {tests} row(s), not judged"),
         (0, t) => format!("tied-best in {t} of {tests} test(s)"),
         (c, 0) => format!("ahead in {c} of {tests} test(s) beyond noise"),
         (c, t) => format!("ahead in {c} of {tests} test(s) beyond noise, tied in {t}"),
@@ -525,21 +599,45 @@ pub fn leads(clear: usize, wins: usize, tests: usize) -> String {
 fn quote(r: &Row, w: usize, setups: &[String]) -> Option<String> {
     let mine = r.cells.get(w)?.as_ref()?;
     let dir = r.direction;
-    let other = (0..r.cells.len())
-        .filter(|&i| i != w)
-        .filter_map(|i| r.cells[i].as_ref().map(|c| (i, c)))
-        .reduce(|a, b| {
-            if dir.better(b.1.summary.median, a.1.summary.median) {
-                b
-            } else {
-                a
-            }
-        })?;
+    // Against the row's leader; the leader itself against its closest rival by the paired
+    // statistic; a row nobody judged by the medians.
+    let cell = |i: usize| r.cells.get(i)?.as_ref().map(|c| (i, c));
+    let judged_rival = match model::leader(r) {
+        Some(l) if l != w => cell(l),
+        Some(_) => (0..r.cells.len())
+            .filter(|&i| i != w)
+            .filter_map(|i| cell(i).filter(|(_, c)| c.versus_leader.is_some()))
+            .min_by(|a, b| {
+                let ratio = |c: &super::model::Cell| c.versus_leader.map_or(f64::NAN, |j| j.ratio);
+                ratio(a.1).total_cmp(&ratio(b.1))
+            }),
+        None => None,
+    };
+    let other = match judged_rival {
+        Some(o) => o,
+        None => (0..r.cells.len())
+            .filter(|&i| i != w)
+            .filter_map(cell)
+            .reduce(|a, b| {
+                if dir.better(b.1.summary.median, a.1.summary.median) {
+                    b
+                } else {
+                    a
+                }
+            })?,
+    };
     let (a, b) = (mine.summary.median, other.1.summary.median);
-    let ratio = match dir {
+    // The size quoted is the paired statistic's (the geometric mean of the per-round ratios,
+    // what the marks were read from) where the row was judged; the medians' only otherwise.
+    let judged = match model::leader(r) {
+        Some(l) if l == w => other.1.versus_leader.map(|j| j.ratio),
+        Some(l) if l == other.0 => mine.versus_leader.map(|j| 1.0 / j.ratio),
+        _ => None,
+    };
+    let ratio = judged.unwrap_or(match dir {
         Direction::HigherIsBetter => a / b,
         _ => b / a,
-    };
+    });
     let unit = |v: f64| metrics::format_with_unit(&r.metric, v, &r.unit);
     let word = if matches!(r.class, Class::Throughput | Class::Time) {
         ("faster", "slower")
@@ -678,12 +776,49 @@ mod tests {
             small.standings[0].outcome,
             crate::stats::paired::Outcome::Behind
         );
-        assert_eq!(rand.standing, "ext4 (+1 %) equivalent within ±10 %");
+        // The leader by the geometric mean of the paired ratios (ext4, +1 % over the rounds)
+        // though xfs has the higher median.
+        assert_eq!(rand.winner, "ext4", "{}", rand.text);
+        assert_eq!(rand.standing, "xfs (−1 %) equivalent within ±10 %");
         // Classes that were not measured are omitted.
         assert!(
             !rep.recommendations
                 .iter()
                 .any(|x| x.question == Question::Space)
+        );
+    }
+
+    #[test]
+    fn behind_in_most_tests_reads_behind_with_the_others_named() {
+        use super::{Standing, standing_words};
+        use crate::stats::paired::Outcome;
+        let st = |setup: &str, outcome, behind, equivalent| Standing {
+            setup: setup.into(),
+            outcome,
+            ratio: 0.33,
+            interval: None,
+            rows: 4,
+            rows_behind: behind,
+            rows_equivalent: equivalent,
+            rows_ahead: 0,
+            rounds_for_10pct: Some(9),
+            rounds: 5,
+        };
+        assert_eq!(
+            standing_words(&[st("btrfs", Outcome::Behind, 3, 0)], None),
+            "btrfs 67 % behind, beyond noise in 3 of 4 tests (not separated in 1)"
+        );
+        assert_eq!(
+            standing_words(&[st("btrfs", Outcome::Behind, 4, 0)], None),
+            "btrfs 67 % behind, beyond noise"
+        );
+        // Two of four is no majority: still open, with the count each way.
+        let open = standing_words(&[st("btrfs", Outcome::NotSeparated, 2, 1)], None);
+        assert!(
+            open.starts_with(
+                "btrfs not separated (−67 % over 4 tests: behind in 2, equivalent in 1"
+            ),
+            "{open}"
         );
     }
 

@@ -218,6 +218,13 @@ pub fn render_with(report: &Report, w: usize) -> String {
         if let Some(floor) = super::noise::summary(&report.headline, n) {
             out.push_str(&para("", "", &floor, w));
         }
+        let counts = super::count::counts(report);
+        for line in [counts.decided_text(), counts.error_text()]
+            .into_iter()
+            .flatten()
+        {
+            out.push_str(&para("", "", &line, w));
+        }
         out.push('\n');
     }
     // Only the claims this run measured are listed; the rest are counted (md/html list them

@@ -106,8 +106,8 @@ pub fn record(
     extra: Vec<crate::results::ExtraRound>,
 ) -> SettleRecord {
     SettleRecord {
-        method: "Student-t interval on paired log ratios, O'Brien-Fleming-type boundary \
-                 c*sqrt(N/n) over the looks the budget fits"
+        method: "Student-t interval on paired log ratios, Lan-DeMets O'Brien-Fleming-type \
+                 alpha spending on the p-value scale over the looks the budget fits"
             .into(),
         alpha: rule.alpha,
         min_rounds: plan.rounds,

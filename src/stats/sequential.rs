@@ -9,12 +9,16 @@
 //! **Method.** The log of each paired ratio is one observation; at a look with n rounds the
 //! interval for the geometric-mean ratio is `exp(mean ± t(n−1, 1 − α_k/2) · sd/√n)`, Student's
 //! t interval on the logs. A run looks once after each round from the minimum to the maximum
-//! number of rounds N (`L = N − min + 1` looks); the critical value at n rounds is an
-//! O'Brien–Fleming-type boundary `c·√(N/n)` on the t statistic, `c` simulated once per rule
-//! so that with no difference the probability that *any* look crosses is α
-//! ([`obrien_fleming_constant`]): a verdict reached at whatever look the data happen to
-//! settle it is wrong with probability about α, spent mostly where the rounds are. A verdict is settled when the interval lies wholly inside the claimed region
-//! (confirmed) or wholly outside it (refuted). The t interval is exact for log-normal noise;
+//! number of rounds N (`L = N − min + 1` looks), and spends α over the looks by the
+//! Lan–DeMets O'Brien–Fleming-type spending function ([`spent`]: by information fraction
+//! t = n/N it has spent `2 − 2Φ(z(1 − α/2)/√t)`, all of α at the last look): look k may
+//! cross with probability, under no difference, `spent(t_k) − spent(t_{k−1})` and no more.
+//! The boundary is on the p-value scale: each look has a nominal two-sided p-value it must
+//! reach ([`Rule::alpha_at`]), found once per rule by simulating the looks' t statistics
+//! (pivotal: one simulation serves every question; [`boundary`]), so the correlation of the
+//! looks is used rather than split away (Bonferroni). A verdict reached at whatever look the
+//! data happen to settle it is wrong with probability about α. A verdict is settled when the
+//! interval lies wholly inside the claimed region (confirmed) or wholly outside it (refuted). The t interval is exact for log-normal noise;
 //! the simulation in this file's tests measures the error rate under optional stopping for
 //! log-normal and for heavier-tailed (t with 3 degrees of freedom) noise.
 
@@ -78,35 +82,36 @@ impl Rule {
         self.interval_spending(ratios, self.alpha)
     }
 
-    /// The interval an equivalence test reads at this look: two one-sided tests at α each,
-    /// which is the two-sided boundary of `2α` (a TOST at α, not α/2).
-    pub fn equivalence_interval(&self, ratios: &[f64]) -> Option<(f64, f64)> {
-        self.interval_spending(ratios, (2.0 * self.alpha).min(0.99))
+    /// The critical |t| at a look with `n` rounds for a run-wide two-sided error rate
+    /// `alpha`: Student's t quantile for a single look; with several, the t quantile of the
+    /// look's nominal p-value under the α-spending boundary ([`boundary`]). Early looks
+    /// demand much (little of α is spent there); the last look demands more than a single
+    /// look at the same rounds would — the price of being allowed to stop early — but less
+    /// than an O'Brien–Fleming shape on the t scale, which fsbench used before (looks at
+    /// rounds 3–6: |t| 2.89 at the last against 2.02 for one look).
+    pub fn critical(&self, n: usize, alpha: f64) -> f64 {
+        let df = n.max(2) as f64 - 1.0;
+        match self.nominal(n, alpha) {
+            // A look the spending function gives nothing to (a very early one of many): it
+            // cannot decide (a large finite value, so a zero spread gives no NaN).
+            p if p <= 0.0 => 1e12,
+            p => super::student_t::quantile(1.0 - p / 2.0, df),
+        }
     }
 
-    /// The critical |t| at a look with `n` rounds for a run-wide two-sided error rate
-    /// `alpha`: Student's t quantile for a single look; with several, an O'Brien–Fleming-type
-    /// boundary `c·√(N/n)` on the t statistic (N the last look's rounds), `c` chosen so that
-    /// the chance any look crosses it under no difference is `alpha`
-    /// ([`obrien_fleming_constant`]). Early looks demand much, the last little more than a
-    /// single look would: unlike Bonferroni's equal split, the error rate is spent where the
-    /// rounds are.
-    pub fn critical(&self, n: usize, alpha: f64) -> f64 {
+    /// The nominal two-sided p-value look `n` must reach for run-wide error `alpha`.
+    fn nominal(&self, n: usize, alpha: f64) -> f64 {
         if self.looks() <= 1 || n < 2 {
-            return super::student_t::quantile(1.0 - alpha / 2.0, n.max(2) as f64 - 1.0);
+            return alpha;
         }
-        let c = obrien_fleming_constant(self.min_rounds, self.max_rounds, alpha);
-        c * (self.max_rounds as f64 / n as f64).sqrt()
+        let k = n.clamp(self.min_rounds, self.max_rounds) - self.min_rounds;
+        boundary(self.min_rounds, self.max_rounds, alpha)[k]
     }
 
     /// The nominal two-sided error rate of the look at `n` rounds (what its boundary means
-    /// for that look alone).
+    /// for that look alone: the p-value it must reach).
     pub fn alpha_at(&self, n: usize) -> f64 {
-        if self.looks() <= 1 {
-            return self.alpha;
-        }
-        let t = self.critical(n, self.alpha);
-        2.0 * (1.0 - super::student_t::cdf(t, n.max(2) as f64 - 1.0))
+        self.nominal(n, self.alpha)
     }
 
     fn interval_spending(&self, ratios: &[f64], alpha: f64) -> Option<(f64, f64)> {
@@ -158,31 +163,67 @@ pub fn interval_at(ratios: &[f64], alpha: f64) -> Option<(f64, f64)> {
     Some(((m - half).exp(), (m + half).exp()))
 }
 
-/// The O'Brien–Fleming constant `c` of looks at rounds `first..=last` for two-sided error
-/// rate `alpha`: the `1 − alpha` quantile of `max_k |T_k| / √(last/k)` over paths of
-/// normal per-round log ratios with no difference, where `T_k` is the t statistic of the
-/// first k rounds. The t statistic is pivotal (its law does not depend on the noise's size),
-/// so one simulation (fixed seed, 40,000 paths) serves every question; cached per rule.
-pub fn obrien_fleming_constant(first: usize, last: usize, alpha: f64) -> f64 {
+/// The Lan–DeMets O'Brien–Fleming-type spending function: the part of two-sided `alpha` spent
+/// by information fraction `t` (rounds so far over the last look's), `2 − 2Φ(z(1 − α/2)/√t)`:
+/// almost nothing early, all of `alpha` at `t = 1`.
+pub fn spent(alpha: f64, t: f64) -> f64 {
+    if t <= 0.0 {
+        return 0.0;
+    }
+    let z = super::student_t::normal_quantile(1.0 - alpha / 2.0);
+    (2.0 * (1.0 - normal_cdf(z / t.min(1.0).sqrt()))).min(alpha)
+}
+
+/// Φ, the standard normal distribution function (erfc by Numerical Recipes' Chebyshev fit,
+/// relative error under 1.2e-7).
+pub fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let erfc = t
+        * (-z * z - 1.26551223
+            + t * (1.00002368
+                + t * (0.37409196
+                    + t * (0.09678418
+                        + t * (-0.18628806
+                            + t * (0.27886807
+                                + t * (-1.13520398
+                                    + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+            .exp();
+    if x >= 0.0 {
+        1.0 - erfc / 2.0
+    } else {
+        erfc / 2.0
+    }
+}
+
+/// The α-spending boundary of looks at rounds `first..=last` for two-sided error `alpha`: per
+/// look, the nominal two-sided p-value its t statistic must reach. Found on simulated paths of
+/// normal per-round log ratios with no difference (the t statistic is pivotal, so one
+/// simulation, fixed seed, 100,000 paths, serves every question; cached per rule): at each
+/// look, among the paths no earlier look stopped, the critical |t| that stops exactly the
+/// share [`spent`] allots it, then read as a p-value.
+pub fn boundary(first: usize, last: usize, alpha: f64) -> Vec<f64> {
     use rand_core::Rng;
     use rand_xoshiro::rand_core::SeedableRng;
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    /// (first look, last look, α's bits) → c.
-    type Cache = Mutex<HashMap<(usize, usize, u64), f64>>;
+    /// (first look, last look, α's bits) → nominal p per look.
+    type Cache = Mutex<HashMap<(usize, usize, u64), Vec<f64>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let key = (first.max(2), last.max(first.max(2)), alpha.to_bits());
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(c) = cache.lock().expect("cache").get(&key) {
-        return *c;
+    if let Some(b) = cache.lock().expect("cache").get(&key) {
+        return b.clone();
     }
     let (first, last) = (key.0, key.1);
+    let looks = last - first + 1;
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(0x0bf_2026);
     let mut uniform = || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    const PATHS: usize = 40_000;
-    let mut maxima: Vec<f64> = Vec::with_capacity(PATHS);
-    for _ in 0..PATHS {
-        let (mut sum, mut sq, mut worst) = (0.0f64, 0.0f64, 0.0f64);
+    const PATHS: usize = 100_000;
+    // |t| of every path at every look, look-major.
+    let mut t_abs = vec![0.0f64; PATHS * looks];
+    for p in 0..PATHS {
+        let (mut sum, mut sq) = (0.0f64, 0.0f64);
         for k in 1..=last {
             let (u, v) = (uniform(), uniform());
             let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
@@ -191,16 +232,36 @@ pub fn obrien_fleming_constant(first: usize, last: usize, alpha: f64) -> f64 {
             if k >= first {
                 let kf = k as f64;
                 let var = ((sq - sum * sum / kf) / (kf - 1.0)).max(1e-300);
-                let t = (sum / kf) / (var / kf).sqrt();
-                worst = worst.max(t.abs() / (last as f64 / kf).sqrt());
+                t_abs[(k - first) * PATHS + p] = ((sum / kf) / (var / kf).sqrt()).abs();
             }
         }
-        maxima.push(worst);
     }
-    maxima.sort_by(f64::total_cmp);
-    let c = maxima[((1.0 - alpha) * PATHS as f64).ceil() as usize - 1];
-    cache.lock().expect("cache").insert(key, c);
-    c
+    let mut alive = vec![true; PATHS];
+    let mut out = Vec::with_capacity(looks);
+    let mut before = 0.0;
+    for j in 0..looks {
+        let n = first + j;
+        let now = spent(alpha, n as f64 / last as f64);
+        let stop = ((now - before) * PATHS as f64).round() as usize;
+        before = now;
+        let row = &t_abs[j * PATHS..(j + 1) * PATHS];
+        let mut live: Vec<f64> = (0..PATHS).filter(|&p| alive[p]).map(|p| row[p]).collect();
+        let nominal = if stop == 0 || live.is_empty() {
+            0.0
+        } else {
+            live.sort_by(|a, b| b.total_cmp(a));
+            let c = live[(stop - 1).min(live.len() - 1)];
+            for p in 0..PATHS {
+                if alive[p] && row[p] >= c {
+                    alive[p] = false;
+                }
+            }
+            super::student_t::two_sided_p(c, n as f64 - 1.0)
+        };
+        out.push(nominal);
+    }
+    cache.lock().expect("cache").insert(key, out.clone());
+    out
 }
 
 /// Where interval `(lo, hi)` lies against `region`.
@@ -421,11 +482,16 @@ mod tests {
     #[test]
     fn a_clear_difference_settles_early_and_a_true_tie_inside_a_wide_band_settles_too() {
         let rule = Rule::new(3, 15);
-        // ZFS 16K vs 128K: 3.85 with a 3 % spread settles at the first look.
+        // ZFS 16K vs 128K: 3.85 with a 3 % spread settles at the first look of four (a budget
+        // that fits three more rounds); of thirteen, the first look spends almost nothing of α
+        // (|t| 56) and it settles at the second.
+        let zfs = [3.73, 3.96, 3.85, 3.80];
         assert_eq!(
-            rule.decide(&[3.73, 3.96, 3.85], Region::Above(2.0)),
+            Rule::new(3, 6).decide(&zfs[..3], Region::Above(2.0)),
             Decision::Inside
         );
+        assert_eq!(rule.decide(&zfs[..3], Region::Above(2.0)), Decision::Open);
+        assert_eq!(rule.decide(&zfs, Region::Above(2.0)), Decision::Inside);
         // 0.97 (0.89–1.04) against a 0.9–1.111 tie: open at 3 rounds.
         assert_eq!(
             rule.decide(&[0.89, 0.97, 1.04], Region::Between(0.9, 1.111)),
@@ -442,6 +508,53 @@ mod tests {
         );
         assert_eq!(d, Some(Decision::Inside), "after {n} rounds");
         assert!(n >= 3);
+    }
+
+    #[test]
+    fn the_spending_function_spends_alpha_by_the_last_look() {
+        assert!((spent(0.10, 1.0) - 0.10).abs() < 1e-6);
+        // z(0.95) / √0.5 = 2.326: 2 − 2Φ(2.326) = 0.0200.
+        assert!(
+            (spent(0.10, 0.5) - 0.0200).abs() < 2e-4,
+            "{}",
+            spent(0.10, 0.5)
+        );
+        assert!(spent(0.10, 0.2) < 0.001 && spent(0.10, 0.0) == 0.0);
+        let mut last = 0.0;
+        for k in 1..=20 {
+            let s = spent(0.10, k as f64 / 20.0);
+            assert!(s >= last, "monotone");
+            last = s;
+        }
+        assert!((normal_cdf(1.959964) - 0.975).abs() < 1e-6);
+        assert!((normal_cdf(-1.0) - 0.158655).abs() < 1e-5);
+    }
+
+    /// The boundary printed (`cargo test --lib boundary -- --nocapture`): looks at rounds 3–6
+    /// and 3–15, each look's nominal p-value and critical |t|, beside one look's |t|.
+    #[test]
+    fn the_boundary_spends_alpha_where_the_rounds_are() {
+        for rule in [Rule::new(3, 6), Rule::new(3, 15)] {
+            let b = boundary(rule.min_rounds, rule.max_rounds, rule.alpha);
+            assert_eq!(b.len(), rule.looks());
+            println!("looks {}–{}:", rule.min_rounds, rule.max_rounds);
+            for (k, p) in b.iter().enumerate() {
+                let n = rule.min_rounds + k;
+                println!(
+                    "  n {n}: nominal p {p:.4}, |t| {:.2} (one look: {:.2})",
+                    rule.critical(n, rule.alpha),
+                    crate::stats::student_t::quantile(1.0 - rule.alpha / 2.0, n as f64 - 1.0)
+                );
+                assert!(*p < rule.alpha, "a look alone never gets all of α");
+            }
+            // Little early, most late: the last look's nominal p is the largest.
+            assert!(b[0] < *b.last().unwrap(), "{b:?}");
+        }
+        // The last of rounds 3–6 demands less than the t-scale O'Brien–Fleming shape did
+        // (2.89), more than a single look (2.02).
+        let r = Rule::new(3, 6);
+        let last = r.critical(6, r.alpha);
+        assert!(last > 2.02 && last < 2.89, "{last}");
     }
 
     #[test]

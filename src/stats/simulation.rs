@@ -75,7 +75,8 @@ fn draw(
 }
 
 /// Outcome of one run's questions: per question (leader vs other) its outcome and truth; the
-/// rounds the run took. The leader is re-picked by median at every look, as the report does.
+/// rounds the run took. The leader is re-picked at every look by the geometric mean of its
+/// rounds, and compared at [`super::paired::leader_alpha`], as the report does.
 fn one_run(
     levels: &[f64],
     rule: &Rule,
@@ -83,13 +84,13 @@ fn one_run(
     rng: &mut Xoshiro256PlusPlus,
 ) -> (Vec<(Outcome, f64)>, usize) {
     let logs = draw(levels, rule.max_rounds, noise, rng);
+    let rule = &Rule {
+        alpha: super::paired::leader_alpha(rule.alpha, levels.len()),
+        ..*rule
+    };
     let mut last = (Vec::new(), rule.max_rounds);
     for n in rule.min_rounds..=rule.max_rounds {
-        let med = |s: usize| {
-            let mut v = logs[s][..n].to_vec();
-            super::descriptive::sort(&mut v);
-            super::descriptive::median_sorted(&v)
-        };
+        let med = |s: usize| super::descriptive::mean(&logs[s][..n]);
         let leader = (0..levels.len())
             .max_by(|a, b| med(*a).total_cmp(&med(*b)))
             .expect("setups");

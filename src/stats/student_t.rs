@@ -157,8 +157,9 @@ pub fn quantile(p: f64, df: f64) -> f64 {
 }
 
 /// Standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9);
-/// only a starting point for [`quantile`].
-fn normal_quantile(p: f64) -> f64 {
+/// a starting point for [`quantile`], and the spending function's z
+/// ([`super::sequential::spent`]).
+pub fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -3.969_683_028_665_376e1,
         2.209_460_984_245_205e2,

@@ -43,11 +43,11 @@ pub fn judge(
         };
         ((est - half).exp(), (est + half).exp())
     };
-    let (iv, eq) = (at(alpha), at((2.0 * alpha).min(0.99)));
+    let iv = at(alpha);
     let rounds = a.len().min(b.len());
     let noise = c.se() * (rounds as f64).sqrt();
     Some(Judgement {
-        outcome: paired::classify(iv, eq, margin),
+        outcome: paired::classify(iv, margin),
         ratio: est.exp(),
         interval: Some(iv),
         rounds,
