@@ -26,6 +26,20 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     } else {
         o
     };
+    // Traces alone ask for the setups and the traces: `mkfs` is the one catalog workload
+    // kept, so nothing else (a corpus, a data file) is planned or checked against the target.
+    let with_only;
+    let replay_only =
+        !o.replay.is_empty() && o.plan.is_none() && o.profile.is_none() && o.only.is_empty();
+    let o = if replay_only {
+        with_only = Overrides {
+            only: vec!["mkfs".into()],
+            ..o.clone()
+        };
+        &with_only
+    } else {
+        o
+    };
     let mut source = Source::read(o)?;
     let narrowed;
     let o = if o.claims_for.is_empty() {
@@ -58,6 +72,7 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     if let Some(archive) = &o.image_archive {
         crate::workload::container::archive::apply_flag(&mut inv.plan.workloads, archive)?;
     }
+    crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay)?;
     // Host tunings against this kernel and target: a key or value it refuses stops here.
     use crate::host::tuning::QueueOf;
     use crate::target::TargetKind;

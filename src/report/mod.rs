@@ -32,6 +32,7 @@ pub mod model;
 pub mod noise;
 pub mod plan;
 pub mod recommend;
+pub mod record;
 pub mod settle;
 pub mod svg;
 pub mod terminal;
