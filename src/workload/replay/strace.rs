@@ -276,9 +276,33 @@ impl Parser {
         base.dur = (c.dur * 1e6).round() as u64;
         base.err = c.errno.clone();
         let ok = c.errno.is_none() && c.ret.is_some();
+        let mut out = Vec::new();
+        self.descriptor_call(pid, c, base.clone(), ok, &mut out);
+        self.path_call_of(pid, c, base.clone(), ok, &mut out);
+        self.process_call(pid, c, base, ok, &mut out);
+        for e in &out {
+            *self.counts.calls.entry(e.c).or_default() += 1;
+            match e.c {
+                Call::Read => self.counts.read_bytes += e.n.unwrap_or(0),
+                Call::Write => self.counts.write_bytes += e.n.unwrap_or(0),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Calls on a descriptor: open, close, I/O, seeks, syncs, truncates, fallocate, getdents.
+    fn descriptor_call(
+        &mut self,
+        pid: u32,
+        c: &Parsed,
+        base: Event,
+        ok: bool,
+        out: &mut Vec<Event>,
+    ) {
         let a = &c.args;
         let arg = |i: usize| a.get(i).map(String::as_str).unwrap_or("");
-        let mut out = Vec::new();
+        let _ = (pid, ok);
         match c.name.as_str() {
             "open" | "creat" => {
                 let flags = if c.name == "creat" {
@@ -286,7 +310,7 @@ impl Parser {
                 } else {
                     arg(1)
                 };
-                self.open(pid, None, arg(0), flags, c, base, &mut out);
+                self.open(pid, None, arg(0), flags, c, base, out);
             }
             "openat" | "openat2" => {
                 let dir = parse_fd(arg(0));
@@ -295,17 +319,17 @@ impl Parser {
                 } else {
                     arg(2)
                 };
-                self.open(pid, dir.as_ref(), arg(1), flags, c, base, &mut out);
+                self.open(pid, dir.as_ref(), arg(1), flags, c, base, out);
             }
             "close" => {
                 if let Some(fd) = parse_fd(arg(0)) {
-                    self.close_fd(&fd, base, &mut out);
+                    self.close_fd(&fd, base, out);
                 }
             }
             "read" | "readv" | "write" | "writev" | "pread64" | "preadv" | "preadv2"
             | "pwrite64" | "pwritev" | "pwritev2" => {
                 let Some(fd) = parse_fd(arg(0)) else {
-                    return out;
+                    return;
                 };
                 let write = c.name.starts_with("pw") || c.name.starts_with("wr");
                 let explicit = match c.name.as_str() {
@@ -319,7 +343,7 @@ impl Parser {
                 } else {
                     0
                 };
-                self.io(&fd, write, explicit, n, base, &mut out);
+                self.io(&fd, write, explicit, n, base, out);
             }
             "lseek" => {
                 if let (Some(fd), true) = (parse_fd(arg(0)), ok)
@@ -332,10 +356,10 @@ impl Parser {
             "fsync" | "fdatasync" | "sync_file_range" | "ftruncate" | "fallocate"
             | "getdents64" => {
                 let Some(fd) = parse_fd(arg(0)) else {
-                    return out;
+                    return;
                 };
-                let Some((h, rel)) = self.handle_or_implicit(&fd, base.clone(), &mut out) else {
-                    return out;
+                let Some((h, rel)) = self.handle_or_implicit(&fd, base.clone(), out) else {
+                    return;
                 };
                 let mut e = base;
                 e.h = Some(h);
@@ -379,6 +403,16 @@ impl Parser {
                     out.push(e);
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// Calls on paths: truncate, mkdir, rmdir, unlink, stat, rename, link, symlink.
+    fn path_call_of(&mut self, pid: u32, c: &Parsed, base: Event, ok: bool, out: &mut Vec<Event>) {
+        let a = &c.args;
+        let arg = |i: usize| a.get(i).map(String::as_str).unwrap_or("");
+        let _ = (pid, ok);
+        match c.name.as_str() {
             "truncate" => {
                 if let Some(p) = self.resolve(pid, None, arg(0)) {
                     let mut e = base;
@@ -398,11 +432,11 @@ impl Parser {
                     "unlink" => Call::Unlink,
                     _ => Call::Stat,
                 };
-                self.path_call(pid, None, arg(0), call, ok, base, &mut out);
+                self.path_call(pid, None, arg(0), call, ok, base, out);
             }
             "mkdirat" => {
                 let dir = parse_fd(arg(0));
-                self.path_call(pid, dir.as_ref(), arg(1), Call::Mkdir, ok, base, &mut out);
+                self.path_call(pid, dir.as_ref(), arg(1), Call::Mkdir, ok, base, out);
             }
             "unlinkat" => {
                 let dir = parse_fd(arg(0));
@@ -411,7 +445,7 @@ impl Parser {
                 } else {
                     Call::Unlink
                 };
-                self.path_call(pid, dir.as_ref(), arg(1), call, ok, base, &mut out);
+                self.path_call(pid, dir.as_ref(), arg(1), call, ok, base, out);
             }
             "newfstatat" | "statx" => {
                 let dir = parse_fd(arg(0));
@@ -424,7 +458,7 @@ impl Parser {
                         out.push(e);
                     }
                 } else {
-                    self.path_call(pid, dir.as_ref(), arg(1), Call::Stat, ok, base, &mut out);
+                    self.path_call(pid, dir.as_ref(), arg(1), Call::Stat, ok, base, out);
                 }
             }
             "fstat" => {
@@ -445,7 +479,7 @@ impl Parser {
                 let from = self.resolve(pid, d1.as_ref(), n1);
                 let to = self.resolve(pid, d2.as_ref(), n2);
                 let (Some(from), Some(to)) = (from, to) else {
-                    return out;
+                    return;
                 };
                 let mut e = base;
                 e.c = if c.name.starts_with("link") {
@@ -475,7 +509,7 @@ impl Parser {
                     (arg(0), parse_fd(arg(1)), arg(2))
                 };
                 let Some(link) = self.resolve(pid, dir.as_ref(), name) else {
-                    return out;
+                    return;
                 };
                 let mut e = base;
                 e.c = Call::Symlink;
@@ -487,26 +521,36 @@ impl Parser {
                         .not_replayable
                         .entry("symlink_outside".into())
                         .or_default() += 1;
-                    return out;
+                    return;
                 }
                 out.push(e);
             }
+            _ => {}
+        }
+    }
+
+    /// Descriptor copies, working directories, new processes, and what cannot be replayed.
+    fn process_call(&mut self, pid: u32, c: &Parsed, base: Event, ok: bool, out: &mut Vec<Event>) {
+        let a = &c.args;
+        let arg = |i: usize| a.get(i).map(String::as_str).unwrap_or("");
+        let _ = (pid, ok);
+        match c.name.as_str() {
             "dup" | "dup2" | "dup3" | "fcntl" => {
                 if c.name == "fcntl" && !arg(1).starts_with("F_DUPFD") {
-                    return out;
+                    return;
                 }
                 if !ok {
-                    return out;
+                    return;
                 }
                 if matches!(c.name.as_str(), "dup2" | "dup3")
                     && let Some(target) = parse_fd(arg(1))
                     && !target.path.is_empty()
                 {
                     // dup2 onto an open descriptor closes it first.
-                    self.close_fd(&target, base.clone(), &mut out);
+                    self.close_fd(&target, base.clone(), out);
                 }
                 if let (Some(old), Some(new)) = (parse_fd(arg(0)), c.ret_fd.as_ref())
-                    && let Some((h, _)) = self.handle_or_implicit(&old, base, &mut out)
+                    && let Some((h, _)) = self.handle_or_implicit(&old, base, out)
                 {
                     self.fds.entry(new.num).or_default().push(h);
                     if let Some(x) = self.handles.get_mut(&h) {
@@ -556,15 +600,6 @@ impl Parser {
             }
             _ => {}
         }
-        for e in &out {
-            *self.counts.calls.entry(e.c).or_default() += 1;
-            match e.c {
-                Call::Read => self.counts.read_bytes += e.n.unwrap_or(0),
-                Call::Write => self.counts.write_bytes += e.n.unwrap_or(0),
-                _ => {}
-            }
-        }
-        out
     }
 
     fn not_replayable(&mut self, what: &str) {
