@@ -141,7 +141,7 @@ pub fn replay(dir: &Path, reader: &mut TraceReader, seed: u64) -> crate::Result<
             .next_event()
             .map_err(|e| Error::invalid("--replay", e.to_string()))?;
         let Some(ev) = ev else { break };
-        if r.out.calls % 1024 == 0 {
+        if r.out.calls.is_multiple_of(1024) {
             crate::cancel::check()?;
         }
         let t = Instant::now();

@@ -584,10 +584,8 @@ impl Parser {
                 }
             }
             "io_uring_enter" => self.not_replayable("io_uring"),
-            "sendmsg" => {
-                if a.iter().any(|x| x.contains("SCM_RIGHTS")) {
-                    self.not_replayable("fd_passing");
-                }
+            "sendmsg" if a.iter().any(|x| x.contains("SCM_RIGHTS")) => {
+                self.not_replayable("fd_passing")
             }
             "copy_file_range" | "sendfile" => {
                 let under = [arg(0), arg(1), arg(2)]

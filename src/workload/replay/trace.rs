@@ -559,13 +559,15 @@ impl TraceReader {
                 return Err(self.err("a successful open without a handle".into()));
             }
             (Call::Close, Some(h)) => {
-                if !self.open.remove(&h) {
+                let was_open = self.open.remove(&h);
+                if !was_open {
                     return Err(self.err(format!("handle {h} closed but not open")));
                 }
             }
             (Call::Open | Call::Syncfs | Call::Truncate, _) => {}
             (c, Some(h)) if c.class() != Class::Namespace || c == Call::Getdents => {
-                if !self.open.contains(&h) {
+                let open = self.open.contains(&h);
+                if !open {
                     return Err(self.err(format!("handle {h} used but not open")));
                 }
             }
@@ -713,8 +715,7 @@ mod tests {
             }
             w.finish(Trailer::default()).unwrap();
         }
-        let v = buf.lock().unwrap().clone();
-        v
+        buf.lock().unwrap().clone()
     }
 
     fn read(bytes: Vec<u8>) -> Result<(TraceReader, Vec<Event>), TraceError> {
