@@ -26,14 +26,15 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     } else {
         o
     };
-    // Traces alone ask for the setups and the traces: `mkfs` is the one catalog workload
-    // kept, so nothing else (a corpus, a data file) is planned or checked against the target.
+    // Traces alone ask for the setups and the traces: `usable-space` (statvfs, with `mkfs`
+    // where the run formats) is the one catalog workload kept, so nothing else (a corpus, a
+    // data file) is planned or checked against the target.
     let with_only;
     let replay_only =
         !o.replay.is_empty() && o.plan.is_none() && o.profile.is_none() && o.only.is_empty();
     let o = if replay_only {
         with_only = Overrides {
-            only: vec!["mkfs".into()],
+            only: vec!["usable-space".into()],
             ..o.clone()
         };
         &with_only
