@@ -8,7 +8,7 @@ use crate::Error;
 use crate::metrics::MetricId;
 use crate::metrics::registry as m;
 use crate::workload::api::{
-    Caches, Cost, Describe, Family, Kind, Metric, Needs, Phase, Workload, WorkloadOutput,
+    Caches, Cost, Describe, Family, Kind, Metric, Needs, Phase, Question, Workload, WorkloadOutput,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
@@ -76,6 +76,10 @@ impl Workload for Replay {
     }
     fn family(&self) -> Family {
         Family::Application
+    }
+    /// Its own verdict line, first: the question the user came with.
+    fn question(&self, _: &serde_json::Value) -> Question {
+        Question::Yours
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         Needs {
