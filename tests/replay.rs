@@ -238,3 +238,49 @@ fn record_refuses_a_missing_root_and_a_trace_inside_it() {
     assert_refused(&o, &["--out", "under --root"]);
     assert_eq!(std::fs::read_dir(s.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn record_attaches_to_a_running_process_for_a_while_and_leaves_it_running() {
+    if !common::require("record_pid: needs strace", have("strace")) {
+        return;
+    }
+    let s = scratch("fsbench-record-pid-");
+    let root = s.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    // A "service" that opened its log before the capture and appends to it.
+    let mut svc = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("exec 3>>f; while :; do echo x >&3; sleep 0.05; done")
+        .current_dir(&root)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let trace = s.path().join("svc.trace");
+    let o = bin()
+        .args(["record", "--root"])
+        .arg(&root)
+        .args(["--pid", &svc.id().to_string(), "--for", "1s", "--out"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let summary = assert_ok(&o);
+    let alive = svc.try_wait().unwrap().is_none();
+    let _ = svc.kill();
+    let _ = svc.wait();
+    assert!(alive, "the attached process was stopped");
+    assert!(summary.contains("attached"), "{summary}");
+    let mut r = TraceReader::open(&trace).unwrap();
+    let start = r.start.iter().find(|e| e.p == "f").unwrap().size;
+    let mut first_write = None;
+    while let Some(e) = r.next_event().unwrap() {
+        if e.c == fsbench::workload::replay::trace::Call::Write && first_write.is_none() {
+            first_write = e.o;
+        }
+    }
+    // The log opened before the capture is recorded as opened; its appends land at the end.
+    let first = first_write.expect("no write recorded");
+    assert!(
+        first >= start,
+        "first append at {first}, file was {start} bytes"
+    );
+}

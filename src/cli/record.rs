@@ -9,6 +9,7 @@ use std::path::PathBuf;
 Examples:
   fsbench record --root /srv/app/data --out app.trace.gz -- ./run-my-app
   sudo fsbench record --root /var/lib/myapp -- myapp --import big.csv   # runs myapp as you
+  fsbench record --root /var/lib/myapp --pid 4242 --for 60s --out svc.trace.gz
   fsbench run --replay app.trace.gz --fs ext4,xfs,btrfs
 
 What is and is not replayed, the trace format and what capture costs: docs/replay.md.")]
@@ -31,8 +32,18 @@ pub struct RecordArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
 
+    /// Attach to this running process (and the threads and children it starts) instead of
+    /// starting a command; descriptors it already holds are recorded as opened at their
+    /// position. It is never signalled: the capture detaches.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+
+    /// With --pid: detach after this long (e.g. 30s, 5m); default: at Ctrl-C.
+    #[arg(long = "for", value_name = "LENGTH", requires = "pid", value_parser = crate::units::duration_arg)]
+    pub for_: Option<std::time::Duration>,
+
     /// The command to run and record, after `--`; it runs as the invoking user (under sudo:
     /// SUDO_USER).
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "pid", value_name = "COMMAND")]
     pub command: Vec<String>,
 }

@@ -15,6 +15,8 @@ pub fn run(args: RecordArgs) -> crate::Result<i32> {
         anonymize: args.anonymize,
         name: args.name,
         command: args.command,
+        pid: args.pid,
+        duration: args.for_,
     };
     let done = record(&o)?;
     crate::host::stdio::out(&format!("{}\n", crate::report::record::summary(&done)));

@@ -27,8 +27,12 @@ pub struct RecordOptions {
     pub anonymize: bool,
     /// The trace's name (default: the command's program).
     pub name: Option<String>,
-    /// The command and its arguments.
+    /// The command and its arguments (empty with `pid`).
     pub command: Vec<String>,
+    /// Attach to this running process instead (`--pid`).
+    pub pid: Option<u32>,
+    /// With `pid`: detach after this long (`--for`; default at Ctrl-C).
+    pub duration: Option<Duration>,
 }
 
 /// What a recording gave.
@@ -130,11 +134,20 @@ fn run_as() -> (Option<String>, String) {
 
 /// Check the options (exit 2, nothing created, on a problem).
 pub fn check(o: &RecordOptions) -> crate::Result<PathBuf> {
-    if o.command.is_empty() {
-        return Err(Error::invalid(
-            "COMMAND",
-            "give the command to record after `--`",
-        ));
+    match (o.command.is_empty(), o.pid) {
+        (true, None) => {
+            return Err(Error::invalid(
+                "COMMAND",
+                "give the command to record after `--`, or --pid",
+            ));
+        }
+        (false, Some(_)) => {
+            return Err(Error::invalid("--pid", "give --pid or a command, not both"));
+        }
+        (true, Some(pid)) if !Path::new(&format!("/proc/{pid}")).is_dir() => {
+            return Err(Error::invalid("--pid", format!("no process {pid}")));
+        }
+        _ => {}
     }
     let root = std::fs::canonicalize(&o.root)
         .map_err(|e| Error::invalid("--root", format!("{}: {e}", o.root.display())))?;
@@ -165,7 +178,13 @@ pub fn check(o: &RecordOptions) -> crate::Result<PathBuf> {
 pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     let root = check(o)?;
     let strace_bin = check_capture()?;
-    let (user, ran_as) = run_as();
+    let (user, ran_as) = match o.pid {
+        Some(pid) => (
+            None,
+            format!("its own user (process {pid}, attached; not signalled)"),
+        ),
+        None => run_as(),
+    };
     let (start, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
     let dir = o.out.parent().filter(|p| !p.as_os_str().is_empty());
     let tmp = tempfile::Builder::new()
@@ -180,9 +199,13 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     if let Some(u) = &user {
         cmd.args(["-u", u]);
     }
-    cmd.arg("--").args(&o.command);
+    match o.pid {
+        Some(pid) => cmd.arg("-p").arg(pid.to_string()),
+        None => cmd.arg("--").args(&o.command),
+    };
     crate::cancel::install_handlers();
     let began = Instant::now();
+    let held = o.pid.map(held_descriptors).unwrap_or_default();
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io("cannot start", &strace_bin, e))?;
@@ -194,7 +217,19 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         {
             break s;
         }
-        if crate::cancel::requested() {
+        let timed_out = o.duration.is_some_and(|d| began.elapsed() >= d);
+        if o.pid.is_some() && (timed_out || crate::cancel::requested()) {
+            // Attached: strace detaches on SIGINT; the traced process is never signalled.
+            let first = *forwarded.get_or_insert_with(Instant::now);
+            let sig = if first.elapsed() > Duration::from_secs(5) {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::INT
+            };
+            if let Some(p) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process(p, sig);
+            }
+        } else if crate::cancel::requested() {
             // A terminal's Ctrl-C reached the command already (one process group); a signal
             // sent to fsbench alone is forwarded to the command strace started, then, after
             // five seconds, it is killed.
@@ -210,9 +245,21 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     };
     let elapsed = began.elapsed();
     let interrupted = crate::cancel::requested();
+    // Attached, the process keeps running: detaching is the recording's normal end.
+    let status_code = if o.pid.is_some() && !interrupted {
+        Some(0)
+    } else {
+        status.code()
+    };
     let (end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    let program = match o.pid {
+        Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_else(|_| format!("pid-{pid}")),
+        None => o.command[0].clone(),
+    };
     let name = o.name.clone().unwrap_or_else(|| {
-        Path::new(&o.command[0])
+        Path::new(&program)
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("trace")
@@ -229,10 +276,10 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         version: VERSION,
         name: name.clone(),
         capture: "strace".into(),
-        command: if o.anonymize {
-            vec![name.clone()]
-        } else {
-            o.command.clone()
+        command: match (o.anonymize, o.pid) {
+            (true, _) => vec![name.clone()],
+            (false, Some(pid)) => vec!["--pid".into(), pid.to_string(), program.clone()],
+            (false, None) => o.command.clone(),
         },
         anonymized: o.anonymize,
     };
@@ -251,8 +298,15 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         }
         w.line(&Line::Start(e)).map_err(werr)?;
     }
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let cwd = match o.pid {
+        Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        None => std::env::current_dir().ok(),
+    }
+    .unwrap_or_else(|| PathBuf::from("/"));
     let mut parser = Parser::new(&root, &cwd, sizes);
+    for (fd, path, pos, append) in held {
+        parser.preset(fd, &path, pos, append);
+    }
     let reader = std::io::BufReader::new(
         std::fs::File::open(tmp.path()).map_err(|e| Error::io("cannot read", tmp.path(), e))?,
     );
@@ -296,7 +350,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         start_entries: start.len(),
         end_entries: end.len(),
         elapsed,
-        exit: status.code(),
+        exit: status_code,
         interrupted,
         ran_as,
         capture_bytes,
@@ -320,4 +374,34 @@ fn signal_children(pid: u32, sig: rustix::process::Signal, note: bool) {
             "fsbench record: stopping the command; the trace keeps what it did",
         );
     }
+}
+
+/// The descriptors process `pid` holds now: (number, path, position, opened for appending),
+/// from `/proc/PID/fd` and `/proc/PID/fdinfo`.
+fn held_descriptors(pid: u32) -> Vec<(i64, String, u64, bool)> {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i64>().ok()) else {
+            continue;
+        };
+        let Ok(target) = std::fs::read_link(e.path()) else {
+            continue;
+        };
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
+        let field = |k: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(str::trim)
+                .map(str::to_string)
+        };
+        let pos = field("pos:").and_then(|p| p.parse().ok()).unwrap_or(0);
+        let append = field("flags:")
+            .and_then(|f| u32::from_str_radix(&f, 8).ok())
+            .is_some_and(|f| f & libc::O_APPEND as u32 != 0);
+        out.push((fd, target.to_string_lossy().into_owned(), pos, append));
+    }
+    out
 }

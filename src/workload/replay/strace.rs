@@ -118,6 +118,8 @@ pub struct Parser {
     sizes: HashMap<String, u64>,
     seen_paths: std::collections::HashSet<String>,
     t0: Option<f64>,
+    /// Descriptors open before the capture (`--pid`): number → (path, position, append).
+    preset: HashMap<i64, (String, u64, bool)>,
     /// What the summary prints.
     pub counts: Counts,
 }
@@ -138,8 +140,15 @@ impl Parser {
             sizes,
             seen_paths: Default::default(),
             t0: None,
+            preset: HashMap::new(),
             counts: Counts::default(),
         }
+    }
+
+    /// A descriptor the traced process held before the capture began (`--pid`, from
+    /// `/proc/PID/fdinfo`): its first use is recorded as an open at this position.
+    pub fn preset(&mut self, fd: i64, path: &str, pos: u64, append: bool) {
+        self.preset.insert(fd, (path.to_string(), pos, append));
     }
 
     /// Parse one line of strace's output; the events it makes, in order.
@@ -361,6 +370,14 @@ impl Parser {
                 let Some((h, rel)) = self.handle_or_implicit(&fd, base.clone(), out) else {
                     return;
                 };
+                // A directory first seen by getdents is opened as one.
+                if c.name == "getdents64"
+                    && let Some(o) = out
+                        .last_mut()
+                        .filter(|o| o.c == Call::Open && o.h == Some(h))
+                {
+                    o.fl = open_flags::READ | open_flags::DIRECTORY;
+                }
                 let mut e = base;
                 e.h = Some(h);
                 e.c = match c.name.as_str() {
@@ -686,7 +703,11 @@ impl Parser {
         } else {
             open_flags::READ | open_flags::WRITE
         };
-        let h = self.new_handle(fd.num, &rel, false, 0);
+        let (pos, append) = match self.preset.remove(&fd.num) {
+            Some((path, pos, append)) if path == fd.path => (pos, append),
+            _ => (0, false),
+        };
+        let h = self.new_handle(fd.num, &rel, append, pos);
         e.h = Some(h);
         e.p = Some(rel.clone());
         out.push(e);
