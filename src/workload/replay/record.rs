@@ -185,7 +185,8 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         ),
         None => run_as(),
     };
-    let (start, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    let (mut start, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    let outside_links = keep_replayable(&mut start);
     let dir = o.out.parent().filter(|p| !p.as_os_str().is_empty());
     let tmp = tempfile::Builder::new()
         .prefix(".fsbench-strace-")
@@ -251,7 +252,8 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     } else {
         status.code()
     };
-    let (end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    let (mut end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    keep_replayable(&mut end);
     let program = match o.pid {
         Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/comm"))
             .map(|c| c.trim().to_string())
@@ -334,6 +336,13 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         w.line(&Line::End(e)).map_err(werr)?;
     }
     let events = w.events();
+    if outside_links > 0 {
+        *parser
+            .counts
+            .not_replayable
+            .entry("symlink_outside".into())
+            .or_default() += outside_links;
+    }
     w.finish(Trailer {
         events,
         not_replayable: parser.counts.not_replayable.clone(),
@@ -404,4 +413,38 @@ fn held_descriptors(pid: u32) -> Vec<(i64, String, u64, bool)> {
         out.push((fd, target.to_string_lossy().into_owned(), pos, append));
     }
     out
+}
+
+/// Drop the symlinks whose target leaves the root (absolute, or climbing with `..`): replay
+/// refuses them, so the trace does not hold them. Returns how many were dropped.
+fn keep_replayable(entries: &mut Vec<super::trace::Entry>) -> u64 {
+    let before = entries.len();
+    entries.retain(|e| {
+        e.target
+            .as_deref()
+            .is_none_or(|t| super::trace::check_rel(t).is_ok())
+    });
+    (before - entries.len()) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::replay::trace::{Entry, EntryType};
+
+    #[test]
+    fn symlinks_leaving_the_root_are_dropped_from_a_state() {
+        let link = |p: &str, t: &str| Entry {
+            p: p.into(),
+            t: EntryType::Symlink,
+            size: 0,
+            nlink: 0,
+            ino: 0,
+            target: Some(t.into()),
+        };
+        let mut es = vec![link("a", "b/c"), link("x", "/etc"), link("y", "../up")];
+        assert_eq!(keep_replayable(&mut es), 2);
+        assert_eq!(es.len(), 1);
+        assert_eq!(es[0].p, "a");
+    }
 }
