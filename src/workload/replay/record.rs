@@ -192,58 +192,14 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         .prefix(".fsbench-strace-")
         .tempfile_in(dir.unwrap_or(Path::new(".")))
         .map_err(|e| Error::io("cannot create the capture file in", &o.out, e))?;
-    let mut cmd = Command::new(&strace_bin);
-    cmd.args(["-f", "-ttt", "-T", "-y", "-s", "0", "-qq", "-o"])
-        .arg(tmp.path())
-        .arg("-e")
-        .arg(format!("trace={}", strace::SYSCALLS.join(",")));
-    if let Some(u) = &user {
-        cmd.args(["-u", u]);
-    }
-    match o.pid {
-        Some(pid) => cmd.arg("-p").arg(pid.to_string()),
-        None => cmd.arg("--").args(&o.command),
-    };
+    let mut cmd = strace_command(o, &strace_bin, tmp.path(), user.as_deref());
     crate::cancel::install_handlers();
     let began = Instant::now();
     let held = o.pid.map(held_descriptors).unwrap_or_default();
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io("cannot start", &strace_bin, e))?;
-    let mut forwarded = None;
-    let status = loop {
-        if let Some(s) = child
-            .try_wait()
-            .map_err(|e| Error::io("cannot wait for", &strace_bin, e))?
-        {
-            break s;
-        }
-        let timed_out = o.duration.is_some_and(|d| began.elapsed() >= d);
-        if o.pid.is_some() && (timed_out || crate::cancel::requested()) {
-            // Attached: strace detaches on SIGINT; the traced process is never signalled.
-            let first = *forwarded.get_or_insert_with(Instant::now);
-            let sig = if first.elapsed() > Duration::from_secs(5) {
-                rustix::process::Signal::KILL
-            } else {
-                rustix::process::Signal::INT
-            };
-            if let Some(p) = rustix::process::Pid::from_raw(child.id() as i32) {
-                let _ = rustix::process::kill_process(p, sig);
-            }
-        } else if crate::cancel::requested() {
-            // A terminal's Ctrl-C reached the command already (one process group); a signal
-            // sent to fsbench alone is forwarded to the command strace started, then, after
-            // five seconds, it is killed.
-            let first = *forwarded.get_or_insert_with(Instant::now);
-            let sig = if first.elapsed() > Duration::from_secs(5) {
-                rustix::process::Signal::KILL
-            } else {
-                rustix::process::Signal::INT
-            };
-            signal_children(child.id(), sig, first.elapsed() < Duration::from_millis(60));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait(o, &mut child, &strace_bin, began)?;
     let elapsed = began.elapsed();
     let interrupted = crate::cancel::requested();
     // Attached, the process keeps running: detaching is the recording's normal end.
@@ -273,18 +229,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
             *p = a.path(p);
         }
     };
-    let header = Header {
-        format: FORMAT.into(),
-        version: VERSION,
-        name: name.clone(),
-        capture: "strace".into(),
-        command: match (o.anonymize, o.pid) {
-            (true, _) => vec![name.clone()],
-            (false, Some(pid)) => vec!["--pid".into(), pid.to_string(), program.clone()],
-            (false, None) => o.command.clone(),
-        },
-        anonymized: o.anonymize,
-    };
+    let header = header(o, &name, &program);
     let partial = o.out.with_extension("partial");
     let file =
         std::fs::File::create(&partial).map_err(|e| Error::io("cannot create", &partial, e))?;
@@ -364,6 +309,86 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         ran_as,
         capture_bytes,
     })
+}
+
+/// strace's command line: the whole tree (`-f`), absolute timestamps and durations, each
+/// descriptor's path (`-y`), no buffer contents (`-s 0`), into `tmp`; then the command (as
+/// `user` when given) or `-p PID`.
+fn strace_command(o: &RecordOptions, strace_bin: &Path, tmp: &Path, user: Option<&str>) -> Command {
+    let mut cmd = Command::new(strace_bin);
+    cmd.args(["-f", "-ttt", "-T", "-y", "-s", "0", "-qq", "-o"])
+        .arg(tmp)
+        .arg("-e")
+        .arg(format!("trace={}", strace::SYSCALLS.join(",")));
+    if let Some(u) = user {
+        cmd.args(["-u", u]);
+    }
+    match o.pid {
+        Some(pid) => cmd.arg("-p").arg(pid.to_string()),
+        None => cmd.arg("--").args(&o.command),
+    };
+    cmd
+}
+
+/// Wait for strace to end: after `--for`, or on Ctrl-C, detach from an attached process
+/// (SIGINT to strace; the process itself is never signalled); a signal that reached fsbench
+/// alone is forwarded to the command strace started. After five seconds, SIGKILL.
+fn wait(
+    o: &RecordOptions,
+    child: &mut std::process::Child,
+    strace_bin: &Path,
+    began: Instant,
+) -> crate::Result<std::process::ExitStatus> {
+    let mut forwarded = None;
+    loop {
+        if let Some(s) = child
+            .try_wait()
+            .map_err(|e| Error::io("cannot wait for", strace_bin, e))?
+        {
+            return Ok(s);
+        }
+        let timed_out = o.duration.is_some_and(|d| began.elapsed() >= d);
+        if o.pid.is_some() && (timed_out || crate::cancel::requested()) {
+            // Attached: strace detaches on SIGINT; the traced process is never signalled.
+            let first = *forwarded.get_or_insert_with(Instant::now);
+            let sig = if first.elapsed() > Duration::from_secs(5) {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::INT
+            };
+            if let Some(p) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process(p, sig);
+            }
+        } else if crate::cancel::requested() {
+            // A terminal's Ctrl-C reached the command already (one process group); a signal
+            // sent to fsbench alone is forwarded to the command strace started, then, after
+            // five seconds, it is killed.
+            let first = *forwarded.get_or_insert_with(Instant::now);
+            let sig = if first.elapsed() > Duration::from_secs(5) {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::INT
+            };
+            signal_children(child.id(), sig, first.elapsed() < Duration::from_millis(60));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The trace's header for a recording named `name` of `program`.
+fn header(o: &RecordOptions, name: &str, program: &str) -> Header {
+    Header {
+        format: FORMAT.into(),
+        version: VERSION,
+        name: name.to_string(),
+        capture: "strace".into(),
+        command: match (o.anonymize, o.pid) {
+            (true, _) => vec![name.to_string()],
+            (false, Some(pid)) => vec!["--pid".into(), pid.to_string(), program.to_string()],
+            (false, None) => o.command.clone(),
+        },
+        anonymized: o.anonymize,
+    }
 }
 
 /// Send `sig` to the processes strace (`pid`) started; `note` says so once.
