@@ -311,7 +311,6 @@ impl Parser {
     ) {
         let a = &c.args;
         let arg = |i: usize| a.get(i).map(String::as_str).unwrap_or("");
-        let _ = (pid, ok);
         match c.name.as_str() {
             "open" | "creat" => {
                 let flags = if c.name == "creat" {
@@ -428,7 +427,6 @@ impl Parser {
     fn path_call_of(&mut self, pid: u32, c: &Parsed, base: Event, ok: bool, out: &mut Vec<Event>) {
         let a = &c.args;
         let arg = |i: usize| a.get(i).map(String::as_str).unwrap_or("");
-        let _ = (pid, ok);
         match c.name.as_str() {
             "truncate" => {
                 if let Some(p) = self.resolve(pid, None, arg(0)) {
@@ -550,7 +548,6 @@ impl Parser {
     fn process_call(&mut self, pid: u32, c: &Parsed, base: Event, ok: bool, out: &mut Vec<Event>) {
         let a = &c.args;
         let arg = |i: usize| a.get(i).map(String::as_str).unwrap_or("");
-        let _ = (pid, ok);
         match c.name.as_str() {
             "dup" | "dup2" | "dup3" | "fcntl" => {
                 if c.name == "fcntl" && !arg(1).starts_with("F_DUPFD") {
