@@ -1,7 +1,7 @@
 //! Fuzz targets that run on stable Rust inside `cargo test` (issue 31): the plan-file parser
 //! (and the resolver behind it), the fio job-file parser, the `--fs` variant parser and its
-//! mkfs word splitter, and the results.json loader with everything `report` and `compare`
-//! do with a loaded file.
+//! mkfs word splitter, the results.json loader with everything `report` and `compare`
+//! do with a loaded file, and `fsbench record`'s trace reader and strace parser.
 //!
 //! Each target mutates its seed corpus (`tests/fuzz/corpus/TARGET/`) with a seeded
 //! generator for a fixed number of cases (`FSBENCH_FUZZ_CASES` raises it; nothing is bounded
@@ -453,4 +453,55 @@ fn results_over_the_size_limit_are_refused() {
     // Deep nesting is a parse error, not a stack overflow.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(Results::from_json(&deep, "deep.json").is_err());
+}
+
+/// The trace reader (`--replay`'s input): any input is read to its end or refused with a
+/// line and a problem, never a panic; an accepted trace has its trailer.
+#[test]
+fn fuzz_trace_reader() {
+    use fsbench::workload::replay::trace::TraceReader;
+    let (execs, accepted) = fuzz("trace", cases(400), |text| {
+        let bytes = text.as_bytes().to_vec();
+        let Ok(mut r) = TraceReader::from_reader(std::io::Cursor::new(bytes)) else {
+            return false;
+        };
+        match r.check_all() {
+            Ok(_) => {
+                assert!(r.trailer.is_some());
+                true
+            }
+            Err(e) => {
+                assert!(e.line >= 1 && !e.problem.is_empty(), "{e:?}");
+                false
+            }
+        }
+    });
+    assert!(execs >= 400 && accepted > 0, "{execs} {accepted}");
+}
+
+/// strace's output as `fsbench record` parses it: any session becomes events or skipped
+/// lines, never a panic; every path an event names is relative and below the root.
+#[test]
+fn fuzz_strace_parser() {
+    use fsbench::workload::replay::strace::Parser;
+    use fsbench::workload::replay::trace::check_rel;
+    let (execs, _) = fuzz("strace", cases(400), |text| {
+        let mut p = Parser::new(
+            Path::new("/tmp/stt"),
+            Path::new("/tmp/stt"),
+            Default::default(),
+        );
+        let mut n = 0;
+        for line in text.lines() {
+            for e in p.feed(line) {
+                for path in [&e.p, &e.p2].into_iter().flatten() {
+                    assert!(check_rel(path).is_ok(), "{path:?} from {line:?}");
+                }
+                n += 1;
+            }
+        }
+        p.finish(0);
+        n > 0
+    });
+    assert!(execs >= 400);
 }

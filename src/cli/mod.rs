@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod history;
 pub mod io;
 pub mod meta;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod shell;
@@ -42,6 +43,8 @@ pub enum Command {
     Meta(meta::MetaArgs),
     /// Write the synthetic small-file corpus as a tarball.
     Corpus(corpus::CorpusArgs),
+    /// Run a command and record its calls on files under a directory, for `run --replay`.
+    Record(record::RecordArgs),
     /// Re-render a results.json as a table, Markdown, CSV, JSON or HTML.
     Report(report::ReportArgs),
     /// Compare two results files: deltas and whether they are significant.

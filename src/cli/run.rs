@@ -295,6 +295,10 @@ pub struct PlanFlags {
     #[arg(help = K::IMAGE_ARCHIVE.help(), long, value_name = "FILE|DIR", value_hint = ValueHint::AnyPath)]
     pub image_archive: Option<PathBuf>,
 
+    /// [`K::REPLAY`]: its help, values and plan-file key.
+    #[arg(help = K::REPLAY.help(), long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub replay: Vec<PathBuf>,
+
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = P::THREADS.count_arg::<usize>(), help = P::THREADS.help())]
     pub threads: usize,
@@ -360,6 +364,7 @@ impl PlanFlags {
             tool_timeout: self.tool_timeout,
             claims_for: self.claims_for.clone(),
             image_archive: self.image_archive.clone(),
+            replay: self.replay.clone(),
         }
     }
 }

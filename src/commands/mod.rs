@@ -19,6 +19,7 @@ pub mod meta;
 #[cfg(feature = "mpi")]
 mod meta_mpi;
 pub mod plan;
+pub mod record;
 pub mod report;
 pub mod run;
 /// `fsbench run --dir PATH --mpi` (rank 0 writes the results).
@@ -42,6 +43,7 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
         Command::Io(a) => io::run(a),
         Command::Meta(a) => meta::run(a),
         Command::Corpus(a) => corpus::run(a),
+        Command::Record(a) => record::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Claims(a) => claims::run(a),

@@ -26,6 +26,21 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     } else {
         o
     };
+    // Traces alone ask for the setups and the traces: `usable-space` (statvfs, with `mkfs`
+    // where the run formats) is the one catalog workload kept, so nothing else (a corpus, a
+    // data file) is planned or checked against the target.
+    let with_only;
+    let replay_only =
+        !o.replay.is_empty() && o.plan.is_none() && o.profile.is_none() && o.only.is_empty();
+    let o = if replay_only {
+        with_only = Overrides {
+            only: vec!["usable-space".into()],
+            ..o.clone()
+        };
+        &with_only
+    } else {
+        o
+    };
     let mut source = Source::read(o)?;
     let narrowed;
     let o = if o.claims_for.is_empty() {
@@ -78,6 +93,7 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     if let Some(archive) = &o.image_archive {
         crate::workload::container::archive::apply_flag(&mut inv.plan.workloads, archive)?;
     }
+    crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay)?;
     check_workloads_on_host(&inv.plan.workloads)?;
     Ok(inv)
 }

@@ -337,6 +337,22 @@ metrics! {
     DEDUPE_SAVED_BYTES: "dedupe_saved_bytes", "bytes", Capacity, "space dedupe saved" .headline() .bytes();
     FSTRIM_SECONDS: "fstrim_seconds", "s", Time, "fstrim of a used filesystem" .headline();
     BALANCE_SECONDS: "balance_seconds", "s", Time, "full balance of a used filesystem" .headline();
+    // Your own workload: a recorded trace replayed (workload::replay).
+    REPLAY_CALLS_PER_S: "replay_calls_per_s", "calls/s", Throughput, "replayed calls/s (as fast as possible)" .headline();
+    REPLAY_READ_P50_MS: "replay_read_p50_ms", "ms", Latency, "replayed read p50 latency";
+    REPLAY_READ_P99_MS: "replay_read_p99_ms", "ms", Latency, "replayed read p99 latency";
+    REPLAY_WRITE_P50_MS: "replay_write_p50_ms", "ms", Latency, "replayed write p50 latency";
+    REPLAY_WRITE_P99_MS: "replay_write_p99_ms", "ms", Latency, "replayed write p99 latency";
+    REPLAY_FSYNC_P50_MS: "replay_fsync_p50_ms", "ms", Latency, "replayed fsync p50 latency";
+    REPLAY_FSYNC_P99_MS: "replay_fsync_p99_ms", "ms", Latency, "replayed fsync p99 latency" .headline();
+    REPLAY_OPEN_P50_MS: "replay_open_p50_ms", "ms", Latency, "replayed open/close p50 latency";
+    REPLAY_OPEN_P99_MS: "replay_open_p99_ms", "ms", Latency, "replayed open/close p99 latency";
+    REPLAY_NAMESPACE_P50_MS: "replay_namespace_p50_ms", "ms", Latency, "replayed namespace call p50 latency";
+    REPLAY_NAMESPACE_P99_MS: "replay_namespace_p99_ms", "ms", Latency, "replayed namespace call p99 latency";
+    REPLAY_WRITE_BYTES: "replay_write_bytes", "bytes", Fact, "bytes the replayed writes wrote" .bytes();
+    REPLAY_DIVERGED: "replay_diverged", "count", Fact, "replayed calls whose outcome differed from the recording";
+    REPLAY_END_MISMATCHES: "replay_end_mismatches", "count", Fact, "end-state entries unlike the recorded end state (names, types, sizes)";
+    REPLAY_NOT_REPLAYABLE: "replay_not_replayable", "count", Fact, "recorded calls seen but not replayable (mmap I/O, io_uring, fd passing)";
     // (end of source trees, mail, logs, snapshots)
     // Aging: what the age of a filesystem is measured by (runner::age, workload::age).
     AGE_EXTENTS_PER_FILE: "age_extents_per_file", "extents", Fact, "extents per aged file (mean)" .headline();

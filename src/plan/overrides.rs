@@ -78,6 +78,9 @@ pub struct Overrides {
     /// after resolving, `workload::container::archive::apply_flag`; without `--plan` and
     /// `--profile` it chooses the containers profile).
     pub image_archive: Option<PathBuf>,
+    /// `--replay`: traces `fsbench record` wrote, each a `replay` workload (applied after
+    /// resolving, `workload::replay::kind::apply_flag`).
+    pub replay: Vec<PathBuf>,
 }
 
 impl Default for Overrides {
@@ -114,6 +117,7 @@ impl Default for Overrides {
             tool_timeout: Duration::from_secs(300),
             claims_for: Vec::new(),
             image_archive: None,
+            replay: Vec::new(),
         }
     }
 }

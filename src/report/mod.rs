@@ -34,6 +34,7 @@ pub mod model;
 pub mod noise;
 pub mod plan;
 pub mod recommend;
+pub mod record;
 pub mod settle;
 #[cfg(test)]
 mod simulation;

@@ -221,13 +221,16 @@ pub enum Question {
     Logs,
     /// Snapshots and backups: snapshot cost and space, send/receive, reflink, dedupe.
     Backups,
+    /// Your own workload: an application's recorded calls replayed (`fsbench record`).
+    Yours,
     /// Setting a filesystem up (mkfs): shown, not a question of its own.
     Setup,
 }
 
 impl Question {
     /// Every question, in the order the verdict lists them.
-    pub const ALL: [Question; 15] = [
+    pub const ALL: [Question; 16] = [
+        Question::Yours,
         Question::SmallFiles,
         Question::Databases,
         Question::RandomIo,
@@ -262,6 +265,7 @@ impl Question {
             Question::Mail => "Mail",
             Question::Logs => "Logs",
             Question::Backups => "Snapshots and backups",
+            Question::Yours => "Your workload (replayed traces)",
             Question::Setup => "Setup",
         }
     }
@@ -283,6 +287,7 @@ impl Question {
             Question::Mail => "mail",
             Question::Logs => "logs",
             Question::Backups => "backups",
+            Question::Yours => "yours",
             Question::Setup => "setup",
         }
     }

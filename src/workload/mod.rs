@@ -29,6 +29,8 @@ pub mod precondition;
 pub mod probe;
 mod recipe;
 pub mod registry;
+// Your own workload: a recorded trace replayed.
+pub mod replay;
 pub mod spec;
 pub mod sqlite;
 pub mod vmimage;
@@ -76,4 +78,6 @@ kinds![
     &usecase::kind::Postmark,
     &usecase::kind::Logs,
     &backup::kind::Backup,
+    // Your own workload: a recorded trace replayed.
+    &replay::kind::Replay,
 ];

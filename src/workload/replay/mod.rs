@@ -1,0 +1,67 @@
+//! Your own workload: a trace `fsbench record` made of an application's calls on its files,
+//! replayed on every setup (docs/replay.md).
+//!
+//! - [`trace`]: the file format, its streaming reader (every problem names its line and byte
+//!   offset) and writer;
+//! - [`strace`]: strace's output turned into trace events;
+//! - [`record`]: `fsbench record`'s work (run the command under strace, scan the directory
+//!   before and after, write the trace);
+//! - [`scan`]: a directory's state as entries, `--anonymize`'s tokens, the end-state check;
+//! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
+//! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads.
+
+pub mod exec;
+pub mod kind;
+pub mod record;
+pub mod scan;
+pub mod strace;
+pub mod trace;
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Parameters of a `replay` workload (plan-file keys of the same names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayParams {
+    /// `trace`: the trace file.
+    pub trace: PathBuf,
+    /// `name`: what reports call the workload (default: the trace's own name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ReplayParams {
+    /// Take this workload's keys (`trace`, `name`) out of a plan-file table.
+    pub fn take_from(&mut self, t: &mut toml::Table) -> Result<(), String> {
+        if let Some(v) = t.remove("trace") {
+            self.trace = v
+                .as_str()
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("trace = {v}: give the trace file's path"))?;
+        }
+        if let Some(v) = t.remove("name") {
+            self.name = Some(
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| format!("name = {v}: give a name"))?,
+            );
+        }
+        if self.trace.as_os_str().is_empty() {
+            return Err(
+                "a replay workload needs `trace = \"FILE\"` (fsbench record wrote it)".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Read `path` to its end, checking every line; its header and trailer. The error says
+/// which file, line and byte offset, and what is wrong.
+pub fn check_trace(path: &std::path::Path) -> crate::Result<(trace::Header, trace::Trailer)> {
+    let fail = |e: trace::TraceError| {
+        crate::Error::invalid("--replay", format!("{}: {e}", path.display()))
+    };
+    let mut r = trace::TraceReader::open(path).map_err(fail)?;
+    let t = r.check_all().map_err(fail)?;
+    Ok((r.header, t))
+}

@@ -1,0 +1,475 @@
+//! `fsbench record`'s work: run a command under strace, turn its calls on files under the
+//! root into a trace ([`super::trace`]) with the root's starting and end state.
+//!
+//! Capture is strace (`-f -ttt -T -y -s 0`, its output in a temporary file beside the trace,
+//! parsed once the command ended). eBPF (bpftrace) was the first choice and is not used yet:
+//! following descriptors, positions and working directories across a process tree is what
+//! strace's `-y` gives for free (docs/replay.md says what strace costs).
+
+use super::scan::{self, Anonymizer};
+use super::strace::{self, Counts, Parser};
+use super::trace::{FORMAT, Header, Line, TraceWriter, Trailer, VERSION};
+use crate::Error;
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// What `fsbench record` was asked.
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// The directory whose files are recorded.
+    pub root: PathBuf,
+    /// The trace to write (gzip when it ends in `.gz`).
+    pub out: PathBuf,
+    /// Replace names by stable tokens.
+    pub anonymize: bool,
+    /// The trace's name (default: the command's program).
+    pub name: Option<String>,
+    /// The command and its arguments (empty with `pid`).
+    pub command: Vec<String>,
+    /// Attach to this running process instead (`--pid`).
+    pub pid: Option<u32>,
+    /// With `pid`: detach after this long (`--for`; default at Ctrl-C).
+    pub duration: Option<Duration>,
+}
+
+/// What a recording gave.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Where the trace is.
+    pub out: PathBuf,
+    /// Its name.
+    pub name: String,
+    /// The capture used.
+    pub capture: &'static str,
+    /// Events written.
+    pub events: u64,
+    /// Counts by call, bytes, not replayable.
+    pub counts: Counts,
+    /// Entries of the starting state.
+    pub start_entries: usize,
+    /// Entries of the end state.
+    pub end_entries: usize,
+    /// Wall time of the command under capture.
+    pub elapsed: Duration,
+    /// The command's exit code (`None`: killed by a signal).
+    pub exit: Option<i32>,
+    /// Stopped by Ctrl-C.
+    pub interrupted: bool,
+    /// Who the command ran as (`user uid/gid`).
+    pub ran_as: String,
+    /// Bytes of strace output parsed.
+    pub capture_bytes: u64,
+}
+
+/// Where a program is on `PATH`.
+pub fn which(prog: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(prog))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Check what the capture needs before anything runs: strace installed, ptrace allowed.
+pub fn check_capture() -> crate::Result<PathBuf> {
+    let strace = which("strace").ok_or_else(|| {
+        Error::invalid(
+            "strace",
+            "strace is not installed; fsbench record captures through it: `apt-get install \
+             strace` (docs/replay.md)",
+        )
+    })?;
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let root = rustix::process::geteuid().is_root();
+    if scope >= 3 {
+        return Err(Error::invalid(
+            "ptrace",
+            "ptrace is disabled on this machine (kernel.yama.ptrace_scope = 3, only a reboot \
+             lowers it); fsbench record captures through strace, which needs it",
+        ));
+    }
+    if scope == 2 && !root {
+        return Err(Error::invalid(
+            "ptrace",
+            "kernel.yama.ptrace_scope = 2 lets only CAP_SYS_PTRACE trace: run fsbench record \
+             with sudo (the command still runs as you), or `sysctl kernel.yama.ptrace_scope=1`",
+        ));
+    }
+    Ok(strace)
+}
+
+/// The user the command runs as: under sudo the one who invoked it (`SUDO_USER`), else the
+/// current one. Returns strace's `-u` argument when it must switch, and a description.
+fn run_as() -> (Option<String>, String) {
+    let root = rustix::process::geteuid().is_root();
+    let sudo_user = std::env::var("SUDO_USER").ok().filter(|u| u != "root");
+    match (root, sudo_user) {
+        (true, Some(u)) => {
+            let ids = format!(
+                "{}/{}",
+                std::env::var("SUDO_UID").unwrap_or_default(),
+                std::env::var("SUDO_GID").unwrap_or_default()
+            );
+            (Some(u.clone()), format!("{u} (uid/gid {ids}, from sudo)"))
+        }
+        (true, None) => (
+            None,
+            "root (fsbench itself runs as root, not under sudo)".into(),
+        ),
+        (false, _) => (
+            None,
+            format!(
+                "uid {} (the invoking user)",
+                rustix::process::getuid().as_raw()
+            ),
+        ),
+    }
+}
+
+/// Check the options (exit 2, nothing created, on a problem).
+pub fn check(o: &RecordOptions) -> crate::Result<PathBuf> {
+    match (o.command.is_empty(), o.pid) {
+        (true, None) => {
+            return Err(Error::invalid(
+                "COMMAND",
+                "give the command to record after `--`, or --pid",
+            ));
+        }
+        (false, Some(_)) => {
+            return Err(Error::invalid("--pid", "give --pid or a command, not both"));
+        }
+        (true, Some(pid)) if !Path::new(&format!("/proc/{pid}")).is_dir() => {
+            return Err(Error::invalid("--pid", format!("no process {pid}")));
+        }
+        _ => {}
+    }
+    let root = std::fs::canonicalize(&o.root)
+        .map_err(|e| Error::invalid("--root", format!("{}: {e}", o.root.display())))?;
+    if !root.is_dir() {
+        return Err(Error::invalid(
+            "--root",
+            format!("{} is not a directory", root.display()),
+        ));
+    }
+    let parent = o
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let parent = std::fs::canonicalize(parent)
+        .map_err(|e| Error::invalid("--out", format!("{}: {e}", o.out.display())))?;
+    if parent.starts_with(&root) {
+        return Err(Error::invalid(
+            "--out",
+            "the trace would be written under --root, among the files it records: put it \
+             elsewhere",
+        ));
+    }
+    Ok(root)
+}
+
+/// Record `o.command` (see the module's doc).
+pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
+    let root = check(o)?;
+    let strace_bin = check_capture()?;
+    let (user, ran_as) = match o.pid {
+        Some(pid) => (
+            None,
+            format!("its own user (process {pid}, attached; not signalled)"),
+        ),
+        None => run_as(),
+    };
+    let (mut start, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    let outside_links = keep_replayable(&mut start);
+    let dir = o.out.parent().filter(|p| !p.as_os_str().is_empty());
+    let tmp = tempfile::Builder::new()
+        .prefix(".fsbench-strace-")
+        .tempfile_in(dir.unwrap_or(Path::new(".")))
+        .map_err(|e| Error::io("cannot create the capture file in", &o.out, e))?;
+    let mut cmd = strace_command(o, &strace_bin, tmp.path(), user.as_deref());
+    crate::cancel::install_handlers();
+    let began = Instant::now();
+    let held = o.pid.map(held_descriptors).unwrap_or_default();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::io("cannot start", &strace_bin, e))?;
+    let status = wait(o, &mut child, &strace_bin, began)?;
+    let elapsed = began.elapsed();
+    let interrupted = crate::cancel::requested();
+    // Attached, the process keeps running: detaching is the recording's normal end.
+    let status_code = if o.pid.is_some() && !interrupted {
+        Some(0)
+    } else {
+        status.code()
+    };
+    let (mut end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    keep_replayable(&mut end);
+    let program = match o.pid {
+        Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_else(|_| format!("pid-{pid}")),
+        None => o.command[0].clone(),
+    };
+    let name = o.name.clone().unwrap_or_else(|| {
+        Path::new(&program)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("trace")
+            .to_string()
+    });
+    let mut anon = o.anonymize.then(Anonymizer::default);
+    let mut hide = |p: &mut String| {
+        if let Some(a) = anon.as_mut() {
+            *p = a.path(p);
+        }
+    };
+    let header = header(o, &name, &program);
+    let partial = o.out.with_extension("partial");
+    let file =
+        std::fs::File::create(&partial).map_err(|e| Error::io("cannot create", &partial, e))?;
+    let gzip = o.out.extension().is_some_and(|e| e == "gz");
+    let werr = |e: std::io::Error| Error::io("cannot write", &partial, e);
+    let mut w =
+        TraceWriter::new(Box::new(std::io::BufWriter::new(file)), gzip, &header).map_err(werr)?;
+    let sizes: HashMap<String, u64> = start.iter().map(|e| (e.p.clone(), e.size)).collect();
+    for mut e in start.iter().cloned() {
+        hide(&mut e.p);
+        if let Some(t) = e.target.as_mut() {
+            hide(t);
+        }
+        w.line(&Line::Start(e)).map_err(werr)?;
+    }
+    let cwd = match o.pid {
+        Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        None => std::env::current_dir().ok(),
+    }
+    .unwrap_or_else(|| PathBuf::from("/"));
+    let mut parser = Parser::new(&root, &cwd, sizes);
+    for (fd, path, pos, append) in held {
+        parser.preset(fd, &path, pos, append);
+    }
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(tmp.path()).map_err(|e| Error::io("cannot read", tmp.path(), e))?,
+    );
+    let mut capture_bytes = 0u64;
+    let mut last_ts = 0;
+    for line in reader.split(b'\n') {
+        let line = line.map_err(|e| Error::io("cannot read", tmp.path(), e))?;
+        capture_bytes += line.len() as u64 + 1;
+        for mut e in parser.feed(&String::from_utf8_lossy(&line)) {
+            last_ts = e.ts;
+            for p in [&mut e.p, &mut e.p2, &mut e.target].into_iter().flatten() {
+                hide(p);
+            }
+            w.line(&Line::Ev(e)).map_err(werr)?;
+        }
+    }
+    for e in parser.finish(last_ts) {
+        w.line(&Line::Ev(e)).map_err(werr)?;
+    }
+    for mut e in end.iter().cloned() {
+        hide(&mut e.p);
+        if let Some(t) = e.target.as_mut() {
+            hide(t);
+        }
+        w.line(&Line::End(e)).map_err(werr)?;
+    }
+    let events = w.events();
+    if outside_links > 0 {
+        *parser
+            .counts
+            .not_replayable
+            .entry("symlink_outside".into())
+            .or_default() += outside_links;
+    }
+    w.finish(Trailer {
+        events,
+        not_replayable: parser.counts.not_replayable.clone(),
+        interrupted,
+    })
+    .map_err(werr)?;
+    std::fs::rename(&partial, &o.out).map_err(|e| Error::io("cannot rename", &partial, e))?;
+    Ok(Recorded {
+        out: o.out.clone(),
+        name,
+        capture: "strace",
+        events,
+        counts: parser.counts,
+        start_entries: start.len(),
+        end_entries: end.len(),
+        elapsed,
+        exit: status_code,
+        interrupted,
+        ran_as,
+        capture_bytes,
+    })
+}
+
+/// strace's command line: the whole tree (`-f`), absolute timestamps and durations, each
+/// descriptor's path (`-y`), no buffer contents (`-s 0`), into `tmp`; then the command (as
+/// `user` when given) or `-p PID`.
+fn strace_command(o: &RecordOptions, strace_bin: &Path, tmp: &Path, user: Option<&str>) -> Command {
+    let mut cmd = Command::new(strace_bin);
+    cmd.args(["-f", "-ttt", "-T", "-y", "-s", "0", "-qq", "-o"])
+        .arg(tmp)
+        .arg("-e")
+        .arg(format!("trace={}", strace::SYSCALLS.join(",")));
+    if let Some(u) = user {
+        cmd.args(["-u", u]);
+    }
+    match o.pid {
+        Some(pid) => cmd.arg("-p").arg(pid.to_string()),
+        None => cmd.arg("--").args(&o.command),
+    };
+    cmd
+}
+
+/// Wait for strace to end: after `--for`, or on Ctrl-C, detach from an attached process
+/// (SIGINT to strace; the process itself is never signalled); a signal that reached fsbench
+/// alone is forwarded to the command strace started. After five seconds, SIGKILL.
+fn wait(
+    o: &RecordOptions,
+    child: &mut std::process::Child,
+    strace_bin: &Path,
+    began: Instant,
+) -> crate::Result<std::process::ExitStatus> {
+    let mut forwarded = None;
+    loop {
+        if let Some(s) = child
+            .try_wait()
+            .map_err(|e| Error::io("cannot wait for", strace_bin, e))?
+        {
+            return Ok(s);
+        }
+        let timed_out = o.duration.is_some_and(|d| began.elapsed() >= d);
+        if o.pid.is_some() && (timed_out || crate::cancel::requested()) {
+            // Attached: strace detaches on SIGINT; the traced process is never signalled.
+            let first = *forwarded.get_or_insert_with(Instant::now);
+            let sig = if first.elapsed() > Duration::from_secs(5) {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::INT
+            };
+            if let Some(p) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process(p, sig);
+            }
+        } else if crate::cancel::requested() {
+            // A terminal's Ctrl-C reached the command already (one process group); a signal
+            // sent to fsbench alone is forwarded to the command strace started, then, after
+            // five seconds, it is killed.
+            let first = *forwarded.get_or_insert_with(Instant::now);
+            let sig = if first.elapsed() > Duration::from_secs(5) {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::INT
+            };
+            signal_children(child.id(), sig, first.elapsed() < Duration::from_millis(60));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The trace's header for a recording named `name` of `program`.
+fn header(o: &RecordOptions, name: &str, program: &str) -> Header {
+    Header {
+        format: FORMAT.into(),
+        version: VERSION,
+        name: name.to_string(),
+        capture: "strace".into(),
+        command: match (o.anonymize, o.pid) {
+            (true, _) => vec![name.to_string()],
+            (false, Some(pid)) => vec!["--pid".into(), pid.to_string(), program.to_string()],
+            (false, None) => o.command.clone(),
+        },
+        anonymized: o.anonymize,
+    }
+}
+
+/// Send `sig` to the processes strace (`pid`) started; `note` says so once.
+fn signal_children(pid: u32, sig: rustix::process::Signal, note: bool) {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    let kids = std::fs::read_to_string(path).unwrap_or_default();
+    for k in kids
+        .split_whitespace()
+        .filter_map(|k| k.parse::<i32>().ok())
+    {
+        if let Some(p) = rustix::process::Pid::from_raw(k) {
+            let _ = rustix::process::kill_process(p, sig);
+        }
+    }
+    if note {
+        crate::host::stdio::note(
+            "fsbench record: stopping the command; the trace keeps what it did",
+        );
+    }
+}
+
+/// The descriptors process `pid` holds now: (number, path, position, opened for appending),
+/// from `/proc/PID/fd` and `/proc/PID/fdinfo`.
+fn held_descriptors(pid: u32) -> Vec<(i64, String, u64, bool)> {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<i64>().ok()) else {
+            continue;
+        };
+        let Ok(target) = std::fs::read_link(e.path()) else {
+            continue;
+        };
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap_or_default();
+        let field = |k: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(str::trim)
+                .map(str::to_string)
+        };
+        let pos = field("pos:").and_then(|p| p.parse().ok()).unwrap_or(0);
+        let append = field("flags:")
+            .and_then(|f| u32::from_str_radix(&f, 8).ok())
+            .is_some_and(|f| f & libc::O_APPEND as u32 != 0);
+        out.push((fd, target.to_string_lossy().into_owned(), pos, append));
+    }
+    out
+}
+
+/// Drop the symlinks whose target leaves the root (absolute, or climbing with `..`): replay
+/// refuses them, so the trace does not hold them. Returns how many were dropped.
+fn keep_replayable(entries: &mut Vec<super::trace::Entry>) -> u64 {
+    let before = entries.len();
+    entries.retain(|e| {
+        e.target
+            .as_deref()
+            .is_none_or(|t| super::trace::check_rel(t).is_ok())
+    });
+    (before - entries.len()) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::replay::trace::{Entry, EntryType};
+
+    #[test]
+    fn symlinks_leaving_the_root_are_dropped_from_a_state() {
+        let link = |p: &str, t: &str| Entry {
+            p: p.into(),
+            t: EntryType::Symlink,
+            size: 0,
+            nlink: 0,
+            ino: 0,
+            target: Some(t.into()),
+        };
+        let mut es = vec![link("a", "b/c"), link("x", "/etc"), link("y", "../up")];
+        assert_eq!(keep_replayable(&mut es), 2);
+        assert_eq!(es.len(), 1);
+        assert_eq!(es[0].p, "a");
+    }
+}
