@@ -1,0 +1,561 @@
+//! The stages of `fsbench tune` over whatever runs them ([`Runs`]: real fsbench runs in
+//! `commands::tune`, synthetic results in the tests): screening one factor at a time against
+//! each baseline, racing the combinations of the values that helped with elimination at every
+//! look, and a confirmation of each winner against its baseline in fresh rounds, from which
+//! alone the gain is reported (the winner's curse: the best of noisy measurements is biased
+//! upward, TUNA EuroSys'25). Every stage's setups include the baselines, so every score is a
+//! paired ratio within one run.
+
+use super::answer::{Answer, Confirmed, FactorRow, FsAnswer, StageRecord, Tried, ValueRow};
+use super::candidate::Candidate;
+use super::decide::{self, Effect, Standing};
+use super::score;
+use crate::results::Results;
+use crate::stats::paired::{self, Judgement};
+use crate::stats::sequential::Rule;
+
+/// What ran a stage.
+pub struct StageRun {
+    /// Its results.
+    pub results: Results,
+    /// Whether the user interrupted it (the search stops).
+    pub interrupted: bool,
+    /// Its output directory.
+    pub out: String,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+/// Runs a stage: a list of `--fs` variants for some rounds.
+pub trait Runs {
+    /// The estimated seconds of a stage (the plan's ETA).
+    fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64>;
+    /// Run a stage named `stage`.
+    fn run(&mut self, stage: &str, variants: &[String], rounds: u32) -> crate::Result<StageRun>;
+}
+
+/// How the search runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Rounds of screening.
+    pub screen_rounds: u32,
+    /// Rounds of each race look.
+    pub race_rounds: u32,
+    /// Race looks at most.
+    pub race_looks: u32,
+    /// Rounds of the confirmation.
+    pub confirm_rounds: u32,
+    /// Combinations raced per filesystem at most.
+    pub cap: usize,
+    /// Search values that weaken durability.
+    pub allow_unsafe: bool,
+    /// Wall-time budget, seconds.
+    pub budget_s: f64,
+    /// Which values may be searched: `(fs, factor, value)` → allowed (`--options`).
+    pub allowed: fn(&Filter, &str, &str, &str) -> bool,
+    /// The `--options` words (empty: all).
+    pub filter: Filter,
+}
+
+/// The `--options` subset: factor names or value names; empty means everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter(pub Vec<String>);
+
+/// Whether `--options` lets value `value` of `factor` be searched.
+pub fn allowed(f: &Filter, _fs: &str, factor: &str, value: &str) -> bool {
+    f.0.is_empty() || f.0.iter().any(|w| w == factor || w == value)
+}
+
+/// The `--options` words that name nothing in the spaces of `baselines` (exit 2).
+pub fn unknown_options(filter: &Filter, baselines: &[Candidate]) -> Vec<String> {
+    filter
+        .0
+        .iter()
+        .filter(|w| {
+            !baselines.iter().any(|b| {
+                b.space.factors.iter().any(|f| {
+                    f.name == w.as_str() || f.values.iter().any(|v| v.name() == w.as_str())
+                })
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Screening's setups of one baseline: each value the filter allows (and, without
+/// `allow_unsafe`, that keeps durability) put in place of the baseline's, one at a time,
+/// unless the baseline's other values make it an invalid combination.
+pub fn screening(base: &Candidate, s: &Settings) -> Vec<(usize, usize, Candidate)> {
+    let mut out = Vec::new();
+    for (i, f) in base.space.factors.iter().enumerate() {
+        for (j, v) in f.values.iter().enumerate() {
+            if j == base.baseline[i]
+                || (v.weakens && !s.allow_unsafe)
+                || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name())
+            {
+                continue;
+            }
+            let mut c = base.baseline.clone();
+            c[i] = j;
+            if base.space.conflict(&c).is_none() {
+                out.push((i, j, base.with(c)));
+            }
+        }
+    }
+    out
+}
+
+/// The values screening leaves out because the baseline's other values make them an invalid
+/// combination, each with the reason.
+pub fn not_screened(base: &Candidate, s: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, f) in base.space.factors.iter().enumerate() {
+        for (j, v) in f.values.iter().enumerate() {
+            if j == base.baseline[i] || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name()) {
+                continue;
+            }
+            let mut c = base.baseline.clone();
+            c[i] = j;
+            if let Some(k) = base.space.conflict(&c) {
+                out.push(format!("{}: {}", v.name(), k.why));
+            }
+        }
+    }
+    out
+}
+
+/// The stages and their estimates, before anything runs (`fsbench tune --dry-run`), and
+/// whether the budget holds screening and one confirmation (`Err`: exit 2).
+pub fn preview(
+    runs: &mut dyn Runs,
+    baselines: &[Candidate],
+    s: &Settings,
+) -> crate::Result<String> {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let (screen, confirm, race) = estimates(runs, baselines, s)?;
+    let fmt = |x: f64| crate::units::format_duration(std::time::Duration::from_secs_f64(x));
+    let n_screen: usize = baselines.iter().map(|b| 1 + screening(b, s).len()).sum();
+    let _ = writeln!(
+        o,
+        "fsbench tune: stages (each a fsbench run, rounds by steps, the baselines in every one)"
+    );
+    let _ = writeln!(
+        o,
+        "  1 screening     {n_screen} setups × {} rounds   ≈ {}",
+        s.screen_rounds,
+        fmt(screen)
+    );
+    let _ = writeln!(
+        o,
+        "  2 racing        ≤ {} combinations per filesystem, ≤ {} looks × {} rounds   ≤ {}",
+        s.cap,
+        s.race_looks,
+        s.race_rounds,
+        fmt(race)
+    );
+    let _ = writeln!(
+        o,
+        "  3 confirmation  baselines + winners × {} fresh rounds   ≈ {}",
+        s.confirm_rounds,
+        fmt(confirm)
+    );
+    let _ = writeln!(
+        o,
+        "  budget {}: screening and confirmation ≈ {}; racing gets the rest",
+        fmt(s.budget_s),
+        fmt(screen + confirm)
+    );
+    for b in baselines {
+        let _ = writeln!(o, "  {} screened one at a time:", b.name());
+        for (_, _, c) in screening(b, s) {
+            let _ = writeln!(
+                o,
+                "    {}{}",
+                c.variant(),
+                if c.weakens() {
+                    "   (weakens durability)"
+                } else {
+                    ""
+                }
+            );
+        }
+        for n in not_screened(b, s) {
+            let _ = writeln!(o, "    not screened: {n}");
+        }
+    }
+    Ok(o)
+}
+
+/// Screening's, the confirmation's and the whole race's estimated seconds; `Err` (exit 2)
+/// when the budget cannot hold screening and one confirmation.
+fn estimates(
+    runs: &mut dyn Runs,
+    baselines: &[Candidate],
+    s: &Settings,
+) -> crate::Result<(f64, f64, f64)> {
+    let screen_setups: Vec<String> = baselines
+        .iter()
+        .flat_map(|b| {
+            std::iter::once(b.variant())
+                .chain(screening(b, s).into_iter().map(|(_, _, c)| c.variant()))
+        })
+        .collect();
+    let screen = runs.estimate(&screen_setups, s.screen_rounds)?;
+    // Stand-ins of the same filesystems for setups not known yet (their options change the
+    // estimate little: mkfs and the workloads dominate it).
+    let stand_ins = |per: usize| -> Vec<String> {
+        baselines
+            .iter()
+            .flat_map(|b| {
+                std::iter::once(b.variant())
+                    .chain((1..=per).map(move |k| format!("{}-tune{k}={}", b.base, b.space.fs)))
+            })
+            .collect()
+    };
+    let winners = if s.allow_unsafe { 2 } else { 1 };
+    let confirm = runs.estimate(&stand_ins(winners), s.confirm_rounds)?;
+    let race = runs.estimate(&stand_ins(s.cap), s.race_rounds)? * f64::from(s.race_looks);
+    if screen + confirm > s.budget_s {
+        return Err(crate::Error::invalid(
+            "--budget",
+            format!(
+                "{} is too small for screening and one confirmation (≈ {} here); give more \
+                 (--budget), fewer options (--options), or shorter steps (--runtime, --rounds)",
+                crate::units::format_duration(std::time::Duration::from_secs_f64(s.budget_s)),
+                crate::units::format_duration(std::time::Duration::from_secs_f64(screen + confirm))
+            ),
+        ));
+    }
+    Ok((screen, confirm, race))
+}
+
+/// A racer: a candidate and its scores over its baseline, look by look.
+struct Racer {
+    fs: usize,
+    cand: Candidate,
+    score: Vec<f64>,
+    out_at: Option<(usize, Judgement)>,
+}
+
+/// Run the search; the answer (also when a stage was interrupted: `complete` false).
+pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate::Result<Answer> {
+    let start = std::time::Instant::now();
+    let (_, est_confirm, _) = estimates(runs, baselines, s)?;
+    let mut answer = Answer {
+        objectives: Vec::new(),
+        margin: 0.0,
+        allow_unsafe: s.allow_unsafe,
+        budget_s: s.budget_s,
+        spent_s: 0.0,
+        stages: Vec::new(),
+        filesystems: baselines
+            .iter()
+            .map(|b| FsAnswer {
+                fs: b.space.fs.to_string(),
+                baseline: b.written(),
+                screened: Vec::new(),
+                factors: Vec::new(),
+                not_screened: not_screened(b, s),
+                raced: Vec::new(),
+                safe: None,
+                unsafe_best: None,
+            })
+            .collect(),
+        recommended: None,
+        unsafe_best: None,
+        complete: false,
+        notes: Vec::new(),
+    };
+    let stage = |runs: &mut dyn Runs,
+                 answer: &mut Answer,
+                 name: &str,
+                 setups: Vec<String>,
+                 rounds: u32|
+     -> crate::Result<Option<Results>> {
+        let estimate_s = runs.estimate(&setups, rounds)?;
+        let r = runs.run(name, &setups, rounds)?;
+        answer.stages.push(StageRecord {
+            stage: name.to_string(),
+            out: r.out.clone(),
+            setups: setups
+                .iter()
+                .map(|v| v.split('=').next().unwrap_or(v).to_string())
+                .collect(),
+            rounds,
+            estimate_s,
+            seconds: r.seconds,
+        });
+        if r.interrupted {
+            answer
+                .notes
+                .push(format!("interrupted during {name}; the answer is partial"));
+            return Ok(None);
+        }
+        if !r.results.failures.is_empty() {
+            answer.notes.push(format!(
+                "{name}: {} step(s) failed (see {}/results.json); their setups have no score",
+                r.results.failures.len(),
+                r.out
+            ));
+        }
+        Ok(Some(r.results))
+    };
+
+    // 1. Screening.
+    let screens: Vec<Vec<(usize, usize, Candidate)>> =
+        baselines.iter().map(|b| screening(b, s)).collect();
+    let setups: Vec<String> = baselines
+        .iter()
+        .zip(&screens)
+        .flat_map(|(b, sc)| {
+            std::iter::once(b.variant()).chain(sc.iter().map(|(_, _, c)| c.variant()))
+        })
+        .collect();
+    let Some(results) = stage(runs, &mut answer, "screening", setups, s.screen_rounds)? else {
+        return Ok(finish(answer, start));
+    };
+    let objectives = score::objectives(&results);
+    let margin = score::margin(&results, &objectives);
+    answer.objectives = objectives.clone();
+    answer.margin = margin;
+    let judge = |r: &Results, a: &str, b: &str, rounds: u32| -> Judgement {
+        let x = score::ratios(r, &objectives, a, b);
+        let rule = Rule::new(rounds as usize, rounds as usize);
+        paired::judge(&x, &rule, margin)
+    };
+    let mut racers: Vec<Racer> = Vec::new();
+    for (fi, (b, sc)) in baselines.iter().zip(&screens).enumerate() {
+        let fa = &mut answer.filesystems[fi];
+        let mut going = vec![Vec::new(); b.space.factors.len()];
+        let mut gain = vec![vec![0.0; 8]; b.space.factors.len()];
+        for (i, j, c) in sc {
+            let jd = judge(&results, &c.name(), &b.name(), s.screen_rounds);
+            let effect = Effect::of(&jd);
+            if effect.races(jd.ratio) {
+                going[*i].push(*j);
+            }
+            if jd.ratio.is_finite() && jd.ratio > 0.0 {
+                gain[*i][*j] = jd.ratio.ln();
+            }
+            fa.screened.push(ValueRow {
+                factor: b.space.factors[*i].name.to_string(),
+                value: b.space.factors[*i].values[*j].name().to_string(),
+                setup: c.name(),
+                weakens: c.weakens(),
+                effect,
+                judgement: jd,
+            });
+        }
+        for (i, f) in b.space.factors.iter().enumerate() {
+            let effects: Vec<Effect> = fa
+                .screened
+                .iter()
+                .filter(|r| r.factor == f.name)
+                .map(|r| r.effect)
+                .collect();
+            if effects.is_empty() {
+                continue;
+            }
+            let _ = i;
+            fa.factors.push(FactorRow {
+                factor: f.name.to_string(),
+                matters: decide::matters(&effects),
+                why: f.why.to_string(),
+            });
+        }
+        let g = |f: usize, v: usize| gain[f][v];
+        for c in decide::combinations(b.space, &b.baseline, &going, &g, s.allow_unsafe, s.cap) {
+            racers.push(Racer {
+                fs: fi,
+                cand: b.with(c),
+                score: Vec::new(),
+                out_at: None,
+            });
+        }
+    }
+
+    // 2. Racing, while some filesystem has two racers or more in a class and the budget holds.
+    let racing_needed = |racers: &[Racer]| {
+        (0..baselines.len()).any(|fi| {
+            let alive = racers.iter().filter(|r| r.fs == fi && r.out_at.is_none());
+            alive.clone().filter(|r| !r.cand.weakens()).count() > 1
+                || alive.filter(|r| r.cand.weakens()).count() > 0
+                    && racers
+                        .iter()
+                        .filter(|r| r.fs == fi && r.out_at.is_none())
+                        .count()
+                        > 1
+        })
+    };
+    let rule = Rule::new(
+        s.race_rounds as usize,
+        (s.race_rounds * s.race_looks) as usize,
+    );
+    let mut look = 0usize;
+    while racing_needed(&racers) && look < s.race_looks as usize {
+        let alive: Vec<usize> = (0..racers.len())
+            .filter(|&k| racers[k].out_at.is_none())
+            .collect();
+        let setups: Vec<String> = baselines
+            .iter()
+            .map(|b| b.variant())
+            .chain(alive.iter().map(|&k| racers[k].cand.variant()))
+            .collect();
+        let est = runs.estimate(&setups, s.race_rounds)?;
+        if start.elapsed().as_secs_f64() + est + est_confirm > s.budget_s {
+            answer.notes.push(format!(
+                "racing stopped after {look} look(s): another would not leave the budget room for the confirmation"
+            ));
+            break;
+        }
+        look += 1;
+        let Some(r) = stage(
+            runs,
+            &mut answer,
+            &format!("race-{look}"),
+            setups,
+            s.race_rounds,
+        )?
+        else {
+            return Ok(finish(with_racers(answer, &racers, baselines), start));
+        };
+        for &k in &alive {
+            let b = &baselines[racers[k].fs];
+            let x = score::ratios(&r, &objectives, &racers[k].cand.name(), &b.name());
+            racers[k].score.extend(x);
+        }
+        for fi in 0..baselines.len() {
+            let standings: Vec<Standing> = alive
+                .iter()
+                .filter(|&&k| racers[k].fs == fi)
+                .map(|&k| Standing {
+                    id: k,
+                    score: racers[k].score.clone(),
+                    weakens: racers[k].cand.weakens(),
+                })
+                .collect();
+            for (k, j) in decide::eliminate(&standings, &rule, margin) {
+                racers[k].out_at = Some((look, j));
+            }
+        }
+    }
+
+    // 3. Confirmation: each filesystem's safe leader (and unsafe leader) against its baseline.
+    let mut winners: Vec<(usize, Candidate)> = Vec::new();
+    for fi in 0..baselines.len() {
+        let standings: Vec<Standing> = racers
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.fs == fi && r.out_at.is_none())
+            .map(|(k, r)| Standing {
+                id: k,
+                // Without a race, the screening estimate stands in to pick the leader; the
+                // gain reported comes from the confirmation either way.
+                score: if r.score.is_empty() {
+                    vec![1.0]
+                } else {
+                    r.score.clone()
+                },
+                weakens: r.cand.weakens(),
+            })
+            .collect();
+        let safe = decide::leader(&standings, true);
+        let all = decide::leader(&standings, false);
+        for k in [safe, all].into_iter().flatten() {
+            if !winners.iter().any(|(_, c)| *c == racers[k].cand) {
+                winners.push((fi, racers[k].cand.clone()));
+            }
+        }
+    }
+    answer = with_racers(answer, &racers, baselines);
+    if winners.is_empty() {
+        answer
+            .notes
+            .push("no option helped in screening: nothing to confirm".into());
+        answer.complete = true;
+        return Ok(finish(answer, start));
+    }
+    let setups: Vec<String> = baselines
+        .iter()
+        .map(|b| b.variant())
+        .chain(winners.iter().map(|(_, c)| c.variant()))
+        .collect();
+    let Some(r) = stage(runs, &mut answer, "confirmation", setups, s.confirm_rounds)? else {
+        return Ok(finish(answer, start));
+    };
+    let mut best_safe: Option<Confirmed> = None;
+    let mut best_unsafe: Option<Confirmed> = None;
+    for (fi, c) in &winners {
+        let b = &baselines[*fi];
+        let gain = judge(&r, &c.name(), &b.name(), s.confirm_rounds);
+        let conf = Confirmed {
+            setup: c.written(),
+            baseline: b.name(),
+            gain,
+        };
+        let fa = &mut answer.filesystems[*fi];
+        let slot = if c.weakens() {
+            &mut fa.unsafe_best
+        } else {
+            &mut fa.safe
+        };
+        *slot = Some(conf.clone());
+        let better = |o: &Option<Confirmed>| o.as_ref().is_none_or(|x| gain.ratio > x.gain.ratio);
+        let confirmed = gain.outcome == paired::Outcome::Ahead;
+        if c.weakens() {
+            if better(&best_unsafe) {
+                best_unsafe = Some(conf);
+            }
+        } else if confirmed && better(&best_safe) {
+            best_safe = Some(conf);
+        } else if !confirmed {
+            answer.notes.push(format!(
+                "{}'s lead did not hold in the fresh rounds ({} {} over {}): not recommended",
+                c.name(),
+                gain.outcome.words(),
+                paired::percent_text(&gain),
+                b.name()
+            ));
+        }
+    }
+    if baselines.len() > 1 {
+        answer.notes.push(
+            "each gain is over its own filesystem's baseline; compare filesystems with \
+             `fsbench compare` on the confirmation's results.json"
+                .into(),
+        );
+    }
+    answer.recommended = best_safe;
+    answer.unsafe_best = best_unsafe;
+    answer.complete = true;
+    Ok(finish(answer, start))
+}
+
+fn with_racers(mut answer: Answer, racers: &[Racer], baselines: &[Candidate]) -> Answer {
+    for (fi, fa) in answer.filesystems.iter_mut().enumerate() {
+        let _ = &baselines[fi];
+        fa.raced = racers
+            .iter()
+            .filter(|r| r.fs == fi)
+            .map(|r| Tried {
+                setup: r.cand.written(),
+                fate: if r.out_at.is_some() {
+                    "eliminated"
+                } else {
+                    "survived"
+                }
+                .into(),
+                eliminated_at: r.out_at.as_ref().map(|(l, _)| *l),
+                against_leader: r.out_at.as_ref().map(|(_, j)| *j),
+                score: decide::mean(&r.score),
+            })
+            .collect();
+    }
+    answer
+}
+
+fn finish(mut answer: Answer, start: std::time::Instant) -> Answer {
+    answer.spent_s = start.elapsed().as_secs_f64();
+    answer
+}
