@@ -364,6 +364,26 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
                 why: f.why.to_string(),
             });
         }
+        let said = |e: Effect| {
+            let v: Vec<String> = fa
+                .screened
+                .iter()
+                .filter(|r| r.effect == e)
+                .map(|r| format!("{} ({})", r.value, paired::percent_text(&r.judgement)))
+                .collect();
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        crate::host::stdio::note(&format!(
+            "fsbench tune: {} screening: helps: {}; hurts: {}; does not matter: {}",
+            b.space.fs,
+            said(Effect::Helps),
+            said(Effect::Hurts),
+            said(Effect::NoMatter)
+        ));
         let g = |f: usize, v: usize| gain[f][v];
         for c in decide::combinations(b.space, &b.baseline, &going, &g, s.allow_unsafe, s.cap) {
             racers.push(Racer {
@@ -375,17 +395,15 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
         }
     }
 
-    // 2. Racing, while some filesystem has two racers or more in a class and the budget holds.
-    let racing_needed = |racers: &[Racer]| {
+    // 2. Racing, while a look could still drop someone and the budget holds: two safe
+    // racers or two weakening ones of a filesystem, or before the first look a weakening one
+    // beside a safe one (it drops when behind the safe leader).
+    let racing_needed = |racers: &[Racer], look: usize| {
         (0..baselines.len()).any(|fi| {
-            let alive = racers.iter().filter(|r| r.fs == fi && r.out_at.is_none());
-            alive.clone().filter(|r| !r.cand.weakens()).count() > 1
-                || alive.filter(|r| r.cand.weakens()).count() > 0
-                    && racers
-                        .iter()
-                        .filter(|r| r.fs == fi && r.out_at.is_none())
-                        .count()
-                        > 1
+            let alive = || racers.iter().filter(|r| r.fs == fi && r.out_at.is_none());
+            let safe = alive().filter(|r| !r.cand.weakens()).count();
+            let weak = alive().filter(|r| r.cand.weakens()).count();
+            safe > 1 || weak > 1 || (look == 0 && weak == 1 && safe >= 1)
         })
     };
     let rule = Rule::new(
@@ -393,7 +411,7 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
         (s.race_rounds * s.race_looks) as usize,
     );
     let mut look = 0usize;
-    while racing_needed(&racers) && look < s.race_looks as usize {
+    while racing_needed(&racers, look) && look < s.race_looks as usize {
         let alive: Vec<usize> = (0..racers.len())
             .filter(|&k| racers[k].out_at.is_none())
             .collect();
@@ -435,8 +453,26 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
                     weakens: racers[k].cand.weakens(),
                 })
                 .collect();
-            for (k, j) in decide::eliminate(&standings, &rule, margin) {
-                racers[k].out_at = Some((look, j));
+            let out = decide::eliminate(&standings, &rule, margin);
+            for (k, j) in &out {
+                racers[*k].out_at = Some((look, *j));
+            }
+            if let Some(l) = decide::leader(&standings, false) {
+                crate::host::stdio::note(&format!(
+                    "fsbench tune: {} after race look {look}: leader {} ({:+.1} % over {}); dropped: {}",
+                    baselines[fi].space.fs,
+                    racers[l].cand.name(),
+                    (decide::mean(&racers[l].score) - 1.0) * 100.0,
+                    baselines[fi].name(),
+                    if out.is_empty() {
+                        "none".to_string()
+                    } else {
+                        out.iter()
+                            .map(|(k, _)| racers[*k].cand.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ));
             }
         }
     }
@@ -558,4 +594,183 @@ fn with_racers(mut answer: Answer, racers: &[Racer], baselines: &[Candidate]) ->
 fn finish(mut answer: Answer, start: std::time::Instant) -> Answer {
     answer.spent_s = start.elapsed().as_secs_f64();
     answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::registry;
+    use crate::results::Sample;
+
+    /// Stages on a model instead of a disk: a setup's IOPS is 1000 × the effect of each of
+    /// its mount and mkfs words, times a small deterministic noise per stage, setup and round.
+    struct Model {
+        effects: &'static [(&'static str, f64)],
+        stages: Vec<(String, Vec<String>)>,
+    }
+
+    impl Runs for Model {
+        fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64> {
+            Ok(variants.len() as f64 * f64::from(rounds))
+        }
+
+        fn run(
+            &mut self,
+            stage: &str,
+            variants: &[String],
+            rounds: u32,
+        ) -> crate::Result<StageRun> {
+            let mut results = Results::default();
+            for (i, v) in variants.iter().enumerate() {
+                let setup = crate::plan::variant::parse_setup(v)?;
+                let words: Vec<String> = setup
+                    .mount
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once(setup.mkfs.join(" ")))
+                    .collect();
+                let effect: f64 = self
+                    .effects
+                    .iter()
+                    .filter(|(w, _)| words.iter().any(|x| x == w))
+                    .map(|(_, e)| e)
+                    .product();
+                for round in 1..=rounds {
+                    let k = (self.stages.len() * 31 + i * 7 + round as usize) as f64;
+                    let noise = 1.0 + 0.01 * (k * 1.7).sin();
+                    results.samples.push(Sample {
+                        setup: setup.name.clone(),
+                        workload: "randwrite".into(),
+                        metric: registry::IOPS.into(),
+                        unit: "IOPS".into(),
+                        round,
+                        value: 1000.0 * effect * noise,
+                    });
+                }
+            }
+            self.stages.push((stage.to_string(), variants.to_vec()));
+            Ok(StageRun {
+                results,
+                interrupted: false,
+                out: format!("OUT/{stage}"),
+                seconds: 1.0,
+            })
+        }
+    }
+
+    fn settings(options: &[&str]) -> Settings {
+        Settings {
+            screen_rounds: 3,
+            race_rounds: 2,
+            race_looks: 3,
+            confirm_rounds: 3,
+            cap: 8,
+            allow_unsafe: false,
+            budget_s: 1000.0,
+            allowed,
+            filter: Filter(options.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn ext4() -> Vec<Candidate> {
+        let s = crate::plan::variant::parse_setup("ext4").unwrap();
+        vec![super::super::candidate::baseline_of(&s).unwrap()]
+    }
+
+    #[test]
+    fn screening_sorts_the_options_and_one_helper_is_confirmed_without_a_race() {
+        let mut m = Model {
+            effects: &[("noatime", 1.25), ("lazytime", 1.0), ("discard", 0.7)],
+            stages: Vec::new(),
+        };
+        let a = run(
+            &mut m,
+            &ext4(),
+            &settings(&["atime", "lazytime", "discard"]),
+        )
+        .unwrap();
+        let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names, ["screening", "confirmation"]);
+        let f = &a.filesystems[0];
+        let effect = |v: &str| f.screened.iter().find(|r| r.value == v).unwrap().effect;
+        assert_eq!(effect("noatime"), Effect::Helps);
+        assert_eq!(effect("lazytime"), Effect::NoMatter);
+        assert_eq!(effect("discard"), Effect::Hurts);
+        let rec = a.recommended.as_ref().expect("noatime recommended");
+        assert_eq!(rec.setup.variant, "ext4-noatime=ext4:mount=noatime");
+        assert_eq!(
+            rec.setup.fstab.as_deref().unwrap(),
+            "/dev/DEVICE  /srv/data  ext4  noatime  0  2"
+        );
+        // The gain is the confirmation's: its rounds, its baseline in the same stage.
+        assert_eq!(rec.gain.rounds, 3);
+        assert!((rec.gain.ratio - 1.25).abs() < 0.03, "{}", rec.gain.ratio);
+        assert_eq!(m.stages[1].1, ["ext4", "ext4-noatime=ext4:mount=noatime"]);
+        assert!(a.complete);
+        assert!(a.render().contains("Recommended: ext4-noatime"));
+    }
+
+    #[test]
+    fn two_helpers_race_their_combination_and_the_weaker_single_drops() {
+        let mut m = Model {
+            effects: &[("noatime", 1.2), ("-I 512", 1.1)],
+            stages: Vec::new(),
+        };
+        let a = run(&mut m, &ext4(), &settings(&["atime", "inode_size"])).unwrap();
+        let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names[0], "screening");
+        assert_eq!(names[1], "race-1");
+        assert_eq!(*names.last().unwrap(), "confirmation");
+        let f = &a.filesystems[0];
+        assert_eq!(f.raced.len(), 3, "{:?}", f.raced);
+        let fate = |n: &str| f.raced.iter().find(|t| t.setup.name == n).unwrap();
+        assert_eq!(fate("ext4-I-512").fate, "eliminated");
+        assert_eq!(fate("ext4-I-512").eliminated_at, Some(1));
+        assert_eq!(fate("ext4-noatime-I-512").fate, "survived");
+        let rec = a.recommended.as_ref().unwrap();
+        assert_eq!(rec.setup.name, "ext4-noatime-I-512");
+        assert!((rec.gain.ratio - 1.32).abs() < 0.03, "{}", rec.gain.ratio);
+    }
+
+    #[test]
+    fn nothing_helps_keeps_the_defaults_and_unsafe_values_need_the_flag() {
+        let mut m = Model {
+            effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
+            stages: Vec::new(),
+        };
+        let a = run(&mut m, &ext4(), &settings(&["atime", "data"])).unwrap();
+        assert!(a.recommended.is_none() && a.unsafe_best.is_none());
+        assert!(!m.stages[0].1.iter().any(|v| v.contains("writeback")));
+        assert!(a.render().contains("keep the defaults"));
+        let mut m = Model {
+            effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
+            stages: Vec::new(),
+        };
+        let s = Settings {
+            allow_unsafe: true,
+            ..settings(&["atime", "data"])
+        };
+        let a = run(&mut m, &ext4(), &s).unwrap();
+        // The weakening winner is reported apart; it is never the recommendation.
+        assert!(a.recommended.is_none());
+        let u = a.unsafe_best.as_ref().unwrap();
+        assert_eq!(u.setup.name, "ext4-data-writeback");
+        assert!(u.setup.weakens);
+        assert!(a.render().contains("Faster but less durable"));
+    }
+
+    #[test]
+    fn a_budget_short_of_screening_and_a_confirmation_is_refused() {
+        let mut m = Model {
+            effects: &[],
+            stages: Vec::new(),
+        };
+        let s = Settings {
+            budget_s: 5.0,
+            ..settings(&[])
+        };
+        let e = run(&mut m, &ext4(), &s).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(m.stages.is_empty());
+    }
 }
