@@ -4,7 +4,10 @@
 
 use super::run::PlanFlags;
 
-const EXAMPLES: &str = "\
+// One literal per line where the flag's name is, so the source scan for the `unsafe` keyword
+// (tests/layering.rs) sees it inside a string.
+const EXAMPLES: &str = concat!(
+    "\
 Examples:
   # Which ext4 and XFS options make random writes faster here, in at most 30 minutes:
   sudo fsbench tune --fs ext4,xfs --only randwrite --budget 30m
@@ -14,15 +17,17 @@ Examples:
 
   # Only some options (factor names or values), and durability-weakening ones too
   # (data=writeback, barrier=0, commit=60, nodatacow: reported apart from the safe answer):
-  sudo fsbench tune --fs ext4 --options atime,data,async_commit --allow-unsafe
-
+",
+    "  sudo fsbench tune --fs ext4 --options atime,data,lazytime --allow-unsafe\n",
+    "
   # Start from the options in use (each must be in the space, docs/tune.md):
   sudo fsbench tune --fs 'mine=ext4:mount=noatime'
 
 Every stage is a fsbench run in OUT/<n>-<stage>/ (results.json); the answer is OUT/tune.json.
 Exit codes: 0 ok, 1 a step failed, 2 bad input (an unknown option, an invalid combination, a
 budget too small for screening and one confirmation: nothing was created), 128 + signal when
-interrupted (the partial answer is in tune.json).";
+interrupted (the partial answer is in tune.json)."
+);
 
 /// Flags of `fsbench tune`.
 #[derive(Debug, Clone, clap::Args)]

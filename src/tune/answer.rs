@@ -143,21 +143,29 @@ fn level(j: &Judgement) -> String {
 impl Answer {
     /// The text shown first on screen.
     pub fn render(&self) -> String {
-        use std::fmt::Write;
         let mut o = String::new();
+        self.header(&mut o);
+        self.answer(&mut o);
+        for f in &self.filesystems {
+            self.options(&mut o, f);
+        }
+        self.time(&mut o);
+        o
+    }
+
+    /// What was searched, on what, judged how.
+    fn header(&self, o: &mut String) {
+        use std::fmt::Write;
         let work: Vec<String> = self
             .objectives
             .iter()
             .map(|x| format!("{} ({})", x.workload, crate::metrics::def(&x.metric).label))
             .collect();
+        let fs: Vec<&str> = self.filesystems.iter().map(|f| f.fs.as_str()).collect();
         let _ = writeln!(
             o,
-            "fsbench tune: {} on {}; score: {}; margin ±{:.0} %",
-            self.filesystems
-                .iter()
-                .map(|f| f.fs.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
+            "fsbench tune: {} on {}; score: {}; margin ±{:.0} %\n",
+            fs.join(", "),
             if work.is_empty() {
                 "no workload recorded".to_string()
             } else {
@@ -170,35 +178,33 @@ impl Answer {
             },
             self.margin * 100.0
         );
-        o.push('\n');
+    }
+
+    /// The recommendation (or the defaults) and the weakening setup apart.
+    fn answer(&self, o: &mut String) {
+        use std::fmt::Write;
         match &self.recommended {
             Some(c) => {
                 let _ = writeln!(
                     o,
-                    "Recommended: {}  ({} over {} as it is, {} {}, {} fresh rounds)",
+                    "Recommended: {}  ({} over {} as it is, {} fresh rounds)",
                     c.setup.name,
-                    pct(c.gain.ratio),
+                    gain_text(&c.gain),
                     c.baseline,
-                    level(&c.gain),
-                    c.gain
-                        .interval
-                        .map(|(a, b)| format!("{} … {}", pct(a), pct(b)))
-                        .unwrap_or_else(|| "none".into()),
                     c.gain.rounds
                 );
-                write_setup(&mut o, &c.setup);
-                let _ = writeln!(o, "  confirmation: {}", c.gain.outcome.words());
+                write_setup(o, &c.setup);
             }
             None => {
+                let bases: Vec<&str> = self
+                    .filesystems
+                    .iter()
+                    .map(|f| f.baseline.name.as_str())
+                    .collect();
                 let _ = writeln!(
                     o,
-                    "Recommended: keep the defaults ({}): no safe option beat them in the \
-                     confirmation rounds{}.",
-                    self.filesystems
-                        .iter()
-                        .map(|f| f.baseline.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    "Recommended: keep {} as it is: no safe option beat it beyond noise{}.",
+                    bases.join(", "),
                     if self.complete {
                         ""
                     } else {
@@ -210,28 +216,52 @@ impl Answer {
         if let Some(c) = &self.unsafe_best {
             let _ = writeln!(
                 o,
-                "\nFaster but less durable (weakens durability; never the recommendation): {}  \
-                 ({} over {}, {} {})",
+                "\nLess durable, never the recommendation: {}  ({} over {}: {})",
                 c.setup.name,
-                pct(c.gain.ratio),
+                gain_text(&c.gain),
                 c.baseline,
-                level(&c.gain),
-                c.gain
-                    .interval
-                    .map(|(a, b)| format!("{} … {}", pct(a), pct(b)))
-                    .unwrap_or_else(|| "none".into()),
+                c.gain.outcome.words()
             );
-            write_setup(&mut o, &c.setup);
+            write_setup(o, &c.setup);
         }
-        for f in &self.filesystems {
-            let _ = writeln!(
-                o,
-                "\n{}: options one at a time against {}",
-                f.fs, f.baseline.name
-            );
-            let rows =
-                |e: &'static [Effect]| f.screened.iter().filter(move |r| e.contains(&r.effect));
-            let line = |o: &mut String, r: &ValueRow| {
+    }
+
+    /// One filesystem's options by verdict, and its race.
+    fn options(&self, o: &mut String, f: &FsAnswer) {
+        use std::fmt::Write;
+        let _ = writeln!(
+            o,
+            "\n{}: options one at a time against {}",
+            f.fs, f.baseline.name
+        );
+        let groups: [(&[Effect], String); 3] = [
+            (
+                &[Effect::Helps, Effect::Hurts],
+                "matter (beyond noise):".into(),
+            ),
+            (
+                &[Effect::NoMatter],
+                format!(
+                    "do not matter (equivalent within ±{:.0} %):",
+                    self.margin * 100.0
+                ),
+            ),
+            (
+                &[Effect::Unclear],
+                "not separated (more rounds would tell):".into(),
+            ),
+        ];
+        for (effects, title) in groups {
+            let rows: Vec<&ValueRow> = f
+                .screened
+                .iter()
+                .filter(|r| effects.contains(&r.effect))
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let _ = writeln!(o, "  {title}");
+            for r in rows {
                 let _ = writeln!(
                     o,
                     "    {:<22} {:<28}{}",
@@ -243,56 +273,39 @@ impl Answer {
                         ""
                     }
                 );
-            };
-            let matter: Vec<&ValueRow> = rows(&[Effect::Helps, Effect::Hurts]).collect();
-            if !matter.is_empty() {
-                let _ = writeln!(o, "  matter (beyond noise):");
-                for r in matter {
-                    line(&mut o, r);
-                }
             }
-            let no: Vec<&ValueRow> = rows(&[Effect::NoMatter]).collect();
-            if !no.is_empty() {
-                let _ = writeln!(
-                    o,
-                    "  do not matter (equivalent within ±{:.0} %):",
-                    self.margin * 100.0
-                );
-                for r in no {
-                    line(&mut o, r);
-                }
-            }
-            let open: Vec<&ValueRow> = rows(&[Effect::Unclear]).collect();
-            if !open.is_empty() {
-                let _ = writeln!(o, "  not separated (more rounds would tell):");
-                for r in open {
-                    line(&mut o, r);
-                }
-            }
-            let failed: Vec<&str> = rows(&[Effect::NoData]).map(|r| r.value.as_str()).collect();
-            if !failed.is_empty() {
-                let _ = writeln!(o, "  no data (their steps failed): {}", failed.join(", "));
-            }
-            for n in &f.not_screened {
-                let _ = writeln!(o, "  not screened: {n}");
-            }
-            if f.raced.len() == 1 {
+        }
+        let failed: Vec<&str> = f
+            .screened
+            .iter()
+            .filter(|r| r.effect == Effect::NoData)
+            .map(|r| r.value.as_str())
+            .collect();
+        if !failed.is_empty() {
+            let _ = writeln!(o, "  no data (their steps failed): {}", failed.join(", "));
+        }
+        for n in &f.not_screened {
+            let _ = writeln!(o, "  not screened: {n}");
+        }
+        let out: Vec<String> = f
+            .raced
+            .iter()
+            .filter(|t| t.fate == "eliminated")
+            .map(|t| format!("{} (look {})", t.setup.name, t.eliminated_at.unwrap_or(0)))
+            .collect();
+        match f.raced.len() {
+            0 => {}
+            1 => {
                 let _ = writeln!(
                     o,
                     "  one combination went on ({}): confirmed without a race",
                     f.raced[0].setup.name
                 );
-            } else if !f.raced.is_empty() {
-                let out: Vec<String> = f
-                    .raced
-                    .iter()
-                    .filter(|t| t.fate == "eliminated")
-                    .map(|t| format!("{} (look {})", t.setup.name, t.eliminated_at.unwrap_or(0)))
-                    .collect();
+            }
+            n => {
                 let _ = writeln!(
                     o,
-                    "  raced {} combinations; eliminated {}{}",
-                    f.raced.len(),
+                    "  raced {n} combinations; eliminated {}{}",
                     out.len(),
                     if out.is_empty() {
                         String::new()
@@ -302,25 +315,35 @@ impl Answer {
                 );
             }
         }
+    }
+
+    /// The time against the budget, and the notes.
+    fn time(&self, o: &mut String) {
+        use std::fmt::Write;
+        let d = |s: f64| crate::units::format_duration(std::time::Duration::from_secs_f64(s));
+        let stages: Vec<String> = self
+            .stages
+            .iter()
+            .map(|s| format!("{} {}", s.stage, d(s.seconds)))
+            .collect();
         let _ = writeln!(
             o,
             "\nTime: {} of the {} budget ({})",
-            crate::units::format_duration(std::time::Duration::from_secs_f64(self.spent_s)),
-            crate::units::format_duration(std::time::Duration::from_secs_f64(self.budget_s)),
-            self.stages
-                .iter()
-                .map(|s| format!(
-                    "{} {}",
-                    s.stage,
-                    crate::units::format_duration(std::time::Duration::from_secs_f64(s.seconds))
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
+            d(self.spent_s),
+            d(self.budget_s),
+            stages.join(", ")
         );
         for n in &self.notes {
             let _ = writeln!(o, "note: {n}");
         }
-        o
+    }
+}
+
+/// "+12.0 % (90 % interval +8.1 % … +16.0 %)".
+fn gain_text(j: &Judgement) -> String {
+    match j.interval {
+        Some((a, b)) => format!("{}, {} {} … {}", pct(j.ratio), level(j), pct(a), pct(b)),
+        None => pct(j.ratio),
     }
 }
 

@@ -136,7 +136,7 @@ impl Candidate {
                     .to_string()
             })
             .collect();
-        let (mkfs, fstab) = if fs == "zfs" {
+        let (mkfs, fstab) = if !self.space.fstab {
             let o: Vec<String> = self
                 .words(Place::Prop)
                 .iter()

@@ -240,9 +240,28 @@ struct Racer {
 
 /// Run the search; the answer (also when a stage was interrupted: `complete` false).
 pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate::Result<Answer> {
-    let start = std::time::Instant::now();
     let (_, est_confirm, _) = estimates(runs, baselines, s)?;
-    let mut answer = Answer {
+    let mut search = Search {
+        runs,
+        baselines,
+        s,
+        start: std::time::Instant::now(),
+        est_confirm,
+        answer: empty_answer(baselines, s),
+        objectives: Vec::new(),
+        margin: 0.0,
+        racers: Vec::new(),
+    };
+    if search.screen()? && search.race()? {
+        search.confirm()?;
+    }
+    search.answer.spent_s = search.start.elapsed().as_secs_f64();
+    Ok(search.answer)
+}
+
+/// The answer before any stage ran.
+fn empty_answer(baselines: &[Candidate], s: &Settings) -> Answer {
+    Answer {
         objectives: Vec::new(),
         margin: 0.0,
         allow_unsafe: s.allow_unsafe,
@@ -266,16 +285,34 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
         unsafe_best: None,
         complete: false,
         notes: Vec::new(),
-    };
-    let stage = |runs: &mut dyn Runs,
-                 answer: &mut Answer,
-                 name: &str,
-                 setups: Vec<String>,
-                 rounds: u32|
-     -> crate::Result<Option<Results>> {
-        let estimate_s = runs.estimate(&setups, rounds)?;
-        let r = runs.run(name, &setups, rounds)?;
-        answer.stages.push(StageRecord {
+    }
+}
+
+/// The search's state between its stages.
+struct Search<'a> {
+    runs: &'a mut dyn Runs,
+    baselines: &'a [Candidate],
+    s: &'a Settings,
+    start: std::time::Instant,
+    /// The confirmation's estimate, kept free of racing.
+    est_confirm: f64,
+    answer: Answer,
+    objectives: Vec<score::Objective>,
+    margin: f64,
+    racers: Vec<Racer>,
+}
+
+impl Search<'_> {
+    /// Run one stage and record it; `None` when it was interrupted (the answer says so).
+    fn stage(
+        &mut self,
+        name: &str,
+        setups: Vec<String>,
+        rounds: u32,
+    ) -> crate::Result<Option<Results>> {
+        let estimate_s = self.runs.estimate(&setups, rounds)?;
+        let r = self.runs.run(name, &setups, rounds)?;
+        self.answer.stages.push(StageRecord {
             stage: name.to_string(),
             out: r.out.clone(),
             setups: setups
@@ -287,50 +324,70 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
             seconds: r.seconds,
         });
         if r.interrupted {
-            answer
+            self.answer
                 .notes
                 .push(format!("interrupted during {name}; the answer is partial"));
             return Ok(None);
         }
         if !r.results.failures.is_empty() {
-            answer.notes.push(format!(
+            self.answer.notes.push(format!(
                 "{name}: {} step(s) failed (see {}/results.json); their setups have no score",
                 r.results.failures.len(),
                 r.out
             ));
         }
         Ok(Some(r.results))
-    };
+    }
 
-    // 1. Screening.
-    let screens: Vec<Vec<(usize, usize, Candidate)>> =
-        baselines.iter().map(|b| screening(b, s)).collect();
-    let setups: Vec<String> = baselines
-        .iter()
-        .zip(&screens)
-        .flat_map(|(b, sc)| {
-            std::iter::once(b.variant()).chain(sc.iter().map(|(_, _, c)| c.variant()))
-        })
-        .collect();
-    let Some(results) = stage(runs, &mut answer, "screening", setups, s.screen_rounds)? else {
-        return Ok(finish(answer, start));
-    };
-    let objectives = score::objectives(&results);
-    let margin = score::margin(&results, &objectives);
-    answer.objectives = objectives.clone();
-    answer.margin = margin;
-    let judge = |r: &Results, a: &str, b: &str, rounds: u32| -> Judgement {
-        let x = score::ratios(r, &objectives, a, b);
+    /// The judgement of setup `a`'s score over `b`'s in `r`, one look at `rounds`.
+    fn judge(&self, r: &Results, a: &str, b: &str, rounds: u32) -> Judgement {
+        let x = score::ratios(r, &self.objectives, a, b);
         let rule = Rule::new(rounds as usize, rounds as usize);
-        paired::judge(&x, &rule, margin)
-    };
-    let mut racers: Vec<Racer> = Vec::new();
-    for (fi, (b, sc)) in baselines.iter().zip(&screens).enumerate() {
-        let fa = &mut answer.filesystems[fi];
+        paired::judge(&x, &rule, self.margin)
+    }
+
+    /// 1. Screening: each value alone against its baseline; the racers from the values that
+    /// go on. False when interrupted.
+    fn screen(&mut self) -> crate::Result<bool> {
+        let screens: Vec<Vec<(usize, usize, Candidate)>> = self
+            .baselines
+            .iter()
+            .map(|b| screening(b, self.s))
+            .collect();
+        let setups: Vec<String> = self
+            .baselines
+            .iter()
+            .zip(&screens)
+            .flat_map(|(b, sc)| {
+                std::iter::once(b.variant()).chain(sc.iter().map(|(_, _, c)| c.variant()))
+            })
+            .collect();
+        let Some(results) = self.stage("screening", setups, self.s.screen_rounds)? else {
+            return Ok(false);
+        };
+        self.objectives = score::objectives(&results);
+        self.margin = score::margin(&results, &self.objectives);
+        self.answer.objectives = self.objectives.clone();
+        self.answer.margin = self.margin;
+        for (fi, sc) in screens.iter().enumerate() {
+            self.screen_one(fi, sc, &results);
+        }
+        Ok(true)
+    }
+
+    /// Screening's verdicts for filesystem `fi` from `results`, and its racers.
+    fn screen_one(&mut self, fi: usize, sc: &[(usize, usize, Candidate)], results: &Results) {
+        let b = &self.baselines[fi];
         let mut going = vec![Vec::new(); b.space.factors.len()];
-        let mut gain = vec![vec![0.0; 8]; b.space.factors.len()];
+        let mut gain: Vec<Vec<f64>> = b
+            .space
+            .factors
+            .iter()
+            .map(|f| vec![0.0; f.values.len()])
+            .collect();
+        let mut rows = Vec::new();
         for (i, j, c) in sc {
-            let jd = judge(&results, &c.name(), &b.name(), s.screen_rounds);
+            let jd = self.judge(results, &c.name(), &b.name(), self.s.screen_rounds);
             let effect = Effect::of(&jd);
             if effect.races(jd.ratio) {
                 going[*i].push(*j);
@@ -338,7 +395,7 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
             if jd.ratio.is_finite() && jd.ratio > 0.0 {
                 gain[*i][*j] = jd.ratio.ln();
             }
-            fa.screened.push(ValueRow {
+            rows.push(ValueRow {
                 factor: b.space.factors[*i].name.to_string(),
                 value: b.space.factors[*i].values[*j].name().to_string(),
                 setup: c.name(),
@@ -347,22 +404,22 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
                 judgement: jd,
             });
         }
-        for (i, f) in b.space.factors.iter().enumerate() {
+        let fa = &mut self.answer.filesystems[fi];
+        fa.screened = rows;
+        for f in b.space.factors {
             let effects: Vec<Effect> = fa
                 .screened
                 .iter()
                 .filter(|r| r.factor == f.name)
                 .map(|r| r.effect)
                 .collect();
-            if effects.is_empty() {
-                continue;
+            if !effects.is_empty() {
+                fa.factors.push(FactorRow {
+                    factor: f.name.to_string(),
+                    matters: decide::matters(&effects),
+                    why: f.why.to_string(),
+                });
             }
-            let _ = i;
-            fa.factors.push(FactorRow {
-                factor: f.name.to_string(),
-                matters: decide::matters(&effects),
-                why: f.why.to_string(),
-            });
         }
         let said = |e: Effect| {
             let v: Vec<String> = fa
@@ -385,8 +442,16 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
             said(Effect::NoMatter)
         ));
         let g = |f: usize, v: usize| gain[f][v];
-        for c in decide::combinations(b.space, &b.baseline, &going, &g, s.allow_unsafe, s.cap) {
-            racers.push(Racer {
+        let combos = decide::combinations(
+            b.space,
+            &b.baseline,
+            &going,
+            &g,
+            self.s.allow_unsafe,
+            self.s.cap,
+        );
+        for c in combos {
+            self.racers.push(Racer {
                 fs: fi,
                 cand: b.with(c),
                 score: Vec::new(),
@@ -395,142 +460,204 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
         }
     }
 
-    // 2. Racing, while a look could still drop someone and the budget holds: two safe
-    // racers or two weakening ones of a filesystem, or before the first look a weakening one
-    // beside a safe one (it drops when behind the safe leader).
-    let racing_needed = |racers: &[Racer], look: usize| {
-        (0..baselines.len()).any(|fi| {
-            let alive = || racers.iter().filter(|r| r.fs == fi && r.out_at.is_none());
+    /// Whether a race look could still drop someone: two safe racers or two weakening ones
+    /// of a filesystem, or before the first look a weakening one beside a safe one (it drops
+    /// when behind the safe leader).
+    fn racing_needed(&self, look: usize) -> bool {
+        (0..self.baselines.len()).any(|fi| {
+            let alive = || {
+                self.racers
+                    .iter()
+                    .filter(|r| r.fs == fi && r.out_at.is_none())
+            };
             let safe = alive().filter(|r| !r.cand.weakens()).count();
             let weak = alive().filter(|r| r.cand.weakens()).count();
             safe > 1 || weak > 1 || (look == 0 && weak == 1 && safe >= 1)
         })
-    };
-    let rule = Rule::new(
-        s.race_rounds as usize,
-        (s.race_rounds * s.race_looks) as usize,
-    );
-    let mut look = 0usize;
-    while racing_needed(&racers, look) && look < s.race_looks as usize {
-        let alive: Vec<usize> = (0..racers.len())
-            .filter(|&k| racers[k].out_at.is_none())
-            .collect();
-        let setups: Vec<String> = baselines
-            .iter()
-            .map(|b| b.variant())
-            .chain(alive.iter().map(|&k| racers[k].cand.variant()))
-            .collect();
-        let est = runs.estimate(&setups, s.race_rounds)?;
-        if start.elapsed().as_secs_f64() + est + est_confirm > s.budget_s {
-            answer.notes.push(format!(
-                "racing stopped after {look} look(s): another would not leave the budget room for the confirmation"
-            ));
-            break;
-        }
-        look += 1;
-        let Some(r) = stage(
-            runs,
-            &mut answer,
-            &format!("race-{look}"),
-            setups,
-            s.race_rounds,
-        )?
-        else {
-            return Ok(finish(with_racers(answer, &racers, baselines), start));
-        };
-        for &k in &alive {
-            let b = &baselines[racers[k].fs];
-            let x = score::ratios(&r, &objectives, &racers[k].cand.name(), &b.name());
-            racers[k].score.extend(x);
-        }
-        for fi in 0..baselines.len() {
-            let standings: Vec<Standing> = alive
-                .iter()
-                .filter(|&&k| racers[k].fs == fi)
-                .map(|&k| Standing {
-                    id: k,
-                    score: racers[k].score.clone(),
-                    weakens: racers[k].cand.weakens(),
-                })
+    }
+
+    /// 2. Racing, look by look while one could drop someone and the budget holds. False
+    /// when interrupted.
+    fn race(&mut self) -> crate::Result<bool> {
+        let s = self.s;
+        let rule = Rule::new(
+            s.race_rounds as usize,
+            (s.race_rounds * s.race_looks) as usize,
+        );
+        let mut look = 0usize;
+        while self.racing_needed(look) && look < s.race_looks as usize {
+            let alive: Vec<usize> = (0..self.racers.len())
+                .filter(|&k| self.racers[k].out_at.is_none())
                 .collect();
-            let out = decide::eliminate(&standings, &rule, margin);
-            for (k, j) in &out {
-                racers[*k].out_at = Some((look, *j));
-            }
-            if let Some(l) = decide::leader(&standings, false) {
-                crate::host::stdio::note(&format!(
-                    "fsbench tune: {} after race look {look}: leader {} ({:+.1} % over {}); dropped: {}",
-                    baselines[fi].space.fs,
-                    racers[l].cand.name(),
-                    (decide::mean(&racers[l].score) - 1.0) * 100.0,
-                    baselines[fi].name(),
-                    if out.is_empty() {
-                        "none".to_string()
-                    } else {
-                        out.iter()
-                            .map(|(k, _)| racers[*k].cand.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
+            let setups: Vec<String> = self
+                .baselines
+                .iter()
+                .map(|b| b.variant())
+                .chain(alive.iter().map(|&k| self.racers[k].cand.variant()))
+                .collect();
+            let est = self.runs.estimate(&setups, s.race_rounds)?;
+            if self.start.elapsed().as_secs_f64() + est + self.est_confirm > s.budget_s {
+                self.answer.notes.push(format!(
+                    "racing stopped after {look} look(s): another would not leave the budget \
+                     room for the confirmation"
                 ));
+                break;
             }
+            look += 1;
+            let Some(r) = self.stage(&format!("race-{look}"), setups, s.race_rounds)? else {
+                self.record_racers();
+                return Ok(false);
+            };
+            for &k in &alive {
+                let b = &self.baselines[self.racers[k].fs];
+                let x = score::ratios(&r, &self.objectives, &self.racers[k].cand.name(), &b.name());
+                self.racers[k].score.extend(x);
+            }
+            for fi in 0..self.baselines.len() {
+                self.eliminate(fi, &alive, look, &rule);
+            }
+        }
+        self.record_racers();
+        Ok(true)
+    }
+
+    /// Drop filesystem `fi`'s racers behind their class's leader at race look `look`, and
+    /// say who leads.
+    fn eliminate(&mut self, fi: usize, alive: &[usize], look: usize, rule: &Rule) {
+        let standings: Vec<Standing> = alive
+            .iter()
+            .filter(|&&k| self.racers[k].fs == fi)
+            .map(|&k| Standing {
+                id: k,
+                score: self.racers[k].score.clone(),
+                weakens: self.racers[k].cand.weakens(),
+            })
+            .collect();
+        let out = decide::eliminate(&standings, rule, self.margin);
+        for (k, j) in &out {
+            self.racers[*k].out_at = Some((look, *j));
+        }
+        if let Some(l) = decide::leader(&standings, false) {
+            let dropped: Vec<String> = out
+                .iter()
+                .map(|(k, _)| self.racers[*k].cand.name())
+                .collect();
+            crate::host::stdio::note(&format!(
+                "fsbench tune: {} after race look {look}: leader {} ({:+.1} % over {}); dropped: {}",
+                self.baselines[fi].space.fs,
+                self.racers[l].cand.name(),
+                (decide::mean(&self.racers[l].score) - 1.0) * 100.0,
+                self.baselines[fi].name(),
+                if dropped.is_empty() {
+                    "none".to_string()
+                } else {
+                    dropped.join(", ")
+                }
+            ));
         }
     }
 
-    // 3. Confirmation: each filesystem's safe leader (and unsafe leader) against its baseline.
-    let mut winners: Vec<(usize, Candidate)> = Vec::new();
-    for fi in 0..baselines.len() {
-        let standings: Vec<Standing> = racers
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.fs == fi && r.out_at.is_none())
-            .map(|(k, r)| Standing {
-                id: k,
-                // Without a race, the screening estimate stands in to pick the leader; the
-                // gain reported comes from the confirmation either way.
-                score: if r.score.is_empty() {
-                    vec![1.0]
-                } else {
-                    r.score.clone()
-                },
-                weakens: r.cand.weakens(),
-            })
-            .collect();
-        let safe = decide::leader(&standings, true);
-        let all = decide::leader(&standings, false);
-        for k in [safe, all].into_iter().flatten() {
-            if !winners.iter().any(|(_, c)| *c == racers[k].cand) {
-                winners.push((fi, racers[k].cand.clone()));
-            }
+    /// Every racer's fate into the answer.
+    fn record_racers(&mut self) {
+        for (fi, fa) in self.answer.filesystems.iter_mut().enumerate() {
+            fa.raced = self
+                .racers
+                .iter()
+                .filter(|r| r.fs == fi)
+                .map(|r| Tried {
+                    setup: r.cand.written(),
+                    fate: if r.out_at.is_some() {
+                        "eliminated"
+                    } else {
+                        "survived"
+                    }
+                    .into(),
+                    eliminated_at: r.out_at.as_ref().map(|(l, _)| *l),
+                    against_leader: r.out_at.as_ref().map(|(_, j)| *j),
+                    score: decide::mean(&r.score),
+                })
+                .collect();
         }
     }
-    answer = with_racers(answer, &racers, baselines);
-    if winners.is_empty() {
-        answer
-            .notes
-            .push("no option helped in screening: nothing to confirm".into());
-        answer.complete = true;
-        return Ok(finish(answer, start));
+
+    /// Each filesystem's safe leader and overall leader among the racers left.
+    fn winners(&self) -> Vec<(usize, Candidate)> {
+        let mut winners: Vec<(usize, Candidate)> = Vec::new();
+        for fi in 0..self.baselines.len() {
+            let standings: Vec<Standing> = self
+                .racers
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.fs == fi && r.out_at.is_none())
+                .map(|(k, r)| Standing {
+                    id: k,
+                    // Without a race there is one racer per class; the gain reported comes
+                    // from the confirmation either way.
+                    score: if r.score.is_empty() {
+                        vec![1.0]
+                    } else {
+                        r.score.clone()
+                    },
+                    weakens: r.cand.weakens(),
+                })
+                .collect();
+            let safe = decide::leader(&standings, true);
+            let all = decide::leader(&standings, false);
+            for k in [safe, all].into_iter().flatten() {
+                if !winners.iter().any(|(_, c)| *c == self.racers[k].cand) {
+                    winners.push((fi, self.racers[k].cand.clone()));
+                }
+            }
+        }
+        winners
     }
-    let setups: Vec<String> = baselines
-        .iter()
-        .map(|b| b.variant())
-        .chain(winners.iter().map(|(_, c)| c.variant()))
-        .collect();
-    let Some(r) = stage(runs, &mut answer, "confirmation", setups, s.confirm_rounds)? else {
-        return Ok(finish(answer, start));
-    };
-    let mut best_safe: Option<Confirmed> = None;
-    let mut best_unsafe: Option<Confirmed> = None;
-    for (fi, c) in &winners {
-        let b = &baselines[*fi];
-        let gain = judge(&r, &c.name(), &b.name(), s.confirm_rounds);
+
+    /// 3. Confirmation: the winners against their baselines in fresh rounds, the gain from
+    /// these rounds alone.
+    fn confirm(&mut self) -> crate::Result<()> {
+        let winners = self.winners();
+        if winners.is_empty() {
+            self.answer
+                .notes
+                .push("no option helped in screening: nothing to confirm".into());
+            self.answer.complete = true;
+            return Ok(());
+        }
+        let setups: Vec<String> = self
+            .baselines
+            .iter()
+            .map(|b| b.variant())
+            .chain(winners.iter().map(|(_, c)| c.variant()))
+            .collect();
+        let Some(r) = self.stage("confirmation", setups, self.s.confirm_rounds)? else {
+            return Ok(());
+        };
+        for (fi, c) in &winners {
+            self.confirmed(&r, *fi, c);
+        }
+        if self.baselines.len() > 1 {
+            self.answer.notes.push(
+                "each gain is over its own filesystem's baseline; compare filesystems with \
+                 `fsbench compare` on the confirmation's results.json"
+                    .into(),
+            );
+        }
+        self.answer.complete = true;
+        Ok(())
+    }
+
+    /// Winner `c` of filesystem `fi` judged in the confirmation's results `r`: kept in its
+    /// filesystem's answer and, when it leads beyond noise (or weakens: reported apart), as
+    /// the recommendation.
+    fn confirmed(&mut self, r: &Results, fi: usize, c: &Candidate) {
+        let b = &self.baselines[fi];
+        let gain = self.judge(r, &c.name(), &b.name(), self.s.confirm_rounds);
         let conf = Confirmed {
             setup: c.written(),
             baseline: b.name(),
             gain,
         };
-        let fa = &mut answer.filesystems[*fi];
+        let fa = &mut self.answer.filesystems[fi];
         let slot = if c.weakens() {
             &mut fa.unsafe_best
         } else {
@@ -538,15 +665,17 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
         };
         *slot = Some(conf.clone());
         let better = |o: &Option<Confirmed>| o.as_ref().is_none_or(|x| gain.ratio > x.gain.ratio);
-        let confirmed = gain.outcome == paired::Outcome::Ahead;
+        let ahead = gain.outcome == paired::Outcome::Ahead;
         if c.weakens() {
-            if better(&best_unsafe) {
-                best_unsafe = Some(conf);
+            if better(&self.answer.unsafe_best) {
+                self.answer.unsafe_best = Some(conf);
             }
-        } else if confirmed && better(&best_safe) {
-            best_safe = Some(conf);
-        } else if !confirmed {
-            answer.notes.push(format!(
+        } else if ahead {
+            if better(&self.answer.recommended) {
+                self.answer.recommended = Some(conf);
+            }
+        } else {
+            self.answer.notes.push(format!(
                 "{}'s lead did not hold in the fresh rounds ({} {} over {}): not recommended",
                 c.name(),
                 gain.outcome.words(),
@@ -555,45 +684,6 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
             ));
         }
     }
-    if baselines.len() > 1 {
-        answer.notes.push(
-            "each gain is over its own filesystem's baseline; compare filesystems with \
-             `fsbench compare` on the confirmation's results.json"
-                .into(),
-        );
-    }
-    answer.recommended = best_safe;
-    answer.unsafe_best = best_unsafe;
-    answer.complete = true;
-    Ok(finish(answer, start))
-}
-
-fn with_racers(mut answer: Answer, racers: &[Racer], baselines: &[Candidate]) -> Answer {
-    for (fi, fa) in answer.filesystems.iter_mut().enumerate() {
-        let _ = &baselines[fi];
-        fa.raced = racers
-            .iter()
-            .filter(|r| r.fs == fi)
-            .map(|r| Tried {
-                setup: r.cand.written(),
-                fate: if r.out_at.is_some() {
-                    "eliminated"
-                } else {
-                    "survived"
-                }
-                .into(),
-                eliminated_at: r.out_at.as_ref().map(|(l, _)| *l),
-                against_leader: r.out_at.as_ref().map(|(_, j)| *j),
-                score: decide::mean(&r.score),
-            })
-            .collect();
-    }
-    answer
-}
-
-fn finish(mut answer: Answer, start: std::time::Instant) -> Answer {
-    answer.spent_s = start.elapsed().as_secs_f64();
-    answer
 }
 
 #[cfg(test)]
@@ -741,7 +831,7 @@ mod tests {
         let a = run(&mut m, &ext4(), &settings(&["atime", "data"])).unwrap();
         assert!(a.recommended.is_none() && a.unsafe_best.is_none());
         assert!(!m.stages[0].1.iter().any(|v| v.contains("writeback")));
-        assert!(a.render().contains("keep the defaults"));
+        assert!(a.render().contains("Recommended: keep ext4 as it is"));
         let mut m = Model {
             effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
             stages: Vec::new(),
@@ -756,7 +846,10 @@ mod tests {
         let u = a.unsafe_best.as_ref().unwrap();
         assert_eq!(u.setup.name, "ext4-data-writeback");
         assert!(u.setup.weakens);
-        assert!(a.render().contains("Faster but less durable"));
+        assert!(
+            a.render()
+                .contains("Less durable, never the recommendation: ext4-data-writeback")
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::{Conflict, Factor, Place, Space, default, safe, unsafe_};
 pub const SPACE: Space = Space {
     fs: "btrfs",
     mkfs: "mkfs.btrfs",
+    fstab: true,
     factors: &[
         Factor {
             name: "atime",

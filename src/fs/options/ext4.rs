@@ -6,6 +6,7 @@ use super::{Conflict, Factor, Place, Space, default, safe, unsafe_};
 pub const SPACE: Space = Space {
     fs: "ext4",
     mkfs: "mkfs.ext4",
+    fstab: true,
     factors: &[
         Factor {
             name: "atime",

@@ -140,6 +140,9 @@ pub struct Space {
     pub fs: &'static str,
     /// The command that makes it, as a user would type it (`mkfs.ext4`; ZFS: `zfs create`).
     pub mkfs: &'static str,
+    /// Whether it is mounted through `/etc/fstab` (ZFS mounts its datasets itself, and its
+    /// values are `-o` properties of `zfs create`).
+    pub fstab: bool,
     /// Its options.
     pub factors: &'static [Factor],
     /// Pairs of values that cannot go together.

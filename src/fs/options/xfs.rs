@@ -6,6 +6,7 @@ use super::{Factor, Place, Space, default, safe};
 pub const SPACE: Space = Space {
     fs: "xfs",
     mkfs: "mkfs.xfs",
+    fstab: true,
     factors: &[
         Factor {
             name: "atime",

@@ -8,6 +8,7 @@ use super::{Factor, Place, Space, safe, unsafe_};
 pub const SPACE: Space = Space {
     fs: "zfs",
     mkfs: "zfs create",
+    fstab: false,
     factors: &[
         Factor {
             name: "recordsize",
