@@ -346,7 +346,7 @@ impl Search<'_> {
         paired::judge(&x, &rule, self.margin)
     }
 
-    /// 1. Screening: each value alone against its baseline; the racers from the values that
+    /// Screening (stage 1): each value alone against its baseline; the racers from the values that
     /// go on. False when interrupted.
     fn screen(&mut self) -> crate::Result<bool> {
         let screens: Vec<Vec<(usize, usize, Candidate)>> = self
@@ -476,7 +476,7 @@ impl Search<'_> {
         })
     }
 
-    /// 2. Racing, look by look while one could drop someone and the budget holds. False
+    /// Racing (stage 2), look by look while one could drop someone and the budget holds. False
     /// when interrupted.
     fn race(&mut self) -> crate::Result<bool> {
         let s = self.s;
@@ -612,7 +612,7 @@ impl Search<'_> {
         winners
     }
 
-    /// 3. Confirmation: the winners against their baselines in fresh rounds, the gain from
+    /// Confirmation (stage 3): the winners against their baselines in fresh rounds, the gain from
     /// these rounds alone.
     fn confirm(&mut self) -> crate::Result<()> {
         let winners = self.winners();
