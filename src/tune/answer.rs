@@ -162,15 +162,19 @@ impl Answer {
             .map(|x| format!("{} ({})", x.workload, crate::metrics::def(&x.metric).label))
             .collect();
         let fs: Vec<&str> = self.filesystems.iter().map(|f| f.fs.as_str()).collect();
+        if work.is_empty() {
+            let _ = writeln!(
+                o,
+                "fsbench tune: {}: no score yet (nothing measured)\n",
+                fs.join(", ")
+            );
+            return;
+        }
         let _ = writeln!(
             o,
             "fsbench tune: {} on {}; score: {}; margin ±{:.0} %\n",
             fs.join(", "),
-            if work.is_empty() {
-                "no workload recorded".to_string()
-            } else {
-                work.join(", ")
-            },
+            work.join(", "),
             if self.objectives.len() > 1 {
                 "geometric mean of the workloads' ratios"
             } else {
