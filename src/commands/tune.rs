@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const DEFAULT_BUDGET: Duration = Duration::from_secs(3600);
 /// Each stage's rounds without `--rounds`.
 const DEFAULT_ROUNDS: u32 = 3;
-/// Combinations raced per filesystem at most.
+/// Combinations raced per filesystem and durability class at most.
 const RACE_CAP: usize = 8;
 /// Race looks at most.
 const RACE_LOOKS: u32 = 3;

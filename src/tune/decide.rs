@@ -72,9 +72,9 @@ pub fn matters(effects: &[Effect]) -> Matters {
 
 /// The combinations that race: each factor at its baseline value or one of the values that
 /// go on (`going[f]`: value indices), every combination the space allows except the baseline
-/// itself, at most `cap`, those with the largest predicted gain first (the sum of their
-/// values' screening log-ratios, `gain[f][v]`, as if effects added up: Carver's few factors
-/// rarely interact much, and racing measures what they do).
+/// itself, at most `cap` of each durability class, those with the largest predicted gain
+/// first (the sum of their values' screening log-ratios, `gain(f, v)`, as if effects added
+/// up: Carver's few factors rarely interact much, and racing measures what they do).
 pub fn combinations(
     space: &Space,
     baseline: &[usize],
@@ -113,8 +113,21 @@ pub fn combinations(
         })
         .collect();
     out.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    out.truncate(cap);
-    out.into_iter().map(|(_, c)| c).collect()
+    // The cap holds for each durability class apart, so weakening combinations (whose
+    // predicted gains are often the largest) never crowd the safe answer out of the race.
+    let (mut safe, mut weak) = (0, 0);
+    out.into_iter()
+        .filter(|(_, c)| {
+            let n = if space.weakens(c) {
+                &mut weak
+            } else {
+                &mut safe
+            };
+            *n += 1;
+            *n <= cap
+        })
+        .map(|(_, c)| c)
+        .collect()
 }
 
 /// One racer's standing after a look: its score against the baseline so far.
@@ -239,7 +252,11 @@ mod tests {
         // + nodatacow alone and with noatime; never with compression (a conflict).
         assert_eq!(all.len(), 7, "{all:?}");
         assert!(all.iter().all(|x| !(x[n] == 1 && x[c] != 0)));
-        assert_eq!(combinations(s, &base, &going, &gain, true, 3).len(), 3);
+        // The cap holds per class: 3 safe ones and both weakening ones.
+        let capped = combinations(s, &base, &going, &gain, true, 3);
+        assert_eq!(capped.iter().filter(|x| !s.weakens(x)).count(), 3);
+        assert_eq!(capped.iter().filter(|x| s.weakens(x)).count(), 2);
+        assert_eq!(combinations(s, &base, &going, &gain, true, 1).len(), 2);
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub struct Settings {
     pub race_looks: u32,
     /// Rounds of the confirmation.
     pub confirm_rounds: u32,
-    /// Combinations raced per filesystem at most.
+    /// Combinations raced per filesystem and durability class at most.
     pub cap: usize,
     /// Search values that weaken durability.
     pub allow_unsafe: bool,
@@ -149,7 +149,7 @@ pub fn preview(
     let _ = writeln!(
         o,
         "  2 racing        ≤ {} combinations per filesystem, ≤ {} looks × {} rounds   ≤ {}",
-        s.cap,
+        s.cap * if s.allow_unsafe { 2 } else { 1 },
         s.race_looks,
         s.race_rounds,
         fmt(race)
@@ -215,7 +215,8 @@ fn estimates(
     };
     let winners = if s.allow_unsafe { 2 } else { 1 };
     let confirm = runs.estimate(&stand_ins(winners), s.confirm_rounds)?;
-    let race = runs.estimate(&stand_ins(s.cap), s.race_rounds)? * f64::from(s.race_looks);
+    let classes = if s.allow_unsafe { 2 } else { 1 };
+    let race = runs.estimate(&stand_ins(s.cap * classes), s.race_rounds)? * f64::from(s.race_looks);
     if screen + confirm > s.budget_s {
         return Err(crate::Error::invalid(
             "--budget",
