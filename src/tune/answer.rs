@@ -207,8 +207,10 @@ impl Answer {
                     .collect();
                 let _ = writeln!(
                     o,
-                    "Recommended: keep {} as it is: no safe option beat it beyond noise{}.",
+                    "Recommended: keep {} as {}: no safe option beat {} beyond noise{}.",
                     bases.join(", "),
+                    if bases.len() > 1 { "they are" } else { "it is" },
+                    if bases.len() > 1 { "them" } else { "it" },
                     if self.complete {
                         ""
                     } else {
