@@ -497,7 +497,10 @@ impl Search<'_> {
                 .chain(alive.iter().map(|&k| self.racers[k].cand.variant()))
                 .collect();
             let est = self.runs.estimate(&setups, s.race_rounds)?;
-            if self.start.elapsed().as_secs_f64() + est + self.est_confirm > s.budget_s {
+            // The estimates scaled by how the stages so far kept to theirs (a busy machine
+            // runs behind the plan's ETA).
+            let left = (est + self.est_confirm) * self.pace();
+            if self.start.elapsed().as_secs_f64() + left > s.budget_s {
                 self.answer.notes.push(format!(
                     "racing stopped after {look} look(s): another would not leave the budget \
                      room for the confirmation"
@@ -520,6 +523,20 @@ impl Search<'_> {
         }
         self.record_racers();
         Ok(true)
+    }
+
+    /// Wall time over estimate of the stages so far (at least 1).
+    fn pace(&self) -> f64 {
+        let (took, est) = self
+            .answer
+            .stages
+            .iter()
+            .fold((0.0, 0.0), |(t, e), s| (t + s.seconds, e + s.estimate_s));
+        if est > 0.0 {
+            (took / est).max(1.0)
+        } else {
+            1.0
+        }
     }
 
     /// Drop filesystem `fi`'s racers behind their class's leader at race look `look`, and
