@@ -25,6 +25,7 @@ pub mod results;
 pub mod runner;
 pub mod stats;
 pub mod target;
+pub mod tune;
 pub mod units;
 pub mod workload;
 

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan"],
     &["doctor", "runner"],
     &["mpi"],
-    &["claims", "report", "history"],
+    &["claims", "report", "history", "tune"],
     &["cli"],
     &["commands"],
 ];

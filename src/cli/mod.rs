@@ -16,6 +16,7 @@ pub mod run;
 pub mod shell;
 pub mod steady;
 pub mod suggest;
+pub mod tune;
 
 /// fsbench: which Linux filesystem, with which options, is best for my workload on this disk?
 ///
@@ -37,6 +38,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Print the expanded steps of a run (and, with --emit-fio, equivalent fio commands).
     Plan(run::PlanArgs),
+    /// Find the mkfs and mount options that make a workload faster, prove the gain in fresh
+    /// rounds, and say which options do not matter (docs/tune.md).
+    Tune(tune::TuneArgs),
     /// Run one ad-hoc I/O job with fio's vocabulary (like `fio`, one job).
     Io(io::IoArgs),
     /// Run metadata and small-file workloads on an existing directory.

@@ -26,6 +26,7 @@ pub mod run;
 #[cfg(feature = "mpi")]
 mod run_mpi;
 pub mod shell;
+pub mod tune;
 
 /// Run the parsed command line; returns the process exit code.
 pub fn dispatch(cli: Cli) -> crate::Result<i32> {
@@ -34,12 +35,16 @@ pub fn dispatch(cli: Cli) -> crate::Result<i32> {
     crate::fs::register();
     // `run` (as root) puts back what a killed run changed, `doctor` lists it as a finding;
     // the others say so.
-    if !matches!(cli.command, Command::Run(_) | Command::Doctor(_)) {
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Doctor(_) | Command::Tune(_)
+    ) {
         crate::host::ledger::hint_unrestored();
     }
     match cli.command {
         Command::Run(a) => run::run(a),
         Command::Plan(a) => plan::run(a),
+        Command::Tune(a) => tune::run(a),
         Command::Io(a) => io::run(a),
         Command::Meta(a) => meta::run(a),
         Command::Corpus(a) => corpus::run(a),

@@ -21,6 +21,8 @@ pub mod layout;
 pub mod maintenance;
 pub mod mount;
 pub mod ops;
+/// Option spaces `fsbench tune` searches, as data beside the drivers.
+pub mod options;
 pub mod props;
 pub mod provenance;
 pub mod redundancy;

@@ -1,0 +1,60 @@
+//! Flags of `fsbench tune`: the workload and target as `run` takes them ([`PlanFlags`]), plus
+//! what the search needs. `--budget` is the whole search's wall time here, `--margin` the
+//! equivalence margin of "does not matter", `--rounds` the rounds of each stage.
+
+use super::run::PlanFlags;
+
+// One literal per line where the flag's name is, so the source scan for the `unsafe` keyword
+// (tests/layering.rs) sees it inside a string.
+const EXAMPLES: &str = concat!(
+    "\
+Examples:
+  # Which ext4 and XFS options make random writes faster here, in at most 30 minutes:
+  sudo fsbench tune --fs ext4,xfs --only randwrite --budget 30m
+
+  # The stages and their estimated time, nothing run:
+  fsbench tune --profile db --fs ext4,xfs,btrfs --dry-run
+
+  # Only some options (factor names or values), and durability-weakening ones too
+  # (data=writeback, barrier=0, commit=60, nodatacow: reported apart from the safe answer):
+",
+    "  sudo fsbench tune --fs ext4 --options atime,data,lazytime --allow-unsafe\n",
+    "
+  # Start from the options in use (each must be in the space, docs/tune.md):
+  sudo fsbench tune --fs 'mine=ext4:mount=noatime'
+
+Every stage is a fsbench run in OUT/<n>-<stage>/ (results.json); the answer is OUT/tune.json.
+Exit codes: 0 ok, 1 a step failed, 2 bad input (an unknown option, an invalid combination, a
+budget too small for screening and one confirmation: nothing was created), 128 + signal when
+interrupted (the partial answer is in tune.json)."
+);
+
+/// Flags of `fsbench tune`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_long_help = EXAMPLES)]
+pub struct TuneArgs {
+    /// The workload, target and step lengths, as `fsbench run` takes them; `--fs` names the
+    /// baselines (default: the default set), `--budget` the whole search's wall time
+    /// (default 1 h), `--rounds` each stage's rounds (default 3).
+    #[command(flatten)]
+    pub plan: PlanFlags,
+
+    /// Search durability-weakening values too (data=writeback, barrier=0, commit= above the
+    /// default, nodatacow, sync=disabled); the best of them is reported apart from the safe
+    /// answer, never as it.
+    #[arg(long)]
+    pub allow_unsafe: bool,
+
+    /// Search only these options: factor names (atime, compress) or values (noatime,
+    /// compress=zstd:1), comma-separated [default: every option of each space].
+    #[arg(long, value_name = "OPTIONS", value_delimiter = ',')]
+    pub options: Vec<String>,
+
+    /// Print the stages, the setups screened and the estimated time; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Do not ask before wiping a --device.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}

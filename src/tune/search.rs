@@ -1,0 +1,887 @@
+//! The stages of `fsbench tune` over whatever runs them ([`Runs`]: real fsbench runs in
+//! `commands::tune`, synthetic results in the tests): screening one factor at a time against
+//! each baseline, racing the combinations of the values that helped with elimination at every
+//! look, and a confirmation of each winner against its baseline in fresh rounds, from which
+//! alone the gain is reported (the winner's curse: the best of noisy measurements is biased
+//! upward, TUNA EuroSys'25). Every stage's setups include the baselines, so every score is a
+//! paired ratio within one run.
+
+use super::answer::{Answer, Confirmed, FactorRow, FsAnswer, StageRecord, Tried, ValueRow};
+use super::candidate::Candidate;
+use super::decide::{self, Effect, Standing};
+use super::score;
+use crate::results::Results;
+use crate::stats::paired::{self, Judgement};
+use crate::stats::sequential::Rule;
+
+/// What ran a stage.
+pub struct StageRun {
+    /// Its results.
+    pub results: Results,
+    /// Whether the user interrupted it (the search stops).
+    pub interrupted: bool,
+    /// Its output directory.
+    pub out: String,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+/// Runs a stage: a list of `--fs` variants for some rounds.
+pub trait Runs {
+    /// The estimated seconds of a stage (the plan's ETA).
+    fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64>;
+    /// Run a stage named `stage`.
+    fn run(&mut self, stage: &str, variants: &[String], rounds: u32) -> crate::Result<StageRun>;
+}
+
+/// How the search runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Rounds of screening.
+    pub screen_rounds: u32,
+    /// Rounds of each race look.
+    pub race_rounds: u32,
+    /// Race looks at most.
+    pub race_looks: u32,
+    /// Rounds of the confirmation.
+    pub confirm_rounds: u32,
+    /// Combinations raced per filesystem and durability class at most.
+    pub cap: usize,
+    /// Search values that weaken durability.
+    pub allow_unsafe: bool,
+    /// Wall-time budget, seconds.
+    pub budget_s: f64,
+    /// Which values may be searched: `(fs, factor, value)` → allowed (`--options`).
+    pub allowed: fn(&Filter, &str, &str, &str) -> bool,
+    /// The `--options` words (empty: all).
+    pub filter: Filter,
+}
+
+/// The `--options` subset: factor names or value names; empty means everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter(pub Vec<String>);
+
+/// Whether `--options` lets value `value` of `factor` be searched.
+pub fn allowed(f: &Filter, _fs: &str, factor: &str, value: &str) -> bool {
+    f.0.is_empty() || f.0.iter().any(|w| w == factor || w == value)
+}
+
+/// The `--options` words that name nothing in the spaces of `baselines` (exit 2).
+pub fn unknown_options(filter: &Filter, baselines: &[Candidate]) -> Vec<String> {
+    filter
+        .0
+        .iter()
+        .filter(|w| {
+            !baselines.iter().any(|b| {
+                b.space.factors.iter().any(|f| {
+                    f.name == w.as_str() || f.values.iter().any(|v| v.name() == w.as_str())
+                })
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Screening's setups of one baseline: each value the filter allows (and, without
+/// `allow_unsafe`, that keeps durability) put in place of the baseline's, one at a time,
+/// unless the baseline's other values make it an invalid combination.
+pub fn screening(base: &Candidate, s: &Settings) -> Vec<(usize, usize, Candidate)> {
+    let mut out = Vec::new();
+    for (i, f) in base.space.factors.iter().enumerate() {
+        for (j, v) in f.values.iter().enumerate() {
+            if j == base.baseline[i]
+                || (v.weakens && !s.allow_unsafe)
+                || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name())
+            {
+                continue;
+            }
+            let mut c = base.baseline.clone();
+            c[i] = j;
+            if base.space.conflict(&c).is_none() {
+                out.push((i, j, base.with(c)));
+            }
+        }
+    }
+    out
+}
+
+/// The values screening leaves out because the baseline's other values make them an invalid
+/// combination, each with the reason.
+pub fn not_screened(base: &Candidate, s: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, f) in base.space.factors.iter().enumerate() {
+        for (j, v) in f.values.iter().enumerate() {
+            if j == base.baseline[i] || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name()) {
+                continue;
+            }
+            let mut c = base.baseline.clone();
+            c[i] = j;
+            if let Some(k) = base.space.conflict(&c) {
+                out.push(format!("{}: {}", v.name(), k.why));
+            }
+        }
+    }
+    out
+}
+
+/// The stages and their estimates, before anything runs (`fsbench tune --dry-run`), and
+/// whether the budget holds screening and one confirmation (`Err`: exit 2).
+pub fn preview(
+    runs: &mut dyn Runs,
+    baselines: &[Candidate],
+    s: &Settings,
+) -> crate::Result<String> {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let (screen, confirm, race) = estimates(runs, baselines, s)?;
+    let fmt = |x: f64| crate::units::format_duration(std::time::Duration::from_secs_f64(x));
+    let n_screen: usize = baselines.iter().map(|b| 1 + screening(b, s).len()).sum();
+    let _ = writeln!(
+        o,
+        "fsbench tune: stages (each a fsbench run, rounds by steps, the baselines in every one)"
+    );
+    let _ = writeln!(
+        o,
+        "  1 screening     {n_screen} setups × {} rounds   ≈ {}",
+        s.screen_rounds,
+        fmt(screen)
+    );
+    let _ = writeln!(
+        o,
+        "  2 racing        ≤ {} combinations per filesystem, ≤ {} looks × {} rounds   ≤ {}",
+        s.cap * if s.allow_unsafe { 2 } else { 1 },
+        s.race_looks,
+        s.race_rounds,
+        fmt(race)
+    );
+    let _ = writeln!(
+        o,
+        "  3 confirmation  baselines + winners × {} fresh rounds   ≈ {}",
+        s.confirm_rounds,
+        fmt(confirm)
+    );
+    let _ = writeln!(
+        o,
+        "  budget {}: screening and confirmation ≈ {}; racing gets the rest",
+        fmt(s.budget_s),
+        fmt(screen + confirm)
+    );
+    for b in baselines {
+        let _ = writeln!(o, "  {} screened one at a time:", b.name());
+        for (_, _, c) in screening(b, s) {
+            let _ = writeln!(
+                o,
+                "    {}{}",
+                c.variant(),
+                if c.weakens() {
+                    "   (weakens durability)"
+                } else {
+                    ""
+                }
+            );
+        }
+        for n in not_screened(b, s) {
+            let _ = writeln!(o, "    not screened: {n}");
+        }
+    }
+    Ok(o)
+}
+
+/// Screening's, the confirmation's and the whole race's estimated seconds; `Err` (exit 2)
+/// when the budget cannot hold screening and one confirmation.
+fn estimates(
+    runs: &mut dyn Runs,
+    baselines: &[Candidate],
+    s: &Settings,
+) -> crate::Result<(f64, f64, f64)> {
+    let screen_setups: Vec<String> = baselines
+        .iter()
+        .flat_map(|b| {
+            std::iter::once(b.variant())
+                .chain(screening(b, s).into_iter().map(|(_, _, c)| c.variant()))
+        })
+        .collect();
+    let screen = runs.estimate(&screen_setups, s.screen_rounds)?;
+    // Stand-ins of the same filesystems for setups not known yet (their options change the
+    // estimate little: mkfs and the workloads dominate it).
+    let stand_ins = |per: usize| -> Vec<String> {
+        baselines
+            .iter()
+            .flat_map(|b| {
+                std::iter::once(b.variant())
+                    .chain((1..=per).map(move |k| format!("{}-tune{k}={}", b.base, b.space.fs)))
+            })
+            .collect()
+    };
+    let winners = if s.allow_unsafe { 2 } else { 1 };
+    let confirm = runs.estimate(&stand_ins(winners), s.confirm_rounds)?;
+    let classes = if s.allow_unsafe { 2 } else { 1 };
+    let race = runs.estimate(&stand_ins(s.cap * classes), s.race_rounds)? * f64::from(s.race_looks);
+    if screen + confirm > s.budget_s {
+        return Err(crate::Error::invalid(
+            "--budget",
+            format!(
+                "{} is too small for screening and one confirmation (≈ {} here); give more \
+                 (--budget), fewer options (--options), or shorter steps (--runtime, --rounds)",
+                crate::units::format_duration(std::time::Duration::from_secs_f64(s.budget_s)),
+                crate::units::format_duration(std::time::Duration::from_secs_f64(screen + confirm))
+            ),
+        ));
+    }
+    Ok((screen, confirm, race))
+}
+
+/// A racer: a candidate and its scores over its baseline, look by look.
+struct Racer {
+    fs: usize,
+    cand: Candidate,
+    score: Vec<f64>,
+    out_at: Option<(usize, Judgement)>,
+}
+
+/// Run the search; the answer (also when a stage was interrupted: `complete` false).
+pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate::Result<Answer> {
+    let (_, est_confirm, _) = estimates(runs, baselines, s)?;
+    let mut search = Search {
+        runs,
+        baselines,
+        s,
+        start: std::time::Instant::now(),
+        est_confirm,
+        answer: empty_answer(baselines, s),
+        objectives: Vec::new(),
+        margin: 0.0,
+        racers: Vec::new(),
+    };
+    if search.screen()? && search.race()? {
+        search.confirm()?;
+    }
+    search.answer.spent_s = search.start.elapsed().as_secs_f64();
+    Ok(search.answer)
+}
+
+/// The answer before any stage ran.
+fn empty_answer(baselines: &[Candidate], s: &Settings) -> Answer {
+    Answer {
+        objectives: Vec::new(),
+        margin: 0.0,
+        allow_unsafe: s.allow_unsafe,
+        budget_s: s.budget_s,
+        spent_s: 0.0,
+        stages: Vec::new(),
+        filesystems: baselines
+            .iter()
+            .map(|b| FsAnswer {
+                fs: b.space.fs.to_string(),
+                baseline: b.written(),
+                screened: Vec::new(),
+                factors: Vec::new(),
+                not_screened: not_screened(b, s),
+                raced: Vec::new(),
+                safe: None,
+                unsafe_best: None,
+            })
+            .collect(),
+        recommended: None,
+        unsafe_best: None,
+        complete: false,
+        notes: Vec::new(),
+    }
+}
+
+/// The search's state between its stages.
+struct Search<'a> {
+    runs: &'a mut dyn Runs,
+    baselines: &'a [Candidate],
+    s: &'a Settings,
+    start: std::time::Instant,
+    /// The confirmation's estimate, kept free of racing.
+    est_confirm: f64,
+    answer: Answer,
+    objectives: Vec<score::Objective>,
+    margin: f64,
+    racers: Vec<Racer>,
+}
+
+impl Search<'_> {
+    /// Run one stage and record it; `None` when it was interrupted (the answer says so).
+    fn stage(
+        &mut self,
+        name: &str,
+        setups: Vec<String>,
+        rounds: u32,
+    ) -> crate::Result<Option<Results>> {
+        let estimate_s = self.runs.estimate(&setups, rounds)?;
+        let r = self.runs.run(name, &setups, rounds)?;
+        self.answer.stages.push(StageRecord {
+            stage: name.to_string(),
+            out: r.out.clone(),
+            setups: setups
+                .iter()
+                .map(|v| v.split('=').next().unwrap_or(v).to_string())
+                .collect(),
+            rounds,
+            estimate_s,
+            seconds: r.seconds,
+        });
+        if r.interrupted {
+            self.answer
+                .notes
+                .push(format!("interrupted during {name}; the answer is partial"));
+            return Ok(None);
+        }
+        if !r.results.failures.is_empty() {
+            self.answer.notes.push(format!(
+                "{name}: {} step(s) failed (see {}/results.json); their setups have no score",
+                r.results.failures.len(),
+                r.out
+            ));
+        }
+        Ok(Some(r.results))
+    }
+
+    /// The judgement of setup `a`'s score over `b`'s in `r`, one look at `rounds`.
+    fn judge(&self, r: &Results, a: &str, b: &str, rounds: u32) -> Judgement {
+        let x = score::ratios(r, &self.objectives, a, b);
+        let rule = Rule::new(rounds as usize, rounds as usize);
+        paired::judge(&x, &rule, self.margin)
+    }
+
+    /// Screening (stage 1): each value alone against its baseline; the racers from the values that
+    /// go on. False when interrupted.
+    fn screen(&mut self) -> crate::Result<bool> {
+        let screens: Vec<Vec<(usize, usize, Candidate)>> = self
+            .baselines
+            .iter()
+            .map(|b| screening(b, self.s))
+            .collect();
+        let setups: Vec<String> = self
+            .baselines
+            .iter()
+            .zip(&screens)
+            .flat_map(|(b, sc)| {
+                std::iter::once(b.variant()).chain(sc.iter().map(|(_, _, c)| c.variant()))
+            })
+            .collect();
+        let Some(results) = self.stage("screening", setups, self.s.screen_rounds)? else {
+            return Ok(false);
+        };
+        self.objectives = score::objectives(&results);
+        self.margin = score::margin(&results, &self.objectives);
+        self.answer.objectives = self.objectives.clone();
+        self.answer.margin = self.margin;
+        for (fi, sc) in screens.iter().enumerate() {
+            self.screen_one(fi, sc, &results);
+        }
+        Ok(true)
+    }
+
+    /// Screening's verdicts for filesystem `fi` from `results`, and its racers.
+    fn screen_one(&mut self, fi: usize, sc: &[(usize, usize, Candidate)], results: &Results) {
+        let b = &self.baselines[fi];
+        let mut going = vec![Vec::new(); b.space.factors.len()];
+        let mut gain: Vec<Vec<f64>> = b
+            .space
+            .factors
+            .iter()
+            .map(|f| vec![0.0; f.values.len()])
+            .collect();
+        let mut rows = Vec::new();
+        for (i, j, c) in sc {
+            let jd = self.judge(results, &c.name(), &b.name(), self.s.screen_rounds);
+            let effect = Effect::of(&jd);
+            if effect.races(jd.ratio) {
+                going[*i].push(*j);
+            }
+            if jd.ratio.is_finite() && jd.ratio > 0.0 {
+                gain[*i][*j] = jd.ratio.ln();
+            }
+            rows.push(ValueRow {
+                factor: b.space.factors[*i].name.to_string(),
+                value: b.space.factors[*i].values[*j].name().to_string(),
+                setup: c.name(),
+                weakens: c.weakens(),
+                effect,
+                judgement: jd,
+            });
+        }
+        let fa = &mut self.answer.filesystems[fi];
+        fa.screened = rows;
+        for f in b.space.factors {
+            let effects: Vec<Effect> = fa
+                .screened
+                .iter()
+                .filter(|r| r.factor == f.name)
+                .map(|r| r.effect)
+                .collect();
+            if !effects.is_empty() {
+                fa.factors.push(FactorRow {
+                    factor: f.name.to_string(),
+                    matters: decide::matters(&effects),
+                    why: f.why.to_string(),
+                });
+            }
+        }
+        let said = |e: Effect| {
+            let v: Vec<String> = fa
+                .screened
+                .iter()
+                .filter(|r| r.effect == e)
+                .map(|r| format!("{} ({})", r.value, paired::percent_text(&r.judgement)))
+                .collect();
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        crate::host::stdio::note(&format!(
+            "fsbench tune: {} screening: helps: {}; hurts: {}; does not matter: {}",
+            b.space.fs,
+            said(Effect::Helps),
+            said(Effect::Hurts),
+            said(Effect::NoMatter)
+        ));
+        let g = |f: usize, v: usize| gain[f][v];
+        let combos = decide::combinations(
+            b.space,
+            &b.baseline,
+            &going,
+            &g,
+            self.s.allow_unsafe,
+            self.s.cap,
+        );
+        for c in combos {
+            self.racers.push(Racer {
+                fs: fi,
+                cand: b.with(c),
+                score: Vec::new(),
+                out_at: None,
+            });
+        }
+    }
+
+    /// Whether a race look could still drop someone: two safe racers or two weakening ones
+    /// of a filesystem, or before the first look a weakening one beside a safe one (it drops
+    /// when behind the safe leader).
+    fn racing_needed(&self, look: usize) -> bool {
+        (0..self.baselines.len()).any(|fi| {
+            let alive = || {
+                self.racers
+                    .iter()
+                    .filter(|r| r.fs == fi && r.out_at.is_none())
+            };
+            let safe = alive().filter(|r| !r.cand.weakens()).count();
+            let weak = alive().filter(|r| r.cand.weakens()).count();
+            safe > 1 || weak > 1 || (look == 0 && weak == 1 && safe >= 1)
+        })
+    }
+
+    /// Racing (stage 2), look by look while one could drop someone and the budget holds. False
+    /// when interrupted.
+    fn race(&mut self) -> crate::Result<bool> {
+        let s = self.s;
+        let rule = Rule::new(
+            s.race_rounds as usize,
+            (s.race_rounds * s.race_looks) as usize,
+        );
+        let mut look = 0usize;
+        while self.racing_needed(look) && look < s.race_looks as usize {
+            let alive: Vec<usize> = (0..self.racers.len())
+                .filter(|&k| self.racers[k].out_at.is_none())
+                .collect();
+            let setups: Vec<String> = self
+                .baselines
+                .iter()
+                .map(|b| b.variant())
+                .chain(alive.iter().map(|&k| self.racers[k].cand.variant()))
+                .collect();
+            let est = self.runs.estimate(&setups, s.race_rounds)?;
+            // The estimates scaled by how the stages so far kept to theirs (a busy machine
+            // runs behind the plan's ETA).
+            let left = (est + self.est_confirm) * self.pace();
+            if self.start.elapsed().as_secs_f64() + left > s.budget_s {
+                self.answer.notes.push(format!(
+                    "racing stopped after {look} look(s): another would not leave the budget \
+                     room for the confirmation"
+                ));
+                break;
+            }
+            look += 1;
+            let Some(r) = self.stage(&format!("race-{look}"), setups, s.race_rounds)? else {
+                self.record_racers();
+                return Ok(false);
+            };
+            for &k in &alive {
+                let b = &self.baselines[self.racers[k].fs];
+                let x = score::ratios(&r, &self.objectives, &self.racers[k].cand.name(), &b.name());
+                self.racers[k].score.extend(x);
+            }
+            for fi in 0..self.baselines.len() {
+                self.eliminate(fi, &alive, look, &rule);
+            }
+        }
+        self.record_racers();
+        Ok(true)
+    }
+
+    /// Wall time over estimate of the stages so far (at least 1).
+    fn pace(&self) -> f64 {
+        let (took, est) = self
+            .answer
+            .stages
+            .iter()
+            .fold((0.0, 0.0), |(t, e), s| (t + s.seconds, e + s.estimate_s));
+        if est > 0.0 {
+            (took / est).max(1.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// Drop filesystem `fi`'s racers behind their class's leader at race look `look`, and
+    /// say who leads.
+    fn eliminate(&mut self, fi: usize, alive: &[usize], look: usize, rule: &Rule) {
+        let standings: Vec<Standing> = alive
+            .iter()
+            .filter(|&&k| self.racers[k].fs == fi)
+            .map(|&k| Standing {
+                id: k,
+                score: self.racers[k].score.clone(),
+                weakens: self.racers[k].cand.weakens(),
+            })
+            .collect();
+        let out = decide::eliminate(&standings, rule, self.margin);
+        for (k, j) in &out {
+            self.racers[*k].out_at = Some((look, *j));
+        }
+        if let Some(l) = decide::leader(&standings, false) {
+            let dropped: Vec<String> = out
+                .iter()
+                .map(|(k, _)| self.racers[*k].cand.name())
+                .collect();
+            crate::host::stdio::note(&format!(
+                "fsbench tune: {} after race look {look}: leader {} ({:+.1} % over {}); dropped: {}",
+                self.baselines[fi].space.fs,
+                self.racers[l].cand.name(),
+                (decide::mean(&self.racers[l].score) - 1.0) * 100.0,
+                self.baselines[fi].name(),
+                if dropped.is_empty() {
+                    "none".to_string()
+                } else {
+                    dropped.join(", ")
+                }
+            ));
+        }
+    }
+
+    /// Every racer's fate into the answer.
+    fn record_racers(&mut self) {
+        for (fi, fa) in self.answer.filesystems.iter_mut().enumerate() {
+            fa.raced = self
+                .racers
+                .iter()
+                .filter(|r| r.fs == fi)
+                .map(|r| Tried {
+                    setup: r.cand.written(),
+                    fate: if r.out_at.is_some() {
+                        "eliminated"
+                    } else {
+                        "survived"
+                    }
+                    .into(),
+                    eliminated_at: r.out_at.as_ref().map(|(l, _)| *l),
+                    against_leader: r.out_at.as_ref().map(|(_, j)| *j),
+                    score: decide::mean(&r.score),
+                })
+                .collect();
+        }
+    }
+
+    /// Each filesystem's safe leader and overall leader among the racers left.
+    fn winners(&self) -> Vec<(usize, Candidate)> {
+        let mut winners: Vec<(usize, Candidate)> = Vec::new();
+        for fi in 0..self.baselines.len() {
+            let standings: Vec<Standing> = self
+                .racers
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.fs == fi && r.out_at.is_none())
+                .map(|(k, r)| Standing {
+                    id: k,
+                    // Without a race there is one racer per class; the gain reported comes
+                    // from the confirmation either way.
+                    score: if r.score.is_empty() {
+                        vec![1.0]
+                    } else {
+                        r.score.clone()
+                    },
+                    weakens: r.cand.weakens(),
+                })
+                .collect();
+            let safe = decide::leader(&standings, true);
+            let all = decide::leader(&standings, false);
+            for k in [safe, all].into_iter().flatten() {
+                if !winners.iter().any(|(_, c)| *c == self.racers[k].cand) {
+                    winners.push((fi, self.racers[k].cand.clone()));
+                }
+            }
+        }
+        winners
+    }
+
+    /// Confirmation (stage 3): the winners against their baselines in fresh rounds, the gain from
+    /// these rounds alone.
+    fn confirm(&mut self) -> crate::Result<()> {
+        let winners = self.winners();
+        if winners.is_empty() {
+            self.answer
+                .notes
+                .push("no option helped in screening: nothing to confirm".into());
+            self.answer.complete = true;
+            return Ok(());
+        }
+        let setups: Vec<String> = self
+            .baselines
+            .iter()
+            .map(|b| b.variant())
+            .chain(winners.iter().map(|(_, c)| c.variant()))
+            .collect();
+        let Some(r) = self.stage("confirmation", setups, self.s.confirm_rounds)? else {
+            return Ok(());
+        };
+        for (fi, c) in &winners {
+            self.confirmed(&r, *fi, c);
+        }
+        if self.baselines.len() > 1 {
+            self.answer.notes.push(
+                "each gain is over its own filesystem's baseline; compare filesystems with \
+                 `fsbench compare` on the confirmation's results.json"
+                    .into(),
+            );
+        }
+        self.answer.complete = true;
+        Ok(())
+    }
+
+    /// Winner `c` of filesystem `fi` judged in the confirmation's results `r`: kept in its
+    /// filesystem's answer and, when it leads beyond noise (or weakens: reported apart), as
+    /// the recommendation.
+    fn confirmed(&mut self, r: &Results, fi: usize, c: &Candidate) {
+        let b = &self.baselines[fi];
+        let gain = self.judge(r, &c.name(), &b.name(), self.s.confirm_rounds);
+        let conf = Confirmed {
+            setup: c.written(),
+            baseline: b.name(),
+            gain,
+        };
+        let fa = &mut self.answer.filesystems[fi];
+        let slot = if c.weakens() {
+            &mut fa.unsafe_best
+        } else {
+            &mut fa.safe
+        };
+        *slot = Some(conf.clone());
+        let better = |o: &Option<Confirmed>| o.as_ref().is_none_or(|x| gain.ratio > x.gain.ratio);
+        let ahead = gain.outcome == paired::Outcome::Ahead;
+        if c.weakens() {
+            if better(&self.answer.unsafe_best) {
+                self.answer.unsafe_best = Some(conf);
+            }
+        } else if ahead {
+            if better(&self.answer.recommended) {
+                self.answer.recommended = Some(conf);
+            }
+        } else {
+            self.answer.notes.push(format!(
+                "{}'s lead did not hold in the fresh rounds ({} {} over {}): not recommended",
+                c.name(),
+                gain.outcome.words(),
+                paired::percent_text(&gain),
+                b.name()
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::registry;
+    use crate::results::Sample;
+
+    /// Stages on a model instead of a disk: a setup's IOPS is 1000 × the effect of each of
+    /// its mount and mkfs words, times a small deterministic noise per stage, setup and round.
+    struct Model {
+        effects: &'static [(&'static str, f64)],
+        stages: Vec<(String, Vec<String>)>,
+    }
+
+    impl Runs for Model {
+        fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64> {
+            Ok(variants.len() as f64 * f64::from(rounds))
+        }
+
+        fn run(
+            &mut self,
+            stage: &str,
+            variants: &[String],
+            rounds: u32,
+        ) -> crate::Result<StageRun> {
+            let mut results = Results::default();
+            for (i, v) in variants.iter().enumerate() {
+                let setup = crate::plan::variant::parse_setup(v)?;
+                let words: Vec<String> = setup
+                    .mount
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once(setup.mkfs.join(" ")))
+                    .collect();
+                let effect: f64 = self
+                    .effects
+                    .iter()
+                    .filter(|(w, _)| words.iter().any(|x| x == w))
+                    .map(|(_, e)| e)
+                    .product();
+                for round in 1..=rounds {
+                    let k = (self.stages.len() * 31 + i * 7 + round as usize) as f64;
+                    let noise = 1.0 + 0.01 * (k * 1.7).sin();
+                    results.samples.push(Sample {
+                        setup: setup.name.clone(),
+                        workload: "randwrite".into(),
+                        metric: registry::IOPS.into(),
+                        unit: "IOPS".into(),
+                        round,
+                        value: 1000.0 * effect * noise,
+                    });
+                }
+            }
+            self.stages.push((stage.to_string(), variants.to_vec()));
+            Ok(StageRun {
+                results,
+                interrupted: false,
+                out: format!("OUT/{stage}"),
+                seconds: 1.0,
+            })
+        }
+    }
+
+    fn settings(options: &[&str]) -> Settings {
+        Settings {
+            screen_rounds: 3,
+            race_rounds: 2,
+            race_looks: 3,
+            confirm_rounds: 3,
+            cap: 8,
+            allow_unsafe: false,
+            budget_s: 1000.0,
+            allowed,
+            filter: Filter(options.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn ext4() -> Vec<Candidate> {
+        let s = crate::plan::variant::parse_setup("ext4").unwrap();
+        vec![super::super::candidate::baseline_of(&s).unwrap()]
+    }
+
+    #[test]
+    fn screening_sorts_the_options_and_one_helper_is_confirmed_without_a_race() {
+        let mut m = Model {
+            effects: &[("noatime", 1.25), ("lazytime", 1.0), ("discard", 0.7)],
+            stages: Vec::new(),
+        };
+        let a = run(
+            &mut m,
+            &ext4(),
+            &settings(&["atime", "lazytime", "discard"]),
+        )
+        .unwrap();
+        let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names, ["screening", "confirmation"]);
+        let f = &a.filesystems[0];
+        let effect = |v: &str| f.screened.iter().find(|r| r.value == v).unwrap().effect;
+        assert_eq!(effect("noatime"), Effect::Helps);
+        assert_eq!(effect("lazytime"), Effect::NoMatter);
+        assert_eq!(effect("discard"), Effect::Hurts);
+        let rec = a.recommended.as_ref().expect("noatime recommended");
+        assert_eq!(rec.setup.variant, "ext4-noatime=ext4:mount=noatime");
+        assert_eq!(
+            rec.setup.fstab.as_deref().unwrap(),
+            "/dev/DEVICE  /srv/data  ext4  noatime  0  2"
+        );
+        // The gain is the confirmation's: its rounds, its baseline in the same stage.
+        assert_eq!(rec.gain.rounds, 3);
+        assert!((rec.gain.ratio - 1.25).abs() < 0.03, "{}", rec.gain.ratio);
+        assert_eq!(m.stages[1].1, ["ext4", "ext4-noatime=ext4:mount=noatime"]);
+        assert!(a.complete);
+        assert!(a.render().contains("Recommended: ext4-noatime"));
+    }
+
+    #[test]
+    fn two_helpers_race_their_combination_and_the_weaker_single_drops() {
+        let mut m = Model {
+            effects: &[("noatime", 1.2), ("-I 512", 1.1)],
+            stages: Vec::new(),
+        };
+        let a = run(&mut m, &ext4(), &settings(&["atime", "inode_size"])).unwrap();
+        let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names[0], "screening");
+        assert_eq!(names[1], "race-1");
+        assert_eq!(*names.last().unwrap(), "confirmation");
+        let f = &a.filesystems[0];
+        assert_eq!(f.raced.len(), 3, "{:?}", f.raced);
+        let fate = |n: &str| f.raced.iter().find(|t| t.setup.name == n).unwrap();
+        assert_eq!(fate("ext4-I-512").fate, "eliminated");
+        assert_eq!(fate("ext4-I-512").eliminated_at, Some(1));
+        assert_eq!(fate("ext4-noatime-I-512").fate, "survived");
+        let rec = a.recommended.as_ref().unwrap();
+        assert_eq!(rec.setup.name, "ext4-noatime-I-512");
+        assert!((rec.gain.ratio - 1.32).abs() < 0.03, "{}", rec.gain.ratio);
+    }
+
+    #[test]
+    fn nothing_helps_keeps_the_defaults_and_unsafe_values_need_the_flag() {
+        let mut m = Model {
+            effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
+            stages: Vec::new(),
+        };
+        let a = run(&mut m, &ext4(), &settings(&["atime", "data"])).unwrap();
+        assert!(a.recommended.is_none() && a.unsafe_best.is_none());
+        assert!(!m.stages[0].1.iter().any(|v| v.contains("writeback")));
+        assert!(a.render().contains("Recommended: keep ext4 as it is"));
+        let mut m = Model {
+            effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
+            stages: Vec::new(),
+        };
+        let s = Settings {
+            allow_unsafe: true,
+            ..settings(&["atime", "data"])
+        };
+        let a = run(&mut m, &ext4(), &s).unwrap();
+        // The weakening winner is reported apart; it is never the recommendation.
+        assert!(a.recommended.is_none());
+        let u = a.unsafe_best.as_ref().unwrap();
+        assert_eq!(u.setup.name, "ext4-data-writeback");
+        assert!(u.setup.weakens);
+        assert!(
+            a.render()
+                .contains("Less durable, never the recommendation: ext4-data-writeback")
+        );
+    }
+
+    #[test]
+    fn a_budget_short_of_screening_and_a_confirmation_is_refused() {
+        let mut m = Model {
+            effects: &[],
+            stages: Vec::new(),
+        };
+        let s = Settings {
+            budget_s: 5.0,
+            ..settings(&[])
+        };
+        let e = run(&mut m, &ext4(), &s).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(m.stages.is_empty());
+    }
+}

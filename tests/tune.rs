@@ -1,0 +1,172 @@
+//! `fsbench tune` (issue 57): bad input refused with exit 2 before anything is created, the
+//! dry run's stages, and one search end to end on tiny loop images (root).
+//!
+//! Privileged tests (root, loop devices, mkfs) print `skipped: <reason>` when a prerequisite
+//! is missing, and fail instead when `FSBENCH_REQUIRE_PRIVILEGED=1`.
+
+use std::process::Stdio;
+
+mod common;
+
+use common::{assert_refused, bin, stderr, stdout};
+
+/// Flags of a tiny, quick search on a 256M image.
+const TINY: &[&str] = &[
+    "--fs",
+    "ext4",
+    "--only",
+    "randwrite",
+    "--image-size",
+    "256M",
+    "--file-size",
+    "32M",
+    "--runtime",
+    "1s",
+    "--ramp",
+    "0s",
+    "--rounds",
+    "2",
+    "--quiet-window",
+    "1s",
+    "--quiet-timeout",
+    "20s",
+];
+
+#[test]
+fn unknown_options_invalid_combinations_and_a_short_budget_are_refused_creating_nothing() {
+    let scratch = common::scratch("fsbench-tune-bad-");
+    let out = scratch.path().join("out");
+    let run = |extra: &[&str]| {
+        let o = bin()
+            .arg("tune")
+            .args(TINY)
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!out.exists(), "{} was created", out.display());
+        o
+    };
+    assert_refused(
+        &run(&["--options", "noatime,turbo"]),
+        &["--options", "turbo named no option of ext4"],
+    );
+    assert_refused(
+        &run(&["--fs", "e=ext4:mount=data=journal,journal_async_commit"]),
+        &["invalid combination", "data=journal mode"],
+    );
+    assert_refused(
+        &run(&["--fs", "e=ext4:mount=noatime,user_xattr"]),
+        &["'user_xattr' is not in tune's ext4 space"],
+    );
+    assert_refused(&run(&["--budget", "5s"]), &["--budget", "too small"]);
+    assert_refused(&run(&["--until-settled"]), &["--until-settled"]);
+}
+
+#[test]
+fn the_dry_run_prints_the_stages_their_estimates_and_the_setups_screened() {
+    let o = bin()
+        .args(["tune", "--dry-run", "--allow-unsafe"])
+        .args(TINY)
+        .output()
+        .unwrap();
+    let text = common::assert_ok(&o);
+    for want in [
+        "1 screening",
+        "2 racing",
+        "3 confirmation",
+        "budget 1 h",
+        "ext4-noatime=ext4:mount=noatime",
+        "ext4-data-writeback=ext4:mount=data=writeback   (weakens durability)",
+        "not screened: journal_async_commit",
+    ] {
+        assert!(text.contains(want), "lacks {want}:\n{text}");
+    }
+    // Without --allow-unsafe no weakening value is screened.
+    let o = bin()
+        .args(["tune", "--dry-run"])
+        .args(TINY)
+        .output()
+        .unwrap();
+    let text = common::assert_ok(&o);
+    assert!(!text.contains("weakens durability"), "{text}");
+}
+
+#[test]
+fn tune_screens_confirms_and_writes_the_answer_on_tiny_images() {
+    let _serial = common::serial();
+    if !common::privileged_loop(
+        "tune::tune_screens_confirms_and_writes_the_answer_on_tiny_images",
+        &["mkfs.ext4"],
+    ) {
+        return;
+    }
+    let scratch = common::scratch("fsbench-tune-");
+    let out = scratch.path().join("out");
+    let o = bin()
+        .arg("tune")
+        .args(TINY)
+        .args(["--options", "atime", "--seed", "57"])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{err}\n{text}",
+        o.status.code()
+    );
+    // The answer comes first: a recommendation (or the defaults), the screened option in
+    // one of the verdict groups, the time against the budget.
+    let first = text.lines().nth(2).unwrap_or_default();
+    assert!(first.starts_with("Recommended: "), "{text}");
+    assert!(text.contains("noatime"), "{text}");
+    assert!(
+        text.contains("Time: ") && text.contains("of the 1 h 00 min budget"),
+        "{text}"
+    );
+    let answer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tune.json")).unwrap()).unwrap();
+    let stages = answer["stages"].as_array().unwrap();
+    assert_eq!(stages[0]["stage"], "screening");
+    assert_eq!(
+        stages[0]["setups"],
+        serde_json::json!(["ext4", "ext4-noatime"])
+    );
+    for s in stages {
+        let dir = s["out"].as_str().unwrap();
+        assert!(
+            std::path::Path::new(dir).join("results.json").exists(),
+            "{dir}"
+        );
+    }
+    let fs = &answer["filesystems"][0];
+    let row = &fs["screened"][0];
+    assert_eq!(row["value"], "noatime");
+    assert_eq!(row["judgement"]["rounds"], 2, "{row}");
+    assert!(row["judgement"]["ratio"].as_f64().unwrap() > 0.0, "{row}");
+    assert_eq!(answer["objectives"][0]["workload"], "randwrite");
+    assert_eq!(answer["complete"], true, "{answer}");
+    // A winner is confirmed in a stage of its own, and its gain comes from there alone.
+    if let Some(c) = fs["safe"].as_object() {
+        assert_eq!(stages.last().unwrap()["stage"], "confirmation");
+        assert_eq!(c["gain"]["rounds"], 2);
+        assert_eq!(c["setup"]["variant"], "ext4-noatime=ext4:mount=noatime");
+    }
+    // Nothing left behind.
+    let losetup = std::process::Command::new("losetup")
+        .arg("-a")
+        .output()
+        .unwrap();
+    assert!(
+        !stdout(&losetup).contains(&scratch.path().display().to_string()),
+        "{}",
+        stdout(&losetup)
+    );
+}
