@@ -9,7 +9,8 @@ use super::caps::{
     AgingEta, ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot,
 };
 
-/// zfs-fuse's aging rate, MiB/s (see the driver's `eta.aging`).
+/// zfs-fuse's aging rate assumed by the plan, MiB/s: a guess, not a measurement (the driver's
+/// `eta.aging`).
 const ZFS_AGING_MIB_S: f64 = 40.0;
 use super::durability::{Weakening, Weakens};
 use super::mount::{self, ensure_mountpoint, remove_mountpoint};
@@ -227,8 +228,8 @@ const CAPS: Caps = Caps {
         mkfs_s: 0.3,
         meta: [9.35, 25.7, 25.3],
         array: ZFS_ARRAY,
-        // zfs-fuse: measured once by tests/aging.rs's overwrite run on a 512 MiB image
-        // (docs/aging.md); the other profiles assumed alike, git at half.
+        // zfs-fuse: not measured yet, a guess (its metadata steps run 9-26 times ext4's
+        // here, its bulk writes far less so); the profiles alike, git at half.
         aging: AgingEta {
             churn: ZFS_AGING_MIB_S,
             overwrite: ZFS_AGING_MIB_S,
