@@ -4,7 +4,7 @@
 mod common;
 
 use fsbench::host::recorder::{Entry, Recorder};
-use fsbench::target::fileloop::FileLoop;
+use fsbench::scratch::fileloop::FileLoop;
 use std::path::Path;
 use std::process::Command;
 

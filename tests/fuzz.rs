@@ -404,7 +404,7 @@ fn fuzz_fio_job_file() {
 #[test]
 fn fuzz_variant() {
     let (execs, _) = fuzz("variant", cases(4000), |text| {
-        fsbench::plan::variant::parse_fs_list(&[text.to_string()]).is_ok()
+        fsbench::plan::setup_syntax::parse_fs_list(&[text.to_string()]).is_ok()
     });
     assert!(execs >= 4000);
 }

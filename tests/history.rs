@@ -672,7 +672,7 @@ fn plan_estimates_the_noise_from_the_same_devices_history() {
         "{before}"
     );
     assert!(!store.exists(), "plan must not create the store");
-    let image = fsbench::target::TargetKind::Image {
+    let image = fsbench::scratch::TargetKind::Image {
         scratch_dir: scratch.path().to_path_buf(),
         size: 512 << 20,
         keep: false,

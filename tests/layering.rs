@@ -659,7 +659,7 @@ fn the_fs_tool_scan_sees_argv_and_commands_but_not_tables_or_lookups() {
 /// down as `StepContext::driver`) is passed. The list only shrinks.
 const NAME_LOOKUP_ALLOWED: &[(&str, &str)] = &[
     (
-        "plan/variant.rs",
+        "plan/setup_syntax.rs",
         "--fs parsing: the user's word becomes a driver here",
     ),
     (

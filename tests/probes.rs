@@ -673,9 +673,9 @@ impl Filesystem for ShellDriver {
     fn validate(&self, _: &SetupSpec) -> fsbench::Result<()> {
         Ok(())
     }
-    fn accepts(&self) -> &fsbench::fs::variant::Accepts {
+    fn accepts(&self) -> &fsbench::fs::variant_keys::Accepts {
         // The probes' own setups carry no variant keys.
-        const NONE: fsbench::fs::variant::Accepts = fsbench::fs::variant::Accepts {
+        const NONE: fsbench::fs::variant_keys::Accepts = fsbench::fs::variant_keys::Accepts {
             mkfs: false,
             mount: false,
             props: &[],

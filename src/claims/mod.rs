@@ -12,8 +12,8 @@
 
 pub mod aging;
 pub mod coverage;
+pub mod open_questions;
 pub mod render;
-pub mod settle;
 pub mod statements;
 pub mod subset;
 mod verdict;

@@ -5,7 +5,7 @@
 //! and the one statistic of [`crate::stats::paired`] judges it: Student's t interval on the
 //! paired log ratios at the run's error rate (one look at α = 10 % in a run of fixed rounds;
 //! the stopping rule's looks in a `--until-settled` run, decided at the first look that
-//! settles it — the same rule, the same looks as [`super::settle`]). A claim is confirmed
+//! settles it — the same rule, the same looks as [`super::open_questions`]). A claim is confirmed
 //! when the whole interval lies inside the asserted range, refuted when it lies wholly
 //! outside, and inconclusive when it straddles a bound or only one round exists (a probe's
 //! yes/no excepted: one round of it settles the claim).
@@ -278,8 +278,13 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         (rule.min_rounds..n)
             .find(|&k| {
                 let size = claim.size_region();
-                super::settle::claim_verdict(&paired[..k], &claim.region(), size.as_ref(), &rule)
-                    .is_some()
+                super::open_questions::claim_verdict(
+                    &paired[..k],
+                    &claim.region(),
+                    size.as_ref(),
+                    &rule,
+                )
+                .is_some()
             })
             .unwrap_or(n)
     };

@@ -165,11 +165,11 @@ pub struct IoArgs {
 
     /// --steady-state, --steady-round, --steady-quick and --steady-max.
     #[command(flatten)]
-    pub steady: super::steady::SteadyArgs,
+    pub steady: super::steady_flags::SteadyArgs,
 
     /// --precondition (a block device only).
     #[command(flatten)]
-    pub precondition: super::steady::PreconditionArgs,
+    pub precondition: super::steady_flags::PreconditionArgs,
 
     /// Where the run is recorded (`fsbench history`).
     #[command(flatten)]

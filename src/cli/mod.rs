@@ -14,7 +14,7 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod shell;
-pub mod steady;
+pub mod steady_flags;
 pub mod suggest;
 pub mod tune;
 

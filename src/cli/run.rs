@@ -309,11 +309,11 @@ pub struct PlanFlags {
 
     /// --steady-state, --steady-round, --steady-quick and --steady-max.
     #[command(flatten)]
-    pub steady: super::steady::SteadyArgs,
+    pub steady: super::steady_flags::SteadyArgs,
 
     /// --precondition.
     #[command(flatten)]
-    pub precondition: super::steady::PreconditionArgs,
+    pub precondition: super::steady_flags::PreconditionArgs,
 }
 
 impl PlanFlags {

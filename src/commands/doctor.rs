@@ -118,7 +118,7 @@ fn request(args: &DoctorArgs) -> Result<Request> {
             .map(|f| (f.to_string(), f.to_string()))
             .collect()
     } else {
-        crate::plan::variant::parse_fs_list(&args.fs)?
+        crate::plan::setup_syntax::parse_fs_list(&args.fs)?
             .into_iter()
             .map(|s| (s.name, s.fs))
             .collect()

@@ -82,7 +82,7 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         ));
     }
     if let Some(st) = spec.steady.as_mut() {
-        use crate::engine::steady::Conditioning;
+        use crate::engine::until_steady::Conditioning;
         *st = st.on(match (device, precondition) {
             (true, true) => Conditioning::Preconditioned,
             (true, false) => Conditioning::NotPreconditioned,

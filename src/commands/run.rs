@@ -64,9 +64,9 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
     // A device in use (mounted, swap, a pool member, carrying data without --force-wipe) is
     // the refusal that matters most, so it comes before any complaint about sizes.
     if let (Some(dev), Some(Ok(()))) = (o.device.as_deref(), &facts.device) {
-        crate::target::safety::check_device(dev, o.force_wipe)?;
+        crate::scratch::safety::check_device(dev, o.force_wipe)?;
         for more in &o.more_devices {
-            crate::target::safety::check_device(more, o.force_wipe)?;
+            crate::scratch::safety::check_device(more, o.force_wipe)?;
         }
     }
     let mut inv = resolve(&source, o, &facts, argv.clone())?;
@@ -111,7 +111,7 @@ fn host_settings(
 /// Whose queue a setup's queue keys would change.
 fn queue_of(inv: &Invocation) -> crate::host::tuning::QueueOf<'_> {
     use crate::host::tuning::QueueOf;
-    use crate::target::TargetKind;
+    use crate::scratch::TargetKind;
     match &inv.options.target {
         TargetKind::Dir { .. } => QueueOf::Dir,
         TargetKind::Device { path, .. } => QueueOf::Device(path),
@@ -165,8 +165,8 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
     // --yes counts on resume too; a device run saved without it asks again (or refuses
     // without a terminal) before the plan is even printed.
     inv.options.yes |= args.yes;
-    if let crate::target::TargetKind::Device { path, .. } = &inv.options.target {
-        crate::target::consent::preflight(path, inv.options.yes)?;
+    if let crate::scratch::TargetKind::Device { path, .. } = &inv.options.target {
+        crate::scratch::consent::preflight(path, inv.options.yes)?;
     }
     if rustix::process::geteuid().is_root() {
         // What a killed fsbench held (mounts, loop devices, images, settings) goes first.
@@ -183,7 +183,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         crate::report::plan::summary(&inv, crate::report::plan::ResultsLine::Run)
     );
     // --until-settled: the claims and headline rows decide which rounds come after the minimum.
-    let judge = crate::claims::settle::ClaimsAndHeadline;
+    let judge = crate::claims::open_questions::ClaimsAndHeadline;
     let outcome = crate::runner::execute_judged(&inv, resume, None, Some(&judge))?;
     let out = &inv.options.out;
     let ending = Ending {

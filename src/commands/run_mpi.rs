@@ -84,7 +84,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         RankDir::create(&parent, "mpi", world.rank),
     );
     rank_dir.remove_on_interrupt(world.rank != 0);
-    inv.options.target = crate::target::TargetKind::Dir {
+    inv.options.target = crate::scratch::TargetKind::Dir {
         path: rank_dir.path().to_path_buf(),
     };
     if world.rank != 0 {
@@ -205,7 +205,7 @@ fn refuse_unsupported(inv: &Invocation, rank: i32, ranks: i32, shared: &Path) ->
     }
     // Ranks in one directory lay out one data file each: all must fit (each rank's own
     // check above saw one).
-    let crate::target::TargetKind::Dir { path } = &inv.options.target else {
+    let crate::scratch::TargetKind::Dir { path } = &inv.options.target else {
         return Err(Error::invalid("--mpi", "needs --dir PATH"));
     };
     let lays_out = inv

@@ -34,7 +34,7 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
     } else {
         args.plan.fs.clone()
     };
-    let setups = crate::plan::variant::parse_fs_list(&fs_words)?;
+    let setups = crate::plan::setup_syntax::parse_fs_list(&fs_words)?;
     let baselines: Vec<Candidate> = setups.iter().map(baseline_of).collect::<Result<_, _>>()?;
     let filter = Filter(args.options.clone());
     let unknown = search::unknown_options(&filter, &baselines);
@@ -93,10 +93,10 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
     if rustix::process::geteuid().is_root() {
         crate::host::ledger::recover_and_report();
     }
-    if let crate::target::TargetKind::Device { path, .. } =
+    if let crate::scratch::TargetKind::Device { path, .. } =
         &runs.inv(&[], 2, out.clone())?.options.target
     {
-        crate::target::consent::preflight(path, args.yes)?;
+        crate::scratch::consent::preflight(path, args.yes)?;
     }
     let relay = crate::host::stdio::Relay::install();
     let answer = search::run(&mut runs, &baselines, &settings)?;

@@ -8,7 +8,7 @@ use super::tools::Wants;
 use super::{Diagnosis, Finding, Severity};
 use crate::plan::{EngineChoice, Invocation};
 use crate::results::Warning;
-use crate::target::{Target, TargetKind};
+use crate::scratch::{Target, TargetKind};
 use std::path::Path;
 use std::time::Duration;
 

@@ -72,7 +72,7 @@ pub struct JobSpec {
     pub device: Option<PathBuf>,
     /// Run until steady (time-based up to its limit, which replaces `runtime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady: Option<super::steady::SteadySpec>,
+    pub steady: Option<super::until_steady::SteadySpec>,
 }
 
 impl Default for JobSpec {

@@ -17,7 +17,7 @@ pub mod offsets;
 mod psync;
 pub mod report;
 pub mod rng;
-pub mod steady;
+pub mod until_steady;
 mod uring;
 pub mod validate;
 pub mod verify;
@@ -30,7 +30,7 @@ pub use report::{
     CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, LatencyNs, SteadyReport,
     SteadyWindow,
 };
-pub use steady::SteadySpec;
+pub use until_steady::SteadySpec;
 
 use crate::measure::{CpuSnapshot, LatencyHistogram, SecondLatency, SecondSeries, device};
 use crate::{Error, Result};
@@ -241,7 +241,7 @@ fn run_tracked(
     let iops_series = series.iops(runtime_s);
     let steady = spec
         .steady
-        .map(|st| steady::report(&st, steady_end, runtime_s, &series, &lat_series));
+        .map(|st| until_steady::report(&st, steady_end, runtime_s, &series, &lat_series));
     let rd = direction(&read, spec.bs, runtime_s);
     let wr = direction(&write, spec.bs, runtime_s);
     let device = dev.map(|d| {
@@ -392,7 +392,7 @@ fn job_plans(
                 rwmixread: spec.rwmixread,
                 ramp: spec.ramp,
                 runtime,
-                live: spec.steady.map(|s| steady::live(s.limit())),
+                live: spec.steady.map(|s| until_steady::live(s.limit())),
             }
         })
         .collect()
@@ -461,9 +461,10 @@ fn run_jobs(
         let t0 = Instant::now();
         let mut steady_end = None;
         if let Some(st) = &spec.steady {
-            let lives: Vec<steady::Live> = plans.iter().filter_map(|p| p.live.clone()).collect();
+            let lives: Vec<until_steady::Live> =
+                plans.iter().filter_map(|p| p.live.clone()).collect();
             let all_done = || finished.load(Ordering::SeqCst) == plans.len();
-            steady_end = steady::watch(st, &lives, t0, all_done, &abort);
+            steady_end = until_steady::watch(st, &lives, t0, all_done, &abort);
         }
         if coord.stonewall() {
             // Stonewalling: every process asks, in step, whether any has finished.
@@ -505,7 +506,7 @@ fn settle_after(
     end: device::DeviceCounters,
     rule: crate::measure::SettleRule,
 ) -> Result<(Option<crate::measure::Settled>, Option<String>)> {
-    match crate::measure::settle::settle(d, path, end, rule) {
+    match crate::measure::quiesce::settle(d, path, end, rule) {
         Ok(s) => {
             let note = (!s.quiet).then(|| {
                 format!(
@@ -578,7 +579,7 @@ pub(crate) fn direction(h: &LatencyHistogram, bs: u64, runtime_s: f64) -> Direct
         bytes,
         iops: rate(ios),
         bw_bytes: rate(bytes),
-        lat_ns: steady::latency_ns(h),
+        lat_ns: until_steady::latency_ns(h),
         histogram: h.to_sparse(),
         lat_sum_ns: h.sum(),
     }

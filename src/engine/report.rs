@@ -151,7 +151,7 @@ pub struct IoReport {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteadyReport {
     /// The criteria: N rounds (quick mode: seconds), range and slope limits in % of their mean.
-    pub criteria: crate::measure::steady::SteadyCriteria,
+    pub criteria: crate::measure::snia_criteria::SteadyCriteria,
     /// The limit: the job stops here (seconds after the ramp) when it never became steady.
     pub max_s: f64,
     /// Whether the last N rounds met the criteria before the limit.
@@ -193,7 +193,7 @@ pub struct SteadyReport {
     /// What the target went through before: `not-a-device`, `not-preconditioned`,
     /// `preconditioned`.
     #[serde(default)]
-    pub conditioning: crate::engine::steady::Conditioning,
+    pub conditioning: crate::engine::until_steady::Conditioning,
     /// Whether steady state is claimed: reached, and on a device after preconditioning.
     #[serde(default)]
     pub claimed: bool,

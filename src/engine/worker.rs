@@ -45,7 +45,7 @@ pub(crate) struct JobPlan {
     /// Time-based length after the ramp.
     pub runtime: Option<Duration>,
     /// Where this job publishes its per-second I/O counts while it runs (`--steady-state`).
-    pub live: Option<super::steady::Live>,
+    pub live: Option<super::until_steady::Live>,
 }
 
 impl JobPlan {
@@ -118,7 +118,7 @@ pub(crate) struct Recorder {
     end: Option<Instant>,
     last: Instant,
     bs: u64,
-    live: Option<super::steady::Live>,
+    live: Option<super::until_steady::Live>,
 }
 
 impl Recorder {

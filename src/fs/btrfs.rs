@@ -11,8 +11,8 @@ use super::provenance::ToolVersion;
 use super::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
 use super::simple::{KernelFs, tool_text};
 use super::snapshot_ops::{Backup, Copies, Maint, Stream};
-use super::variant::Accepts;
 use super::variant_args::{ArgRules, OptKey};
+use super::variant_keys::Accepts;
 use crate::host::command::{self, argv};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
@@ -147,7 +147,7 @@ fn layout_degrade(array: &mut LiveArray<'_>) -> crate::Result<()> {
     if let Some(m) = array.mounted.take() {
         m.release()?;
     }
-    let size = crate::target::size_of(&failed)?;
+    let size = crate::scratch::size_of(&failed)?;
     wipe(&failed, size, array.timeout)?;
     forget(&failed, array.timeout)?;
     let mut degraded = array.setup.clone();

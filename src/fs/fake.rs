@@ -6,8 +6,8 @@
 //! run's hold on what it needs running ([`Filesystem::hold_services`]) included.
 
 use super::caps::Caps;
-use super::variant::Accepts;
 use super::variant_args::ArgRules;
+use super::variant_keys::Accepts;
 use super::{Filesystem, MkfsRecord, Mounted, SetupSpec};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};

@@ -31,8 +31,8 @@ pub mod setup;
 pub mod simple;
 pub mod snapshot_ops;
 mod tmpfs;
-pub mod variant;
 pub mod variant_args;
+pub mod variant_keys;
 mod xfs;
 pub mod zfs;
 pub mod zfs_daemon;
@@ -99,7 +99,7 @@ pub trait Filesystem: Send + Sync {
     /// Reject variant options this driver does not understand.
     fn validate(&self, setup: &SetupSpec) -> crate::Result<()>;
     /// The setup keys this driver takes (the only list `--fs` parsing and its errors use).
-    fn accepts(&self) -> &variant::Accepts;
+    fn accepts(&self) -> &variant_keys::Accepts;
     /// How this driver's tools read `mkfs=`/`mount=` words (for [`variant_args::check`]).
     /// With [`variant_args::ArgRules::NONE`] a driver still gets the generic checks: no
     /// positional words, no devices, no paths outside the scratch area.
@@ -492,7 +492,7 @@ fn fits(name: &str, min: u64, size: u64, flag: &str) -> crate::Result<()> {
 /// The size check at mkfs time, with the flag guessed from the device (loop = image).
 pub(crate) fn check_device_fits(name: &str, min: u64, device: &Path) -> crate::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let size = crate::target::size_of(device)?;
+    let size = crate::scratch::size_of(device)?;
     let is_loop = std::fs::metadata(device)
         .map(|m| libc::major(m.rdev() as libc::dev_t) == 7)
         .unwrap_or(false);

@@ -1,7 +1,7 @@
 //! A filesystem setup: a filesystem plus its variant options (`zfs-16k=zfs:recordsize=16K`).
 //!
 //! The one definition of a setup. `plan::variant` parses `--fs` and plan-file tables into it,
-//! each driver says which keys it takes ([`super::variant::Accepts`]), the runner mounts it.
+//! each driver says which keys it takes ([`super::variant_keys::Accepts`]), the runner mounts it.
 
 use crate::host::tuning::HostSetting;
 use serde::{Deserialize, Serialize};

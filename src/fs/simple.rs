@@ -4,7 +4,7 @@
 use super::layout::{Builder, Layout};
 use super::mount::{self, Describe, KernelMount};
 use super::redundancy::{self, ArrayOps, LiveArray};
-use super::variant::{self, Accepts};
+use super::variant_keys::{self, Accepts};
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;
 use crate::fs::SetupSpec;
@@ -49,7 +49,7 @@ impl Filesystem for KernelFs {
     }
 
     fn validate(&self, setup: &SetupSpec) -> Result<()> {
-        variant::check(self.fstype, setup, &self.accepts)
+        variant_keys::check(self.fstype, setup, &self.accepts)
     }
 
     fn accepts(&self) -> &Accepts {

@@ -3,8 +3,8 @@
 
 use super::caps::{Caps, Crash, Shrink};
 use super::mount::{self, KernelMount};
-use super::variant::{self, Accepts};
 use super::variant_args::ArgRules;
+use super::variant_keys::{self, Accepts};
 use super::{Filesystem, MkfsRecord, Mounted};
 use crate::fs::SetupSpec;
 use crate::measure::backing::Backing;
@@ -87,7 +87,7 @@ impl Filesystem for Tmpfs {
     }
 
     fn validate(&self, setup: &SetupSpec) -> Result<()> {
-        variant::check("tmpfs", setup, &ACCEPTS)?;
+        variant_keys::check("tmpfs", setup, &ACCEPTS)?;
         options(setup).map(drop)
     }
 

@@ -11,7 +11,7 @@
 
 use crate::fs::SetupSpec;
 use crate::host::command;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 use crate::{Error, Result};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};

@@ -15,8 +15,8 @@ const ZFS_AGING_MIB_S: f64 = 40.0;
 use super::durability::{Weakening, Weakens};
 use super::mount::{self, ensure_mountpoint, remove_mountpoint};
 use super::snapshot_ops::{Backup, Copies, Maint, Stream};
-use super::variant::{self, Accepts};
 use super::variant_args::{ArgRules, OptKey};
+use super::variant_keys::{self, Accepts};
 use super::zfs_daemon::{self, DaemonHold};
 use super::{Filesystem, MkfsRecord, Mounted, props};
 use crate::fs::SetupSpec;
@@ -355,7 +355,7 @@ impl Filesystem for Zfs {
     }
 
     fn validate(&self, setup: &SetupSpec) -> Result<()> {
-        variant::check("zfs", setup, &ACCEPTS)?;
+        variant_keys::check("zfs", setup, &ACCEPTS)?;
         if let Some(rs) = setup.props.get("recordsize") {
             let ok = crate::units::parse_size(rs)
                 .map(|v| v.is_power_of_two() && (512..=16 << 20).contains(&v))

@@ -174,7 +174,7 @@ pub fn register() {
             },
         );
     }
-    crate::target::safety::register_membership(super::Filesystem::name(&super::Zfs), not_a_vdev);
+    crate::scratch::safety::register_membership(super::Filesystem::name(&super::Zfs), not_a_vdev);
 }
 
 /// The block devices under the pool of a mount source (a dataset, `tank/home`).
@@ -400,7 +400,7 @@ pub fn layout_degrade(array: &mut LiveArray<'_>) -> Result<()> {
     let a = argv(&["zpool", "offline", &pool, &d]);
     run_on(&a, std::slice::from_ref(&failed), 3, array.timeout)?;
     if array.spare.is_none() {
-        let size = crate::target::size_of(&failed)?;
+        let size = crate::scratch::size_of(&failed)?;
         wipe(&failed, size, array.timeout)?;
     }
     Ok(())

@@ -15,9 +15,9 @@ use super::location::Location;
 use super::runs::History;
 use crate::plan::Invocation;
 use crate::results::{Results, TargetInfo};
+use crate::scratch::TargetKind;
 use crate::stats::paired::rounds_to_resolve;
 use crate::stats::sequential::DEFAULT_ALPHA;
-use crate::target::TargetKind;
 
 /// The most recent runs of a device read for an estimate.
 pub const MAX_RUNS: usize = 10;
@@ -80,7 +80,7 @@ pub fn planned_target(kind: &TargetKind) -> Option<TargetInfo> {
             let dev = crate::host::sysfs::DevNum::from_dev(std::fs::metadata(path).ok()?.rdev());
             let sys = dev.sysfs_dir()?;
             let sectors: u64 = crate::host::sysfs::read_attr(&sys, "size")?.parse().ok()?;
-            t = crate::target::block::device_info("device", path, dev, sectors * 512);
+            t = crate::scratch::block::device_info("device", path, dev, sectors * 512);
         }
         TargetKind::Dir { path, .. } => {
             t.kind = "dir".into();

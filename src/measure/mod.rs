@@ -8,12 +8,12 @@ pub mod backing;
 pub mod cpu;
 pub mod device;
 pub mod histogram;
+pub mod quiesce;
 pub mod series;
-pub mod settle;
-pub mod steady;
+pub mod snia_criteria;
 
 pub use cpu::{CpuSnapshot, CpuUsage};
 pub use device::{DeviceCounters, QuietOutcome};
 pub use histogram::LatencyHistogram;
+pub use quiesce::{SettleRule, Settled};
 pub use series::{SecondLatency, SecondSeries, stalls};
-pub use settle::{SettleRule, Settled};

@@ -39,7 +39,7 @@
 //! nor its kind's is refused with that list, and an unknown `kind` with the registry's kinds.
 
 use super::knobs::{self, PlanValues};
-use super::variant;
+use super::setup_syntax;
 use super::workload::{IoParams, Kind, SweepPoint, WorkloadSpec, catalog};
 use super::{FileSize, SetupSpec};
 use crate::Error;
@@ -183,11 +183,11 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
     {
         return Err(bad(origin, "file_size_cap must be a fraction in (0, 0.95]"));
     }
-    d.setups = variant::parse_fs_list(&raw.fs).map_err(|e| retag(e, origin))?;
+    d.setups = setup_syntax::parse_fs_list(&raw.fs).map_err(|e| retag(e, origin))?;
     for t in &raw.setup {
         d.setups.push(setup_table(t, origin)?);
     }
-    variant::check_unique(&d.setups).map_err(|e| retag(e, origin))?;
+    setup_syntax::check_unique(&d.setups).map_err(|e| retag(e, origin))?;
     if !d.setups.is_empty() {
         super::params::SETUPS
             .check_u64(d.setups.len() as u64)
@@ -310,7 +310,7 @@ fn setup_table(t: &toml::Table, origin: &str) -> crate::Result<SetupSpec> {
             other => pairs.push((k.clone(), value_string(other))),
         }
     }
-    variant::build_setup(&name, &fs, &pairs, &format!("[[setup]] {name}"))
+    setup_syntax::build_setup(&name, &fs, &pairs, &format!("[[setup]] {name}"))
         .map_err(|e| retag(e, origin))
 }
 

@@ -2,7 +2,7 @@
 //! Saved with the plan as `OUT/plan.json` so `--resume OUT` repeats the original invocation.
 
 use super::Plan;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,9 +26,9 @@ pub struct RunOptions {
     /// The target's devices after the first (`--images N`, repeated `--device`).
     #[serde(
         default,
-        skip_serializing_if = "crate::target::multi::Multi::is_single"
+        skip_serializing_if = "crate::scratch::multi::Multi::is_single"
     )]
-    pub multi: crate::target::multi::Multi,
+    pub multi: crate::scratch::multi::Multi,
     /// Consent to wipe a device without the typed confirmation (`--yes`).
     pub yes: bool,
     /// Output directory.
@@ -86,7 +86,7 @@ impl Invocation {
             plan,
             options: RunOptions {
                 out: dir.clone(),
-                target: crate::target::TargetKind::Dir { path: dir },
+                target: crate::scratch::TargetKind::Dir { path: dir },
                 multi: Default::default(),
                 yes: false,
                 engine: EngineChoice::Fsbench,

@@ -23,7 +23,7 @@ pub struct Overrides {
     pub profile: Option<String>,
     /// `--device`.
     pub device: Option<PathBuf>,
-    /// `--device` after the first (a multi-device target, `fsbench::target::multi`).
+    /// `--device` after the first (a multi-device target, `fsbench::scratch::multi`).
     pub more_devices: Vec<PathBuf>,
     /// `--images N`: loop images of `--image-size` each (1: the usual single image).
     pub images: u32,

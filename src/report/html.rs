@@ -13,7 +13,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 mod facts;
-mod steady;
+mod steady_plot;
 
 const TEMPLATE: &str = include_str!("report.html.j2");
 
@@ -100,7 +100,7 @@ impl Exporter for Html {
                        the least-squares line through it. On a device, steady state counts only \
                        after --precondition; on an image or --dir it is a stability check."
                     .into(),
-                svgs: steady::charts(report),
+                svgs: steady_plot::charts(report),
             },
             ChartGroup {
                 title: "Scaling".into(),

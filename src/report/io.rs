@@ -169,7 +169,7 @@ pub fn summary(spec: &JobSpec, r: &IoReport) -> String {
 /// The outcome of `--steady-state`: each round's IOPS, which rounds formed the window, the
 /// verdict, and the window's figures when it counts.
 pub fn steady_lines(st: &crate::engine::SteadyReport, runtime_s: f64) -> String {
-    use crate::engine::steady::Conditioning;
+    use crate::engine::until_steady::Conditioning;
     let c = &st.criteria;
     let how = match (st.range_pct, st.slope_pct) {
         (Some(r), Some(sl)) => format!("range {r:.1} %, slope {sl:.1} %"),

@@ -150,7 +150,7 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
     out.push_str(&crate::claims::aging::markdown(&report.results));
-    let settled = super::settle::lines(&report.results);
+    let settled = super::settled_lines::lines(&report.results);
     if let Some((first, rest)) = settled.split_first() {
         let _ = writeln!(out, "## Until settled\n\n{first}\n");
         for l in rest {

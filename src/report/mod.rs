@@ -35,7 +35,7 @@ pub mod noise;
 pub mod plan;
 pub mod recommend;
 pub mod record;
-pub mod settle;
+pub mod settled_lines;
 #[cfg(test)]
 mod simulation;
 pub mod svg;

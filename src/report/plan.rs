@@ -176,7 +176,7 @@ fn size_lines(s: &mut String, inv: &Invocation) {
         eta::format(p.ramp),
         crate::units::format_size(p.file_size)
     );
-    for line in crate::plan::steady::describe(p) {
+    for line in crate::plan::steady_state::describe(p) {
         let _ = writeln!(s, "{line}");
     }
 }

@@ -238,7 +238,7 @@ pub fn render_with(report: &Report, w: usize) -> String {
         out.push('\n');
     }
     out.push_str(&crate::claims::aging::text(&report.results));
-    let settled = super::settle::lines(&report.results);
+    let settled = super::settled_lines::lines(&report.results);
     if let Some((first, rest)) = settled.split_first() {
         out.push_str(&para("", "", first, w));
         for l in rest {

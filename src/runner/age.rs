@@ -225,7 +225,7 @@ impl Runner<'_> {
             mounted.unmount()?;
         }
         let (backing, dir) = match &self.inv.options.target {
-            crate::target::TargetKind::Image { scratch_dir, .. } => (
+            crate::scratch::TargetKind::Image { scratch_dir, .. } => (
                 crate::workload::probe::sys::loop_backing_file(&dev).ok(),
                 scratch_dir.clone(),
             ),

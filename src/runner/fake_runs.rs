@@ -10,7 +10,7 @@ use super::execute;
 use crate::fs::SetupSpec;
 use crate::metrics::registry::SECONDS;
 use crate::plan::{Invocation, Overrides, WorkloadSpec};
-use crate::target::Target;
+use crate::scratch::Target;
 use crate::workload::fake::{self, Action};
 use crate::workload::registry::Kind;
 use std::cell::RefCell;
@@ -340,7 +340,7 @@ fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
     let d = tempfile::tempdir().unwrap();
     let mut inv = invocation(d.path(), &[("f", fakefs::NAME)], &["fake-m-ok"], 2);
     // A formatting target: the runner takes the mkfs branch, on a plain file.
-    inv.options.target = crate::target::TargetKind::Image {
+    inv.options.target = crate::scratch::TargetKind::Image {
         scratch_dir: d.path().to_path_buf(),
         size: 1 << 20,
         keep: false,
@@ -410,7 +410,7 @@ fn by_steps_each_step_runs_on_every_setup_back_to_back_and_a_resume_redoes_the_c
         &["fake-s-a", "fake-s-b"],
         2,
     );
-    inv.options.target = crate::target::TargetKind::Image {
+    inv.options.target = crate::scratch::TargetKind::Image {
         scratch_dir: d.path().to_path_buf(),
         size: 1 << 20,
         keep: false,

@@ -12,17 +12,17 @@ mod by_step;
 pub mod coordinator;
 pub mod disk_ref;
 pub mod journal;
+pub mod more_rounds;
 pub mod progress;
 pub mod reduce;
 mod redundancy;
 mod round;
-pub mod settle;
 pub mod step;
 mod writeback;
 
 use crate::plan::{Invocation, SetupRound, eta};
 use crate::results::{Results, SetupInfo, Warning, WorkloadInfo};
-use crate::target::Target;
+use crate::scratch::Target;
 use journal::{Entry, Journal, RoundRecord};
 use progress::Progress;
 use std::collections::{BTreeMap, BTreeSet};
@@ -118,7 +118,7 @@ pub fn execute_judged(
     inv: &Invocation,
     resume: bool,
     coordinator: Option<&dyn crate::engine::Coordinator>,
-    judge: Option<&dyn settle::Judge>,
+    judge: Option<&dyn more_rounds::Judge>,
 ) -> crate::Result<Outcome> {
     let run_start = std::time::Instant::now();
     let out = &inv.options.out;
@@ -186,7 +186,7 @@ pub fn execute_judged(
             elapsed_s: 0.0,
         },
     };
-    if let (Some(judge), Some(rule)) = (judge, settle::rule(&inv.plan)) {
+    if let (Some(judge), Some(rule)) = (judge, more_rounds::rule(&inv.plan)) {
         runner.settle_rounds(&schedule, &done, &mut ended, judge, &rule, run_start)?;
     }
     let (results, ended) = runner.assemble_final(ended, &schedule);
@@ -223,7 +223,7 @@ fn acquire_target(inv: &Invocation) -> crate::Result<Box<dyn Target>> {
         return Ok(t);
     }
     // By steps each setup has an image of its own (`by_step`).
-    let by_step = crate::target::multi::Multi {
+    let by_step = crate::scratch::multi::Multi {
         images: inv.plan.setups.len() as u32,
         ..Default::default()
     };
@@ -232,7 +232,7 @@ fn acquire_target(inv: &Invocation) -> crate::Result<Box<dyn Target>> {
     } else {
         &inv.options.multi
     };
-    crate::target::multi::acquire(&inv.options.target, multi, inv.options.yes)
+    crate::scratch::multi::acquire(&inv.options.target, multi, inv.options.yes)
 }
 
 /// The last phase: the summary computed (a finished run) and `results.json` saved in `out`
@@ -456,7 +456,7 @@ struct ExtraStep {
     steps: usize,
     /// Estimated seconds.
     est_s: f64,
-    /// What it runs ([`settle::per_setup`]).
+    /// What it runs ([`more_rounds::per_setup`]).
     workloads: BTreeSet<String>,
 }
 
@@ -637,7 +637,7 @@ impl Runner<'_> {
         schedule: &Schedule,
         done: &BTreeMap<(String, u32), RoundRecord>,
         ended: &mut Ended,
-        judge: &dyn settle::Judge,
+        judge: &dyn more_rounds::Judge,
         rule: &crate::stats::sequential::Rule,
         run_start: std::time::Instant,
     ) -> crate::Result<()> {
@@ -663,7 +663,7 @@ impl Runner<'_> {
         // configured rule (the strictest boundary: no narrower rule leaves more open).
         let first = self.extra_round(
             plan.rounds + 1,
-            &settle::per_setup(
+            &more_rounds::per_setup(
                 plan,
                 &judge.open(&self.assemble(&ended.records, true), rule),
             ),
@@ -671,8 +671,11 @@ impl Runner<'_> {
         );
         let first_s: f64 =
             first.iter().map(|n| n.est_s).sum::<f64>() * pace(estimated_so_far, ended.elapsed_s);
-        let rule =
-            &settle::looks_that_fit(rule, budget_s - run_start.elapsed().as_secs_f64(), first_s);
+        let rule = &more_rounds::looks_that_fit(
+            rule,
+            budget_s - run_start.elapsed().as_secs_f64(),
+            first_s,
+        );
         let mut round = plan.rounds;
         let mut extra = Vec::new();
         let (stop, open) = loop {
@@ -692,7 +695,7 @@ impl Runner<'_> {
                     (crate::results::SettleStop::MaxRounds, open)
                 };
             }
-            let next = self.extra_round(round + 1, &settle::per_setup(plan, &need), &setups);
+            let next = self.extra_round(round + 1, &more_rounds::per_setup(plan, &need), &setups);
             if next.is_empty() {
                 // Open, yet nothing this machine can run would answer it (its workloads were
                 // skipped): more rounds cannot help.
@@ -746,7 +749,7 @@ impl Runner<'_> {
         };
         self.minimum_s = Some(ended.elapsed_s);
         ended.elapsed_s += started.elapsed().as_secs_f64();
-        let record = settle::record(plan, &configured, rule, round, stop, &open, extra);
+        let record = more_rounds::record(plan, &configured, rule, round, stop, &open, extra);
         self.progress.note(&format!(
             "fsbench: until settled: stopped after round {round} ({}){}",
             stop.word(),
@@ -761,7 +764,7 @@ impl Runner<'_> {
     }
 
     /// Extra round `round` as it would run: the setups of `by_setup` (setup name → its
-    /// workloads, [`settle::per_setup`]) among `setups`, in the round's rotated order, each
+    /// workloads, [`more_rounds::per_setup`]) among `setups`, in the round's rotated order, each
     /// with its steps and estimated seconds.
     fn extra_round(
         &self,

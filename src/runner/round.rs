@@ -720,7 +720,7 @@ impl Runner<'_> {
     /// ([`crate::plan::Plan::disk_ref`]). The reference file is made at the first; a failure
     /// becomes a run warning and the run goes on without readings (its ratios plain).
     fn read_disk_ref(&mut self, w: &WorkloadSpec) -> crate::Result<Option<Metric>> {
-        let crate::target::TargetKind::Image { scratch_dir, .. } = &self.inv.options.target else {
+        let crate::scratch::TargetKind::Image { scratch_dir, .. } = &self.inv.options.target else {
             return Ok(None);
         };
         if !self.inv.plan.disk_ref || w.kind != crate::plan::Kind::Io || !w.record {
@@ -784,7 +784,7 @@ impl Runner<'_> {
         // Probes build a small filesystem of their own next to the image (or in /var/tmp for
         // device and directory targets); the one under test is untouched.
         let scratch = match &opts.target {
-            crate::target::TargetKind::Image { scratch_dir, .. } => scratch_dir.clone(),
+            crate::scratch::TargetKind::Image { scratch_dir, .. } => scratch_dir.clone(),
             _ => PathBuf::from("/var/tmp"),
         };
         let mut cx = StepContext {

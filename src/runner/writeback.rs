@@ -8,7 +8,7 @@
 //! figure plus what the device wrote after the step until it went quiet.
 
 use crate::measure::device::{BlockDevice, DeviceCounters};
-use crate::measure::{SettleRule, settle};
+use crate::measure::{SettleRule, quiesce};
 use crate::metrics::MetricId;
 use crate::metrics::registry::{
     BYTES, DEVICE_BYTES_PER_FILE, DEVICE_BYTES_PER_FILE_TOTAL, DEVICE_WRITE_BYTES,
@@ -54,7 +54,7 @@ impl Tracked {
             Some(own) => own as u64,
             None => DeviceCounters::sum(&self.before).delta(&end).write_bytes,
         };
-        let settled = match settle::settle(&self.device, fs_path, end, rule) {
+        let settled = match quiesce::settle(&self.device, fs_path, end, rule) {
             Ok(s) => s,
             Err(crate::Error::Interrupted) => return Err(crate::Error::Interrupted),
             Err(e) => {

@@ -122,7 +122,7 @@ impl Candidate {
 
     /// The setup fsbench runs.
     pub fn setup(&self) -> crate::Result<SetupSpec> {
-        crate::plan::variant::parse_setup(&self.variant())
+        crate::plan::setup_syntax::parse_setup(&self.variant())
     }
 
     /// How it is written for a user.
@@ -300,7 +300,7 @@ fn known(space: &Space, place: Place) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::variant::parse_setup;
+    use crate::plan::setup_syntax::parse_setup;
 
     fn base(text: &str) -> crate::Result<Candidate> {
         baseline_of(&parse_setup(text).unwrap())

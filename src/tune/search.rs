@@ -730,7 +730,7 @@ mod tests {
         ) -> crate::Result<StageRun> {
             let mut results = Results::default();
             for (i, v) in variants.iter().enumerate() {
-                let setup = crate::plan::variant::parse_setup(v)?;
+                let setup = crate::plan::setup_syntax::parse_setup(v)?;
                 let words: Vec<String> = setup
                     .mount
                     .iter()
@@ -781,7 +781,7 @@ mod tests {
     }
 
     fn ext4() -> Vec<Candidate> {
-        let s = crate::plan::variant::parse_setup("ext4").unwrap();
+        let s = crate::plan::setup_syntax::parse_setup("ext4").unwrap();
         vec![super::super::candidate::baseline_of(&s).unwrap()]
     }
 

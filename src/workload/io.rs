@@ -234,11 +234,11 @@ fn per_second(report: &IoReport, out: &mut WorkloadOutput) {
     let at = match &report.steady {
         // A device that was not preconditioned is not claimed steady (its rounds may sit on
         // the fresh drive's plateau before the write cliff).
-        Some(s) if s.conditioning == engine::steady::Conditioning::NotPreconditioned => None,
+        Some(s) if s.conditioning == engine::until_steady::Conditioning::NotPreconditioned => None,
         Some(s) => s.at_s.map(|a| a as usize),
-        None => crate::measure::steady::steady_at(
+        None => crate::measure::snia_criteria::steady_at(
             &report.iops_series,
-            &crate::measure::steady::SteadyCriteria::default(),
+            &crate::measure::snia_criteria::SteadyCriteria::default(),
         ),
     };
     m.push(Metric::new(
@@ -318,7 +318,7 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
         ));
         return;
     };
-    if s.conditioning == engine::steady::Conditioning::NotPreconditioned {
+    if s.conditioning == engine::until_steady::Conditioning::NotPreconditioned {
         out.warnings.push(StepWarning::new(
             WarningKind::NotPreconditioned,
             format!(
@@ -356,7 +356,7 @@ fn steady_window(s: &engine::SteadyReport, report: &IoReport, out: &mut Workload
         set(LAT_P99_9_MS, w.lat_ns.p99_9 as f64 / 1e6);
     }
     let what = match s.conditioning {
-        engine::steady::Conditioning::Preconditioned => STEADY.to_string(),
+        engine::until_steady::Conditioning::Preconditioned => STEADY.to_string(),
         // A file, an image, a directory: caches underneath (the doctor says so).
         _ => format!("{STABLE}a file or image: its caches make this no steady state) over"),
     };
@@ -565,7 +565,7 @@ mod tests {
 
         // The same window on a device that was not preconditioned: no claim, whole-run figures.
         let s = report.steady.as_mut().unwrap();
-        s.conditioning = engine::steady::Conditioning::NotPreconditioned;
+        s.conditioning = engine::until_steady::Conditioning::NotPreconditioned;
         (s.round_s, s.rounds, s.window_rounds) = (2.0, vec![90.0, 80.0, 80.0], Some([1, 3]));
         let out = to_output(&report);
         assert_eq!(get(&out, IOPS), Some(100.0));

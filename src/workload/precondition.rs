@@ -129,7 +129,7 @@ pub fn run_device(dev: &Path) -> crate::Result<String> {
             ),
         ));
     }
-    let capacity = crate::target::size_of(dev)?;
+    let capacity = crate::scratch::size_of(dev)?;
     let mut took = Vec::new();
     for p in device_phases(dev, capacity) {
         let r = engine::run(&p.spec)?;

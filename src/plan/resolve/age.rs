@@ -4,7 +4,7 @@ use crate::Error;
 use crate::plan::SetupSpec;
 use crate::plan::overrides::Overrides;
 use crate::plan::params;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 
 /// A plan's `aged_twins`: beside every fresh setup its twin `NAME-aged` (same options, aged),
 /// so fresh and aged run side by side whatever `--fs` chose. `--age` (every setup aged)
@@ -23,8 +23,10 @@ pub(super) fn add_aged_twins(
         let mut t = f.clone();
         t.name = format!("{}-aged", f.name);
         t.age = Some(age);
-        t.raw
-            .insert(crate::fs::variant::AGE_KEY.to_string(), text.to_string());
+        t.raw.insert(
+            crate::fs::variant_keys::AGE_KEY.to_string(),
+            text.to_string(),
+        );
         if !setups.iter().any(|s| s.name == t.name) {
             setups.push(t);
         }
@@ -51,7 +53,7 @@ pub(super) fn apply_age(
         for s in setups.iter_mut().filter(|s| s.age.is_none()) {
             s.age = Some(age);
             s.raw
-                .insert(crate::fs::variant::AGE_KEY.to_string(), text.clone());
+                .insert(crate::fs::variant_keys::AGE_KEY.to_string(), text.clone());
         }
     }
     for a in setups.iter_mut().filter_map(|s| s.age.as_mut()) {

@@ -4,7 +4,7 @@ use crate::Error;
 use crate::host::facts::HostFacts;
 use crate::plan::Plan;
 use crate::plan::overrides::Overrides;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 use crate::units::format_size;
 use std::path::PathBuf;
 

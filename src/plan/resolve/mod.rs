@@ -17,7 +17,7 @@ use super::{Plan, QuietSpec, profiles};
 use crate::Error;
 use crate::fio::jobfile::parse::JobFile;
 use crate::host::facts::HostFacts;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 use crate::workload::meta::CorpusSpec;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,22 +28,22 @@ mod checks;
 mod corpus;
 mod fio_jobs;
 mod order;
+mod scratch;
 mod select;
-mod settle;
 mod sizes;
-mod target;
+mod until_settled;
 
 use age::{add_aged_twins, apply_age, check_aged_room};
 use checks::{check_expansion, check_ranges};
 pub use corpus::CORPUS_UNIT_FOOTPRINT;
 use corpus::{check_corpus_fits, check_corpus_flags};
 use fio_jobs::fio_job_workloads;
+use scratch::{check_min_sizes, multi_choice, target_choice};
+pub use scratch::{check_variant_args, target_capacity};
 use select::choose_setups;
 pub use select::{DEFAULT_FS, default_fs, default_left_out, select_workloads};
-use settle::resolve_settle;
 use sizes::{check_workload_sizes, size_data_file};
-use target::{check_min_sizes, multi_choice, target_choice};
-pub use target::{check_variant_args, target_capacity};
+use until_settled::resolve_settle;
 
 /// The inputs read from files: the plan (file or profile) and the fio job files it and
 /// `--fio-job` name, already parsed.
@@ -176,8 +176,9 @@ pub fn resolve(
     check_corpus_flags(args, host)?;
     let seed = args.seed.unwrap_or(host.random_seed);
     let engine = args.engine.unwrap_or(super::EngineChoice::Fsbench);
-    let precondition = super::steady::resolve_precondition(v.precondition, false, &target)?;
-    let steady = super::steady::resolve_steady(v.steady, None, engine, &target, precondition)?;
+    let precondition = super::steady_state::resolve_precondition(v.precondition, false, &target)?;
+    let steady =
+        super::steady_state::resolve_steady(v.steady, None, engine, &target, precondition)?;
     // SNIA's workload-independent part: the whole device, once per run (its size as known).
     let precondition_device = precondition
         .then_some(capacity)

@@ -9,8 +9,8 @@
 
 use crate::fs::SetupSpec;
 use crate::plan::{Kind, WorkloadSpec};
-use crate::target::TargetKind;
-use crate::target::multi::Multi;
+use crate::scratch::TargetKind;
+use crate::scratch::multi::Multi;
 
 /// Whether a round runs by steps: an image target of one image per setup on a disk (not in
 /// RAM, where every setup's data held at once would cost memory), in a run of fixed

@@ -5,10 +5,10 @@ use crate::plan::SetupSpec;
 use crate::plan::file::PlanDraft;
 use crate::plan::overrides::Overrides;
 use crate::plan::params;
-use crate::plan::variant;
+use crate::plan::setup_syntax;
 use crate::plan::workload::Kind;
 use crate::plan::workload::WorkloadSpec;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 
 /// Filesystems tried when neither `--fs` nor the plan names any, ZFS only where it is in the
 /// kernel ([`default_fs`]).
@@ -56,7 +56,7 @@ pub(super) fn choose_setups(
         return Ok((vec![SetupSpec::plain("dir")], None));
     }
     if !args.fs.is_empty() {
-        let setups = variant::parse_fs_list(&args.fs)?;
+        let setups = setup_syntax::parse_fs_list(&args.fs)?;
         params::SETUPS
             .check_u64(setups.len() as u64)
             .map_err(|e| Error::invalid("--fs", format!("{e}: {} setups", setups.len())))?;

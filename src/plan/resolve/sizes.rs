@@ -6,7 +6,7 @@ use crate::plan::file::PlanDraft;
 use crate::plan::overrides::Overrides;
 use crate::plan::params;
 use crate::plan::workload::WorkloadSpec;
-use crate::target::TargetKind;
+use crate::scratch::TargetKind;
 use crate::units::format_size;
 
 /// Share of the target an explicit `--file-size` may take.

@@ -397,7 +397,7 @@ pub fn in_rewrite(g: u64, n: u64, pct: u64) -> bool {
 /// fsbench's mount root; and the stream file in the scratch directory (a ledger entry too).
 struct Dest {
     mounted: Option<Box<dyn crate::fs::Mounted>>,
-    target: Option<Box<dyn crate::target::Target>>,
+    target: Option<Box<dyn crate::scratch::Target>>,
     dir: PathBuf,
     stream: StreamFile,
 }
@@ -408,8 +408,8 @@ impl Dest {
         let size = (data * 3)
             .max(w.fs.min_device_size())
             .max(w.fs.caps().probe_image);
-        let target = crate::target::acquire(
-            &crate::target::TargetKind::Image {
+        let target = crate::scratch::acquire(
+            &crate::scratch::TargetKind::Image {
                 scratch_dir: w.scratch.to_path_buf(),
                 size,
                 keep: false,

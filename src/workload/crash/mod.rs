@@ -301,7 +301,7 @@ pub fn run(
 
     // 1. Record (what the oracle prepares, PostgreSQL's cluster, is part of the base image).
     let rec = Recorder::start(scratch, size, crate::host::recorder::DEFAULT_LOG_LIMIT)?;
-    let lo = crate::target::fileloop::FileLoop::attach(&rec.file(), true)?;
+    let lo = crate::scratch::fileloop::FileLoop::attach(&rec.file(), true)?;
     let (_mkfs, m) = fs.create_and_mount(lo.device(), setup, &mnt, timeout)?;
     oracle::prepare(p.mode, &dir, timeout)?;
     m.release()?;

@@ -134,8 +134,8 @@ pub(super) fn last_lines(text: &str, n: usize) -> String {
 impl Replay<'_> {
     /// Build, mount, check, unmount and fsck state `s`.
     pub fn check(&self, s: &CrashState, kept_so_far: usize) -> Result<Verdict> {
-        use crate::target::Target;
-        let target = crate::target::image::ImageTarget::acquire(self.scratch, self.size, false)?;
+        use crate::scratch::Target;
+        let target = crate::scratch::image::ImageTarget::acquire(self.scratch, self.size, false)?;
         let dev = target
             .block_device()
             .ok_or_else(|| Error::Other("the crash state's image has no loop device".into()))?

@@ -28,11 +28,11 @@ pub fn run(
     scratch: &Path,
     timeout: Duration,
 ) -> Result<super::WorkloadOutput> {
-    use crate::target::Target;
+    use crate::scratch::Target;
     let size = super::IMAGE_SIZE.max(fs.min_device_size());
     let work = WorkDir::create(scratch, id)?;
     let mnt = work.path().join("mnt");
-    let target = crate::target::image::ImageTarget::acquire(scratch, size, false)?;
+    let target = crate::scratch::image::ImageTarget::acquire(scratch, size, false)?;
     let dev = target
         .block_device()
         .ok_or_else(|| Error::Other("the shutdown image has no loop device".into()))?

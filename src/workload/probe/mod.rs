@@ -243,8 +243,8 @@ pub fn run_with(
         return Ok(unsupported(why));
     }
     let size = opts.image_size(kind, fs).max(fs.min_device_size());
-    let target = crate::target::acquire(
-        &crate::target::TargetKind::Image {
+    let target = crate::scratch::acquire(
+        &crate::scratch::TargetKind::Image {
             scratch_dir: scratch_dir.to_path_buf(),
             size,
             keep: false,

@@ -3,7 +3,7 @@
 //! one place. Their values are checked in one place too, [`crate::engine::SteadySpec::check`].
 
 use crate::engine::SteadySpec;
-use crate::measure::steady::SteadyCriteria;
+use crate::measure::snia_criteria::SteadyCriteria;
 use crate::plan::knobs as K;
 use crate::plan::params as P;
 use std::time::Duration;

@@ -9,8 +9,8 @@
 
 use super::super::Report;
 use super::linear_axis;
-use crate::engine::steady::{first_steady_end, fit};
-use crate::measure::steady::{SteadyCriteria, excursions};
+use crate::engine::until_steady::{first_steady_end, fit};
+use crate::measure::snia_criteria::{SteadyCriteria, excursions};
 use crate::report::svg::{self, Series};
 
 /// The series the rounds are recorded under.

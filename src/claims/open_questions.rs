@@ -18,7 +18,7 @@
 
 use crate::metrics::{self, Direction, MetricId};
 use crate::results::Results;
-use crate::runner::settle::Judge;
+use crate::runner::more_rounds::Judge;
 use crate::stats::paired::{self, Outcome, paired};
 use crate::stats::region::{Judgement, Region, judge_sequential};
 use crate::stats::sequential::Rule;

@@ -4,8 +4,8 @@ use crate::Error;
 use crate::host::facts::HostFacts;
 use crate::plan::SetupSpec;
 use crate::plan::overrides::Overrides;
-use crate::target::TargetKind;
-use crate::target::multi::Multi;
+use crate::scratch::TargetKind;
+use crate::scratch::multi::Multi;
 use crate::units::format_size;
 
 pub(super) fn target_choice(args: &Overrides, host: &HostFacts) -> crate::Result<TargetKind> {

@@ -4,8 +4,8 @@
 use super::EngineChoice;
 use crate::Error;
 use crate::engine::SteadySpec;
-use crate::engine::steady::Conditioning;
-use crate::target::TargetKind;
+use crate::engine::until_steady::Conditioning;
+use crate::scratch::TargetKind;
 
 /// Run-until-steady for the plan: the flags', else the plan file's; checked (every value, in
 /// [`SteadySpec::check`]) and against the engine; told what the target's flash went through

@@ -18,7 +18,7 @@
 
 use super::report::{LatencyNs, SteadyReport, SteadyWindow};
 use crate::Error;
-use crate::measure::steady::{SteadyCriteria, excursions, is_steady};
+use crate::measure::snia_criteria::{SteadyCriteria, excursions, is_steady};
 use crate::measure::{LatencyHistogram, SecondLatency, SecondSeries};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -7,7 +7,7 @@ mod common;
 
 use fsbench::fs::{self, Filesystem};
 use fsbench::plan::SetupSpec;
-use fsbench::target::{self, TargetKind};
+use fsbench::scratch::{self, TargetKind};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -91,7 +91,7 @@ fn expect(fs: &str, opts: &str, props: &std::collections::BTreeMap<String, Strin
 
 #[test]
 fn image_target_formats_and_mounts_every_filesystem() {
-    let name = "target::image_target_formats_and_mounts_every_filesystem";
+    let name = "scratch::image_target_formats_and_mounts_every_filesystem";
     if !common::privileged(name).loop_devices().case_ok() {
         return;
     }
@@ -103,7 +103,7 @@ fn image_target_formats_and_mounts_every_filesystem() {
         size: 512 << 20,
         keep: false,
     };
-    let t = target::acquire(&kind, true).unwrap();
+    let t = scratch::acquire(&kind, true).unwrap();
     let info = t.info();
     println!("target: {info:?}");
     assert_eq!(info.kind, "image");
@@ -189,7 +189,7 @@ fn image_target_formats_and_mounts_every_filesystem() {
 
 #[test]
 fn too_small_image_is_refused_before_mkfs() {
-    let test = "target::too_small_image_is_refused_before_mkfs";
+    let test = "scratch::too_small_image_is_refused_before_mkfs";
     if !common::privileged(test).loop_devices().case_ok() {
         return;
     }
@@ -201,7 +201,7 @@ fn too_small_image_is_refused_before_mkfs() {
         size: 48 << 20,
         keep: false,
     };
-    let t = target::acquire(&kind, true).unwrap();
+    let t = scratch::acquire(&kind, true).unwrap();
     let dev = t.block_device().unwrap().to_path_buf();
     let mut tried = 0;
     for name in ["xfs", "zfs"] {
@@ -232,7 +232,7 @@ fn too_small_image_is_refused_before_mkfs() {
 
 #[test]
 fn tmpfs_reference_mounts_with_a_size() {
-    if !common::privileged("target::tmpfs_reference_mounts_with_a_size")
+    if !common::privileged("scratch::tmpfs_reference_mounts_with_a_size")
         .root()
         .ok()
     {
@@ -261,7 +261,7 @@ fn tmpfs_reference_mounts_with_a_size() {
 fn device_refusals_leave_data_untouched() {
     // A path that is not a block device: no root needed.
     let f = tempfile::NamedTempFile::new().unwrap();
-    let e = target::acquire(
+    let e = scratch::acquire(
         &TargetKind::Device {
             path: f.path().to_path_buf(),
             force_wipe: true,
@@ -274,7 +274,7 @@ fn device_refusals_leave_data_untouched() {
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("it is not a block device"), "{e}");
 
-    if !common::privileged("target::device_refusals_leave_data_untouched")
+    if !common::privileged("scratch::device_refusals_leave_data_untouched")
         .loop_devices()
         .tools(&["mkfs.ext4", "mount", "blkid"])
         .ok()
@@ -289,7 +289,7 @@ fn device_refusals_leave_data_untouched() {
     };
 
     // Blank and unused: accepted (nothing is written by acquire).
-    let t = target::acquire(&device(false), true).unwrap();
+    let t = scratch::acquire(&device(false), true).unwrap();
     let info = t.info();
     assert_eq!(info.kind, "device");
     assert_eq!(info.size_bytes, 64 << 20);
@@ -304,7 +304,7 @@ fn device_refusals_leave_data_untouched() {
             .custom_flags(libc::O_EXCL)
             .open(&dev)
             .unwrap();
-        let e = target::acquire(&device(true), true).err().unwrap();
+        let e = scratch::acquire(&device(true), true).err().unwrap();
         println!("{e}");
         assert_eq!(e.exit_code(), 2);
         assert!(
@@ -321,7 +321,7 @@ fn device_refusals_leave_data_untouched() {
     std::fs::write(mnt.path().join("precious"), b"user data").unwrap();
 
     // Mounted: refused even with --force-wipe.
-    let e = target::acquire(&device(true), true).err().unwrap();
+    let e = scratch::acquire(&device(true), true).err().unwrap();
     println!("{e}");
     let _ = sh(&["umount", mnt.path().to_str().unwrap()]);
     assert_eq!(e.exit_code(), 2);
@@ -336,7 +336,7 @@ fn device_refusals_leave_data_untouched() {
 
     // Unmounted but carrying ext4: refused without --force-wipe, data untouched.
     let before = lo.checksum();
-    let e = target::acquire(&device(false), true).err().unwrap();
+    let e = scratch::acquire(&device(false), true).err().unwrap();
     println!("{e}");
     assert_eq!(e.exit_code(), 2);
     let msg = e.to_string();
@@ -348,7 +348,7 @@ fn device_refusals_leave_data_untouched() {
     assert!(ok && out.trim() == "ext4", "{out}");
 
     // With --force-wipe the checks pass; acquiring still writes nothing.
-    let t = target::acquire(&device(true), true).unwrap();
+    let t = scratch::acquire(&device(true), true).unwrap();
     assert_eq!(t.block_device(), Some(dev.as_path()));
     drop(t);
     assert_eq!(lo.checksum(), before);
@@ -356,7 +356,7 @@ fn device_refusals_leave_data_untouched() {
 
 #[test]
 fn bad_scratch_dir_and_dir_target() {
-    let e = target::acquire(
+    let e = scratch::acquire(
         &TargetKind::Image {
             scratch_dir: "/nonexistent/scratch".into(),
             size: 1 << 30,
@@ -370,7 +370,7 @@ fn bad_scratch_dir_and_dir_target() {
     assert_eq!(e.exit_code(), 2);
 
     let d = tempfile::tempdir().unwrap();
-    let e = target::acquire(
+    let e = scratch::acquire(
         &TargetKind::Image {
             scratch_dir: d.path().to_path_buf(),
             size: 1 << 60,
@@ -386,7 +386,7 @@ fn bad_scratch_dir_and_dir_target() {
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 
     if !is_root() {
-        let e = target::acquire(
+        let e = scratch::acquire(
             &TargetKind::Image {
                 scratch_dir: d.path().to_path_buf(),
                 size: 64 << 20,
@@ -405,7 +405,7 @@ fn bad_scratch_dir_and_dir_target() {
             "image not removed"
         );
     }
-    let t = target::acquire(
+    let t = scratch::acquire(
         &TargetKind::Dir {
             path: d.path().to_path_buf(),
         },
@@ -443,12 +443,12 @@ fn unknown_filesystem_and_variant_keys() {
 
 #[test]
 fn image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop() {
-    if !loop_test("target::image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop") {
+    if !loop_test("scratch::image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop") {
         return;
     }
     if let Some(shm) = Some(Path::new("/dev/shm")).filter(|p| p.is_dir()) {
         let dir = tempfile::tempdir_in(shm).unwrap();
-        let t = target::acquire(
+        let t = scratch::acquire(
             &TargetKind::Image {
                 scratch_dir: dir.path().to_path_buf(),
                 size: 64 << 20,
@@ -467,7 +467,7 @@ fn image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop() {
         .map(|_| {
             let d = scratch.path().to_path_buf();
             std::thread::spawn(move || {
-                target::acquire(
+                scratch::acquire(
                     &TargetKind::Image {
                         scratch_dir: d,
                         size: 32 << 20,
@@ -493,7 +493,7 @@ fn image_on_tmpfs_is_flagged_and_parallel_images_get_their_own_loop() {
 
 #[test]
 fn partitioned_device_refusals() {
-    let test = "target::partitioned_device_refusals";
+    let test = "scratch::partitioned_device_refusals";
     if !common::privileged(test)
         .loop_devices()
         .tools(&["mkfs.ext4", "mount"])
@@ -529,7 +529,7 @@ fn partitioned_device_refusals() {
         path: PathBuf::from(&lo.dev),
         force_wipe,
     };
-    let e = target::acquire(&device(true), true).err().unwrap();
+    let e = scratch::acquire(&device(true), true).err().unwrap();
     let _ = sh(&["umount", mnt.path().to_str().unwrap()]);
     println!("{e}");
     assert_eq!(
@@ -540,7 +540,7 @@ fn partitioned_device_refusals() {
             mnt.path().display()
         )
     );
-    let e = target::acquire(&device(false), true).err().unwrap();
+    let e = scratch::acquire(&device(false), true).err().unwrap();
     println!("{e}");
     assert!(e.to_string().contains("a dos partition table"), "{e}");
     assert!(
@@ -551,7 +551,7 @@ fn partitioned_device_refusals() {
 
 #[test]
 fn image_grows_and_a_busy_mount_is_detached_lazily() {
-    if !common::privileged("target::image_grows_and_a_busy_mount_is_detached_lazily")
+    if !common::privileged("scratch::image_grows_and_a_busy_mount_is_detached_lazily")
         .loop_devices()
         .need("ext4 (mkfs.ext4)", fs::available("ext4").is_ok())
         .ok()
@@ -559,7 +559,7 @@ fn image_grows_and_a_busy_mount_is_detached_lazily() {
         return;
     }
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
-    let t = target::acquire(
+    let t = scratch::acquire(
         &TargetKind::Image {
             scratch_dir: scratch.path().to_path_buf(),
             size: 64 << 20,
@@ -604,14 +604,14 @@ fn image_grows_and_a_busy_mount_is_detached_lazily() {
 
 #[test]
 fn failed_mkfs_or_zpool_create_leaves_nothing() {
-    let test = "target::failed_mkfs_or_zpool_create_leaves_nothing";
+    let test = "scratch::failed_mkfs_or_zpool_create_leaves_nothing";
     if !common::privileged(test).loop_devices().case_ok() {
         return;
     }
     // Keeps a zfs-fuse daemon started below up until the checks at the end are done.
     let _zfs = fsbench::fs::zfs_daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
-    let t = target::acquire(
+    let t = scratch::acquire(
         &TargetKind::Image {
             scratch_dir: scratch.path().to_path_buf(),
             size: 128 << 20,
