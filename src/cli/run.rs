@@ -410,6 +410,33 @@ mod tests {
         assert_eq!(p.plan.overrides(), Overrides::default());
     }
 
+    /// Every flag a workload kind declares (`Workload::flags`) has its row, a clap field and a
+    /// line carrying it into `Overrides::kind_flags`: a kind flag forgotten in one of them
+    /// fails here, not on a user's command line.
+    #[test]
+    fn every_kind_flag_has_its_row_and_reaches_the_overrides() {
+        let flags: Vec<_> = crate::workload::registry::flags().collect();
+        assert!(!flags.is_empty());
+        for f in flags {
+            assert!(
+                crate::plan::knobs::by_flag(f.flag).is_some(),
+                "{} has no row",
+                f.flag
+            );
+            let Command::Plan(p) = parse(&["fsbench", "plan", f.flag, "/x"]).unwrap() else {
+                unreachable!()
+            };
+            let o = p.plan.overrides();
+            assert_eq!(
+                o.kind_flags,
+                [(f.flag.to_string(), "/x".into())],
+                "{}",
+                f.flag
+            );
+            assert_eq!(o.profile.as_deref(), f.alone, "{}", f.flag);
+        }
+    }
+
     #[test]
     fn plan_refuses_run_only_flags() {
         for flag in ["--yes", "-y", "--keep-image", "--force-wipe", "--json"] {
