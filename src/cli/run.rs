@@ -145,6 +145,33 @@ impl RunArgs {
     }
 }
 
+/// Declares [`SwitchFlags`] from the list `knobs::plan_switches!` hands it: one flag per
+/// switch, named by its field (`by_setup`: `--by-setup`; a test in `cli/mod.rs` checks it is
+/// its row's flag), its help from its row.
+macro_rules! switch_flags {
+    (switches { $($(#[doc = $doc:literal])* $field:ident = $row:ident $(in $plan:ident)?;)* }) => {
+        /// The switches a plan file has keys for too, one flag each, in the list's order.
+        #[derive(Debug, Clone, clap::Args)]
+        pub struct SwitchFlags {
+            $(
+                #[doc = concat!("[`K::", stringify!($row), "`]: its help, values and plan-file key.")]
+                #[arg(help = K::$row.help(), long)]
+                pub $field: bool,
+            )*
+        }
+
+        impl SwitchFlags {
+            /// `values` with these switches set.
+            fn over(&self, mut values: PlanValues) -> PlanValues {
+                $(values.$field = self.$field;)*
+                values
+            }
+        }
+    };
+}
+
+K::plan_switches!(switch_flags {});
+
 /// Flags `fsbench run` and `fsbench plan` share.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanFlags {
@@ -198,17 +225,10 @@ pub struct PlanFlags {
     #[arg(long, value_name = "N", value_parser = P::ROUNDS.count_arg::<u32>(), help = P::ROUNDS.help())]
     pub rounds: Option<u32>,
 
-    /// [`K::UNTIL_SETTLED`]: its help, values and plan-file key.
-    #[arg(help = K::UNTIL_SETTLED.help(), long)]
-    pub until_settled: bool,
-
-    /// [`K::WARMUP`]: its help, values and plan-file key.
-    #[arg(help = K::WARMUP.help(), long)]
-    pub warmup: bool,
-
-    /// [`K::BY_SETUP`]: its help, values and plan-file key.
-    #[arg(help = K::BY_SETUP.help(), long)]
-    pub by_setup: bool,
+    /// The switches a plan file has keys for too (`--until-settled`, `--warmup`…), one flag
+    /// each from `knobs::plan_switches!`.
+    #[command(flatten)]
+    pub switches: SwitchFlags,
 
     /// With --until-settled: the wall time the whole run may take [default: 30m].
     #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
@@ -334,9 +354,8 @@ impl PlanFlags {
             force_wipe: false,
             yes: false,
             out: self.out.clone(),
-            values: PlanValues {
+            values: self.switches.over(PlanValues {
                 rounds: self.rounds,
-                until_settled: self.until_settled,
                 budget: self.budget,
                 max_rounds: self.max_rounds,
                 runtime: self.runtime,
@@ -346,9 +365,8 @@ impl PlanFlags {
                 corpus_scale: self.corpus_scale,
                 steady: self.steady.spec(),
                 precondition: self.precondition.precondition,
-                warmup: self.warmup,
-                by_setup: self.by_setup,
-            },
+                ..Default::default()
+            }),
             margin: self.margin,
             file_size: self.file_size.clone(),
             only: self.only.clone(),
@@ -363,9 +381,14 @@ impl PlanFlags {
             threads: self.threads,
             tool_timeout: self.tool_timeout,
             claims_for: self.claims_for.clone(),
-            image_archive: self.image_archive.clone(),
+            kind_flags: self
+                .image_archive
+                .iter()
+                .map(|p| (K::IMAGE_ARCHIVE.flags[0].to_string(), p.clone()))
+                .collect(),
             replay: self.replay.clone(),
         }
+        .kind_profile()
     }
 }
 
@@ -387,6 +410,33 @@ mod tests {
         assert_eq!(p.plan.overrides(), Overrides::default());
     }
 
+    /// Every flag a workload kind declares (`Workload::flags`) has its row, a clap field and a
+    /// line carrying it into `Overrides::kind_flags`: a kind flag forgotten in one of them
+    /// fails here, not on a user's command line.
+    #[test]
+    fn every_kind_flag_has_its_row_and_reaches_the_overrides() {
+        let flags: Vec<_> = crate::workload::registry::flags().collect();
+        assert!(!flags.is_empty());
+        for f in flags {
+            assert!(
+                crate::plan::knobs::by_flag(f.flag).is_some(),
+                "{} has no row",
+                f.flag
+            );
+            let Command::Plan(p) = parse(&["fsbench", "plan", f.flag, "/x"]).unwrap() else {
+                unreachable!()
+            };
+            let o = p.plan.overrides();
+            assert_eq!(
+                o.kind_flags,
+                [(f.flag.to_string(), "/x".into())],
+                "{}",
+                f.flag
+            );
+            assert_eq!(o.profile.as_deref(), f.alone, "{}", f.flag);
+        }
+    }
+
     #[test]
     fn plan_refuses_run_only_flags() {
         for flag in ["--yes", "-y", "--keep-image", "--force-wipe", "--json"] {
@@ -399,5 +449,139 @@ mod tests {
         };
         let o = r.overrides();
         assert!(o.yes && o.keep_image && !o.force_wipe);
+    }
+}
+
+/// The recipe for a knob (docs/ARCHITECTURE.md, "A flag or plan key"), followed by a test: a
+/// FAKE switch declared as a new one is — its row and its line in a list like
+/// `knobs::plan_switches!` — gets its flag, its plan-file key, the override rule and its place
+/// in the plan from the same macros the real list goes through, with nothing else written.
+#[cfg(test)]
+mod knob_recipe {
+    use crate::plan::knobs::{Reader, plan_values};
+    use clap::{CommandFactory, Parser};
+
+    /// The FAKE row, as it would stand in `knobs!`.
+    #[allow(non_snake_case)]
+    mod K {
+        use crate::plan::knobs::{Knob, Merge};
+        pub static TEST_SWITCH: Knob =
+            Knob::switch("test switch", "A FAKE switch of the recipe's test.")
+                .flags(&["--test-switch"])
+                .key("test_switch")
+                .merge(Merge::Either)
+                .lands("plan.json plan.test_switch");
+    }
+    use K::TEST_SWITCH;
+
+    /// The FAKE list, as `knobs::plan_switches!` is written: one line for the switch.
+    macro_rules! fake_switches {
+        ($then:ident { $($pass:tt)* }) => {
+            $then! {
+                switches {
+                    /// The FAKE switch (`--test-switch`, `test_switch`).
+                    test_switch = TEST_SWITCH in plan;
+                }
+                $($pass)*
+            }
+        };
+    }
+
+    fake_switches!(plan_values {});
+    fake_switches!(switch_flags {});
+
+    #[derive(Debug, Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        switches: SwitchFlags,
+    }
+
+    /// Stands where `Plan` flattens its switches.
+    #[derive(serde::Serialize)]
+    struct FakePlan {
+        rounds: u32,
+        #[serde(flatten)]
+        switches: PlanSwitches,
+    }
+
+    #[test]
+    fn a_switch_is_its_row_and_its_line() {
+        // The flag, with its row's help.
+        let flags = Cmd::try_parse_from(["fsbench", "--test-switch"]).unwrap();
+        let given = flags.switches.over(PlanValues::default());
+        assert!(given.test_switch);
+        let off = Cmd::try_parse_from(["fsbench"]).unwrap();
+        assert!(!off.switches.over(PlanValues::default()).test_switch);
+        let help = Cmd::command().render_help().to_string();
+        assert!(
+            help.contains("--test-switch") && help.contains("A FAKE switch of the recipe's test"),
+            "{help}"
+        );
+        // The plan-file key, read by the row's key; a wrong type names the line and the key.
+        let text = "\ntest_switch = true\n";
+        let table: toml::Table = toml::from_str(text).unwrap();
+        let file = PlanValues::from_plan(&Reader::new(&table, text, "p.toml")).unwrap();
+        assert!(file.test_switch);
+        let text = "test_switch = 1\n";
+        let table: toml::Table = toml::from_str(text).unwrap();
+        let e = PlanValues::from_plan(&Reader::new(&table, text, "p.toml")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("p.toml:1: test_switch: expected true or false"),
+            "{e}"
+        );
+        // The override rule: on when the flag or the file turns it on.
+        assert!(PlanValues::default().over(&file).test_switch);
+        assert!(given.over(&PlanValues::default()).test_switch);
+        // Its place in the plan: flattened beside the plan's other fields, as plan.json has it.
+        let plan = FakePlan {
+            rounds: 2,
+            switches: given.in_plan(),
+        };
+        let json = serde_json::to_value(&plan).unwrap();
+        assert_eq!(json["test_switch"], true, "{json}");
+        let back: PlanSwitches = serde_json::from_str("{}").unwrap();
+        assert!(
+            !back.test_switch,
+            "an older plan.json without it reads as off"
+        );
+    }
+}
+
+/// The real list checked against its rows: every switch's flag and key are its field's name,
+/// and one marked `in plan` lands in the resolved plan.json under it.
+#[cfg(test)]
+mod switch_rows {
+    macro_rules! check_rows {
+        (switches { $($(#[doc = $doc:literal])* $field:ident = $row:ident $(in $plan:ident)?;)* }) => {
+            $(
+                let row = &crate::plan::knobs::$row;
+                let flag = format!("--{}", stringify!($field).replace('_', "-"));
+                assert_eq!(row.flags, [flag.as_str()], "{}", row.name);
+                assert_eq!(row.key, Some(stringify!($field)), "{}", row.name);
+                $(
+                    assert_eq!(stringify!($plan), "plan");
+                    let mut o = crate::plan::Overrides::default();
+                    o.values.$field = true;
+                    let json = resolved(&o);
+                    assert_eq!(json[stringify!($field)], true, "{}", row.name);
+                    assert_eq!(resolved(&Default::default())[stringify!($field)], false);
+                    assert!(row.lands.contains(&format!("plan.{}", stringify!($field))), "{}", row.name);
+                )?
+            )*
+        };
+    }
+
+    fn resolved(o: &crate::plan::Overrides) -> serde_json::Value {
+        let src = crate::plan::resolve::Source::new(o, None).unwrap();
+        let inv =
+            crate::plan::resolve::resolve(&src, o, &crate::host::facts::HostFacts::fixed(), vec![])
+                .unwrap();
+        serde_json::to_value(&inv.plan).unwrap()
+    }
+
+    #[test]
+    fn every_switch_is_its_rows_flag_and_key_and_lands_where_it_says() {
+        crate::plan::knobs::plan_switches!(check_rows {});
     }
 }

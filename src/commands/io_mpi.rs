@@ -142,7 +142,7 @@ fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan
         settle: None,
         margin: None,
         // One coordinated job across ranks: nothing to warm up.
-        warmup: false,
+        switches: Default::default(),
         disk_ref: false,
         by_step: false,
     };

@@ -299,7 +299,7 @@ pub(crate) fn invocation(opts: &Options, dir: PathBuf) -> crate::plan::Invocatio
         settle: None,
         margin: None,
         // One coordinated round across ranks; nothing to warm up that the ranks would share.
-        warmup: false,
+        switches: Default::default(),
         disk_ref: false,
         by_step: false,
     };

@@ -15,17 +15,6 @@ use std::path::Path;
 /// host facts once, resolve (pure), then the checks that ask this kernel and the installed
 /// tools about the resolved plan. Every refusal is exit 2 with nothing created.
 pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
-    // A user's own image alone asks for the containers profile (docs/containers.md).
-    let with_profile;
-    let o = if o.image_archive.is_some() && o.plan.is_none() && o.profile.is_none() {
-        with_profile = Overrides {
-            profile: Some(crate::workload::container::PROFILE.into()),
-            ..o.clone()
-        };
-        &with_profile
-    } else {
-        o
-    };
     // Traces alone ask for the setups and the traces: `usable-space` (statvfs, with `mkfs`
     // where the run formats) is the one catalog workload kept, so nothing else (a corpus, a
     // data file) is planned or checked against the target.
@@ -90,9 +79,7 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
             .map(|m| format!("{} left out: {}", m.setup, m.why))
             .collect();
     }
-    if let Some(archive) = &o.image_archive {
-        crate::workload::container::archive::apply_flag(&mut inv.plan.workloads, archive)?;
-    }
+    crate::plan::resolve::apply_kind_flags(o, &mut inv.plan.workloads)?;
     crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay)?;
     check_workloads_on_host(&inv.plan.workloads)?;
     Ok(inv)

@@ -134,7 +134,7 @@ fn refuse_flags(a: &TuneArgs) -> crate::Result<()> {
             "tune cannot resume yet; run it again",
         ),
         (
-            p.until_settled,
+            p.switches.until_settled,
             "--until-settled",
             "tune decides its own rounds (--rounds per stage, --budget for all)",
         ),

@@ -27,7 +27,7 @@ pub use coordinator::{Alone, Coordinator, Tracked};
 pub use job::{Backend, JobSpec, RwMode};
 pub use layout::layout;
 pub use report::{
-    CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, LatencyNs, SteadyReport,
+    CpuReport, DeviceReport, DirectionReport, IoReport, JobDetail, JobRun, LatencyNs, SteadyReport,
     SteadyWindow,
 };
 pub use until_steady::SteadySpec;

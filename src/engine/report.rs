@@ -245,3 +245,18 @@ pub struct JobDetail {
     /// End of the highest block touched.
     pub max_end: u64,
 }
+
+/// One process's run of a group job (`workload::io::GroupJob`): its file and its engine report whole (the per-rank
+/// rows of `fsbench io --mpi` are read from it), with the measured window on the clock of the
+/// engine's start meeting.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JobRun {
+    /// The file it worked on.
+    pub filename: String,
+    /// Its own report, as `fsbench io --json` prints it alone.
+    pub report: IoReport,
+    /// The measured window opened (after the ramp), seconds after the start meeting.
+    pub start_s: f64,
+    /// Its last I/O completed, on the same clock.
+    pub end_s: f64,
+}

@@ -306,7 +306,8 @@ pub fn plan_keys() -> Vec<&'static str> {
 }
 
 /// How a flag's value goes over the plan file's: an option given wins, a switch turns on.
-trait Over {
+pub(crate) trait Over {
+    /// The flag's value over the plan file's.
     fn over(&self, plan: &Self) -> Self;
 }
 
@@ -322,39 +323,103 @@ impl Over for bool {
     }
 }
 
+/// The switches both the flags and a plan file give, each one line `field = ROW` (the row
+/// above gives its help, flag and key): [`PlanValues`] holds them, `cli/run.rs` declares their
+/// flags from this list (`SwitchFlags`, in this order), and one marked `in plan` lands in the
+/// resolved [`super::Plan`] as given ([`PlanSwitches`], flattened into plan.json), so a new
+/// switch is its row, its line here and the code that reads it. `$then` is called with the
+/// list after the tokens in braces (a macro cannot name another's repetition otherwise).
+macro_rules! plan_switches {
+    ($then:ident { $($pass:tt)* }) => {
+        $then! {
+            switches {
+                /// Rounds until settled after `rounds` (`--until-settled`, `until_settled`).
+                until_settled = UNTIL_SETTLED;
+                /// A discarded setup-round before round 1 (`--warmup`, `warmup`).
+                warmup = WARMUP in plan;
+                /// Every step of one setup, then the next, on one image (`--by-setup`,
+                /// `by_setup`).
+                by_setup = BY_SETUP;
+            }
+            $($pass)*
+        }
+    };
+}
+pub(crate) use plan_switches;
+
+/// Declares [`PlanSwitches`] and [`PlanValues::in_plan`] from the switches marked `in plan`
+/// (a muncher: the marked lines are gathered, the others passed over).
+macro_rules! in_plan {
+    (@done [$($(#[doc = $doc:literal])* $field:ident)*]) => {
+        /// The switches that land in the resolved plan as given (flattened into plan.json,
+        /// each `false` when an older plan.json lacks it).
+        #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        pub struct PlanSwitches {
+            $($(#[doc = $doc])* #[serde(default)] pub $field: bool,)*
+        }
+
+        impl PlanValues {
+            /// The switches of these values that land in the plan as given.
+            pub fn in_plan(&self) -> PlanSwitches {
+                PlanSwitches { $($field: self.$field,)* }
+            }
+        }
+    };
+    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident = $row:ident in plan; $($rest:tt)*) => {
+        $crate::plan::knobs::in_plan!(@done [$($done)* $(#[doc = $doc])* $field] $($rest)*);
+    };
+    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident = $row:ident; $($rest:tt)*) => {
+        $crate::plan::knobs::in_plan!(@done [$($done)*] $($rest)*);
+    };
+}
+pub(crate) use in_plan;
+
 /// Declares [`PlanValues`]: each field once, with the reader that takes it from a plan file
-/// by its row's key; the struct, the plan-file reading and the override rule are generated.
+/// by its row's key (the switches from [`plan_switches`]); the struct, the plan-file reading
+/// and the override rule are generated.
 macro_rules! plan_values {
-    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty = $read:ident($row:expr);)*) => {
+    (
+        switches { $($(#[doc = $sdoc:literal])* $switch:ident = $srow:ident $(in $plan:ident)?;)* }
+        $($(#[doc = $doc:literal])* $field:ident: $ty:ty = $read:ident($row:expr);)*
+    ) => {
         /// The values a plan file and the flags both give (`Overrides::values` from the flags,
         /// `PlanDraft::values` from the file); [`PlanValues::over`] is the one rule that
         /// combines them. `None`/`false`: not given.
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct PlanValues {
             $($(#[doc = $doc])* pub $field: $ty,)*
+            $($(#[doc = $sdoc])* pub $switch: bool,)*
         }
 
         impl PlanValues {
             /// The values a plan file's table gives, each read by its row's key; a wrong type
             /// is refused naming `file:line` and the key.
-            pub fn from_plan(r: &Reader<'_>) -> crate::Result<PlanValues> {
-                Ok(PlanValues { $($field: r.$read($row)?,)* })
+            pub fn from_plan(r: &$crate::plan::knobs::Reader<'_>) -> $crate::Result<PlanValues> {
+                Ok(PlanValues {
+                    $($field: r.$read($row)?,)*
+                    $($switch: r.switch(&$srow)?,)*
+                })
             }
 
             /// These values (the flags') over the plan file's: a value given wins, a switch
             /// given turns on.
             pub fn over(&self, plan: &PlanValues) -> PlanValues {
-                PlanValues { $($field: Over::over(&self.$field, &plan.$field),)* }
+                PlanValues {
+                    $($field: $crate::plan::knobs::Over::over(&self.$field, &plan.$field),)*
+                    $($switch: $crate::plan::knobs::Over::over(&self.$switch, &plan.$switch),)*
+                }
             }
         }
+
+        $crate::plan::knobs::in_plan!(@done [] $($(#[doc = $sdoc])* $switch = $srow $(in $plan)?;)*);
     };
 }
+#[cfg(test)]
+pub(crate) use plan_values;
 
-plan_values! {
+plan_switches!(plan_values {
     /// Rounds per setup; with `until_settled` the minimum (`--rounds`, `rounds`).
     rounds: Option<u32> = count(&P::ROUNDS);
-    /// Rounds until settled after `rounds` (`--until-settled`, `until_settled`).
-    until_settled: bool = switch(&UNTIL_SETTLED);
     /// The wall time of an until-settled run (`--budget`, `budget`).
     budget: Option<Duration> = duration(&P::BUDGET);
     /// Rounds at most of an until-settled run (`--max-rounds`, `max_rounds`).
@@ -375,11 +440,7 @@ plan_values! {
     steady: Option<crate::engine::SteadySpec> = steady(&STEADY_STATE);
     /// Condition the device and the data file first (`--precondition`, `precondition`).
     precondition: bool = switch(&PRECONDITION);
-    /// A discarded setup-round before round 1 (`--warmup`, `warmup`).
-    warmup: bool = switch(&WARMUP);
-    /// Every step of one setup, then the next, on one image (`--by-setup`, `by_setup`).
-    by_setup: bool = switch(&BY_SETUP);
-}
+});
 
 /// Reads values out of a plan file's table by their rows' keys; a wrong type names the file,
 /// the line and the key.
@@ -482,7 +543,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `true`/`false`.
-    fn switch(&self, row: &Knob) -> crate::Result<bool> {
+    pub(crate) fn switch(&self, row: &Knob) -> crate::Result<bool> {
         self.bool(row.key.expect("a plan value's row has a plan-file key"))
     }
 

@@ -103,9 +103,10 @@ pub struct Plan {
     /// preconditioning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition_device: Option<u64>,
-    /// A discarded run of the first setup-round before round 1 (`--warmup`).
-    #[serde(default)]
-    pub warmup: bool,
+    /// The switches that land as given (`--warmup`…), declared once in
+    /// `knobs::plan_switches!`: a new one adds no field here and no line to `resolve`.
+    #[serde(flatten)]
+    pub switches: knobs::PlanSwitches,
     /// After the `rounds`, more interleaved rounds of the questions still open, until each is
     /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,7 +258,7 @@ pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
         settle: None,
         margin: None,
         precondition_device: None,
-        warmup: false,
+        switches: Default::default(),
         disk_ref: false,
         by_step: false,
     }

@@ -74,10 +74,11 @@ pub struct Overrides {
     /// `--claims-for`: only what these claims need (the command narrows the plan before
     /// resolving it, `claims::subset`).
     pub claims_for: Vec<String>,
-    /// `--image-archive`: a user's container image for every container workload (applied
-    /// after resolving, `workload::container::archive::apply_flag`; without `--plan` and
-    /// `--profile` it chooses the containers profile).
-    pub image_archive: Option<PathBuf>,
+    /// The flags a workload kind owns, by flag, as given (`--image-archive`: a user's
+    /// container image for every container workload): declared by the kind
+    /// (`Workload::flags`), applied after resolving ([`super::resolve::apply_kind_flags`]);
+    /// given alone, one may choose a profile ([`Overrides::kind_profile`]).
+    pub kind_flags: Vec<(String, PathBuf)>,
     /// `--replay`: traces `fsbench record` wrote, each a `replay` workload (applied after
     /// resolving, `workload::replay::kind::apply_flag`).
     pub replay: Vec<PathBuf>,
@@ -116,8 +117,23 @@ impl Default for Overrides {
             threads: 1,
             tool_timeout: Duration::from_secs(300),
             claims_for: Vec::new(),
-            image_archive: None,
+            kind_flags: Vec::new(),
             replay: Vec::new(),
         }
+    }
+}
+
+impl Overrides {
+    /// These overrides with the profile a kind's flag asks for when it comes without
+    /// `--plan` and `--profile` (`--image-archive` alone: the containers profile), as the kind
+    /// declares it (`Workload::flags`).
+    pub fn kind_profile(mut self) -> Overrides {
+        if self.plan.is_none() && self.profile.is_none() {
+            self.profile = crate::workload::registry::flags()
+                .filter(|f| self.kind_flags.iter().any(|(given, _)| given == f.flag))
+                .find_map(|f| f.alone)
+                .map(str::to_string);
+        }
+        self
     }
 }

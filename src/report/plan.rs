@@ -167,7 +167,7 @@ fn size_lines(s: &mut String, inv: &Invocation) {
         "Rounds: {} (interleaved across setups{}{order}); I/O jobs run {} after a {} ramp; data \
          file {}",
         p.rounds,
-        if p.warmup {
+        if p.switches.warmup {
             ", after a discarded warm-up of the first setup-round"
         } else {
             ""

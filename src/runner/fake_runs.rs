@@ -137,7 +137,7 @@ fn a_warm_up_runs_the_first_setup_round_once_and_keeps_nothing_of_it() {
         &["fake-w-ok", "fake-w-fails"],
         2,
     );
-    inv.plan.warmup = true;
+    inv.plan.switches.warmup = true;
     // A failure in the warm-up is not the run's: round 1 meets it again if it is real.
     fake::script("fake-w-fails", "a", 0, Action::Fail);
     let out = execute(&inv, false).unwrap();

@@ -410,7 +410,7 @@ impl Schedule {
             .collect();
         let warmup = rounds
             .first()
-            .filter(|_| plan.warmup && done.is_empty())
+            .filter(|_| plan.switches.warmup && done.is_empty())
             .map(|first| {
                 let sr = SetupRound {
                     round: 0,

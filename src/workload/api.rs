@@ -50,9 +50,10 @@ pub struct WorkloadOutput {
     /// What makes this step's figures doubtful, by kind: the runner records these as the
     /// round's warnings (the report lists them) and `notes` as notes, without reading text.
     pub warnings: Vec<StepWarning>,
-    /// An I/O job run by one of several processes ([`super::io::GroupJob`]): its whole engine
-    /// report, which the leader keeps per process (`fsbench io --mpi`'s rows).
-    pub job: Option<Box<super::io::JobRun>>,
+    /// An I/O job run by one of several processes (`workload::io::GroupJob`): its whole
+    /// engine report, which the leader keeps per process (`fsbench io --mpi`'s rows). An
+    /// engine type, so this module names no kind.
+    pub job: Option<Box<crate::engine::JobRun>>,
 }
 
 /// A warning about a step's or a round's figures: its kind, and the sentence for the reader.
@@ -523,6 +524,20 @@ pub struct Describe<'a> {
     pub setup: &'a crate::fs::SetupSpec,
 }
 
+/// A `run`/`plan` flag a kind owns, taking one path (`--image-archive`): what it does is
+/// declared by the kind ([`Workload::flags`]), and the plan and the run apply it for every
+/// kind without naming one (`plan::Overrides::kind_profile`, `plan::resolve::apply_kind_flags`).
+#[derive(Debug)]
+pub struct KindFlag {
+    /// The flag (`--image-archive`); its row in `plan/knobs.rs` gives its help.
+    pub flag: &'static str,
+    /// The profile a run takes when the flag comes without `--plan` and `--profile`.
+    pub alone: Option<&'static str>,
+    /// Put the flag's value into the resolved workloads (it may read the file it names; `Err`
+    /// refuses the run, exit 2, before anything is created).
+    pub apply: fn(&mut [WorkloadSpec], &std::path::Path) -> crate::Result<()>,
+}
+
 /// One workload kind.
 pub trait Workload: Sync {
     /// The kind this entry implements (its module's `Kind` constant).
@@ -535,6 +550,10 @@ pub trait Workload: Sync {
     /// the plan file's `[[workload]]` documentation lists them, so a kind's keys are declared
     /// in its module only. The common keys (`id`, `kind`, `class`, `setups`…) are not listed.
     fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// The `run`/`plan` flags it owns ([`KindFlag`]); none by default.
+    fn flags(&self) -> &'static [KindFlag] {
         &[]
     }
     /// Its family (report table, `fsbench meta`).

@@ -42,20 +42,10 @@ pub struct GroupJob {
     pub slice: Option<engine::Slice>,
 }
 
-/// One process's run of a [`GroupJob`]: its file and its engine report whole (the per-rank
-/// rows of `fsbench io --mpi` are read from it), with the measured window on the clock of the
-/// engine's start meeting.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct JobRun {
-    /// The file it worked on.
-    pub filename: String,
-    /// Its own report, as `fsbench io --json` prints it alone.
-    pub report: IoReport,
-    /// The measured window opened (after the ramp), seconds after the start meeting.
-    pub start_s: f64,
-    /// Its last I/O completed, on the same clock.
-    pub end_s: f64,
-}
+// `JobRun` lives in the engine, beside the report it carries, so that `api`'s
+// `WorkloadOutput::job` names no kind (`api` imports no kind); re-exported here for the
+// callers that name it by this path.
+pub use crate::engine::JobRun;
 
 /// Run `g` as one of the processes `coord` meets (the step's coordinator; a process alone
 /// without one): the output of [`to_output`] with the whole run in `job`. No O_DIRECT retry

@@ -9,7 +9,7 @@
 mod tests {
     use crate::metrics::MetricId;
     use crate::metrics::registry::{ENTRIES, OPS_PER_S};
-    use crate::workload::api::{Caches, Cost, Describe, Family, Kind, Needs, Workload};
+    use crate::workload::api::{Caches, Cost, Describe, Family, Kind, KindFlag, Needs, Workload};
     use crate::workload::api::{Metric, WorkloadOutput};
     use crate::workload::registry;
     use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -29,6 +29,20 @@ mod tests {
         files: u32,
     }
 
+    /// `--test-tally-files FILE`: the count written in FILE for every test-tally workload.
+    fn tally_files(ws: &mut [WorkloadSpec], path: &std::path::Path) -> crate::Result<()> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| crate::Error::invalid("--test-tally-files", e.to_string()))?;
+        let files: u32 = text
+            .trim()
+            .parse()
+            .map_err(|_| crate::Error::invalid("--test-tally-files", "not a count"))?;
+        for w in ws.iter_mut().filter(|w| w.kind == Kind::TestTally) {
+            *w = w.clone().with_params(&TallyParams { files });
+        }
+        Ok(())
+    }
+
     /// Creates `files` empty files in the data directory and counts what the directory then
     /// holds: real work on the target, a figure that is what it measured.
     struct Tally;
@@ -44,8 +58,19 @@ mod tests {
             Family::Metadata
         }
         // A test's directory sits on the host's disk, whose write-back is not the kind's.
+        // `true` stands for the program a real kind runs: declared here, read by the doctor.
         fn needs(&self, _: &WorkloadSpec) -> Needs {
-            Needs::NOTHING
+            Needs {
+                programs: &["true"],
+                ..Needs::NOTHING
+            }
+        }
+        fn flags(&self) -> &'static [KindFlag] {
+            &[KindFlag {
+                flag: "--test-tally-files",
+                alone: Some("quick"),
+                apply: tally_files,
+            }]
         }
         fn emits(&self) -> &'static [MetricId] {
             &[ENTRIES, OPS_PER_S]
@@ -144,6 +169,27 @@ mod tests {
         // Recorded under the one field's key, as every kind added since is.
         let json = serde_json::to_value(w).unwrap();
         assert_eq!(json["kind_params"]["files"], 7, "{json}");
+
+        // Its program, as the doctor and --install-missing read it.
+        assert_eq!(registry::programs_of("test-tally-x"), ["true"]);
+        // Its flag: alone it chooses its profile; with a plan it is applied to the plan.
+        let count = d.path().join("count");
+        std::fs::write(&count, "9\n").unwrap();
+        let given = vec![("--test-tally-files".to_string(), count)];
+        let alone = crate::plan::Overrides {
+            kind_flags: given.clone(),
+            ..Default::default()
+        };
+        assert_eq!(alone.kind_profile().profile.as_deref(), Some("quick"));
+        let with_plan = crate::plan::Overrides {
+            kind_flags: given,
+            ..o.clone()
+        };
+        assert_eq!(with_plan.clone().kind_profile().profile, None);
+        let mut flagged = inv.plan.workloads.clone();
+        crate::plan::resolve::apply_kind_flags(&with_plan, &mut flagged).unwrap();
+        let w = flagged.iter().find(|w| w.id == "tally-small").unwrap();
+        assert_eq!(w.params_of::<TallyParams>(), Some(TallyParams { files: 9 }));
 
         let out = crate::runner::execute(&inv, false).unwrap();
         assert!(!out.interrupted);

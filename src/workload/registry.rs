@@ -22,6 +22,11 @@ pub fn entries() -> Vec<&'static dyn Workload> {
     REGISTRY.iter().copied().chain(extra).collect()
 }
 
+/// Every `run`/`plan` flag a kind owns ([`super::api::KindFlag`]), in registry order.
+pub fn flags() -> impl Iterator<Item = &'static super::api::KindFlag> {
+    entries().into_iter().flat_map(|w| w.flags())
+}
+
 /// The registry entry of `kind`.
 pub fn of(kind: Kind) -> &'static dyn Workload {
     entries()

@@ -113,6 +113,25 @@ impl Source {
     }
 }
 
+/// Apply the flags workload kinds own (`--image-archive`) to the resolved workloads, each as
+/// its kind declares (`Workload::flags`); a flag no kind owns is refused. Not pure: a flag's
+/// file is read here, after [`resolve`] and before anything is created.
+pub fn apply_kind_flags(
+    o: &Overrides,
+    workloads: &mut [crate::plan::WorkloadSpec],
+) -> crate::Result<()> {
+    for (given, path) in &o.kind_flags {
+        let Some(f) = crate::workload::registry::flags().find(|f| f.flag == given) else {
+            return Err(Error::invalid(
+                given.as_str(),
+                "no workload kind takes this flag",
+            ));
+        };
+        (f.apply)(workloads, path)?;
+    }
+    Ok(())
+}
+
 /// Resolve a plan into an invocation. `argv` is recorded as given. No I/O.
 pub fn resolve(
     source: &Source,
@@ -233,7 +252,7 @@ pub fn resolve(
         steady,
         precondition,
         precondition_device,
-        warmup: v.warmup,
+        switches: v.in_plan(),
     };
     if plan.runtime.is_zero() {
         return Err(Error::invalid("--runtime", "must be longer than 0 s"));

@@ -67,6 +67,14 @@ impl Workload for Container {
     fn kind(&self) -> Kind {
         Kind::Container
     }
+    fn flags(&self) -> &'static [crate::workload::api::KindFlag] {
+        // A user's own image alone asks for the containers profile (docs/containers.md).
+        &[crate::workload::api::KindFlag {
+            flag: super::archive::FLAG,
+            alone: Some(super::PROFILE),
+            apply: super::archive::apply_flag,
+        }]
+    }
     fn keys(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("step", "which part of a container's life"),

@@ -106,52 +106,103 @@ fn ensure_tree(cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Cach
     Ok(Caches::Drop)
 }
 
-/// Extract the corpus into the data directory's `tree/`.
-pub struct Untar;
+/// One metadata kind as data: the five differ only in these fields, so one impl of
+/// [`Workload`] serves them all and a sixth is one more value (and its `kinds!` line).
+pub struct MetaKind {
+    kind: Kind,
+    /// How the report names its ids: `(id, label, short label)`.
+    names: &'static [(&'static str, &'static str, &'static str)],
+    headlines: &'static [Headline],
+    corpus: CorpusUse,
+    writes: Writes,
+    emits: &'static [MetricId],
+    /// Shipped opt-in (`--only`), leaving the standard suite as it is.
+    opt_in: bool,
+    example: &'static str,
+    cost: fn(&WorkloadSpec) -> Cost,
+    describe: fn(&WorkloadSpec, &Describe<'_>) -> String,
+    /// Untimed work before the step: `None` drops the caches (the default).
+    prepare: Option<fn(&mut StepContext<'_>, &WorkloadSpec) -> crate::Result<Caches>>,
+    follows_previous: bool,
+    run: fn(&mut StepContext<'_>, &WorkloadSpec) -> crate::Result<WorkloadOutput>,
+}
 
-impl Workload for Untar {
+impl Workload for MetaKind {
     fn kind(&self) -> Kind {
-        Kind::Untar
+        self.kind
     }
     fn family(&self) -> Family {
         Family::Metadata
     }
     fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "untar" => ("Untar the corpus", "untar"),
-            _ => return None,
-        };
-        Some(Names { label, short })
+        self.names
+            .iter()
+            .find(|(i, _, _)| *i == id)
+            .map(|&(_, label, short)| Names { label, short })
     }
     fn headlines(&self) -> &'static [Headline] {
+        self.headlines
+    }
+    fn needs(&self, _: &WorkloadSpec) -> Needs {
+        tree_needs(self.corpus, self.writes)
+    }
+    fn emits(&self) -> &'static [MetricId] {
+        self.emits
+    }
+    fn shipped(&self) -> Vec<WorkloadSpec> {
+        let w = WorkloadSpec::simple(self.kind.as_str(), self.kind);
+        vec![if self.opt_in { w.opt() } else { w }]
+    }
+    fn example(&self) -> &'static str {
+        self.example
+    }
+    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        (self.cost)(w)
+    }
+    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
+        (self.describe)(w, d)
+    }
+    fn follows_previous(&self, _: &WorkloadSpec) -> bool {
+        self.follows_previous
+    }
+    fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
+        match self.prepare {
+            Some(f) => f(cx, w),
+            None => Ok(Caches::Drop),
+        }
+    }
+    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        (self.run)(cx, w)
+    }
+}
+
+fn corpus_line(_: &WorkloadSpec, d: &Describe<'_>) -> String {
+    describe_corpus(d)
+}
+
+/// Extract the corpus into the data directory's `tree/`.
+pub static UNTAR: MetaKind = MetaKind {
+    kind: Kind::Untar,
+    names: &[("untar", "Untar the corpus", "untar")],
+    headlines: {
         use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[Headline {
+        &[Headline {
             rank: 11,
             workload: "untar",
             metrics: &[SECONDS],
             label: "Untar the corpus",
-        }];
-        ROWS
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        tree_needs(CorpusUse::Extracts, Writes::Runner)
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        WRITING_TREE_METRICS
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("untar", Kind::Untar)]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"untar\"\nkind = \"untar\""
-    }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Corpus(CorpusStep::Untar)
-    }
-    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
-        describe_corpus(d)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        }]
+    },
+    corpus: CorpusUse::Extracts,
+    writes: Writes::Runner,
+    emits: WRITING_TREE_METRICS,
+    opt_in: false,
+    example: "id = \"untar\"\nkind = \"untar\"",
+    cost: |_| Cost::Corpus(CorpusStep::Untar),
+    describe: corpus_line,
+    prepare: None,
+    follows_previous: false,
+    run: |cx, _| {
         let tree = cx.tree();
         let threads = cx.threads;
         super::remove_all(&tree)?;
@@ -163,33 +214,23 @@ impl Workload for Untar {
         }
         cx.shared.tree_failed = r.is_err();
         r
-    }
-}
+    },
+};
 
 /// Walk the extracted tree with a cold cache.
-pub struct FindCold;
-
-impl Workload for FindCold {
-    fn kind(&self) -> Kind {
-        Kind::FindCold
-    }
-    fn family(&self) -> Family {
-        Family::Metadata
-    }
-    fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "find-cold" => ("find over the tree, cold cache", "cold find"),
-            "find-warm" => (
-                "find over the tree, warm cache (caches could not be dropped)",
-                "warm find",
-            ),
-            _ => return None,
-        };
-        Some(Names { label, short })
-    }
-    fn headlines(&self) -> &'static [Headline] {
+pub static FIND_COLD: MetaKind = MetaKind {
+    kind: Kind::FindCold,
+    names: &[
+        ("find-cold", "find over the tree, cold cache", "cold find"),
+        (
+            "find-warm",
+            "find over the tree, warm cache (caches could not be dropped)",
+            "warm find",
+        ),
+    ],
+    headlines: {
         use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[
+        &[
             Headline {
                 rank: 12,
                 workload: "find-cold",
@@ -202,116 +243,70 @@ impl Workload for FindCold {
                 metrics: &[SECONDS],
                 label: "find over the tree, warm cache (caches could not be dropped)",
             },
-        ];
-        ROWS
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        // A read-only walk still writes: under relatime the first read of a changed directory
-        // updates its atime. Counting the device writes (and settling them) is what lets the
-        // noatime claim be judged.
-        tree_needs(CorpusUse::Tree, Writes::Runner)
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        TREE_METRICS
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("find-cold", Kind::FindCold)]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"find-cold\"\nkind = \"find-cold\""
-    }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Corpus(CorpusStep::Walk)
-    }
-    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
-        describe_corpus(d)
-    }
-    fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
-        ensure_tree(cx, w)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+        ]
+    },
+    // A read-only walk still writes: under relatime the first read of a changed directory
+    // updates its atime. Counting the device writes (and settling them) is what lets the
+    // noatime claim be judged.
+    corpus: CorpusUse::Tree,
+    writes: Writes::Runner,
+    emits: TREE_METRICS,
+    opt_in: false,
+    example: "id = \"find-cold\"\nkind = \"find-cold\"",
+    cost: |_| Cost::Corpus(CorpusStep::Walk),
+    describe: corpus_line,
+    prepare: Some(ensure_tree),
+    follows_previous: false,
+    run: |cx, _| {
         let (tree, threads) = (cx.tree(), cx.threads);
         let expected = cx.corpus()?.entries();
         super::find_cold(&tree, threads, Some(expected), false)
-    }
-}
+    },
+};
 
 /// Remove the extracted tree.
-pub struct RmTree;
-
-impl Workload for RmTree {
-    fn kind(&self) -> Kind {
-        Kind::RmTree
-    }
-    fn family(&self) -> Family {
-        Family::Metadata
-    }
-    fn names(&self, id: &str) -> Option<Names> {
-        let (label, short) = match id {
-            "rm-tree" => ("rm -rf the tree", "rm -rf"),
-            _ => return None,
-        };
-        Some(Names { label, short })
-    }
-    fn headlines(&self) -> &'static [Headline] {
+pub static RM_TREE: MetaKind = MetaKind {
+    kind: Kind::RmTree,
+    names: &[("rm-tree", "rm -rf the tree", "rm -rf")],
+    headlines: {
         use crate::metrics::registry::*;
-        const ROWS: &[Headline] = &[Headline {
+        &[Headline {
             rank: 14,
             workload: "rm-tree",
             metrics: &[SECONDS],
             label: "rm -rf the tree",
-        }];
-        ROWS
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        tree_needs(CorpusUse::Tree, Writes::No)
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        TREE_METRICS
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("rm-tree", Kind::RmTree)]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"rm-tree\"\nkind = \"rm-tree\""
-    }
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Corpus(CorpusStep::Remove)
-    }
-    fn describe(&self, _: &WorkloadSpec, d: &Describe<'_>) -> String {
-        describe_corpus(d)
-    }
-    fn follows_previous(&self, _: &WorkloadSpec) -> bool {
-        true
-    }
-    fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
-        // Seed 000 unpacks, walks the tree cold, "then deletes it": rm -rf meets the tree as
-        // the walk left it (its directories and inodes cached), so the caches stay. Dropping
-        // them made rm-tree a cold delete that `rm -rf` after `find` never is.
+        }]
+    },
+    corpus: CorpusUse::Tree,
+    writes: Writes::No,
+    emits: TREE_METRICS,
+    opt_in: false,
+    example: "id = \"rm-tree\"\nkind = \"rm-tree\"",
+    cost: |_| Cost::Corpus(CorpusStep::Remove),
+    describe: corpus_line,
+    // Seed 000 unpacks, walks the tree cold, "then deletes it": rm -rf meets the tree as
+    // the walk left it (its directories and inodes cached), so the caches stay. Dropping
+    // them made rm-tree a cold delete that `rm -rf` after `find` never is.
+    prepare: Some(|cx, w| {
         ensure_tree(cx, w)?;
         Ok(Caches::Keep)
-    }
-    fn run(&self, cx: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+    }),
+    follows_previous: true,
+    run: |cx, _| {
         let (tree, threads) = (cx.tree(), cx.threads);
         let expected = cx.corpus()?.entries();
         super::rm_tree_checked(&tree, threads, Some(expected))
-    }
-}
+    },
+};
 
 /// Many small files: create, sync, read back, delete (in `smallfiles/`).
-pub struct Smallfiles;
-
-impl Workload for Smallfiles {
-    fn kind(&self) -> Kind {
-        Kind::Smallfiles
-    }
-    fn family(&self) -> Family {
-        Family::Metadata
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        tree_needs(CorpusUse::None, Writes::Runner)
-    }
-    fn emits(&self) -> &'static [MetricId] {
+pub static SMALLFILES: MetaKind = MetaKind {
+    kind: Kind::Smallfiles,
+    names: &[],
+    headlines: &[],
+    corpus: CorpusUse::None,
+    writes: Writes::Runner,
+    emits: {
         use crate::metrics::registry::*;
         &[
             CREATE_SECONDS,
@@ -328,84 +323,66 @@ impl Workload for Smallfiles {
             DEVICE_BYTES_PER_FILE,
             DEVICE_BYTES_PER_FILE_TOTAL,
         ]
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("smallfiles", Kind::Smallfiles).opt()]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"smallfiles\"\nkind = \"smallfiles\""
-    }
-    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Files {
-            files: w.params_of::<SmallFilesSpec>().unwrap_or_default().files,
-            fsync: false,
-        }
-    }
-    fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
+    },
+    opt_in: true,
+    example: "id = \"smallfiles\"\nkind = \"smallfiles\"",
+    cost: |w| Cost::Files {
+        files: w.params_of::<SmallFilesSpec>().unwrap_or_default().files,
+        fsync: false,
+    },
+    describe: |w, _| {
         let s = w.params_of::<SmallFilesSpec>().unwrap_or_default();
         format!(
             "{} files of {} B in {} directories: create, sync, read, delete",
             s.files, s.size, s.dirs
         )
-    }
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        // Creates its own subdirectory (`smallfiles/`) inside the data dir.
+    },
+    prepare: None,
+    follows_previous: false,
+    // Creates its own subdirectory (`smallfiles/`) inside the data dir.
+    run: |cx, w| {
         super::smallfiles(
             cx.work.dir,
             &w.params_of::<SmallFilesSpec>().unwrap_or_default(),
         )
-    }
+    },
+};
+
+fn fsmark_spec(w: &WorkloadSpec, threads: usize) -> FsmarkSpec {
+    w.params_of::<FsmarkSpec>().unwrap_or(FsmarkSpec {
+        threads,
+        ..Default::default()
+    })
 }
 
 /// fs_mark-style creates with fsync (in `fsmark/`).
-pub struct Fsmark;
-
-impl Fsmark {
-    fn spec(w: &WorkloadSpec, threads: usize) -> FsmarkSpec {
-        w.params_of::<FsmarkSpec>().unwrap_or(FsmarkSpec {
-            threads,
-            ..Default::default()
-        })
-    }
-}
-
-impl Workload for Fsmark {
-    fn kind(&self) -> Kind {
-        Kind::Fsmark
-    }
-    fn family(&self) -> Family {
-        Family::Metadata
-    }
-    fn needs(&self, _: &WorkloadSpec) -> Needs {
-        tree_needs(CorpusUse::None, Writes::Runner)
-    }
-    fn emits(&self) -> &'static [MetricId] {
-        WRITING_TREE_METRICS
-    }
-    fn shipped(&self) -> Vec<WorkloadSpec> {
-        vec![WorkloadSpec::simple("fsmark", Kind::Fsmark).opt()]
-    }
-    fn example(&self) -> &'static str {
-        "id = \"fsmark\"\nkind = \"fsmark\""
-    }
-    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        // Writers beyond one share two cores and one journal here, so the estimate counts
-        // the files of one writer unless the spec names more (`--threads` is not in a plan).
-        let s = Self::spec(w, 1);
+pub static FSMARK: MetaKind = MetaKind {
+    kind: Kind::Fsmark,
+    names: &[],
+    headlines: &[],
+    corpus: CorpusUse::None,
+    writes: Writes::Runner,
+    emits: WRITING_TREE_METRICS,
+    opt_in: true,
+    example: "id = \"fsmark\"\nkind = \"fsmark\"",
+    // Writers beyond one share two cores and one journal here, so the estimate counts the
+    // files of one writer unless the spec names more (`--threads` is not in a plan).
+    cost: |w| {
+        let s = fsmark_spec(w, 1);
         Cost::Files {
             files: s.files_per_thread * s.threads.max(1) as u64,
             fsync: s.fsync != super::FsyncPolicy::None,
         }
-    }
-    fn describe(&self, w: &WorkloadSpec, d: &Describe<'_>) -> String {
-        let s = Self::spec(w, d.threads);
+    },
+    describe: |w, d| {
+        let s = fsmark_spec(w, d.threads);
         format!(
             "{} thread(s) × {} files of {} B, fsync {:?}",
             s.threads, s.files_per_thread, s.size, s.fsync
         )
-    }
-    fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
-        // Creates its own subdirectory (`fsmark/`) inside the data dir.
-        super::fsmark(cx.work.dir, &Self::spec(w, cx.threads))
-    }
-}
+    },
+    prepare: None,
+    follows_previous: false,
+    // Creates its own subdirectory (`fsmark/`) inside the data dir.
+    run: |cx, w| super::fsmark(cx.work.dir, &fsmark_spec(w, cx.threads)),
+};
