@@ -202,6 +202,10 @@ pub struct PlanFlags {
     #[arg(help = K::UNTIL_SETTLED.help(), long)]
     pub until_settled: bool,
 
+    /// [`K::ERROR`]: its help, values and plan-file key.
+    #[arg(help = K::ERROR.help(), long, value_enum)]
+    pub error: Option<crate::stats::family::ErrorControl>,
+
     /// [`K::WARMUP`]: its help, values and plan-file key.
     #[arg(help = K::WARMUP.help(), long)]
     pub warmup: bool,
@@ -337,6 +341,7 @@ impl PlanFlags {
             values: PlanValues {
                 rounds: self.rounds,
                 until_settled: self.until_settled,
+                error: self.error,
                 budget: self.budget,
                 max_rounds: self.max_rounds,
                 runtime: self.runtime,

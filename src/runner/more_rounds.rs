@@ -19,6 +19,10 @@ pub trait Judge {
     /// Workload id → the setup names of its claims and headline comparisons `rule` has not
     /// settled yet in `results` (its samples so far, every round).
     fn open(&self, results: &Results, rule: &Rule) -> BTreeMap<String, BTreeSet<String>>;
+
+    /// How many questions `results` asks (decided or not): the m a per-run error control
+    /// shares α over ([`crate::stats::family`]).
+    fn questions(&self, results: &Results) -> usize;
 }
 
 /// What each setup runs in an extra round for the `open` questions: setup name → its open
@@ -109,7 +113,9 @@ pub fn record(
         method: "Student-t interval on paired log ratios, Lan-DeMets O'Brien-Fleming-type \
                  alpha spending on the p-value scale over the looks the budget fits"
             .into(),
-        alpha: rule.alpha,
+        // The level asked for: a per-run control divides it by the run's questions wherever
+        // the rule is read (`stats::paired::rule_for`).
+        alpha: configured.alpha,
         min_rounds: plan.rounds,
         max_rounds: configured.max_rounds as u32,
         last_look: Some(rule.max_rounds as u32),
