@@ -366,4 +366,55 @@ mod tests {
         assert_eq!(rule_of(&r).unwrap().looks(), 4);
         assert_eq!(cmp(&r, "ext4", "xfs").outcome, Outcome::Ahead);
     }
+
+    #[test]
+    fn a_mix_is_judged_on_the_rows_shown_not_on_its_total() {
+        // 70/30 mix: ext4 reads clearly faster, xfs writes clearly faster, the total a tie.
+        let r = results(&[
+            ("ext4", "randrw70", "read_iops", &[140.0, 142.0, 139.0]),
+            ("xfs", "randrw70", "read_iops", &[100.0, 101.0, 99.0]),
+            ("ext4", "randrw70", "write_iops", &[40.0, 41.0, 39.0]),
+            ("xfs", "randrw70", "write_iops", &[80.0, 81.0, 79.0]),
+            ("ext4", "randrw70", "iops", &[180.0, 170.0, 190.0]),
+            ("xfs", "randrw70", "iops", &[180.0, 190.0, 170.0]),
+        ]);
+        let what: Vec<String> = questions(&r)
+            .into_iter()
+            .filter(|q| matches!(q.test, Test::Leader { .. }))
+            .map(|q| q.what)
+            .collect();
+        assert_eq!(
+            what,
+            [
+                "headline read_iops: ext4 vs xfs",
+                "headline write_iops: xfs vs ext4"
+            ]
+        );
+        // Both rows are clear: nothing open, though the total is a coin flip.
+        assert!(ClaimsAndHeadline.open(&r, &Rule::new(3, 6)).is_empty());
+    }
+
+    #[test]
+    fn a_per_run_control_keeps_open_what_a_per_question_one_decides() {
+        // xfs behind by about 10 % every round, a little noise: decided at α = 10 %, not at
+        // α/m for a run of 40 questions (each judged at 0.25 %).
+        let r = results(&[
+            ("ext4", "untar", "seconds", &[1.0, 1.02, 0.98]),
+            ("xfs", "untar", "seconds", &[1.08, 1.14, 1.08]),
+        ]);
+        let per_question = Rule::new(3, 3);
+        let per_run = Rule {
+            alpha: crate::stats::family::alpha_per_question(
+                per_question.alpha,
+                Some(&crate::stats::family::ErrorRecord::per_run(40)),
+            ),
+            ..per_question
+        };
+        assert!(ClaimsAndHeadline.open(&r, &per_question).is_empty());
+        assert_eq!(
+            ClaimsAndHeadline.open(&r, &per_run)["untar"],
+            ["ext4".to_string(), "xfs".to_string()].into()
+        );
+        assert_eq!(ClaimsAndHeadline.questions(&r), questions(&r).len());
+    }
 }

@@ -258,4 +258,24 @@ mod tests {
         assert_eq!(c.close_calls, c.questions - c.decided);
         assert_eq!(c.close_calls_settled, 0);
     }
+
+    #[test]
+    fn a_per_run_control_shares_alpha_and_says_so() {
+        let mut r = run();
+        let m = counts(&Report::new(&r)).questions;
+        r.error = Some(crate::stats::family::ErrorRecord::per_run(m));
+        let c = counts(&Report::new(&r));
+        assert_eq!(c.questions, m, "the count does not depend on the level");
+        assert_eq!(c.error_control, crate::stats::family::ErrorControl::PerRun);
+        assert!((c.alpha - 0.1 / m as f64).abs() < 1e-12, "{c:?}");
+        assert!((c.alpha_run - 0.1).abs() < 1e-12, "{c:?}");
+        assert!((c.expected_wrong_at_most - 0.1).abs() < 1e-9, "{c:?}");
+        let text = c.error_text().unwrap();
+        assert!(
+            text.contains("per run (Bonferroni")
+                && text.contains(&format!("any of this run's {m} decisions"))
+                && text.contains("at most 10 %"),
+            "{text}"
+        );
+    }
 }
