@@ -7,7 +7,8 @@
 # calls (open after the minimum rounds) and those the extra rounds settled; each run's wall
 # time; and close calls settled per extra minute (the settled run's extra close calls decided
 # over its extra wall time against the fixed run). Everything after BUDGET goes to both
-# `fsbench run`s (a --budget counts the whole run, minimum rounds included).
+# `fsbench run`s (a --budget counts the whole run, minimum rounds included), but --max-rounds,
+# which only the settled run takes.
 #
 #   bench/close-calls-per-minute.sh BUDGET [fsbench run flags …]
 #   bench/close-calls-per-minute.sh 10m                      # the default plan, +close calls
@@ -22,6 +23,7 @@ FSBENCH=${FSBENCH:-target/release/fsbench}
 [ $# -ge 1 ] || { echo "usage: $0 BUDGET [fsbench run flags …]" >&2; exit 2; }
 budget=$1
 shift
+settle_only=()
 work=$(mktemp -d /var/tmp/close-calls.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -32,9 +34,24 @@ counts() {
       | [$c.questions, $c.decided, $c.close_calls, $c.close_calls_settled, minutes] | @tsv'
 }
 
-"$FSBENCH" run --yes --no-history --out "$work/fixed" "$@" >/dev/null
-"$FSBENCH" run --yes --no-history --out "$work/settled" --until-settled --budget "$budget" "$@" \
-    >/dev/null
+# --max-rounds bounds extra rounds only: the fixed run is refused it (exit 2).
+fixed=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --max-rounds) settle_only+=("$1" "$2"); shift 2 ;;
+        --max-rounds=*) settle_only+=("$1"); shift ;;
+        *) fixed+=("$1"); shift ;;
+    esac
+done
+# Each run's progress goes to a log, shown when the run fails.
+run() {
+    local name=$1
+    shift
+    "$FSBENCH" run --yes --no-history --out "$work/$name" "$@" >/dev/null 2>"$work/$name.log" \
+        || { cat "$work/$name.log" >&2; exit 1; }
+}
+run fixed "${fixed[@]}"
+run settled --until-settled --budget "$budget" "${fixed[@]}" "${settle_only[@]}"
 read -r q1 d1 c1 s1 m1 < <(counts "$work/fixed/results.json")
 read -r q2 d2 c2 s2 m2 < <(counts "$work/settled/results.json")
 printf 'fixed rounds:  questions %s, decided %s, close calls %s, settled %s, %.1f min\n' \
