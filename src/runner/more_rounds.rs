@@ -1,8 +1,10 @@
 //! `--until-settled`: after the minimum rounds, more interleaved rounds — only the setups and
 //! workloads of the questions still open (a question compares two setups: each setup runs the
 //! workloads of its own open questions) — until each is settled, the budget is spent or the
-//! round limit is reached. A setup missing from an extra round has no samples in it, and the
-//! paired statistic pairs only the rounds both sides of a question ran.
+//! round limit is reached. An extra round runs as the minimum rounds did: by steps when the
+//! plan's rounds are (each open step on every setup that runs it, back to back), else setup
+//! by setup. A setup missing from an extra round has no samples in it, and the paired
+//! statistic pairs only the rounds both sides of a question ran.
 //!
 //! Which questions are open is not the runner's to know (claims and the headline sit above
 //! it): the command installs a [`Judge`]. The statistic and its error rate under this optional
