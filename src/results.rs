@@ -73,6 +73,10 @@ pub struct Results {
     /// How a `--until-settled` run went on past its minimum rounds, and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<SettleRecord>,
+    /// The run's error control when it was per run (`--error per-run`): each of its
+    /// `questions` judged at α/m ([`crate::stats::family`]); absent: per question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::stats::family::ErrorRecord>,
     /// What fsbench concluded from the samples, derived like `summary` (and recomputed by
     /// `fsbench report --format json`): per headline row its marks and paired judgements, per
     /// verdict line who leads, is equivalent and is behind, per claim its verdicts

@@ -1,7 +1,8 @@
-//! `fsbench run --until-settled` on a real loop image: after the minimum rounds, extra
-//! interleaved rounds of the open questions only (their setups and workloads), every one
-//! journaled and kept, and the results say how many rounds ran, which setups each extra round
-//! ran and why the run stopped.
+//! `fsbench run --until-settled --error per-run` on a real loop image: after the minimum
+//! rounds, extra interleaved rounds of the open questions only (their setups and workloads),
+//! by steps as the minimum rounds ran, every one journaled and kept, and the results say how
+//! many rounds ran, which setups each extra round ran, why the run stopped and the per-run
+//! error control it judged under.
 
 use serde_json::Value;
 use std::process::Command;
@@ -30,6 +31,8 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
             "--rounds",
             "2",
             "--until-settled",
+            "--error",
+            "per-run",
             "--max-rounds",
             "3",
             "--budget",
@@ -61,6 +64,14 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
     assert!(o.status.success(), "{err}");
     let r: Value =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    // By steps, extra rounds included, under a per-run control over the run's questions.
+    let plan: Value =
+        serde_json::from_slice(&std::fs::read(out.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["plan"]["by_step"], true, "{}", plan["plan"]);
+    assert_eq!(plan["plan"]["error"], "per-run", "{}", plan["plan"]);
+    let e = &r["error"];
+    assert_eq!(e["control"], "per-run", "{e}");
+    assert!(e["questions"].as_u64().unwrap() >= 1, "{e}");
     let s = &r["settle"];
     assert_eq!(s["min_rounds"], 2, "{s}");
     assert_eq!(s["max_rounds"], 3, "{s}");
@@ -129,8 +140,34 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
             assert_eq!(has, ran.contains(&setup), "{setup} in round {round}: {x}");
         }
     }
-    // Every extra round was journaled like the minimum ones.
+    // Every extra round was journaled like the minimum ones, and ran by steps: each of its
+    // setup-rounds started before any of them was done.
     let journal = std::fs::read_to_string(out.join("journal.jsonl")).unwrap();
+    for x in extra {
+        let round = x["round"].as_u64().unwrap();
+        let events: Vec<&str> = journal
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| {
+                let (kind, body) = v.as_object()?.iter().next()?;
+                (body["round"].as_u64() == Some(round)
+                    && (kind == "round_start" || kind == "round_done"))
+                    .then(|| {
+                        if kind == "round_start" {
+                            "start"
+                        } else {
+                            "done"
+                        }
+                    })
+            })
+            .collect();
+        let setups = x["setups"].as_array().unwrap().len();
+        assert_eq!(
+            events,
+            [vec!["start"; setups], vec!["done"; setups]].concat(),
+            "round {round}: {journal}"
+        );
+    }
     assert_eq!(
         journal.matches("round_done").count() as u64,
         setup_rounds,
@@ -144,6 +181,7 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
         .unwrap();
     let text = String::from_utf8_lossy(&rep.stdout);
     assert!(text.contains("Until settled: 2 to 3 rounds"), "{text}");
+    assert!(text.contains("Error: per run (Bonferroni"), "{text}");
     assert!(
         text.contains(&format!("Stopped after round {rounds_run}")),
         "{text}"

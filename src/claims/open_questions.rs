@@ -2,24 +2,23 @@
 //! settled" lines see them: which are still open after each round, and at which round each
 //! settled. Two kinds of question count:
 //!
-//! - **a claim** (`claims/claims.toml`) whose setups both ran: open while the sequential
-//!   interval of its paired ratios straddles the claim's region (a probe's yes/no is settled
-//!   by its one round);
-//! - **a headline row**: per workload, its deciding metric (throughput, then time, as the
-//!   recommendations pick it, facts never) on the leader (the best geometric mean, as the
-//!   report picks it) against each other setup: settled once leader ÷ other (oriented so
-//!   that a ratio above 1 is better) is ahead beyond noise, or shown equivalent within the
-//!   metric's margin, at the level the marks use ([`crate::stats::paired::leader_alpha`]);
-//!   open while not separated.
+//! - **a claim** the claims table judges (`claims::evaluate`), on the ratios its verdict
+//!   reads: open while the sequential interval straddles the claim's region (a probe's
+//!   yes/no and a fact are settled by one round, and are not questions);
+//! - **a headline row** as the table shows it (each row its own metric: a 70/30 mix's read
+//!   and write rows, not a total): its leader (the report's) against each other setup the
+//!   row marks, on the ratios the mark reads (the disk's pace taken out where it is) and at
+//!   the level the marks use ([`crate::stats::paired::leader_alpha`]): settled once ahead,
+//!   behind or equivalent within the metric's margin, open while not separated.
 //!
 //! The statistic is [`crate::stats::paired`]'s (over [`crate::stats::sequential`]'s rule), the
 //! one every output reads, so a settled verdict keeps its stated error rate however many
 //! rounds it took and the report's marks, claims and "Until settled" lines agree.
 
-use crate::metrics::{self, Direction, MetricId};
+use crate::metrics;
 use crate::results::Results;
 use crate::runner::more_rounds::Judge;
-use crate::stats::paired::{self, Outcome, paired};
+use crate::stats::paired::{self, Outcome};
 use crate::stats::region::{Judgement, Region, judge_sequential};
 use crate::stats::sequential::Rule;
 use std::collections::{BTreeMap, BTreeSet};
@@ -92,10 +91,13 @@ impl Question {
                     alpha: paired::leader_alpha(rule.alpha, setups),
                     ..*rule
                 };
+                // Decided as the count reads it: a leader shown behind once the disk's pace
+                // is taken out is decided too (its mark is a shared lead).
                 match paired::look(r, &rule, margin).0 {
                     Outcome::Ahead => Some("leader"),
                     Outcome::Equivalent => Some("equivalent"),
-                    Outcome::Behind | Outcome::NotSeparated => None,
+                    Outcome::Behind => Some("behind"),
+                    Outcome::NotSeparated => None,
                 }
             }
         }
@@ -136,154 +138,85 @@ impl Judge for ClaimsAndHeadline {
         }
         open
     }
+
+    fn questions(&self, results: &Results) -> usize {
+        questions(results).len()
+    }
 }
 
-/// Per round, one setup's values of one workload and metric.
-fn per_round(
-    results: &Results,
-    setup: &str,
-    workload: &str,
-    metric: MetricId,
-) -> BTreeMap<u32, f64> {
-    paired::per_round(results, setup, workload, &metric.into())
-}
-
-/// Every measured claim (probes aside: a yes/no is settled by its one round).
+/// Every measured claim the claims table judges (`claims::evaluate`: confirmed, refuted or
+/// inconclusive; facts and probes aside, as [`crate::report::count`] counts them), on the
+/// ratios its verdict reads (the disk's pace taken out where the run measured it).
 fn claim_questions(results: &Results) -> Vec<Question> {
+    use crate::claims::Outcome::{Confirmed, Inconclusive, Refuted};
     let mut out = Vec::new();
-    for c in crate::claims::all() {
+    for c in crate::claims::evaluate(results) {
         // A yes/no, or a count of what crash states showed, is what the filesystem does: its
-        // one round settles it.
-        if metrics::settles_in_one_round(&c.metric) {
+        // one round settles it; a fact (usable space) is the same every round.
+        if c.fact
+            || metrics::settles_in_one_round(&c.claim.metric)
+            || !matches!(c.outcome, Confirmed | Refuted | Inconclusive)
+        {
             continue;
         }
-        // A fact (usable space) is the same every round: nothing to settle.
-        if crate::stats::judged::role_in(results, &c.workload, &c.metric) == metrics::Role::Fact {
-            continue;
-        }
-        let find = |sel: &str| crate::claims::Selector::parse(sel).find(&results.setups);
-        let Some(a) = find(&c.a) else { continue };
-        let va = per_round(results, &a.name, &c.workload, c.metric);
-        let mut setups = vec![a.name.clone()];
-        let ratios = match &c.b {
-            Some(sel) => {
-                let Some(b) = find(sel) else { continue };
-                setups.push(b.name.clone());
-                paired(&va, &per_round(results, &b.name, &c.workload, c.metric))
-            }
-            None => va.values().copied().collect(),
+        let workload = c.claim.workload.clone();
+        let metric: crate::metrics::MetricKey = c.claim.metric.into();
+        let ratios = match c.setups.as_slice() {
+            [a, b] => crate::stats::adjusted::ratios(results, &workload, &metric, a, b).ratios,
+            [a] => paired::per_round(results, a, &workload, &metric)
+                .into_values()
+                .collect(),
+            _ => continue,
         };
         if ratios.is_empty() {
             continue;
         }
         out.push(Question {
-            workload: c.workload.clone(),
-            what: c.id.clone(),
-            setups,
+            workload,
+            what: c.claim.id.clone(),
+            setups: c.setups.clone(),
             ratios,
             test: Test::Claim {
-                direction: c.region(),
-                size: c.size_region(),
+                direction: c.claim.region(),
+                size: c.claim.size_region(),
             },
         });
     }
     out
 }
 
-/// The metric that decides workload `w` (as the recommendations choose it), if any.
-fn deciding_metric(results: &Results, w: &str) -> Option<MetricId> {
-    // An id this fsbench does not know never decides.
-    let emitted: BTreeSet<MetricId> = results
-        .samples
-        .iter()
-        .filter(|s| s.workload == w)
-        .filter_map(|s| s.metric.id())
-        .collect();
-    emitted
-        .into_iter()
-        .filter_map(|m| {
-            let role = crate::stats::judged::role_in(results, w, &m);
-            // A fact decides a verdict's order, but is no question to settle.
-            (role == metrics::Role::Measured)
-                .then(|| metrics::deciding_rank(&m, role))
-                .flatten()
-                .map(|rank| (rank, m))
-        })
-        .min()
-        .map(|(_, m)| m)
-}
-
-/// Every headline row with two setups or more: its leader (by the geometric mean over the
-/// rounds every setup shares, as the report picks it) against each other setup, each the
-/// question its mark answers.
+/// Every question the headline table's marks answer: per row shown (its own metric: a mix's
+/// read and write rows each, not a total), the row's leader against each other setup with a
+/// judgement, on the ratios that judgement reads ([`paired::oriented_ratios`]: adjusted where
+/// the marks are) and at the level the marks use ([`paired::leader_alpha`]).
 fn headline_questions(results: &Results) -> Vec<Question> {
-    let workloads: BTreeSet<&str> = results
-        .samples
-        .iter()
-        .map(|s| s.workload.as_str())
-        .collect();
+    let mut summarized = results.clone();
+    crate::stats::summarize(&mut summarized);
+    let setups = crate::report::model::setup_order(&summarized);
+    let tables = crate::report::model::tables(&summarized);
     let mut out = Vec::new();
-    for w in workloads {
-        let Some(m) = deciding_metric(results, w) else {
+    for row in crate::report::headline::rows(&tables) {
+        let Some(best) = crate::report::model::leader(&row) else {
             continue;
         };
-        let direction = metrics::direction(&m);
-        if direction == Direction::Neutral {
-            continue;
-        }
-        let present: Vec<(BTreeMap<u32, f64>, &str)> = results
-            .setups
-            .iter()
-            .map(|s| (per_round(results, &s.name, w, m), s.name.as_str()))
-            .filter(|(v, _)| !v.is_empty())
-            .collect();
-        if present.len() < 2 {
-            continue;
-        }
-        let shared: Vec<u32> = present[0]
-            .0
-            .keys()
-            .copied()
-            .filter(|r| present.iter().all(|(v, _)| v.contains_key(r)))
-            .collect();
-        let mut by_setup: Vec<(f64, BTreeMap<u32, f64>, &str)> = present
-            .into_iter()
-            .map(|(v, name)| {
-                let logs: Vec<f64> = shared.iter().map(|r| v[r].ln()).collect();
-                let key = if logs.is_empty() || logs.iter().any(|x| !x.is_finite()) {
-                    let xs: Vec<f64> = v.values().copied().collect();
-                    crate::stats::descriptive::median(&xs).ln()
-                } else {
-                    crate::stats::descriptive::mean(&logs)
-                };
-                (key, v, name)
-            })
-            .collect();
-        // Best first.
-        by_setup.sort_by(|a, b| {
-            let (x, y) = (a.0, b.0);
-            let ord = x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal);
-            if direction == Direction::HigherIsBetter {
-                ord.reverse()
-            } else {
-                ord
-            }
-        });
-        let best = &by_setup[0];
-        for other in &by_setup[1..] {
-            // Oriented so that > 1 means the leader is better.
-            let ratios = match direction {
-                Direction::HigherIsBetter => paired(&best.1, &other.1),
-                _ => paired(&other.1, &best.1),
+        let present = row.cells.iter().flatten().count();
+        for (i, cell) in row.cells.iter().enumerate() {
+            let Some(j) = cell.as_ref().and_then(|c| c.versus_leader) else {
+                continue;
             };
+            if j.interval.is_none() {
+                continue;
+            }
+            let (leader, other) = (&setups[best], &setups[i]);
             out.push(Question {
-                workload: w.to_string(),
-                what: format!("headline {m}: {} vs {}", best.2, other.2),
-                setups: vec![best.2.to_string(), other.2.to_string()],
-                ratios,
+                workload: row.workload.clone(),
+                what: format!("headline {}: {leader} vs {other}", row.metric),
+                setups: vec![leader.clone(), other.clone()],
+                ratios: paired::oriented_ratios(results, &row.workload, &row.metric, leader, other)
+                    .ratios,
                 test: Test::Leader {
-                    margin: paired::margin_of(results, &m.into()),
-                    setups: by_setup.len(),
+                    margin: j.margin,
+                    setups: present,
                 },
             });
         }
@@ -432,5 +365,56 @@ mod tests {
         });
         assert_eq!(rule_of(&r).unwrap().looks(), 4);
         assert_eq!(cmp(&r, "ext4", "xfs").outcome, Outcome::Ahead);
+    }
+
+    #[test]
+    fn a_mix_is_judged_on_the_rows_shown_not_on_its_total() {
+        // 70/30 mix: ext4 reads clearly faster, xfs writes clearly faster, the total a tie.
+        let r = results(&[
+            ("ext4", "randrw70", "read_iops", &[140.0, 142.0, 139.0]),
+            ("xfs", "randrw70", "read_iops", &[100.0, 101.0, 99.0]),
+            ("ext4", "randrw70", "write_iops", &[40.0, 41.0, 39.0]),
+            ("xfs", "randrw70", "write_iops", &[80.0, 81.0, 79.0]),
+            ("ext4", "randrw70", "iops", &[180.0, 170.0, 190.0]),
+            ("xfs", "randrw70", "iops", &[180.0, 190.0, 170.0]),
+        ]);
+        let what: Vec<String> = questions(&r)
+            .into_iter()
+            .filter(|q| matches!(q.test, Test::Leader { .. }))
+            .map(|q| q.what)
+            .collect();
+        assert_eq!(
+            what,
+            [
+                "headline read_iops: ext4 vs xfs",
+                "headline write_iops: xfs vs ext4"
+            ]
+        );
+        // Both rows are clear: nothing open, though the total is a coin flip.
+        assert!(ClaimsAndHeadline.open(&r, &Rule::new(3, 6)).is_empty());
+    }
+
+    #[test]
+    fn a_per_run_control_keeps_open_what_a_per_question_one_decides() {
+        // xfs behind by about 10 % every round, a little noise: decided at α = 10 %, not at
+        // α/m for a run of 40 questions (each judged at 0.25 %).
+        let r = results(&[
+            ("ext4", "untar", "seconds", &[1.0, 1.02, 0.98]),
+            ("xfs", "untar", "seconds", &[1.08, 1.14, 1.08]),
+        ]);
+        let per_question = Rule::new(3, 3);
+        let per_run = Rule {
+            alpha: crate::stats::family::alpha_per_question(
+                per_question.alpha,
+                Some(&crate::stats::family::ErrorRecord::per_run(40)),
+            ),
+            ..per_question
+        };
+        assert!(ClaimsAndHeadline.open(&r, &per_question).is_empty());
+        assert_eq!(
+            ClaimsAndHeadline.open(&r, &per_run)["untar"],
+            ["ext4".to_string(), "xfs".to_string()].into()
+        );
+        assert_eq!(ClaimsAndHeadline.questions(&r), questions(&r).len());
     }
 }

@@ -230,6 +230,10 @@ pub struct PlanFlags {
     #[command(flatten)]
     pub switches: SwitchFlags,
 
+    /// [`K::ERROR`]: its help, values and plan-file key.
+    #[arg(help = K::ERROR.help(), long, value_enum)]
+    pub error: Option<crate::stats::family::ErrorControl>,
+
     /// With --until-settled: the wall time the whole run may take [default: 30m].
     #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
     pub budget: Option<Duration>,
@@ -356,6 +360,7 @@ impl PlanFlags {
             out: self.out.clone(),
             values: self.switches.over(PlanValues {
                 rounds: self.rounds,
+                error: self.error,
                 budget: self.budget,
                 max_rounds: self.max_rounds,
                 runtime: self.runtime,

@@ -140,6 +140,7 @@ fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan
         precondition: false,
         precondition_device: None,
         settle: None,
+        error: Default::default(),
         margin: None,
         // One coordinated job across ranks: nothing to warm up.
         switches: Default::default(),

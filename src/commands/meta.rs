@@ -297,6 +297,7 @@ pub(crate) fn invocation(opts: &Options, dir: PathBuf) -> crate::plan::Invocatio
         precondition: false,
         precondition_device: None,
         settle: None,
+        error: Default::default(),
         margin: None,
         // One coordinated round across ranks; nothing to warm up that the ranks would share.
         switches: Default::default(),

@@ -111,6 +111,10 @@ pub struct Plan {
     /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle: Option<Settle>,
+    /// `--error`: the error the run's decisions carry, per question (the default) or per run
+    /// (familywise, [`crate::stats::family`]).
+    #[serde(default)]
+    pub error: crate::stats::family::ErrorControl,
     /// `--margin`: the equivalence margin (a fraction) for every metric, instead of the
     /// metric registry's; recorded in `results.json` as `margin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,6 +260,7 @@ pub(crate) fn test_plan(setups: Vec<SetupSpec>, rounds: u32) -> Plan {
         steady: None,
         precondition: false,
         settle: None,
+        error: Default::default(),
         margin: None,
         precondition_device: None,
         switches: Default::default(),

@@ -35,6 +35,12 @@ pub struct Counts {
     pub alpha: f64,
     /// The expected number of wrong decisions among the questions, at most: α × questions.
     pub expected_wrong_at_most: f64,
+    /// The error control (`--error`): per question, or per run (familywise, each question at
+    /// α/m: then `alpha` is that share and the chance of any wrong decision is at most
+    /// `alpha_run`).
+    pub error_control: crate::stats::family::ErrorControl,
+    /// The level the run asked for: α per question, or per run the familywise bound.
+    pub alpha_run: f64,
 }
 
 /// One question's fate: decided, and the rounds it was read at.
@@ -84,6 +90,18 @@ pub fn counts(report: &Report) -> Counts {
         min_rounds: min,
         alpha: rule.alpha,
         expected_wrong_at_most: rule.alpha * questions as f64,
+        error_control: results
+            .error
+            .as_ref()
+            .map_or(crate::stats::family::ErrorControl::PerQuestion, |e| {
+                e.control
+            }),
+        alpha_run: match &results.error {
+            Some(e) if e.control == crate::stats::family::ErrorControl::PerRun => {
+                rule.alpha * e.questions.max(1) as f64
+            }
+            _ => rule.alpha,
+        },
     }
 }
 
@@ -121,15 +139,27 @@ impl Counts {
         if self.questions == 0 {
             return None;
         }
-        Some(format!(
-            "Error: each decision may be wrong with probability at most {:.0} % (α, per \
-             question); over this run's {} questions that is at most {:.1} wrong decision(s) \
-             expected. It holds for this host as it was during this run: another run, on \
-             another day, can differ.",
-            self.alpha * 100.0,
-            self.questions,
-            self.expected_wrong_at_most
-        ))
+        const HOST: &str = "It holds for this host as it was during this run: another run, \
+                            on another day, can differ.";
+        Some(match self.error_control {
+            crate::stats::family::ErrorControl::PerQuestion => format!(
+                "Error: each decision may be wrong with probability at most {:.0} % (α, per \
+                 question); over this run's {} questions that is at most {:.1} wrong \
+                 decision(s) expected. {HOST}",
+                self.alpha * 100.0,
+                self.questions,
+                self.expected_wrong_at_most
+            ),
+            crate::stats::family::ErrorControl::PerRun => format!(
+                "Error: per run ({}), the chance that any of this run's {} decisions is wrong \
+                 is at most {:.0} %, each question judged at {:.2} % (α/{}). {HOST}",
+                crate::stats::family::METHOD,
+                self.questions,
+                self.alpha_run * 100.0,
+                self.alpha * 100.0,
+                self.questions.max(1)
+            ),
+        })
     }
 }
 
@@ -227,5 +257,25 @@ mod tests {
         // A fixed-rounds run: the close calls are exactly the undecided questions.
         assert_eq!(c.close_calls, c.questions - c.decided);
         assert_eq!(c.close_calls_settled, 0);
+    }
+
+    #[test]
+    fn a_per_run_control_shares_alpha_and_says_so() {
+        let mut r = run();
+        let m = counts(&Report::new(&r)).questions;
+        r.error = Some(crate::stats::family::ErrorRecord::per_run(m));
+        let c = counts(&Report::new(&r));
+        assert_eq!(c.questions, m, "the count does not depend on the level");
+        assert_eq!(c.error_control, crate::stats::family::ErrorControl::PerRun);
+        assert!((c.alpha - 0.1 / m as f64).abs() < 1e-12, "{c:?}");
+        assert!((c.alpha_run - 0.1).abs() < 1e-12, "{c:?}");
+        assert!((c.expected_wrong_at_most - 0.1).abs() < 1e-9, "{c:?}");
+        let text = c.error_text().unwrap();
+        assert!(
+            text.contains("per run (Bonferroni")
+                && text.contains(&format!("any of this run's {m} decisions"))
+                && text.contains("at most 10 %"),
+            "{text}"
+        );
     }
 }

@@ -30,6 +30,7 @@ pub fn summary(inv: &Invocation, results: ResultsLine) -> String {
     size_lines(&mut s, inv);
     results_line(&mut s, inv, results);
     estimate_lines(&mut s, inv);
+    error_line(&mut s, inv);
     // What the history store tells about this plan goes under the estimate: `fsbench plan`
     // appends it (commands/plan.rs), since the store sits above the renderer.
     s
@@ -228,6 +229,45 @@ fn estimate_lines(s: &mut String, inv: &Invocation) {
             let _ = writeln!(s, "Estimated time: {}", eta::format(minimum));
         }
     }
+}
+
+/// The paired noise per round `fsbench plan` prices the error controls at (log scale): a
+/// stated assumption, not a measurement (by steps this VM's pairs mostly show 5–15 %).
+const PRICED_NOISE: f64 = 0.10;
+
+/// `Error:` the run's error control and what the other one would cost in rounds: the
+/// headline questions the plan asks (each other setup against each timed workload's leader;
+/// the claims add more), and the rounds a true 10 % difference takes at [`PRICED_NOISE`] under
+/// each control ([`crate::stats::family::rounds_for_10pct`]).
+fn error_line(s: &mut String, inv: &Invocation) {
+    use crate::stats::family::rounds_for_10pct;
+    let p = &inv.plan;
+    let timed = p
+        .recorded()
+        .filter(|w| registry::of(w.kind).needs(w).phase == Phase::Timed)
+        .count();
+    let m = p.setups.len().saturating_sub(1) * timed;
+    if m == 0 {
+        return;
+    }
+    let alpha = crate::stats::sequential::DEFAULT_ALPHA;
+    let (q, run) = rounds_for_10pct(PRICED_NOISE, alpha, m);
+    let n = |r: Option<usize>| r.map_or("over 100".to_string(), |r| r.to_string());
+    let _ = writeln!(
+        s,
+        "Error: {} (--error per-question|per-run): per question each decision is wrong at most \
+         {:.0} %; per run ({}) the chance of any wrong decision is at most {:.0} %, each of \
+         about {m} headline questions (more with claims) judged at {:.2} %. A true 10 % \
+         difference at {:.0} % paired noise takes {} rounds per question, {} per run",
+        p.error.word(),
+        alpha * 100.0,
+        crate::stats::family::METHOD,
+        alpha * 100.0,
+        alpha / m as f64 * 100.0,
+        PRICED_NOISE * 100.0,
+        n(q),
+        n(run)
+    );
 }
 
 /// What the recorded workloads need beyond a filesystem, from their registry entries: root,

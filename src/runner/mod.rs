@@ -60,8 +60,14 @@ pub(crate) struct Runner<'a> {
     run_id: String,
     /// Other processes running the same plan at the same time (MPI ranks), if any.
     coordinator: Option<&'a dyn crate::engine::Coordinator>,
-    /// In an extra round of `--until-settled`: the only workloads it runs.
-    extra_only: Option<BTreeSet<String>>,
+    /// What decides which questions are open and how many a run asks (the command's), if any.
+    judge: Option<&'a dyn more_rounds::Judge>,
+    /// With `--error per-run`: the run's questions, fixed once (after the minimum rounds of a
+    /// `--until-settled` run, so every look uses one level; else when the results are made).
+    family: Option<usize>,
+    /// In an extra round of `--until-settled`: per setup name, the only workloads it runs (a
+    /// setup not named sits the round out).
+    extra_only: Option<BTreeMap<String, BTreeSet<String>>>,
     /// How `--until-settled` went, once its extra rounds are done.
     settle_record: Option<crate::results::SettleRecord>,
     /// Seconds the minimum rounds took, when `--until-settled` added rounds after them.
@@ -163,6 +169,8 @@ pub fn execute_judged(
         host_findings: findings,
         skipped_workloads: checked.skipped_workloads,
         coordinator,
+        judge,
+        family: None,
         extra_only: None,
         settle_record: None,
         minimum_s: None,
@@ -659,6 +667,15 @@ impl Runner<'_> {
             }
         };
         let configured = *rule;
+        // Per run: α shared over the run's questions, counted once after the minimum rounds.
+        self.family = self
+            .error_record(&self.assemble(&ended.records, true))
+            .map(|e| e.questions);
+        let shared = self.family.map(crate::stats::family::ErrorRecord::per_run);
+        let rule = &crate::stats::sequential::Rule {
+            alpha: crate::stats::family::alpha_per_question(rule.alpha, shared.as_ref()),
+            ..*rule
+        };
         // The looks, fixed before the first: what the first extra round would run under the
         // configured rule (the strictest boundary: no narrower rule leaves more open).
         let first = self.extra_round(
@@ -719,30 +736,33 @@ impl Runner<'_> {
                 round,
                 ..Default::default()
             };
-            // One setup at a time, each with its own workloads; the rotation's order kept.
+            // The round's setups in the rotation's order, each with its own workloads: by
+            // steps (when the plan's rounds are) each step on every setup back to back, as in
+            // the minimum rounds, else one setup after the other.
+            let mini = Schedule {
+                steps: next.iter().map(|n| n.steps).sum(),
+                estimate_s: est,
+                rounds: next.iter().map(|n| n.sr).collect(),
+                steps_of: next.iter().map(|n| n.steps).collect(),
+                estimate_of: next.iter().map(|n| n.est_s).collect(),
+                precondition_device: false,
+                warmup: None,
+            };
+            self.extra_only = Some(
+                next.iter()
+                    .map(|n| (plan.setups[n.sr.setup].name.clone(), n.workloads.clone()))
+                    .collect(),
+            );
             for n in next {
-                let mini = Schedule {
-                    steps: n.steps,
-                    estimate_s: n.est_s,
-                    rounds: vec![n.sr],
-                    steps_of: vec![n.steps],
-                    estimate_of: vec![n.est_s],
-                    precondition_device: false,
-                    warmup: None,
-                };
-                self.extra_only = Some(n.workloads.clone());
-                let more = self.rounds(&mini, done);
-                self.extra_only = None;
-                let more = more?;
-                ended.records.extend(more.records);
-                ended.interrupted = more.interrupted;
-                ended.fatal = more.fatal;
                 ran.setups.push(plan.setups[n.sr.setup].name.clone());
                 ran.workloads.extend(n.workloads);
-                if ended.interrupted || ended.fatal.is_some() {
-                    break;
-                }
             }
+            let more = self.rounds(&mini, done);
+            self.extra_only = None;
+            let more = more?;
+            ended.records.extend(more.records);
+            ended.interrupted = more.interrupted;
+            ended.fatal = more.fatal;
             ran.workloads.sort();
             ran.workloads.dedup();
             extra.push(ran);
@@ -864,6 +884,19 @@ impl Runner<'_> {
 
     /// Build `results.json` from the setup-rounds recorded so far, in plan order, so a resumed
     /// run produces the same file as an uninterrupted one.
+    /// The error record of `results` under the plan's control: per run, the run's questions
+    /// (fixed once counted, [`Runner::family`]); per question, none.
+    fn error_record(&self, results: &Results) -> Option<crate::stats::family::ErrorRecord> {
+        if self.inv.plan.error != crate::stats::family::ErrorControl::PerRun {
+            return None;
+        }
+        let m = match self.family {
+            Some(m) => m,
+            None => self.judge?.questions(results),
+        };
+        Some(crate::stats::family::ErrorRecord::per_run(m))
+    }
+
     fn assemble(&self, records: &BTreeMap<(u32, usize), RoundRecord>, partial: bool) -> Results {
         let inv = self.inv;
         let plan = &inv.plan;
@@ -931,6 +964,8 @@ impl Runner<'_> {
                 message: e.to_string(),
             });
         }
+        // Counted on the finished results (the count does not depend on the level).
+        r.error = self.error_record(&r);
         r
     }
 }

@@ -1,8 +1,10 @@
 //! `--until-settled`: after the minimum rounds, more interleaved rounds — only the setups and
 //! workloads of the questions still open (a question compares two setups: each setup runs the
 //! workloads of its own open questions) — until each is settled, the budget is spent or the
-//! round limit is reached. A setup missing from an extra round has no samples in it, and the
-//! paired statistic pairs only the rounds both sides of a question ran.
+//! round limit is reached. An extra round runs as the minimum rounds did: by steps when the
+//! plan's rounds are (each open step on every setup that runs it, back to back), else setup
+//! by setup. A setup missing from an extra round has no samples in it, and the paired
+//! statistic pairs only the rounds both sides of a question ran.
 //!
 //! Which questions are open is not the runner's to know (claims and the headline sit above
 //! it): the command installs a [`Judge`]. The statistic and its error rate under this optional
@@ -19,6 +21,10 @@ pub trait Judge {
     /// Workload id → the setup names of its claims and headline comparisons `rule` has not
     /// settled yet in `results` (its samples so far, every round).
     fn open(&self, results: &Results, rule: &Rule) -> BTreeMap<String, BTreeSet<String>>;
+
+    /// How many questions `results` asks (decided or not): the m a per-run error control
+    /// shares α over ([`crate::stats::family`]).
+    fn questions(&self, results: &Results) -> usize;
 }
 
 /// What each setup runs in an extra round for the `open` questions: setup name → its open
@@ -109,7 +115,9 @@ pub fn record(
         method: "Student-t interval on paired log ratios, Lan-DeMets O'Brien-Fleming-type \
                  alpha spending on the p-value scale over the looks the budget fits"
             .into(),
-        alpha: rule.alpha,
+        // The level asked for: a per-run control divides it by the run's questions wherever
+        // the rule is read (`stats::paired::rule_for`).
+        alpha: configured.alpha,
         min_rounds: plan.rounds,
         max_rounds: configured.max_rounds as u32,
         last_look: Some(rule.max_rounds as u32),

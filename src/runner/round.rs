@@ -520,10 +520,9 @@ impl Runner<'_> {
             .filter(|w| {
                 !self.skipped_workloads.contains(&w.id)
                     && step_in_round(w, &setup.name, round)
-                    && self
-                        .extra_only
-                        .as_ref()
-                        .is_none_or(|only| only.contains(&w.id))
+                    && self.extra_only.as_ref().is_none_or(|only| {
+                        only.get(&setup.name).is_some_and(|ws| ws.contains(&w.id))
+                    })
             })
             .cloned()
             .partition(|w| registry::of(w.kind).needs(w).phase == Phase::Timed)
@@ -841,10 +840,9 @@ impl Runner<'_> {
             .iter()
             .filter(|w| {
                 step_in_round(w, &setup.name, round)
-                    && self
-                        .extra_only
-                        .as_ref()
-                        .is_none_or(|only| only.contains(&w.id))
+                    && self.extra_only.as_ref().is_none_or(|only| {
+                        only.get(&setup.name).is_some_and(|ws| ws.contains(&w.id))
+                    })
             })
             .collect();
         let formats = self.inv.options.target.formats();

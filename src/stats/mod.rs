@@ -17,6 +17,7 @@
 pub mod adjusted;
 pub mod change;
 pub mod descriptive;
+pub mod family;
 pub mod fdr;
 pub mod judged;
 pub mod median_interval;

@@ -86,9 +86,10 @@ pub struct Judgement {
 
 /// The stopping rule behind a results file's judgements: the run's own for a
 /// `--until-settled` run (its looks end at the last look the budget fitted, `last_look`),
-/// else one look at `rounds` with the default error rate.
+/// else one look at `rounds` with the default error rate; per run, at α/m
+/// ([`super::family`]).
 pub fn rule_for(results: &Results, rounds: usize) -> Rule {
-    match &results.settle {
+    let rule = match &results.settle {
         Some(s) => Rule {
             alpha: s.alpha,
             min_rounds: s.min_rounds.max(2) as usize,
@@ -99,6 +100,11 @@ pub fn rule_for(results: &Results, rounds: usize) -> Rule {
             min_rounds: rounds.max(2),
             max_rounds: rounds.max(2),
         },
+    };
+    // Per run (`--error per-run`): α shared over the run's questions.
+    Rule {
+        alpha: super::family::alpha_per_question(rule.alpha, results.error.as_ref()),
+        ..rule
     }
 }
 
@@ -259,6 +265,28 @@ pub fn compare(
     compare_at(results, workload, metric, a, b, 2)
 }
 
+/// The per-round ratios [`compare`] judges `a` against `b` on: oriented by the metric's
+/// direction (> 1: `a` better), a merged tail read on its per-round counterpart, the disk's
+/// pace taken out where the run measured it ([`super::adjusted::ratios`]). The "until
+/// settled" questions read these too, so a look and a mark judge the same numbers.
+pub fn oriented_ratios(
+    results: &Results,
+    workload: &str,
+    metric: &MetricKey,
+    a: &str,
+    b: &str,
+) -> super::adjusted::Ratios {
+    let per: MetricKey = match metrics::merged_tail(metric) {
+        Some(t) => t.per_round.into(),
+        None => metric.clone(),
+    };
+    let (num, den) = match metrics::def(metric).direction {
+        Direction::LowerIsBetter => (b, a),
+        _ => (a, b),
+    };
+    super::adjusted::ratios(results, workload, &per, num, den)
+}
+
 fn compare_at(
     results: &Results,
     workload: &str,
@@ -267,16 +295,7 @@ fn compare_at(
     b: &str,
     setups: usize,
 ) -> Judgement {
-    let def = metrics::def(metric);
-    let per: MetricKey = match metrics::merged_tail(metric) {
-        Some(t) => t.per_round.into(),
-        None => metric.clone(),
-    };
-    let (num, den) = match def.direction {
-        Direction::LowerIsBetter => (b, a),
-        _ => (a, b),
-    };
-    let r = super::adjusted::ratios(results, workload, &per, num, den);
+    let r = oriented_ratios(results, workload, metric, a, b);
     let rule = rule_for(results, r.ratios.len());
     let rule = Rule {
         alpha: leader_alpha(rule.alpha, setups),

@@ -210,7 +210,6 @@ pub fn resolve(
             &target,
             &multi,
             host.target_in_ram.is_some(),
-            settle.is_some(),
             &setups,
             &workloads,
         );
@@ -226,6 +225,7 @@ pub fn resolve(
         disk_ref,
         by_step,
         settle,
+        error: v.error.unwrap_or_default(),
         margin: args.margin.map(|pct| f64::from(pct) / 100.0),
         name: draft.name.clone(),
         description: draft.description.clone(),

@@ -13,22 +13,21 @@ use crate::scratch::TargetKind;
 use crate::scratch::multi::Multi;
 
 /// Whether a round runs by steps: an image target of one image per setup on a disk (not in
-/// RAM, where every setup's data held at once would cost memory), in a run of fixed
-/// rounds, with two setups or more, none of which changes host settings (some are host-wide),
+/// RAM, where every setup's data held at once would cost memory), with two setups or more
+/// (an `--until-settled` run's extra rounds too: by steps they run only the setups and steps
+/// of the questions still open, `runner::more_rounds`), none of which changes host settings (some are host-wide),
 /// ages or restores an image, or spans several devices, and no fio job file (its phases hold
 /// one setup's outputs between steps).
 pub(super) fn by_step(
     target: &TargetKind,
     multi: &Multi,
     in_ram: bool,
-    settled: bool,
     setups: &[SetupSpec],
     workloads: &[WorkloadSpec],
 ) -> bool {
     matches!(target, TargetKind::Image { .. })
         && multi.is_single()
         && !in_ram
-        && !settled
         && setups.len() >= 2
         && setups
             .iter()
@@ -58,27 +57,26 @@ mod tests {
         let ws = crate::plan::workload::catalog();
         let two = setups(&["ext4", "xfs"]);
         let one = Multi::default();
-        assert!(by_step(&image(), &one, false, false, &two, &ws));
-        // One setup, RAM, --until-settled, several images, a device or directory: not.
-        assert!(!by_step(&image(), &one, false, false, &two[..1], &ws));
-        assert!(!by_step(&image(), &one, true, false, &two, &ws));
-        assert!(!by_step(&image(), &one, false, true, &two, &ws));
+        assert!(by_step(&image(), &one, false, &two, &ws));
+        // One setup, RAM, several images, a device or directory: not.
+        assert!(!by_step(&image(), &one, false, &two[..1], &ws));
+        assert!(!by_step(&image(), &one, true, &two, &ws));
         let three = Multi {
             images: 3,
             ..Default::default()
         };
-        assert!(!by_step(&image(), &three, false, false, &two, &ws));
+        assert!(!by_step(&image(), &three, false, &two, &ws));
         let dev = TargetKind::Device {
             path: PathBuf::from("/dev/loop9"),
             force_wipe: false,
         };
-        assert!(!by_step(&dev, &one, false, false, &two, &ws));
+        assert!(!by_step(&dev, &one, false, &two, &ws));
         // A setup that ages, spans devices or sets host settings: not.
         let mut aged = two.clone();
         aged[1].age = Some(crate::fs::age::parse("churn", "--age").expect("an age spec"));
-        assert!(!by_step(&image(), &one, false, false, &aged, &ws));
+        assert!(!by_step(&image(), &one, false, &aged, &ws));
         let mut raid = two.clone();
         raid[0].raid = Some("raid1".into());
-        assert!(!by_step(&image(), &one, false, false, &raid, &ws));
+        assert!(!by_step(&image(), &one, false, &raid, &ws));
     }
 }
