@@ -25,6 +25,7 @@ pub mod csv;
 pub mod durability;
 pub mod gaps;
 pub mod headline;
+pub mod history;
 pub mod html;
 pub mod io;
 pub mod json;

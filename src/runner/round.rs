@@ -622,8 +622,7 @@ impl Runner<'_> {
             add_output(step, setup, &id, round, out);
             step.ranks
                 .extend(super::reduce::rank_records(setup, &id, round, &done.ranks));
-            step.jobs
-                .extend(super::reduce::aggregate::rank_results(&done.ranks));
+            step.job_reports.extend(done.job.map(|j| *j));
         }
     }
 
@@ -700,6 +699,7 @@ impl Runner<'_> {
             return Ok(super::coordinator::Coordinated {
                 output,
                 ranks: Vec::new(),
+                job: None,
             });
         };
         // An I/O job's aggregate bytes are all ranks' I/Os × its block size.
