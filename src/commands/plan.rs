@@ -31,7 +31,7 @@ pub fn run(args: PlanArgs) -> crate::Result<i32> {
     let doc = format!(
         "{}{}\n{}\n{}",
         summary(&inv, results),
-        crate::history::noise::plan_lines(&inv),
+        crate::report::history_noise::plan_lines(&inv),
         steps_table(&inv),
         fio_script(&inv)
     );

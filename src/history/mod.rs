@@ -15,7 +15,6 @@ pub mod check;
 pub mod identity;
 pub mod location;
 pub mod lookup;
-pub mod noise;
 pub mod postgres;
 pub mod record;
 pub mod runs;

@@ -26,6 +26,7 @@ pub mod durability;
 pub mod gaps;
 pub mod headline;
 pub mod history;
+pub mod history_noise;
 pub mod html;
 pub mod io;
 pub mod json;
