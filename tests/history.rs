@@ -682,7 +682,7 @@ fn plan_estimates_the_noise_from_the_same_devices_history() {
         let mut r = Results::new();
         r.started_at = format!("2026-12-0{}T10:00:00Z", i + 1);
         r.host.hostname = "planner".into();
-        r.target = fsbench::history::noise::planned_target(&image).unwrap();
+        r.target = fsbench::report::history_noise::planned_target(&image).unwrap();
         fsbench::history::identity::enrich(&mut r);
         for name in ["ext4", "xfs"] {
             r.setups.push(SetupInfo {

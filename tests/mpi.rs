@@ -92,6 +92,9 @@ fn aggregate_is_the_sum_over_the_common_window() {
         "--json",
     ]);
     let v = json_of(&out);
+    // It ends like every measuring command: rank 0 alone records the job in the history.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("fsbench: history: run ").count(), 1, "{err}");
     let ranks = v["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 3);
     assert_eq!(v["mpi"]["ranks"], 3);
@@ -260,6 +263,9 @@ fn meta_counts_every_ranks_entries_over_the_common_window() {
         ],
     );
     let v = json_of(&out);
+    // Rank 0 alone records the all-ranks figures in the history.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("fsbench: history: run ").count(), 1, "{err}");
     let s = &v["samples"][0];
     assert_eq!(s["workload"], "smallfiles");
     assert_eq!(s["entries"], 900);
@@ -372,7 +378,7 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     assert!(names.contains(&"results.json".to_string()), "{names:?}");
     let v: Value =
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
-    // Ends like `run` (commands::run::finish): what fsbench concluded is saved beside it.
+    // Ends like `run` (commands::ending::finish): what fsbench concluded is saved beside it.
     assert!(
         v["judgements"]["headline"].is_array(),
         "{}",

@@ -1,18 +1,18 @@
 //! `fsbench history`: list, show, trend, check, import and export runs of the history store,
-//! and the run lookup `compare --against` uses.
+//! and the run lookup `compare --against` uses. The store is read through
+//! [`crate::history::lookup`] and rendered by [`crate::report::history`].
 
 use crate::cli::history::{
     CheckArgs, ExportArgs, HistoryArgs, HistoryCommand, ImportArgs, ListArgs, ShowArgs, StoreArgs,
     TrendArgs,
 };
 use crate::error::{EXIT_OK, EXIT_REGRESSION};
-use crate::history::check::{self, Point, Series};
+use crate::history::check;
 use crate::history::runs::Recorded;
-use crate::history::trend::{self, TrendPoint};
-use crate::history::{Filter, History, Location, RunRow};
+use crate::history::trend;
+use crate::history::{Filter, History, Location, lookup};
 use crate::results::Results;
 use crate::{Error, Result};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -58,49 +58,6 @@ fn json(v: &impl serde::Serialize) -> Result<String> {
         .map_err(|e| Error::Other(format!("cannot encode JSON: {e}")))
 }
 
-/// A run id from `last` or a number.
-fn run_id(h: &mut History, text: &str, what: &str) -> Result<i64> {
-    if text == "last" {
-        return h
-            .list(&Filter::default())?
-            .first()
-            .map(|r| r.id)
-            .ok_or_else(|| Error::invalid(what, format!("{} holds no runs yet", h.shown())));
-    }
-    text.parse().map_err(|_| {
-        Error::invalid(
-            what,
-            format!("{text:?} is not a run id (a number from `fsbench history`, or `last`)"),
-        )
-    })
-}
-
-/// A recorded run, or exit 2 naming the id.
-fn get(h: &mut History, id: i64, what: &str) -> Result<(RunRow, Results)> {
-    h.get(id)?.ok_or_else(|| {
-        Error::invalid(
-            what,
-            format!(
-                "no run {id} in {} (`fsbench history` lists them)",
-                h.shown()
-            ),
-        )
-    })
-}
-
-fn table() -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
-        .set_width(crate::report::terminal::terminal_width() as u16);
-    t
-}
-
-/// `2026-12-01T21:05:09Z` → `2026-12-01 21:05`.
-fn short_time(t: &str) -> String {
-    t.get(..16).unwrap_or(t).replace('T', " ")
-}
-
 fn list(store: &StoreArgs, a: &ListArgs) -> Result<i32> {
     let loc = location(store)?;
     if let Location::Sqlite(p) = &loc
@@ -127,43 +84,14 @@ fn list(store: &StoreArgs, a: &ListArgs) -> Result<i32> {
         eprintln!("fsbench: no runs in {} match", h.shown());
         return Ok(EXIT_OK);
     }
-    let mut t = table();
-    t.set_header([
-        "run",
-        "started (UTC)",
-        "host",
-        "device",
-        "profile",
-        "setups",
-        "kernel",
-        "fsbench",
-    ]);
-    for r in &rows {
-        t.add_row([
-            format!("{}{}", r.id, if r.source == "run" { "" } else { "*" }),
-            short_time(&r.started_at),
-            r.hostname.clone(),
-            r.device_label.clone(),
-            r.profile.clone(),
-            r.setups.join(","),
-            r.kernel.clone(),
-            r.fsbench_version.clone(),
-        ]);
-    }
-    emit(&format!("{t}\n"));
-    if rows.iter().any(|r| r.source != "run") {
-        emit(
-            "* recorded by `fsbench io`/`meta` or imported (`fsbench history show ID` says which)\n",
-        );
-    }
-    emit(&format!("store: {}\n", h.shown()));
+    emit(&crate::report::history::list(&rows, &h.shown()));
     Ok(EXIT_OK)
 }
 
 fn show(store: &StoreArgs, a: &ShowArgs) -> Result<i32> {
     let mut h = open(store)?;
-    let id = run_id(&mut h, &a.run, "RUN")?;
-    let (row, mut r) = get(&mut h, id, "RUN")?;
+    let id = lookup::run_id(&mut h, &a.run, "RUN")?;
+    let (row, mut r) = lookup::get(&mut h, id, "RUN")?;
     if r.summary.is_empty() {
         crate::stats::summarize(&mut r);
     }
@@ -171,142 +99,14 @@ fn show(store: &StoreArgs, a: &ShowArgs) -> Result<i32> {
         emit(&json(&serde_json::json!({"run": row, "results": r}))?);
         return Ok(EXIT_OK);
     }
-    let mut s = format!(
-        "run {}  ({}, recorded {} from {})\n\
-         started   {}  finished {}\n\
-         host      {}  kernel {}  fsbench {}\n\
-         device    {}\n          key {}\n\
-         profile   {}  plan hash {}\n",
-        row.id,
-        row.source,
-        row.recorded_at,
-        row.results_dir,
-        r.started_at,
-        r.finished_at,
-        row.hostname,
-        row.kernel,
-        row.fsbench_version,
-        row.device_label,
-        row.device_key,
-        row.profile,
-        row.plan_hash
-    );
-    if !r.host.tool_versions.is_empty() {
-        let tools: Vec<String> = r
-            .host
-            .tool_versions
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        s += &format!("tools     {}\n", tools.join(", "));
-    }
-    for st in &r.setups {
-        s += &format!("setup {} ({}): mount {}\n", st.name, st.fs, st.mount_opts);
-        if !st.mkfs_args.is_empty() {
-            s += &format!("    mkfs: {}\n", st.mkfs_args.join(" "));
-        }
-        for (k, v) in st.options.iter().chain(&st.host) {
-            s += &format!("    {k} = {v}\n");
-        }
-    }
-    s += &summary_grid(&r.summary);
-    emit(&s);
+    emit(&crate::report::history::show(&row, &r));
     Ok(EXIT_OK)
-}
-
-/// The run's summary in the report's table style, each value in its metric's units
-/// (`7.8 GiB`, `524,288`) as `fsbench report` writes it.
-fn summary_grid(summary: &[crate::results::Summary]) -> String {
-    use crate::metrics::format_value;
-    let mut lines = vec![
-        [
-            "setup", "workload", "metric", "unit", "median", "min", "max", "n",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    for x in summary {
-        let v = |v: f64| format_value(&x.metric, v, &x.unit);
-        lines.push(vec![
-            x.setup.clone(),
-            x.workload.clone(),
-            x.metric.to_string(),
-            x.unit.clone(),
-            v(x.median),
-            v(x.min),
-            v(x.max),
-            x.n.to_string(),
-        ]);
-    }
-    crate::report::terminal::grid("Summary (median, min and max over rounds)", &lines, 4)
-}
-
-/// The store's finished (not partial) runs, on one device when `device` is given, by id.
-fn finished_runs(h: &mut History, device: Option<&str>) -> Result<BTreeMap<i64, RunRow>> {
-    let filter = Filter {
-        device: device.map(str::to_string),
-        ..Default::default()
-    };
-    Ok(h.list(&filter)?
-        .into_iter()
-        .filter(|r| !r.partial)
-        .map(|r| (r.id, r))
-        .collect())
-}
-
-/// Runs oldest first, each with its rounds of `(setup, workload, metric)`, on one device.
-fn points(
-    h: &mut History,
-    device: Option<&str>,
-    key: (&str, &str, &str),
-) -> Result<(String, String, String, Vec<TrendPoint>)> {
-    let runs = finished_runs(h, device)?;
-    let mut rounds: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-    let mut unit = String::new();
-    for s in h.samples(Some(key))? {
-        if runs.contains_key(&s.run_id) {
-            unit = s.unit.clone();
-            rounds.entry(s.run_id).or_default().push(s.value);
-        }
-    }
-    let mut with: Vec<&RunRow> = rounds.keys().filter_map(|id| runs.get(id)).collect();
-    with.sort_by(|a, b| (&a.started_at, a.id).cmp(&(&b.started_at, b.id)));
-    let Some(newest) = with.last() else {
-        return Err(Error::invalid(
-            "--setup/--workload/--metric",
-            format!(
-                "no recorded run has {} {} {}{} (`fsbench history show ID` lists a run's metrics)",
-                key.0,
-                key.1,
-                key.2,
-                device
-                    .map(|d| format!(" on a device matching {d:?}"))
-                    .unwrap_or_default()
-            ),
-        ));
-    };
-    // One device only: the newest run's, unless --device chose.
-    let (dev_key, dev_label) = (newest.device_key.clone(), newest.device_label.clone());
-    let pts = with
-        .iter()
-        .filter(|r| r.device_key == dev_key)
-        .filter_map(|r| {
-            TrendPoint::of(
-                r.id,
-                &r.started_at,
-                &r.kernel,
-                &r.fsbench_version,
-                &rounds[&r.id],
-            )
-        })
-        .collect();
-    Ok((dev_key, dev_label, unit, pts))
 }
 
 fn trend_cmd(store: &StoreArgs, a: &TrendArgs) -> Result<i32> {
     let mut h = open(store)?;
     let key = (a.setup.as_str(), a.workload.as_str(), a.metric.as_str());
-    let (dev_key, dev_label, unit, pts) = points(&mut h, a.device.as_deref(), key)?;
+    let (dev_key, dev_label, unit, pts) = lookup::points(&mut h, a.device.as_deref(), key)?;
     let title = format!("{} · {} · {} ({unit})", a.setup, a.workload, a.metric);
     if let Some(path) = &a.html {
         let page = trend::html(&title, &unit, &dev_label, &pts);
@@ -320,71 +120,8 @@ fn trend_cmd(store: &StoreArgs, a: &TrendArgs) -> Result<i32> {
         }))?);
         return Ok(EXIT_OK);
     }
-    let mut s = format!(
-        "{title} on {dev_label}, {} runs, oldest first\n  {}\n",
-        pts.len(),
-        trend::sparkline(&pts)
-    );
-    let mut t = table();
-    t.set_header([
-        "run",
-        "started (UTC)",
-        "median",
-        "range",
-        "rounds",
-        "changed",
-    ]);
-    for (i, p) in pts.iter().enumerate() {
-        t.add_row([
-            p.run_id.to_string(),
-            short_time(&p.started_at),
-            format!("{:.4}", p.median),
-            format!("{:.4} – {:.4}", p.min, p.max),
-            p.n.to_string(),
-            trend::changes(&pts, i).join(", "),
-        ]);
-    }
-    s += &format!("{t}\n");
-    emit(&s);
+    emit(&crate::report::history::trend(&title, &dev_label, &pts));
     Ok(EXIT_OK)
-}
-
-/// Every (device, setup, workload, metric) series of the store, oldest run first.
-pub fn series(h: &mut History, device: Option<&str>) -> Result<Vec<Series>> {
-    let runs = finished_runs(h, device)?;
-    type Key = (String, String, String, String);
-    /// Each run's rounds, by (start, id) so they come out oldest first.
-    type Rounds = BTreeMap<(String, i64), Vec<f64>>;
-    let mut by: BTreeMap<Key, (String, Rounds)> = BTreeMap::new();
-    for s in h.samples(None)? {
-        let Some(run) = runs.get(&s.run_id) else {
-            continue;
-        };
-        let e = by
-            .entry((run.device_key.clone(), s.setup, s.workload, s.metric))
-            .or_insert_with(|| (s.unit.clone(), BTreeMap::new()));
-        e.1.entry((run.started_at.clone(), run.id))
-            .or_default()
-            .push(s.value);
-    }
-    Ok(by
-        .into_iter()
-        .map(|((device, setup, workload, metric), (unit, pts))| Series {
-            device,
-            setup,
-            workload,
-            metric,
-            unit,
-            runs: pts
-                .into_iter()
-                .map(|((started_at, run_id), rounds)| Point {
-                    run_id,
-                    started_at,
-                    rounds,
-                })
-                .collect(),
-        })
-        .collect())
 }
 
 fn check_cmd(store: &StoreArgs, a: &CheckArgs) -> Result<i32> {
@@ -398,7 +135,7 @@ fn check_cmd(store: &StoreArgs, a: &CheckArgs) -> Result<i32> {
         ));
     }
     let mut h = open(store)?;
-    let all = series(&mut h, a.device.as_deref())?;
+    let all = lookup::series(&mut h, a.device.as_deref())?;
     let opts = check::Options {
         threshold: a.threshold / 100.0,
         alpha: a.alpha,
@@ -414,51 +151,11 @@ fn check_cmd(store: &StoreArgs, a: &CheckArgs) -> Result<i32> {
         emit(&json(&report)?);
         return Ok(code);
     }
-    let mut s = format!(
-        "checked {} series ({} with three runs or more): {} regressed, {} improved \
-         (beyond {}% and q ≤ {})\n",
-        report.series,
-        report.judged,
-        report.regressions.len(),
-        report.improvements.len(),
+    emit(&crate::report::history::check(
+        &report,
         a.threshold,
-        a.alpha
-    );
-    for (what, list) in [
-        ("Regressions", &report.regressions),
-        ("Improvements", &report.improvements),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
-        let mut t = table();
-        t.set_header([
-            "setup",
-            "workload",
-            "metric",
-            "before",
-            "now",
-            "change",
-            "q",
-            "since run",
-            "device",
-        ]);
-        for c in list {
-            t.add_row([
-                c.setup.clone(),
-                c.workload.clone(),
-                format!("{} ({})", c.metric, c.unit),
-                format!("{:.4}", c.before),
-                format!("{:.4}", c.now),
-                format!("{:+.1} %", c.pct),
-                format!("{:.3}", c.q),
-                format!("{} (of {})", c.since_run, c.runs),
-                c.device.clone(),
-            ]);
-        }
-        s += &format!("{what}:\n{t}\n");
-    }
-    emit(&s);
+        a.alpha,
+    ));
     Ok(code)
 }
 
@@ -494,8 +191,8 @@ fn import(store: &StoreArgs, a: &ImportArgs) -> Result<i32> {
 
 fn export(store: &StoreArgs, a: &ExportArgs) -> Result<i32> {
     let mut h = open(store)?;
-    let id = run_id(&mut h, &a.run, "RUN")?;
-    let (_, r) = get(&mut h, id, "RUN")?;
+    let id = lookup::run_id(&mut h, &a.run, "RUN")?;
+    let (_, r) = lookup::get(&mut h, id, "RUN")?;
     match &a.output {
         Some(path) => r.save(path)?,
         None => emit(&json(&r)?),
@@ -519,11 +216,15 @@ pub fn against(
             (r, p.display().to_string(), None)
         }
         None => {
-            let id = run_id(&mut h, "last", "--against")?;
-            let (row, r) = get(&mut h, id, "--against")?;
+            let id = lookup::run_id(&mut h, "last", "--against")?;
+            let (row, r) = lookup::get(&mut h, id, "--against")?;
             (
                 r,
-                format!("run {} ({})", row.id, short_time(&row.started_at)),
+                format!(
+                    "run {} ({})",
+                    row.id,
+                    crate::report::history::short_time(&row.started_at)
+                ),
                 Some(id),
             )
         }
@@ -549,10 +250,14 @@ pub fn against(
                 )
             })?
     } else {
-        run_id(&mut h, against, "--against")?
+        lookup::run_id(&mut h, against, "--against")?
     };
-    let (row, a) = get(&mut h, a_id, "--against")?;
-    let a_name = format!("run {} ({})", row.id, short_time(&row.started_at));
+    let (row, a) = lookup::get(&mut h, a_id, "--against")?;
+    let a_name = format!(
+        "run {} ({})",
+        row.id,
+        crate::report::history::short_time(&row.started_at)
+    );
     for (what, x, y) in [
         ("host", &a.host.hostname, &b.host.hostname),
         ("kernel", &a.host.kernel, &b.host.kernel),

@@ -1,8 +1,8 @@
 //! `fsbench io`: one ad-hoc job, fio's vocabulary, the stable JSON report or a summary.
 
+use super::output::print;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
-use crate::engine::{self, IoReport, JobSpec};
-use crate::units::format_size;
+use crate::engine::{self, JobSpec};
 
 /// Turn the flags into a job.
 pub fn spec_from_args(a: &IoArgs) -> JobSpec {
@@ -119,11 +119,11 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         EngineChoice::Fio => crate::fio::run(&spec)?,
     };
     if args.json || args.output_format == OutputFormat::Json {
-        emit(&crate::report::io::json(&report)?);
+        print(&crate::report::io::json(&report)?);
     } else {
-        emit(&crate::report::io::summary(&spec, &report));
+        print(&crate::report::io::summary(&spec, &report));
     }
-    record(history.as_ref(), &started, &spec, &report);
+    super::records::io(history.as_ref(), "io", &started, &spec, &report);
     Ok(crate::error::EXIT_OK)
 }
 
@@ -154,61 +154,14 @@ fn cached_target(path: &std::path::Path, device: bool) -> Option<String> {
     }
 }
 
-/// Record the job as a one-setup run (workload `io:<rw>:<bs>:qd<N>:j<N>`, its spec as params).
-fn record(
-    loc: Option<&crate::history::Location>,
-    started: &str,
-    spec: &JobSpec,
-    report: &IoReport,
-) {
-    let id = format!(
-        "io:{}:{}:qd{}:j{}",
-        serde_json::to_value(spec.rw)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        format_size(spec.bs).replace(' ', ""),
-        spec.iodepth,
-        spec.numjobs
-    );
-    let info = crate::results::WorkloadInfo {
-        id: id.clone(),
-        kind: "io".into(),
-        params: serde_json::to_value(spec).unwrap_or_default(),
-        fio_command: None,
-    };
-    let out = crate::workload::io::to_output(report);
-    let samples = out
-        .metrics
-        .into_iter()
-        .map(|m| (id.clone(), m.metric, m.unit, m.value));
-    let r = crate::history::record::one_setup("io", started, &spec.filename, vec![info], samples);
-    crate::history::record::after_run(loc, &r, &spec.filename, "io");
-}
-
 #[cfg(feature = "mpi")]
 fn run_mpi(args: IoArgs) -> crate::Result<i32> {
-    super::io_mpi::run(args)
+    let spec = spec_from_args(&args);
+    super::io_mpi::run(args, spec)
 }
 
 /// Without the feature, `--mpi` exists but refuses, so the flag is discoverable.
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_: IoArgs) -> crate::Result<i32> {
-    Err(without_mpi())
-}
-
-/// The refusal of `--mpi` by a build without the `mpi` feature (exit 2).
-#[cfg(not(feature = "mpi"))]
-pub(crate) fn without_mpi() -> crate::Error {
-    crate::Error::invalid(
-        "--mpi",
-        "this fsbench was built without MPI; rebuild with `cargo build --release --features mpi` \
-         (needs libopenmpi-dev and libclang) and launch with mpirun",
-    )
-}
-
-/// Print to stdout; a closed pipe (`| head`) is not an error worth a panic.
-pub(crate) fn emit(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Err(super::output::without_mpi())
 }

@@ -75,9 +75,9 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
     }
     let failed = results.iter().any(|(_, r)| r.is_err());
     if args.json || args.output_format == OutputFormat::Json {
-        super::io::emit(&crate::report::io::fio_job_json(&results)?);
+        super::output::print(&crate::report::io::fio_job_json(&results)?);
     } else {
-        super::io::emit(&crate::report::io::fio_job_summary(&results));
+        super::output::print(&crate::report::io::fio_job_summary(&results));
     }
     Ok(if failed {
         crate::error::EXIT_FAILURE

@@ -5,22 +5,22 @@
 //! the step is coordinated by `runner::coordinator::workload` (prepare, meet, measure, meet,
 //! gather, a failure on any rank the step's on all), and inside it the engine meets once more
 //! before its clocks start, lays out a shared file on rank 0 first and stonewalls through the
-//! same world. Rank 0 reduces every rank's whole engine report (`Outcome::jobs`,
-//! `runner::reduce::aggregate`) and prints the one result.
+//! same world. Rank 0's runner reduces every rank's whole engine report once
+//! (`runner::reduce::step` by `aggregate`, kept as `Outcome::job_reports`); rank 0 prints the one result and records it in the history store.
+//! World, seed, quiet ranks and the rank's directory are [`crate::mpi::launch`]'s.
 
-use super::run_mpi::{Quiet, checked};
+use super::output::print;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
 use crate::engine::{self, JobSpec, Slice};
 use crate::mpi::World;
-use crate::mpi::rankdir::RankDir;
-use crate::runner::reduce::aggregate;
+use crate::mpi::launch::Launch;
 use crate::workload::io::GroupJob;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Run `fsbench io --mpi` on this rank; returns the exit code (1 on every rank when the job
-/// failed on any; bad input on a rank aborts them all).
-pub fn run(args: IoArgs) -> Result<i32> {
+/// Run `fsbench io --mpi` on this rank with the job of the flags (`spec`); returns the exit
+/// code (1 on every rank when the job failed on any; bad input on a rank aborts them all).
+pub fn run(args: IoArgs, mut spec: JobSpec) -> Result<i32> {
     if args.engine == Some(EngineChoice::Fio) {
         return Err(Error::invalid(
             "--mpi",
@@ -36,61 +36,60 @@ pub fn run(args: IoArgs) -> Result<i32> {
     let Some(filename) = args.filename.clone() else {
         return Err(Error::invalid("--filename", "--mpi needs --filename"));
     };
-    crate::cancel::install_handlers();
-    let mut world = World::init()?;
-    world.stonewall = args.stonewall;
+    // A bad --store is bad input: every rank refuses it alike, before MPI starts.
+    let history = args.history.settings().resolve()?;
+    let started = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut launch = Launch::init()?;
+    launch.world.stonewall = args.stonewall;
     let per_rank = crate::mpi::is_per_rank(&filename);
-    let mut spec = super::io::spec_from_args(&args);
     // Rank 0 draws the seed so that a run is reproducible from the one seed it reports.
-    let seed = world.broadcast_u64(spec.seed.unwrap_or_else(engine::rng::fresh_seed));
+    let seed = spec.seed.unwrap_or_else(engine::rng::fresh_seed);
     spec.seed = Some(if per_rank {
         // Own files: own offset streams too, or every rank would replay rank 0's.
-        seed ^ (world.rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        launch.seed(seed)
     } else {
         // One shared file: the jobs' global numbers already give each its own stream.
-        seed
+        launch.world.broadcast_u64(seed)
     });
-    spec.filename = crate::mpi::expand(&filename, world.rank, &world.host);
+    let (rank, ranks) = (launch.world.rank, launch.world.size);
+    spec.filename = crate::mpi::expand(&filename, rank, &launch.world.host);
     let slice = (!per_rank).then_some(Slice {
-        index: world.rank as u32,
-        of: world.size as u32,
+        index: rank as u32,
+        of: ranks as u32,
     });
     // Bad input is refused before anything is created.
-    world.check(engine::validate(&spec));
-    // Rank 0 speaks for all; the others print only why they fail.
-    let quiet = (world.rank != 0).then(Quiet::install).flatten();
-    let parent = parent_of(&spec.filename);
-    let rank_dir = checked(
-        &world,
-        quiet.as_ref(),
-        RankDir::create(&parent, "io", world.rank),
-    );
-    rank_dir.remove_on_interrupt(world.rank != 0);
+    launch.checked(engine::validate(&spec));
+    launch.quiet_others();
+    let rank_dir = launch.rank_dir(&parent_of(&spec.filename), "io");
     let inv = invocation(&spec, slice, rank_dir.path().to_path_buf());
-    let outcome = checked(
-        &world,
-        quiet.as_ref(),
-        crate::runner::execute_with(&inv, false, Some(&world)),
-    );
+    let outcome = launch.execute(&inv);
     drop(rank_dir);
-    let code = super::run::exit_code(&outcome);
-    if world.rank != 0 || outcome.interrupted || !outcome.results.failures.is_empty() {
+    let code = super::ending::exit_code(&outcome);
+    if !launch.leader() || outcome.interrupted || !outcome.results.failures.is_empty() {
         // Every rank recorded the same failure (the coordinator shares it): same code.
         return Ok(code);
     }
-    let reduced = aggregate::reduce(
-        &outcome.jobs,
-        spec.bs,
-        World::library_version(),
-        args.stonewall,
-    );
+    // The runner reduced the ranks' runs once (`runner::reduce::step`); the library is ours.
+    let Some(mut reduced) = outcome.job_reports.into_iter().next() else {
+        return Err(Error::Other(
+            "io --mpi: the ranks' job was not reduced (no report at rank 0)".into(),
+        ));
+    };
+    reduced.mpi.library = World::library_version();
     if args.json || args.output_format == OutputFormat::Json {
-        super::io::emit(&crate::report::io::json(&reduced)?);
+        print(&crate::report::io::json(&reduced)?);
     } else {
         let mut shown = spec.clone();
         shown.filename = filename.clone();
-        super::io::emit(&crate::report::io::mpi_summary(&shown, &reduced));
+        print(&crate::report::io::mpi_summary(&shown, &reduced));
     }
+    super::records::io(
+        history.as_ref(),
+        "io --mpi",
+        &started,
+        &spec,
+        &reduced.aggregate,
+    );
     Ok(code)
 }
 
@@ -104,10 +103,8 @@ fn parent_of(file: &Path) -> PathBuf {
 
 /// The plan one rank runs: one I/O workload `io`, the job `spec` exactly as given (its file
 /// outside `dir`, its seed set; `slice`: its part of a shared file), one round, `dir` as a
-/// directory target, kept in memory (no OUT: the caller renders `Outcome::jobs`).
+/// directory target, kept in memory (no OUT: the caller renders `Outcome::job_reports`).
 fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan::Invocation {
-    let flags = crate::plan::Overrides::default();
-    let runtime = spec.runtime.unwrap_or(std::time::Duration::from_secs(5));
     // What the plan's summary and estimate read (the job itself is `GroupJob`'s).
     let mut params = crate::plan::IoParams::new(spec.rw, spec.bs, spec.numjobs, spec.iodepth);
     params.size = spec.size;
@@ -121,31 +118,9 @@ fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan
         job: spec.clone(),
         slice,
     });
-    let plan = crate::plan::Plan {
-        name: "io".into(),
-        description: "fsbench io --mpi".into(),
-        setups: vec![crate::fs::SetupSpec::plain("dir")],
-        workloads: vec![workload],
-        rounds: 1,
-        runtime,
-        ramp: spec.ramp,
-        file_size: spec.size.unwrap_or(0),
-        corpus: Default::default(),
-        quiet: crate::plan::QuietSpec {
-            window: std::time::Duration::from_secs(1),
-            threshold: flags.quiet_threshold,
-            timeout: flags.quiet_timeout,
-        },
-        steady: None,
-        precondition: false,
-        precondition_device: None,
-        settle: None,
-        error: Default::default(),
-        margin: None,
-        // One coordinated job across ranks: nothing to warm up.
-        switches: Default::default(),
-        disk_ref: false,
-        by_step: false,
-    };
+    let mut plan = crate::plan::Plan::on_dir("io", "fsbench io --mpi", vec![workload]);
+    plan.runtime = spec.runtime.unwrap_or(std::time::Duration::from_secs(5));
+    plan.ramp = spec.ramp;
+    plan.file_size = spec.size.unwrap_or(0);
     crate::plan::Invocation::in_memory_on_dir(plan, dir, spec.seed.unwrap_or(1), 1)
 }

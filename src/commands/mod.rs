@@ -8,18 +8,26 @@ mod output;
 pub use output::emit;
 pub mod corpus;
 pub mod doctor;
+/// How measuring commands end (exit code, `run`'s judgements, reports and table).
+mod ending;
 pub mod history;
 pub mod io;
 mod io_fio_job;
-/// `fsbench io --mpi` (rank 0 prints the reduced job).
+/// `fsbench io --mpi` (rank 0 prints and records the reduced job).
 #[cfg(feature = "mpi")]
 mod io_mpi;
 pub mod meta;
-/// `fsbench meta --mpi` (each rank runs a metadata plan through the runner).
+/// `fsbench meta --mpi` (each rank runs the metadata plan through the runner).
 #[cfg(feature = "mpi")]
 mod meta_mpi;
+/// `fsbench meta`'s flags as a plan (shared by `meta` and `meta --mpi`).
+mod meta_plan;
 pub mod plan;
+/// Flags to an invocation (`run`, `run --mpi`, `plan`, `tune`).
+mod prepare;
 pub mod record;
+/// The history record of `io` and `meta`, with and without `--mpi`.
+mod records;
 pub mod report;
 pub mod run;
 /// `fsbench run --dir PATH --mpi` (rank 0 writes the results).

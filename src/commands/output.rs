@@ -1,4 +1,4 @@
-//! Where a command's document goes: stdout, or `-o/--output FILE` (written atomically and
+//! Where a command's output goes: stdout, or `-o/--output FILE` (written atomically and
 //! world-readable, as `fsbench report -o` does).
 
 use std::io::Write;
@@ -18,4 +18,20 @@ pub fn emit(output: Option<&Path>, doc: &[u8]) -> crate::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Print `text` to stdout; a closed pipe (`| head`) is not an error worth a panic.
+pub fn print(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// The refusal of `--mpi` by a build without the `mpi` feature (exit 2): the flag exists, so
+/// it is discoverable, and says how to get it.
+#[cfg(not(feature = "mpi"))]
+pub(crate) fn without_mpi() -> crate::Error {
+    crate::Error::invalid(
+        "--mpi",
+        "this fsbench was built without MPI; rebuild with `cargo build --release --features mpi` \
+         (needs libopenmpi-dev and libclang) and launch with mpirun",
+    )
 }

@@ -10,7 +10,7 @@ use crate::report::plan::{ResultsLine, fio_script, steps_table, summary};
 pub fn run(args: PlanArgs) -> crate::Result<i32> {
     let inv = match &args.plan.resume {
         Some(out) => Invocation::load(out)?,
-        None => super::run::prepare(&args.plan.overrides(), std::env::args().collect())?,
+        None => super::prepare::prepare(&args.plan.overrides(), std::env::args().collect())?,
     };
     if args.plan.install_missing {
         // What `fsbench run --install-missing` would install; plan never changes the host.
@@ -31,7 +31,7 @@ pub fn run(args: PlanArgs) -> crate::Result<i32> {
     let doc = format!(
         "{}{}\n{}\n{}",
         summary(&inv, results),
-        crate::history::noise::plan_lines(&inv),
+        crate::report::history_noise::plan_lines(&inv),
         steps_table(&inv),
         fio_script(&inv)
     );

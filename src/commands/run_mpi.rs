@@ -1,13 +1,15 @@
 //! `fsbench run --dir PATH --mpi` under mpirun: every rank runs the plan in its own
-//! subdirectory of PATH ([`RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds
+//! subdirectory of PATH ([`crate::mpi::rankdir::RankDir`]; `%r`/`%h` in PATH expand to rank and host), rounds
 //! interleaved as usual, each workload started on all ranks together (the runner with
 //! [`World`] as its coordinator, [`crate::runner::coordinator`]). Rank 0 writes the one
 //! `results.json`, whose samples are the all-ranks figures, so `fsbench report` and `compare`
-//! read it like any other run, and ends as `fsbench run` does ([`super::run::finish`]).
+//! read it like any other run, and ends as `fsbench run` does ([`super::ending::finish`]).
+//! World, seed, quiet ranks and the rank's directory are [`crate::mpi::launch`]'s.
 
+use super::ending::{Ending, exit_code, finish};
 use crate::cli::run::RunArgs;
 use crate::mpi::World;
-use crate::mpi::rankdir::RankDir;
+use crate::mpi::launch::Launch;
 use crate::plan::Invocation;
 use crate::runner::coordinator::KINDS;
 use crate::{Error, Result};
@@ -37,11 +39,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
              (usually shared) directory; a device or an image belongs to one host",
         ));
     };
-    crate::cancel::install_handlers();
-    let mut world = World::init()?;
+    let mut launch = Launch::init()?;
+    let world = &launch.world;
     let mut args = args;
     args.plan.dir = Some(crate::mpi::expand(&dir, world.rank, &world.host));
-    let inv = super::run::prepare(&args.overrides(), std::env::args().collect())
+    let inv = super::prepare::prepare(&args.overrides(), std::env::args().collect())
         .and_then(|inv| refuse_unsupported(&inv, world.rank, world.size, &dir).map(|()| inv));
     // Every rank resolved the same flags. One that refused makes all refuse before anything
     // is created, so none waits for it in a barrier.
@@ -61,14 +63,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     let mut inv = inv.expect("every rank resolved");
     // Rank 0 speaks for all (as IOR's does); the others print only why they fail.
-    let relay = (world.rank == 0).then(crate::host::stdio::Relay::install);
-    let quiet = (world.rank != 0).then(Quiet::install).flatten();
-    // Rank 0's seed is the run's (recorded); every other rank gets its own offset stream
-    // from it, or all would replay rank 0's.
-    let seed = world.broadcast_u64(inv.options.seed);
-    inv.options.seed = seed ^ (world.rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let hosts = world.gather_hosts();
-    if world.rank == 0 {
+    let relay = launch.leader().then(crate::host::stdio::Relay::install);
+    launch.quiet_others();
+    // Rank 0's seed is the run's (recorded); every other rank gets its own offset stream.
+    inv.options.seed = launch.seed(inv.options.seed);
+    let hosts = launch.world.gather_hosts();
+    if launch.leader() {
         eprint!(
             "{}",
             crate::report::plan::summary(&inv, crate::report::plan::ResultsLine::Run)
@@ -78,34 +78,25 @@ pub fn run(args: RunArgs) -> Result<i32> {
     // directory inside it); ranks other than 0 keep their journal and partial results there
     // too, so they write nothing to OUT. It goes when the rank ends or is interrupted.
     let parent = args.plan.dir.clone().expect("--dir checked");
-    let rank_dir = checked(
-        &world,
-        quiet.as_ref(),
-        RankDir::create(&parent, "mpi", world.rank),
-    );
-    rank_dir.remove_on_interrupt(world.rank != 0);
+    let rank_dir = launch.rank_dir(&parent, "mpi");
     inv.options.target = crate::scratch::TargetKind::Dir {
         path: rank_dir.path().to_path_buf(),
     };
-    if world.rank != 0 {
+    if !launch.leader() {
         inv.options.out = rank_dir.path().join("out");
     }
-    world.provenance = hosts
+    launch.world.provenance = hosts
         .as_deref()
         .map(|h| provenance(h, &parent))
         .unwrap_or_default();
     // A rank that cannot even set up (its directory, OUT) ends the job: MPI_Abort.
-    let outcome = checked(
-        &world,
-        quiet.as_ref(),
-        crate::runner::execute_with(&inv, false, Some(&world)),
-    );
+    let outcome = launch.execute(&inv);
     let Some(hosts) = hosts else {
         // Every rank recorded the same failures (the coordinator shares them): same code.
-        return Ok(super::run::exit_code(&outcome));
+        return Ok(exit_code(&outcome));
     };
     let out = &inv.options.out;
-    let ending = super::run::Ending {
+    let ending = Ending {
         history: history.as_ref(),
         json: args.json,
         interrupted: format!(
@@ -120,49 +111,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             World::library_version()
         )),
     };
-    super::run::finish(outcome, out, ending, relay)
-}
-
-/// `r`'s value, or this rank's failure (said aloud) ends the whole job (MPI_Abort).
-pub(super) fn checked<T>(world: &World, quiet: Option<&Quiet>, r: Result<T>) -> T {
-    r.unwrap_or_else(|e| {
-        if let Some(q) = quiet {
-            q.restore();
-        }
-        world.fail(&e)
-    })
-}
-
-/// A quiet rank: stdout and stderr point at /dev/null, and stderr is put back before this
-/// rank reports its own failure (ranks other than 0 of `run --mpi` and `meta --mpi`).
-pub(super) struct Quiet {
-    stderr: std::os::fd::OwnedFd,
-}
-
-impl Quiet {
-    /// `None` (and nothing changed) when the descriptors cannot be redirected.
-    pub(super) fn install() -> Option<Quiet> {
-        use std::os::fd::AsFd;
-        let stderr = rustix::io::dup(std::io::stderr().as_fd()).ok()?;
-        let null = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/null")
-            .ok()?;
-        // A panic says why, too.
-        let for_panics = rustix::io::dup(&stderr).ok()?;
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let _ = rustix::stdio::dup2_stderr(&for_panics);
-            hook(info);
-        }));
-        rustix::stdio::dup2_stdout(&null).ok()?;
-        rustix::stdio::dup2_stderr(&null).ok()?;
-        Some(Quiet { stderr })
-    }
-
-    fn restore(&self) {
-        let _ = rustix::stdio::dup2_stderr(&self.stderr);
-    }
+    finish(outcome, out, ending, relay)
 }
 
 /// What `--mpi` cannot run, refused with exit 2: `--until-settled` (not supported yet),

@@ -14,7 +14,7 @@
 pub mod check;
 pub mod identity;
 pub mod location;
-pub mod noise;
+pub mod lookup;
 pub mod postgres;
 pub mod record;
 pub mod runs;

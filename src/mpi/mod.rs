@@ -7,6 +7,8 @@
 //! Failure is collective: a rank that fails prints which rank and host and why, then calls
 //! `MPI_Abort`, which ends every rank (no one is left waiting in a barrier).
 
+pub mod launch;
+pub mod quiet;
 pub mod rankdir;
 
 use mpi::collective::SystemOperation;

@@ -1,4 +1,4 @@
-//! A rank's own directory under `fsbench run --mpi` and `fsbench meta --mpi`, holding
+//! A rank's own directory under `fsbench run --mpi`, `io --mpi` and `meta --mpi`, holding
 //! everything the rank writes:
 //! removed when the rank ends, and at once when it is interrupted.
 //!
@@ -13,7 +13,7 @@ use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// `PARENT/fsbench-<what>-r<rank>-<pid>` (`mpi` for `run --mpi`, `meta` for `meta --mpi`);
+/// `PARENT/fsbench-<what>-r<rank>-<pid>` (`mpi` for `run --mpi`, `io`, `meta` for theirs);
 /// dropping it removes it.
 #[derive(Debug)]
 pub struct RankDir {

@@ -7,6 +7,7 @@
 pub mod eta;
 pub mod file;
 pub mod knobs;
+mod on_dir;
 pub mod options;
 pub mod overrides;
 pub mod params;

@@ -25,6 +25,8 @@ pub mod csv;
 pub mod durability;
 pub mod gaps;
 pub mod headline;
+pub mod history;
+pub mod history_noise;
 pub mod html;
 pub mod io;
 pub mod json;

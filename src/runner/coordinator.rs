@@ -49,6 +49,8 @@ pub struct Coordinated {
     pub output: WorkloadOutput,
     /// Every process's measurement, in rank order (the leader only).
     pub ranks: Vec<RankMeasured>,
+    /// A whole-job step's reduced report (the leader only; `io --mpi`).
+    pub job: Option<Box<crate::runner::reduce::aggregate::MpiIoReport>>,
 }
 
 /// What a process sends the leader after a step.
@@ -101,7 +103,9 @@ pub fn workload(
             .map_err(|e| e.to_string()),
     };
     let bytes = serde_json::to_vec(&msg).map_err(|e| Error::Other(format!("{e}")))?;
-    let verdict = c.gather(bytes).map(|all| reduce(c.ranks(), id, io_bs, all));
+    let verdict = c
+        .gather(bytes)
+        .map(|all| reduce(c.ranks(), id, io_bs, c.stonewall(), all));
     // A failure on any process is the workload's failure on every process, so all go on in
     // step (and every process's guards clean up as in a run that fails one workload).
     let failure = verdict.as_ref().and_then(|v| v.as_ref().err().cloned());
@@ -115,6 +119,7 @@ pub fn workload(
         _ => mine.map(|(output, _, _)| Coordinated {
             output,
             ranks: Vec::new(),
+            job: None,
         }),
     }
 }
@@ -124,6 +129,7 @@ fn reduce(
     ranks: u32,
     id: &str,
     io_bs: Option<u64>,
+    stonewall: bool,
     all: Vec<Vec<u8>>,
 ) -> std::result::Result<Coordinated, String> {
     let mut ok = Vec::new();
@@ -146,10 +152,12 @@ fn reduce(
     if !failed.is_empty() {
         return Err(failed.join("; "));
     }
-    let measured: Vec<merge::Measured> = ok.iter().map(|r| r.measured.clone()).collect();
+    // The one reduction of the step (`runner::reduce::step`).
+    let reduced = crate::runner::reduce::step(&ok, io_bs, stonewall);
     Ok(Coordinated {
-        output: merge::merge(&measured, io_bs),
+        output: reduced.output,
         ranks: ok,
+        job: reduced.job.map(Box::new),
     })
 }
 

@@ -44,10 +44,10 @@ pub struct RoundRecord {
     /// Every process's own measurement of its coordinated steps (the leader's record only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankRecord>,
-    /// Every process's whole engine run of its I/O steps run as one job
+    /// The reduced report of each I/O step run as one job by every process
     /// ([`crate::workload::io::GroupJob`]: `fsbench io --mpi`), the leader's record only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub jobs: Vec<super::reduce::aggregate::RankResult>,
+    pub job_reports: Vec<super::reduce::aggregate::MpiIoReport>,
 }
 
 impl RoundRecord {
@@ -60,7 +60,7 @@ impl RoundRecord {
         self.warnings.extend(other.warnings);
         self.notes.extend(other.notes);
         self.ranks.extend(other.ranks);
-        self.jobs.extend(other.jobs);
+        self.job_reports.extend(other.job_reports);
         if other.setup_info.is_some() {
             self.setup_info = other.setup_info;
         }

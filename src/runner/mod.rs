@@ -35,10 +35,11 @@ pub struct Outcome {
     pub results: Results,
     /// True when the user interrupted the run (results are partial).
     pub interrupted: bool,
-    /// Every process's whole engine run of the I/O steps run as one job by several processes
-    /// (`fsbench io --mpi`: [`crate::workload::io::GroupJob`]), in step and rank order; kept
-    /// beside the results, not in them (a results file keeps each rank's values only).
-    pub jobs: Vec<reduce::aggregate::RankResult>,
+    /// The reduced report of each I/O step run as one job by several processes (`fsbench io
+    /// --mpi`: [`crate::workload::io::GroupJob`]; `runner::reduce::step` reduced it once), in
+    /// step order; kept beside the results, not in them (a results file keeps each rank's
+    /// values only).
+    pub job_reports: Vec<reduce::aggregate::MpiIoReport>,
 }
 
 /// State of one execution.
@@ -198,15 +199,15 @@ pub fn execute_judged(
         runner.settle_rounds(&schedule, &done, &mut ended, judge, &rule, run_start)?;
     }
     let (results, ended) = runner.assemble_final(ended, &schedule);
-    let jobs = ended
+    let job_reports = ended
         .records
         .values()
-        .flat_map(|r| r.jobs.iter().cloned())
+        .flat_map(|r| r.job_reports.iter().cloned())
         .collect();
     // Release the loop device / image before the final file is written.
     drop(target);
     let mut outcome = save_final(keep.then_some(out.as_path()), results, ended)?;
-    outcome.jobs = jobs;
+    outcome.job_reports = job_reports;
     Ok(outcome)
 }
 
@@ -263,7 +264,7 @@ fn save_final(out: Option<&Path>, mut results: Results, ended: Ended) -> crate::
     Ok(Outcome {
         results,
         interrupted: ended.interrupted,
-        jobs: Vec::new(),
+        job_reports: Vec::new(),
     })
 }
 

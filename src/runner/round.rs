@@ -621,8 +621,7 @@ impl Runner<'_> {
             add_output(step, setup, &id, round, out);
             step.ranks
                 .extend(super::reduce::rank_records(setup, &id, round, &done.ranks));
-            step.jobs
-                .extend(super::reduce::aggregate::rank_results(&done.ranks));
+            step.job_reports.extend(done.job.map(|j| *j));
         }
     }
 
@@ -699,6 +698,7 @@ impl Runner<'_> {
             return Ok(super::coordinator::Coordinated {
                 output,
                 ranks: Vec::new(),
+                job: None,
             });
         };
         // An I/O job's aggregate bytes are all ranks' I/Os × its block size.

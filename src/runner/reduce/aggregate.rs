@@ -36,7 +36,7 @@ pub fn rank_results(ranks: &[super::RankMeasured]) -> Vec<RankResult> {
 }
 
 /// One row per rank or per host.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// Rank number (per-rank rows) or number of ranks (per-host rows).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,7 +68,7 @@ pub struct Row {
 }
 
 /// MPI facts and the stonewall figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MpiProvenance {
     /// MPI library version string.
     pub library: String,
@@ -99,7 +99,7 @@ pub struct MpiProvenance {
 }
 
 /// The reduced result: `fsbench io --json`'s fields (flattened) plus `ranks`, `hosts`, `mpi`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MpiIoReport {
     /// All ranks together, as one job.
     #[serde(flatten)]

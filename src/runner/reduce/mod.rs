@@ -5,13 +5,17 @@
 //!   all-ranks output the runner records (`fsbench run --mpi`) — totals over the common
 //!   window, histograms merged bucket by bucket, each metric by its registry `reduce` rule;
 //! - [`aggregate`]: `fsbench io --mpi`'s ranks' whole engine reports (carried by their step
-//!   outputs, kept as `Outcome::jobs`: [`aggregate::rank_results`]) into one report with
-//!   per-rank and per-host rows;
+//!   outputs: [`aggregate::rank_results`]) into one report with per-rank and per-host rows,
+//!   kept as `Outcome::job_reports`;
 //! - [`rank_records`]: every rank's own measurement of a step as the results keep it
 //!   (`Results::ranks`, for `run --mpi` and `meta --mpi` alike);
 //! - [`rank_rows`] and [`meta_total`]: the per-rank rows of metadata steps, read from those
 //!   records, and their all-ranks entries/s (`fsbench meta --mpi`, rendered by
 //!   `report::meta::mpi`).
+//!
+//! A step's outputs are reduced once, by [`step`]: a step whose every rank ran one whole job
+//! ([`crate::workload::io::GroupJob`], `io --mpi`) by [`aggregate`] alone (its recorded
+//! output is the reduced report's metrics), any other by [`merge`].
 //!
 //! All of it is pure (no MPI), so it is tested without mpirun.
 
@@ -31,6 +35,46 @@ pub struct RankMeasured {
     pub host: String,
     /// Its output on the wire, with its start and end on the ranks' common clock.
     pub measured: merge::Measured,
+}
+
+/// One step's outputs made one ([`step`]).
+#[derive(Debug, Clone, Default)]
+pub struct Reduced {
+    /// The all-ranks output the runner records.
+    pub output: crate::workload::WorkloadOutput,
+    /// A whole-job step's all-ranks report with its per-rank and per-host rows (`io
+    /// --mpi`); `output` is its metrics. Its `mpi.library` is the command's to fill (the
+    /// runner knows no MPI library).
+    pub job: Option<aggregate::MpiIoReport>,
+}
+
+/// Reduce one step's outputs (rank order) once. `io_bs`: the block size of an I/O step;
+/// `stonewall`: the ranks stopped when the first finished. A step whose every rank carries
+/// its whole job run is reduced by [`aggregate::reduce`] alone; any other by
+/// [`merge::merge`].
+pub fn step(ranks: &[RankMeasured], io_bs: Option<u64>, stonewall: bool) -> Reduced {
+    let jobs = aggregate::rank_results(ranks);
+    if let Some(bs) = io_bs
+        && !jobs.is_empty()
+        && jobs.len() == ranks.len()
+    {
+        let report = aggregate::reduce(&jobs, bs, String::new(), stonewall);
+        let mut output = crate::workload::io::to_output(&report.aggregate);
+        output.notes.push(format!(
+            "MPI: {} ranks ran one job, reduced over the common window (per-rank rows: the \
+             job's report)",
+            ranks.len()
+        ));
+        return Reduced {
+            output,
+            job: Some(report),
+        };
+    }
+    let measured: Vec<merge::Measured> = ranks.iter().map(|r| r.measured.clone()).collect();
+    Reduced {
+        output: merge::merge(&measured, io_bs),
+        job: None,
+    }
 }
 
 /// One metadata workload on one rank (`fsbench meta --mpi --json`'s `ranks` entries).
@@ -147,5 +191,48 @@ mod tests {
         assert_eq!(entries, 600);
         assert!((window - 3.0).abs() < 1e-9);
         assert!((rate - 200.0).abs() < 1e-9);
+    }
+
+    /// A rank that ran one whole job: its output carries the run (as `run_group`'s does).
+    fn job_rank(rank: u32, ios: u64, start_s: f64, end_s: f64) -> RankMeasured {
+        let mut h = crate::measure::LatencyHistogram::new();
+        for _ in 0..ios {
+            h.record(1000);
+        }
+        let report = crate::engine::IoReport {
+            read: crate::engine::direction(&h, 4096, end_s - start_s),
+            ..Default::default()
+        };
+        let mut out = crate::workload::io::to_output(&report);
+        out.job = Some(Box::new(crate::workload::io::JobRun {
+            filename: format!("f{rank}"),
+            report,
+            start_s,
+            end_s,
+        }));
+        RankMeasured {
+            rank,
+            host: "h".into(),
+            measured: merge::Measured::of(&out).started(start_s, end_s),
+        }
+    }
+
+    #[test]
+    fn a_whole_job_step_is_reduced_once_and_records_that_reports_figures() {
+        let ranks = [job_rank(0, 100, 0.0, 1.0), job_rank(1, 300, 0.0, 2.0)];
+        let r = step(&ranks, Some(4096), false);
+        let job = r.job.expect("every rank carried its job");
+        assert_eq!(job.aggregate.read.ios, 400);
+        assert_eq!(job.ranks.len(), 2);
+        // The recorded output is the reduced report's own figures, not a second reduction.
+        let iops = r
+            .output
+            .metrics
+            .iter()
+            .find(|m| m.metric == crate::metrics::registry::IOPS);
+        assert_eq!(iops.map(|m| m.value), Some(job.aggregate.read.iops));
+        // Other steps have no job report and go by the registry's rules.
+        let plain = step(&[rank(0, 10.0, 0.0, 1.0)], None, false);
+        assert!(plain.job.is_none());
     }
 }

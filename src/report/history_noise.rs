@@ -1,6 +1,7 @@
-//! What the history store says about a device's noise, for `fsbench plan`: the paired noise of
+//! What the history store says about a device's noise, for `fsbench plan` (here in `report/`,
+//! beside the report whose noise floor it reads, so `history` imports no `report`): the paired noise of
 //! each headline row in the recorded runs of the same device (the store's device identity,
-//! [`super::identity::Device::key`]), and which of those questions the planned rounds can
+//! [`crate::history::identity::Device::key`]), and which of those questions the planned rounds can
 //! settle at ±10 % and which would need more.
 //!
 //! A run's noise per headline row is the report's own noise floor
@@ -10,9 +11,9 @@
 //! as one longer run would estimate it). The rounds a row needs are
 //! [`crate::stats::paired::rounds_to_resolve`] at that noise.
 
-use super::identity::{self, Device};
-use super::location::Location;
-use super::runs::History;
+use crate::history::identity::{self, Device};
+use crate::history::location::Location;
+use crate::history::runs::History;
 use crate::plan::Invocation;
 use crate::results::{Results, TargetInfo};
 use crate::scratch::TargetKind;
@@ -172,7 +173,7 @@ fn run_noise(
         r.histograms.retain(|h| setups.contains(&h.setup));
         r.setups.retain(|s| setups.contains(&s.name));
     }
-    let report = crate::report::Report::new(&r);
+    let report = super::Report::new(&r);
     report
         .headline
         .iter()
