@@ -26,12 +26,24 @@ pub fn print(text: &str) {
 }
 
 /// The refusal of `--mpi` by a build without the `mpi` feature (exit 2): the flag exists, so
-/// it is discoverable, and says how to get it.
-#[cfg(not(feature = "mpi"))]
+/// it is discoverable, and says how to get it. Compiled in both builds so that its test runs in
+/// CI's, which has the feature.
+#[cfg_attr(feature = "mpi", allow(dead_code))]
 pub(crate) fn without_mpi() -> crate::Error {
     crate::Error::invalid(
         "--mpi",
         "this fsbench was built without MPI; rebuild with `cargo build --release --features mpi` \
          (needs libopenmpi-dev and libclang) and launch with mpirun",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_refusal_of_mpi_without_the_feature_is_exit_2_and_says_how_to_get_it() {
+        let e = super::without_mpi();
+        assert_eq!(e.exit_code(), 2);
+        let text = e.to_string();
+        assert!(text.contains("--mpi") && text.contains("--features mpi"), "{text}");
+    }
 }
