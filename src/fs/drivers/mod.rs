@@ -6,6 +6,8 @@ pub mod btrfs;
 pub mod ext4;
 #[cfg(test)]
 pub mod fake;
+#[cfg(test)]
+pub mod fake_snap;
 pub mod simple;
 pub mod tmpfs;
 pub mod xfs;
