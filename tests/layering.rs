@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["units", "error", "Error", "Result", "metrics"],
     &["results", "stats", "cancel"],
     &["measure", "host"],
-    &["engine", "fio", "fs", "target"],
+    &["engine", "fio", "fs", "scratch"],
     &["workload"],
     &["plan"],
     &["doctor", "runner"],
