@@ -639,6 +639,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_substitute_is_what_the_driver_declared_or_in_older_files_the_zfs_fuse_label() {
+        let declared = Substitute {
+            implementation: "fuse-x".into(),
+            what: "x in user space".into(),
+            instead_of: "kernel x".into(),
+            published: "x".into(),
+        };
+        let s = SetupInfo {
+            implementation: "fuse-x 1.0".into(),
+            substitute: Some(declared.clone()),
+            ..Default::default()
+        };
+        assert_eq!(s.substitute(), Some(declared));
+        let old = SetupInfo {
+            implementation: "zfs-fuse 0.7".into(),
+            ..Default::default()
+        };
+        assert_eq!(old.substitute().unwrap().instead_of, "kernel OpenZFS");
+        let real = SetupInfo {
+            implementation: "OpenZFS 2.2.2".into(),
+            ..Default::default()
+        };
+        assert_eq!(real.substitute(), None);
+        // Absent from the JSON of a setup that is the real thing.
+        assert!(!serde_json::to_string(&real).unwrap().contains("substitute"));
+    }
+
+    #[test]
     fn roundtrip_and_atomic_save() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("results.json");
