@@ -307,19 +307,47 @@ pub struct SetupInfo {
     /// `sysctl.vm.dirty_ratio` → `10`); put back afterwards.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub host: BTreeMap<String, String>,
+    /// What its implementation substitutes for, as its driver declared it (zfs-fuse for
+    /// kernel OpenZFS); absent for the real thing. Read through [`SetupInfo::substitute`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub substitute: Option<Substitute>,
 }
 
 impl SetupInfo {
-    /// The implementation label of ZFS in user space over FUSE.
-    pub const ZFS_FUSE: &'static str = "zfs-fuse";
-
-    /// Whether its figures come from zfs-fuse (its label, possibly with a version after it;
-    /// older files named the filesystem so), not kernel OpenZFS: they are not comparable with
-    /// published OpenZFS figures.
-    pub fn runs_zfs_fuse(&self) -> bool {
-        self.implementation.split_whitespace().next() == Some(Self::ZFS_FUSE)
-            || self.fs == Self::ZFS_FUSE
+    /// What this setup's implementation substitutes for, when its figures are not comparable
+    /// with that one's published figures: what its driver declared while it ran
+    /// ([`SetupInfo::substitute`]), or for a file written before drivers declared it, the one
+    /// substitute fsbench had then (zfs-fuse, by its implementation label or, in older files
+    /// still, by its filesystem name).
+    pub fn substitute(&self) -> Option<Substitute> {
+        if self.substitute.is_some() {
+            return self.substitute.clone();
+        }
+        const LEGACY: &str = "zfs-fuse";
+        let legacy =
+            self.implementation.split_whitespace().next() == Some(LEGACY) || self.fs == LEGACY;
+        legacy.then(|| Substitute {
+            implementation: LEGACY.into(),
+            what: "ZFS in user space over FUSE".into(),
+            instead_of: "kernel OpenZFS".into(),
+            published: "OpenZFS".into(),
+        })
     }
+}
+
+/// An implementation that substitutes for another whose published figures it does not match
+/// (zfs-fuse for kernel OpenZFS), as its driver declares it (`fs::Mounted::substitute`): the
+/// report warns about it and claims that need the real one are not decided on it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Substitute {
+    /// What ran (`zfs-fuse`).
+    pub implementation: String,
+    /// What that is, in words (`ZFS in user space over FUSE`).
+    pub what: String,
+    /// What it substitutes for (`kernel OpenZFS`).
+    pub instead_of: String,
+    /// Whose published figures its numbers must not be compared with (`OpenZFS`).
+    pub published: String,
 }
 
 /// A workload and the parameters it ran with.
@@ -613,6 +641,34 @@ impl Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_substitute_is_what_the_driver_declared_or_in_older_files_the_zfs_fuse_label() {
+        let declared = Substitute {
+            implementation: "fuse-x".into(),
+            what: "x in user space".into(),
+            instead_of: "kernel x".into(),
+            published: "x".into(),
+        };
+        let s = SetupInfo {
+            implementation: "fuse-x 1.0".into(),
+            substitute: Some(declared.clone()),
+            ..Default::default()
+        };
+        assert_eq!(s.substitute(), Some(declared));
+        let old = SetupInfo {
+            implementation: "zfs-fuse 0.7".into(),
+            ..Default::default()
+        };
+        assert_eq!(old.substitute().unwrap().instead_of, "kernel OpenZFS");
+        let real = SetupInfo {
+            implementation: "OpenZFS 2.2.2".into(),
+            ..Default::default()
+        };
+        assert_eq!(real.substitute(), None);
+        // Absent from the JSON of a setup that is the real thing.
+        assert!(!serde_json::to_string(&real).unwrap().contains("substitute"));
+    }
 
     #[test]
     fn roundtrip_and_atomic_save() {

@@ -342,10 +342,6 @@ const FS_NAME_ALLOWED: &[(&str, &str)] = &[
         "findings about the host: a target directory on tmpfs/ramfs (RAM, not a setup), and \
          the virtual-disk rotational flag whose cost the finding words for Btrfs's ssd mode",
     ),
-    (
-        "report/compare/provenance.rs",
-        "TOOL_FS: which recorded tool version concerns which setup (to move into the drivers)",
-    ),
 ];
 
 /// Whether `code` compares or matches a filesystem name literal: `== "zfs"`, `"zfs" =>`,

@@ -169,7 +169,7 @@ fn applies(claim: &Claim, results: &Results, setups: &[&SetupInfo]) -> Result<()
         let why = match req {
             Requirement::Openzfs => setups
                 .iter()
-                .find(|s| s.runs_zfs_fuse())
+                .find(|s| s.substitute().is_some())
                 .map(|s| format!("{} ran on {}", s.name, s.implementation)),
             Requirement::RealDevice => {
                 (t.kind != "device").then(|| format!("the target is {}", target_words(t)))

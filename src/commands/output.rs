@@ -44,6 +44,9 @@ mod tests {
         let e = super::without_mpi();
         assert_eq!(e.exit_code(), 2);
         let text = e.to_string();
-        assert!(text.contains("--mpi") && text.contains("--features mpi"), "{text}");
+        assert!(
+            text.contains("--mpi") && text.contains("--features mpi"),
+            "{text}"
+        );
     }
 }

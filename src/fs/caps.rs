@@ -3,14 +3,14 @@
 //! counters of a path on it are found, what its steps cost in a plan's estimate.
 //!
 //! Workloads (the probes, compression, crash states), device accounting and the planner read
-//! these fields instead of matching filesystem names, so a new filesystem is its driver file
-//! (with a [`Caps`]) and one line in [`super::DRIVERS`]. The mechanisms the variants name are
-//! implemented once in `src/fs` as the defaults of the driver's methods (an offline checker
-//! and subvolumes in [`super::ops`], the resizes in [`super::resize`]); a driver picks one or
-//! says [`Check::None`] and friends, and the probes report "not supported" for it. A pool's
-//! own mechanisms (scrub, expand, dataset snapshots) are its driver's overrides
-//! ([`super::zfs_pool`]); their labels here stay for what reads them as facts (crash states,
-//! the capacity probes).
+//! these fields instead of matching filesystem names, so a new filesystem is its driver folder
+//! (with a [`Caps`]) and one line in [`super::DRIVERS`]. No variant names a filesystem: the
+//! mechanisms shared by several (an offline checker and subvolumes in [`super::ops`], the
+//! offline and online resizes in [`super::resize`]) are the defaults of the driver's methods,
+//! chosen here by the words of its tools; a mechanism of one filesystem only (a pool's scrub,
+//! expand and dataset snapshots, XFS's tail shrink, a compression ratio) is `Own` here and
+//! lives in its driver's folder, reached through its `Filesystem` method. A driver that has
+//! neither says [`Check::None`] and friends, and the probes report "not supported".
 
 use crate::measure::backing::Backing;
 
@@ -21,8 +21,9 @@ pub enum Check {
     None,
     /// A program run on the unmounted device: these words, then the device; exit 0 = clean.
     Offline(&'static [&'static str]),
-    /// A pool scrub on the live filesystem (`zpool scrub POOL`, waited for in `zpool status`).
-    PoolScrub,
+    /// Its driver checks the live filesystem itself (a pool's scrub), through its own
+    /// `Filesystem::check`; nothing is run on the unmounted device.
+    Own,
 }
 
 /// An offline resize in three programs: a forced repair, a geometry read, the resize itself
@@ -52,8 +53,8 @@ pub enum Grow {
     },
     /// Online, these words then the mountpoint (`xfs_growfs MNT`).
     Mountpoint(&'static [&'static str]),
-    /// `zpool online -e POOL DEV`; a pool that ignores it (zfs-fuse) grows on export + import.
-    PoolExpand,
+    /// Its driver grows it itself (a pool's expand), through its own `Filesystem::grow`.
+    Own,
 }
 
 /// Shrinking the filesystem by a number of bytes.
@@ -66,8 +67,9 @@ pub enum Shrink {
     /// Online: these words, then `-NK` (the bytes to give back in KiB), then the mountpoint
     /// (`btrfs filesystem resize -NK MNT`).
     OnlineBy(&'static [&'static str]),
-    /// XFS's `xfs_growfs -D`: only free space at the end of the last allocation group can go.
-    AgTail,
+    /// Its driver shrinks it itself, through its own `Filesystem::shrink` (XFS: only the free
+    /// tail of the last allocation group can go).
+    Own,
 }
 
 /// Native snapshots.
@@ -75,23 +77,12 @@ pub enum Shrink {
 pub enum Snapshot {
     /// None of its own (supported 0).
     None,
-    /// Btrfs-style subvolumes: `subvolume create DIR`, `subvolume snapshot SRC DST`,
-    /// `subvolume delete DIR`, each these words first.
+    /// Subvolumes: `subvolume create DIR`, `subvolume snapshot SRC DST`, `subvolume delete
+    /// DIR`, each these words first.
     Subvolume(&'static [&'static str]),
-    /// A dataset snapshot (`zfs snapshot DS@NAME`, listed by `zfs list -t snapshot`).
-    Dataset,
-}
-
-/// How the on-disk compression ratio of written data is read.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Compression {
-    /// It does not compress: no ratio is reported.
-    None,
-    /// Per file from its extents (Btrfs: referenced vs on-disk bytes of each extent).
-    Extents,
-    /// The dataset's `compressratio` property, after its space accounting settled (ZFS
-    /// accounts when the transaction group commits, seconds after fsync).
-    DatasetProperty,
+    /// Its driver snapshots itself (a pool's dataset snapshot), through its own
+    /// `Filesystem::snapshot`.
+    Own,
 }
 
 /// Crash states (`crash` workload): whether a clone of a recorded image can be checked.
@@ -191,10 +182,10 @@ pub struct Caps {
     pub shrink: Shrink,
     /// Snapshots.
     pub snapshot: Snapshot,
-    /// Compression ratio.
-    pub compression: Compression,
     /// Crash states.
     pub crash: Crash,
+    /// The `raid=` layouts it builds over several devices (`fs/layout.rs`); none by default.
+    pub layouts: &'static [super::layout::Layout],
     /// Whether the capability probes build their own image of it (`probe-*`).
     pub probes: bool,
     /// Size of a probe's own image before what the probe adds (sparse, mostly free).
@@ -226,8 +217,8 @@ impl Caps {
         grow: Grow::None,
         shrink: Shrink::None("no shrink command is known for it"),
         snapshot: Snapshot::None,
-        compression: Compression::None,
         crash: Crash::Unsupported(""),
+        layouts: &[],
         probes: false,
         probe_image: 640 << 20,
         commit_s: 5,

@@ -1,8 +1,11 @@
-//! Setups over several devices: the `raid=` (and Btrfs `mraid=`) key, one table of layouts.
+//! Setups over several devices: the `raid=` (and `mraid=`) key over the layouts each driver
+//! declares (`Caps::layouts`).
 //!
-//! A layout says how a filesystem puts the target's devices together: Btrfs profiles
-//! (`mkfs.btrfs -d P -m P dev…`), ZFS vdevs (`zpool create … [mirror|raidz1|raidz2] dev…`)
-//! and md arrays under ext4/XFS (`mdadm --create`, then mkfs with the stripe geometry). The
+//! A layout says how a filesystem puts the target's devices together: profiles of one
+//! multi-device filesystem (Btrfs `mkfs.btrfs -d P -m P dev…`), vdevs of a pool (ZFS
+//! `zpool create … [mirror|raidz1|raidz2] dev…`), each declared in its driver's folder, and
+//! md arrays under a kernel filesystem ([`MD`], which ext4 and XFS declare: `mdadm
+//! --create`, then mkfs with the stripe geometry). The
 //! devices are always fsbench's (the target's, in order); a variant never names one
 //! ([`super::variant_args`]), and the final argv check admits exactly these
 //! ([`super::argv_guard::check_devices`]).
@@ -18,19 +21,19 @@ use crate::{Error, Result};
 /// How a layout's devices become one filesystem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Builder {
-    /// One Btrfs filesystem over all devices; the profile goes to `-d` (and `-m`).
-    Btrfs,
-    /// One ZFS pool; `Some(word)` is the vdev type before the devices, `None` stripes.
-    Zpool(Option<&'static str>),
+    /// One filesystem over all devices, the driver's mkfs given the layout's name as its
+    /// data profile (and, with `mraid=`, a metadata profile: Btrfs `-d P -m P`).
+    Profile,
+    /// One pool; `Some(word)` is the vdev type its create takes before the devices (ZFS
+    /// `mirror`, `raidz1`), `None` stripes.
+    Vdev(Option<&'static str>),
     /// An md array of this level, then the filesystem on it.
     Md(&'static str),
 }
 
-/// One row of the layout table.
-#[derive(Debug, Clone, Copy)]
+/// One layout a driver builds (its `Caps::layouts`).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Layout {
-    /// The drivers it applies to.
-    pub fs: &'static [&'static str],
     /// Its `raid=` value.
     pub name: &'static str,
     /// Fewest devices it can be built on (what the tool accepts).
@@ -41,19 +44,14 @@ pub struct Layout {
     pub redundancy: usize,
 }
 
-const BTRFS: &[&str] = &["btrfs"];
-const ZFS: &[&str] = &["zfs"];
-const MD: &[&str] = &["ext4", "xfs"];
-
-const fn row(
-    fs: &'static [&'static str],
+/// A layout row: its name, fewest devices, builder, devices that may fail.
+pub const fn row(
     name: &'static str,
     min_devices: usize,
     builder: Builder,
     redundancy: usize,
 ) -> Layout {
     Layout {
-        fs,
         name,
         min_devices,
         builder,
@@ -61,33 +59,23 @@ const fn row(
     }
 }
 
-/// Every layout fsbench builds: the one place that knows how many devices each needs.
-pub const LAYOUTS: &[Layout] = &[
-    row(BTRFS, "single", 1, Builder::Btrfs, 0),
-    row(BTRFS, "raid0", 2, Builder::Btrfs, 0),
-    row(BTRFS, "raid1", 2, Builder::Btrfs, 1),
-    // The kernel builds a degenerate raid10 on 2 or 3 devices since 5.15; what a buyer
-    // means by raid10 starts at 4 (raid1 and raid0 measure the smaller cases).
-    row(BTRFS, "raid10", 4, Builder::Btrfs, 1),
-    row(BTRFS, "raid1c3", 3, Builder::Btrfs, 2),
-    row(ZFS, "stripe", 1, Builder::Zpool(None), 0),
-    row(ZFS, "mirror", 2, Builder::Zpool(Some("mirror")), 1),
-    row(ZFS, "raidz1", 2, Builder::Zpool(Some("raidz1")), 1),
-    row(ZFS, "raidz2", 3, Builder::Zpool(Some("raidz2")), 2),
-    row(MD, "raid0", 2, Builder::Md("0"), 0),
-    row(MD, "raid1", 2, Builder::Md("1"), 1),
-    row(MD, "raid10", 2, Builder::Md("10"), 1),
-    row(MD, "raid5", 3, Builder::Md("5"), 1),
+/// md arrays under a kernel filesystem (the layouts ext4 and XFS declare).
+pub const MD: &[Layout] = &[
+    row("raid0", 2, Builder::Md("0"), 0),
+    row("raid1", 2, Builder::Md("1"), 1),
+    row("raid10", 2, Builder::Md("10"), 1),
+    row("raid5", 3, Builder::Md("5"), 1),
 ];
 
-/// Btrfs metadata profiles `mraid=` takes: the data profiles plus `dup`.
-const BTRFS_METADATA_EXTRA: &[&str] = &["dup"];
+/// Metadata profiles `mraid=` takes beyond the data profiles (a [`Builder::Profile`] layout).
+const PROFILE_METADATA_EXTRA: &[&str] = &["dup"];
 
-/// The layouts of driver `fs`.
+/// The layouts of driver `fs`, as its capabilities declare them (none for a name no driver
+/// has).
 pub fn of(fs: &str) -> impl Iterator<Item = &'static Layout> + '_ {
-    LAYOUTS.iter().filter(move |l| l.fs.contains(&fs))
+    let layouts: &'static [Layout] = super::driver(fs).map_or(&[], |d| d.caps().layouts);
+    layouts.iter()
 }
-
 /// The layout `raid=name` of driver `fs`.
 pub fn find(fs: &str, name: &str) -> Option<&'static Layout> {
     of(fs).find(|l| l.name == name)
@@ -97,7 +85,7 @@ pub fn find(fs: &str, name: &str) -> Option<&'static Layout> {
 pub fn takes(fs: &str, key: &str) -> bool {
     match key {
         "raid" => of(fs).next().is_some(),
-        "mraid" => of(fs).any(|l| l.builder == Builder::Btrfs),
+        "mraid" => of(fs).any(|l| l.builder == Builder::Profile),
         // md's rebuild is not written (untested here): no spare for it either.
         "spare" => of(fs).any(|l| l.redundancy > 0 && !matches!(l.builder, Builder::Md(_))),
         _ => false,
@@ -175,13 +163,14 @@ fn names(fs: &str) -> Vec<&'static str> {
 
 /// Check a `raid=`/`mraid=` value while parsing a setup (`context` is the setup as written).
 pub fn check_value(fs: &str, key: &str, value: &str, context: &str) -> Result<()> {
-    let ok = find(fs, value).is_some() || (key == "mraid" && BTRFS_METADATA_EXTRA.contains(&value));
+    let ok =
+        find(fs, value).is_some() || (key == "mraid" && PROFILE_METADATA_EXTRA.contains(&value));
     if ok {
         return Ok(());
     }
     let mut valid = names(fs);
     if key == "mraid" {
-        valid.extend(BTRFS_METADATA_EXTRA);
+        valid.extend(PROFILE_METADATA_EXTRA);
     }
     Err(Error::invalid(
         "--fs",
@@ -347,11 +336,15 @@ mod tests {
 
     #[test]
     fn one_row_per_layout_and_driver() {
-        for (i, a) in LAYOUTS.iter().enumerate() {
-            assert!(a.min_devices >= 1 && a.redundancy < a.min_devices.max(2));
-            for b in &LAYOUTS[i + 1..] {
-                let shared = a.fs.iter().any(|f| b.fs.contains(f));
-                assert!(!(shared && a.name == b.name), "{} twice", a.name);
+        for fs in crate::fs::KNOWN {
+            let all: Vec<&Layout> = of(fs).collect();
+            for (i, a) in all.iter().enumerate() {
+                assert!(a.min_devices >= 1 && a.redundancy < a.min_devices.max(2));
+                assert!(
+                    all[i + 1..].iter().all(|b| b.name != a.name),
+                    "{fs}: {} twice",
+                    a.name
+                );
             }
         }
         assert_eq!(find("btrfs", "raid1").unwrap().min_devices, 2);

@@ -8,43 +8,35 @@
 //! One file per driver. Mounts are RAII guards: dropping one unmounts it (or destroys the
 //! pool) and removes the mountpoint directory fsbench created under [`mount_root`].
 
-pub mod age;
-pub mod argv_guard;
-mod btrfs;
 pub mod caps;
-pub mod compression;
+/// The drivers, one folder (or file) each with its mechanisms, and their registration.
+pub mod drivers;
 pub mod durability;
-mod ext4;
-#[cfg(test)]
-pub mod fake;
 pub mod layout;
 pub mod maintenance;
 pub mod mount;
 pub mod ops;
-/// Option spaces `fsbench tune` searches, as data beside the drivers.
+/// Option spaces `fsbench tune` searches: the shared model (each driver's space is in its
+/// folder).
 pub mod options;
-pub mod props;
 pub mod provenance;
 pub mod redundancy;
 pub mod resize;
+/// The setup model: a setup, its variant keys and arguments, the argv guard, aging.
 pub mod setup;
-pub mod simple;
 pub mod snapshot_ops;
-mod tmpfs;
-pub mod variant_args;
-pub mod variant_keys;
-mod xfs;
-pub mod zfs;
-pub mod zfs_daemon;
-pub mod zfs_pool;
-pub mod zfs_recover;
 
-pub use btrfs::BTRFS;
-pub use ext4::EXT4;
-pub use simple::KernelFs;
-pub use tmpfs::Tmpfs;
-pub use xfs::XFS;
-pub use zfs::Zfs;
+// The paths other modules used before the drivers and the setup model had folders of their
+// own, kept so their imports stay as they were.
+pub use drivers::btrfs::BTRFS;
+pub use drivers::ext4::EXT4;
+#[cfg(test)]
+pub use drivers::fake;
+pub use drivers::simple::{self, KernelFs};
+pub use drivers::tmpfs::Tmpfs;
+pub use drivers::xfs::XFS;
+pub use drivers::zfs::{self, Zfs, daemon as zfs_daemon, pool as zfs_pool, recover as zfs_recover};
+pub use setup::{age, argv_guard, variant_args, variant_keys};
 
 pub use caps::Caps;
 pub use setup::SetupSpec;
@@ -74,7 +66,13 @@ pub trait Mounted: Send {
     fn properties(&self) -> BTreeMap<String, String>;
     /// Implementation label (`zfs-fuse`, `OpenZFS 2.2`, `linux`).
     fn implementation(&self) -> String;
-    /// The ZFS pool behind this mount, if it is one (its layout steps, `fs/zfs_pool.rs`).
+    /// What this implementation substitutes for when its figures are not comparable with that
+    /// one's published figures (zfs-fuse for kernel OpenZFS): the results carry it, the report
+    /// warns and the claims read it. `None`, the real thing, by default.
+    fn substitute(&self) -> Option<crate::results::Substitute> {
+        None
+    }
+    /// The ZFS pool behind this mount, if it is one (its layout steps, in its driver's folder).
     fn pool(&self) -> Option<&str> {
         None
     }
@@ -151,15 +149,17 @@ pub trait Filesystem: Send + Sync {
     }
     /// The on-disk compression ratio (logical / physical) of what lies at `path_or_dataset`
     /// (a path, or for a pool a dataset name); `None` where this filesystem does not
-    /// compress data.
+    /// compress data (the default: a driver that does reads it in its own folder).
     fn compression_ratio(&self, path_or_dataset: &str) -> crate::Result<Option<f64>> {
-        compression::ratio(self.caps(), path_or_dataset)
+        let _ = path_or_dataset;
+        Ok(None)
     }
 
     /// Wait until the space of what was just written at `path` is accounted (ZFS: its txg
-    /// commit); nothing to wait for where fsync accounts it.
+    /// commit); by default nothing to wait for (fsync accounts it).
     fn settle_space(&self, path: &Path) -> crate::Result<()> {
-        compression::settle_space(self.caps(), path)
+        let _ = path;
+        Ok(())
     }
 
     /// Its capacity and maintenance facts (inodes, metadata space, scrub): what the capacity
@@ -189,8 +189,8 @@ pub trait Filesystem: Send + Sync {
         resize::grow(self.caps(), self.name(), live, timeout)
     }
 
-    /// Give back `by` bytes (`probe-resize`), and where only a tail can go, try `tail_by`:
-    /// by default the mechanism its [`Caps::shrink`] names.
+    /// Give back `by` bytes (`probe-resize`), and where only a tail can go, try `tail_by`
+    /// (a driver's own shrink): by default the mechanism its [`Caps::shrink`] names.
     fn shrink(
         &self,
         live: &mut dyn ops::Live,
@@ -198,7 +198,8 @@ pub trait Filesystem: Send + Sync {
         tail_by: u64,
         timeout: Duration,
     ) -> crate::Result<ops::Outcome<resize::Shrunk>> {
-        resize::shrink(self.caps(), live, by, tail_by, timeout)
+        let _ = tail_by;
+        resize::shrink(self.caps(), live, by, timeout)
     }
 
     /// Snapshot a directory `job` fills (`probe-snapshot`); the seconds of the snapshot
@@ -280,6 +281,19 @@ pub trait Filesystem: Send + Sync {
         Err(redundancy::unsupported(self.name(), "a rebuild"))
     }
 
+    /// Install what layers below `fs` need to know of this driver and cannot ask it (the
+    /// ledger's release of its leftovers, a pool's devices and forced commit for `measure`,
+    /// the devices it holds for the target's safety checks); called once by [`register`].
+    /// By default nothing.
+    fn register_below(&self) {}
+
+    /// Whether it can run here beyond its tools being on PATH (ZFS: its kernel module, or
+    /// zfs-fuse to serve it from user space); `Err` says what is missing, in words fit for a
+    /// "skipping setup" note. By default nothing more is needed.
+    fn runnable_here(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Hold what this filesystem needs running for as long as a run may use it (ZFS: a
     /// zfs-fuse daemon fsbench starts on first use stays up across setups, and is stopped
     /// when the last hold goes). The runner takes one per driver of its plan for the whole
@@ -341,37 +355,7 @@ impl dyn Filesystem {
     }
 }
 
-/// One filesystem fsbench can set up: its `--fs` name and its driver.
-pub struct Registration {
-    /// The `--fs` name (`ext4`).
-    pub name: &'static str,
-    /// The driver.
-    pub driver: &'static dyn Filesystem,
-}
-
-/// The one table of drivers: adding a filesystem is one line here (and its `fs/<name>.rs`).
-pub const DRIVERS: [Registration; 5] = [
-    Registration {
-        name: "ext4",
-        driver: &EXT4,
-    },
-    Registration {
-        name: "xfs",
-        driver: &XFS,
-    },
-    Registration {
-        name: "btrfs",
-        driver: &BTRFS,
-    },
-    Registration {
-        name: "zfs",
-        driver: &Zfs,
-    },
-    Registration {
-        name: "tmpfs",
-        driver: &Tmpfs,
-    },
-];
+pub use drivers::{DRIVERS, Registration};
 
 #[cfg(test)]
 thread_local! {
@@ -418,7 +402,7 @@ const fn names<const N: usize>(drivers: &[Registration; N]) -> [&'static str; N]
 }
 
 /// Whether a driver's tools are present; `Err` says what is missing (unknown name, a tool,
-/// the ZFS module or zfs-fuse), in words fit for a "skipping setup" note. Root is the
+/// what the driver needs running, [`Filesystem::runnable_here`]), in words fit for a "skipping setup" note. Root is the
 /// caller's check: `fsbench plan` needs none.
 pub fn available(name: &str) -> Result<(), String> {
     let d = driver(name).ok_or_else(|| {
@@ -435,15 +419,7 @@ pub fn available(name: &str) -> Result<(), String> {
             ));
         }
     }
-    if let Some(daemon) = d.caps().userspace_daemon
-        && crate::host::zfs::implementation() == crate::host::zfs::Zfs::None
-    {
-        return Err(format!(
-            "{name}: the {name} kernel module is not loaded and {daemon} is not installed \
-             (--install-missing installs {daemon})"
-        ));
-    }
-    Ok(())
+    d.runnable_here()
 }
 
 /// A fresh mountpoint path under [`mount_root`] (`/run/fsbench/<label>-<pid>-<n>`); the
@@ -507,14 +483,16 @@ pub(crate) fn check_device_fits(name: &str, min: u64, device: &Path) -> crate::R
 /// Names of every driver fsbench knows, from [`DRIVERS`].
 pub const KNOWN: &[&str] = &names(&DRIVERS);
 
-/// Install what lower layers need to know from the drivers (the ledger's ZFS release hooks,
-/// what lies under each filesystem's mounts, how a pool's devices are listed and its commit
-/// forced, which devices a pool holds for the target's safety checks); `commands::dispatch` calls it before any
+/// Install what lower layers need to know from the drivers (what lies under each
+/// filesystem's mounts, then each driver's own [`Filesystem::register_below`]: a pool's
+/// release hooks for the ledger, how its devices are listed and its commit forced, which
+/// devices it holds for the target's safety checks); `commands::dispatch` calls it before any
 /// command, and a library user that measures devices on Btrfs or ZFS calls it first.
 pub fn register() {
-    zfs_recover::register();
     caps::register_backings();
-    zfs_pool::register();
+    for r in &DRIVERS {
+        r.driver.register_below();
+    }
 }
 
 /// Directory in which fsbench creates mountpoints.

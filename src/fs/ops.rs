@@ -3,8 +3,8 @@
 //!
 //! The capability probes (`workload/probe`) call these through [`super::Filesystem`]'s
 //! methods and hold no filesystem knowledge; the kernel filesystems' mechanisms are chosen by
-//! their [`Caps`] (the words of their tools), a pool's are the ZFS driver's own
-//! ([`super::zfs_pool`]). What a driver cannot do is an [`Outcome::Unsupported`] with the
+//! their [`Caps`] (the words of their tools), a pool's are its driver's own (in its folder,
+//! `fs/drivers/zfs/pool.rs`). What a driver cannot do is an [`Outcome::Unsupported`] with the
 //! reason, which the probes report as "not supported".
 
 use super::caps::{Caps, Check, Snapshot};
@@ -74,8 +74,8 @@ pub fn check(
                 argv: cmd,
             }))
         }
-        Check::PoolScrub => Ok(Outcome::Unsupported(format!(
-            "{name} declares a pool scrub but its driver runs none"
+        Check::Own => Ok(Outcome::Unsupported(format!(
+            "{name} declares a check of its own but its driver runs none"
         ))),
         Check::None => Ok(Outcome::Unsupported(format!(
             "no read-only checker known for {name}"
@@ -103,9 +103,9 @@ pub fn snapshot(
 ) -> Result<Outcome<f64>> {
     let words = match caps.snapshot {
         Snapshot::Subvolume(words) => words,
-        Snapshot::Dataset => {
+        Snapshot::Own => {
             return Ok(Outcome::Unsupported(format!(
-                "{name} declares dataset snapshots but its driver takes none"
+                "{name} declares snapshots of its own but its driver takes none"
             )));
         }
         Snapshot::None => {

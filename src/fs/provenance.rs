@@ -26,6 +26,16 @@ pub fn tool_versions() -> BTreeMap<String, String> {
     out
 }
 
+/// The filesystem whose driver declares `tool` among its [`super::Filesystem::versions`]
+/// (`mkfs.xfs` → `xfs`); `None` for a tool that concerns every setup (fio…). A comparison
+/// reads this, so a driver added with its tools is known there without a table to update.
+pub fn owner(tool: &str) -> Option<&'static str> {
+    super::DRIVERS
+        .iter()
+        .find(|r| r.driver.versions().iter().any(|v| v.tool == tool))
+        .map(|r| r.name)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -48,5 +58,13 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn each_tool_belongs_to_the_driver_that_declares_it() {
+        assert_eq!(super::owner("mkfs.xfs"), Some("xfs"));
+        assert_eq!(super::owner("zfs-fuse"), Some("zfs"));
+        assert_eq!(super::owner("btrfs"), Some("btrfs"));
+        assert_eq!(super::owner("fio"), None);
     }
 }

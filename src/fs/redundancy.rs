@@ -6,8 +6,8 @@
 //! with `redundancy ≥ 1`, after the round's workloads, it hands the live layout
 //! ([`LiveArray`]) to its driver to scrub, to fail the last member, then (after the read
 //! workloads again) to rebuild onto the wiped device or the spare. What each step does is the
-//! driver's: ZFS (`fs/zfs_pool.rs`: `zpool scrub`, `zpool offline`, `zpool replace`), Btrfs
-//! (`fs/btrfs.rs`, through [`ArrayOps`] on its [`super::KernelFs`]: `scrub start -B`; unmount,
+//! driver's: ZFS (`fs/drivers/zfs/pool.rs`: `zpool scrub`, `zpool offline`, `zpool replace`), Btrfs
+//! (`fs/drivers/btrfs/mod.rs`, through [`ArrayOps`] on its [`super::KernelFs`]: `scrub start -B`; unmount,
 //! wipe, `device scan --forget`, mount `-o degraded`; `replace start -B`); a driver without
 //! layouts that survive a failed device says "unsupported here" ([`unsupported`]). Shared here:
 //! the bytes in use, the wipe, a blocking command polled for its tool's percent done

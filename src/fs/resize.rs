@@ -2,14 +2,14 @@
 //! driver's [`Caps`] names (the defaults of [`super::Filesystem::grow`] and
 //! [`super::Filesystem::shrink`]): ext4 online `resize2fs` (offline when the kernel refuses)
 //! and offline shrink (`e2fsck -f` + `resize2fs`), Btrfs online both ways, XFS online grow
-//! and the free tail of its last allocation group (kernel ≥ 5.12, `xfs_growfs -D`, marked
-//! experimental). A pool's expand is the ZFS driver's own ([`super::zfs_pool`]).
+//! and, in its own folder, the free tail of its last allocation group (kernel ≥ 5.12,
+//! `xfs_growfs -D`, marked experimental: `fs/drivers/xfs/resize.rs`). A pool's expand is its driver's own.
 //!
 //! A shrink counts as done only when the size statvfs reports really went down.
 
 use super::caps::{Caps, Grow, OfflineResize, Shrink};
 use super::ops::{Live, Outcome, fs_size, with};
-use crate::host::command::{self, argv};
+use crate::host::command;
 use crate::{Error, Result};
 use std::time::Duration;
 
@@ -51,13 +51,14 @@ impl Step {
     }
 }
 
-/// The shrink attempts: the general one (give back `by` bytes) and, for XFS, the small one
-/// inside the last allocation group's free tail.
+/// The shrink attempts: the general one (give back `by` bytes) and, where the driver has one
+/// (XFS), a smaller one after it failed (the last allocation group's free tail).
 #[derive(Debug, Clone)]
 pub struct Shrunk {
     /// Giving back what the grow added.
     pub general: Step,
-    /// XFS only: the last allocation group's free tail (when the general one failed).
+    /// The driver's smaller attempt after the general one failed (XFS: the last allocation
+    /// group's free tail).
     pub tail: Option<Step>,
 }
 
@@ -77,9 +78,9 @@ pub fn grow(
             offline,
         } => (with(words, &[&d]), offline),
         Grow::Mountpoint(words) => (with(words, &[&m]), None),
-        Grow::PoolExpand => {
+        Grow::Own => {
             return Ok(Outcome::Unsupported(format!(
-                "{name} declares a pool expand but its driver runs none"
+                "{name} declares a grow of its own but its driver runs none"
             )));
         }
         Grow::None => {
@@ -111,13 +112,12 @@ pub fn grow(
     }
 }
 
-/// Shrink by `by` bytes with the mechanism [`Caps::shrink`] names; XFS tries `tail_by`
-/// bytes inside its last allocation group when the general shrink is refused.
+/// Shrink by `by` bytes with the mechanism [`Caps::shrink`] names (a driver with a shrink of
+/// its own, XFS's tail shrink, overrides `Filesystem::shrink` instead).
 pub fn shrink(
     caps: &Caps,
     live: &mut dyn Live,
     by: u64,
-    tail_by: u64,
     timeout: Duration,
 ) -> Result<Outcome<Shrunk>> {
     let d = live.device().to_string_lossy().to_string();
@@ -129,7 +129,11 @@ pub fn shrink(
             let cmd = with(how.resize, &[&d, "<size>"]);
             measured(&*live, before, by, &cmd, secs, false)?
         }
-        Shrink::AgTail => return ag_tail_shrink(&*live, by, tail_by, timeout).map(Outcome::Done),
+        Shrink::Own => {
+            return Ok(Outcome::Unsupported(
+                "shrink: its driver declares a shrink of its own but runs none".into(),
+            ));
+        }
         Shrink::OnlineBy(words) => {
             let before = fs_size(live.mountpoint())?;
             let cmd = with(words, &[&format!("-{}K", by / 1024), &m]);
@@ -190,12 +194,12 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or_default().to_string()
 }
 
-fn last_line(s: &str) -> String {
+pub(crate) fn last_line(s: &str) -> String {
     s.trim().lines().last().unwrap_or_default().to_string()
 }
 
 /// The attempt after a shrink command ran: did the size statvfs reports go down?
-fn measured(
+pub(crate) fn measured(
     live: &dyn Live,
     before: u64,
     by: u64,
@@ -216,104 +220,6 @@ fn measured(
     })
 }
 
-/// XFS: first a shrink that must remove an allocation group (`by`, and at least one block
-/// more than the last group holds), which the kernel refuses; then `tail_by` inside the last
-/// group, which works while that group's tail is free.
-fn ag_tail_shrink(live: &dyn Live, by: u64, tail_by: u64, t: Duration) -> Result<Shrunk> {
-    let geo = xfs_geometry(live, t)?;
-    let last = geo.last_ag_blocks() * geo.bsize;
-    let general_by = by.max(last + geo.bsize);
-    let mut general = xfs_shrink_by(live, general_by, t)?;
-    general.note.push_str(&format!(
-        " (more than the last of {} allocation groups holds, {} KiB: XFS cannot remove a \
-         group)",
-        geo.agcount,
-        last / 1024
-    ));
-    let tail = if general.changed {
-        None
-    } else {
-        // Stay well inside the last group: only its free tail can go.
-        let tail_by = tail_by.min(last / 2) / geo.bsize * geo.bsize;
-        let mut tail = xfs_shrink_by(live, tail_by, t)?;
-        tail.note = format!(
-            "{} (free space at the end of the last allocation group only: that group holds {} \
-             KiB, so less than that can ever go, and only while its tail is free; the kernel \
-             calls this shrink experimental)",
-            tail.note.replacen("shrink by", "tail shrink by", 1),
-            last / 1024
-        );
-        Some(tail)
-    };
-    Ok(Shrunk { general, tail })
-}
-
-/// `xfs_growfs -D` to `by` bytes fewer data blocks; a refusal is a `Step` that did not change.
-fn xfs_shrink_by(live: &dyn Live, by: u64, t: Duration) -> Result<Step> {
-    let m = live.mountpoint().to_string_lossy().to_string();
-    let geo = xfs_geometry(live, t)?;
-    let before = fs_size(live.mountpoint())?;
-    let target = geo.blocks.saturating_sub(by / geo.bsize);
-    let cmd = argv(&["xfs_growfs", "-D", &target.to_string(), &m]);
-    match command::run(&cmd, t) {
-        Ok(o) => measured(live, before, by, &cmd, o.seconds, true),
-        Err(e) => Ok(Step::unsupported(format!(
-            "shrink by {} KiB: `{}` refused: {}",
-            by / 1024,
-            command::display(&cmd),
-            last_line(&e.to_string())
-        ))),
-    }
-}
-
-fn xfs_geometry(live: &dyn Live, t: Duration) -> Result<XfsGeometry> {
-    let m = live.mountpoint().to_string_lossy().to_string();
-    let info = command::run(&argv(&["xfs_info", &m]), t)?;
-    XfsGeometry::parse(&info.stdout).ok_or_else(|| {
-        Error::tool(
-            "xfs_info",
-            "cannot find the data section's bsize/blocks or agcount/agsize",
-        )
-    })
-}
-
-/// The data section's geometry as `xfs_info` prints it.
-#[derive(Debug, PartialEq)]
-struct XfsGeometry {
-    /// Block size, bytes.
-    bsize: u64,
-    /// Data blocks.
-    blocks: u64,
-    /// Blocks per allocation group (the last one may be shorter).
-    agsize: u64,
-    /// Allocation groups.
-    agcount: u64,
-}
-
-impl XfsGeometry {
-    /// From the `meta-data` (agcount, agsize) and `data` (bsize, blocks) lines.
-    fn parse(info: &str) -> Option<XfsGeometry> {
-        let field = |section: &str, key: &str| -> Option<u64> {
-            let line = info.lines().find(|l| l.trim_start().starts_with(section))?;
-            let rest = &line[line.find(key)? + key.len()..];
-            let num: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-            num.parse().ok()
-        };
-        let geo = XfsGeometry {
-            bsize: field("data", "bsize=")?,
-            blocks: field("data", "blocks=")?,
-            agsize: field("meta-data", "agsize=")?,
-            agcount: field("meta-data", "agcount=")?,
-        };
-        (geo.bsize > 0 && geo.agcount > 0).then_some(geo)
-    }
-
-    /// Blocks of the last allocation group: the only one XFS can shrink, and only its tail.
-    fn last_ag_blocks(&self) -> u64 {
-        self.blocks.saturating_sub((self.agcount - 1) * self.agsize)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,28 +228,5 @@ mod tests {
     fn parses_dumpe2fs() {
         let head = "Inode count:              49152\nBlock count:              196608\nReserved block count:     9830\nBlock size:               4096\n";
         assert_eq!(block_geometry(head), Some((196608, 4096)));
-    }
-
-    #[test]
-    fn parses_xfs_info() {
-        let info = "meta-data=/dev/loop0 isize=512 agcount=4, agsize=65536 blks\n\
-                    data     =                       bsize=4096   blocks=262144, imaxpct=25\n\
-                    log      =internal log           bsize=4096   blocks=16384, version=2\n";
-        let geo = XfsGeometry::parse(info).unwrap();
-        assert_eq!(
-            geo,
-            XfsGeometry {
-                bsize: 4096,
-                blocks: 262144,
-                agsize: 65536,
-                agcount: 4
-            }
-        );
-        assert_eq!(geo.last_ag_blocks(), 65536);
-        assert_eq!(XfsGeometry::parse("nothing"), None);
-        // A 768 MiB filesystem grown to 1 GiB: four full groups, one more, and a 64 MiB one.
-        let grown = "meta-data=/dev/loop0             isize=512    agcount=6, agsize=49152 blks\n\
-                     data     =                       bsize=4096   blocks=262144, imaxpct=25\n";
-        assert_eq!(XfsGeometry::parse(grown).unwrap().last_ag_blocks(), 16384);
     }
 }

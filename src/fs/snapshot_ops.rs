@@ -3,9 +3,11 @@
 //! send stream of a copy (full or against a parent) received on a second filesystem, and the
 //! maintenance commands (`fstrim`, `btrfs balance`).
 //!
-//! Every filesystem-specific command of that workload runs here (issue 39: `btrfs`, `zfs`
-//! only inside `src/fs`); a driver declares what it has in [`Caps::backup`](super::Caps) and
-//! what it lacks is "unsupported here" with the reason, which the workload prints as a note.
+//! A driver declares what it has in [`Caps::backup`](super::Caps); what it lacks is
+//! "unsupported here" with the reason, which the workload prints as a note. The mechanism
+//! shared by any filesystem that clones files (reflink copies) is here; a filesystem's own
+//! copies and send stream (Btrfs subvolumes, ZFS dataset snapshots) are a [`Copier`] in its
+//! driver's folder, so no filesystem is named here.
 
 use crate::host::command::{self, argv};
 use crate::{Error, Result};
@@ -17,12 +19,10 @@ use std::time::{Duration, Instant};
 pub enum Copies {
     /// None of its own; why.
     None(&'static str),
-    /// The tree is a Btrfs subvolume; a copy is a read-only subvolume snapshot.
-    Subvolume,
-    /// The tree lives in a ZFS dataset; a copy is a dataset snapshot (`DS@NAME`).
-    Dataset,
     /// Every file cloned with FICLONE into a sibling directory (XFS with reflink=1).
     Reflink,
+    /// Its own copies (subvolume or dataset snapshots), by its driver's [`Copier`].
+    Own(Own),
 }
 
 /// How a copy is streamed to another filesystem.
@@ -30,10 +30,57 @@ pub enum Copies {
 pub enum Stream {
     /// Not at all; why.
     None(&'static str),
-    /// `btrfs send [-p PARENT] -f FILE SNAP`, `btrfs receive -f FILE DIR`.
-    Btrfs,
-    /// `zfs send [-i @PARENT] DS@SNAP > FILE`, `zfs recv -F DS < FILE`.
-    Zfs,
+    /// By its own copies' [`Tree::send`] (`btrfs send`/`receive`, `zfs send`/`recv`).
+    Own,
+}
+
+/// A driver's [`Copier`], as capability data (compared by identity).
+#[derive(Clone, Copy)]
+pub struct Own(pub &'static dyn Copier);
+
+impl PartialEq for Own {
+    fn eq(&self, other: &Own) -> bool {
+        std::ptr::addr_eq(self.0, other.0)
+    }
+}
+
+impl std::fmt::Debug for Own {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Own(..)")
+    }
+}
+
+/// A filesystem's own point-in-time copies, implemented in its driver's folder.
+pub trait Copier: Sync {
+    /// Make `dir` (inside the filesystem mounted at `mountpoint`) a tree copies can be taken
+    /// of (a subvolume, a directory in the mount's dataset).
+    fn create(&self, dir: &Path, mountpoint: &Path, timeout: Duration) -> Result<Box<dyn Tree>>;
+}
+
+/// One tree a [`Copier`] made, that its copies are taken of.
+pub trait Tree: Send {
+    /// Make the accounting current after a sync (a pool: its transaction group committed).
+    fn settle(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Take copy `name` visible at `path` (where the filesystem shows one); the command's
+    /// seconds.
+    fn snapshot(&self, name: &str, path: &Path) -> Result<f64>;
+    /// The space `snap` takes by itself, in the filesystem's own accounting.
+    fn space(&self, snap: &Snap) -> Result<u64>;
+    /// Stream `snap` (against `parent`) into `stream_file` and receive it into the
+    /// filesystem mounted at `dest`: the seconds of the send and of the receive.
+    fn send(
+        &self,
+        snap: &Snap,
+        parent: Option<&Snap>,
+        stream_file: &Path,
+        dest: &Path,
+    ) -> Result<(f64, f64)>;
+    /// Delete a copy.
+    fn delete(&self, snap: &Snap) -> Result<()>;
+    /// Remove the tree itself, its space given back before this returns.
+    fn remove(self: Box<Self>) -> Result<()>;
 }
 
 /// A maintenance command run on the mountpoint, or why it does not apply.
@@ -77,16 +124,15 @@ pub struct Source {
     copies: Copies,
     /// The directory the workload writes its data in.
     pub dir: PathBuf,
-    /// The ZFS dataset holding `dir` (`Copies::Dataset`).
-    dataset: Option<String>,
-    timeout: Duration,
+    /// The driver's own tree (`Copies::Own`).
+    own: Option<Box<dyn Tree>>,
 }
 
 /// One point-in-time copy of a [`Source`].
 pub struct Snap {
     /// Its name (`s1`).
     pub name: String,
-    /// Where its files are visible (`Copies::Dataset`: none, the dataset's `.zfs` is not used).
+    /// Where its files are visible (a dataset snapshot: none, its `.zfs` is not used).
     pub path: PathBuf,
     /// Bytes the filesystem used (statvfs) just before it was taken (`Copies::Reflink`).
     used_before: u64,
@@ -103,61 +149,39 @@ fn words(w: &[&str], rest: &[&str]) -> Vec<String> {
     argv(&w.iter().chain(rest.iter()).copied().collect::<Vec<_>>())
 }
 
-fn path_str(p: &Path) -> String {
+/// A path as one word of a command line.
+pub fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
 impl Source {
-    /// Create the source tree `dir` (inside the filesystem mounted at `mountpoint`): a
-    /// subvolume, a directory in the mount's dataset, or a plain directory. `Err` when the
-    /// filesystem has no copies (the reason) or the command failed.
+    /// Create the source tree `dir` (inside the filesystem mounted at `mountpoint`): the
+    /// driver's own tree, or a plain directory. `Err` when the filesystem has no copies (the
+    /// reason) or the command failed.
     pub fn create(b: &Backup, dir: &Path, mountpoint: &Path, timeout: Duration) -> Result<Source> {
-        let mut dataset = None;
-        match b.copies {
+        let own = match b.copies {
             Copies::None(why) => return Err(Error::workload("backup", why)),
-            Copies::Subvolume => {
-                command::run(
-                    &argv(&["btrfs", "subvolume", "create", &path_str(dir)]),
-                    timeout,
-                )?;
-            }
-            Copies::Dataset => {
-                dataset = Some(dataset_of(mountpoint)?);
-                std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
-            }
+            Copies::Own(Own(copier)) => Some(copier.create(dir, mountpoint, timeout)?),
             Copies::Reflink => {
                 std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
+                None
             }
-        }
+        };
         Ok(Source {
             copies: b.copies,
             dir: dir.to_path_buf(),
-            dataset,
-            timeout,
+            own,
         })
     }
 
-    /// Make the filesystem's accounting current: sync, and for a dataset force a
-    /// transaction-group sync, then wait (up to 30 s) until its `used` stops changing (ZFS
-    /// accounts when the txg commits, which zfs-fuse does every 20–30 s on its own).
+    /// Make the filesystem's accounting current: sync, then what the driver's own tree
+    /// waits for (a pool's transaction group).
     pub fn settle(&self) -> Result<()> {
         crate::host::cache::sync_all();
-        let Some(ds) = &self.dataset else {
-            return Ok(());
-        };
-        super::zfs_pool::sync_txg(ds)?;
-        let used = || zfs_get(ds, "used", self.timeout);
-        let start = Instant::now();
-        let mut last = used()?;
-        let mut stable = 0;
-        while start.elapsed() < Duration::from_secs(30) && stable < 2 {
-            std::thread::sleep(Duration::from_secs(1));
-            crate::host::cache::sync_all();
-            let now = used()?;
-            stable = if now == last { stable + 1 } else { 0 };
-            last = now;
+        match &self.own {
+            Some(t) => t.settle(),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Take copy `name` of the tree; returns it and the seconds the copy took (the command's
@@ -166,27 +190,10 @@ impl Source {
         let parent = self.dir.parent().unwrap_or(&self.dir);
         let path = parent.join(format!("{}-{name}", file_name(&self.dir)));
         let used_before = used_bytes(&self.dir)?;
-        let seconds = match self.copies {
-            Copies::None(why) => return Err(Error::workload("backup", why)),
-            Copies::Subvolume => {
-                let a = argv(&["btrfs", "subvolume", "snapshot", "-r"]);
-                let mut a = a;
-                a.push(path_str(&self.dir));
-                a.push(path_str(&path));
-                command::run(&a, self.timeout)?.seconds
-            }
-            Copies::Dataset => {
-                let ds = self
-                    .dataset
-                    .as_deref()
-                    .expect("a dataset source has its dataset");
-                command::run(
-                    &argv(&["zfs", "snapshot", &format!("{ds}@{name}")]),
-                    self.timeout,
-                )?
-                .seconds
-            }
-            Copies::Reflink => reflink_tree(&self.dir, &path)?,
+        let seconds = match (&self.own, self.copies) {
+            (_, Copies::None(why)) => return Err(Error::workload("backup", why)),
+            (Some(t), _) => t.snapshot(name, &path)?,
+            (None, _) => reflink_tree(&self.dir, &path)?,
         };
         Ok((
             Snap {
@@ -198,40 +205,15 @@ impl Source {
         ))
     }
 
-    /// The space `snap` takes by itself, in the filesystem's own accounting: a Btrfs
-    /// snapshot's exclusive bytes (`btrfs filesystem du`), a ZFS snapshot's `used`, and for a
-    /// reflink copy statvfs's used bytes now minus just before the copy (the tree's in-place
-    /// rewrites take no space without the copy). Call [`Source::settle`] first.
+    /// The space `snap` takes by itself, in the filesystem's own accounting: the driver's
+    /// (a Btrfs snapshot's exclusive bytes, a ZFS snapshot's `used`), and for a reflink copy
+    /// statvfs's used bytes now minus just before the copy (the tree's in-place rewrites
+    /// take no space without the copy). Call [`Source::settle`] first.
     pub fn space(&self, snap: &Snap) -> Result<u64> {
-        match self.copies {
-            Copies::None(why) => Err(Error::workload("backup", why)),
-            Copies::Subvolume => {
-                let out = command::run(
-                    &argv(&[
-                        "btrfs",
-                        "filesystem",
-                        "du",
-                        "-s",
-                        "--raw",
-                        &path_str(&snap.path),
-                    ]),
-                    self.timeout,
-                )?;
-                parse_du_exclusive(&out.stdout).ok_or_else(|| {
-                    Error::tool(
-                        "btrfs filesystem du",
-                        format!("no exclusive bytes in its output: {}", out.stdout.trim()),
-                    )
-                })
-            }
-            Copies::Dataset => {
-                let ds = self
-                    .dataset
-                    .as_deref()
-                    .expect("a dataset source has its dataset");
-                zfs_get(&format!("{ds}@{}", snap.name), "used", self.timeout)
-            }
-            Copies::Reflink => Ok(used_bytes(&self.dir)?.saturating_sub(snap.used_before)),
+        match (&self.own, self.copies) {
+            (_, Copies::None(why)) => Err(Error::workload("backup", why)),
+            (Some(t), _) => t.space(snap),
+            (None, _) => Ok(used_bytes(&self.dir)?.saturating_sub(snap.used_before)),
         }
     }
 
@@ -247,40 +229,14 @@ impl Source {
         stream_file: &Path,
         dest: &Path,
     ) -> Result<Sent> {
-        let t = self.timeout;
-        let (send_s, recv_s) = match b.stream {
-            Stream::None(why) => return Err(Error::workload("backup", why)),
-            Stream::Btrfs => {
-                let mut s = argv(&["btrfs", "send", "-q", "-f", &path_str(stream_file)]);
-                if let Some(p) = parent {
-                    s.extend(argv(&["-p", &path_str(&p.path)]));
-                }
-                s.push(path_str(&snap.path));
-                let sent = command::run(&s, t)?.seconds;
-                let r = argv(&[
-                    "btrfs",
-                    "receive",
-                    "-f",
-                    &path_str(stream_file),
-                    &path_str(dest),
-                ]);
-                (sent, command::run(&r, t)?.seconds)
-            }
-            Stream::Zfs => {
-                let ds = self
-                    .dataset
-                    .as_deref()
-                    .expect("a dataset source has its dataset");
-                let dest_ds = dataset_of(dest)?;
-                let full = format!("{ds}@{}", snap.name);
-                let mut s = vec!["zfs".to_string(), "send".to_string()];
-                if let Some(p) = parent {
-                    s.extend(argv(&["-i", &format!("@{}", p.name)]));
-                }
-                s.push(full);
-                let sent = shell_redirect(&s, ">", stream_file, t)?;
-                let r = argv(&["zfs", "recv", "-F", &format!("{dest_ds}/recv")]);
-                (sent, shell_redirect(&r, "<", stream_file, t)?)
+        let (send_s, recv_s) = match (b.stream, &self.own) {
+            (Stream::None(why), _) => return Err(Error::workload("backup", why)),
+            (Stream::Own, Some(t)) => t.send(snap, parent, stream_file, dest)?,
+            (Stream::Own, None) => {
+                return Err(Error::workload(
+                    "backup",
+                    "unsupported here: a send stream needs the filesystem's own copies",
+                ));
             }
         };
         let bytes = std::fs::metadata(stream_file)
@@ -295,46 +251,20 @@ impl Source {
 
     /// Delete a copy.
     pub fn delete(&self, snap: Snap) -> Result<()> {
-        match self.copies {
-            Copies::None(_) => Ok(()),
-            Copies::Subvolume => command::run(
-                &argv(&["btrfs", "subvolume", "delete", &path_str(&snap.path)]),
-                self.timeout,
-            )
-            .map(drop),
-            Copies::Dataset => {
-                let ds = self
-                    .dataset
-                    .as_deref()
-                    .expect("a dataset source has its dataset");
-                command::run(
-                    &argv(&["zfs", "destroy", &format!("{ds}@{}", snap.name)]),
-                    self.timeout,
-                )
-                .map(drop)
-            }
-            Copies::Reflink => std::fs::remove_dir_all(&snap.path)
+        match (&self.own, self.copies) {
+            (_, Copies::None(_)) => Ok(()),
+            (Some(t), _) => t.delete(&snap),
+            (None, _) => std::fs::remove_dir_all(&snap.path)
                 .map_err(|e| Error::io("cannot remove", &snap.path, e)),
         }
     }
 
-    /// Remove the source tree itself; a subvolume's (and its deleted snapshots') space is
-    /// waited for (`btrfs subvolume sync`), so what runs next sees it free.
+    /// Remove the source tree itself; the driver's own tree's (and its deleted copies')
+    /// space is waited for (`btrfs subvolume sync`), so what runs next sees it free.
     pub fn remove(self) -> Result<()> {
-        match self.copies {
-            Copies::Subvolume => {
-                command::run(
-                    &argv(&["btrfs", "subvolume", "delete", &path_str(&self.dir)]),
-                    self.timeout,
-                )?;
-                let parent = self.dir.parent().unwrap_or(&self.dir);
-                command::run(
-                    &argv(&["btrfs", "subvolume", "sync", &path_str(parent)]),
-                    self.timeout,
-                )
-                .map(drop)
-            }
-            _ => std::fs::remove_dir_all(&self.dir)
+        match self.own {
+            Some(t) => t.remove(),
+            None => std::fs::remove_dir_all(&self.dir)
                 .map_err(|e| Error::io("cannot remove", &self.dir, e)),
         }
     }
@@ -395,64 +325,4 @@ fn reflink_tree(src: &Path, dst: &Path) -> Result<f64> {
             .map_err(|e| Error::io("FICLONE into", &to, std::io::Error::from(e)))?;
     }
     Ok(start.elapsed().as_secs_f64())
-}
-
-/// The ZFS dataset whose mount holds `path` (mountinfo's source).
-fn dataset_of(path: &Path) -> Result<String> {
-    let canon = std::fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
-    crate::host::mountinfo::containing(&crate::host::mountinfo::read()?, &canon)
-        .map(|m| m.source)
-        .ok_or_else(|| {
-            Error::workload(
-                "backup",
-                format!("cannot find the ZFS dataset holding {}", path.display()),
-            )
-        })
-}
-
-/// One ZFS property as a number (`zfs get -Hp -o value`).
-fn zfs_get(name: &str, prop: &str, timeout: Duration) -> Result<u64> {
-    let out = command::run(
-        &argv(&["zfs", "get", "-Hp", "-o", "value", prop, name]),
-        timeout,
-    )?;
-    out.stdout.trim().parse().map_err(|_| {
-        Error::tool(
-            "zfs get",
-            format!("{prop} of {name} is not a number: {:?}", out.stdout.trim()),
-        )
-    })
-}
-
-/// `argv` with its stdin or stdout redirected to `file` through `sh` (the stream is binary,
-/// which the command runner's captured output is not); the seconds it took.
-fn shell_redirect(argv: &[String], dir: &str, file: &Path, timeout: Duration) -> Result<f64> {
-    let mut a = vec![
-        "sh".to_string(),
-        "-c".to_string(),
-        format!("f=\"$1\"; shift; exec \"$@\" {dir} \"$f\""),
-        "sh".to_string(),
-        path_str(file),
-    ];
-    a.extend(argv.iter().cloned());
-    Ok(command::run(&a, timeout)?.seconds)
-}
-
-/// The Exclusive column of `btrfs filesystem du -s --raw`'s one data line.
-fn parse_du_exclusive(out: &str) -> Option<u64> {
-    out.lines()
-        .filter(|l| !l.trim_start().starts_with("Total"))
-        .find_map(|l| l.split_whitespace().nth(1)?.parse().ok())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn du_exclusive_is_the_second_column() {
-        let out = "     Total   Exclusive  Set shared  Filename\n  33554432     4194304    29360128  /m/s\n";
-        assert_eq!(parse_du_exclusive(out), Some(4_194_304));
-        assert_eq!(parse_du_exclusive("garbage"), None);
-    }
 }

@@ -37,11 +37,11 @@ pub fn collect(results: &Results) -> Vec<String> {
                 w.push(line);
             }
         }
-        if s.runs_zfs_fuse() {
+        if let Some(si) = s.substitute() {
             w.push(format!(
-                "{}: numbers come from zfs-fuse (ZFS in user space over FUSE), not kernel OpenZFS; \
-                 do not compare them with published OpenZFS figures.",
-                s.name
+                "{}: numbers come from {} ({}), not {}; do not compare them with published \
+                 {} figures.",
+                s.name, si.implementation, si.what, si.instead_of, si.published
             ));
         }
     }

@@ -371,6 +371,7 @@ impl Runner<'_> {
             warnings: setup.warnings.clone(),
             options: setup.raw.clone(),
             host: r.tuned.as_ref().map(|t| t.live.clone()).unwrap_or_default(),
+            substitute: mounted.substitute(),
         };
         r.mount = Some(MountGuard {
             mounted: Some(mounted),

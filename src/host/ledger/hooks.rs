@@ -1,6 +1,6 @@
 //! Releases that need a higher layer's knowledge, installed at startup by that layer: the
 //! ledger records a zpool and the zfs-fuse daemon, but only the ZFS driver
-//! (`fs/zfs_recover.rs`) knows how to destroy a dead run's pool, when the daemon still serves
+//! (`fs/drivers/zfs/recover.rs`) knows how to destroy a dead run's pool, when the daemon still serves
 //! other pools, and which dead FUSE mounts a killed daemon leaves. `host` sits below `fs`, so
 //! the driver registers these functions ([`install`]) instead of the ledger calling up.
 

@@ -74,17 +74,6 @@ const VOLATILE_TARGET_EXTRA: [&str; 4] = ["loop_device", "kernel_name", "device_
 /// Host `extra` keys that differ between runs by design.
 const VOLATILE_HOST_EXTRA: [&str; 2] = ["fsbench_seed", "plan"];
 
-/// Which filesystem each recorded tool builds; tools not listed (fio…) concern every setup.
-const TOOL_FS: [(&str, &str); 7] = [
-    ("mkfs.ext4", "ext4"),
-    ("mkfs.xfs", "xfs"),
-    ("mkfs.btrfs", "btrfs"),
-    ("btrfs", "btrfs"),
-    ("zpool", "zfs"),
-    ("zfs", "zfs"),
-    ("zfs-fuse", "zfs"),
-];
-
 fn diff<T: PartialEq + std::fmt::Debug>(out: &mut Vec<String>, what: &str, a: &T, b: &T) {
     if a != b {
         out.push(format!("{what} {a:?} vs {b:?}"));
@@ -122,7 +111,8 @@ pub fn host_differences(a: &Results, b: &Results) -> Vec<String> {
     diff_maps(&mut d, "host", &ha.extra, &hb.extra, |k| {
         VOLATILE_HOST_EXTRA.contains(&k)
     });
-    let host_tool = |k: &str| TOOL_FS.iter().all(|(t, _)| *t != k);
+    // A tool no driver declares (fio…) concerns every setup.
+    let host_tool = |k: &str| crate::fs::provenance::owner(k).is_none();
     let only = |m: &BTreeMap<String, String>| {
         m.iter()
             .filter(|(k, _)| host_tool(k))
@@ -201,7 +191,7 @@ pub fn setup_differences(a: &Results, b: &Results, name: &str) -> Vec<String> {
     diff(&mut d, "mount options", &sa.mount_opts, &sb.mount_opts);
     let own = |m: &BTreeMap<String, String>| {
         m.iter()
-            .filter(|(k, _)| TOOL_FS.iter().any(|(t, fs)| t == k && *fs == sa.fs))
+            .filter(|(k, _)| crate::fs::provenance::owner(k) == Some(sa.fs.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect::<BTreeMap<_, _>>()
     };

@@ -99,7 +99,7 @@ pub fn fsck_argv(fs: &dyn Filesystem, dev: &Path) -> Option<Vec<String>> {
             v.push(dev.to_string_lossy().into_owned());
             Some(v)
         }
-        Check::PoolScrub | Check::None => None,
+        Check::Own | Check::None => None,
     }
 }
 

@@ -1,25 +1,33 @@
 //! ZFS: a uniquely named single-vdev pool per setup, destroyed on release.
 //!
 //! Where there is no kernel module but zfs-fuse is installed, its daemon is started when no
-//! instance runs and stopped again when fsbench is done ([`super::zfs_daemon`]; one already
+//! instance runs and stopped again when fsbench is done ([`crate::fs::zfs_daemon`]; one already
 //! running is left alone), and results are labelled `zfs-fuse` because its performance says
 //! nothing about OpenZFS in the kernel.
 
-use super::caps::{
-    AgingEta, ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot,
-};
+pub mod compression;
+pub mod daemon;
+/// Its option space for `fsbench tune`.
+pub mod layouts;
+pub mod options;
+pub mod pool;
+pub mod props;
+pub mod recover;
+pub mod snapshot;
+
+use crate::fs::caps::{AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, Shrink, Snapshot};
 
 /// zfs-fuse's aging rate assumed by the plan, MiB/s: a guess, not a measurement (the driver's
 /// `eta.aging`).
 const ZFS_AGING_MIB_S: f64 = 40.0;
-use super::durability::{Weakening, Weakens};
-use super::mount::{self, ensure_mountpoint, remove_mountpoint};
-use super::snapshot_ops::{Backup, Copies, Maint, Stream};
-use super::variant_args::{ArgRules, OptKey};
-use super::variant_keys::{self, Accepts};
-use super::zfs_daemon::{self, DaemonHold};
-use super::{Filesystem, MkfsRecord, Mounted, props};
 use crate::fs::SetupSpec;
+use crate::fs::durability::{Weakening, Weakens};
+use crate::fs::mount::{self, ensure_mountpoint, remove_mountpoint};
+use crate::fs::snapshot_ops::{Backup, Copies, Maint, Own, Stream};
+use crate::fs::variant_args::{ArgRules, OptKey};
+use crate::fs::variant_keys::{self, Accepts};
+use crate::fs::zfs_daemon::{self, DaemonHold};
+use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::host::command::{self, argv};
 use crate::host::ledger::{self, Held, Item};
 use crate::measure::backing::Backing;
@@ -103,17 +111,14 @@ const MIN_SIZE: u64 = 64 << 20;
 
 static POOL_COUNTER: AtomicU32 = AtomicU32::new(0);
 
-/// Whether ZFS here is zfs-fuse (no kernel module, zfs-fuse installed).
-pub fn is_fuse() -> bool {
-    crate::host::zfs::implementation() == crate::host::zfs::Zfs::Fuse
-}
+pub use daemon::is_fuse;
 
 /// `zfs-fuse`, `OpenZFS 2.2.2`, or `zfs`.
 pub fn implementation() -> String {
     if let Ok(v) = std::fs::read_to_string("/sys/module/zfs/version") {
         format!("OpenZFS {}", v.trim())
     } else if is_fuse() {
-        crate::results::SetupInfo::ZFS_FUSE.into()
+        daemon::LABEL.into()
     } else {
         "zfs".into()
     }
@@ -158,7 +163,7 @@ pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> 
 }
 
 /// `zpool create` argv of a layout: `… POOL [VDEV-TYPE] DEV…`, the devices last (where
-/// [`super::argv_guard::check_devices`] expects them).
+/// [`crate::fs::argv_guard::check_devices`] expects them).
 pub fn create_argv_layout(
     setup: &SetupSpec,
     pool: &str,
@@ -207,11 +212,11 @@ const CAPS: Caps = Caps {
     // reach zfs-fuse (a txg sync does).
     backing: Backing::Pool,
     // No offline checker: a scrub of the live pool is the equivalent.
-    check: Check::PoolScrub,
-    grow: Grow::PoolExpand,
+    check: Check::Own,
+    grow: Grow::Own,
     shrink: Shrink::None("a ZFS pool cannot shrink its only top-level vdev"),
-    snapshot: Snapshot::Dataset,
-    compression: Compression::DatasetProperty,
+    snapshot: Snapshot::Own,
+    layouts: layouts::LAYOUTS,
     crash: Crash::Unsupported(
         " (zfs-fuse runs in user space: a clone would have to be imported by a second daemon, \
          and one zfs-fuse serves the machine)",
@@ -238,15 +243,15 @@ const CAPS: Caps = Caps {
         },
     },
     userspace_daemon: Some("zfs-fuse"),
-    maintenance: super::maintenance::Maintenance {
-        inodes: Some(super::maintenance::Inodes::Unlimited),
+    maintenance: crate::fs::maintenance::Maintenance {
+        inodes: Some(crate::fs::maintenance::Inodes::Unlimited),
         // One pool of space for data and metadata (its slop space keeps metadata writable).
         metadata_chunks: false,
-        scrub: Some(super::maintenance::Scrub::Pool),
+        scrub: Some(crate::fs::maintenance::Scrub::Pool),
     },
     backup: Backup {
-        copies: Copies::Dataset,
-        stream: Stream::Zfs,
+        copies: Copies::Own(Own(&snapshot::DATASET_SNAPSHOTS)),
+        stream: Stream::Own,
         // FUSE passes no FITRIM, and zfs-fuse predates `zpool trim`.
         trim: Maint::None("zfs-fuse cannot trim: FUSE passes no FITRIM and it has no `zpool trim`"),
         balance: Backup::NO_BALANCE,
@@ -261,7 +266,7 @@ const CAPS: Caps = Caps {
             why: "ZFS {o} stops detecting silent corruption",
         },
     ],
-    versions: super::zfs_pool::VERSIONS,
+    versions: crate::fs::zfs_pool::VERSIONS,
 };
 
 impl Filesystem for Zfs {
@@ -276,34 +281,62 @@ impl Filesystem for Zfs {
     /// No offline checker: a scrub of the live pool is the equivalent.
     fn check(
         &self,
-        live: &mut dyn super::ops::Live,
+        live: &mut dyn crate::fs::ops::Live,
         timeout: Duration,
-    ) -> Result<super::ops::Outcome<super::ops::Checked>> {
-        super::zfs_pool::scrub(live, timeout)
+    ) -> Result<crate::fs::ops::Outcome<crate::fs::ops::Checked>> {
+        crate::fs::zfs_pool::scrub(live, timeout)
     }
 
     /// `zpool online -e`, or export + import where that has no effect (zfs-fuse).
     fn grow(
         &self,
-        live: &mut dyn super::ops::Live,
+        live: &mut dyn crate::fs::ops::Live,
         timeout: Duration,
-    ) -> Result<super::ops::Outcome<super::resize::Grown>> {
-        super::zfs_pool::expand(live, timeout)
+    ) -> Result<crate::fs::ops::Outcome<crate::fs::resize::Grown>> {
+        crate::fs::zfs_pool::expand(live, timeout)
+    }
+
+    /// The ledger's release of pools and the daemon, the pool's vdevs and forced commit.
+    fn register_below(&self) {
+        recover::register();
+        pool::register();
+    }
+
+    /// Neither the kernel module nor zfs-fuse: nothing can serve a pool.
+    fn runnable_here(&self) -> std::result::Result<(), String> {
+        let name = self.name();
+        match (CAPS.userspace_daemon, crate::host::zfs::implementation()) {
+            (Some(daemon), crate::host::zfs::Zfs::None) => Err(format!(
+                "{name}: the {name} kernel module is not loaded and {daemon} is not installed \
+                 (--install-missing installs {daemon})"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The dataset's `compressratio` (a dataset name, or the dataset a path is on).
+    fn compression_ratio(&self, path_or_dataset: &str) -> Result<Option<f64>> {
+        compression::ratio(path_or_dataset, CAPS.mount_types)
+    }
+
+    /// Wait until the dataset's `used` settles: ZFS accounts at its txg commit.
+    fn settle_space(&self, path: &Path) -> Result<()> {
+        compression::settle_space(path, CAPS.mount_types)
     }
 
     /// A dataset snapshot.
     fn snapshot(
         &self,
-        live: &dyn super::ops::Live,
-        job: super::ops::SnapshotJob<'_>,
+        live: &dyn crate::fs::ops::Live,
+        job: crate::fs::ops::SnapshotJob<'_>,
         timeout: Duration,
-    ) -> Result<super::ops::Outcome<f64>> {
-        super::zfs_pool::snapshot(live, job, timeout)
+    ) -> Result<crate::fs::ops::Outcome<f64>> {
+        crate::fs::zfs_pool::snapshot(live, job, timeout)
     }
 
     /// Export the pool (its guard would destroy it).
-    fn detach(&self, live: &dyn super::ops::Live, timeout: Duration) -> Result<Option<String>> {
-        super::zfs_pool::export(live, timeout).map(Some)
+    fn detach(&self, live: &dyn crate::fs::ops::Live, timeout: Duration) -> Result<Option<String>> {
+        crate::fs::zfs_pool::export(live, timeout).map(Some)
     }
 
     /// Import the exported pool from its one device.
@@ -314,36 +347,36 @@ impl Filesystem for Zfs {
         link_dir: &Path,
         timeout: Duration,
     ) -> Result<()> {
-        super::zfs_pool::import(name, device, link_dir, timeout)
+        crate::fs::zfs_pool::import(name, device, link_dir, timeout)
     }
 
     /// `zpool scrub` of the layout's pool, waited for.
     fn scrub_layout(
         &self,
-        array: &super::redundancy::LiveArray<'_>,
+        array: &crate::fs::redundancy::LiveArray<'_>,
         tick: &dyn Fn(f64),
     ) -> Result<f64> {
-        super::zfs_pool::layout_scrub(array, tick)
+        crate::fs::zfs_pool::layout_scrub(array, tick)
     }
 
     /// `zpool offline` of the last member (wiped too when the rebuild goes onto it).
-    fn degrade_layout(&self, array: &mut super::redundancy::LiveArray<'_>) -> Result<()> {
-        super::zfs_pool::layout_degrade(array)
+    fn degrade_layout(&self, array: &mut crate::fs::redundancy::LiveArray<'_>) -> Result<()> {
+        crate::fs::zfs_pool::layout_degrade(array)
     }
 
     /// `zpool replace`, in place or onto the spare, and the resilver waited for.
     fn rebuild_layout(
         &self,
-        array: &super::redundancy::LiveArray<'_>,
+        array: &crate::fs::redundancy::LiveArray<'_>,
         tick: &dyn Fn(f64),
     ) -> Result<f64> {
-        super::zfs_pool::layout_rebuild(array, tick)
+        crate::fs::zfs_pool::layout_rebuild(array, tick)
     }
 
     /// The zfs-fuse daemon (machine-wide, started on first use where there is no kernel
     /// module) stays up across setups while the run holds it ([`zfs_daemon::hold`]).
-    fn hold_services(&self) -> Option<super::ServiceHold> {
-        Some(super::ServiceHold::new(zfs_daemon::hold()))
+    fn hold_services(&self) -> Option<crate::fs::ServiceHold> {
+        Some(crate::fs::ServiceHold::new(zfs_daemon::hold()))
     }
 
     fn required_tools(&self) -> &'static [&'static str] {
@@ -397,10 +430,10 @@ impl Filesystem for Zfs {
         timeout: Duration,
     ) -> Result<Box<dyn Mounted>> {
         // A library user that skipped `fs::register` still gets the pool's safety check.
-        super::zfs_pool::register();
+        crate::fs::zfs_pool::register();
         let (daemon, note) = zfs_daemon::ensure()?;
         // Import scans a directory: give it one holding only this device.
-        let devdir = super::unique_mountpoint("zdev");
+        let devdir = crate::fs::unique_mountpoint("zdev");
         std::fs::create_dir_all(&devdir).map_err(|e| Error::io("cannot create", &devdir, e))?;
         let name = device.file_name().map(|n| n.to_owned()).unwrap_or_default();
         let cleanup = |e: Error| {
@@ -424,7 +457,7 @@ impl Filesystem for Zfs {
         let mut import = argv(&["zpool", "import", "-d", &d, "-f"]);
         import.extend(no_cachefile(setup));
         import.push(pool.clone());
-        super::argv_guard::check(&import, device).map_err(cleanup)?;
+        crate::fs::argv_guard::check(&import, device).map_err(cleanup)?;
         let held = ledger::hold(Item::Zpool { name: pool.clone() }).map_err(cleanup)?;
         command::run_device_tool(&import, timeout).map_err(cleanup)?;
         let mut guard = ZfsMount {
@@ -471,13 +504,13 @@ impl Filesystem for Zfs {
 
     fn create_layout(
         &self,
-        layout: &super::layout::Layout,
+        layout: &crate::fs::layout::Layout,
         devices: &[PathBuf],
         setup: &SetupSpec,
         mountpoint: &Path,
         timeout: Duration,
     ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
-        let super::layout::Builder::Zpool(vdev) = layout.builder else {
+        let crate::fs::layout::Builder::Vdev(vdev) = layout.builder else {
             return Err(Error::invalid(
                 "--fs",
                 format!("setup {:?}: zfs builds no raid={}", setup.name, layout.name),
@@ -488,8 +521,8 @@ impl Filesystem for Zfs {
 }
 
 /// `zpool create` over `devices`; `layout` is `None` for the single-device pool (checked by
-/// [`super::argv_guard::check`] as always), else the layout's vdev type (`Some(None)`: a
-/// stripe), checked by [`super::argv_guard::check_devices`].
+/// [`crate::fs::argv_guard::check`] as always), else the layout's vdev type (`Some(None)`: a
+/// stripe), checked by [`crate::fs::argv_guard::check_devices`].
 fn create_pool(
     devices: &[PathBuf],
     layout: Option<Option<&str>>,
@@ -498,19 +531,19 @@ fn create_pool(
     timeout: Duration,
 ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
     for d in devices {
-        super::check_device_fits("zfs", MIN_SIZE, d)?;
+        crate::fs::check_device_fits("zfs", MIN_SIZE, d)?;
     }
     // From the first pool on, the target's safety checks ask whether a device is in one,
     // and device accounting finds its vdevs, even where `fs::register` was not called.
-    super::zfs_pool::register();
+    crate::fs::zfs_pool::register();
     let (daemon, note) = zfs_daemon::ensure()?;
     let pool = unique_pool();
     let dir_held = ensure_mountpoint(mountpoint)?;
     let created_dir = dir_held.is_some();
     let args = create_argv_layout(setup, &pool, layout.flatten(), devices, mountpoint);
     let checked = match layout {
-        None => super::argv_guard::check(&args, &devices[0]),
-        Some(_) => super::argv_guard::check_devices(&args, devices, args.len() - devices.len()),
+        None => crate::fs::argv_guard::check(&args, &devices[0]),
+        Some(_) => crate::fs::argv_guard::check_devices(&args, devices, args.len() - devices.len()),
     };
     if let Err(e) = checked {
         if created_dir {
@@ -675,6 +708,10 @@ impl Mounted for ZfsMount {
 
     fn implementation(&self) -> String {
         implementation()
+    }
+
+    fn substitute(&self) -> Option<crate::results::Substitute> {
+        is_fuse().then(daemon::substitute)
     }
 
     fn pool(&self) -> Option<&str> {

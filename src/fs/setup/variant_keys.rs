@@ -1,7 +1,7 @@
 //! Which variant keys each driver understands, and the check that rejects the rest.
 
-use super::variant_args::ArgRules;
 use crate::fs::SetupSpec;
+use crate::fs::variant_args::ArgRules;
 use crate::{Error, Result};
 
 /// What a driver accepts in a setup.
@@ -47,7 +47,7 @@ impl Accepts {
             .map(|(_, h)| format!(" ({h})"))
             .unwrap_or_default();
         let mut keys = self.keys();
-        keys.extend(super::layout::keys(fs));
+        keys.extend(crate::fs::layout::keys(fs));
         let valid = if keys.is_empty() {
             format!("{fs} takes no options of its own")
         } else {
@@ -63,7 +63,7 @@ impl Accepts {
     }
 }
 
-/// The key every driver takes: the setup's aging ([`super::age`]).
+/// The key every driver takes: the setup's aging ([`crate::fs::age`]).
 pub const AGE_KEY: &str = "age";
 
 /// Keys a plan parser may record in `raw` for data-directory attributes.
@@ -85,18 +85,18 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
         return Err(bad("mount"));
     }
     if let Some(r) = &setup.raid {
-        if !super::layout::takes(fs, "raid") {
+        if !crate::fs::layout::takes(fs, "raid") {
             return Err(bad("raid"));
         }
-        super::layout::check_value(fs, "raid", r, &setup.name)?;
+        crate::fs::layout::check_value(fs, "raid", r, &setup.name)?;
     }
     if let Some(m) = &setup.mraid {
-        if !super::layout::takes(fs, "mraid") {
+        if !crate::fs::layout::takes(fs, "mraid") {
             return Err(bad("mraid"));
         }
-        super::layout::check_value(fs, "mraid", m, &setup.name)?;
+        crate::fs::layout::check_value(fs, "mraid", m, &setup.name)?;
     }
-    if setup.spare && !super::layout::takes(fs, "spare") {
+    if setup.spare && !crate::fs::layout::takes(fs, "spare") {
         return Err(bad("spare"));
     }
     for k in setup.props.keys() {
@@ -116,7 +116,7 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
             || acc.props.contains(&k)
             || acc.dir_attrs.contains(&k)
             || (ATTR_KEYS.contains(&k) && !acc.dir_attrs.is_empty())
-            || super::layout::takes(fs, k)
+            || crate::fs::layout::takes(fs, k)
             // Aging is the setup's, whatever its filesystem (`fs::age`).
             || (k == AGE_KEY && setup.age.is_some())
             // Host tunings belong to the host, not the driver (checked by host::tuning).

@@ -1,15 +1,17 @@
 //! XFS: `mkfs.xfs -f -q`, properties from `xfs_info` of the mounted filesystem.
 
-use super::caps::{
-    AgingEta, ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot,
-};
-use super::maintenance::{Inodes, Maintenance};
-use super::props;
-use super::provenance::ToolVersion;
-use super::simple::{KernelFs, tool_text};
-use super::snapshot_ops::{Backup, Copies, Stream};
-use super::variant_args::{ArgRules, OptKey, Removed};
-use super::variant_keys::Accepts;
+/// Its option space for `fsbench tune`.
+pub mod options;
+pub mod props;
+pub mod resize;
+
+use crate::fs::caps::{AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, Shrink, Snapshot};
+use crate::fs::maintenance::{Inodes, Maintenance};
+use crate::fs::provenance::ToolVersion;
+use crate::fs::simple::{KernelFs, tool_text};
+use crate::fs::snapshot_ops::{Backup, Copies, Stream};
+use crate::fs::variant_args::{ArgRules, OptKey, Removed};
+use crate::fs::variant_keys::Accepts;
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -106,6 +108,10 @@ pub const XFS: KernelFs = KernelFs {
     caps: CAPS,
     // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
     array: None,
+    own: crate::fs::simple::Own {
+        compression_ratio: None,
+        shrink: Some(resize::shrink),
+    },
 };
 
 const CAPS: Caps = Caps {
@@ -114,10 +120,10 @@ const CAPS: Caps = Caps {
     check: Check::Offline(&["xfs_repair", "-n"]),
     grow: Grow::Mountpoint(&["xfs_growfs"]),
     // Kernel ≥ 5.12, `xfs_growfs -D`, marked experimental: never a whole allocation group.
-    shrink: Shrink::AgTail,
+    shrink: Shrink::Own,
     snapshot: Snapshot::None,
-    compression: Compression::None,
     // Every crash state is a clone with the recording's UUID.
+    layouts: crate::fs::layout::MD,
     crash: Crash::Clones {
         mount_extra: &["nouuid"],
         forget: None,

@@ -1,14 +1,14 @@
 //! A FAKE filesystem, compiled only into the library's unit tests (`cfg(test)`) and found by
-//! [`super::driver`] once a test registers it ([`super::register_for_test`]): its "mkfs"
+//! [`crate::fs::driver`] once a test registers it ([`crate::fs::register_for_test`]): its "mkfs"
 //! writes a marker into the target's device, which may be a plain file, and its "mount" is a
 //! directory, so a whole setup-round, the mkfs branch included, runs without root, loop
 //! devices or mounts (`runner/fake_runs.rs`). It records what it was asked to do, the
 //! run's hold on what it needs running ([`Filesystem::hold_services`]) included.
 
-use super::caps::Caps;
-use super::variant_args::ArgRules;
-use super::variant_keys::Accepts;
-use super::{Filesystem, MkfsRecord, Mounted, SetupSpec};
+use crate::fs::caps::Caps;
+use crate::fs::variant_args::ArgRules;
+use crate::fs::variant_keys::Accepts;
+use crate::fs::{Filesystem, MkfsRecord, Mounted, SetupSpec};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};
 use std::cell::RefCell;
@@ -121,9 +121,9 @@ impl Filesystem for FakeFs {
 
     /// "What it needs running": a log line when the run takes the hold and one when it lets
     /// go, so a test sees the runner hold it around every round.
-    fn hold_services(&self) -> Option<super::ServiceHold> {
+    fn hold_services(&self) -> Option<crate::fs::ServiceHold> {
         note("hold".into());
-        Some(super::ServiceHold::new(LetGo))
+        Some(crate::fs::ServiceHold::new(LetGo))
     }
 }
 

@@ -1,6 +1,6 @@
 //! XFS's option space: atime, log buffer size, allocation size, discard, allocation groups.
 
-use super::{Factor, Place, Space, default, safe};
+use crate::fs::options::model::{Factor, Place, Space, default, safe};
 
 /// XFS's option space (docs/tune.md).
 pub const SPACE: Space = Space {

@@ -8,7 +8,6 @@
 //! started is stopped and waited for by PID ([`crate::host::daemon`]). A daemon that was
 //! already running is someone else's and is left alone. All start/stop goes through this file.
 
-use super::zfs::is_fuse;
 use crate::host::command::{self, argv};
 use crate::host::daemon::Daemon;
 use crate::host::ledger;
@@ -161,6 +160,25 @@ pub fn ensure() -> Result<(DaemonHold, Option<String>)> {
 
 fn started_note() -> String {
     "fsbench started the zfs-fuse daemon (none was running); it is stopped when the run ends".into()
+}
+
+/// Its implementation label (`SetupInfo::implementation`).
+pub const LABEL: &str = "zfs-fuse";
+
+/// Whether ZFS here is zfs-fuse (no kernel module, zfs-fuse installed).
+pub fn is_fuse() -> bool {
+    crate::host::zfs::implementation() == crate::host::zfs::Zfs::Fuse
+}
+
+/// What a setup run on zfs-fuse carries in its results: its figures are not kernel
+/// OpenZFS's (the report warns, claims that need OpenZFS are not decided on it).
+pub fn substitute() -> crate::results::Substitute {
+    crate::results::Substitute {
+        implementation: LABEL.into(),
+        what: "ZFS in user space over FUSE".into(),
+        instead_of: "kernel OpenZFS".into(),
+        published: "OpenZFS".into(),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,12 @@
 //! A filesystem setup: a filesystem plus its variant options (`zfs-16k=zfs:recordsize=16K`).
 //!
 //! The one definition of a setup. `plan::variant` parses `--fs` and plan-file tables into it,
-//! each driver says which keys it takes ([`super::variant_keys::Accepts`]), the runner mounts it.
+//! each driver says which keys it takes ([`crate::fs::variant_keys::Accepts`]), the runner mounts it.
+
+pub mod age;
+pub mod argv_guard;
+pub mod variant_args;
+pub mod variant_keys;
 
 use crate::host::tuning::HostSetting;
 use serde::{Deserialize, Serialize};
@@ -29,7 +34,7 @@ pub struct SetupSpec {
     /// The options as the user wrote them (for the record).
     #[serde(default)]
     pub raw: BTreeMap<String, String>,
-    /// `raid=`: the layout over the target's devices (`fs::layout::LAYOUTS`); `None` uses
+    /// `raid=`: the layout over the target's devices (the driver's `Caps::layouts`); `None` uses
     /// the first device alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raid: Option<String>,
@@ -47,7 +52,7 @@ pub struct SetupSpec {
     /// `age=PROFILE[:AMOUNT[:FULLNESS%]]`: aged after mkfs and before the workloads
     /// (`runner::age`); `None`: measured fresh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub age: Option<super::age::AgeSpec>,
+    pub age: Option<crate::fs::age::AgeSpec>,
     /// Why this setup is less durable than the default (nobarrier, sync=disabled, nocow…);
     /// printed before the run and carried into `results.json`.
     #[serde(default)]
@@ -76,23 +81,23 @@ impl SetupSpec {
     /// Its filesystem's driver: the one look-up of a setup's `fs` name and the one "no
     /// driver" error (it names the known filesystems). `--fs` parsing refuses a name without
     /// a driver, so only a directory target's setup (`dir`) or an edited plan.json has none.
-    pub fn driver(&self) -> crate::Result<&'static dyn super::Filesystem> {
-        super::driver(&self.fs).ok_or_else(|| {
+    pub fn driver(&self) -> crate::Result<&'static dyn crate::fs::Filesystem> {
+        crate::fs::driver(&self.fs).ok_or_else(|| {
             crate::Error::invalid(
                 "--fs",
                 format!(
                     "setup {:?}: no driver for filesystem {:?}; known filesystems: {}",
                     self.name,
                     self.fs,
-                    super::KNOWN.join(", ")
+                    crate::fs::KNOWN.join(", ")
                 ),
             )
         })
     }
 
-    /// What its driver offers ([`super::Caps`]); [`super::Caps::NONE`] without a driver.
-    pub fn caps(&self) -> super::Caps {
-        self.driver().map_or(super::Caps::NONE, |d| *d.caps())
+    /// What its driver offers ([`crate::fs::Caps`]); [`crate::fs::Caps::NONE`] without a driver.
+    pub fn caps(&self) -> crate::fs::Caps {
+        self.driver().map_or(crate::fs::Caps::NONE, |d| *d.caps())
     }
 
     /// Whether fsbench's data directory gets `chattr +C` (Btrfs nodatacow).

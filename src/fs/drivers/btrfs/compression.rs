@@ -1,119 +1,31 @@
-//! How a driver reads the on-disk compression ratio of written data (`Caps::compression`:
-//! Btrfs's extent items through the tree-search ioctl, a ZFS dataset's `compressratio`), and
-//! waits until the space of what was written is accounted. The compression workload calls
-//! these through `Filesystem::compression_ratio` and `Filesystem::settle_space`.
+//! Btrfs's compression ratio: referenced (logical) against on-disk bytes of each file's
+//! extent items, read through the tree-search ioctl (its driver's `compression_ratio`).
 
-use super::caps::{Caps, Compression};
-use crate::host::command::{self, argv};
 use crate::{Error, Result};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-/// The on-disk compression ratio (logical / physical) of a btrfs file or directory tree, or
-/// of the ZFS dataset holding `path_or_dataset` (a path or a dataset name), as `caps` says
-/// it is read (`Caps::compression`). `None` for filesystems without compression,
-/// or a btrfs path holding no data.
-pub fn ratio(caps: &Caps, path_or_dataset: &str) -> Result<Option<f64>> {
-    match caps.compression {
-        Compression::Extents => {
-            let (logical, disk) = btrfs_usage(Path::new(path_or_dataset))?;
-            Ok((disk > 0).then(|| logical as f64 / disk as f64))
-        }
-        Compression::DatasetProperty => {
-            let ds = if path_or_dataset.starts_with('/') {
-                dataset_of(Path::new(path_or_dataset), caps.mount_types)?
-            } else {
-                path_or_dataset.to_string()
-            };
-            let out = command::run(
-                &argv(&["zfs", "get", "-Hp", "-o", "value", "compressratio", &ds]),
-                Duration::from_secs(30),
-            )?;
-            parse_zfs_ratio(&out.stdout)
-                .map(Some)
-                .ok_or_else(|| Error::tool("zfs get compressratio", out.stdout))
-        }
-        Compression::None => Ok(None),
-    }
+/// The on-disk compression ratio (logical / physical) of a file or directory tree; `None`
+/// when it holds no data.
+pub fn ratio(path: &Path) -> Result<Option<f64>> {
+    let (logical, disk) = usage(path)?;
+    Ok((disk > 0).then(|| logical as f64 / disk as f64))
 }
 
-/// `1.00x`, `2.41`, or `2.41x` → 2.41.
-fn parse_zfs_ratio(s: &str) -> Option<f64> {
-    s.trim().trim_end_matches('x').parse().ok()
-}
-
-/// The ZFS dataset whose mount (of one of `mount_types`) holds `path` (longest matching
-/// mount point).
-fn dataset_of(path: &Path, mount_types: &[&str]) -> Result<String> {
-    let canon = std::fs::canonicalize(path).map_err(|e| Error::io("cannot resolve", path, e))?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo")
-        .map_err(|e| Error::io("cannot read", "/proc/self/mountinfo", e))?;
-    let mut best: Option<(usize, String)> = None;
-    for line in text.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let mp = left.split(' ').nth(4).unwrap_or("");
-        let mut r = right.split(' ');
-        let fstype = r.next().unwrap_or("");
-        let source = r.next().unwrap_or("");
-        if mount_types.contains(&fstype)
-            && canon.starts_with(mp)
-            && best.as_ref().is_none_or(|(l, _)| mp.len() >= *l)
-        {
-            best = Some((mp.len(), source.to_string()));
-        }
-    }
-    best.map(|(_, s)| s).ok_or_else(|| {
-        Error::Other(format!(
-            "{} is not on a mounted ZFS dataset",
-            path.display()
-        ))
-    })
-}
-
-/// Where space is accounted at commit time (a dataset property: ZFS's txg, seconds after
-/// fsync), wait until what was written at `path` is counted; elsewhere nothing to wait for.
-pub fn settle_space(caps: &Caps, path: &Path) -> Result<()> {
-    if caps.compression == Compression::DatasetProperty {
-        wait_dataset_settled(path, caps.mount_types)?;
-    }
-    Ok(())
-}
-
-/// Wait (up to 30 s) until the dataset's `used` stops changing after a sync.
-fn wait_dataset_settled(path: &Path, mount_types: &[&str]) -> Result<()> {
-    let ds = dataset_of(path, mount_types)?;
-    crate::host::sync_all();
-    let used = || -> Result<String> {
-        Ok(command::run(
-            &argv(&["zfs", "get", "-Hp", "-o", "value", "used", &ds]),
-            Duration::from_secs(30),
-        )?
-        .stdout)
-    };
-    let start = Instant::now();
-    let mut last = used()?;
-    let mut stable = 0;
-    while start.elapsed() < Duration::from_secs(30) && stable < 3 {
-        std::thread::sleep(Duration::from_secs(1));
-        let now = used()?;
-        stable = if now == last { stable + 1 } else { 0 };
-        last = now;
-    }
-    Ok(())
+/// [`ratio`] of a path given as text (the driver's `compression_ratio`).
+pub fn ratio_of(path: &str) -> Result<Option<f64>> {
+    ratio(Path::new(path))
 }
 
 /// Referenced (logical) and on-disk bytes of every regular file under `path` on btrfs.
-pub fn btrfs_usage(path: &Path) -> Result<(u64, u64)> {
+pub fn usage(path: &Path) -> Result<(u64, u64)> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io("cannot stat", path, e))?;
     if meta.is_dir() {
         let mut total = (0, 0);
         let rd = std::fs::read_dir(path).map_err(|e| Error::io("cannot list", path, e))?;
         for entry in rd {
             let entry = entry.map_err(|e| Error::io("cannot list", path, e))?;
-            let (l, d) = btrfs_usage(&entry.path())?;
+            let (l, d) = usage(&entry.path())?;
             total.0 += l;
             total.1 += d;
         }
@@ -217,13 +129,6 @@ fn extent_usage(item: &[u8]) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_zfs_ratio() {
-        assert_eq!(parse_zfs_ratio("2.41x\n"), Some(2.41));
-        assert_eq!(parse_zfs_ratio("1.00"), Some(1.0));
-        assert_eq!(parse_zfs_ratio("-"), None);
-    }
 
     #[test]
     fn extent_items() {

@@ -2,7 +2,7 @@
 //! primarycache). Declared for completeness; zfs-fuse is no stand-in for OpenZFS, so tune
 //! searches it only when `--fs` names zfs.
 
-use super::{Factor, Place, Space, safe, unsafe_};
+use crate::fs::options::model::{Factor, Place, Space, safe, unsafe_};
 
 /// ZFS's option space (docs/tune.md).
 pub const SPACE: Space = Space {

@@ -1,12 +1,12 @@
 //! tmpfs: the RAM ceiling reference. No device; its size comes from the setup (`size=…`)
 //! or defaults to half of RAM, the kernel's own default, written out so it is recorded.
 
-use super::caps::{Caps, Crash, Shrink};
-use super::mount::{self, KernelMount};
-use super::variant_args::ArgRules;
-use super::variant_keys::{self, Accepts};
-use super::{Filesystem, MkfsRecord, Mounted};
 use crate::fs::SetupSpec;
+use crate::fs::caps::{Caps, Crash, Shrink};
+use crate::fs::mount::{self, KernelMount};
+use crate::fs::variant_args::ArgRules;
+use crate::fs::variant_keys::{self, Accepts};
+use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};
 use std::collections::BTreeMap;

@@ -1,18 +1,22 @@
 //! Btrfs: `mkfs.btrfs -f -q`, properties from `dump-super` and `btrfs filesystem df`.
 
-use super::Filesystem;
-use super::caps::{
-    AgingEta, ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, Shrink, Snapshot,
-};
-use super::durability::{Weakening, Weakens};
-use super::maintenance::{Inodes, Maintenance, Scrub};
-use super::props;
-use super::provenance::ToolVersion;
-use super::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
-use super::simple::{KernelFs, tool_text};
-use super::snapshot_ops::{Backup, Copies, Maint, Stream};
-use super::variant_args::{ArgRules, OptKey};
-use super::variant_keys::Accepts;
+/// Its option space for `fsbench tune`.
+pub mod compression;
+pub mod layouts;
+pub mod options;
+pub mod props;
+pub mod snapshot;
+
+use crate::fs::Filesystem;
+use crate::fs::caps::{AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, Shrink, Snapshot};
+use crate::fs::durability::{Weakening, Weakens};
+use crate::fs::maintenance::{Inodes, Maintenance, Scrub};
+use crate::fs::provenance::ToolVersion;
+use crate::fs::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
+use crate::fs::simple::{KernelFs, tool_text};
+use crate::fs::snapshot_ops::{Backup, Copies, Maint, Own, Stream};
+use crate::fs::variant_args::{ArgRules, OptKey};
+use crate::fs::variant_keys::Accepts;
 use crate::host::command::{self, argv};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
@@ -104,6 +108,10 @@ pub const BTRFS: KernelFs = KernelFs {
     tools: &["mkfs.btrfs", "mount"],
     caps: CAPS,
     array: Some(ARRAY_OPS),
+    own: crate::fs::simple::Own {
+        compression_ratio: Some(compression::ratio_of),
+        shrink: None,
+    },
 };
 
 /// A Btrfs layout's scrub, failed device and rebuild: a line through the steps' seconds of
@@ -163,7 +171,7 @@ fn forget(dev: &Path, timeout: Duration) -> crate::Result<()> {
     let d = dev.display().to_string();
     let a = argv(&["btrfs", "device", "scan", "--forget", &d]);
     // A wiped device is no longer registered: "not found" is the state wanted.
-    super::argv_guard::check_devices(&a, &[dev.to_path_buf()], 4)?;
+    crate::fs::argv_guard::check_devices(&a, &[dev.to_path_buf()], 4)?;
     let _ = command::run_unchecked(&a, timeout)?;
     Ok(())
 }
@@ -189,8 +197,8 @@ const CAPS: Caps = Caps {
     grow: Grow::Mountpoint(&["btrfs", "filesystem", "resize", "max"]),
     shrink: Shrink::OnlineBy(&["btrfs", "filesystem", "resize"]),
     snapshot: Snapshot::Subvolume(&["btrfs", "subvolume"]),
-    compression: Compression::Extents,
     // A clone has the recording's fsid: the kernel must forget it before the next one.
+    layouts: layouts::LAYOUTS,
     crash: Crash::Clones {
         mount_extra: &[],
         forget: Some(&["btrfs", "device", "scan", "--forget"]),
@@ -221,8 +229,8 @@ const CAPS: Caps = Caps {
         scrub: Some(Scrub::Foreground(&["btrfs", "scrub", "start", "-B"])),
     },
     backup: Backup {
-        copies: Copies::Subvolume,
-        stream: Stream::Btrfs,
+        copies: Copies::Own(Own(&snapshot::SUBVOLUMES)),
+        stream: Stream::Own,
         trim: Backup::FSTRIM,
         // Every data and metadata chunk rewritten: what seed 004 advises running periodically.
         balance: Maint::Run(&["btrfs", "balance", "start", "--full-balance"]),

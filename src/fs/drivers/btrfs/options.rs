@@ -1,7 +1,7 @@
 //! Btrfs's option space: compression, copy-on-write, SSD allocation, atime, autodefrag,
 //! commit interval, discard.
 
-use super::{Conflict, Factor, Place, Space, default, safe, unsafe_};
+use crate::fs::options::model::{Conflict, Factor, Place, Space, default, safe, unsafe_};
 
 /// Btrfs's option space (docs/tune.md).
 pub const SPACE: Space = Space {

@@ -1,16 +1,19 @@
 //! ext4: `mkfs.ext4 -F -q`, properties from `tune2fs -l`.
 
-use super::caps::{
-    AgingEta, ArrayEta, Caps, Check, Compression, Crash, Eta, Grow, OfflineResize, Shrink, Snapshot,
+/// Its option space for `fsbench tune`.
+pub mod options;
+pub mod props;
+
+use crate::fs::caps::{
+    AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, OfflineResize, Shrink, Snapshot,
 };
-use super::durability::{Weakening, Weakens};
-use super::maintenance::{Inodes, Maintenance};
-use super::props;
-use super::provenance::ToolVersion;
-use super::simple::{KernelFs, tool_text};
-use super::snapshot_ops::{Backup, Copies, Stream};
-use super::variant_args::{ArgRules, OptKey};
-use super::variant_keys::Accepts;
+use crate::fs::durability::{Weakening, Weakens};
+use crate::fs::maintenance::{Inodes, Maintenance};
+use crate::fs::provenance::ToolVersion;
+use crate::fs::simple::{KernelFs, tool_text};
+use crate::fs::snapshot_ops::{Backup, Copies, Stream};
+use crate::fs::variant_args::{ArgRules, OptKey};
+use crate::fs::variant_keys::Accepts;
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -86,6 +89,7 @@ pub const EXT4: KernelFs = KernelFs {
     caps: CAPS,
     // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
     array: None,
+    own: crate::fs::simple::Own::NONE,
 };
 
 /// resize2fs resizes offline only after a forced check, and reads the size it is given in KiB.
@@ -107,7 +111,7 @@ const CAPS: Caps = Caps {
     },
     shrink: Shrink::Offline(OFFLINE_RESIZE),
     snapshot: Snapshot::None,
-    compression: Compression::None,
+    layouts: crate::fs::layout::MD,
     crash: Crash::Clones {
         mount_extra: &[],
         forget: None,

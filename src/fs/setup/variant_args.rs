@@ -106,7 +106,7 @@ pub const MULTI_DEVICE: &str = "devices named in mkfs=/mount= words (extra data 
 /// Directories a variant argument may name: the image's scratch directory (image targets) and
 /// fsbench's mount root.
 pub fn scratch_area(target: &TargetKind) -> Vec<PathBuf> {
-    let mut v = vec![super::mount_root()];
+    let mut v = vec![crate::fs::mount_root()];
     if let TargetKind::Image { scratch_dir, .. } = target {
         v.push(scratch_dir.clone());
     }

@@ -1,13 +1,13 @@
 //! The driver shared by the kernel filesystems (ext4, XFS, Btrfs): each is a [`KernelFs`]
 //! constant naming its mkfs, defaults, minimum size, accepted variant keys and describer.
 
-use super::layout::{Builder, Layout};
-use super::mount::{self, Describe, KernelMount};
-use super::redundancy::{self, ArrayOps, LiveArray};
-use super::variant_keys::{self, Accepts};
-use super::{Filesystem, MkfsRecord, Mounted};
 use crate::Result;
 use crate::fs::SetupSpec;
+use crate::fs::layout::{Builder, Layout};
+use crate::fs::mount::{self, Describe, KernelMount};
+use crate::fs::redundancy::{self, ArrayOps, LiveArray};
+use crate::fs::variant_keys::{self, Accepts};
+use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::host::command;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,10 +29,43 @@ pub struct KernelFs {
     /// Programs that must be on PATH.
     pub tools: &'static [&'static str],
     /// What it offers beyond create and mount.
-    pub caps: super::Caps,
+    pub caps: crate::fs::Caps,
     /// What its own redundant layouts do in the redundancy phase (Btrfs); `None`: its
     /// layout steps are unsupported here.
     pub array: Option<ArrayOps>,
+    /// Its mechanisms of its own (in its folder), where the shared defaults do not fit.
+    pub own: Own,
+}
+
+/// A kernel filesystem's mechanisms of its own, each replacing the shared default of a
+/// [`Filesystem`] method (the one place a [`KernelFs`] constant names code of its folder).
+#[derive(Clone, Copy)]
+pub struct Own {
+    /// Its compression ratio ([`Filesystem::compression_ratio`]); `None`: it does not
+    /// compress data.
+    pub compression_ratio: Option<RatioFn>,
+    /// Its shrink ([`Filesystem::shrink`]); `None`: the one its `Caps::shrink` names.
+    pub shrink: Option<ShrinkFn>,
+}
+
+/// A driver's own compression ratio of what lies at a path (`None` when it holds no data).
+pub type RatioFn = fn(&str) -> Result<Option<f64>>;
+
+/// A driver's own shrink: the live filesystem, the bytes to give back, the smaller tail to
+/// try when that is refused, the timeout.
+pub type ShrinkFn = fn(
+    &mut dyn crate::fs::ops::Live,
+    u64,
+    u64,
+    Duration,
+) -> Result<crate::fs::ops::Outcome<crate::fs::resize::Shrunk>>;
+
+impl Own {
+    /// Nothing of its own: every method's shared default.
+    pub const NONE: Own = Own {
+        compression_ratio: None,
+        shrink: None,
+    };
 }
 
 impl Filesystem for KernelFs {
@@ -56,8 +89,28 @@ impl Filesystem for KernelFs {
         &self.accepts
     }
 
-    fn caps(&self) -> &super::Caps {
+    fn caps(&self) -> &crate::fs::Caps {
         &self.caps
+    }
+
+    fn compression_ratio(&self, path_or_dataset: &str) -> Result<Option<f64>> {
+        match self.own.compression_ratio {
+            Some(ratio) => ratio(path_or_dataset),
+            None => Ok(None),
+        }
+    }
+
+    fn shrink(
+        &self,
+        live: &mut dyn crate::fs::ops::Live,
+        by: u64,
+        tail_by: u64,
+        timeout: Duration,
+    ) -> Result<crate::fs::ops::Outcome<crate::fs::resize::Shrunk>> {
+        match self.own.shrink {
+            Some(shrink) => shrink(live, by, tail_by, timeout),
+            None => crate::fs::resize::shrink(&self.caps, live, by, timeout),
+        }
     }
 
     /// mkfs (timed, output kept), then mount.
@@ -68,12 +121,12 @@ impl Filesystem for KernelFs {
         mnt: &Path,
         timeout: Duration,
     ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
-        super::check_device_fits(self.fstype, self.min_size, device)?;
+        crate::fs::check_device_fits(self.fstype, self.min_size, device)?;
         let mut argv = command::argv(&[self.mkfs]);
         argv.extend(self.default_args.iter().map(|s| s.to_string()));
         argv.extend(setup.mkfs.iter().cloned());
         argv.push(device.display().to_string());
-        super::argv_guard::check(&argv, device)?;
+        crate::fs::argv_guard::check(&argv, device)?;
         let out = command::run_device_tool(&argv, timeout)?;
         let record = MkfsRecord {
             args: argv,
@@ -94,7 +147,7 @@ impl Filesystem for KernelFs {
         mnt: &Path,
         timeout: Duration,
     ) -> Result<(MkfsRecord, Box<dyn Mounted>)> {
-        if layout.builder != Builder::Btrfs {
+        if layout.builder != Builder::Profile {
             return Err(crate::Error::invalid(
                 "--fs",
                 format!(
@@ -105,16 +158,16 @@ impl Filesystem for KernelFs {
             ));
         }
         for d in devices {
-            super::check_device_fits(self.fstype, self.min_size, d)?;
+            crate::fs::check_device_fits(self.fstype, self.min_size, d)?;
         }
         let argv = self.layout_argv(layout, devices, setup);
         let at = argv.len() - devices.len();
-        super::argv_guard::check_devices(&argv, devices, at)?;
+        crate::fs::argv_guard::check_devices(&argv, devices, at)?;
         let out = command::run_device_tool(&argv, timeout)?;
         // The kernel must know every member before mounting by the first (no udev here).
         let mut scan = command::argv(&["btrfs", "device", "scan"]);
         scan.extend(devices.iter().map(|d| d.display().to_string()));
-        super::argv_guard::check_devices(&scan, devices, 3)?;
+        crate::fs::argv_guard::check_devices(&scan, devices, 3)?;
         command::run(&scan, timeout)?;
         let record = MkfsRecord {
             args: argv,
@@ -193,7 +246,7 @@ impl KernelFs {
     ) -> Vec<String> {
         let mut argv = command::argv(&[self.mkfs]);
         argv.extend(self.default_args.iter().map(|s| s.to_string()));
-        argv.extend(super::layout::btrfs_profile_args(setup, layout));
+        argv.extend(crate::fs::layout::btrfs_profile_args(setup, layout));
         argv.extend(setup.mkfs.iter().cloned());
         argv.extend(devices.iter().map(|d| d.display().to_string()));
         argv

@@ -1,6 +1,6 @@
 //! A ZFS pool's own mechanisms, the ZFS driver's (`fs/zfs.rs`) behaviour beyond create and
 //! mount: which block devices a pool writes to and how to make it write back now (installed
-//! for `measure` by [`super::register`]), whether a device is a member of an imported pool
+//! for `measure` by [`crate::fs::register`]), whether a device is a member of an imported pool
 //! (installed for `target`'s safety checks), what the capability probes ask of a pool —
 //! export and import, scrub, expand, a dataset snapshot — and what the redundancy phase asks
 //! of a layout's pool (`fs/redundancy.rs`): scrub, a member offline, `zpool replace`.
@@ -17,9 +17,9 @@
 //! txg to be on disk: setting and then clearing a user property (`fsbench:writeback`), which
 //! leaves the dataset as it was.
 
-use super::ops::{Checked, Live, Outcome, SnapshotJob};
-use super::redundancy::{LiveArray, percent_done, run_on, wipe};
-use super::resize::Grown;
+use crate::fs::ops::{Checked, Live, Outcome, SnapshotJob};
+use crate::fs::redundancy::{LiveArray, percent_done, run_on, wipe};
+use crate::fs::resize::Grown;
 use crate::host::command::{self, argv};
 use crate::{Error, Result};
 use std::os::unix::fs::FileTypeExt;
@@ -163,9 +163,9 @@ pub fn sync_txg(dataset: &str) -> crate::Result<String> {
 
 /// Tell the measuring layer how to find a pool's devices and force its commit, and the
 /// target's safety checks how to ask whether a device is in an imported pool (`measure` and
-/// `target` cannot ask the drivers); done by [`super::register`].
+/// `target` cannot ask the drivers); done by [`crate::fs::register`].
 pub fn register() {
-    for t in super::Filesystem::caps(&super::Zfs).mount_types {
+    for t in crate::fs::Filesystem::caps(&crate::fs::Zfs).mount_types {
         crate::measure::backing::register_pool(
             t,
             crate::measure::backing::PoolOps {
@@ -174,7 +174,10 @@ pub fn register() {
             },
         );
     }
-    crate::scratch::safety::register_membership(super::Filesystem::name(&super::Zfs), not_a_vdev);
+    crate::scratch::safety::register_membership(
+        crate::fs::Filesystem::name(&crate::fs::Zfs),
+        not_a_vdev,
+    );
 }
 
 /// The block devices under the pool of a mount source (a dataset, `tank/home`).
@@ -254,7 +257,7 @@ pub fn import(pool: &str, device: &Path, link_dir: &Path, timeout: Duration) -> 
             .map_err(|e| Error::io("cannot link", device, e))?;
     }
     let import = argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]);
-    super::argv_guard::check(&import, device)?;
+    crate::fs::argv_guard::check(&import, device)?;
     command::run_device_tool(&import, timeout)?;
     Ok(())
 }
@@ -294,12 +297,12 @@ pub fn scrub(live: &mut dyn Live, timeout: Duration) -> Result<Outcome<Checked>>
 pub fn expand(live: &mut dyn Live, timeout: Duration) -> Result<Outcome<Grown>> {
     let pool = pool_at(live)?;
     let d = live.device().to_string_lossy().to_string();
-    let before = super::ops::fs_size(live.mountpoint())?;
+    let before = crate::fs::ops::fs_size(live.mountpoint())?;
     let cmd = argv(&["zpool", "online", "-e", &pool, &d]);
     let mut seconds = command::run(&cmd, timeout)?.seconds;
     let mut online = true;
     let mut note = String::new();
-    if super::ops::settled_size(live.mountpoint(), before)? == before {
+    if crate::fs::ops::settled_size(live.mountpoint(), before)? == before {
         let start = Instant::now();
         live.unmount()?;
         live.mount()?;
@@ -343,15 +346,15 @@ pub fn snapshot(live: &dyn Live, job: SnapshotJob<'_>, timeout: Duration) -> Res
 
 /// The versions a ZFS comparison depends on: OpenZFS ≥ 2.0 has `zpool version`; zfs-fuse's
 /// zpool does not, and zfs-fuse itself has no version flag, so the package manager is asked.
-pub const VERSIONS: &[super::provenance::ToolVersion] = &[
-    super::provenance::ToolVersion {
+pub const VERSIONS: &[crate::fs::provenance::ToolVersion] = &[
+    crate::fs::provenance::ToolVersion {
         tool: "zpool",
         asks: &[
             &["zpool", "version"],
             &["dpkg-query", "-W", "-f=zfs-fuse ${Version}", "zfs-fuse"],
         ],
     },
-    super::provenance::ToolVersion {
+    crate::fs::provenance::ToolVersion {
         tool: "zfs-fuse",
         asks: &[&["dpkg-query", "-W", "-f=${Version}", "zfs-fuse"]],
     },

@@ -9,14 +9,14 @@
 //!   ledger keeps what lies beneath a failed item, see `recover_in`), and a daemon is not
 //!   stopped while it still serves pools;
 //! - when the daemon died too, nothing has the pool imported (fsbench's pools are made with
-//!   `cachefile=none`, see [`super::zfs`]), but its FUSE mount is left dead ("Transport
+//!   `cachefile=none`, see [`crate::fs::zfs`]), but its FUSE mount is left dead ("Transport
 //!   endpoint is not connected") on the mountpoint, and `/zfs-kstat` likewise: both are
 //!   unmounted, and its socket (`/var/run/zfs/zfs_socket`, which makes `zpool` say
 //!   "Connection refused") is removed once nothing listens on it. A pool some cache file still names would be imported again by the next daemon
 //!   and is reported instead.
 
-use super::zfs::is_fuse;
-use super::zfs_daemon;
+use crate::fs::zfs_daemon;
+use crate::fs::zfs_daemon::is_fuse;
 use crate::host::command::{self, argv};
 use crate::host::ledger::Outcome;
 use std::path::{Path, PathBuf};
@@ -247,7 +247,7 @@ fn dead_fuse_mounts(which: impl Fn(&crate::host::mountinfo::MountEntry) -> bool)
 
 fn unmount_all(mounts: &[PathBuf]) -> Result<(), String> {
     for m in mounts {
-        super::mount::unmount(m).map_err(|e| e.to_string())?;
+        crate::fs::mount::unmount(m).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

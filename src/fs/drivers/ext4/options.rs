@@ -1,6 +1,6 @@
 //! ext4's option space: journal mode and commit interval, atime, barriers, discard, inode size.
 
-use super::{Conflict, Factor, Place, Space, default, safe, unsafe_};
+use crate::fs::options::model::{Conflict, Factor, Place, Space, default, safe, unsafe_};
 
 /// ext4's option space (docs/tune.md).
 pub const SPACE: Space = Space {
