@@ -425,13 +425,15 @@ impl Real {
         ));
         let start = Instant::now();
         let o = crate::runner::execute_with(&inv, false, None)?;
+        // One reading: the journal and the answer hold the same time (a resume reads it back).
+        let seconds = start.elapsed().as_secs_f64();
         if !o.interrupted {
             self.journal.stages.push(Entry {
                 stage: stage.to_string(),
                 variants: variants.to_vec(),
                 rounds,
                 out: out.clone(),
-                seconds: start.elapsed().as_secs_f64(),
+                seconds,
             });
             self.journal.save(&self.out)?;
         }
@@ -439,7 +441,7 @@ impl Real {
             results: o.results,
             interrupted: o.interrupted,
             out: out.display().to_string(),
-            seconds: start.elapsed().as_secs_f64(),
+            seconds,
         })
     }
 }
