@@ -78,6 +78,9 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
         args.plan.fs.clone()
     };
     let setups = crate::plan::setup_syntax::parse_fs_list(&fs_words)?;
+    // The target check before the stages (a --device's consent, the image size) is of these
+    // setups, not of the default set (--current alone names none with --fs).
+    base.fs = fs_words.clone();
     let baselines: Vec<Candidate> = setups.iter().map(baseline_of).collect::<Result<_, _>>()?;
     let filter = Filter(args.options.clone());
     let unknown = search::unknown_options(&filter, &baselines);
