@@ -29,6 +29,13 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         return tune(args, None);
     };
     let journal = Journal::load(&dir)?;
+    let given = crate::tune::journal::args_of(&std::env::args().collect::<Vec<_>>());
+    if given.len() > 1 {
+        eprintln!(
+            "fsbench tune: --resume takes the tune's flags from its journal; ignored: {}",
+            given[1..].join(" ")
+        );
+    }
     let argv = std::iter::once("fsbench".to_string()).chain(journal.args.iter().cloned());
     let saved = match <crate::cli::Cli as clap::Parser>::try_parse_from(argv) {
         Ok(crate::cli::Cli {
@@ -239,11 +246,13 @@ fn publish(
     out: &std::path::Path,
     loc: Option<&crate::history::Location>,
 ) {
+    // An interrupted confirmation is no result (a resumed tune runs it again).
     let Some(stage) = answer
         .stages
         .iter()
         .rev()
         .find(|s| s.stage == "confirmation")
+        .filter(|_| answer.complete)
     else {
         return;
     };
