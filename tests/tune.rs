@@ -4,7 +4,8 @@
 //! Privileged tests (root, loop devices, mkfs) print `skipped: <reason>` when a prerequisite
 //! is missing, and fail instead when `FSBENCH_REQUIRE_PRIVILEGED=1`.
 
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 mod common;
 
@@ -62,6 +63,108 @@ fn unknown_options_invalid_combinations_and_a_short_budget_are_refused_creating_
     );
     assert_refused(&run(&["--budget", "5s"]), &["--budget", "too small"]);
     assert_refused(&run(&["--until-settled"]), &["--until-settled"]);
+}
+
+#[test]
+fn current_must_be_a_mount_point_of_a_searched_filesystem_and_resume_a_tune() {
+    let scratch = common::scratch("fsbench-tune-cur-");
+    let out = scratch.path().join("out");
+    let run = |path: &Path| {
+        let o = bin()
+            .arg("tune")
+            .args(TINY)
+            .arg("--current")
+            .arg(path)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!out.exists(), "{} was created", out.display());
+        o
+    };
+    let dir = scratch.path().display().to_string();
+    assert_refused(
+        &run(scratch.path()),
+        &["--current", &dir, "is not a mount point (it is inside"],
+    );
+    assert_refused(&run(Path::new("/proc")), &["/proc is a proc mount"]);
+    assert_refused(
+        &run(&scratch.path().join("missing")),
+        &["--current", "missing"],
+    );
+    let o = bin()
+        .args(["tune", "--resume"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert_refused(&o, &["--resume", "holds no tune journal"]);
+}
+
+/// A loop-mounted image, unmounted and detached on drop (also when the test panics).
+struct Mounted {
+    dev: String,
+    mnt: std::path::PathBuf,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn current_reads_a_mounted_ext4s_options_and_inode_size_as_the_baseline() {
+    let _serial = common::serial();
+    if !common::privileged_loop(
+        "tune::current_reads_a_mounted_ext4s_options_and_inode_size_as_the_baseline",
+        &["mkfs.ext4", "tune2fs"],
+    ) {
+        return;
+    }
+    let scratch = common::scratch("fsbench-tune-cur-");
+    let img = scratch.path().join("cur.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    ok(Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-I", "512"])
+        .arg(&img));
+    let dev = stdout(
+        &Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&img)
+            .output()
+            .unwrap(),
+    )
+    .trim()
+    .to_string();
+    let mnt = scratch.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let m = Mounted { dev, mnt };
+    ok(Command::new("mount")
+        .args(["-o", "noatime,lazytime,errors=remount-ro", &m.dev])
+        .arg(&m.mnt));
+    let o = bin()
+        .args(["tune", "--dry-run"])
+        .args(&TINY[2..])
+        .arg("--current")
+        .arg(&m.mnt)
+        .output()
+        .unwrap();
+    let text = common::assert_ok(&o);
+    for want in [
+        "current=ext4:mkfs=-I 512;mount=noatime,lazytime",
+        "superblock: -I 512",
+        "measured at fsbench's default: errors=remount-ro",
+        // Screening starts from the mount's values: atime is already noatime.
+        "current-atime-default=ext4:mkfs=-I 512;mount=lazytime",
+    ] {
+        assert!(text.contains(want), "lacks {want}:\n{text}");
+    }
+    drop(m);
 }
 
 #[test]
@@ -159,6 +262,32 @@ fn tune_screens_confirms_and_writes_the_answer_on_tiny_images() {
         assert_eq!(c["gain"]["rounds"], 2);
         assert_eq!(c["setup"]["variant"], "ext4-noatime=ext4:mount=noatime");
     }
+    // The confirmation is the tune's results.json, as a run's (compare, report, history).
+    let confirmed = stages.last().unwrap()["stage"] == "confirmation";
+    assert_eq!(out.join("results.json").exists(), confirmed, "{answer}");
+    // Every finished stage is in the journal; a resume reads them all back and runs nothing.
+    let journal: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tune-journal.json")).unwrap())
+            .unwrap();
+    assert_eq!(journal["stages"].as_array().unwrap().len(), stages.len());
+    let dirs = |p: &Path| std::fs::read_dir(p).unwrap().count();
+    let before = dirs(&out);
+    let o = bin().args(["tune", "--resume"]).arg(&out).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("screening: finished before, read back"),
+        "{err}"
+    );
+    assert_eq!(
+        dirs(&out),
+        before,
+        "a resume of a finished tune ran a stage"
+    );
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tune.json")).unwrap()).unwrap();
+    assert_eq!(again["stages"], answer["stages"]);
+    assert_eq!(again["recommended"], answer["recommended"]);
     // Nothing left behind.
     let losetup = std::process::Command::new("losetup")
         .arg("-a")

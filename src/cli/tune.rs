@@ -23,6 +23,9 @@ Examples:
   # Start from the options in use (each must be in the space, docs/tune.md):
   sudo fsbench tune --fs 'mine=ext4:mount=noatime'
 
+  # Start from what /srv/db is mounted with now (mountinfo and superblock):
+  sudo fsbench tune --current /srv/db --profile db
+
 Every stage is a fsbench run in OUT/<n>-<stage>/ (results.json); the answer is OUT/tune.json.
 Exit codes: 0 ok, 1 a step failed, 2 bad input (an unknown option, an invalid combination, a
 budget too small for screening and one confirmation: nothing was created), 128 + signal when
@@ -50,9 +53,20 @@ pub struct TuneArgs {
     #[arg(long, value_name = "OPTIONS", value_delimiter = ',')]
     pub options: Vec<String>,
 
+    /// The baseline is the filesystem mounted at PATH as it is now: its type and mount
+    /// options (mountinfo) and mkfs values (superblock), so the answer reads "change X to Y
+    /// and gain Z"; searched besides any --fs setups (without --fs, alone). Candidates still
+    /// run on fresh images, never on PATH.
+    #[arg(long, value_name = "PATH")]
+    pub current: Option<std::path::PathBuf>,
+
     /// Print the stages, the setups screened and the estimated time; run nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Where the confirmation is recorded (`fsbench history`), as `run` records.
+    #[command(flatten)]
+    pub history: super::history::RecordArgs,
 
     /// Do not ask before wiping a --device.
     #[arg(long, short = 'y')]

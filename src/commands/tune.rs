@@ -8,6 +8,7 @@ use crate::Error;
 use crate::cli::tune::TuneArgs;
 use crate::plan::Overrides;
 use crate::tune::candidate::{Candidate, baseline_of};
+use crate::tune::journal::{Entry, Journal};
 use crate::tune::search::{self, Filter, Runs, Settings, StageRun};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -21,12 +22,61 @@ const RACE_CAP: usize = 8;
 /// Race looks at most.
 const RACE_LOOKS: u32 = 3;
 
-/// Run `fsbench tune`; returns the exit code.
+/// Run `fsbench tune`; returns the exit code. `--resume OUT` runs the tune OUT was started
+/// with again, reading its finished stages back from the journal ([`crate::tune::journal`]).
 pub fn run(args: TuneArgs) -> crate::Result<i32> {
+    let Some(dir) = args.plan.resume.clone() else {
+        return tune(args, None);
+    };
+    let journal = Journal::load(&dir)?;
+    let given = crate::tune::journal::args_of(&std::env::args().collect::<Vec<_>>());
+    if given.len() > 1 {
+        eprintln!(
+            "fsbench tune: --resume takes the tune's flags from its journal; ignored: {}",
+            given[1..].join(" ")
+        );
+    }
+    let argv = std::iter::once("fsbench".to_string()).chain(journal.args.iter().cloned());
+    let saved = match <crate::cli::Cli as clap::Parser>::try_parse_from(argv) {
+        Ok(crate::cli::Cli {
+            command: crate::cli::Command::Tune(t),
+            ..
+        }) => t,
+        _ => {
+            return Err(Error::invalid(
+                "--resume",
+                format!(
+                    "{}: the journal's command line is not a tune's",
+                    dir.display()
+                ),
+            ));
+        }
+    };
+    eprintln!(
+        "fsbench tune: resuming {} ({} finished stage(s) read back): fsbench {}",
+        dir.display(),
+        journal.stages.len(),
+        journal.args.join(" ")
+    );
+    tune(saved, Some((dir, journal)))
+}
+
+/// The tune itself, fresh or resumed from `(OUT, its journal)`.
+fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i32> {
     refuse_flags(&args)?;
     let mut base = args.plan.overrides();
     base.yes = args.yes;
-    let fs_words: Vec<String> = if args.plan.fs.is_empty() {
+    // --current first: its PATH is checked before anything else is read or created.
+    let current = args
+        .current
+        .as_deref()
+        .map(crate::tune::current::read)
+        .transpose()?;
+    let fs_words: Vec<String> = if let Some(c) = &current {
+        std::iter::once(c.variant.clone())
+            .chain(args.plan.fs.iter().cloned())
+            .collect()
+    } else if args.plan.fs.is_empty() {
         crate::plan::resolve::default_fs(crate::host::zfs::kernel())
             .into_iter()
             .map(String::from)
@@ -35,6 +85,9 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         args.plan.fs.clone()
     };
     let setups = crate::plan::setup_syntax::parse_fs_list(&fs_words)?;
+    // The target check before the stages (a --device's consent, the image size) is of these
+    // setups, not of the default set (--current alone names none with --fs).
+    base.fs = fs_words.clone();
     let baselines: Vec<Candidate> = setups.iter().map(baseline_of).collect::<Result<_, _>>()?;
     let filter = Filter(args.options.clone());
     let unknown = search::unknown_options(&filter, &baselines);
@@ -64,8 +117,11 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         allowed: search::allowed,
         filter,
     };
-    let out = base.out.clone().unwrap_or_else(default_out);
-    if out.join("tune.json").exists() {
+    let out = match &resumed {
+        Some((dir, _)) => dir.clone(),
+        None => base.out.clone().unwrap_or_else(default_out),
+    };
+    if resumed.is_none() && out.join("tune.json").exists() {
         return Err(Error::invalid(
             "--out",
             format!(
@@ -74,17 +130,38 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
             ),
         ));
     }
+    let history = args.history.settings().resolve()?;
     base.values.rounds = None;
     base.values.until_settled = false;
     base.values.budget = None;
+    let argv: Vec<String> = std::env::args().collect();
+    let (old, replaying) = match resumed {
+        Some((_, j)) => (j, true),
+        None => (Journal::default(), false),
+    };
+    let journal = Journal {
+        args: if replaying {
+            old.args.clone()
+        } else {
+            crate::tune::journal::args_of(&argv)
+        },
+        stages: Vec::new(),
+    };
     let mut runs = Real {
         base,
         out: out.clone(),
         next: 0,
-        argv: std::env::args().collect(),
+        argv,
+        read_back_s: 0.0,
+        old,
+        replaying,
+        journal,
     };
     // The stages and the budget check, before anything is created.
-    let preview = search::preview(&mut runs, &baselines, &settings)?;
+    let mut preview = search::preview(&mut runs, &baselines, &settings)?;
+    if let Some(c) = &current {
+        preview = format!("{}{preview}", current_lines(c));
+    }
     if args.dry_run {
         print!("{preview}");
         return Ok(crate::error::EXIT_OK);
@@ -94,12 +171,15 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         crate::host::ledger::recover_and_report();
     }
     if let crate::scratch::TargetKind::Device { path, .. } =
-        &runs.inv(&[], 2, out.clone())?.options.target
+        &runs.inv(&runs.base, &[], 2, out.clone())?.options.target
     {
         crate::scratch::consent::preflight(path, args.yes)?;
     }
     let relay = crate::host::stdio::Relay::install();
-    let answer = search::run(&mut runs, &baselines, &settings)?;
+    let mut answer = search::run(&mut runs, &baselines, &settings)?;
+    answer.current = current;
+    // Stages read back took their time in the interrupted run: count it as spent.
+    answer.spent_s += runs.read_back_s;
     std::fs::create_dir_all(&out)
         .map_err(|e| Error::Other(format!("cannot create {}: {e}", out.display())))?;
     let path = out.join("tune.json");
@@ -107,6 +187,12 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         .map_err(|e| Error::Other(format!("cannot serialize the answer: {e}")))?;
     std::fs::write(&path, text + "\n")
         .map_err(|e| Error::Other(format!("cannot write {}: {e}", path.display())))?;
+    // The forest plot is derived from tune.json: a failure to write it costs a warning.
+    let html = out.join("tune.html");
+    if let Err(e) = std::fs::write(&html, crate::tune::forest::html(&answer)) {
+        eprintln!("fsbench: warning: cannot write {}: {e}", html.display());
+    }
+    publish(&answer, &out, history.as_ref());
     print!("{}", answer.render());
     eprintln!(
         "fsbench: the answer: {}; each stage's results: {}/<n>-<stage>/results.json",
@@ -123,16 +209,11 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
     })
 }
 
-/// What tune does not take (exit 2): a resumed or sequential run, a directory (nothing to
+/// What tune does not take (exit 2): a sequential run, a directory (nothing to
 /// format), aging, claims.
 fn refuse_flags(a: &TuneArgs) -> crate::Result<()> {
     let p = &a.plan;
     let refused = [
-        (
-            p.resume.is_some(),
-            "--resume",
-            "tune cannot resume yet; run it again",
-        ),
         (
             p.switches.until_settled,
             "--until-settled",
@@ -156,6 +237,70 @@ fn refuse_flags(a: &TuneArgs) -> crate::Result<()> {
     }
 }
 
+/// The confirmation as the tune's own result: OUT/results.json (its results with the
+/// judgements, so `fsbench compare OUT/results.json …` and `fsbench report OUT` read a tune
+/// like any run), the reports beside it, and the history record (source `tune`). Derived from
+/// the stage's results.json, so a failure is a warning, never a lost answer.
+fn publish(
+    answer: &crate::tune::answer::Answer,
+    out: &std::path::Path,
+    loc: Option<&crate::history::Location>,
+) {
+    // An interrupted confirmation is no result (a resumed tune runs it again).
+    let Some(stage) = answer
+        .stages
+        .iter()
+        .rev()
+        .find(|s| s.stage == "confirmation")
+        .filter(|_| answer.complete)
+    else {
+        return;
+    };
+    let from = std::path::Path::new(&stage.out).join("results.json");
+    let results = match crate::results::Results::load(&from) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fsbench: warning: the confirmation's results are not readable ({e})");
+            return;
+        }
+    };
+    let results = crate::report::json::with_judgements(&results).unwrap_or(results);
+    if let Err(e) = results.save(&out.join("results.json")) {
+        eprintln!(
+            "fsbench: warning: cannot write {}/results.json: {e}",
+            out.display()
+        );
+        return;
+    }
+    if let Err(e) = crate::report::write_run_reports(&results, out) {
+        eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
+    }
+    crate::history::record::after_run(loc, &results, out, "tune");
+}
+
+/// What `--current` read, shown before the stages.
+fn current_lines(c: &crate::tune::current::Current) -> String {
+    let mut s = format!(
+        "baseline from {} ({} on {}, {}): {}\n",
+        c.path.display(),
+        c.fs,
+        c.source,
+        c.options,
+        c.variant
+    );
+    if !c.superblock.is_empty() {
+        s += &format!("  superblock: {}\n", c.superblock.join(", "));
+    }
+    if !c.kept_out.is_empty() {
+        s += &format!(
+            "  not in tune's {} space, measured at fsbench's default: {}\n",
+            c.fs,
+            c.kept_out.join(", ")
+        );
+    }
+    s
+}
+
 /// `./fsbench-results/tune-20261206T060000Z`.
 fn default_out() -> PathBuf {
     let stamp: String = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
@@ -166,23 +311,32 @@ fn default_out() -> PathBuf {
     PathBuf::from("fsbench-results").join(format!("tune-{stamp}"))
 }
 
-/// Stages as real fsbench runs, each in `OUT/<n>-<stage>/`.
+/// Stages as real fsbench runs, each in `OUT/<n>-<stage>/`, journaled as they finish.
 struct Real {
     base: Overrides,
     out: PathBuf,
     next: usize,
     argv: Vec<String>,
+    /// The interrupted tune's journal (empty when fresh).
+    old: Journal,
+    /// Whether stages are still read back from `old` (until the first that runs for real).
+    replaying: bool,
+    /// This tune's journal, saved after each finished stage.
+    journal: Journal,
+    /// The recorded seconds of the stages read back.
+    read_back_s: f64,
 }
 
 impl Real {
     /// The invocation of `variants` for `rounds` rounds (all the checks of `run`).
     fn inv(
         &self,
+        base: &Overrides,
         variants: &[String],
         rounds: u32,
         out: PathBuf,
     ) -> crate::Result<crate::plan::Invocation> {
-        let mut o = self.base.clone();
+        let mut o = base.clone();
         if !variants.is_empty() {
             o.fs = variants.to_vec();
         }
@@ -192,16 +346,88 @@ impl Real {
     }
 }
 
+impl Real {
+    /// Stage `n` read back from the interrupted tune's journal when it finished there with
+    /// the same setups and rounds; `None` (and no more reading back) otherwise.
+    fn read_back(
+        &mut self,
+        n: usize,
+        stage: &str,
+        variants: &[String],
+        rounds: u32,
+    ) -> crate::Result<Option<StageRun>> {
+        if !self.replaying {
+            return Ok(None);
+        }
+        let Some(e) = self.old.replay(n, stage, variants, rounds).cloned() else {
+            self.replaying = false;
+            return Ok(None);
+        };
+        let results = crate::results::Results::load(&e.out.join("results.json"))?;
+        crate::host::stdio::note(&format!(
+            "fsbench tune: {stage}: finished before, read back from {}",
+            e.out.display()
+        ));
+        self.read_back_s += e.seconds;
+        self.journal.stages.push(e.clone());
+        self.journal.save(&self.out)?;
+        Ok(Some(StageRun {
+            results,
+            interrupted: false,
+            out: e.out.display().to_string(),
+            // Its time then: the search's pace compares it with the estimate.
+            seconds: e.seconds,
+        }))
+    }
+}
+
 impl Runs for Real {
     fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64> {
-        let inv = self.inv(variants, rounds, self.out.clone())?;
+        let inv = self.inv(&self.base, variants, rounds, self.out.clone())?;
         Ok(crate::plan::eta::total(&inv.plan, inv.options.target.formats()).as_secs_f64())
     }
 
     fn run(&mut self, stage: &str, variants: &[String], rounds: u32) -> crate::Result<StageRun> {
+        let base = self.base.clone();
+        self.staged(stage, variants, rounds, &base)
+    }
+
+    fn crash(&mut self, variants: &[String]) -> crate::Result<StageRun> {
+        // The same target and scratch directory; the crash workload alone, once.
+        let mut base = self.base.clone();
+        base.only = vec![search::CRASH_WORKLOAD.to_string()];
+        base.skip.clear();
+        base.profile = None;
+        base.plan = None;
+        base.fio_job.clear();
+        base.replay.clear();
+        self.staged("crash", variants, 1, &base)
+    }
+}
+
+impl Real {
+    /// Stage `stage` of `variants` for `rounds` rounds of `base`'s workload, read back from the
+    /// interrupted tune's journal or run in `OUT/<n>-<stage>/` and journaled.
+    fn staged(
+        &mut self,
+        stage: &str,
+        variants: &[String],
+        rounds: u32,
+        base: &Overrides,
+    ) -> crate::Result<StageRun> {
+        let n = self.next;
         self.next += 1;
-        let out = self.out.join(format!("{}-{stage}", self.next));
-        let inv = self.inv(variants, rounds, out.clone())?;
+        if let Some(done) = self.read_back(n, stage, variants, rounds)? {
+            return Ok(done);
+        }
+        // A directory of the interrupted tune (a stage it did not finish) is kept as it is.
+        let mut out = self.out.join(format!("{}-{stage}", self.next));
+        let mut again = 1;
+        while out.exists() {
+            again += 1;
+            out = self.out.join(format!("{}-{stage}-{again}", self.next));
+        }
+        let inv = self.inv(base, variants, rounds, out.clone())?;
         let eta = crate::plan::eta::total(&inv.plan, inv.options.target.formats());
         crate::host::stdio::note(&format!(
             "fsbench tune: {stage}: {} setups × {rounds} rounds, ≈ {} → {}",
@@ -211,11 +437,23 @@ impl Runs for Real {
         ));
         let start = Instant::now();
         let o = crate::runner::execute_with(&inv, false, None)?;
+        // One reading: the journal and the answer hold the same time (a resume reads it back).
+        let seconds = start.elapsed().as_secs_f64();
+        if !o.interrupted {
+            self.journal.stages.push(Entry {
+                stage: stage.to_string(),
+                variants: variants.to_vec(),
+                rounds,
+                out: out.clone(),
+                seconds,
+            });
+            self.journal.save(&self.out)?;
+        }
         Ok(StageRun {
             results: o.results,
             interrupted: o.interrupted,
             out: out.display().to_string(),
-            seconds: start.elapsed().as_secs_f64(),
+            seconds,
         })
     }
 }

@@ -23,6 +23,8 @@ pub struct Answer {
     pub spent_s: f64,
     /// Each stage that ran, in order.
     pub stages: Vec<StageRecord>,
+    /// The mount `--current PATH` read the baseline from (`None` without the flag).
+    pub current: Option<super::current::Current>,
     /// Each filesystem searched.
     pub filesystems: Vec<FsAnswer>,
     /// The recommended setup (safe), from the confirmation rounds only; `None` when the
@@ -127,6 +129,27 @@ pub struct Confirmed {
     pub baseline: String,
     /// Its gain over the baseline from the confirmation rounds only.
     pub gain: Judgement,
+    /// A weakening winner: what it lost in the crash workload, beside the safe answer.
+    pub crash: Option<CrashCheck>,
+}
+
+/// What a durability-weakening winner lost in crash states, beside the safe answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CrashCheck {
+    /// The crash workload (`crash-fsync`).
+    pub workload: String,
+    /// Crash states of the weakening setup that lost acknowledged data.
+    pub lost_states: u64,
+    /// Crash states tested on it.
+    pub states: u64,
+    /// The safe answer it was checked beside (the safe winner, else the baseline).
+    pub safe: String,
+    /// The safe answer's crash states that lost acknowledged data.
+    pub safe_lost_states: u64,
+    /// Crash states tested on the safe answer.
+    pub safe_states: u64,
+    /// The crash run's directory (its failing states are kept there).
+    pub out: String,
 }
 
 /// A percentage of a ratio: "+12 %".
@@ -198,6 +221,7 @@ impl Answer {
                     c.gain.rounds
                 );
                 write_setup(o, &c.setup);
+                self.for_current(o, c);
             }
             None => {
                 let bases: Vec<&str> = self
@@ -229,6 +253,58 @@ impl Answer {
                 c.gain.outcome.words()
             );
             write_setup(o, &c.setup);
+            if let Some(k) = &c.crash {
+                let _ = writeln!(
+                    o,
+                    "  {} would be {} and loses acknowledged writes in {} of {} crash states \
+                     ({}: {} of {}; {})",
+                    c.setup.changes.join(", "),
+                    pct(c.gain.ratio),
+                    k.lost_states,
+                    k.states,
+                    k.safe,
+                    k.safe_lost_states,
+                    k.safe_states,
+                    k.workload
+                );
+            }
+        }
+    }
+
+    /// "For /srv/db: change relatime to noatime and gain …" when the winner's baseline is the
+    /// mount `--current` read, and what of that mount the baseline could not reproduce.
+    fn for_current(&self, o: &mut String, c: &Confirmed) {
+        use std::fmt::Write;
+        let Some(cur) = self
+            .current
+            .as_ref()
+            .filter(|_| c.baseline == super::current::NAME)
+        else {
+            return;
+        };
+        let changes: Vec<String> = c
+            .setup
+            .was
+            .iter()
+            .zip(&c.setup.changes)
+            .map(|(a, b)| format!("{a} to {b}"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  For {} ({} on {}): change {} and gain {}",
+            cur.path.display(),
+            cur.fs,
+            cur.source,
+            changes.join(", "),
+            gain_text(&c.gain)
+        );
+        if !cur.kept_out.is_empty() {
+            let _ = writeln!(
+                o,
+                "  (measured without {}: not in tune's {} space)",
+                cur.kept_out.join(", "),
+                cur.fs
+            );
         }
     }
 

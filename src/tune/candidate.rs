@@ -27,6 +27,9 @@ pub struct Written {
     pub fs: String,
     /// The options that differ from the baseline, as written (`noatime`, `-I 512`).
     pub changes: Vec<String>,
+    /// The baseline's value of each changed option, in the same order (`relatime`), so the
+    /// answer reads "change relatime to noatime".
+    pub was: Vec<String>,
     /// The `--fs` variant (`ext4-noatime=ext4:mount=noatime`).
     pub variant: String,
     /// The command that makes it (`mkfs.ext4 -I 512 /dev/DEVICE`).
@@ -136,6 +139,14 @@ impl Candidate {
                     .to_string()
             })
             .collect();
+        let was = self
+            .changed()
+            .map(|i| {
+                self.space.factors[i].values[self.baseline[i]]
+                    .name()
+                    .to_string()
+            })
+            .collect();
         let (mkfs, fstab) = if !self.space.fstab {
             let o: Vec<String> = self
                 .words(Place::Prop)
@@ -165,6 +176,7 @@ impl Candidate {
             name: self.name(),
             fs: fs.to_string(),
             changes,
+            was,
             variant: self.variant(),
             mkfs,
             fstab,

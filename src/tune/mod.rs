@@ -5,16 +5,23 @@
 //! - [`candidate`]: a point of a space, written as an `--fs` variant, mkfs command and fstab
 //!   line; a `--fs` baseline read back into a point (unknown options, invalid combinations:
 //!   exit 2);
+//! - [`current`]: `--current PATH`, the baseline a mounted filesystem runs with now
+//!   (mountinfo and the superblock mapped onto the space);
 //! - [`score`]: the per-round score of a setup over another (geometric mean of the
 //!   workloads' headline ratios);
 //! - [`decide`]: screening effects, race combinations and elimination (pure);
 //! - [`search`]: the stages over a [`search::Runs`] (the command runs real fsbench runs);
 //! - [`answer`]: tune.json and the text shown first;
+//! - [`journal`]: the finished stages in OUT, so `--resume OUT` skips them;
+//! - [`forest`]: the forest plot of option effects (OUT/tune.html);
 //! - [`doc`]: the option spaces as docs/tune.md's table.
 
 pub mod answer;
 pub mod candidate;
+pub mod current;
 pub mod decide;
 pub mod doc;
+pub mod forest;
+pub mod journal;
 pub mod score;
 pub mod search;

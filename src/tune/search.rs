@@ -6,7 +6,9 @@
 //! upward, TUNA EuroSys'25). Every stage's setups include the baselines, so every score is a
 //! paired ratio within one run.
 
-use super::answer::{Answer, Confirmed, FactorRow, FsAnswer, StageRecord, Tried, ValueRow};
+use super::answer::{
+    Answer, Confirmed, CrashCheck, FactorRow, FsAnswer, StageRecord, Tried, ValueRow,
+};
 use super::candidate::Candidate;
 use super::decide::{self, Effect, Standing};
 use super::score;
@@ -32,7 +34,14 @@ pub trait Runs {
     fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64>;
     /// Run a stage named `stage`.
     fn run(&mut self, stage: &str, variants: &[String], rounds: u32) -> crate::Result<StageRun>;
+    /// Run the crash workload ([`CRASH_WORKLOAD`]) once on each of `variants`: what a
+    /// durability-weakening winner loses, beside the safe answer.
+    fn crash(&mut self, variants: &[String]) -> crate::Result<StageRun>;
 }
+
+/// The crash workload a weakening winner and the safe answer run (`workload/crash/`): fsync'd
+/// writes, checked in crash states after a simulated power cut.
+pub const CRASH_WORKLOAD: &str = "crash-fsync";
 
 /// How the search runs.
 #[derive(Debug, Clone)]
@@ -269,6 +278,7 @@ fn empty_answer(baselines: &[Candidate], s: &Settings) -> Answer {
         budget_s: s.budget_s,
         spent_s: 0.0,
         stages: Vec::new(),
+        current: None,
         filesystems: baselines
             .iter()
             .map(|b| FsAnswer {
@@ -653,6 +663,7 @@ impl Search<'_> {
         for (fi, c) in &winners {
             self.confirmed(&r, *fi, c);
         }
+        self.crash_check()?;
         if self.baselines.len() > 1 {
             self.answer.notes.push(
                 "each gain is over its own filesystem's baseline; compare filesystems with \
@@ -661,6 +672,85 @@ impl Search<'_> {
             );
         }
         self.answer.complete = true;
+        Ok(())
+    }
+
+    /// Each confirmed weakening winner and its filesystem's safe answer (the safe winner when
+    /// it led beyond noise, else the baseline) through the crash workload once: what the
+    /// faster setup loses, in crash states, beside what the safe one loses.
+    fn crash_check(&mut self) -> crate::Result<()> {
+        let mut pairs: Vec<(usize, String, String)> = Vec::new();
+        let mut variants: Vec<String> = Vec::new();
+        for (fi, fa) in self.answer.filesystems.iter().enumerate() {
+            let Some(u) = &fa.unsafe_best else { continue };
+            let safe = fa
+                .safe
+                .as_ref()
+                .filter(|s| s.gain.outcome == paired::Outcome::Ahead)
+                .map(|s| s.setup.clone())
+                .unwrap_or_else(|| fa.baseline.clone());
+            for v in [&u.setup.variant, &safe.variant] {
+                if !variants.contains(v) {
+                    variants.push(v.clone());
+                }
+            }
+            pairs.push((fi, u.setup.name.clone(), safe.name.clone()));
+        }
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let r = self.runs.crash(&variants)?;
+        self.answer.stages.push(StageRecord {
+            stage: "crash".into(),
+            out: r.out.clone(),
+            setups: variants
+                .iter()
+                .map(|v| v.split('=').next().unwrap_or(v).to_string())
+                .collect(),
+            rounds: 1,
+            // Not in the budget's estimate: it runs only when a weakening winner was confirmed.
+            estimate_s: 0.0,
+            seconds: r.seconds,
+        });
+        if r.interrupted {
+            self.answer.notes.push(
+                "interrupted during the crash check; what the weakening setup loses is not known"
+                    .into(),
+            );
+            return Ok(());
+        }
+        for (fi, weak, safe) in pairs {
+            let lost = |setup: &str| crash_count(&r.results, setup);
+            let check = match (lost(&weak), lost(&safe)) {
+                (Some((l, n)), Some((sl, sn))) => CrashCheck {
+                    workload: CRASH_WORKLOAD.into(),
+                    lost_states: l,
+                    states: n,
+                    safe: safe.clone(),
+                    safe_lost_states: sl,
+                    safe_states: sn,
+                    out: r.out.clone(),
+                },
+                _ => {
+                    self.answer.notes.push(format!(
+                        "the crash check of {weak} and {safe} has no data (see {}/results.json)",
+                        r.out
+                    ));
+                    continue;
+                }
+            };
+            if let Some(u) = self.answer.filesystems[fi].unsafe_best.as_mut() {
+                u.crash = Some(check.clone());
+            }
+            if let Some(u) = self
+                .answer
+                .unsafe_best
+                .as_mut()
+                .filter(|u| u.setup.name == weak)
+            {
+                u.crash = Some(check);
+            }
+        }
         Ok(())
     }
 
@@ -674,6 +764,7 @@ impl Search<'_> {
             setup: c.written(),
             baseline: b.name(),
             gain,
+            crash: None,
         };
         let fa = &mut self.answer.filesystems[fi];
         let slot = if c.weakens() {
@@ -704,6 +795,22 @@ impl Search<'_> {
     }
 }
 
+/// `setup`'s crash states that lost acknowledged data, and the states tested, summed over the
+/// crash run's samples; `None` when it recorded neither.
+fn crash_count(r: &Results, setup: &str) -> Option<(u64, u64)> {
+    use crate::metrics::registry::{CRASH_STATES, LOST_STATES};
+    let sum = |m: &str| -> Option<u64> {
+        let v: Vec<f64> = r
+            .samples
+            .iter()
+            .filter(|s| s.setup == setup && s.metric.as_str() == m)
+            .map(|s| s.value)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>().round() as u64)
+    };
+    Some((sum(LOST_STATES.as_str())?, sum(CRASH_STATES.as_str())?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -720,6 +827,39 @@ mod tests {
     impl Runs for Model {
         fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64> {
             Ok(variants.len() as f64 * f64::from(rounds))
+        }
+
+        /// 10 crash states per setup; a setup with data=writeback loses 3 of them.
+        fn crash(&mut self, variants: &[String]) -> crate::Result<StageRun> {
+            let mut results = Results::default();
+            for v in variants {
+                let setup = crate::plan::setup_syntax::parse_setup(v)?;
+                let lost = if setup.mount.iter().any(|m| m == "data=writeback") {
+                    3.0
+                } else {
+                    0.0
+                };
+                for (m, value) in [
+                    (registry::LOST_STATES, lost),
+                    (registry::CRASH_STATES, 10.0),
+                ] {
+                    results.samples.push(Sample {
+                        setup: setup.name.clone(),
+                        workload: CRASH_WORKLOAD.into(),
+                        metric: m.into(),
+                        unit: "count".into(),
+                        round: 1,
+                        value,
+                    });
+                }
+            }
+            self.stages.push(("crash".to_string(), variants.to_vec()));
+            Ok(StageRun {
+                results,
+                interrupted: false,
+                out: "OUT/crash".into(),
+                seconds: 1.0,
+            })
         }
 
         fn run(
@@ -866,10 +1006,31 @@ mod tests {
         let u = a.unsafe_best.as_ref().unwrap();
         assert_eq!(u.setup.name, "ext4-data-writeback");
         assert!(u.setup.weakens);
+        let text = a.render();
         assert!(
-            a.render()
-                .contains("Less durable, never the recommendation: ext4-data-writeback")
+            text.contains("Less durable, never the recommendation: ext4-data-writeback"),
+            "{text}"
         );
+        // The crash workload ran on it and on the safe answer (the baseline: nothing safe
+        // helped), and the answer says what it lost.
+        assert_eq!(m.stages.last().unwrap().0, "crash");
+        assert_eq!(
+            m.stages.last().unwrap().1,
+            ["ext4-data-writeback=ext4:mount=data=writeback", "ext4"]
+        );
+        let k = u.crash.as_ref().unwrap();
+        assert_eq!(
+            (k.lost_states, k.states, k.safe.as_str(), k.safe_lost_states),
+            (3, 10, "ext4", 0)
+        );
+        assert!(
+            text.contains("data=writeback would be +4")
+                && text.contains(
+                    "loses acknowledged writes in 3 of 10 crash states (ext4: 0 of 10; crash-fsync)"
+                ),
+            "{text}"
+        );
+        assert_eq!(a.stages.last().unwrap().stage, "crash");
     }
 
     #[test]
