@@ -67,3 +67,23 @@ pub fn private_mounts_without(cmd: &mut Command, hidden: CString) {
         });
     }
 }
+
+/// Make `fd` (a pipe's read end, opened close-on-exec) descriptor 3 of the child spawned from
+/// `cmd`, kept across exec: `fsbench record --capture ebpf` starts the command behind a shell
+/// that waits on it until the capture's probes are attached.
+pub fn gate_on_fd3(cmd: &mut Command, fd: i32) {
+    // SAFETY: dup2 and fcntl are async-signal-safe; the closure runs in the child before exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rc = if fd == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, 3)
+            };
+            if rc < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
