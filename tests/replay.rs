@@ -179,7 +179,7 @@ fn an_ebpf_recording_has_the_calls_strace_sees_and_replays_on_ext4_and_xfs() {
     let child = quick_run(1)
         .arg("--replay")
         .arg(&trace)
-        .args(["--fs", "ext4,xfs", "--image-size", "256M", "--seed", "3"])
+        .args(["--fs", "ext4,xfs", "--image-size", "512M", "--seed", "3"])
         .arg("--scratch-dir")
         .arg(s.path())
         .arg("--out")
