@@ -1,7 +1,8 @@
 //! `fsbench record --capture ebpf`: bpftrace driven as a program. The generated script
-//! ([`super::bpftrace`]) is started first; the command waits behind a shell reading a pipe
-//! until bpftrace's `BEGIN` says every probe is attached (bpftrace compiles and attaches for
-//! one to a few seconds), then runs, recorded from its first call. Once it ended (or, attached
+//! ([`super::bpftrace`]) is started first; the command, forked, reports its pid through a
+//! pipe and waits before exec (its environment untouched) until bpftrace's `BEGIN` says every
+//! probe is attached (bpftrace compiles and attaches for one to a few seconds, more on a
+//! loaded machine), then runs, recorded from its first call. Once it ended (or, attached
 //! with `--pid`, after `--for` or at Ctrl-C) bpftrace is stopped with SIGINT and its output,
 //! held in a temporary file beside the trace, is parsed.
 
@@ -123,22 +124,11 @@ pub fn run(o: &RecordOptions, bpftrace: &Path, ids: Option<(u32, u32)>) -> crate
             .as_ref()
             .is_none_or(|d| d.join(format!("sys_enter_{name}")).is_dir())
     };
-    let (mut child, gate, seeds) = match o.pid {
+    let (spawner, gate, seeds) = match o.pid {
         Some(pid) => (None, None, threads_of(pid)),
         None => {
-            let (reader, writer) =
-                std::io::pipe().map_err(|e| Error::io("cannot create a pipe in", dir, e))?;
-            let mut cmd = gated_command(&o.command, ids);
-            crate::host::sys::spawn::gate_on_fd3(
-                &mut cmd,
-                std::os::fd::AsRawFd::as_raw_fd(&reader),
-            );
-            let child = cmd
-                .spawn()
-                .map_err(|e| Error::io("cannot start", Path::new("/bin/sh"), e))?;
-            drop(reader);
-            let pid = child.id();
-            (Some(child), Some(writer), vec![pid])
+            let (s, gate, pid) = spawn_gated(&o.command, ids, dir)?;
+            (Some(s), Some(gate), vec![pid])
         }
     };
     let mut script = temp(".fsbench-bpftrace-")?;
@@ -167,23 +157,35 @@ pub fn run(o: &RecordOptions, bpftrace: &Path, ids: Option<(u32, u32)>) -> crate
         .spawn()
         .map_err(|e| Error::io("cannot start", bpftrace, e))?;
     if let Err(e) = wait_ready(&mut bt, output.path(), errors.path()) {
-        // The gate closes unwritten: the shell exits without running the command.
+        // The gate closes unwritten: the child exits before exec, the command never runs.
         drop(gate);
-        if let Some(c) = child.as_mut() {
-            let _ = c.wait();
+        if let Some(s) = spawner {
+            let _ = s.join();
         }
         stop(&mut bt);
         return Err(e);
     }
     let startup = asked.elapsed();
     let began = Instant::now();
-    if let Some(mut g) = gate {
-        g.write_all(b"go\n")
-            .map_err(|e| Error::io("cannot start the command through", dir, e))?;
-    }
-    let status = match child.as_mut() {
-        Some(c) => Some(wait_command(c)?),
-        None => {
+    let status = match (gate, spawner) {
+        (Some(mut g), Some(s)) => {
+            let sent = g.write_all(b"g");
+            drop(g);
+            let spawned = s.join().unwrap_or_else(|_| {
+                Err(std::io::Error::other(
+                    "the thread starting the command panicked",
+                ))
+            });
+            let mut child = match (sent, spawned) {
+                (Ok(()), Ok(c)) => c,
+                (Err(e), _) | (_, Err(e)) => {
+                    stop(&mut bt);
+                    return Err(Error::io("cannot start", Path::new(&o.command[0]), e));
+                }
+            };
+            Some(wait_command(&mut child)?)
+        }
+        _ => {
             wait_attached(o);
             None
         }
@@ -200,19 +202,52 @@ pub fn run(o: &RecordOptions, bpftrace: &Path, ids: Option<(u32, u32)>) -> crate
     })
 }
 
-/// The command behind a shell that starts it once a line arrives on descriptor 3 (and exits
-/// 125 without running it when the pipe closes empty).
-fn gated_command(command: &[String], ids: Option<(u32, u32)>) -> Command {
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg("read _ <&3 || exit 125; exec 3<&-; exec \"$@\"")
-        .arg("sh")
-        .args(command);
+/// Start `command` held before exec (as `ids` when given): returns the thread whose
+/// `spawn` returns once the command runs (std's spawn waits for the exec), the gate to
+/// release it by writing a byte (dropping it unwritten: the command never runs), and its pid,
+/// which the child reports through a pipe before it waits.
+fn spawn_gated(
+    command: &[String],
+    ids: Option<(u32, u32)>,
+    dir: &Path,
+) -> crate::Result<(
+    std::thread::JoinHandle<std::io::Result<Child>>,
+    std::io::PipeWriter,
+    u32,
+)> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let perr = |e| Error::io("cannot create a pipe in", dir, e);
+    let (gate_r, gate_w) = std::io::pipe().map_err(perr)?;
+    let (mut pid_r, pid_w) = std::io::pipe().map_err(perr)?;
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]);
     if let Some((uid, gid)) = ids {
         use std::os::unix::process::CommandExt;
         cmd.uid(uid).gid(gid);
     }
-    cmd
+    crate::host::sys::spawn::announce_then_wait(
+        &mut cmd,
+        pid_w.as_raw_fd(),
+        gate_r.as_raw_fd(),
+        gate_w.as_raw_fd(),
+    );
+    let spawner = std::thread::spawn(move || {
+        let r = cmd.spawn();
+        // The child holds its own copies (or never was): ours go, so the reads below end.
+        drop((pid_w, gate_r));
+        r
+    });
+    let mut b = [0u8; 4];
+    if let Err(e) = pid_r.read_exact(&mut b) {
+        drop(gate_w);
+        let why = match spawner.join() {
+            Ok(Err(e)) => e,
+            _ => e,
+        };
+        return Err(Error::io("cannot start", Path::new(&command[0]), why));
+    }
+    Ok((spawner, gate_w, u32::from_ne_bytes(b)))
 }
 
 /// The threads of process `pid` now (`--pid`: each is recorded, and what they start).
