@@ -243,7 +243,7 @@ fn run_capture(o: &RecordOptions, chosen: Chosen, user: Option<&str>) -> crate::
                 output: r.output,
                 capture: "ebpf",
                 note: format!(
-                    "bpftrace attached its probes in {:.1} s, before the command started",
+                    "bpftrace attached its probes in {:.1} s, before recording began",
                     r.startup.as_secs_f64()
                 ),
             })
