@@ -4,8 +4,12 @@
 #   sqlite: N (default 300) autocommitted INSERTs by the sqlite3 shell (each one fsync'd);
 #   git:    a repository of F (default 400) files: git add + commit, checkout of an older
 #           commit and back, git status.
-# For each program it prints the live time (best of REPS, default 3, without recording), the
-# time under `fsbench record` (best of REPS) and their ratio (the capture overhead), then the
+# For each program and capture (CAPTURES, default "ebpf strace": `fsbench record --capture`)
+# it prints the live time (best of REPS, default 3, without recording), the time under
+# `fsbench record` (best of REPS; fsbench's own start-up, the scans and, for ebpf, bpftrace's
+# compile-and-attach before the command starts are counted) and their ratio (the capture
+# overhead), with the command's own time under capture as the summary reports it ("cmd s",
+# the ratio without bpftrace's start-up in "cmd x"), then the
 # replay of the trace by `fsbench run --dir` on the same filesystem (1 round; `seconds` is
 # the replay's own elapsed time: the calls only, no process start-up or CPU work of the
 # program) against the live time, and whether the replayed end state matched the recorded
@@ -19,12 +23,13 @@ set -euo pipefail
 N=${N:-300}
 F=${F:-400}
 REPS=${REPS:-3}
+CAPTURES=${CAPTURES:-ebpf strace}
 FSBENCH=${FSBENCH:-target/release/fsbench}
 SCRATCH=${SCRATCH:-/var/tmp}
 
 [ "$(id -u)" = 0 ] || { echo "needs root (drop caches)" >&2; exit 2; }
 [ -x "$FSBENCH" ] || { echo "no fsbench binary at $FSBENCH (set FSBENCH=…)" >&2; exit 2; }
-for t in strace sqlite3 git jq; do
+for t in strace bpftrace sqlite3 git jq; do
     command -v "$t" >/dev/null || { echo "needs $t" >&2; exit 2; }
 done
 FSBENCH=$(readlink -f "$FSBENCH")
@@ -67,19 +72,22 @@ best() {
     echo "$b"
 }
 
-printf '%-8s %9s %11s %9s %9s %11s %9s %10s\n' program "live s" "recorded s" overhead calls "replay s" "replay/live" "end state"
+printf '%-8s %-7s %8s %10s %8s %7s %7s %8s %9s %11s %9s\n' program capture "live s" "recorded s" overhead "cmd s" "cmd x" calls "replay s" "replay/live" "end state"
 for prog in sqlite git; do
     live=$(best bash -c "${prog}_prog $work/root")
-    rec=$(best "$FSBENCH" record --root "$work/root" --out "$work/$prog.trace.gz" -- bash -c "${prog}_prog $work/root")
-    # The trace replayed: the last recording's.
-    rm -rf "$work/root" "$work/target" "$work/out" && mkdir "$work/root" "$work/target"
-    "$FSBENCH" record --root "$work/root" --out "$work/$prog.trace.gz" -- bash -c "${prog}_prog $work/root" > "$work/$prog.summary"
-    calls=$(sed -n 's/.*: \([0-9]*\) calls on.*/\1/p' "$work/$prog.summary")
-    "$FSBENCH" run --dir "$work/target" --replay "$work/$prog.trace.gz" --rounds 1 --out "$work/out" --yes > /dev/null 2>&1
-    q='[.samples[] | select(.workload | startswith("replay-"))]'
-    rs=$(jq -r "$q | map(select(.metric==\"seconds\"))[0].value" "$work/out/results.json")
-    mism=$(jq -r "$q | map(select(.metric==\"replay_end_mismatches\"))[0].value" "$work/out/results.json")
-    awk -v p="$prog" -v l="$live" -v r="$rec" -v c="$calls" -v s="$rs" -v m="$mism" 'BEGIN {
-        printf "%-8s %9.3f %11.3f %8.2fx %9d %11.3f %10.2f %10s\n", p, l, r, r / l, c, s, s / l, (m == 0 ? "matches" : m " differ")
-    }'
+    for cap in $CAPTURES; do
+        rec=$(best "$FSBENCH" record --capture "$cap" --root "$work/root" --out "$work/$prog.trace.gz" -- bash -c "${prog}_prog $work/root")
+        # The trace replayed: the last recording's.
+        rm -rf "$work/root" "$work/target" "$work/out" && mkdir "$work/root" "$work/target"
+        "$FSBENCH" record --capture "$cap" --root "$work/root" --out "$work/$prog.trace.gz" -- bash -c "${prog}_prog $work/root" > "$work/$prog.summary"
+        calls=$(sed -n 's/.*: \([0-9]*\) calls on.*/\1/p' "$work/$prog.summary")
+        cmd=$(sed -n 's/.* calls on [0-9]* files in \([0-9.]*\) s,.*/\1/p' "$work/$prog.summary")
+        "$FSBENCH" run --dir "$work/target" --replay "$work/$prog.trace.gz" --rounds 1 --out "$work/out" --yes > /dev/null 2>&1
+        q='[.samples[] | select(.workload | startswith("replay-"))]'
+        rs=$(jq -r "$q | map(select(.metric==\"seconds\"))[0].value" "$work/out/results.json")
+        mism=$(jq -r "$q | map(select(.metric==\"replay_end_mismatches\"))[0].value" "$work/out/results.json")
+        awk -v p="$prog" -v k="$cap" -v l="$live" -v r="$rec" -v d="$cmd" -v c="$calls" -v s="$rs" -v m="$mism" 'BEGIN {
+            printf "%-8s %-7s %8.3f %10.3f %7.2fx %7.3f %6.2fx %8d %9.3f %11.2f %10s\n", p, k, l, r, r / l, d, d / l, c, s, s / l, (m == 0 ? "matches" : m " differ")
+        }'
+    done
 done

@@ -1,11 +1,12 @@
 //! End-to-end tests of your own workload (docs/replay.md): `fsbench record` of a real shell
 //! script (dd with fsync, sync, mv, rm, appends) under strace, then `fsbench run --replay` of
-//! its trace on ext4 and XFS, checked against the recorded end state; Ctrl-C during record;
-//! bad traces refused with their line, nothing created.
+//! its trace on ext4 and XFS, checked against the recorded end state; the same script
+//! recorded through eBPF (bpftrace), its calls checked against strace's and replayed on ext4
+//! and XFS; Ctrl-C during record; bad traces refused with their line, nothing created.
 //!
-//! The replay test needs root, loop devices, mkfs.ext4, mkfs.xfs and strace; the record
-//! tests need strace; without them they print `skipped: <reason>` (with
-//! `FSBENCH_REQUIRE_PRIVILEGED=1`, CI, they fail instead).
+//! The replay tests need root, loop devices, mkfs.ext4, mkfs.xfs and strace (the eBPF one
+//! also bpftrace); the record tests need strace; without them they print `skipped: <reason>`
+//! (with `FSBENCH_REQUIRE_PRIVILEGED=1`, CI, they fail instead).
 
 mod common;
 
@@ -39,10 +40,10 @@ fn setup(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     (root, script)
 }
 
-fn record(dir: &Path, root: &Path, script: &Path, out: &Path) -> String {
+fn record(dir: &Path, root: &Path, script: &Path, out: &Path, capture: &str) -> String {
     let o = bin()
         .current_dir(dir)
-        .args(["record", "--root"])
+        .args(["record", "--capture", capture, "--root"])
         .arg(root)
         .arg("--out")
         .arg(out)
@@ -62,7 +63,7 @@ fn a_recorded_script_replays_on_ext4_and_xfs_and_ends_as_recorded() {
     let s = scratch("fsbench-replay-");
     let (root, script) = setup(s.path());
     let trace = s.path().join("script.trace.gz");
-    let summary = record(s.path(), &root, &script, &trace);
+    let summary = record(s.path(), &root, &script, &trace, "strace");
     assert!(summary.contains("captured by strace"), "{summary}");
     assert!(summary.contains("fsyncs"), "{summary}");
     // The trace holds the starting file, the calls and the end state.
@@ -127,6 +128,86 @@ fn a_recorded_script_replays_on_ext4_and_xfs_and_ends_as_recorded() {
     common::ran("replay_ext4_xfs");
 }
 
+/// The trace's events on files as (call, path or handle's path, offset, bytes), in order.
+fn calls_of(trace: &Path) -> Vec<String> {
+    let mut r = TraceReader::open(trace).unwrap();
+    let mut paths = std::collections::HashMap::new();
+    let mut out = Vec::new();
+    while let Some(e) = r.next_event().unwrap() {
+        if let (Some(h), Some(p)) = (e.h, e.p.as_ref()) {
+            paths.insert(h, p.clone());
+        }
+        let p =
+            e.p.clone()
+                .or_else(|| e.h.and_then(|h| paths.get(&h).cloned()))
+                .unwrap_or_default();
+        out.push(format!("{:?} {p} {:?} {:?}", e.c, e.o, e.n));
+    }
+    out
+}
+
+#[test]
+fn an_ebpf_recording_has_the_calls_strace_sees_and_replays_on_ext4_and_xfs() {
+    if !common::privileged_loop(
+        "replay_ebpf_ext4_xfs",
+        &["mkfs.ext4", "mkfs.xfs", "strace", "bpftrace"],
+    ) {
+        return;
+    }
+    let s = scratch("fsbench-replay-ebpf-");
+    let (root, script) = setup(s.path());
+    let by_strace = s.path().join("strace.trace.gz");
+    record(s.path(), &root, &script, &by_strace, "strace");
+    std::fs::remove_dir_all(&root).unwrap();
+    let (root, script) = setup(s.path());
+    let trace = s.path().join("ebpf.trace.gz");
+    let summary = record(s.path(), &root, &script, &trace, "ebpf");
+    assert!(summary.contains("captured by ebpf"), "{summary}");
+    assert!(
+        summary.contains("bpftrace attached its probes in"),
+        "{summary}"
+    );
+    assert!(!summary.contains("INCOMPLETE"), "{summary}");
+    // The same calls on the same files, at the same offsets, as strace saw.
+    assert_eq!(calls_of(&trace), calls_of(&by_strace));
+    let mut r = TraceReader::open(&trace).unwrap();
+    assert_eq!(r.header.capture, "ebpf");
+    let t = r.check_all().unwrap();
+    assert_eq!(t.lost, 0);
+
+    let out = s.path().join("out");
+    let child = quick_run(1)
+        .arg("--replay")
+        .arg(&trace)
+        .args(["--fs", "ext4,xfs", "--image-size", "512M", "--seed", "3"])
+        .arg("--scratch-dir")
+        .arg(s.path())
+        .arg("--out")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "fsbench run failed: {:?}", o.status);
+    let r = load_results(&out);
+    let samples = r["samples"].as_array().unwrap();
+    for setup in ["ext4", "xfs"] {
+        let get = |m: &str| {
+            samples
+                .iter()
+                .find(|x| x["setup"] == setup && x["workload"] == "replay-sh" && x["metric"] == m)
+                .and_then(|x| x["value"].as_f64())
+                .unwrap_or_else(|| panic!("{setup}: no {m}"))
+        };
+        assert!(get("replay_fsync_p99_ms") > 0.0);
+        assert_eq!(get("replay_end_mismatches"), 0.0, "{setup}");
+        assert_eq!(get("replay_diverged"), 0.0, "{setup}");
+    }
+    let left = leftovers(s.path(), Some(pid));
+    assert!(left.is_empty(), "left behind: {left:#?}");
+    common::ran("replay_ebpf_ext4_xfs");
+}
+
 #[test]
 fn ctrl_c_during_record_stops_the_command_and_leaves_a_valid_shorter_trace() {
     if !common::require("record_ctrl_c: needs strace", have("strace")) {
@@ -137,7 +218,7 @@ fn ctrl_c_during_record_stops_the_command_and_leaves_a_valid_shorter_trace() {
     std::fs::create_dir(&root).unwrap();
     let trace = s.path().join("t.trace");
     let child = bin()
-        .args(["record", "--root"])
+        .args(["record", "--capture", "strace", "--root"])
         .arg(&root)
         .arg("--out")
         .arg(&trace)

@@ -42,6 +42,12 @@ pub struct RecordArgs {
     #[arg(long = "for", value_name = "LENGTH", requires = "pid", value_parser = crate::units::duration_arg)]
     pub for_: Option<std::time::Duration>,
 
+    /// How calls are captured: ebpf (bpftrace on the syscall tracepoints, a few per cent;
+    /// needs root and bpftrace), strace (ptrace, several times slower), or auto (ebpf when
+    /// usable here, else strace; the summary says which and why).
+    #[arg(long, value_enum, default_value = "auto", value_name = "HOW")]
+    pub capture: crate::workload::replay::record::Capture,
+
     /// The command to run and record, after `--`; it runs as the invoking user (under sudo:
     /// SUDO_USER).
     #[arg(last = true, required_unless_present = "pid", value_name = "COMMAND")]

@@ -17,6 +17,7 @@ pub fn run(args: RecordArgs) -> crate::Result<i32> {
         command: args.command,
         pid: args.pid,
         duration: args.for_,
+        capture: args.capture,
     };
     let done = record(&o)?;
     crate::host::stdio::out(&format!("{}\n", crate::report::record::summary(&done)));

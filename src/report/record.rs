@@ -23,6 +23,17 @@ pub fn summary(r: &Recorded) -> String {
         crate::units::format_size(r.capture_bytes),
         r.ran_as
     );
+    if !r.capture_note.is_empty() {
+        let _ = writeln!(s, "  capture: {}", r.capture_note);
+    }
+    if r.lost > 0 {
+        let _ = writeln!(
+            s,
+            "  INCOMPLETE: the capture lost {} events (bpftrace's ring buffers overflowed); \
+             the trace says so; record a shorter slice, or --capture strace",
+            r.lost
+        );
+    }
     let mut by_class = std::collections::BTreeMap::new();
     for (call, n) in &c.calls {
         *by_class.entry(call.class()).or_insert(0u64) += n;
@@ -65,7 +76,11 @@ pub fn summary(r: &Recorded) -> String {
         kinds.join(", ")
     );
     if c.unparsed > 0 {
-        let _ = writeln!(s, "  strace lines not understood (skipped): {}", c.unparsed);
+        let _ = writeln!(
+            s,
+            "  capture lines not understood (skipped): {}",
+            c.unparsed
+        );
     }
     if r.interrupted {
         let _ = writeln!(s, "  interrupted: the trace holds what ran until the stop");

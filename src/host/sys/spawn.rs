@@ -67,3 +67,32 @@ pub fn private_mounts_without(cmd: &mut Command, hidden: CString) {
         });
     }
 }
+
+/// Make the child spawned from `cmd` write its pid (4 bytes, native order) to `pid_fd`, then
+/// wait before exec until a byte arrives on `gate_fd` (end of file: it fails with ECANCELED
+/// and never runs the program). `gate_writer` is the gate's other end, closed in the child so
+/// that only the parent's copy keeps the pipe open. `fsbench record --capture ebpf` starts
+/// the command this way, its environment untouched, once the capture's probes are attached.
+/// All three descriptors are close-on-exec.
+pub fn announce_then_wait(cmd: &mut Command, pid_fd: i32, gate_fd: i32, gate_writer: i32) {
+    // SAFETY: getpid, write, read and close are async-signal-safe; the closure runs in the
+    // child before exec and allocates nothing (the error is a raw OS error).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::close(gate_writer);
+            let pid = libc::getpid().to_ne_bytes();
+            if libc::write(pid_fd, pid.as_ptr().cast(), pid.len()) != pid.len() as isize {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut b = 0u8;
+            loop {
+                match libc::read(gate_fd, (&raw mut b).cast(), 1) {
+                    1 => return Ok(()),
+                    0 => return Err(std::io::Error::from_raw_os_error(libc::ECANCELED)),
+                    _ if *libc::__errno_location() == libc::EINTR => continue,
+                    _ => return Err(std::io::Error::last_os_error()),
+                }
+            }
+        });
+    }
+}

@@ -103,6 +103,20 @@ fn fill(path: &Path, size: u64, data: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Wait until `ts_us` / `speed` after `began` (as-recorded timing), in slices short enough
+/// for Ctrl-C to be noticed.
+fn pace(began: Instant, ts_us: u64, speed: f64) -> crate::Result<()> {
+    let due = began + Duration::from_secs_f64(ts_us as f64 / 1e6 / speed);
+    loop {
+        let now = Instant::now();
+        if now >= due {
+            return Ok(());
+        }
+        crate::cancel::check()?;
+        std::thread::sleep((due - now).min(Duration::from_millis(100)));
+    }
+}
+
 /// An open handle of the replay.
 struct Open {
     file: File,
@@ -121,8 +135,16 @@ struct Replayer<'a> {
 }
 
 /// Replay every event `reader` still holds in `dir` (already [`recreate`]d), then compare the
-/// end state with the recorded one.
-pub fn replay(dir: &Path, reader: &mut TraceReader, seed: u64) -> crate::Result<Replayed> {
+/// end state with the recorded one. `speed`: `None`, as fast as possible; `Some(x)`,
+/// as recorded: each call starts no earlier than its recorded time (`ts`) divided by `x`
+/// after the first, so think times are kept; a replay running late does not wait, which
+/// lets it catch up.
+pub fn replay(
+    dir: &Path,
+    reader: &mut TraceReader,
+    seed: u64,
+    speed: Option<f64>,
+) -> crate::Result<Replayed> {
     let root = File::open(dir).map_err(|e| Error::io("cannot open", dir, e))?;
     let mut r = Replayer {
         dir,
@@ -143,6 +165,9 @@ pub fn replay(dir: &Path, reader: &mut TraceReader, seed: u64) -> crate::Result<
         let Some(ev) = ev else { break };
         if r.out.calls.is_multiple_of(1024) {
             crate::cancel::check()?;
+        }
+        if let Some(x) = speed {
+            pace(began, ev.ts, x)?;
         }
         let t = Instant::now();
         let ok = r.issue(&ev);
@@ -428,6 +453,28 @@ mod tests {
         assert!(!depends(&mk, &stat_elsewhere));
         let same_thread = ev(0, Call::Stat, None, Some("z"));
         assert!(depends(&w, &same_thread), "a thread's own order is kept");
+    }
+
+    #[test]
+    fn as_recorded_timing_keeps_think_times_and_the_speed_scales_them() {
+        let text = "{\"k\":\"header\",\"format\":\"fsbench-trace\",\"version\":1,\"name\":\"t\",\"capture\":\"ebpf\",\"command\":[\"sh\"]}\n\
+            {\"k\":\"ev\",\"tid\":0,\"ts\":0,\"c\":\"mkdir\",\"p\":\"d\"}\n\
+            {\"k\":\"ev\",\"tid\":0,\"ts\":300000,\"c\":\"rmdir\",\"p\":\"d\"}\n\
+            {\"k\":\"trailer\",\"events\":2}\n";
+        let d = tempfile::tempdir().unwrap();
+        let run = |speed| {
+            let mut r = TraceReader::from_reader(std::io::Cursor::new(text.to_string())).unwrap();
+            let done = replay(d.path(), &mut r, 1, speed).unwrap();
+            assert_eq!(done.calls, 2);
+            assert_eq!(done.diverged, 0);
+            done.elapsed
+        };
+        // 0.3 s between the calls as recorded; 0.1 s at three times the speed; none as fast
+        // as possible.
+        assert!(run(Some(1.0)) >= Duration::from_millis(300));
+        let fast = run(Some(3.0));
+        assert!(fast >= Duration::from_millis(100) && fast < Duration::from_millis(300));
+        assert!(run(None) < Duration::from_millis(100));
     }
 
     #[test]

@@ -69,6 +69,7 @@ impl Workload for Replay {
             .unwrap_or(ReplayParams {
                 trace: PathBuf::new(),
                 name: None,
+                speed: None,
             });
         p.take_from(t)?;
         spec.set_params(&p);
@@ -118,8 +119,12 @@ impl Workload for Replay {
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         match w.params_of::<ReplayParams>() {
             Some(p) => format!(
-                "replay of {} (starting tree recreated, caches dropped, calls in recorded order as fast as possible)",
-                p.trace.display()
+                "replay of {} (starting tree recreated, caches dropped, calls in recorded order {})",
+                p.trace.display(),
+                match p.speed {
+                    None => "as fast as possible".to_string(),
+                    Some(x) => format!("as recorded, think times kept, at {x}× speed"),
+                }
             ),
             None => String::new(),
         }
@@ -150,7 +155,7 @@ impl Workload for Replay {
         let p = params(w)?;
         let dir = tree(cx, w);
         let mut r = open(w, &p.trace)?;
-        let done = exec::replay(&dir, &mut r, cx.work.seed)?;
+        let done = exec::replay(&dir, &mut r, cx.work.seed, p.speed)?;
         let not_replayable: u64 = r
             .trailer
             .as_ref()
@@ -269,6 +274,7 @@ pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate
             ReplayParams {
                 trace: path,
                 name: Some(header.name),
+                speed: None,
             },
         ));
     }

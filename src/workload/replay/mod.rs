@@ -4,13 +4,19 @@
 //! - [`trace`]: the file format, its streaming reader (every problem names its line and byte
 //!   offset) and writer;
 //! - [`strace`]: strace's output turned into trace events;
-//! - [`record`]: `fsbench record`'s work (run the command under strace, scan the directory
+//! - [`bpftrace`], [`fdtable`], [`ebpf`]: the eBPF capture (the generated bpftrace script and
+//!   its output's parser; the descriptor tables that give its numbers their paths, handing
+//!   strace-shaped calls to the same parser; running bpftrace and the command);
+//! - [`record`]: `fsbench record`'s work (run the command under a capture, scan the directory
 //!   before and after, write the trace);
 //! - [`scan`]: a directory's state as entries, `--anonymize`'s tokens, the end-state check;
 //! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
 //! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads.
 
+pub mod bpftrace;
+pub mod ebpf;
 pub mod exec;
+pub mod fdtable;
 pub mod kind;
 pub mod record;
 pub mod scan;
@@ -28,6 +34,11 @@ pub struct ReplayParams {
     /// `name`: what reports call the workload (default: the trace's own name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// `speed`: absent, calls go as fast as possible (the comparison's default: what the
+    /// filesystem allows); given, `as-recorded` timing: each call waits until its recorded
+    /// time divided by the speed (think times kept; 2 = twice as fast as recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
 }
 
 impl ReplayParams {
@@ -45,6 +56,25 @@ impl ReplayParams {
                     .map(str::to_string)
                     .ok_or_else(|| format!("name = {v}: give a name"))?,
             );
+        }
+        if let Some(v) = t.remove("timing") {
+            match v.as_str() {
+                Some("as-fast-as-possible") => self.speed = None,
+                Some("as-recorded") => self.speed = Some(self.speed.unwrap_or(1.0)),
+                _ => {
+                    return Err(format!(
+                        "timing = {v}: give \"as-fast-as-possible\" or \"as-recorded\""
+                    ));
+                }
+            }
+        }
+        if let Some(v) = t.remove("speed") {
+            let x = v
+                .as_float()
+                .or_else(|| v.as_integer().map(|i| i as f64))
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| format!("speed = {v}: give a positive number (1 = as recorded)"))?;
+            self.speed = Some(x);
         }
         if self.trace.as_os_str().is_empty() {
             return Err(

@@ -1,14 +1,17 @@
-//! `fsbench record`'s work: run a command under strace, turn its calls on files under the
+//! `fsbench record`'s work: run a command under a capture, turn its calls on files under the
 //! root into a trace ([`super::trace`]) with the root's starting and end state.
 //!
-//! Capture is strace (`-f -ttt -T -y -s 0`, its output in a temporary file beside the trace,
-//! parsed once the command ended). eBPF (bpftrace) was the first choice and is not used yet:
-//! following descriptors, positions and working directories across a process tree is what
-//! strace's `-y` gives for free (docs/replay.md says what strace costs).
+//! Two captures, one parser: eBPF (bpftrace driven as a program, [`super::ebpf`]; its
+//! records become strace-shaped calls through [`super::fdtable`]) and strace (`-f -ttt -T -y
+//! -s 0`). Either's output goes to a temporary file beside the trace, parsed once the command
+//! ended. `--capture auto` takes eBPF when bpftrace and BPF are usable here (docs/replay.md
+//! says what each costs).
 
+use super::bpftrace;
+use super::fdtable::FdTable;
 use super::scan::{self, Anonymizer};
 use super::strace::{self, Counts, Parser};
-use super::trace::{FORMAT, Header, Line, TraceWriter, Trailer, VERSION};
+use super::trace::{Event, FORMAT, Header, Line, TraceWriter, Trailer, VERSION};
 use crate::Error;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -33,6 +36,20 @@ pub struct RecordOptions {
     pub pid: Option<u32>,
     /// With `pid`: detach after this long (`--for`; default at Ctrl-C).
     pub duration: Option<Duration>,
+    /// The capture asked for (`--capture`).
+    pub capture: Capture,
+}
+
+/// How calls are captured (`--capture`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Capture {
+    /// eBPF when bpftrace and BPF are usable here, else strace.
+    #[default]
+    Auto,
+    /// bpftrace on the syscall tracepoints: a few per cent, needs root.
+    Ebpf,
+    /// strace (ptrace): each call stops the process twice.
+    Strace,
 }
 
 /// What a recording gave.
@@ -60,8 +77,12 @@ pub struct Recorded {
     pub interrupted: bool,
     /// Who the command ran as (`user uid/gid`).
     pub ran_as: String,
-    /// Bytes of strace output parsed.
+    /// Bytes of the capture's output parsed.
     pub capture_bytes: u64,
+    /// What the capture said about itself: eBPF's start-up, why auto fell back to strace.
+    pub capture_note: String,
+    /// Events the capture lost (the trace says it is incomplete).
+    pub lost: u64,
 }
 
 /// Where a program is on `PATH`.
@@ -174,10 +195,87 @@ pub fn check(o: &RecordOptions) -> crate::Result<PathBuf> {
     Ok(root)
 }
 
+/// The capture `--capture` resolves to here: auto is eBPF when [`super::ebpf::check`] passes,
+/// else strace, with the reason as a note.
+enum Chosen {
+    Ebpf(PathBuf),
+    Strace(PathBuf, String),
+}
+
+fn choose(c: Capture) -> crate::Result<Chosen> {
+    Ok(match c {
+        Capture::Ebpf => Chosen::Ebpf(super::ebpf::check()?),
+        Capture::Strace => Chosen::Strace(check_capture()?, String::new()),
+        Capture::Auto => match super::ebpf::check() {
+            Ok(b) => Chosen::Ebpf(b),
+            Err(e) => Chosen::Strace(
+                check_capture()?,
+                format!(
+                    "auto chose strace: {}",
+                    e.to_string().replace("--capture: ", "")
+                ),
+            ),
+        },
+    })
+}
+
+/// What ran under a capture, its output not parsed yet.
+struct Ran {
+    status: Option<std::process::ExitStatus>,
+    elapsed: Duration,
+    output: tempfile::NamedTempFile,
+    capture: &'static str,
+    note: String,
+}
+
+/// Run the command (or attach) under the chosen capture.
+fn run_capture(o: &RecordOptions, chosen: Chosen, user: Option<&str>) -> crate::Result<Ran> {
+    match chosen {
+        Chosen::Ebpf(bpftrace) => {
+            let ids = user.and_then(|_| {
+                let id = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
+                Some((id("SUDO_UID")?, id("SUDO_GID")?))
+            });
+            let r = super::ebpf::run(o, &bpftrace, ids)?;
+            Ok(Ran {
+                status: r.status,
+                elapsed: r.elapsed,
+                output: r.output,
+                capture: "ebpf",
+                note: format!(
+                    "bpftrace attached its probes in {:.1} s, before recording began",
+                    r.startup.as_secs_f64()
+                ),
+            })
+        }
+        Chosen::Strace(strace_bin, note) => {
+            let dir = o.out.parent().filter(|p| !p.as_os_str().is_empty());
+            let tmp = tempfile::Builder::new()
+                .prefix(".fsbench-strace-")
+                .tempfile_in(dir.unwrap_or(Path::new(".")))
+                .map_err(|e| Error::io("cannot create the capture file in", &o.out, e))?;
+            let mut cmd = strace_command(o, &strace_bin, tmp.path(), user);
+            crate::cancel::install_handlers();
+            let began = Instant::now();
+            let mut child = cmd
+                .spawn()
+                .map_err(|e| Error::io("cannot start", &strace_bin, e))?;
+            let status = wait(o, &mut child, &strace_bin, began)?;
+            Ok(Ran {
+                status: Some(status),
+                elapsed: began.elapsed(),
+                output: tmp,
+                capture: "strace",
+                note,
+            })
+        }
+    }
+}
+
 /// Record `o.command` (see the module's doc).
 pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     let root = check(o)?;
-    let strace_bin = check_capture()?;
+    let chosen = choose(o.capture)?;
     let (user, ran_as) = match o.pid {
         Some(pid) => (
             None,
@@ -187,26 +285,15 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     };
     let (mut start, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
     let outside_links = keep_replayable(&mut start);
-    let dir = o.out.parent().filter(|p| !p.as_os_str().is_empty());
-    let tmp = tempfile::Builder::new()
-        .prefix(".fsbench-strace-")
-        .tempfile_in(dir.unwrap_or(Path::new(".")))
-        .map_err(|e| Error::io("cannot create the capture file in", &o.out, e))?;
-    let mut cmd = strace_command(o, &strace_bin, tmp.path(), user.as_deref());
-    crate::cancel::install_handlers();
-    let began = Instant::now();
     let held = o.pid.map(held_descriptors).unwrap_or_default();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::io("cannot start", &strace_bin, e))?;
-    let status = wait(o, &mut child, &strace_bin, began)?;
-    let elapsed = began.elapsed();
+    let ran = run_capture(o, chosen, user.as_deref())?;
+    let elapsed = ran.elapsed;
     let interrupted = crate::cancel::requested();
     // Attached, the process keeps running: detaching is the recording's normal end.
     let status_code = if o.pid.is_some() && !interrupted {
         Some(0)
     } else {
-        status.code()
+        ran.status.and_then(|s| s.code())
     };
     let (mut end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
     keep_replayable(&mut end);
@@ -229,7 +316,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
             *p = a.path(p);
         }
     };
-    let header = header(o, &name, &program);
+    let header = header(o, &name, &program, ran.capture);
     let partial = o.out.with_extension("partial");
     let file =
         std::fs::File::create(&partial).map_err(|e| Error::io("cannot create", &partial, e))?;
@@ -251,23 +338,64 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     }
     .unwrap_or_else(|| PathBuf::from("/"));
     let mut parser = Parser::new(&root, &cwd, sizes);
+    let mut table = FdTable::new(&cwd);
     for (fd, path, pos, append) in held {
         parser.preset(fd, &path, pos, append);
+        if let Some(pid) = o.pid {
+            table.preset(pid, fd, &path);
+        }
     }
-    let reader = std::io::BufReader::new(
-        std::fs::File::open(tmp.path()).map_err(|e| Error::io("cannot read", tmp.path(), e))?,
-    );
+    let tmp = ran.output.path();
     let mut capture_bytes = 0u64;
     let mut last_ts = 0;
-    for line in reader.split(b'\n') {
-        let line = line.map_err(|e| Error::io("cannot read", tmp.path(), e))?;
-        capture_bytes += line.len() as u64 + 1;
-        for mut e in parser.feed(&String::from_utf8_lossy(&line)) {
-            last_ts = e.ts;
-            for p in [&mut e.p, &mut e.p2, &mut e.target].into_iter().flatten() {
-                hide(p);
+    let mut lost = 0;
+    let mut note = ran.note.clone();
+    let mut put = |e: Event, w: &mut TraceWriter| -> crate::Result<()> {
+        let mut e = e;
+        last_ts = e.ts;
+        for p in [&mut e.p, &mut e.p2, &mut e.target].into_iter().flatten() {
+            hide(p);
+        }
+        w.line(&Line::Ev(e)).map_err(werr)
+    };
+    if ran.capture == "ebpf" {
+        let text = std::fs::read(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
+        capture_bytes = text.len() as u64;
+        let (recs, notes) = bpftrace::parse_output(&String::from_utf8_lossy(&text));
+        drop(text);
+        lost = notes.lost;
+        parser.counts.unparsed += notes.unparsed;
+        if notes.long_paths > 0 {
+            note.push_str(&format!(
+                "; {} paths at bpftrace's {}-byte limit (cut)",
+                notes.long_paths,
+                bpftrace::STRLEN
+            ));
+        }
+        for r in recs {
+            if let Some((tid, ts, c)) = table.feed(r) {
+                for e in parser.feed_call(tid, ts, &c) {
+                    put(e, &mut w)?;
+                }
             }
-            w.line(&Line::Ev(e)).map_err(werr)?;
+        }
+        if table.unread_paths > 0 {
+            note.push_str(&format!(
+                "; calls left out, their path not readable by bpftrace (a page the \
+                 program had not touched yet): {}",
+                table.unread_paths
+            ));
+        }
+    } else {
+        let reader = std::io::BufReader::new(
+            std::fs::File::open(tmp).map_err(|e| Error::io("cannot read", tmp, e))?,
+        );
+        for line in reader.split(b'\n') {
+            let line = line.map_err(|e| Error::io("cannot read", tmp, e))?;
+            capture_bytes += line.len() as u64 + 1;
+            for e in parser.feed(&String::from_utf8_lossy(&line)) {
+                put(e, &mut w)?;
+            }
         }
     }
     for e in parser.finish(last_ts) {
@@ -292,13 +420,14 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         events,
         not_replayable: parser.counts.not_replayable.clone(),
         interrupted,
+        lost,
     })
     .map_err(werr)?;
     std::fs::rename(&partial, &o.out).map_err(|e| Error::io("cannot rename", &partial, e))?;
     Ok(Recorded {
         out: o.out.clone(),
         name,
-        capture: "strace",
+        capture: ran.capture,
         events,
         counts: parser.counts,
         start_entries: start.len(),
@@ -308,6 +437,8 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         interrupted,
         ran_as,
         capture_bytes,
+        capture_note: note,
+        lost,
     })
 }
 
@@ -376,12 +507,12 @@ fn wait(
 }
 
 /// The trace's header for a recording named `name` of `program`.
-fn header(o: &RecordOptions, name: &str, program: &str) -> Header {
+fn header(o: &RecordOptions, name: &str, program: &str, capture: &str) -> Header {
     Header {
         format: FORMAT.into(),
         version: VERSION,
         name: name.to_string(),
-        capture: "strace".into(),
+        capture: capture.into(),
         command: match (o.anonymize, o.pid) {
             (true, _) => vec![name.to_string()],
             (false, Some(pid)) => vec!["--pid".into(), pid.to_string(), program.to_string()],

@@ -189,6 +189,12 @@ impl Parser {
         }
     }
 
+    /// One call already split into its parts (the eBPF capture's, [`super::fdtable`]): thread
+    /// `tid`, at `ts` seconds; the events it makes.
+    pub fn feed_call(&mut self, tid: u32, ts: f64, c: &Parsed) -> Vec<Event> {
+        self.call(tid, ts, c)
+    }
+
     /// Handles still open when the output ended, closed so the trace is balanced.
     pub fn finish(&mut self, tid_ts: u64) -> Vec<Event> {
         let mut open: Vec<u32> = self.handles.keys().copied().collect();

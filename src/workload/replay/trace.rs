@@ -322,6 +322,10 @@ pub struct Trailer {
     /// The recording was stopped early (Ctrl-C): the trace is valid and shorter.
     #[serde(default)]
     pub interrupted: bool,
+    /// Events the capture lost (eBPF: a ring buffer overflowed): when not zero the trace is
+    /// incomplete, and says so.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u64,
 }
 
 /// A problem with a trace: where and what.

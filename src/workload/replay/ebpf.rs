@@ -1,0 +1,357 @@
+//! `fsbench record --capture ebpf`: bpftrace driven as a program. The generated script
+//! ([`super::bpftrace`]) is started first; the command, forked, reports its pid through a
+//! pipe and waits before exec (its environment untouched) until bpftrace's `BEGIN` says every
+//! probe is attached (bpftrace compiles and attaches for one to a few seconds, more on a
+//! loaded machine), then runs, recorded from its first call. Once it ended (or, attached
+//! with `--pid`, after `--for` or at Ctrl-C) bpftrace is stopped with SIGINT and its output,
+//! held in a temporary file beside the trace, is parsed.
+
+use super::bpftrace;
+use super::record::{RecordOptions, which};
+use crate::Error;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the kernel's tracepoints are listed (bpftrace needs tracefs for them).
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// What an eBPF capture left.
+pub struct EbpfRun {
+    /// The command's status (attached: the capture's end).
+    pub status: Option<ExitStatus>,
+    /// Wall time of the command under capture, from its release.
+    pub elapsed: Duration,
+    /// bpftrace's start-up: compile and attach, before the command could start.
+    pub startup: Duration,
+    /// bpftrace's output.
+    pub output: tempfile::NamedTempFile,
+}
+
+/// tracefs mounted for the capture when it was not, unmounted when dropped.
+struct Tracefs {
+    mounted: bool,
+}
+
+impl Tracefs {
+    fn ensure() -> crate::Result<Tracefs> {
+        if tracefs_events().is_some() {
+            return Ok(Tracefs { mounted: false });
+        }
+        rustix::mount::mount(
+            "nodev",
+            TRACEFS,
+            "tracefs",
+            rustix::mount::MountFlags::empty(),
+            None,
+        )
+        .map_err(|e| {
+            Error::invalid(
+                "--capture",
+                format!(
+                    "the eBPF capture needs tracefs for the syscall tracepoints and it \
+                         could not be mounted on {TRACEFS} ({e}): `mount -t tracefs nodev \
+                         {TRACEFS}`, or --capture strace"
+                ),
+            )
+        })?;
+        Ok(Tracefs { mounted: true })
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = rustix::mount::unmount(TRACEFS, rustix::mount::UnmountFlags::DETACH);
+        }
+    }
+}
+
+/// The directory of the syscall tracepoints, when tracefs is mounted.
+fn tracefs_events() -> Option<PathBuf> {
+    [TRACEFS, "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(|d| Path::new(d).join("events/syscalls"))
+        .find(|p| p.is_dir())
+}
+
+/// Why the eBPF capture cannot run here (`Err`), or bpftrace's path: bpftrace installed, root
+/// (loading BPF programs and reading tracepoints needs CAP_BPF and CAP_PERFMON), BTF.
+pub fn check() -> crate::Result<PathBuf> {
+    let bpftrace = which("bpftrace").ok_or_else(|| {
+        Error::invalid(
+            "--capture",
+            "bpftrace is not installed; the eBPF capture drives it: `apt-get install bpftrace`, \
+             or --capture strace",
+        )
+    })?;
+    if !rustix::process::geteuid().is_root() {
+        return Err(Error::invalid(
+            "--capture",
+            "the eBPF capture loads BPF programs, which needs root (CAP_BPF and CAP_PERFMON): \
+             run fsbench record with sudo (the command still runs as you), or --capture strace",
+        ));
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Err(Error::invalid(
+            "--capture",
+            "this kernel has no BTF (/sys/kernel/btf/vmlinux), which bpftrace's tracepoint \
+             arguments need: --capture strace",
+        ));
+    }
+    Ok(bpftrace)
+}
+
+/// Run the command (or attach to `o.pid`) under bpftrace; `ids`: the uid and gid to run the
+/// command as (under sudo).
+pub fn run(o: &RecordOptions, bpftrace: &Path, ids: Option<(u32, u32)>) -> crate::Result<EbpfRun> {
+    let _tracefs = Tracefs::ensure()?;
+    let dir = o
+        .out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let temp = |prefix: &str| {
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempfile_in(dir)
+            .map_err(|e| Error::io("cannot create the capture file in", dir, e))
+    };
+    let events = tracefs_events();
+    let available = |name: &str| {
+        events
+            .as_ref()
+            .is_none_or(|d| d.join(format!("sys_enter_{name}")).is_dir())
+    };
+    let (spawner, gate, seeds) = match o.pid {
+        Some(pid) => (None, None, threads_of(pid)),
+        None => {
+            let (s, gate, pid) = spawn_gated(&o.command, ids, dir)?;
+            (Some(s), Some(gate), vec![pid])
+        }
+    };
+    let mut script = temp(".fsbench-bpftrace-")?;
+    script
+        .write_all(bpftrace::script(Some(&available), &seeds).as_bytes())
+        .map_err(|e| Error::io("cannot write", script.path(), e))?;
+    let output = temp(".fsbench-ebpf-")?;
+    let errors = temp(".fsbench-ebpf-err-")?;
+    let out_file = output
+        .reopen()
+        .map_err(|e| Error::io("cannot open", output.path(), e))?;
+    let err_file = errors
+        .reopen()
+        .map_err(|e| Error::io("cannot open", errors.path(), e))?;
+    crate::cancel::install_handlers();
+    let asked = Instant::now();
+    let mut bt = Command::new(bpftrace)
+        .arg("-q")
+        .arg(script.path())
+        .env("BPFTRACE_STRLEN", bpftrace::STRLEN.to_string())
+        // 4 MiB per CPU: a burst of small calls fills bpftrace's default 256 KiB.
+        .env("BPFTRACE_PERF_RB_PAGES", "1024")
+        .stdin(Stdio::null())
+        .stdout(out_file)
+        .stderr(err_file)
+        .spawn()
+        .map_err(|e| Error::io("cannot start", bpftrace, e))?;
+    if let Err(e) = wait_ready(&mut bt, output.path(), errors.path()) {
+        // The gate closes unwritten: the child exits before exec, the command never runs.
+        drop(gate);
+        if let Some(s) = spawner {
+            let _ = s.join();
+        }
+        stop(&mut bt);
+        return Err(e);
+    }
+    let startup = asked.elapsed();
+    let began = Instant::now();
+    let status = match (gate, spawner) {
+        (Some(mut g), Some(s)) => {
+            let sent = g.write_all(b"g");
+            drop(g);
+            let spawned = s.join().unwrap_or_else(|_| {
+                Err(std::io::Error::other(
+                    "the thread starting the command panicked",
+                ))
+            });
+            let mut child = match (sent, spawned) {
+                (Ok(()), Ok(c)) => c,
+                (Err(e), _) | (_, Err(e)) => {
+                    stop(&mut bt);
+                    return Err(Error::io("cannot start", Path::new(&o.command[0]), e));
+                }
+            };
+            Some(wait_command(&mut child)?)
+        }
+        _ => {
+            wait_attached(o);
+            None
+        }
+    };
+    let elapsed = began.elapsed();
+    // The last events are in the per-CPU rings: let bpftrace read them before it stops.
+    std::thread::sleep(Duration::from_millis(200));
+    stop(&mut bt);
+    Ok(EbpfRun {
+        status,
+        elapsed,
+        startup,
+        output,
+    })
+}
+
+/// Start `command` held before exec (as `ids` when given): returns the thread whose
+/// `spawn` returns once the command runs (std's spawn waits for the exec), the gate to
+/// release it by writing a byte (dropping it unwritten: the command never runs), and its pid,
+/// which the child reports through a pipe before it waits.
+fn spawn_gated(
+    command: &[String],
+    ids: Option<(u32, u32)>,
+    dir: &Path,
+) -> crate::Result<(
+    std::thread::JoinHandle<std::io::Result<Child>>,
+    std::io::PipeWriter,
+    u32,
+)> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let perr = |e| Error::io("cannot create a pipe in", dir, e);
+    let (gate_r, gate_w) = std::io::pipe().map_err(perr)?;
+    let (mut pid_r, pid_w) = std::io::pipe().map_err(perr)?;
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..]);
+    if let Some((uid, gid)) = ids {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(uid).gid(gid);
+    }
+    crate::host::sys::spawn::announce_then_wait(
+        &mut cmd,
+        pid_w.as_raw_fd(),
+        gate_r.as_raw_fd(),
+        gate_w.as_raw_fd(),
+    );
+    let spawner = std::thread::spawn(move || {
+        let r = cmd.spawn();
+        // The child holds its own copies (or never was): ours go, so the reads below end.
+        drop((pid_w, gate_r));
+        r
+    });
+    let mut b = [0u8; 4];
+    if let Err(e) = pid_r.read_exact(&mut b) {
+        drop(gate_w);
+        let why = match spawner.join() {
+            Ok(Err(e)) => e,
+            _ => e,
+        };
+        return Err(Error::io("cannot start", Path::new(&command[0]), why));
+    }
+    Ok((spawner, gate_w, u32::from_ne_bytes(b)))
+}
+
+/// The threads of process `pid` now (`--pid`: each is recorded, and what they start).
+fn threads_of(pid: u32) -> Vec<u32> {
+    let mut t: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    if t.is_empty() {
+        t.push(pid);
+    }
+    t
+}
+
+/// Wait for bpftrace's `READY` (its probes attached); bpftrace ending first is exit 2 with
+/// what it said.
+fn wait_ready(bt: &mut Child, out: &Path, err: &Path) -> crate::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let text = std::fs::read_to_string(out).unwrap_or_default();
+        if text.lines().any(|l| l == bpftrace::READY) {
+            return Ok(());
+        }
+        let ended = bt.try_wait().ok().flatten();
+        if ended.is_some() || Instant::now() > deadline || crate::cancel::requested() {
+            let said = std::fs::read_to_string(err).unwrap_or_default();
+            let said: Vec<&str> = said
+                .lines()
+                .filter(|l| !l.contains("RLIMIT_MEMLOCK"))
+                .take(3)
+                .collect();
+            return Err(Error::invalid(
+                "--capture",
+                format!(
+                    "bpftrace did not attach its probes{}: {}; --capture strace records \
+                     without it",
+                    if ended.is_some() { "" } else { " in time" },
+                    said.join(" / ")
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Wait for the command; a signal that reached fsbench alone is forwarded to it (SIGINT, then
+/// SIGKILL after five seconds).
+fn wait_command(c: &mut Child) -> crate::Result<ExitStatus> {
+    let mut first: Option<Instant> = None;
+    loop {
+        if let Some(s) = c
+            .try_wait()
+            .map_err(|e| Error::io("cannot wait for", Path::new("the command"), e))?
+        {
+            return Ok(s);
+        }
+        if crate::cancel::requested() {
+            let f = *first.get_or_insert_with(|| {
+                crate::host::stdio::note(
+                    "fsbench record: stopping the command; the trace keeps what it did",
+                );
+                Instant::now()
+            });
+            let sig = if f.elapsed() > Duration::from_secs(5) {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::INT
+            };
+            if let Some(p) = rustix::process::Pid::from_raw(c.id() as i32) {
+                let _ = rustix::process::kill_process(p, sig);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Attached: record until `--for` passed, Ctrl-C, or the process ended. It is never
+/// signalled.
+fn wait_attached(o: &RecordOptions) {
+    let began = Instant::now();
+    let alive = |pid: u32| Path::new(&format!("/proc/{pid}")).is_dir();
+    while !crate::cancel::requested()
+        && o.duration.is_none_or(|d| began.elapsed() < d)
+        && o.pid.is_some_and(alive)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Stop bpftrace: SIGINT (it detaches and flushes), SIGKILL after ten seconds.
+fn stop(bt: &mut Child) {
+    let t = Instant::now();
+    if let Some(p) = rustix::process::Pid::from_raw(bt.id() as i32) {
+        let _ = rustix::process::kill_process(p, rustix::process::Signal::INT);
+    }
+    while t.elapsed() < Duration::from_secs(10) {
+        if bt.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = bt.kill();
+    let _ = bt.wait();
+}
