@@ -76,7 +76,7 @@ pub struct Results {
     /// The run's error control when it was per run (`--error per-run`): each of its
     /// `questions` judged at α/m ([`crate::stats::family`]); absent: per question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<crate::stats::family::ErrorRecord>,
+    pub error: Option<ErrorRecord>,
     /// What fsbench concluded from the samples, derived like `summary` (and recomputed by
     /// `fsbench report --format json`): per headline row its marks and paired judgements, per
     /// verdict line who leads, is equivalent and is behind, per claim its verdicts
@@ -635,6 +635,64 @@ impl Finding {
             "doctor {} ({}): {}; {}. Fix: {}",
             self.code, self.subject, self.finding, self.why, self.fix
         )
+    }
+}
+
+/// Which error a run controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorControl {
+    /// At most α per decision (today's default).
+    #[default]
+    PerQuestion,
+    /// At most α that any decision of the run is wrong (Bonferroni over its questions).
+    PerRun,
+}
+
+impl ErrorControl {
+    /// The words `--error` and the plan key take.
+    pub const NAMES: &'static [&'static str] = &["per-question", "per-run"];
+
+    /// From its word (`per-question`, `per-run`).
+    pub fn parse(s: &str) -> Option<ErrorControl> {
+        match s {
+            "per-question" => Some(ErrorControl::PerQuestion),
+            "per-run" => Some(ErrorControl::PerRun),
+            _ => None,
+        }
+    }
+
+    /// Its word.
+    pub fn word(self) -> &'static str {
+        match self {
+            ErrorControl::PerQuestion => "per-question",
+            ErrorControl::PerRun => "per-run",
+        }
+    }
+}
+
+/// The method per-run control uses, as outputs name it.
+pub const ERROR_METHOD: &str = "Bonferroni (familywise)";
+
+/// What `results.json` records of a per-run control ([`crate::stats::family`] applies it) (`error`): absent for per-question.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// The control.
+    pub control: ErrorControl,
+    /// Its method ([`ERROR_METHOD`]).
+    pub method: String,
+    /// The run's questions m the error is shared over (each judged at α/m).
+    pub questions: usize,
+}
+
+impl ErrorRecord {
+    /// Per-run control over `questions` questions.
+    pub fn per_run(questions: usize) -> ErrorRecord {
+        ErrorRecord {
+            control: ErrorControl::PerRun,
+            method: ERROR_METHOD.into(),
+            questions,
+        }
     }
 }
 

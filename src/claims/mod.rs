@@ -12,11 +12,11 @@
 
 pub mod aging;
 pub mod coverage;
-pub mod open_questions;
 pub mod render;
 pub mod statements;
 pub mod subset;
 mod verdict;
+pub use verdict::claim_verdict;
 
 pub use verdict::{ClaimResult, Outcome, evaluate};
 

@@ -5,7 +5,7 @@
 //! and the one statistic of [`crate::stats::paired`] judges it: Student's t interval on the
 //! paired log ratios at the run's error rate (one look at α = 10 % in a run of fixed rounds;
 //! the stopping rule's looks in a `--until-settled` run, decided at the first look that
-//! settles it — the same rule, the same looks as [`super::open_questions`]). A claim is confirmed
+//! settles it — the same rule, the same looks as [`crate::report::open_questions`]). A claim is confirmed
 //! when the whole interval lies inside the asserted range, refuted when it lies wholly
 //! outside, and inconclusive when it straddles a bound or only one round exists (a probe's
 //! yes/no excepted: one round of it settles the claim).
@@ -278,13 +278,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         (rule.min_rounds..n)
             .find(|&k| {
                 let size = claim.size_region();
-                super::open_questions::claim_verdict(
-                    &paired[..k],
-                    &claim.region(),
-                    size.as_ref(),
-                    &rule,
-                )
-                .is_some()
+                claim_verdict(&paired[..k], &claim.region(), size.as_ref(), &rule).is_some()
             })
             .unwrap_or(n)
     };
@@ -418,6 +412,27 @@ fn interval_of(
         rule.interval_of_values(judged)
     } else {
         rule.interval(judged)
+    }
+}
+
+/// A claim's verdict from paired `ratios` at one look (`None`: still open): its direction,
+/// then, where the wording gives a magnitude and the direction holds, its size band.
+pub fn claim_verdict(
+    ratios: &[f64],
+    direction: &crate::stats::region::Region,
+    size: Option<&crate::stats::region::Region>,
+    rule: &crate::stats::sequential::Rule,
+) -> Option<&'static str> {
+    use crate::stats::region::{Judgement, judge_sequential};
+    match judge_sequential(ratios, direction, rule) {
+        Judgement::Outside => Some("refuted"),
+        Judgement::Inside => match size.map(|b| judge_sequential(ratios, b, rule)) {
+            None => Some("confirmed"),
+            Some(Judgement::Inside) => Some("confirmed, size confirmed"),
+            Some(Judgement::Outside) => Some("confirmed, size refuted"),
+            Some(_) => None,
+        },
+        _ => None,
     }
 }
 

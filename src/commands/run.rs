@@ -61,7 +61,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
         crate::report::plan::summary(&inv, crate::report::plan::ResultsLine::Run)
     );
     // --until-settled: the claims and headline rows decide which rounds come after the minimum.
-    let judge = crate::claims::open_questions::ClaimsAndHeadline;
+    let judge = crate::report::open_questions::ClaimsAndHeadline;
     let outcome = crate::runner::execute_judged(&inv, resume, None, Some(&judge))?;
     let out = &inv.options.out;
     let ending = super::ending::Ending {

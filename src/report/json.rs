@@ -109,7 +109,7 @@ pub fn judgements(report: &Report) -> Judgements {
             }
         })
         .collect();
-    let questions = crate::claims::open_questions::questions(results)
+    let questions = crate::report::open_questions::questions(results)
         .into_iter()
         .map(|q| {
             let at = q.settled_at(&rule);

@@ -34,6 +34,7 @@ pub mod markdown;
 pub mod meta;
 pub mod model;
 pub mod noise;
+pub mod open_questions;
 pub mod plan;
 pub mod recommend;
 pub mod record;

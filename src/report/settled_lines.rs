@@ -1,7 +1,7 @@
 //! The "Until settled" lines of a `--until-settled` run: the stopping rule, why the run
 //! stopped, and per question (claim or headline row) the round it settled at or why not.
 
-use crate::claims::open_questions::questions;
+use crate::report::open_questions::questions;
 use crate::results::Results;
 
 /// The lines, or none for a run without `--until-settled`.
@@ -9,7 +9,7 @@ pub fn lines(results: &Results) -> Vec<String> {
     let Some(s) = &results.settle else {
         return Vec::new();
     };
-    let Some(rule) = crate::claims::open_questions::rule_of(results) else {
+    let Some(rule) = crate::report::open_questions::rule_of(results) else {
         return Vec::new();
     };
     let mut out = vec![format!(

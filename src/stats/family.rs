@@ -15,65 +15,8 @@
 //! headline row's leader, each measured claim), fixed once after the minimum rounds
 //! (`runner`), so a `--until-settled` run's looks all use one level.
 
-use serde::{Deserialize, Serialize};
-
-/// Which error a run controls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum ErrorControl {
-    /// At most α per decision (today's default).
-    #[default]
-    PerQuestion,
-    /// At most α that any decision of the run is wrong (Bonferroni over its questions).
-    PerRun,
-}
-
-impl ErrorControl {
-    /// The words `--error` and the plan key take.
-    pub const NAMES: &'static [&'static str] = &["per-question", "per-run"];
-
-    /// From its word (`per-question`, `per-run`).
-    pub fn parse(s: &str) -> Option<ErrorControl> {
-        match s {
-            "per-question" => Some(ErrorControl::PerQuestion),
-            "per-run" => Some(ErrorControl::PerRun),
-            _ => None,
-        }
-    }
-
-    /// Its word.
-    pub fn word(self) -> &'static str {
-        match self {
-            ErrorControl::PerQuestion => "per-question",
-            ErrorControl::PerRun => "per-run",
-        }
-    }
-}
-
-/// The method per-run control uses, as outputs name it.
-pub const METHOD: &str = "Bonferroni (familywise)";
-
-/// What `results.json` records of a per-run control (`error`): absent for per-question.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ErrorRecord {
-    /// The control.
-    pub control: ErrorControl,
-    /// Its method ([`METHOD`]).
-    pub method: String,
-    /// The run's questions m the error is shared over (each judged at α/m).
-    pub questions: usize,
-}
-
-impl ErrorRecord {
-    /// Per-run control over `questions` questions.
-    pub fn per_run(questions: usize) -> ErrorRecord {
-        ErrorRecord {
-            control: ErrorControl::PerRun,
-            method: METHOD.into(),
-            questions,
-        }
-    }
-}
+// The data a run records of its control lives with the results model, which `stats` reads.
+pub use crate::results::{ERROR_METHOD as METHOD, ErrorControl, ErrorRecord};
 
 /// The level each question is judged at: α itself per question, α/m per run (m at least 1).
 pub fn alpha_per_question(alpha: f64, record: Option<&ErrorRecord>) -> f64 {

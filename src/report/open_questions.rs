@@ -19,7 +19,6 @@ use crate::metrics;
 use crate::results::Results;
 use crate::runner::more_rounds::Judge;
 use crate::stats::paired::{self, Outcome};
-use crate::stats::region::{Judgement, Region, judge_sequential};
 use crate::stats::sequential::Rule;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,32 +59,14 @@ pub enum Test {
     },
 }
 
-/// A claim's verdict from paired `ratios` at one look (`None`: still open): its direction,
-/// then, where the wording gives a magnitude and the direction holds, its size band.
-pub fn claim_verdict(
-    ratios: &[f64],
-    direction: &Region,
-    size: Option<&Region>,
-    rule: &Rule,
-) -> Option<&'static str> {
-    match judge_sequential(ratios, direction, rule) {
-        Judgement::Outside => Some("refuted"),
-        Judgement::Inside => match size.map(|b| judge_sequential(ratios, b, rule)) {
-            None => Some("confirmed"),
-            Some(Judgement::Inside) => Some("confirmed, size confirmed"),
-            Some(Judgement::Outside) => Some("confirmed, size refuted"),
-            Some(_) => None,
-        },
-        _ => None,
-    }
-}
-
 impl Question {
     /// The verdict the first `n` rounds give (`None`: still open).
     pub fn verdict(&self, rule: &Rule, n: usize) -> Option<&'static str> {
         let r = &self.ratios[..n.min(self.ratios.len())];
         match self.test {
-            Test::Claim { direction, size } => claim_verdict(r, &direction, size.as_ref(), rule),
+            Test::Claim { direction, size } => {
+                crate::claims::claim_verdict(r, &direction, size.as_ref(), rule)
+            }
             Test::Leader { margin, setups } => {
                 let rule = Rule {
                     alpha: paired::leader_alpha(rule.alpha, setups),
