@@ -170,50 +170,89 @@ impl FdTable {
         strs: &[String],
         ret: i64,
     ) -> Option<Parsed> {
-        // bpftrace 0.17 widens a tracepoint's `int` field without its sign (AT_FDCWD arrives
-        // as 4294967196): descriptors, flags and modes are read back as 32-bit, `l` keeps the
-        // 64-bit offsets and lengths whole.
-        let i = |k: usize| ints.get(k).copied().unwrap_or(0) as u32 as i32 as i64;
-        let l = |k: usize| ints.get(k).copied().unwrap_or(0);
-        let st = |k: usize| strs.get(k).map(String::as_str).unwrap_or("");
+        let raw = Raw { ints, strs };
         let ok = !(-4095..0).contains(&ret);
         // An empty path is a real argument only with AT_EMPTY_PATH (fstat through
         // newfstatat/statx); elsewhere it is a string bpftrace could not read.
-        let empty_ok = matches!(name, "newfstatat" | "statx") && i(1) & AT_EMPTY_PATH != 0;
+        let empty_ok = matches!(name, "newfstatat" | "statx") && raw.i(1) & AT_EMPTY_PATH != 0;
         if strs.iter().any(String::is_empty) && !empty_ok {
             self.unread_paths += 1;
             return None;
         }
-        let mut ret_fd = None;
-        let (call, args): (&str, Vec<String>) = match name {
-            "open" | "openat" | "creat" => {
-                let (dfd, flags, file) = match name {
-                    "open" => (AT_FDCWD, i(0), st(0)),
-                    "openat" => (i(0), i(1), st(0)),
-                    _ => (
-                        AT_FDCWD,
-                        (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as i64,
-                        st(0),
-                    ),
-                };
-                let abs = self.resolve(pid, dfd, file);
-                let args = vec![
-                    self.cwd(pid),
-                    quote(&abs.to_string_lossy()),
-                    open_flag_names(flags),
-                ];
-                if ok {
-                    ret_fd = Some(self.opened(pid, ret, abs, flags & O_CLOEXEC != 0));
-                }
-                ("openat", args)
-            }
+        let (call, args, ret_fd) = match name {
+            "open" | "openat" | "creat" => self.open_call(pid, name, &raw, ret, ok),
             "close" => {
-                let f = self.fd(pid, i(0));
+                let f = self.fd(pid, raw.i(0));
                 if ok {
-                    self.proc(pid).fds.remove(&i(0));
+                    self.proc(pid).fds.remove(&raw.i(0));
                 }
-                ("close", vec![f])
+                ("close", vec![f], None)
             }
+            "mkdir" | "mkdirat" | "rmdir" | "unlink" | "unlinkat" | "rename" | "renameat"
+            | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat" => {
+                let (call, args) = self.namespace_call(pid, name, &raw);
+                (call, args, None)
+            }
+            "dup" | "dup2" | "dup3" | "fcntl" => self.dup_call(pid, name, &raw, ret, ok),
+            "chdir" | "fchdir" => {
+                if ok {
+                    self.chdir(pid, name, &raw);
+                }
+                return None;
+            }
+            _ => {
+                let (call, args) = self.plain_call(pid, name, &raw)?;
+                (call, args, None)
+            }
+        };
+        Some(Parsed {
+            name: call.to_string(),
+            args,
+            ret: Some(ret),
+            ret_fd,
+            errno: (!ok).then(|| errno_name(-ret)),
+            dur: 0.0,
+        })
+    }
+
+    /// open, openat, creat: as strace's `openat(cwd, path, flags)`, the descriptor recorded.
+    fn open_call(
+        &mut self,
+        pid: u32,
+        name: &str,
+        raw: &Raw,
+        ret: i64,
+        ok: bool,
+    ) -> (&'static str, Vec<String>, Option<Fd>) {
+        let (dfd, flags, file) = match name {
+            "open" => (AT_FDCWD, raw.i(0), raw.st(0)),
+            "openat" => (raw.i(0), raw.i(1), raw.st(0)),
+            _ => (
+                AT_FDCWD,
+                (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as i64,
+                raw.st(0),
+            ),
+        };
+        let abs = self.resolve(pid, dfd, file);
+        let args = vec![
+            self.cwd(pid),
+            quote(&abs.to_string_lossy()),
+            open_flag_names(flags),
+        ];
+        let ret_fd = ok.then(|| self.opened(pid, ret, abs, flags & O_CLOEXEC != 0));
+        ("openat", args, ret_fd)
+    }
+
+    /// Calls on one descriptor or one path that change no descriptor table (`None`: a call
+    /// the trace does not hold).
+    fn plain_call<'n>(
+        &mut self,
+        pid: u32,
+        name: &'n str,
+        raw: &Raw,
+    ) -> Option<(&'n str, Vec<String>)> {
+        let (i, l, st) = (|k| raw.i(k), |k| raw.l(k), |k| raw.st(k));
+        Some(match name {
             "read" | "write" | "readv" | "writev" | "fsync" | "fdatasync" | "syncfs"
             | "getdents64" | "lseek" | "io_uring_enter" => (name, vec![self.fd(pid, i(0))]),
             "pread64" | "pwrite64" | "preadv" | "pwritev" | "preadv2" | "pwritev2" => (
@@ -226,12 +265,12 @@ impl FdTable {
                 ],
             ),
             "sync_file_range" => (
-                name,
+                "sync_file_range",
                 vec![self.fd(pid, i(0)), l(1).to_string(), l(2).to_string()],
             ),
-            "ftruncate" => (name, vec![self.fd(pid, i(0)), l(1).to_string()]),
+            "ftruncate" => ("ftruncate", vec![self.fd(pid, i(0)), l(1).to_string()]),
             "fallocate" => (
-                name,
+                "fallocate",
                 vec![
                     self.fd(pid, i(0)),
                     falloc_names(i(1)),
@@ -240,9 +279,46 @@ impl FdTable {
                 ],
             ),
             "truncate" => (
-                name,
+                "truncate",
                 vec![self.path(pid, AT_FDCWD, st(0)), l(0).to_string()],
             ),
+            "newstat" | "newlstat" => (
+                "newfstatat",
+                vec![self.cwd(pid), self.path(pid, AT_FDCWD, st(0))],
+            ),
+            // AT_EMPTY_PATH: the descriptor itself.
+            "newfstatat" | "statx" if st(0).is_empty() => {
+                (name, vec![self.fd(pid, i(0)), "\"\"".into()])
+            }
+            "newfstatat" | "statx" => (name, vec![self.cwd(pid), self.path(pid, i(0), st(0))]),
+            "newfstat" => ("fstat", vec![self.fd(pid, i(0))]),
+            "copy_file_range" => (
+                "copy_file_range",
+                vec![self.fd(pid, i(0)), "NULL".into(), self.fd(pid, i(1))],
+            ),
+            "sendfile64" => ("sendfile", vec![self.fd(pid, i(0)), self.fd(pid, i(1))]),
+            "mmap" => {
+                let prot = if i(1) == 0 { "PROT_NONE" } else { "PROT_READ" };
+                (
+                    "mmap",
+                    vec![
+                        "NULL".into(),
+                        "0".into(),
+                        prot.into(),
+                        "MAP_SHARED".into(),
+                        self.fd(pid, i(0)),
+                    ],
+                )
+            }
+            _ => return None,
+        })
+    }
+
+    /// mkdir, rmdir, unlink, rename, link and symlink in their `…at` forms, as strace
+    /// prints them.
+    fn namespace_call(&mut self, pid: u32, name: &str, raw: &Raw) -> (&'static str, Vec<String>) {
+        let (i, st) = (|k| raw.i(k), |k| raw.st(k));
+        match name {
             "mkdir" | "mkdirat" => {
                 let dfd = if name == "mkdir" { AT_FDCWD } else { i(0) };
                 (
@@ -262,7 +338,13 @@ impl FdTable {
                     vec![self.cwd(pid), self.path(pid, dfd, st(0)), flag.into()],
                 )
             }
-            "rename" | "renameat" | "renameat2" | "link" | "linkat" => {
+            "symlink" | "symlinkat" => {
+                let dfd = if name == "symlink" { AT_FDCWD } else { i(0) };
+                // The target stays as written: it is resolved from the link's directory.
+                let args = vec![quote(st(0)), self.cwd(pid), self.path(pid, dfd, st(1))];
+                ("symlinkat", args)
+            }
+            _ => {
                 let (d1, d2) = if name == "rename" || name == "link" {
                     (AT_FDCWD, AT_FDCWD)
                 } else {
@@ -290,87 +372,74 @@ impl FdTable {
                 let to = self.path(pid, d2, st(1));
                 (call, vec![cwd.clone(), from, cwd, to, fl])
             }
-            "symlink" | "symlinkat" => {
-                let dfd = if name == "symlink" { AT_FDCWD } else { i(0) };
-                // The target stays as written: it is resolved from the link's directory.
-                let args = vec![quote(st(0)), self.cwd(pid), self.path(pid, dfd, st(1))];
-                ("symlinkat", args)
+        }
+    }
+
+    /// dup, dup2, dup3 and fcntl(F_DUPFD…): the new descriptor names the old one's file.
+    fn dup_call(
+        &mut self,
+        pid: u32,
+        name: &str,
+        raw: &Raw,
+        ret: i64,
+        ok: bool,
+    ) -> (&'static str, Vec<String>, Option<Fd>) {
+        let old = self.fd(pid, raw.i(0));
+        let (call, args, cloexec) = match name {
+            "dup" => ("dup", vec![old], false),
+            "fcntl" => ("fcntl", vec![old, "F_DUPFD".into()], raw.i(1) == 1030),
+            _ => {
+                let new = self.fd(pid, raw.i(1));
+                ("dup2", vec![old, new], raw.i(2) & O_CLOEXEC != 0)
             }
-            "newstat" | "newlstat" => (
-                "newfstatat",
-                vec![self.cwd(pid), self.path(pid, AT_FDCWD, st(0))],
-            ),
-            "newfstatat" | "statx" if st(0).is_empty() => {
-                // AT_EMPTY_PATH: the descriptor itself.
-                (name, vec![self.fd(pid, i(0)), "\"\"".into()])
-            }
-            "newfstatat" | "statx" => {
-                let args = vec![self.cwd(pid), self.path(pid, i(0), st(0))];
-                (name, args)
-            }
-            "newfstat" => ("fstat", vec![self.fd(pid, i(0))]),
-            "copy_file_range" => (
-                name,
-                vec![self.fd(pid, i(0)), "NULL".into(), self.fd(pid, i(1))],
-            ),
-            "sendfile64" => ("sendfile", vec![self.fd(pid, i(0)), self.fd(pid, i(1))]),
-            "mmap" => {
-                let prot = if i(1) == 0 { "PROT_NONE" } else { "PROT_READ" };
-                (
-                    name,
-                    vec![
-                        "NULL".into(),
-                        "0".into(),
-                        prot.into(),
-                        "MAP_SHARED".into(),
-                        self.fd(pid, i(0)),
-                    ],
-                )
-            }
-            "dup" | "dup2" | "dup3" | "fcntl" => {
-                let old = self.fd(pid, i(0));
-                let (call, args, cloexec) = match name {
-                    "dup" => ("dup", vec![old], false),
-                    "fcntl" => ("fcntl", vec![old, "F_DUPFD".into()], i(1) == 1030),
-                    _ => {
-                        let new = self.fd(pid, i(1));
-                        ("dup2", vec![old, new], i(2) & O_CLOEXEC != 0)
-                    }
-                };
-                if ok {
-                    let path = self.proc(pid).fds.get(&i(0)).map(|o| o.path.clone());
-                    match path {
-                        Some(path) => ret_fd = Some(self.opened(pid, ret, path, cloexec)),
-                        None => {
-                            self.proc(pid).fds.remove(&ret);
-                        }
-                    }
-                }
-                (call, args)
-            }
-            "chdir" | "fchdir" => {
-                if ok {
-                    let next = if name == "chdir" {
-                        Some(self.resolve(pid, AT_FDCWD, st(0)))
-                    } else {
-                        self.proc(pid).fds.get(&i(0)).map(|o| o.path.clone())
-                    };
-                    if let Some(n) = next {
-                        self.proc(pid).cwd = n;
-                    }
-                }
-                return None;
-            }
-            _ => return None,
         };
-        Some(Parsed {
-            name: call.to_string(),
-            args,
-            ret: Some(ret),
-            ret_fd,
-            errno: (!ok).then(|| errno_name(-ret)),
-            dur: 0.0,
-        })
+        let mut ret_fd = None;
+        if ok {
+            let path = self.proc(pid).fds.get(&raw.i(0)).map(|o| o.path.clone());
+            match path {
+                Some(path) => ret_fd = Some(self.opened(pid, ret, path, cloexec)),
+                None => {
+                    self.proc(pid).fds.remove(&ret);
+                }
+            }
+        }
+        (call, args, ret_fd)
+    }
+
+    /// chdir and fchdir move the process's working directory; they are not trace events.
+    fn chdir(&mut self, pid: u32, name: &str, raw: &Raw) {
+        let next = if name == "chdir" {
+            Some(self.resolve(pid, AT_FDCWD, raw.st(0)))
+        } else {
+            self.proc(pid).fds.get(&raw.i(0)).map(|o| o.path.clone())
+        };
+        if let Some(n) = next {
+            self.proc(pid).cwd = n;
+        }
+    }
+}
+
+/// One event's raw arguments as bpftrace printed them.
+struct Raw<'a> {
+    ints: &'a [i64],
+    strs: &'a [String],
+}
+
+impl Raw<'_> {
+    /// A descriptor, flag or mode: bpftrace 0.17 widens a tracepoint's `int` field without its
+    /// sign (AT_FDCWD arrives as 4294967196), so it is read back as 32-bit.
+    fn i(&self, k: usize) -> i64 {
+        self.ints.get(k).copied().unwrap_or(0) as u32 as i32 as i64
+    }
+
+    /// An offset or length, 64-bit whole.
+    fn l(&self, k: usize) -> i64 {
+        self.ints.get(k).copied().unwrap_or(0)
+    }
+
+    /// A path string (empty: not read).
+    fn st(&self, k: usize) -> &str {
+        self.strs.get(k).map(String::as_str).unwrap_or("")
     }
 }
 

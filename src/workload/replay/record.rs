@@ -297,19 +297,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     };
     let (mut end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
     keep_replayable(&mut end);
-    let program = match o.pid {
-        Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .map(|c| c.trim().to_string())
-            .unwrap_or_else(|_| format!("pid-{pid}")),
-        None => o.command[0].clone(),
-    };
-    let name = o.name.clone().unwrap_or_else(|| {
-        Path::new(&program)
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("trace")
-            .to_string()
-    });
+    let (program, name) = program_and_name(o);
     let mut anon = o.anonymize.then(Anonymizer::default);
     let mut hide = |p: &mut String| {
         if let Some(a) = anon.as_mut() {
@@ -346,11 +334,9 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         }
     }
     let tmp = ran.output.path();
-    let mut capture_bytes = 0u64;
     let mut last_ts = 0;
-    let mut lost = 0;
     let mut note = ran.note.clone();
-    let mut put = |e: Event, w: &mut TraceWriter| -> crate::Result<()> {
+    let mut put = |e: Event| -> crate::Result<()> {
         let mut e = e;
         last_ts = e.ts;
         for p in [&mut e.p, &mut e.p2, &mut e.target].into_iter().flatten() {
@@ -358,46 +344,11 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         }
         w.line(&Line::Ev(e)).map_err(werr)
     };
-    if ran.capture == "ebpf" {
-        let text = std::fs::read(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
-        capture_bytes = text.len() as u64;
-        let (recs, notes) = bpftrace::parse_output(&String::from_utf8_lossy(&text));
-        drop(text);
-        lost = notes.lost;
-        parser.counts.unparsed += notes.unparsed;
-        if notes.long_paths > 0 {
-            note.push_str(&format!(
-                "; {} paths at bpftrace's {}-byte limit (cut)",
-                notes.long_paths,
-                bpftrace::STRLEN
-            ));
-        }
-        for r in recs {
-            if let Some((tid, ts, c)) = table.feed(r) {
-                for e in parser.feed_call(tid, ts, &c) {
-                    put(e, &mut w)?;
-                }
-            }
-        }
-        if table.unread_paths > 0 {
-            note.push_str(&format!(
-                "; calls left out, their path not readable by bpftrace (a page the \
-                 program had not touched yet): {}",
-                table.unread_paths
-            ));
-        }
+    let (capture_bytes, lost) = if ran.capture == "ebpf" {
+        feed_ebpf(tmp, &mut parser, &mut table, &mut note, &mut put)?
     } else {
-        let reader = std::io::BufReader::new(
-            std::fs::File::open(tmp).map_err(|e| Error::io("cannot read", tmp, e))?,
-        );
-        for line in reader.split(b'\n') {
-            let line = line.map_err(|e| Error::io("cannot read", tmp, e))?;
-            capture_bytes += line.len() as u64 + 1;
-            for e in parser.feed(&String::from_utf8_lossy(&line)) {
-                put(e, &mut w)?;
-            }
-        }
-    }
+        (feed_strace(tmp, &mut parser, &mut put)?, 0)
+    };
     for e in parser.finish(last_ts) {
         w.line(&Line::Ev(e)).map_err(werr)?;
     }
@@ -440,6 +391,85 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         capture_note: note,
         lost,
     })
+}
+
+/// The recorded program's name (the command's, or the attached process's `comm`) and the
+/// trace's name (`--name`, else the program's file name).
+fn program_and_name(o: &RecordOptions) -> (String, String) {
+    let program = match o.pid {
+        Some(pid) => std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_else(|_| format!("pid-{pid}")),
+        None => o.command[0].clone(),
+    };
+    let name = o.name.clone().unwrap_or_else(|| {
+        Path::new(&program)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("trace")
+            .to_string()
+    });
+    (program, name)
+}
+
+/// bpftrace's output (held whole: its per-CPU lines are sorted by time) through the
+/// descriptor tables and the parser, each event to `put`; what was cut or left out is added
+/// to `note`. Returns the output's size and the events bpftrace lost.
+fn feed_ebpf(
+    tmp: &Path,
+    parser: &mut Parser,
+    table: &mut FdTable,
+    note: &mut String,
+    put: &mut dyn FnMut(Event) -> crate::Result<()>,
+) -> crate::Result<(u64, u64)> {
+    let text = std::fs::read(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
+    let bytes = text.len() as u64;
+    let (recs, notes) = bpftrace::parse_output(&String::from_utf8_lossy(&text));
+    drop(text);
+    parser.counts.unparsed += notes.unparsed;
+    if notes.long_paths > 0 {
+        note.push_str(&format!(
+            "; {} paths at bpftrace's {}-byte limit (cut)",
+            notes.long_paths,
+            bpftrace::STRLEN
+        ));
+    }
+    for r in recs {
+        if let Some((tid, ts, c)) = table.feed(r) {
+            for e in parser.feed_call(tid, ts, &c) {
+                put(e)?;
+            }
+        }
+    }
+    if table.unread_paths > 0 {
+        note.push_str(&format!(
+            "; calls left out, their path not readable by bpftrace (a page the \
+             program had not touched yet): {}",
+            table.unread_paths
+        ));
+    }
+    Ok((bytes, notes.lost))
+}
+
+/// strace's output, line by line (streamed), through the parser, each event to `put`.
+/// Returns the output's size.
+fn feed_strace(
+    tmp: &Path,
+    parser: &mut Parser,
+    put: &mut dyn FnMut(Event) -> crate::Result<()>,
+) -> crate::Result<u64> {
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(tmp).map_err(|e| Error::io("cannot read", tmp, e))?,
+    );
+    let mut bytes = 0;
+    for line in reader.split(b'\n') {
+        let line = line.map_err(|e| Error::io("cannot read", tmp, e))?;
+        bytes += line.len() as u64 + 1;
+        for e in parser.feed(&String::from_utf8_lossy(&line)) {
+            put(e)?;
+        }
+    }
+    Ok(bytes)
 }
 
 /// strace's command line: the whole tree (`-f`), absolute timestamps and durations, each
