@@ -1,6 +1,8 @@
 //! ext4's option space: journal mode and commit interval, atime, barriers, discard, inode size.
 
-use crate::fs::options::model::{Conflict, Factor, Place, Space, default, safe, unsafe_};
+use crate::fs::options::model::{
+    Conflict, Factor, ONLINE_DISCARD, Place, Space, default, safe, unsafe_,
+};
 
 /// ext4's option space (docs/tune.md).
 pub const SPACE: Space = Space {
@@ -62,14 +64,7 @@ pub const SPACE: Space = Space {
                   mtime",
             seeds: "",
         },
-        Factor {
-            name: "discard",
-            place: Place::Mount,
-            values: &[default("nodiscard"), safe("discard")],
-            why: "online TRIM at every delete instead of a periodic fstrim: stalls on some \
-                  devices, space returned at once on thin storage",
-            seeds: "000, 001, 004",
-        },
+        ONLINE_DISCARD,
         Factor {
             name: "inode_size",
             place: Place::Mkfs,

@@ -1,6 +1,6 @@
 //! XFS's option space: atime, log buffer size, allocation size, discard, allocation groups.
 
-use crate::fs::options::model::{Factor, Place, Space, default, safe};
+use crate::fs::options::model::{Factor, ONLINE_DISCARD, Place, Space, default, safe};
 
 /// XFS's option space (docs/tune.md).
 pub const SPACE: Space = Space {
@@ -32,14 +32,7 @@ pub const SPACE: Space = Space {
                   writers, space held longer",
             seeds: "001, 004",
         },
-        Factor {
-            name: "discard",
-            place: Place::Mount,
-            values: &[default("nodiscard"), safe("discard")],
-            why: "online TRIM at every delete instead of a periodic fstrim: stalls on some \
-                  devices, space returned at once on thin storage",
-            seeds: "000, 001, 004",
-        },
+        ONLINE_DISCARD,
         Factor {
             name: "agcount",
             place: Place::Mkfs,
