@@ -55,6 +55,26 @@ fn record(dir: &Path, root: &Path, script: &Path, out: &Path, capture: &str) -> 
     assert_ok(&o)
 }
 
+/// `fsbench run --replay TRACE` on ext4 and XFS (512M images, seed 3) for `rounds` rounds,
+/// in `dir`: its pid (for the leftovers check) and its results.
+fn replay_on_ext4_and_xfs(dir: &Path, trace: &Path, rounds: u32) -> (u32, serde_json::Value) {
+    let out = dir.join("out");
+    let child = quick_run(rounds)
+        .arg("--replay")
+        .arg(trace)
+        .args(["--fs", "ext4,xfs", "--image-size", "512M", "--seed", "3"])
+        .arg("--scratch-dir")
+        .arg(dir)
+        .arg("--out")
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "fsbench run failed: {:?}", o.status);
+    (pid, load_results(&out))
+}
+
 #[test]
 fn a_recorded_script_replays_on_ext4_and_xfs_and_ends_as_recorded() {
     if !common::privileged_loop("replay_ext4_xfs", &["mkfs.ext4", "mkfs.xfs", "strace"]) {
@@ -85,21 +105,7 @@ fn a_recorded_script_replays_on_ext4_and_xfs_and_ends_as_recorded() {
     assert!(end.contains(&("d/c".into(), 16 * 1024)), "{end:?}");
     assert!(!end.iter().any(|(p, _)| p == "tmpf"), "{end:?}");
 
-    let out = s.path().join("out");
-    let child = quick_run(2)
-        .arg("--replay")
-        .arg(&trace)
-        .args(["--fs", "ext4,xfs", "--image-size", "512M", "--seed", "3"])
-        .arg("--scratch-dir")
-        .arg(s.path())
-        .arg("--out")
-        .arg(&out)
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "fsbench run failed: {:?}", o.status);
-    let r = load_results(&out);
+    let (pid, r) = replay_on_ext4_and_xfs(s.path(), &trace, 2);
     let samples = r["samples"].as_array().unwrap();
     for setup in ["ext4", "xfs"] {
         for round in [1, 2] {
@@ -175,21 +181,7 @@ fn an_ebpf_recording_has_the_calls_strace_sees_and_replays_on_ext4_and_xfs() {
     let t = r.check_all().unwrap();
     assert_eq!(t.lost, 0);
 
-    let out = s.path().join("out");
-    let child = quick_run(1)
-        .arg("--replay")
-        .arg(&trace)
-        .args(["--fs", "ext4,xfs", "--image-size", "512M", "--seed", "3"])
-        .arg("--scratch-dir")
-        .arg(s.path())
-        .arg("--out")
-        .arg(&out)
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "fsbench run failed: {:?}", o.status);
-    let r = load_results(&out);
+    let (pid, r) = replay_on_ext4_and_xfs(s.path(), &trace, 1);
     let samples = r["samples"].as_array().unwrap();
     for setup in ["ext4", "xfs"] {
         let get = |m: &str| {
