@@ -28,7 +28,7 @@ use common::sh_result as sh;
 
 use common::is_root;
 use common::loopdev::LoopImage;
-use fsbench::fs::zfs_daemon::{self, DaemonHold};
+use fsbench::fs::drivers::zfs::daemon::{self as zfs_daemon, DaemonHold};
 
 /// Tools each filesystem needs in these tests.
 fn tools(fs: &str) -> &'static [&'static str] {
@@ -673,16 +673,17 @@ impl Filesystem for ShellDriver {
     fn validate(&self, _: &SetupSpec) -> fsbench::Result<()> {
         Ok(())
     }
-    fn accepts(&self) -> &fsbench::fs::variant_keys::Accepts {
+    fn accepts(&self) -> &fsbench::fs::setup::variant_keys::Accepts {
         // The probes' own setups carry no variant keys.
-        const NONE: fsbench::fs::variant_keys::Accepts = fsbench::fs::variant_keys::Accepts {
-            mkfs: false,
-            mount: false,
-            props: &[],
-            dir_attrs: &[],
-            args: fsbench::fs::variant_args::ArgRules::NONE,
-            hints: &[],
-        };
+        const NONE: fsbench::fs::setup::variant_keys::Accepts =
+            fsbench::fs::setup::variant_keys::Accepts {
+                mkfs: false,
+                mount: false,
+                props: &[],
+                dir_attrs: &[],
+                args: fsbench::fs::setup::variant_args::ArgRules::NONE,
+                hints: &[],
+            };
         &NONE
     }
     fn mount(

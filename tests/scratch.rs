@@ -96,7 +96,7 @@ fn image_target_formats_and_mounts_every_filesystem() {
         return;
     }
     // Keeps a zfs-fuse daemon started below up until the pool checks at the end are done.
-    let _zfs = fsbench::fs::zfs_daemon::hold();
+    let _zfs = fsbench::fs::drivers::zfs::daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let kind = TargetKind::Image {
         scratch_dir: scratch.path().to_path_buf(),
@@ -194,7 +194,7 @@ fn too_small_image_is_refused_before_mkfs() {
         return;
     }
     // Keeps a zfs-fuse daemon started below up until the checks at the end are done.
-    let _zfs = fsbench::fs::zfs_daemon::hold();
+    let _zfs = fsbench::fs::drivers::zfs::daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let kind = TargetKind::Image {
         scratch_dir: scratch.path().to_path_buf(),
@@ -609,7 +609,7 @@ fn failed_mkfs_or_zpool_create_leaves_nothing() {
         return;
     }
     // Keeps a zfs-fuse daemon started below up until the checks at the end are done.
-    let _zfs = fsbench::fs::zfs_daemon::hold();
+    let _zfs = fsbench::fs::drivers::zfs::daemon::hold();
     let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
     let t = scratch::acquire(
         &TargetKind::Image {

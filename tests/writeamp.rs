@@ -231,13 +231,13 @@ struct Pool {
     dev: String,
     mnt: PathBuf,
     _img: LoopImage,
-    _daemon: fsbench::fs::zfs_daemon::DaemonHold,
+    _daemon: fsbench::fs::drivers::zfs::daemon::DaemonHold,
     _dir: tempfile::TempDir,
 }
 
 impl Pool {
     fn new() -> Pool {
-        let (daemon, _) = fsbench::fs::zfs_daemon::ensure().expect("zfs-fuse daemon");
+        let (daemon, _) = fsbench::fs::drivers::zfs::daemon::ensure().expect("zfs-fuse daemon");
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let img = attach(dir.path(), 512 << 20, false);
         let p = Pool {

@@ -33,14 +33,15 @@ pub struct AgedRatio {
 }
 
 fn is_aged(s: &SetupInfo) -> bool {
-    s.options.contains_key(crate::fs::variant_keys::AGE_KEY)
+    s.options
+        .contains_key(crate::fs::setup::variant_keys::AGE_KEY)
 }
 
 /// The fresh twin of an aged setup: the same filesystem and options without `age`, else
 /// the first fresh setup of the same filesystem.
 pub fn fresh_twin<'a>(results: &'a Results, aged: &SetupInfo) -> Option<&'a SetupInfo> {
     let mut want = aged.options.clone();
-    want.remove(crate::fs::variant_keys::AGE_KEY);
+    want.remove(crate::fs::setup::variant_keys::AGE_KEY);
     let fresh = || {
         results
             .setups

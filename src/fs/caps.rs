@@ -114,7 +114,7 @@ pub struct Eta {
     pub aging: AgingEta,
 }
 
-/// Aging's rate on one filesystem, MiB/s of data written, per profile (`fs::age`): measured
+/// Aging's rate on one filesystem, MiB/s of data written, per profile (`fs::setup::age`): measured
 /// on the project's 2-core VM with nothing else running (docs/aging.md, "What aging costs").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AgingEta {

@@ -7,8 +7,8 @@
 //! md arrays under a kernel filesystem ([`MD`], which ext4 and XFS declare: `mdadm
 //! --create`, then mkfs with the stripe geometry). The
 //! devices are always fsbench's (the target's, in order); a variant never names one
-//! ([`super::variant_args`]), and the final argv check admits exactly these
-//! ([`super::argv_guard::check_devices`]).
+//! ([`super::setup::variant_args`]), and the final argv check admits exactly these
+//! ([`super::setup::argv_guard::check_devices`]).
 //!
 //! md is refused at plan time where the kernel has no md driver (no `/proc/mdstat`): its
 //! argument builders are unit-tested, its lifecycle is not written yet (see docs/multidev.md).

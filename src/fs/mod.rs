@@ -26,20 +26,19 @@ pub mod resize;
 pub mod setup;
 pub mod snapshot_ops;
 
-// The paths other modules used before the drivers and the setup model had folders of their
-// own, kept so their imports stay as they were.
+// The drivers' values, named where the rest of the crate looks for filesystems.
 pub use drivers::btrfs::BTRFS;
 pub use drivers::ext4::EXT4;
 #[cfg(test)]
 pub use drivers::fake;
-pub use drivers::simple::{self, KernelFs};
+pub use drivers::simple::KernelFs;
 pub use drivers::tmpfs::Tmpfs;
 pub use drivers::xfs::XFS;
-pub use drivers::zfs::{self, Zfs, daemon as zfs_daemon, pool as zfs_pool, recover as zfs_recover};
-pub use setup::{age, argv_guard, variant_args, variant_keys};
+pub use drivers::zfs::{self, Zfs};
 
 pub use caps::Caps;
 pub use setup::SetupSpec;
+use setup::{variant_args, variant_keys};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

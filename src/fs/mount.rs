@@ -50,7 +50,7 @@ pub fn mount(
     argv.push(source.to_string());
     argv.push(mnt.display().to_string());
     // The source is the target (a device, or `tmpfs`); no other device may appear.
-    super::argv_guard::check(&argv, Path::new(source))?;
+    super::setup::argv_guard::check(&argv, Path::new(source))?;
     if let Err(e) = command::run_device_tool(&argv, timeout) {
         // A timed-out mount may still have happened: then the entry stays for recovery.
         if is_mounted(mnt) {

@@ -12,7 +12,7 @@
 //! layouts that survive a failed device says "unsupported here" ([`unsupported`]). Shared here:
 //! the bytes in use, the wipe, a blocking command polled for its tool's percent done
 //! (`run_polled`, [`percent_done`]). Every command that names a device goes through
-//! [`super::argv_guard::check_devices`] with exactly the target's devices it names.
+//! [`super::setup::argv_guard::check_devices`] with exactly the target's devices it names.
 //!
 //! No ledger entry of its own is needed: a degraded pool is still the pool the ledger
 //! destroys, a degraded Btrfs mount is a mount entry, and the wiped member is a target device.
@@ -103,9 +103,9 @@ pub(super) fn run_on(
     timeout: Duration,
 ) -> Result<f64> {
     if devices.is_empty() {
-        super::argv_guard::check(a, Path::new("/nonexistent"))?;
+        super::setup::argv_guard::check(a, Path::new("/nonexistent"))?;
     } else {
-        super::argv_guard::check_devices(a, devices, at)?;
+        super::setup::argv_guard::check_devices(a, devices, at)?;
     }
     Ok(command::run(a, timeout)?.seconds)
 }
@@ -165,11 +165,11 @@ pub(super) fn run_polled(
     tick: &dyn Fn(f64),
 ) -> Result<f64> {
     if devices.is_empty() {
-        super::argv_guard::check(a, Path::new("/nonexistent"))?;
+        super::setup::argv_guard::check(a, Path::new("/nonexistent"))?;
     } else {
-        super::argv_guard::check_devices(a, devices, at)?;
+        super::setup::argv_guard::check_devices(a, devices, at)?;
     }
-    super::argv_guard::check(status, Path::new("/nonexistent"))?;
+    super::setup::argv_guard::check(status, Path::new("/nonexistent"))?;
     std::thread::scope(|scope| {
         let running = scope.spawn(|| command::run(a, timeout));
         let mut last_poll = Instant::now();

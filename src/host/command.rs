@@ -91,8 +91,8 @@ fn run_in(argv: &[String], cwd: Option<&str>, timeout: Duration) -> crate::Resul
 
 /// The working directory of every command that formats or mounts (mkfs, mount, a layout's
 /// mkfs): a relative path in a variant's words then means the same file wherever fsbench was
-/// started, and the plan-time check ([`crate::fs::variant_args`]) and the last look
-/// ([`crate::fs::argv_guard`]) judge it against this directory, not the user's.
+/// started, and the plan-time check ([`crate::fs::setup::variant_args`]) and the last look
+/// ([`crate::fs::setup::argv_guard`]) judge it against this directory, not the user's.
 pub const DEVICE_TOOL_DIR: &str = "/";
 
 /// [`run`] from [`DEVICE_TOOL_DIR`].

@@ -71,7 +71,7 @@ pub struct PlanDraft {
     /// each expands into one workload per section when the plan is resolved.
     pub fio_jobs: Vec<std::path::PathBuf>,
     /// `aged_twins = "PROFILE[:AMOUNT]"`: every setup also runs aged, as `NAME-aged`
-    /// ([`crate::fs::age`]); checked when the file is read.
+    /// ([`crate::fs::setup::age`]); checked when the file is read.
     pub aged_twins: Option<String>,
 }
 
@@ -171,7 +171,8 @@ pub fn parse(text: &str, origin: &str) -> crate::Result<PlanDraft> {
         file_size_cap: raw.file_size_cap,
         aged_twins: match &raw.aged_twins {
             Some(t) => {
-                crate::fs::age::parse(t, "aged_twins").map_err(|e| bad(origin, e.to_string()))?;
+                crate::fs::setup::age::parse(t, "aged_twins")
+                    .map_err(|e| bad(origin, e.to_string()))?;
                 Some(t.clone())
             }
             None => None,

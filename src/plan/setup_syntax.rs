@@ -6,13 +6,13 @@
 //! start a new setup (it is neither a known filesystem nor `NAME=FS…`) continues the mount list
 //! of the previous variant, so `btrfs-z=btrfs:mount=noatime,compress=zstd:3` reads as intended.
 //!
-//! Keys are the driver's ([`crate::fs::variant_keys::Accepts`]): `mkfs` (extra mkfs arguments,
+//! Keys are the driver's ([`crate::fs::setup::variant_keys::Accepts`]): `mkfs` (extra mkfs arguments,
 //! split into words as a shell would: `'…'`, `"…"`, `\\`), `mount` (mount options, a comma
 //! list, may repeat), `nocow` (Btrfs: `chattr +C` on the data directory), and ZFS's dataset
 //! properties (`recordsize=16K` becomes `-O recordsize=16K`). Host tunings apply
 //! to every filesystem: `sched=`, `read_ahead_kb=`, `nr_requests=`, `nomerges=`,
 //! `wbt_lat_usec=` (the target device's queue) and `sysctl.vm.*` / `sysctl.fs.*`. Every
-//! filesystem also takes `age=PROFILE[:AMOUNT[:FULLNESS%]]` ([`crate::fs::age`]).
+//! filesystem also takes `age=PROFILE[:AMOUNT[:FULLNESS%]]` ([`crate::fs::setup::age`]).
 
 use crate::Error;
 use crate::fs::SetupSpec;
@@ -136,7 +136,7 @@ fn check_fs(fs: &str, context: &str) -> crate::Result<&'static dyn crate::fs::Fi
 }
 
 /// Build a setup from `key = value` pairs (shared by `--fs` and plan files). Which keys a
-/// filesystem takes is its driver's [`crate::fs::variant_keys::Accepts`]; host tunings are the
+/// filesystem takes is its driver's [`crate::fs::setup::variant_keys::Accepts`]; host tunings are the
 /// host's ([`crate::host::tuning`]).
 pub fn build_setup(
     name: &str,
@@ -177,8 +177,8 @@ pub fn build_setup(
                     ));
                 }
             }
-        } else if k == crate::fs::variant_keys::AGE_KEY {
-            s.age = Some(crate::fs::age::parse(value, "--fs")?);
+        } else if k == crate::fs::setup::variant_keys::AGE_KEY {
+            s.age = Some(crate::fs::setup::age::parse(value, "--fs")?);
         } else if k == "spare" && crate::fs::layout::takes(fs, k) {
             s.spare = crate::fs::layout::parse_spare(value, context)?;
         } else if crate::fs::layout::takes(fs, k) {
@@ -386,7 +386,7 @@ mod tests {
         let a = s.age.expect("aged");
         assert_eq!((a.profile.name(), a.amount), ("churn", 2.0));
         assert_eq!(s.raw.get("age").map(String::as_str), Some("churn:2"));
-        crate::fs::variant_keys::check("ext4", &s, &crate::fs::EXT4.accepts).unwrap();
+        crate::fs::setup::variant_keys::check("ext4", &s, &crate::fs::EXT4.accepts).unwrap();
         assert!(one("b=btrfs:age=punch;mount=noatime").age.is_some());
         assert!(one("ext4").age.is_none());
         let e = parse_setup("x=xfs:age=rot").unwrap_err();

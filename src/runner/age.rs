@@ -1,4 +1,4 @@
-//! The aging step of a setup-round (`fs::age`, `workload::age`): after mkfs, mount and the
+//! The aging step of a setup-round (`fs::setup::age`, `workload::age`): after mkfs, mount and the
 //! quiet wait, before the workloads. When any setup of the plan ages, every setup's age is
 //! measured (workload id [`AGE`]: the state the workloads start from), so fresh and aged
 //! setups are side by side; an aged setup also records its fresh state ([`AGE_BEFORE`])
@@ -15,7 +15,7 @@ use super::Runner;
 use super::journal::RoundRecord;
 use super::round::{MountGuard, Round, sample};
 use crate::Error;
-use crate::fs::age::{AgeSpec, Replicate};
+use crate::fs::setup::age::{AgeSpec, Replicate};
 use crate::metrics::registry as m;
 use crate::plan::{SetupSpec, step_seed};
 use crate::results::{SeriesRecord, Warning};

@@ -2,7 +2,7 @@
 //! (`workload::fake`, compiled into unit tests only) show the interleaving of setups across
 //! rounds, the skip of a setup or workload this machine cannot run, that one failing step
 //! stops nothing else, and that a resumed run redoes only the round an interrupt cut short.
-//! The FAKE filesystem (`fs::fake`, registered by the test) on a plain file standing in for
+//! The FAKE filesystem (`fs::drivers::fake`, registered by the test) on a plain file standing in for
 //! the device runs the formatting branch too: discard, mkfs + mount, quiesce, workloads,
 //! release, every round.
 
@@ -335,7 +335,7 @@ impl Target for FileTarget {
 
 #[test]
 fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
-    use crate::fs::fake as fakefs;
+    use crate::fs::drivers::fake as fakefs;
     crate::fs::register_for_test(&fakefs::FakeFs);
     let d = tempfile::tempdir().unwrap();
     let mut inv = invocation(d.path(), &[("f", fakefs::NAME)], &["fake-m-ok"], 2);
@@ -401,7 +401,7 @@ fn a_fake_filesystem_runs_every_round_through_the_mkfs_branch_without_root() {
 
 #[test]
 fn by_steps_each_step_runs_on_every_setup_back_to_back_and_a_resume_redoes_the_cut_round() {
-    use crate::fs::fake as fakefs;
+    use crate::fs::drivers::fake as fakefs;
     crate::fs::register_for_test(&fakefs::FakeFs);
     let d = tempfile::tempdir().unwrap();
     let mut inv = invocation(

@@ -570,7 +570,7 @@ fn describe_mkfs(_: &WorkloadSpec, d: &Describe<'_>) -> String {
             a.estimate_seconds(&setup.fs, reserve),
             crate::units::format_size(reserve)
         ));
-        if a.replicate == crate::fs::age::Replicate::Restore {
+        if a.replicate == crate::fs::setup::age::Replicate::Restore {
             s.push_str(&format!(
                 "; with later rounds, the aged image kept and written back in them (~{:.0} s)",
                 a.round_seconds(&setup.fs, reserve, 2, 2)

@@ -6,8 +6,8 @@
 //! run's hold on what it needs running ([`Filesystem::hold_services`]) included.
 
 use crate::fs::caps::Caps;
-use crate::fs::variant_args::ArgRules;
-use crate::fs::variant_keys::Accepts;
+use crate::fs::setup::variant_args::ArgRules;
+use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::{Filesystem, MkfsRecord, Mounted, SetupSpec};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};

@@ -6,7 +6,7 @@ use crate::fs::SetupSpec;
 use crate::fs::layout::{Builder, Layout};
 use crate::fs::mount::{self, Describe, KernelMount};
 use crate::fs::redundancy::{self, ArrayOps, LiveArray};
-use crate::fs::variant_keys::{self, Accepts};
+use crate::fs::setup::variant_keys::{self, Accepts};
 use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::host::command;
 use std::path::{Path, PathBuf};
@@ -126,7 +126,7 @@ impl Filesystem for KernelFs {
         argv.extend(self.default_args.iter().map(|s| s.to_string()));
         argv.extend(setup.mkfs.iter().cloned());
         argv.push(device.display().to_string());
-        crate::fs::argv_guard::check(&argv, device)?;
+        crate::fs::setup::argv_guard::check(&argv, device)?;
         let out = command::run_device_tool(&argv, timeout)?;
         let record = MkfsRecord {
             args: argv,
@@ -162,12 +162,12 @@ impl Filesystem for KernelFs {
         }
         let argv = self.layout_argv(layout, devices, setup);
         let at = argv.len() - devices.len();
-        crate::fs::argv_guard::check_devices(&argv, devices, at)?;
+        crate::fs::setup::argv_guard::check_devices(&argv, devices, at)?;
         let out = command::run_device_tool(&argv, timeout)?;
         // The kernel must know every member before mounting by the first (no udev here).
         let mut scan = command::argv(&["btrfs", "device", "scan"]);
         scan.extend(devices.iter().map(|d| d.display().to_string()));
-        crate::fs::argv_guard::check_devices(&scan, devices, 3)?;
+        crate::fs::setup::argv_guard::check_devices(&scan, devices, 3)?;
         command::run(&scan, timeout)?;
         let record = MkfsRecord {
             args: argv,

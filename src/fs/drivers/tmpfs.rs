@@ -4,8 +4,8 @@
 use crate::fs::SetupSpec;
 use crate::fs::caps::{Caps, Crash, Shrink};
 use crate::fs::mount::{self, KernelMount};
-use crate::fs::variant_args::ArgRules;
-use crate::fs::variant_keys::{self, Accepts};
+use crate::fs::setup::variant_args::ArgRules;
+use crate::fs::setup::variant_keys::{self, Accepts};
 use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};

@@ -1,6 +1,6 @@
 //! Defence in depth: the last look at an mkfs, zpool or mount command before it runs.
 //!
-//! Plan-time checks ([`crate::fs::variant_args`]) read variant words the way the tools do; this
+//! Plan-time checks ([`crate::fs::setup::variant_args`]) read variant words the way the tools do; this
 //! one does not trust that reading. Every argument that is an existing path, every piece of a
 //! comma list and every value after `=` that is one, and every `LABEL=`/`UUID=` tag is looked
 //! up; the only block device allowed is the target, compared by device number.

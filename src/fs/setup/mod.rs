@@ -1,7 +1,7 @@
 //! A filesystem setup: a filesystem plus its variant options (`zfs-16k=zfs:recordsize=16K`).
 //!
 //! The one definition of a setup. `plan::variant` parses `--fs` and plan-file tables into it,
-//! each driver says which keys it takes ([`crate::fs::variant_keys::Accepts`]), the runner mounts it.
+//! each driver says which keys it takes ([`crate::fs::setup::variant_keys::Accepts`]), the runner mounts it.
 
 pub mod age;
 pub mod argv_guard;
@@ -52,7 +52,7 @@ pub struct SetupSpec {
     /// `age=PROFILE[:AMOUNT[:FULLNESS%]]`: aged after mkfs and before the workloads
     /// (`runner::age`); `None`: measured fresh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub age: Option<crate::fs::age::AgeSpec>,
+    pub age: Option<crate::fs::setup::age::AgeSpec>,
     /// Why this setup is less durable than the default (nobarrier, sync=disabled, nocow…);
     /// printed before the run and carried into `results.json`.
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! Which variant keys each driver understands, and the check that rejects the rest.
 
 use crate::fs::SetupSpec;
-use crate::fs::variant_args::ArgRules;
+use crate::fs::setup::variant_args::ArgRules;
 use crate::{Error, Result};
 
 /// What a driver accepts in a setup.
@@ -63,7 +63,7 @@ impl Accepts {
     }
 }
 
-/// The key every driver takes: the setup's aging ([`crate::fs::age`]).
+/// The key every driver takes: the setup's aging ([`crate::fs::setup::age`]).
 pub const AGE_KEY: &str = "age";
 
 /// Keys a plan parser may record in `raw` for data-directory attributes.
@@ -117,7 +117,7 @@ pub fn check(fs: &str, setup: &SetupSpec, acc: &Accepts) -> Result<()> {
             || acc.dir_attrs.contains(&k)
             || (ATTR_KEYS.contains(&k) && !acc.dir_attrs.is_empty())
             || crate::fs::layout::takes(fs, k)
-            // Aging is the setup's, whatever its filesystem (`fs::age`).
+            // Aging is the setup's, whatever its filesystem (`fs::setup::age`).
             || (k == AGE_KEY && setup.age.is_some())
             // Host tunings belong to the host, not the driver (checked by host::tuning).
             || setup.host.iter().any(|h| h.key == k);

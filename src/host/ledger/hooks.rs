@@ -31,7 +31,7 @@ pub fn install(hooks: Hooks) {
 }
 
 /// The installed hooks; `None` when no command installed them (a library caller that did
-/// not call `fsbench::fs::zfs_recover::register`): recovery then leaves pools and daemons
+/// not call `fsbench::fs::drivers::zfs::recover::register`): recovery then leaves pools and daemons
 /// recorded, for a later recovery that can release them.
 pub(super) fn get() -> Option<&'static Hooks> {
     HOOKS.get()

@@ -98,7 +98,7 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
 fn no_hooks() -> Verdict {
     (
         Outcome::Failed,
-        "no release hooks installed (fsbench::fs::zfs_recover::register); left for the next recovery"
+        "no release hooks installed (fsbench::fs::drivers::zfs::recover::register); left for the next recovery"
             .into(),
     )
 }

@@ -17,14 +17,14 @@ pub(super) fn add_aged_twins(
     let (Some(text), None) = (twins, &args.age) else {
         return Ok(());
     };
-    let age = crate::fs::age::parse(text, "aged_twins")?;
+    let age = crate::fs::setup::age::parse(text, "aged_twins")?;
     let fresh: Vec<SetupSpec> = setups.iter().filter(|s| s.age.is_none()).cloned().collect();
     for f in fresh {
         let mut t = f.clone();
         t.name = format!("{}-aged", f.name);
         t.age = Some(age);
         t.raw.insert(
-            crate::fs::variant_keys::AGE_KEY.to_string(),
+            crate::fs::setup::variant_keys::AGE_KEY.to_string(),
             text.to_string(),
         );
         if !setups.iter().any(|s| s.name == t.name) {
@@ -49,11 +49,13 @@ pub(super) fn apply_age(
     capacity: Option<u64>,
 ) -> crate::Result<()> {
     if let Some(text) = &args.age {
-        let age = crate::fs::age::parse(text, "--age")?;
+        let age = crate::fs::setup::age::parse(text, "--age")?;
         for s in setups.iter_mut().filter(|s| s.age.is_none()) {
             s.age = Some(age);
-            s.raw
-                .insert(crate::fs::variant_keys::AGE_KEY.to_string(), text.clone());
+            s.raw.insert(
+                crate::fs::setup::variant_keys::AGE_KEY.to_string(),
+                text.clone(),
+            );
         }
     }
     for a in setups.iter_mut().filter_map(|s| s.age.as_mut()) {

@@ -73,7 +73,7 @@ mod tests {
         assert!(!by_step(&dev, &one, false, &two, &ws));
         // A setup that ages, spans devices or sets host settings: not.
         let mut aged = two.clone();
-        aged[1].age = Some(crate::fs::age::parse("churn", "--age").expect("an age spec"));
+        aged[1].age = Some(crate::fs::setup::age::parse("churn", "--age").expect("an age spec"));
         assert!(!by_step(&image(), &one, false, &aged, &ws));
         let mut raid = two.clone();
         raid[0].raid = Some("raid1".into());

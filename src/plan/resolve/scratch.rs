@@ -66,10 +66,10 @@ pub(super) fn multi_choice(args: &Overrides, target: &TargetKind) -> crate::Resu
 /// (positional arguments, external journals, other devices, paths outside the scratch area).
 /// Also run on `--resume`, whose plan.json may have been edited.
 pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::Result<()> {
-    let scratch = crate::fs::variant_args::scratch_area(target);
+    let scratch = crate::fs::setup::variant_args::scratch_area(target);
     for s in setups {
         if let Ok(d) = s.driver() {
-            crate::fs::variant_args::check(s, d.arg_rules(), &scratch)?;
+            crate::fs::setup::variant_args::check(s, d.arg_rules(), &scratch)?;
         }
     }
     Ok(())

@@ -1,4 +1,4 @@
-//! Aging a filesystem: a year of use in minutes (`fs::age` is the setup's request).
+//! Aging a filesystem: a year of use in minutes (`fs::setup::age` is the setup's request).
 //!
 //! [`run`] writes `AMOUNT × capacity` bytes with one of the profiles ([`profiles`]) into a
 //! directory of its own, seeded (the same seed ages the same way), working around the
@@ -15,7 +15,7 @@ pub mod restore;
 mod room;
 
 use crate::engine::rng::Xoshiro;
-use crate::fs::age::{AgeProfile, AgeSpec};
+use crate::fs::setup::age::{AgeProfile, AgeSpec};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;

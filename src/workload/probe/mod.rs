@@ -397,9 +397,9 @@ impl ProbeFs for DriverFs<'_> {
     }
 }
 
-/// `zpool import` of the pool on one device only (the ZFS driver's, [`crate::fs::zfs_pool::import`]),
+/// `zpool import` of the pool on one device only (the ZFS driver's, [`crate::fs::drivers::zfs::pool::import`]),
 /// for probes that build their pool with other tools.
-pub use crate::fs::zfs_pool::import as zpool_import;
+pub use crate::fs::drivers::zfs::pool::import as zpool_import;
 
 /// Wait until something is mounted at `mountpoint` (zfs-fuse mounts datasets after `zpool
 /// import` returns); a probe reading the bare directory underneath would misjudge.

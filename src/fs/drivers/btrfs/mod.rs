@@ -9,14 +9,14 @@ pub mod snapshot;
 
 use crate::fs::Filesystem;
 use crate::fs::caps::{AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, Shrink, Snapshot};
+use crate::fs::drivers::simple::{KernelFs, tool_text};
 use crate::fs::durability::{Weakening, Weakens};
 use crate::fs::maintenance::{Inodes, Maintenance, Scrub};
 use crate::fs::provenance::ToolVersion;
 use crate::fs::redundancy::{ArrayOps, LiveArray, run_polled, wipe};
-use crate::fs::simple::{KernelFs, tool_text};
+use crate::fs::setup::variant_args::{ArgRules, OptKey};
+use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Maint, Own, Stream};
-use crate::fs::variant_args::{ArgRules, OptKey};
-use crate::fs::variant_keys::Accepts;
 use crate::host::command::{self, argv};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
@@ -108,7 +108,7 @@ pub const BTRFS: KernelFs = KernelFs {
     tools: &["mkfs.btrfs", "mount"],
     caps: CAPS,
     array: Some(ARRAY_OPS),
-    own: crate::fs::simple::Own {
+    own: crate::fs::drivers::simple::Own {
         compression_ratio: Some(compression::ratio_of),
         shrink: None,
     },
@@ -171,7 +171,7 @@ fn forget(dev: &Path, timeout: Duration) -> crate::Result<()> {
     let d = dev.display().to_string();
     let a = argv(&["btrfs", "device", "scan", "--forget", &d]);
     // A wiped device is no longer registered: "not found" is the state wanted.
-    crate::fs::argv_guard::check_devices(&a, &[dev.to_path_buf()], 4)?;
+    crate::fs::setup::argv_guard::check_devices(&a, &[dev.to_path_buf()], 4)?;
     let _ = command::run_unchecked(&a, timeout)?;
     Ok(())
 }
@@ -264,7 +264,7 @@ const CAPS: Caps = Caps {
 #[cfg(test)]
 mod tests {
     use super::ARGS;
-    use crate::fs::variant_args::tests::verdict;
+    use crate::fs::setup::variant_args::tests::verdict;
 
     #[test]
     fn a_layout_puts_profiles_before_the_variant_words_and_devices_last() {

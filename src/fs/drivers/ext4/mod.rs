@@ -7,13 +7,13 @@ pub mod props;
 use crate::fs::caps::{
     AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, OfflineResize, Shrink, Snapshot,
 };
+use crate::fs::drivers::simple::{KernelFs, tool_text};
 use crate::fs::durability::{Weakening, Weakens};
 use crate::fs::maintenance::{Inodes, Maintenance};
 use crate::fs::provenance::ToolVersion;
-use crate::fs::simple::{KernelFs, tool_text};
+use crate::fs::setup::variant_args::{ArgRules, OptKey};
+use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Stream};
-use crate::fs::variant_args::{ArgRules, OptKey};
-use crate::fs::variant_keys::Accepts;
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,7 +89,7 @@ pub const EXT4: KernelFs = KernelFs {
     caps: CAPS,
     // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
     array: None,
-    own: crate::fs::simple::Own::NONE,
+    own: crate::fs::drivers::simple::Own::NONE,
 };
 
 /// resize2fs resizes offline only after a forced check, and reads the size it is given in KiB.
@@ -171,7 +171,7 @@ const CAPS: Caps = Caps {
 #[cfg(test)]
 mod tests {
     use super::ARGS;
-    use crate::fs::variant_args::tests::verdict;
+    use crate::fs::setup::variant_args::tests::verdict;
 
     #[test]
     fn ext4_options_pass_and_device_forms_are_refused() {

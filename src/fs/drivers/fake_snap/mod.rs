@@ -14,8 +14,8 @@ use crate::Result;
 use crate::fs::caps::{Caps, Snapshot};
 use crate::fs::layout::{Builder, Layout, row};
 use crate::fs::ops::{Live, Outcome, SnapshotJob};
+use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Own, Stream};
-use crate::fs::variant_keys::Accepts;
 use crate::fs::{Filesystem, MkfsRecord, Mounted, SetupSpec};
 use crate::measure::backing::Backing;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ const ACCEPTS: Accepts = Accepts {
     mount: true,
     props: &[],
     dir_attrs: &[],
-    args: crate::fs::variant_args::ArgRules::NONE,
+    args: crate::fs::setup::variant_args::ArgRules::NONE,
     hints: &[],
 };
 

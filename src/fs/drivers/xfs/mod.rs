@@ -6,12 +6,12 @@ pub mod props;
 pub mod resize;
 
 use crate::fs::caps::{AgingEta, ArrayEta, Caps, Check, Crash, Eta, Grow, Shrink, Snapshot};
+use crate::fs::drivers::simple::{KernelFs, tool_text};
 use crate::fs::maintenance::{Inodes, Maintenance};
 use crate::fs::provenance::ToolVersion;
-use crate::fs::simple::{KernelFs, tool_text};
+use crate::fs::setup::variant_args::{ArgRules, OptKey, Removed};
+use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Stream};
-use crate::fs::variant_args::{ArgRules, OptKey, Removed};
-use crate::fs::variant_keys::Accepts;
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -108,7 +108,7 @@ pub const XFS: KernelFs = KernelFs {
     caps: CAPS,
     // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
     array: None,
-    own: crate::fs::simple::Own {
+    own: crate::fs::drivers::simple::Own {
         compression_ratio: None,
         shrink: Some(resize::shrink),
     },
@@ -176,7 +176,7 @@ const CAPS: Caps = Caps {
 #[cfg(test)]
 mod tests {
     use super::ARGS;
-    use crate::fs::variant_args::tests::verdict;
+    use crate::fs::setup::variant_args::tests::verdict;
 
     #[test]
     fn xfs_options_pass_and_external_devices_are_refused() {
@@ -222,7 +222,7 @@ mod tests {
     /// removed it, and passes on one before.
     #[test]
     fn nobarrier_is_refused_where_the_kernel_removed_it() {
-        use crate::fs::variant_args::Removed;
+        use crate::fs::setup::variant_args::Removed;
         let rules = ARGS.removed_mount_options;
         let why = Removed::refuses(rules, "nobarrier", Some((6, 18))).unwrap();
         assert!(why.contains("removed in Linux 4.19"), "{why}");

@@ -1,7 +1,7 @@
 //! ZFS: a uniquely named single-vdev pool per setup, destroyed on release.
 //!
 //! Where there is no kernel module but zfs-fuse is installed, its daemon is started when no
-//! instance runs and stopped again when fsbench is done ([`crate::fs::zfs_daemon`]; one already
+//! instance runs and stopped again when fsbench is done ([`crate::fs::drivers::zfs::daemon`]; one already
 //! running is left alone), and results are labelled `zfs-fuse` because its performance says
 //! nothing about OpenZFS in the kernel.
 
@@ -23,15 +23,15 @@ const ZFS_AGING_MIB_S: f64 = 40.0;
 use crate::fs::SetupSpec;
 use crate::fs::durability::{Weakening, Weakens};
 use crate::fs::mount::{self, ensure_mountpoint, remove_mountpoint};
+use crate::fs::setup::variant_args::{ArgRules, OptKey};
+use crate::fs::setup::variant_keys::{self, Accepts};
 use crate::fs::snapshot_ops::{Backup, Copies, Maint, Own, Stream};
-use crate::fs::variant_args::{ArgRules, OptKey};
-use crate::fs::variant_keys::{self, Accepts};
-use crate::fs::zfs_daemon::{self, DaemonHold};
 use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::host::command::{self, argv};
 use crate::host::ledger::{self, Held, Item};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};
+use daemon::DaemonHold;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -163,7 +163,7 @@ pub fn create_argv(setup: &SetupSpec, pool: &str, device: &Path, mnt: &Path) -> 
 }
 
 /// `zpool create` argv of a layout: `… POOL [VDEV-TYPE] DEV…`, the devices last (where
-/// [`crate::fs::argv_guard::check_devices`] expects them).
+/// [`crate::fs::setup::argv_guard::check_devices`] expects them).
 pub fn create_argv_layout(
     setup: &SetupSpec,
     pool: &str,
@@ -266,7 +266,7 @@ const CAPS: Caps = Caps {
             why: "ZFS {o} stops detecting silent corruption",
         },
     ],
-    versions: crate::fs::zfs_pool::VERSIONS,
+    versions: crate::fs::drivers::zfs::pool::VERSIONS,
 };
 
 impl Filesystem for Zfs {
@@ -284,7 +284,7 @@ impl Filesystem for Zfs {
         live: &mut dyn crate::fs::ops::Live,
         timeout: Duration,
     ) -> Result<crate::fs::ops::Outcome<crate::fs::ops::Checked>> {
-        crate::fs::zfs_pool::scrub(live, timeout)
+        crate::fs::drivers::zfs::pool::scrub(live, timeout)
     }
 
     /// `zpool online -e`, or export + import where that has no effect (zfs-fuse).
@@ -293,7 +293,7 @@ impl Filesystem for Zfs {
         live: &mut dyn crate::fs::ops::Live,
         timeout: Duration,
     ) -> Result<crate::fs::ops::Outcome<crate::fs::resize::Grown>> {
-        crate::fs::zfs_pool::expand(live, timeout)
+        crate::fs::drivers::zfs::pool::expand(live, timeout)
     }
 
     /// The ledger's release of pools and the daemon, the pool's vdevs and forced commit.
@@ -331,12 +331,12 @@ impl Filesystem for Zfs {
         job: crate::fs::ops::SnapshotJob<'_>,
         timeout: Duration,
     ) -> Result<crate::fs::ops::Outcome<f64>> {
-        crate::fs::zfs_pool::snapshot(live, job, timeout)
+        crate::fs::drivers::zfs::pool::snapshot(live, job, timeout)
     }
 
     /// Export the pool (its guard would destroy it).
     fn detach(&self, live: &dyn crate::fs::ops::Live, timeout: Duration) -> Result<Option<String>> {
-        crate::fs::zfs_pool::export(live, timeout).map(Some)
+        crate::fs::drivers::zfs::pool::export(live, timeout).map(Some)
     }
 
     /// Import the exported pool from its one device.
@@ -347,7 +347,7 @@ impl Filesystem for Zfs {
         link_dir: &Path,
         timeout: Duration,
     ) -> Result<()> {
-        crate::fs::zfs_pool::import(name, device, link_dir, timeout)
+        crate::fs::drivers::zfs::pool::import(name, device, link_dir, timeout)
     }
 
     /// `zpool scrub` of the layout's pool, waited for.
@@ -356,12 +356,12 @@ impl Filesystem for Zfs {
         array: &crate::fs::redundancy::LiveArray<'_>,
         tick: &dyn Fn(f64),
     ) -> Result<f64> {
-        crate::fs::zfs_pool::layout_scrub(array, tick)
+        crate::fs::drivers::zfs::pool::layout_scrub(array, tick)
     }
 
     /// `zpool offline` of the last member (wiped too when the rebuild goes onto it).
     fn degrade_layout(&self, array: &mut crate::fs::redundancy::LiveArray<'_>) -> Result<()> {
-        crate::fs::zfs_pool::layout_degrade(array)
+        crate::fs::drivers::zfs::pool::layout_degrade(array)
     }
 
     /// `zpool replace`, in place or onto the spare, and the resilver waited for.
@@ -370,13 +370,13 @@ impl Filesystem for Zfs {
         array: &crate::fs::redundancy::LiveArray<'_>,
         tick: &dyn Fn(f64),
     ) -> Result<f64> {
-        crate::fs::zfs_pool::layout_rebuild(array, tick)
+        crate::fs::drivers::zfs::pool::layout_rebuild(array, tick)
     }
 
     /// The zfs-fuse daemon (machine-wide, started on first use where there is no kernel
-    /// module) stays up across setups while the run holds it ([`zfs_daemon::hold`]).
+    /// module) stays up across setups while the run holds it ([`daemon::hold`]).
     fn hold_services(&self) -> Option<crate::fs::ServiceHold> {
-        Some(crate::fs::ServiceHold::new(zfs_daemon::hold()))
+        Some(crate::fs::ServiceHold::new(daemon::hold()))
     }
 
     fn required_tools(&self) -> &'static [&'static str] {
@@ -430,8 +430,8 @@ impl Filesystem for Zfs {
         timeout: Duration,
     ) -> Result<Box<dyn Mounted>> {
         // A library user that skipped `fs::register` still gets the pool's safety check.
-        crate::fs::zfs_pool::register();
-        let (daemon, note) = zfs_daemon::ensure()?;
+        crate::fs::drivers::zfs::pool::register();
+        let (daemon, note) = daemon::ensure()?;
         // Import scans a directory: give it one holding only this device.
         let devdir = crate::fs::unique_mountpoint("zdev");
         std::fs::create_dir_all(&devdir).map_err(|e| Error::io("cannot create", &devdir, e))?;
@@ -457,7 +457,7 @@ impl Filesystem for Zfs {
         let mut import = argv(&["zpool", "import", "-d", &d, "-f"]);
         import.extend(no_cachefile(setup));
         import.push(pool.clone());
-        crate::fs::argv_guard::check(&import, device).map_err(cleanup)?;
+        crate::fs::setup::argv_guard::check(&import, device).map_err(cleanup)?;
         let held = ledger::hold(Item::Zpool { name: pool.clone() }).map_err(cleanup)?;
         command::run_device_tool(&import, timeout).map_err(cleanup)?;
         let mut guard = ZfsMount {
@@ -521,8 +521,8 @@ impl Filesystem for Zfs {
 }
 
 /// `zpool create` over `devices`; `layout` is `None` for the single-device pool (checked by
-/// [`crate::fs::argv_guard::check`] as always), else the layout's vdev type (`Some(None)`: a
-/// stripe), checked by [`crate::fs::argv_guard::check_devices`].
+/// [`crate::fs::setup::argv_guard::check`] as always), else the layout's vdev type (`Some(None)`: a
+/// stripe), checked by [`crate::fs::setup::argv_guard::check_devices`].
 fn create_pool(
     devices: &[PathBuf],
     layout: Option<Option<&str>>,
@@ -535,15 +535,17 @@ fn create_pool(
     }
     // From the first pool on, the target's safety checks ask whether a device is in one,
     // and device accounting finds its vdevs, even where `fs::register` was not called.
-    crate::fs::zfs_pool::register();
-    let (daemon, note) = zfs_daemon::ensure()?;
+    crate::fs::drivers::zfs::pool::register();
+    let (daemon, note) = daemon::ensure()?;
     let pool = unique_pool();
     let dir_held = ensure_mountpoint(mountpoint)?;
     let created_dir = dir_held.is_some();
     let args = create_argv_layout(setup, &pool, layout.flatten(), devices, mountpoint);
     let checked = match layout {
-        None => crate::fs::argv_guard::check(&args, &devices[0]),
-        Some(_) => crate::fs::argv_guard::check_devices(&args, devices, args.len() - devices.len()),
+        None => crate::fs::setup::argv_guard::check(&args, &devices[0]),
+        Some(_) => {
+            crate::fs::setup::argv_guard::check_devices(&args, devices, args.len() - devices.len())
+        }
     };
     if let Err(e) = checked {
         if created_dir {
@@ -822,7 +824,7 @@ mod tests {
 
     #[test]
     fn zpool_options_pass_and_vdevs_are_refused() {
-        use crate::fs::variant_args::tests::verdict;
+        use crate::fs::setup::variant_args::tests::verdict;
         let ok = |mkfs: &[&str]| assert_eq!(verdict(&ARGS, mkfs, &[]), "");
         ok(&["-o", "autoexpand=on", "-O", "atime=off", "-d"]);
         let no = |mkfs: &[&str], want: &str| {

@@ -257,7 +257,7 @@ pub fn import(pool: &str, device: &Path, link_dir: &Path, timeout: Duration) -> 
             .map_err(|e| Error::io("cannot link", device, e))?;
     }
     let import = argv(&["zpool", "import", "-d", &link_dir.to_string_lossy(), pool]);
-    crate::fs::argv_guard::check(&import, device)?;
+    crate::fs::setup::argv_guard::check(&import, device)?;
     command::run_device_tool(&import, timeout)?;
     Ok(())
 }

@@ -15,8 +15,7 @@
 //!   "Connection refused") is removed once nothing listens on it. A pool some cache file still names would be imported again by the next daemon
 //!   and is reported instead.
 
-use crate::fs::zfs_daemon;
-use crate::fs::zfs_daemon::is_fuse;
+use super::daemon::{self, is_fuse};
 use crate::host::command::{self, argv};
 use crate::host::ledger::Outcome;
 use std::path::{Path, PathBuf};
@@ -52,7 +51,7 @@ pub fn release_pool(name: &str, dry_run: bool) -> Verdict {
     if !command::available("zpool") {
         return (Outcome::Failed, "zpool is not installed".into());
     }
-    if is_fuse() && !zfs_daemon::daemon_running() {
+    if is_fuse() && !daemon::daemon_running() {
         return without_daemon(name, dry_run);
     }
     let t = Duration::from_secs(60);
@@ -173,7 +172,7 @@ pub fn daemon_still_needed() -> Option<String> {
 /// After the daemon stopped or was found dead: its `/zfs-kstat` mount, left dead when it was
 /// killed, is unmounted (only while no zfs-fuse runs). Returns what was done, for the line.
 pub fn after_daemon_gone(dry_run: bool) -> Option<String> {
-    if zfs_daemon::daemon_running() {
+    if daemon::daemon_running() {
         return None;
     }
     let mut done = Vec::new();
