@@ -232,7 +232,7 @@ pub struct PlanFlags {
 
     /// [`K::ERROR`]: its help, values and plan-file key.
     #[arg(help = K::ERROR.help(), long, value_enum)]
-    pub error: Option<crate::stats::family::ErrorControl>,
+    pub error: Option<crate::results::ErrorControl>,
 
     /// With --until-settled: the wall time the whole run may take [default: 30m].
     #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]

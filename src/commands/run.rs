@@ -8,7 +8,7 @@ use crate::host::stdio::{self, note};
 use crate::plan::Invocation;
 
 /// `fsbench tune` resolves its stages as `run` does.
-pub(crate) use super::prepare::prepare;
+use super::prepare::prepare;
 
 /// Run `fsbench run`; returns the exit code.
 pub fn run(args: RunArgs) -> crate::Result<i32> {

@@ -1,7 +1,7 @@
 //! `fsbench tune`: read the baselines and the option subset (bad input: exit 2, nothing
 //! created), check the budget against the stages' estimates, then run the search
 //! ([`crate::tune::search`]) with every stage a real fsbench run through the runner
-//! (`run::prepare` ─► `runner::execute_with`, rounds by steps), and print the answer first,
+//! (`prepare::prepare` ─► `runner::execute_with`, rounds by steps), and print the answer first,
 //! saving it as `OUT/tune.json`.
 
 use crate::Error;
@@ -342,7 +342,7 @@ impl Real {
         }
         o.values.rounds = Some(rounds);
         o.out = Some(out);
-        super::run::prepare(&o, self.argv.clone())
+        super::prepare::prepare(&o, self.argv.clone())
     }
 }
 

@@ -212,7 +212,7 @@ knobs! {
     ENGINE = Knob::choice("engine", &["fsbench", "native", "fio"], "Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections run with fio unless --engine native is given].").flags(&["--engine"]).lands("plan.json options.engine");
     // How long, until when.
     UNTIL_SETTLED = Knob::switch("until settled", "After --rounds, keep running interleaved rounds of the comparisons that are still open (a claim or a headline row not yet confirmed or refuted), until each is settled, --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 % of the time however many rounds it took (docs/reports.md).").flags(&["--until-settled"]).key("until_settled").merge(Merge::Either).lands("plan.json plan.settle; results.json settle");
-    ERROR = Knob::choice("error control", crate::stats::family::ErrorControl::NAMES, "The error the run's decisions carry: per-question (each decision wrong at most 10 %, the default) or per-run (familywise: the chance that any decision of the run is wrong at most 10 %, Bonferroni over its questions; costs rounds, which `fsbench plan` shows).").flags(&["--error"]).key("error").merge(Merge::Over).lands("plan.json plan.error; results.json error, judgements.counts.error_control");
+    ERROR = Knob::choice("error control", crate::results::ErrorControl::NAMES, "The error the run's decisions carry: per-question (each decision wrong at most 10 %, the default) or per-run (familywise: the chance that any decision of the run is wrong at most 10 %, Bonferroni over its questions; costs rounds, which `fsbench plan` shows).").flags(&["--error"]).key("error").merge(Merge::Over).lands("plan.json plan.error; results.json error, judgements.counts.error_control");
     WARMUP = Knob::switch("warm-up", "Run the first setup-round once more before round 1 and discard it, as hyperfine's --warmup does: on some hosts the run's very first minutes are slower (a new image file's blocks, services and binaries starting cold), and without a warm-up they land on whichever setup runs first. Costs one setup-round.").flags(&["--warmup"]).key("warmup").merge(Merge::Either).lands("plan.json plan.warmup; results.json notes");
     BY_SETUP = Knob::switch("by setup", "Run every step of one setup, then the next setup, on one image made anew for each. By default, on an image target, each step runs on every setup back to back, each setup on a sparse image of its own, so a ratio compares runs seconds apart rather than minutes (docs/reports.md); use this when the scratch directory cannot hold one image per setup.").flags(&["--by-setup"]).key("by_setup").merge(Merge::Either).lands("plan.json plan.by_step");
     STEADY_STATE = Knob::text("steady state", "N,RANGE,SLOPE", "Run each I/O job in rounds until its IOPS reach steady state, then measure only the steady rounds (the SNIA Solid State Storage Performance Test Specification's rule).").flags(&["--steady-state"]).key("steady_state").merge(Merge::Over).lands("plan.json plan.steady; results.json workloads[].params.job.steady, series");
@@ -422,7 +422,7 @@ plan_switches!(plan_values {
     /// Rounds per setup; with `until_settled` the minimum (`--rounds`, `rounds`).
     rounds: Option<u32> = count(&P::ROUNDS);
     /// The error the run's decisions carry (`--error`, `error`).
-    error: Option<crate::stats::family::ErrorControl> = error_control(&ERROR);
+    error: Option<crate::results::ErrorControl> = error_control(&ERROR);
     /// The wall time of an until-settled run (`--budget`, `budget`).
     budget: Option<Duration> = duration(&P::BUDGET);
     /// Rounds at most of an until-settled run (`--max-rounds`, `max_rounds`).
@@ -546,19 +546,16 @@ impl<'a> Reader<'a> {
     }
 
     /// `"per-question"`/`"per-run"`.
-    fn error_control(
-        &self,
-        row: &Knob,
-    ) -> crate::Result<Option<crate::stats::family::ErrorControl>> {
+    fn error_control(&self, row: &Knob) -> crate::Result<Option<crate::results::ErrorControl>> {
         let key = row.key.expect("a plan value's row has a plan-file key");
         self.string(key)?
             .map(|s| {
-                crate::stats::family::ErrorControl::parse(s).ok_or_else(|| {
+                crate::results::ErrorControl::parse(s).ok_or_else(|| {
                     self.bad(
                         key,
                         format!(
                             "'{s}' is not one of {}",
-                            crate::stats::family::ErrorControl::NAMES.join(", ")
+                            crate::results::ErrorControl::NAMES.join(", ")
                         ),
                     )
                 })

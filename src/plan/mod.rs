@@ -115,7 +115,7 @@ pub struct Plan {
     /// `--error`: the error the run's decisions carry, per question (the default) or per run
     /// (familywise, [`crate::stats::family`]).
     #[serde(default)]
-    pub error: crate::stats::family::ErrorControl,
+    pub error: crate::results::ErrorControl,
     /// `--margin`: the equivalence margin (a fraction) for every metric, instead of the
     /// metric registry's; recorded in `results.json` as `margin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

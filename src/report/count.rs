@@ -38,7 +38,7 @@ pub struct Counts {
     /// The error control (`--error`): per question, or per run (familywise, each question at
     /// α/m: then `alpha` is that share and the chance of any wrong decision is at most
     /// `alpha_run`).
-    pub error_control: crate::stats::family::ErrorControl,
+    pub error_control: crate::results::ErrorControl,
     /// The level the run asked for: α per question, or per run the familywise bound.
     pub alpha_run: f64,
 }
@@ -93,11 +93,9 @@ pub fn counts(report: &Report) -> Counts {
         error_control: results
             .error
             .as_ref()
-            .map_or(crate::stats::family::ErrorControl::PerQuestion, |e| {
-                e.control
-            }),
+            .map_or(crate::results::ErrorControl::PerQuestion, |e| e.control),
         alpha_run: match &results.error {
-            Some(e) if e.control == crate::stats::family::ErrorControl::PerRun => {
+            Some(e) if e.control == crate::results::ErrorControl::PerRun => {
                 rule.alpha * e.questions.max(1) as f64
             }
             _ => rule.alpha,
@@ -142,7 +140,7 @@ impl Counts {
         const HOST: &str = "It holds for this host as it was during this run: another run, \
                             on another day, can differ.";
         Some(match self.error_control {
-            crate::stats::family::ErrorControl::PerQuestion => format!(
+            crate::results::ErrorControl::PerQuestion => format!(
                 "Error: each decision may be wrong with probability at most {:.0} % (α, per \
                  question); over this run's {} questions that is at most {:.1} wrong \
                  decision(s) expected. {HOST}",
@@ -150,10 +148,10 @@ impl Counts {
                 self.questions,
                 self.expected_wrong_at_most
             ),
-            crate::stats::family::ErrorControl::PerRun => format!(
+            crate::results::ErrorControl::PerRun => format!(
                 "Error: per run ({}), the chance that any of this run's {} decisions is wrong \
                  is at most {:.0} %, each question judged at {:.2} % (α/{}). {HOST}",
-                crate::stats::family::METHOD,
+                crate::results::ERROR_METHOD,
                 self.questions,
                 self.alpha_run * 100.0,
                 self.alpha * 100.0,
@@ -263,10 +261,10 @@ mod tests {
     fn a_per_run_control_shares_alpha_and_says_so() {
         let mut r = run();
         let m = counts(&Report::new(&r)).questions;
-        r.error = Some(crate::stats::family::ErrorRecord::per_run(m));
+        r.error = Some(crate::results::ErrorRecord::per_run(m));
         let c = counts(&Report::new(&r));
         assert_eq!(c.questions, m, "the count does not depend on the level");
-        assert_eq!(c.error_control, crate::stats::family::ErrorControl::PerRun);
+        assert_eq!(c.error_control, crate::results::ErrorControl::PerRun);
         assert!((c.alpha - 0.1 / m as f64).abs() < 1e-12, "{c:?}");
         assert!((c.alpha_run - 0.1).abs() < 1e-12, "{c:?}");
         assert!((c.expected_wrong_at_most - 0.1).abs() < 1e-9, "{c:?}");

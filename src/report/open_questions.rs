@@ -387,7 +387,7 @@ mod tests {
         let per_run = Rule {
             alpha: crate::stats::family::alpha_per_question(
                 per_question.alpha,
-                Some(&crate::stats::family::ErrorRecord::per_run(40)),
+                Some(&crate::results::ErrorRecord::per_run(40)),
             ),
             ..per_question
         };

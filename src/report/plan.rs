@@ -261,7 +261,7 @@ fn error_line(s: &mut String, inv: &Invocation) {
          difference at {:.0} % paired noise takes {} rounds per question, {} per run",
         p.error.word(),
         alpha * 100.0,
-        crate::stats::family::METHOD,
+        crate::results::ERROR_METHOD,
         alpha * 100.0,
         alpha / m as f64 * 100.0,
         PRICED_NOISE * 100.0,

@@ -672,7 +672,7 @@ impl Runner<'_> {
         self.family = self
             .error_record(&self.assemble(&ended.records, true))
             .map(|e| e.questions);
-        let shared = self.family.map(crate::stats::family::ErrorRecord::per_run);
+        let shared = self.family.map(crate::results::ErrorRecord::per_run);
         let rule = &crate::stats::sequential::Rule {
             alpha: crate::stats::family::alpha_per_question(rule.alpha, shared.as_ref()),
             ..*rule
@@ -887,15 +887,15 @@ impl Runner<'_> {
     /// run produces the same file as an uninterrupted one.
     /// The error record of `results` under the plan's control: per run, the run's questions
     /// (fixed once counted, [`Runner::family`]); per question, none.
-    fn error_record(&self, results: &Results) -> Option<crate::stats::family::ErrorRecord> {
-        if self.inv.plan.error != crate::stats::family::ErrorControl::PerRun {
+    fn error_record(&self, results: &Results) -> Option<crate::results::ErrorRecord> {
+        if self.inv.plan.error != crate::results::ErrorControl::PerRun {
             return None;
         }
         let m = match self.family {
             Some(m) => m,
             None => self.judge?.questions(results),
         };
-        Some(crate::stats::family::ErrorRecord::per_run(m))
+        Some(crate::results::ErrorRecord::per_run(m))
     }
 
     fn assemble(&self, records: &BTreeMap<(u32, usize), RoundRecord>, partial: bool) -> Results {

@@ -15,8 +15,7 @@
 //! headline row's leader, each measured claim), fixed once after the minimum rounds
 //! (`runner`), so a `--until-settled` run's looks all use one level.
 
-// The data a run records of its control lives with the results model, which `stats` reads.
-pub use crate::results::{ERROR_METHOD as METHOD, ErrorControl, ErrorRecord};
+use crate::results::{ErrorControl, ErrorRecord};
 
 /// The level each question is judged at: α itself per question, α/m per run (m at least 1).
 pub fn alpha_per_question(alpha: f64, record: Option<&ErrorRecord>) -> f64 {

@@ -2,7 +2,7 @@
 //! engine inside the filesystem under test, mapped to the standard metric names.
 
 use super::{Metric, StepWarning, WarningKind, WorkloadContext, WorkloadOutput};
-use crate::engine::{self, IoReport, JobSpec};
+use crate::engine::{self, IoReport, JobRun, JobSpec};
 use crate::measure::LatencyHistogram;
 use crate::metrics::MetricId;
 use crate::metrics::registry::{
@@ -41,11 +41,6 @@ pub struct GroupJob {
     /// This process's part of a shared file; `None`: a file of its own.
     pub slice: Option<engine::Slice>,
 }
-
-// `JobRun` lives in the engine, beside the report it carries, so that `api`'s
-// `WorkloadOutput::job` names no kind (`api` imports no kind); re-exported here for the
-// callers that name it by this path.
-pub use crate::engine::JobRun;
 
 /// Run `g` as one of the processes `coord` meets (the step's coordinator; a process alone
 /// without one): the output of [`to_output`] with the whole run in `job`. No O_DIRECT retry

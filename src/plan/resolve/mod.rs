@@ -8,7 +8,7 @@
 //! filesystems or variant keys, unknown workload ids in `--only`/`--skip`, a target too small for
 //! a chosen filesystem, a data file that cannot fit. The checks that must ask the kernel or a
 //! tool about the resolved plan (host tunings, PostgreSQL setting names) are the caller's
-//! (`commands::run::prepare`).
+//! (`commands::prepare::prepare`).
 
 use super::file::PlanDraft;
 use super::options::{Invocation, RunOptions};

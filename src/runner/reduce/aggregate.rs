@@ -2,9 +2,9 @@
 //! (earliest start to latest end), latency histograms merged bucket by bucket.
 
 // A direction's report from a merged histogram is the engine's own summary (`direction`).
+use crate::engine::JobRun;
 use crate::engine::{DirectionReport, IoReport, direction};
 use crate::measure::LatencyHistogram;
-use crate::workload::io::JobRun;
 use serde::{Deserialize, Serialize};
 
 /// One rank's whole run of the job, as rank 0 reduces it: the step's own record of the run

@@ -52,7 +52,7 @@ pub struct Measured {
     /// Its whole engine run, for an I/O job several processes run as one
     /// ([`crate::workload::io::GroupJob`]; `fsbench io --mpi`'s per-rank rows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<Box<crate::workload::io::JobRun>>,
+    pub job: Option<Box<crate::engine::JobRun>>,
 }
 
 impl Measured {

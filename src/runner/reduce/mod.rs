@@ -204,7 +204,7 @@ mod tests {
             ..Default::default()
         };
         let mut out = crate::workload::io::to_output(&report);
-        out.job = Some(Box::new(crate::workload::io::JobRun {
+        out.job = Some(Box::new(crate::engine::JobRun {
             filename: format!("f{rank}"),
             report,
             start_s,

@@ -285,7 +285,7 @@ pub fn adopt(p: &mut ContainerParams, path: &Path) -> Result<()> {
 /// `--image-archive PATH`: the archive is the image of every container workload of the plan.
 /// Refused (exit 2, nothing created) when it cannot be read as an image, or when the plan
 /// has no container workload to use it (the flag without `--plan`/`--profile` chooses the
-/// containers profile, `commands::run::prepare`).
+/// containers profile, `commands::prepare::prepare`).
 pub fn apply_flag(workloads: &mut [WorkloadSpec], path: &Path) -> Result<()> {
     let as_flag = |e: Error| match e {
         Error::InvalidInput { message, .. } => Error::invalid(FLAG, message),

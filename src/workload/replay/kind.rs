@@ -243,7 +243,7 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
 }
 
 /// `--replay FILE…`: one `replay` workload per trace, named `replay-<its name>`, added to
-/// the plan's workloads (without a plan file or profile, `commands::run::prepare` keeps only
+/// the plan's workloads (without a plan file or profile, `commands::prepare::prepare` keeps only
 /// `usable-space` and `mkfs` of the catalog, so a run is the setups and the traces). Each trace is read to its
 /// end first: a bad one is exit 2 naming its line, before anything is created.
 pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate::Result<()> {
