@@ -171,15 +171,8 @@ fn state_dir(base: &Path, path: &Path, dry_run: bool) -> Verdict {
             ),
         );
     }
-    match std::fs::symlink_metadata(path) {
-        Err(_) => return (Outcome::AlreadyGone, "does not exist".into()),
-        Ok(m) if !m.is_dir() => {
-            return (
-                Outcome::NotOurs,
-                "is no longer a directory; left alone".into(),
-            );
-        }
-        Ok(_) => {}
+    if let Some(gone) = not_a_directory(path) {
+        return gone;
     }
     // Neither the base nor anything above it may lead elsewhere through a symlink.
     let real_base = std::fs::canonicalize(base).ok();
@@ -211,16 +204,22 @@ fn state_dir(base: &Path, path: &Path, dry_run: bool) -> Verdict {
     }
 }
 
-fn dir(path: &Path, dry_run: bool) -> Verdict {
+/// The verdict on a recorded directory that is gone or no longer a directory (a symlink
+/// included); `None` while it is one.
+fn not_a_directory(path: &Path) -> Option<Verdict> {
     match std::fs::symlink_metadata(path) {
-        Err(_) => return (Outcome::AlreadyGone, "does not exist".into()),
-        Ok(m) if !m.is_dir() => {
-            return (
-                Outcome::NotOurs,
-                "is no longer a directory; left alone".into(),
-            );
-        }
-        Ok(_) => {}
+        Err(_) => Some((Outcome::AlreadyGone, "does not exist".into())),
+        Ok(m) if !m.is_dir() => Some((
+            Outcome::NotOurs,
+            "is no longer a directory; left alone".into(),
+        )),
+        Ok(_) => None,
+    }
+}
+
+fn dir(path: &Path, dry_run: bool) -> Verdict {
+    if let Some(gone) = not_a_directory(path) {
+        return gone;
     }
     if crate::host::mountinfo::is_mounted(path) {
         return (
