@@ -326,16 +326,8 @@ const FS_NAMES: &[&str] = &["ext4", "xfs", "btrfs", "zfs", "fuse.zfs", "tmpfs"];
 /// "How to add … a filesystem").
 const FS_NAME_ALLOWED: &[(&str, &str)] = &[
     (
-        "tune/current.rs",
-        "tune --current's read-only superblock probe per filesystem, beside the mapping onto the option space; to move beside the option spaces once fs/ has per-driver folders",
-    ),
-    (
         "plan/resolve/select.rs",
         "DEFAULT_FS and default_fs: the default `--fs` selection, a policy over names (ZFS only in the kernel), not a driver's fact",
-    ),
-    (
-        "host/packages.rs",
-        "`zfs` and `zpool` here are programs (tool → package), not the filesystem",
     ),
     (
         "doctor/install.rs",
@@ -595,16 +587,7 @@ const FS_TOOL_PREFIXES: &[&str] = &["xfs_", "mkfs.", "fsck."];
 /// with its reason. The list only shrinks: issue 39 (item 1) moved every program a probe,
 /// the measuring layer, the target's safety checks and the provenance ran into a driver
 /// method of `src/fs`.
-const FS_TOOL_ALLOWED: &[(&str, &str)] = &[
-    (
-        "host/packages.rs",
-        "the tool → package table: `[\"zfs-fuse\", …]` lists package names, it runs nothing",
-    ),
-    (
-        "tune/current.rs",
-        "tune --current reads a mounted filesystem's superblock (tune2fs -l, xfs_info, zfs get: read-only); to move beside the option spaces once fs/ has per-driver folders",
-    ),
-];
+const FS_TOOL_ALLOWED: &[(&str, &str)] = &[];
 
 /// The filesystem program `code` runs, if any: its name as the first word of an argv
 /// (`argv(&["zpool", …])`, `vec!["btrfs", …]`, `Command::new("e2fsck")`). A name in a table

@@ -244,6 +244,10 @@ fn interrupted_and_killed_container_and_vm_runs_leave_nothing() {
                 .any(|l| l.contains(&format!("/run/fsbench/{pid}-")) && l.contains("/podman/"))
     });
     let dead = kill(&case, c, "SIGKILL during container-podman");
+    assert!(
+        !run_roots(dead).is_empty(),
+        "the kill left no Podman run root, so its check below proves nothing"
+    );
     let o = case.cmd().args(["doctor", "--cleanup"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let left = case.left(dead);
@@ -252,4 +256,25 @@ fn interrupted_and_killed_container_and_vm_runs_leave_nothing() {
         "doctor --cleanup left {left:?}\n{}",
         stderr(&o)
     );
+    // Podman's run root (its state files, nothing mounted) goes with the dead run's ledger,
+    // not only at the next containers run.
+    let roots = run_roots(dead);
+    assert!(
+        roots.is_empty(),
+        "doctor --cleanup left the run root {roots:?}\n{}",
+        stderr(&o)
+    );
+}
+
+/// The Podman run roots of the run `pid`: `/run/fsbench/podman-<pid>-<n>`.
+fn run_roots(pid: u32) -> Vec<String> {
+    let prefix = format!("podman-{pid}-");
+    std::fs::read_dir("/run/fsbench")
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
 }

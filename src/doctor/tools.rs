@@ -1,15 +1,31 @@
-//! Which programs a run needs: the needs of a plan's setups, engine and workloads. The
-//! tool → package table and the lookup on PATH live in [`crate::host::packages`] (the
-//! filesystem drivers read it too); they are re-exported here for the doctor's callers.
+//! Which programs a run needs (the needs of a plan's setups, engine and workloads) and which
+//! package brings each ([`package`]): a filesystem's programs as its driver declares them
+//! (`Caps::packages`, `fs::packages`), the rest from the host's table
+//! ([`crate::host::packages::TOOLS`]). The package managers and the lookup on PATH live in
+//! [`crate::host::packages`]; they are re-exported here for the doctor's callers.
 //!
 //! A workload's programs are its kind's (`Needs::programs` in its module, read through the
-//! workload registry): nothing here changes when a kind is added.
+//! workload registry) and a filesystem's its driver's: nothing here changes when a kind or a
+//! driver is added.
 
 use serde::Serialize;
 
-pub use crate::host::packages::{
-    MANAGERS, Manager, TOOLS, Tool, debian_package, detect_manager, locate, package, present,
-};
+pub use crate::host::packages::{MANAGERS, Manager, detect_manager, locate, present};
+
+/// The package that provides `tool` under `manager`; `None` when that distribution has none
+/// or nothing declares the program. `kernel_zfs`: whether the kernel has the ZFS module (a
+/// driver served from user space without it gets its programs from its daemon's package).
+pub fn package(tool: &str, manager: Manager, kernel_zfs: bool) -> Option<&'static str> {
+    match crate::fs::packages::of_any_driver(tool, kernel_zfs) {
+        Some(p) => p.under(manager),
+        None => crate::host::packages::package(tool, manager),
+    }
+}
+
+/// The Debian package of `tool`, for messages on any system ("package xfsprogs").
+pub fn debian_package(tool: &str) -> &'static str {
+    package(tool, Manager::Apt, crate::host::zfs::kernel()).unwrap_or("unknown")
+}
 
 /// A program a run needs and what needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -86,15 +102,44 @@ mod tests {
     }
 
     #[test]
-    fn every_filesystem_tool_has_a_debian_package() {
-        for r in &crate::fs::DRIVERS {
-            let fs = r.name;
-            for t in r.driver.required_tools() {
-                assert!(
-                    package(t, Manager::Apt, false).is_some(),
-                    "{fs}: {t} has no Debian package in TOOLS"
-                );
-            }
+    fn packages_come_from_the_drivers_and_the_host_table_per_manager() {
+        assert_eq!(package("zpool", Manager::Apt, false), Some("zfs-fuse"));
+        assert_eq!(package("zpool", Manager::Apt, true), Some("zfsutils-linux"));
+        assert_eq!(package("zfs-fuse", Manager::Dnf, false), None);
+        assert_eq!(
+            package("mkfs.xfs", Manager::Zypper, false),
+            Some("xfsprogs")
+        );
+        assert_eq!(package("mount", Manager::Apt, false), Some("mount"));
+        assert_eq!(
+            package("pg_ctl", Manager::Dnf, false),
+            Some("postgresql-server")
+        );
+        assert_eq!(package("no-such-tool", Manager::Apt, false), None);
+    }
+
+    #[test]
+    fn every_program_a_run_may_need_has_a_debian_package() {
+        let all = Wants {
+            setups: crate::fs::DRIVERS
+                .iter()
+                .map(|r| (r.name.to_string(), r.name.to_string()))
+                .collect(),
+            fio: true,
+            workloads: crate::workload::registry::shipped()
+                .into_iter()
+                .map(|w| w.id)
+                .collect(),
+            kernel_zfs: false,
+        };
+        for n in needs(&all) {
+            assert!(
+                package(&n.tool, Manager::Apt, false).is_some(),
+                "{} (for {}) has no Debian package: declare it in its driver's Caps::packages \
+                 or in host::packages::TOOLS",
+                n.tool,
+                n.needed_by
+            );
         }
     }
 

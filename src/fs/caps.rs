@@ -206,6 +206,13 @@ pub struct Caps {
     pub weakens: &'static [super::durability::Weakening],
     /// The programs its setups depend on and how each says its version (provenance).
     pub versions: &'static [super::provenance::ToolVersion],
+    /// The package of each program it runs, per distribution (`mkfs.ext4` → e2fsprogs):
+    /// what the doctor reports missing, `--install-missing` and `fsbench plan` install and a
+    /// "skipping setup" note names, through [`super::Filesystem::package_of`]. Without its
+    /// kernel module, a driver with a [`Caps::userspace_daemon`] gets them all from the
+    /// daemon's package (zfs-fuse brings its own `zpool` and `zfs`). `mount`, which every
+    /// kernel filesystem runs, is the host's (`host::packages::TOOLS`).
+    pub packages: &'static [crate::host::packages::Tool],
 }
 
 impl Caps {
@@ -233,6 +240,7 @@ impl Caps {
         backup: super::snapshot_ops::Backup::NONE,
         weakens: &[],
         versions: &[],
+        packages: &[],
     };
 }
 

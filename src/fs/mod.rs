@@ -19,6 +19,7 @@ pub mod ops;
 /// Option spaces `fsbench tune` searches: the shared model (each driver's space is in its
 /// folder).
 pub mod options;
+pub mod packages;
 pub mod provenance;
 pub mod redundancy;
 pub mod resize;
@@ -247,6 +248,37 @@ pub trait Filesystem: Send + Sync {
         self.caps().versions
     }
 
+    /// What the filesystem mounted as `entry` has now of its option space
+    /// ([`options::Space`]) beyond what its mount options show (mkfs-time values, ZFS
+    /// properties), as the space's words (`-I 512`, `recordsize=16K`), read where that is
+    /// cheap and read-only: `fsbench tune --current`'s baseline. `Err` says why it could not
+    /// be read. Nothing by default (a space set wholly by mount options: Btrfs).
+    fn current_options(
+        &self,
+        entry: &crate::host::mountinfo::MountEntry,
+    ) -> Result<Vec<String>, String> {
+        let _ = entry;
+        Ok(Vec::new())
+    }
+
+    /// The package that brings its program `tool` ([`Caps::packages`]); `kernel_module`:
+    /// whether the kernel has this filesystem's module, since without it a driver served by
+    /// a [`Caps::userspace_daemon`] gets every program from the daemon's package. `None` for
+    /// a program it does not declare.
+    fn package_of(
+        &self,
+        tool: &str,
+        kernel_module: bool,
+    ) -> Option<crate::host::packages::Package> {
+        let caps = self.caps();
+        let own = |name: &str| caps.packages.iter().find(|t| t.name == name);
+        let declared = own(tool)?;
+        match caps.userspace_daemon {
+            Some(daemon) if !kernel_module => own(daemon).map(|d| d.package),
+            _ => Some(declared.package),
+        }
+    }
+
     /// Scrub a redundant layout of this filesystem, healthy, until it is done (the
     /// redundancy phase's first step); seconds. `tick` gets the percent done its tool
     /// reports. Unsupported by default: only a driver whose layouts survive a failed device
@@ -414,7 +446,7 @@ pub fn available(name: &str) -> Result<(), String> {
         if !crate::host::command::available(tool) {
             return Err(format!(
                 "{name}: {tool} is not installed (package {}; --install-missing installs it)",
-                crate::host::packages::debian_package(tool)
+                packages::debian_package(d, tool)
             ));
         }
     }

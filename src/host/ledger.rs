@@ -77,6 +77,15 @@ pub enum Item {
         /// The directory.
         root: PathBuf,
     },
+    /// A directory fsbench created directly under its runtime directory (`/run/fsbench`) for a
+    /// program's own state (Podman's run root: its locks and container state), holding
+    /// nothing anyone else wrote: its release unmounts what is below it, deepest first, then
+    /// removes it with its contents (symlinks inside removed, never followed). A path
+    /// anywhere else is refused at release, so a hand-edited ledger cannot aim it elsewhere.
+    StateDir {
+        /// The directory (`/run/fsbench/podman-<pid>-<n>`).
+        path: PathBuf,
+    },
     /// A ZFS pool fsbench created or imported.
     Zpool {
         /// Pool name (`fsbench_<pid>_<n>`).
@@ -124,6 +133,7 @@ impl std::fmt::Display for Item {
                 write!(f, "mount {} ({source})", target.display())
             }
             Item::MountsUnder { root } => write!(f, "mounts under {}", root.display()),
+            Item::StateDir { path } => write!(f, "state directory {}", path.display()),
             Item::Zpool { name } => write!(f, "zpool {name}"),
             Item::Process { pid, name, .. } => write!(f, "{name} (pid {pid})"),
             Item::Cgroup { path } => write!(f, "cgroup {}", path.display()),

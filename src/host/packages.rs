@@ -1,11 +1,15 @@
-//! Which package brings each program fsbench may run, on every supported distribution, and
-//! where a program is found: one table, read by the filesystem drivers' "skipping setup"
-//! notes and by the doctor (the "missing tools" finding, `--install-missing`). It sits in
-//! `host` so the drivers (`fs`) need not reach up into `doctor`.
+//! Packages and programs: the shape every declaration of "program → package per
+//! distribution" uses ([`Package`], [`Tool`]), the package managers, where a program is found,
+//! and the table of the programs no filesystem driver declares ([`TOOLS`]: `mount`, fio, the
+//! workloads'). It sits in `host` so the drivers (`fs`) and the workload kinds can declare
+//! their own programs' packages with it without reaching up into `doctor`, which gathers them
+//! all (`doctor::tools::package`).
 //!
-//! How to add a tool: one [`Tool`] line in [`TOOLS`] (its package per manager, `""` where the
-//! distribution has none), keyed by program, only when the program is new; a workload kind
-//! that runs it says so in its own `needs` (`Needs::programs`), which the doctor reads.
+//! How to add a tool: a filesystem's program is a [`Tool`] in its driver's
+//! `Caps::packages` (`fs/drivers/<fs>/`), nothing here; any other program new to fsbench is
+//! one [`Tool`] line in [`TOOLS`] (its package per manager, `""` where the distribution has
+//! none); a workload kind that runs it says so in its own `needs` (`Needs::programs`), which
+//! the doctor reads.
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -38,10 +42,6 @@ impl Manager {
         }
     }
 
-    fn column(self) -> usize {
-        self as usize
-    }
-
     /// The command that installs `packages` without asking.
     pub fn install_argv(self, packages: &[&str]) -> Vec<String> {
         let head: &[&str] = match self {
@@ -66,99 +66,158 @@ impl Manager {
     }
 }
 
-/// One program and the package that provides it, per manager.
-#[derive(Debug, Clone, Copy)]
+/// The package that brings a program on each supported distribution; `""` where that
+/// distribution has none. The one shape every declaration uses: a driver's programs
+/// (`fs::caps::Caps::packages`), a workload kind's, and the general ones of [`TOOLS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Package {
+    /// Debian, Ubuntu.
+    pub apt: &'static str,
+    /// Fedora, RHEL, Rocky, Alma.
+    pub dnf: &'static str,
+    /// openSUSE, SLES.
+    pub zypper: &'static str,
+    /// Arch.
+    pub pacman: &'static str,
+}
+
+impl Package {
+    /// The same package name on every distribution (`xfsprogs`).
+    pub const fn everywhere(name: &'static str) -> Package {
+        Package {
+            apt: name,
+            dnf: name,
+            zypper: name,
+            pacman: name,
+        }
+    }
+
+    /// Its name under `manager`; `None` when that distribution has none.
+    pub fn under(self, manager: Manager) -> Option<&'static str> {
+        let name = match manager {
+            Manager::Apt => self.apt,
+            Manager::Dnf => self.dnf,
+            Manager::Zypper => self.zypper,
+            Manager::Pacman => self.pacman,
+        };
+        Some(name).filter(|n| !n.is_empty())
+    }
+}
+
+/// One program and the package that provides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tool {
     /// Program name as run.
     pub name: &'static str,
-    /// Package per manager, in [`MANAGERS`] order; `""` when that distribution has none.
-    pub packages: [&'static str; 4],
+    /// Its package per distribution.
+    pub package: Package,
     /// Directories searched besides PATH (PostgreSQL keeps its server off PATH).
     pub dirs: &'static [&'static str],
 }
 
-/// Every program fsbench may need.
+impl Tool {
+    /// A program found on PATH.
+    pub const fn new(name: &'static str, package: Package) -> Tool {
+        Tool {
+            name,
+            package,
+            dirs: &[],
+        }
+    }
+}
+
+/// The programs no filesystem driver declares (a driver's are in its `Caps::packages`):
+/// `mount`, which every kernel filesystem uses, the engine's fio, and the workloads'.
 pub const TOOLS: &[Tool] = &[
-    tool("mount", ["mount", "util-linux", "util-linux", "util-linux"]),
-    tool("mkfs.ext4", ["e2fsprogs"; 4]),
-    tool("tune2fs", ["e2fsprogs"; 4]),
-    tool("e2fsck", ["e2fsprogs"; 4]),
-    tool("mkfs.xfs", ["xfsprogs"; 4]),
-    tool("xfs_info", ["xfsprogs"; 4]),
-    tool("xfs_repair", ["xfsprogs"; 4]),
-    tool("mkfs.btrfs", ["btrfs-progs"; 4]),
-    tool("btrfs", ["btrfs-progs"; 4]),
-    // zfs-fuse is packaged by Debian only; elsewhere ZFS means OpenZFS's own repositories.
-    tool("zfs-fuse", ["zfs-fuse", "", "", ""]),
-    tool("fio", ["fio"; 4]),
-    tool("sqlite3", ["sqlite3", "sqlite", "sqlite3", "sqlite"]),
+    Tool::new("mount", UTIL_LINUX_MOUNT),
+    Tool::new("fio", Package::everywhere("fio")),
+    Tool::new(
+        "sqlite3",
+        Package {
+            apt: "sqlite3",
+            dnf: "sqlite",
+            zypper: "sqlite3",
+            pacman: "sqlite",
+        },
+    ),
     Tool {
         name: "pgbench",
-        packages: [
-            "postgresql",
-            "postgresql-contrib",
-            "postgresql-contrib",
-            "postgresql",
-        ],
+        package: Package {
+            apt: "postgresql",
+            dnf: "postgresql-contrib",
+            zypper: "postgresql-contrib",
+            pacman: "postgresql",
+        },
         dirs: PG_DIRS,
     },
     Tool {
         name: "pg_ctl",
-        packages: [
-            "postgresql",
-            "postgresql-server",
-            "postgresql-server",
-            "postgresql",
-        ],
+        package: PG_SERVER,
         dirs: PG_DIRS,
     },
     Tool {
         name: "initdb",
-        packages: [
-            "postgresql",
-            "postgresql-server",
-            "postgresql-server",
-            "postgresql",
-        ],
+        package: PG_SERVER,
         dirs: PG_DIRS,
     },
     // Containers and VM images.
-    tool(
+    Tool::new(
         "qemu-img",
-        ["qemu-utils", "qemu-img", "qemu-tools", "qemu-img"],
+        Package {
+            apt: "qemu-utils",
+            dnf: "qemu-img",
+            zypper: "qemu-tools",
+            pacman: "qemu-img",
+        },
     ),
-    tool(
+    Tool::new(
         "qemu-storage-daemon",
-        [
-            "qemu-utils",
-            "qemu-storage-daemon",
-            "qemu-tools",
-            "qemu-img",
-        ],
+        Package {
+            apt: "qemu-utils",
+            dnf: "qemu-storage-daemon",
+            zypper: "qemu-tools",
+            pacman: "qemu-img",
+        },
     ),
-    tool("podman", ["podman"; 4]),
+    Tool::new("podman", Package::everywhere("podman")),
     // Source trees, mail, logs, snapshots and backups.
-    tool("git", ["git"; 4]),
-    tool("postmark", ["postmark", "", "", ""]),
-    tool(
-        "fstrim",
-        ["util-linux", "util-linux", "util-linux", "util-linux"],
+    Tool::new("git", Package::everywhere("git")),
+    Tool::new(
+        "postmark",
+        Package {
+            apt: "postmark",
+            dnf: "",
+            zypper: "",
+            pacman: "",
+        },
     ),
-    // Aging.
+    Tool::new("fstrim", Package::everywhere("util-linux")),
 ];
 
-/// `zpool` / `zfs` come from different packages depending on whether the kernel has ZFS.
-const ZFS_KERNEL_PACKAGES: [&str; 4] = ["zfsutils-linux", "zfs", "zfs", ""];
+/// Debian splits `mount` out of util-linux.
+const UTIL_LINUX_MOUNT: Package = Package {
+    apt: "mount",
+    ..Package::everywhere("util-linux")
+};
+
+/// PostgreSQL's server programs.
+const PG_SERVER: Package = Package {
+    apt: "postgresql",
+    dnf: "postgresql-server",
+    zypper: "postgresql-server",
+    pacman: "postgresql",
+};
 
 /// Where distributions put PostgreSQL's server binaries (Debian, RHEL's PGDG packages).
 const PG_DIRS: &[&str] = &["/usr/lib/postgresql/*/bin", "/usr/pgsql-*/bin"];
 
-const fn tool(name: &'static str, packages: [&'static str; 4]) -> Tool {
-    Tool {
-        name,
-        packages,
-        dirs: &[],
-    }
+/// The package of `tool` among `declared` under `manager`; `None` when it is not declared
+/// there or that distribution has none.
+pub fn package_in(declared: &[Tool], tool: &str, manager: Manager) -> Option<&'static str> {
+    declared
+        .iter()
+        .find(|t| t.name == tool)
+        .and_then(|t| t.package.under(manager))
 }
 
 /// Whether a program is installed: on PATH, or in one of its table's extra directories.
@@ -209,20 +268,15 @@ fn expand_star(pattern: &str) -> Vec<PathBuf> {
     v
 }
 
-/// The package that provides `tool` under `manager`; `None` when the distribution has none.
-/// `kernel_zfs` picks the OpenZFS utilities over zfs-fuse for `zpool` and `zfs`.
-pub fn package(tool: &str, manager: Manager, kernel_zfs: bool) -> Option<&'static str> {
-    let row = match tool {
-        "zpool" | "zfs" if kernel_zfs => ZFS_KERNEL_PACKAGES,
-        "zpool" | "zfs" => TOOLS.iter().find(|t| t.name == "zfs-fuse")?.packages,
-        _ => TOOLS.iter().find(|t| t.name == tool)?.packages,
-    };
-    Some(row[manager.column()]).filter(|p| !p.is_empty())
+/// The package of one of [`TOOLS`] under `manager` (a driver's programs are its driver's to
+/// say: `fs::Filesystem::package_of`; the doctor asks both).
+pub fn package(tool: &str, manager: Manager) -> Option<&'static str> {
+    package_in(TOOLS, tool, manager)
 }
 
-/// The Debian package name, for messages on any system ("package xfsprogs").
+/// The Debian package of one of [`TOOLS`], for messages on any system ("package qemu-utils").
 pub fn debian_package(tool: &str) -> &'static str {
-    package(tool, Manager::Apt, super::zfs::kernel()).unwrap_or("unknown")
+    package(tool, Manager::Apt).unwrap_or("unknown")
 }
 
 /// The first manager found on PATH.
@@ -238,16 +292,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn packages_differ_per_manager_and_zfs_flavour() {
-        assert_eq!(package("zpool", Manager::Apt, false), Some("zfs-fuse"));
-        assert_eq!(package("zpool", Manager::Apt, true), Some("zfsutils-linux"));
-        assert_eq!(package("zfs-fuse", Manager::Dnf, false), None);
-        assert_eq!(
-            package("pg_ctl", Manager::Dnf, false),
-            Some("postgresql-server")
-        );
-        assert_eq!(package("sqlite3", Manager::Pacman, false), Some("sqlite"));
-        assert_eq!(package("no-such-tool", Manager::Apt, false), None);
+    fn packages_differ_per_manager() {
+        assert_eq!(package("mount", Manager::Apt), Some("mount"));
+        assert_eq!(package("mount", Manager::Dnf), Some("util-linux"));
+        assert_eq!(package("postmark", Manager::Dnf), None);
+        assert_eq!(package("pg_ctl", Manager::Dnf), Some("postgresql-server"));
+        assert_eq!(package("sqlite3", Manager::Pacman), Some("sqlite"));
+        assert_eq!(package("no-such-tool", Manager::Apt), None);
+        // A driver's program is its driver's to declare, not this table's.
+        assert_eq!(package("mkfs.xfs", Manager::Apt), None);
     }
 
     #[test]

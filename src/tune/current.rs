@@ -3,9 +3,9 @@
 //!
 //! The mount options come from `/proc/self/mountinfo` (per-mount and superblock options, so
 //! Btrfs' `compress=zstd:3` is seen); the mkfs-time values of the space from the superblock
-//! where that is cheap (`tune2fs -l` for ext4's inode size, `xfs_info` for XFS's allocation
-//! groups; ZFS properties from `zfs get`). Nothing of Btrfs' space is set at mkfs, so its
-//! superblock is not read. Each word is mapped onto the filesystem's option space: a value of
+//! where that is cheap, read by the filesystem's driver (`fs::Filesystem::current_options`,
+//! in its folder: ext4's inode size by `tune2fs -l`, XFS's allocation groups by `xfs_info`,
+//! ZFS properties by `zfs get`; Btrfs' space is set by mount options alone). Each word is mapped onto the filesystem's option space: a value of
 //! the space is kept, a default's own spelling (`relatime`, `data=ordered`) is the default, and
 //! anything else (`errors=remount-ro`, `space_cache=v2`, an inode size of 1024) is named in the
 //! answer as *kept at fsbench's default*, since tune formats fresh images and cannot reproduce
@@ -15,7 +15,6 @@ use crate::fs::options::{Place, Space};
 use crate::host::mountinfo::MountEntry;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The setup name of the baseline read from a mount.
 pub const NAME: &str = "current";
@@ -39,17 +38,6 @@ pub struct Current {
     /// Options in use that tune's space does not hold: the baseline runs them at fsbench's
     /// default, and the answer says so.
     pub kept_out: Vec<String>,
-}
-
-/// The driver of a mountinfo filesystem type that tune has a space for.
-pub fn fs_of_type(fs_type: &str) -> Option<&'static str> {
-    match fs_type {
-        "ext4" => Some("ext4"),
-        "xfs" => Some("xfs"),
-        "btrfs" => Some("btrfs"),
-        "zfs" | "fuse.zfs" => Some("zfs"),
-        _ => None,
-    }
 }
 
 /// Options every mount lists that say nothing about performance: left out of the notes.
@@ -120,37 +108,6 @@ fn place_of(space: &Space, word: &str) -> Option<Option<Place>> {
     None
 }
 
-/// ext4's inode size from `tune2fs -l` (`Inode size: 256`) as a space word.
-pub fn ext4_words(tune2fs: &str) -> Vec<String> {
-    let size = tune2fs
-        .lines()
-        .find_map(|l| l.strip_prefix("Inode size:"))
-        .and_then(|v| v.trim().parse::<u32>().ok());
-    size.map(|s| vec![format!("-I {s}")]).unwrap_or_default()
-}
-
-/// XFS's allocation groups from `xfs_info` (`… agcount=16, agsize=…`) as a space word.
-pub fn xfs_words(xfs_info: &str) -> Vec<String> {
-    let count = xfs_info
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .find_map(|w| w.strip_prefix("agcount="))
-        .and_then(|v| v.parse::<u32>().ok());
-    count
-        .map(|n| vec![format!("-d agcount={n}")])
-        .unwrap_or_default()
-}
-
-/// ZFS properties from `zfs get -H -o property,value …` as `key=value` words.
-pub fn zfs_words(zfs_get: &str) -> Vec<String> {
-    zfs_get
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split('\t');
-            Some(format!("{}={}", it.next()?.trim(), it.next()?.trim()))
-        })
-        .collect()
-}
-
 /// The mount at exactly `path` and its tune space; bad input (exit 2, nothing created): a path
 /// that does not exist, is not a mount point, or holds a filesystem tune has no space for.
 pub fn mount_at(
@@ -174,15 +131,15 @@ pub fn mount_at(
             path.display()
         )));
     };
-    let space = fs_of_type(&entry.fs_type)
-        .and_then(crate::fs::options::space)
-        .ok_or_else(|| {
-            flag(format!(
-                "{} is a {} mount; fsbench tune searches ext4, xfs, btrfs and zfs",
-                path.display(),
-                entry.fs_type
-            ))
-        })?;
+    let space = crate::fs::options::of_mount_type(&entry.fs_type).ok_or_else(|| {
+        let searched: Vec<&str> = crate::fs::options::SPACES.iter().map(|s| s.fs).collect();
+        flag(format!(
+            "{} is a {} mount; fsbench tune searches {}",
+            path.display(),
+            entry.fs_type,
+            searched.join(", ")
+        ))
+    })?;
     Ok((entry, space))
 }
 
@@ -192,7 +149,7 @@ pub fn mount_at(
 pub fn read(path: &Path) -> crate::Result<Current> {
     let entries = crate::host::mountinfo::read()?;
     let (entry, space) = mount_at(&entries, path)?;
-    let words = superblock(space.fs, &entry);
+    let words = crate::fs::options::current_words(space, &entry);
     let mut cur = from_mount(&entry, space, &words.clone().unwrap_or_default());
     if let Err(why) = words {
         cur.superblock = vec![format!(
@@ -200,31 +157,6 @@ pub fn read(path: &Path) -> crate::Result<Current> {
         )];
     }
     Ok(cur)
-}
-
-/// The superblock's space words of the filesystem mounted as `entry`.
-fn superblock(fs: &str, entry: &MountEntry) -> Result<Vec<String>, String> {
-    let argv: Vec<String> = match fs {
-        "ext4" => vec!["tune2fs".into(), "-l".into(), entry.source.clone()],
-        "xfs" => vec!["xfs_info".into(), entry.mount_point.display().to_string()],
-        "zfs" => vec![
-            "zfs".into(),
-            "get".into(),
-            "-H".into(),
-            "-o".into(),
-            "property,value".into(),
-            "recordsize,compression,atime,sync,logbias,primarycache".into(),
-            entry.source.clone(),
-        ],
-        _ => return Ok(Vec::new()),
-    };
-    let out =
-        crate::host::command::run(&argv, Duration::from_secs(20)).map_err(|e| e.to_string())?;
-    Ok(match fs {
-        "ext4" => ext4_words(&out.stdout),
-        "xfs" => xfs_words(&out.stdout),
-        _ => zfs_words(&out.stdout),
-    })
 }
 
 #[cfg(test)]
@@ -249,9 +181,7 @@ mod tests {
 
     fn current(point: &str, words: &[String]) -> Current {
         let e = mount(point);
-        let space = fs_of_type(&e.fs_type)
-            .and_then(crate::fs::options::space)
-            .unwrap();
+        let space = crate::fs::options::of_mount_type(&e.fs_type).unwrap();
         from_mount(&e, space, words)
     }
 
@@ -259,7 +189,9 @@ mod tests {
     fn ext4_mount_options_and_inode_size_become_a_baseline_of_its_space() {
         let c = current(
             "/srv/db",
-            &ext4_words("Inode count: 1\nInode size:\t          512\n"),
+            &crate::fs::drivers::ext4::current::words(
+                "Inode count: 1\nInode size:\t          512\n",
+            ),
         );
         assert_eq!(
             c.variant,
@@ -281,7 +213,9 @@ mod tests {
     fn xfs_btrfs_and_zfs_mounts_map_onto_their_spaces() {
         let x = current(
             "/srv/x",
-            &xfs_words("meta-data=/dev/loop4 isize=512    agcount=16, agsize=4096 blks\n"),
+            &crate::fs::drivers::xfs::current::words(
+                "meta-data=/dev/loop4 isize=512    agcount=16, agsize=4096 blks\n",
+            ),
         );
         assert_eq!(
             x.variant,
@@ -294,7 +228,9 @@ mod tests {
         baseline_of(&crate::plan::setup_syntax::parse_setup(&b.variant).unwrap()).unwrap();
         let z = current(
             "/tank/d",
-            &zfs_words("recordsize\t16K\ncompression\tlz4\natime\toff\nsync\tstandard\n"),
+            &crate::fs::drivers::zfs::current::words(
+                "recordsize\t16K\ncompression\tlz4\natime\toff\nsync\tstandard\n",
+            ),
         );
         assert_eq!(z.variant, "current=zfs:recordsize=16K;atime=off");
         assert_eq!(z.kept_out, ["relatime", "user_id=0", "group_id=0"]);

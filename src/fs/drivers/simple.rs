@@ -46,6 +46,9 @@ pub struct Own {
     pub compression_ratio: Option<RatioFn>,
     /// Its shrink ([`Filesystem::shrink`]); `None`: the one its `Caps::shrink` names.
     pub shrink: Option<ShrinkFn>,
+    /// Its option space's values a mount has now beyond its mount options
+    /// ([`Filesystem::current_options`]); `None`: none to read.
+    pub current_options: Option<CurrentFn>,
 }
 
 /// A driver's own compression ratio of what lies at a path (`None` when it holds no data).
@@ -60,11 +63,16 @@ pub type ShrinkFn = fn(
     Duration,
 ) -> Result<crate::fs::ops::Outcome<crate::fs::resize::Shrunk>>;
 
+/// A driver's reading of the option-space values a mount has now (`tune2fs -l`, `xfs_info`).
+pub type CurrentFn =
+    fn(&crate::host::mountinfo::MountEntry) -> std::result::Result<Vec<String>, String>;
+
 impl Own {
     /// Nothing of its own: every method's shared default.
     pub const NONE: Own = Own {
         compression_ratio: None,
         shrink: None,
+        current_options: None,
     };
 }
 
@@ -97,6 +105,16 @@ impl Filesystem for KernelFs {
         match self.own.compression_ratio {
             Some(ratio) => ratio(path_or_dataset),
             None => Ok(None),
+        }
+    }
+
+    fn current_options(
+        &self,
+        entry: &crate::host::mountinfo::MountEntry,
+    ) -> std::result::Result<Vec<String>, String> {
+        match self.own.current_options {
+            Some(read) => read(entry),
+            None => Ok(Vec::new()),
         }
     }
 

@@ -14,6 +14,8 @@
 pub mod model;
 pub use model::*;
 
+use crate::host::mountinfo::MountEntry;
+
 /// Every filesystem's space, in the default set's order.
 pub const SPACES: &[&Space] = &[
     &crate::fs::drivers::ext4::options::SPACE,
@@ -25,6 +27,25 @@ pub const SPACES: &[&Space] = &[
 /// The option space of filesystem `fs`, if it has one.
 pub fn space(fs: &str) -> Option<&'static Space> {
     SPACES.iter().copied().find(|s| s.fs == fs)
+}
+
+/// The option space of the filesystem whose mounts show as `mount_type` in mountinfo
+/// (`fuse.zfs` → ZFS's: its driver's `Caps::mount_types`), if it has one.
+pub fn of_mount_type(mount_type: &str) -> Option<&'static Space> {
+    let r = super::DRIVERS
+        .iter()
+        .find(|r| r.driver.caps().mount_types.contains(&mount_type))?;
+    space(r.name)
+}
+
+/// What the filesystem of `space` mounted as `entry` has now of the space beyond its mount
+/// options, as the space's words: its driver's [`super::Filesystem::current_options`]
+/// (`fsbench tune --current`).
+pub fn current_words(space: &Space, entry: &MountEntry) -> Result<Vec<String>, String> {
+    match super::driver(space.fs) {
+        Some(d) => d.current_options(entry),
+        None => Ok(Vec::new()),
+    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ pub(super) fn release(item: &Item, dry_run: bool) -> Verdict {
         Item::Dir { path } => dir(path, dry_run),
         Item::Mount { target, source } => mount(target, source, dry_run),
         Item::MountsUnder { root } => mounts_under(root, dry_run),
+        Item::StateDir { path } => state_dir(&crate::host::run_dir(), path, dry_run),
         Item::Zpool { name } => match hooks::get() {
             Some(h) => (h.release_pool)(name, dry_run),
             None => no_hooks(),
@@ -152,16 +153,73 @@ fn mounts_under(root: &Path, dry_run: bool) -> Verdict {
     (Outcome::Released, format!("unmounted {what}"))
 }
 
-fn dir(path: &Path, dry_run: bool) -> Verdict {
+/// A program's state directory directly under `base` (fsbench's runtime directory): what is
+/// mounted below it unmounted, then the directory removed with its contents. Anything that is
+/// not a real directory directly under `base` (a symlink, a file, a path elsewhere) is left
+/// alone: only a directory fsbench made there for this purpose is emptied.
+fn state_dir(base: &Path, path: &Path, dry_run: bool) -> Verdict {
+    let direct_child = path.parent() == Some(base)
+        && path
+            .file_name()
+            .is_some_and(|n| n != "." && n != ".." && n != "ledger");
+    if !direct_child {
+        return (
+            Outcome::NotOurs,
+            format!(
+                "not a directory of fsbench's directly under {}; left alone",
+                base.display()
+            ),
+        );
+    }
+    if let Some(gone) = not_a_directory(path) {
+        return gone;
+    }
+    // Neither the base nor anything above it may lead elsewhere through a symlink.
+    let real_base = std::fs::canonicalize(base).ok();
+    let expected = real_base.zip(path.file_name()).map(|(b, n)| b.join(n));
+    if std::fs::canonicalize(path).ok() != expected {
+        return (
+            Outcome::NotOurs,
+            "its path goes through a symlink; left alone".into(),
+        );
+    }
+    let unmounted = match mounts_under(path, dry_run) {
+        (Outcome::Failed | Outcome::NotOurs, why) => return (Outcome::Failed, why),
+        (Outcome::AlreadyGone, _) => String::new(),
+        (_, what) => format!("{what}, "),
+    };
+    if let Some(v) = would(
+        dry_run,
+        &format!("{unmounted}would remove the directory and its contents"),
+    ) {
+        return v;
+    }
+    // remove_dir_all removes symlinks inside without following them.
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => (
+            Outcome::Released,
+            format!("{unmounted}removed the directory and its contents"),
+        ),
+        Err(e) => (Outcome::Failed, format!("cannot remove it: {e}")),
+    }
+}
+
+/// The verdict on a recorded directory that is gone or no longer a directory (a symlink
+/// included); `None` while it is one.
+fn not_a_directory(path: &Path) -> Option<Verdict> {
     match std::fs::symlink_metadata(path) {
-        Err(_) => return (Outcome::AlreadyGone, "does not exist".into()),
-        Ok(m) if !m.is_dir() => {
-            return (
-                Outcome::NotOurs,
-                "is no longer a directory; left alone".into(),
-            );
-        }
-        Ok(_) => {}
+        Err(_) => Some((Outcome::AlreadyGone, "does not exist".into())),
+        Ok(m) if !m.is_dir() => Some((
+            Outcome::NotOurs,
+            "is no longer a directory; left alone".into(),
+        )),
+        Ok(_) => None,
+    }
+}
+
+fn dir(path: &Path, dry_run: bool) -> Verdict {
+    if let Some(gone) = not_a_directory(path) {
+        return gone;
     }
     if crate::host::mountinfo::is_mounted(path) {
         return (
@@ -584,5 +642,43 @@ mod tests {
         let (o, why) = setting(&p, "20", "10", false);
         assert_eq!(o, Outcome::Released, "{why}");
         assert_eq!(std::fs::read_to_string(&p).unwrap().trim(), "20");
+    }
+
+    #[test]
+    fn a_state_directory_goes_with_its_contents_only_directly_under_the_base() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().join("run");
+        let state = base.join("podman-1-0");
+        std::fs::create_dir_all(state.join("overlay-locks")).unwrap();
+        std::fs::write(state.join("overlay-locks/lock"), "x").unwrap();
+        // A symlink inside leads out; removing the directory must not follow it.
+        let outside = d.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, state.join("link")).unwrap();
+        let (o, why) = state_dir(&base, &state, true);
+        assert_eq!(o, Outcome::WouldRelease, "{why}");
+        assert!(state.exists(), "a dry run removes nothing");
+        let (o, why) = state_dir(&base, &state, false);
+        assert_eq!(o, Outcome::Released, "{why}");
+        assert!(!state.exists());
+        assert!(outside.join("keep").exists(), "the symlink was followed");
+        let (o, _) = state_dir(&base, &state, false);
+        assert_eq!(o, Outcome::AlreadyGone);
+        // Not directly under the base, the ledger's own directory, a symlink: left alone.
+        let deep = base.join("a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir_all(base.join("ledger")).unwrap();
+        std::os::unix::fs::symlink(&outside, base.join("podman-2-0")).unwrap();
+        for p in [
+            deep.clone(),
+            base.join("ledger"),
+            base.join("podman-2-0"),
+            outside.clone(),
+        ] {
+            let (o, why) = state_dir(&base, &p, false);
+            assert_eq!(o, Outcome::NotOurs, "{}: {why}", p.display());
+            assert!(p.exists(), "{}", p.display());
+        }
     }
 }

@@ -25,7 +25,9 @@
 //! and its /dev/shm below. A ledger `MountsUnder` entry for the step's directory is recorded
 //! before Podman first runs, so everything mounted below it is unmounted, deepest first, on
 //! success, on error, on Ctrl-C and, after a SIGKILL, by the next run or `doctor --cleanup`;
-//! each podman command is a ledger process of its own (`host::command::run_child`), which
+//! the run root is a ledger `StateDir` (fsbench's own directory under `/run/fsbench`, holding
+//! only Podman's state), which that recovery removes with its contents after unmounting what
+//! is below it, so a killed run leaves no `podman-<pid>-<n>` behind; each podman command is a ledger process of its own (`host::command::run_child`), which
 //! that recovery stops first if it outlived a killed fsbench.
 
 use super::steps::syncfs;
@@ -70,8 +72,9 @@ fn run_root() -> PathBuf {
     crate::host::run_dir().join(format!("podman-{}-{n}", std::process::id()))
 }
 
-/// Run roots of processes that are gone (a killed fsbench's), removed with what is mounted
-/// below them.
+/// Run roots of processes that are gone, removed with what is mounted below them: the ledger's
+/// `StateDir` removes a killed run's own, and this catches one no ledger names any more (a
+/// test's ledger directory deleted with the test).
 fn remove_dead_run_roots() {
     let Ok(entries) = std::fs::read_dir(crate::host::run_dir()) else {
         return;
@@ -105,9 +108,12 @@ impl Engine {
             run,
             held: Vec::new(),
         };
-        for root in [engine.home.clone(), engine.run.clone()] {
-            engine.held.push(ledger::hold(Item::MountsUnder { root })?);
-        }
+        engine.held.push(ledger::hold(Item::MountsUnder {
+            root: engine.home.clone(),
+        })?);
+        engine.held.push(ledger::hold(Item::StateDir {
+            path: engine.run.clone(),
+        })?);
         for d in ["root", "tmp", "libpod", "etc"] {
             let p = engine.home.join(d);
             std::fs::create_dir_all(&p).map_err(|e| Error::io("cannot create", &p, e))?;

@@ -18,6 +18,7 @@ use crate::fs::setup::variant_args::{ArgRules, OptKey};
 use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Maint, Own, Stream};
 use crate::host::command::{self, argv};
+use crate::host::packages::{Package, Tool};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -111,6 +112,8 @@ pub const BTRFS: KernelFs = KernelFs {
     own: crate::fs::drivers::simple::Own {
         compression_ratio: Some(compression::ratio_of),
         shrink: None,
+        // Nothing of its space is set at mkfs: its mount options say it all.
+        current_options: None,
     },
 };
 
@@ -259,7 +262,14 @@ const CAPS: Caps = Caps {
             asks: &[&["btrfs", "--version"]],
         },
     ],
+    packages: &[
+        Tool::new("mkfs.btrfs", BTRFS_PROGS),
+        Tool::new("btrfs", BTRFS_PROGS),
+    ],
 };
+
+/// The package of Btrfs's programs on every distribution.
+const BTRFS_PROGS: Package = Package::everywhere("btrfs-progs");
 
 #[cfg(test)]
 mod tests {

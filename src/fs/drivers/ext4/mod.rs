@@ -1,6 +1,7 @@
 //! ext4: `mkfs.ext4 -F -q`, properties from `tune2fs -l`.
 
 /// Its option space for `fsbench tune`.
+pub mod current;
 pub mod options;
 pub mod props;
 
@@ -14,6 +15,7 @@ use crate::fs::provenance::ToolVersion;
 use crate::fs::setup::variant_args::{ArgRules, OptKey};
 use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Stream};
+use crate::host::packages::{Package, Tool};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,7 +91,10 @@ pub const EXT4: KernelFs = KernelFs {
     caps: CAPS,
     // md arrays under it are planned, not built (docs/multidev.md): no layout steps.
     array: None,
-    own: crate::fs::drivers::simple::Own::NONE,
+    own: crate::fs::drivers::simple::Own {
+        current_options: Some(current::read),
+        ..crate::fs::drivers::simple::Own::NONE
+    },
 };
 
 /// resize2fs resizes offline only after a forced check, and reads the size it is given in KiB.
@@ -166,7 +171,17 @@ const CAPS: Caps = Caps {
             asks: &[&["e2fsck", "--version"]],
         },
     ],
+    packages: &[
+        Tool::new("mkfs.ext4", E2FSPROGS),
+        Tool::new("e2fsck", E2FSPROGS),
+        Tool::new("tune2fs", E2FSPROGS),
+        Tool::new("resize2fs", E2FSPROGS),
+        Tool::new("dumpe2fs", E2FSPROGS),
+    ],
 };
+
+/// The package of ext4's programs on every distribution.
+const E2FSPROGS: Package = Package::everywhere("e2fsprogs");
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! XFS: `mkfs.xfs -f -q`, properties from `xfs_info` of the mounted filesystem.
 
 /// Its option space for `fsbench tune`.
+pub mod current;
 pub mod options;
 pub mod props;
 pub mod resize;
@@ -12,6 +13,7 @@ use crate::fs::provenance::ToolVersion;
 use crate::fs::setup::variant_args::{ArgRules, OptKey, Removed};
 use crate::fs::setup::variant_keys::Accepts;
 use crate::fs::snapshot_ops::{Backup, Copies, Stream};
+use crate::host::packages::{Package, Tool};
 use crate::measure::backing::Backing;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -111,6 +113,7 @@ pub const XFS: KernelFs = KernelFs {
     own: crate::fs::drivers::simple::Own {
         compression_ratio: None,
         shrink: Some(resize::shrink),
+        current_options: Some(current::read),
     },
 };
 
@@ -171,7 +174,16 @@ const CAPS: Caps = Caps {
             asks: &[&["xfs_repair", "--version"]],
         },
     ],
+    packages: &[
+        Tool::new("mkfs.xfs", XFSPROGS),
+        Tool::new("xfs_repair", XFSPROGS),
+        Tool::new("xfs_info", XFSPROGS),
+        Tool::new("xfs_growfs", XFSPROGS),
+    ],
 };
+
+/// The package of XFS's programs on every distribution.
+const XFSPROGS: Package = Package::everywhere("xfsprogs");
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 //! nothing about OpenZFS in the kernel.
 
 pub mod compression;
+pub mod current;
 pub mod daemon;
 /// Its option space for `fsbench tune`.
 pub mod layouts;
@@ -29,6 +30,7 @@ use crate::fs::snapshot_ops::{Backup, Copies, Maint, Own, Stream};
 use crate::fs::{Filesystem, MkfsRecord, Mounted};
 use crate::host::command::{self, argv};
 use crate::host::ledger::{self, Held, Item};
+use crate::host::packages::{Package, Tool};
 use crate::measure::backing::Backing;
 use crate::{Error, Result};
 use daemon::DaemonHold;
@@ -267,6 +269,29 @@ const CAPS: Caps = Caps {
         },
     ],
     versions: crate::fs::drivers::zfs::pool::VERSIONS,
+    packages: &[
+        Tool::new("zpool", OPENZFS_UTILS),
+        Tool::new("zfs", OPENZFS_UTILS),
+        // Packaged by Debian only; elsewhere ZFS means OpenZFS's own repositories.
+        Tool::new(
+            "zfs-fuse",
+            Package {
+                apt: "zfs-fuse",
+                dnf: "",
+                zypper: "",
+                pacman: "",
+            },
+        ),
+    ],
+};
+
+/// OpenZFS's `zpool` and `zfs` with the kernel module (Arch has them only from the AUR);
+/// without the module they come from zfs-fuse ([`Caps::userspace_daemon`]).
+const OPENZFS_UTILS: Package = Package {
+    apt: "zfsutils-linux",
+    dnf: "zfs",
+    zypper: "zfs",
+    pacman: "",
 };
 
 impl Filesystem for Zfs {
@@ -312,6 +337,14 @@ impl Filesystem for Zfs {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// The space's properties of the mounted dataset (`zfs get`).
+    fn current_options(
+        &self,
+        entry: &crate::host::mountinfo::MountEntry,
+    ) -> std::result::Result<Vec<String>, String> {
+        current::read(entry)
     }
 
     /// The dataset's `compressratio` (a dataset name, or the dataset a path is on).
