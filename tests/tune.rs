@@ -194,6 +194,43 @@ fn the_dry_run_prints_the_stages_their_estimates_and_the_setups_screened() {
         .unwrap();
     let text = common::assert_ok(&o);
     assert!(!text.contains("weakens durability"), "{text}");
+    // Tune's plan refuses what the tune would: a budget short of screening and one
+    // confirmation (exit 2).
+    let o = bin()
+        .args(["tune", "--dry-run", "--budget", "5s"])
+        .args(TINY)
+        .output()
+        .unwrap();
+    assert_refused(
+        &o,
+        &["--budget", "too small for screening and one confirmation"],
+    );
+    // A fractional design over ext4's two-level options (atime, data=journal alone without
+    // --allow-unsafe, lazytime, discard, inode_size: 5 in 8 runs).
+    let o = bin()
+        .args(["tune", "--dry-run", "--screen", "fractional"])
+        .args(TINY)
+        .output()
+        .unwrap();
+    let text = common::assert_ok(&o);
+    assert!(
+        text.contains("1 screening     8 setups")
+            && text.contains("ext4 screened in a fractional design (8 runs, the baseline one of them): noatime, data=journal, lazytime, discard, -I 512"),
+        "{text}"
+    );
+    // Given setups: no screening, no race.
+    let o = bin()
+        .args(["tune", "--dry-run", "--confirm", "n=ext4:mount=noatime"])
+        .args(TINY)
+        .output()
+        .unwrap();
+    let text = common::assert_ok(&o);
+    assert!(
+        text.contains("screening and racing skipped (--confirm)")
+            && text.contains("ext4-noatime=ext4:mount=noatime")
+            && !text.contains("2 racing"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -293,6 +330,94 @@ fn tune_screens_confirms_and_writes_the_answer_on_tiny_images() {
         .arg("-a")
         .output()
         .unwrap();
+    assert!(
+        !stdout(&losetup).contains(&scratch.path().display().to_string()),
+        "{}",
+        stdout(&losetup)
+    );
+}
+
+#[test]
+fn a_confirmed_weakening_setup_goes_through_the_crash_check_and_the_answer_says_what_it_lost() {
+    // Refused without --allow-unsafe, before anything is created (no root needed).
+    let scratch = common::scratch("fsbench-tune-crash-");
+    let out = scratch.path().join("out");
+    let o = bin()
+        .arg("tune")
+        .args(TINY)
+        .args(["--confirm", "w=ext4:mount=barrier=0"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_refused(&o, &["--confirm", "w weakens durability", "--allow-unsafe"]);
+    assert!(!out.exists());
+    let _serial = common::serial();
+    if !common::privileged_loop(
+        "tune::a_confirmed_weakening_setup_goes_through_the_crash_check_and_the_answer_says_what_it_lost",
+        &["mkfs.ext4"],
+    ) {
+        return;
+    }
+    // barrier=0 given (screening would pick it only when it measured ahead, which a loop
+    // image does not promise): confirmed in fresh rounds, then crash-fsync on it and on the
+    // baseline.
+    let o = bin()
+        .arg("tune")
+        .args(TINY)
+        .args(["--allow-unsafe", "--confirm", "w=ext4:mount=barrier=0"])
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&o), stderr(&o));
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{err}\n{text}",
+        o.status.code()
+    );
+    let answer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tune.json")).unwrap()).unwrap();
+    let stages: Vec<&str> = answer["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["confirmation", "crash"], "{answer}");
+    let crash_dir = answer["stages"][1]["out"].as_str().unwrap();
+    assert!(Path::new(crash_dir).join("results.json").exists());
+    // Never the recommendation; reported apart with what the crash states showed.
+    assert!(answer["recommended"].is_null(), "{answer}");
+    let u = &answer["unsafe_best"];
+    assert_eq!(
+        u["setup"]["variant"], "ext4-barrier-0=ext4:mount=barrier=0",
+        "{answer}"
+    );
+    assert_eq!(u["gain"]["rounds"], 2, "{u}");
+    let k = &u["crash"];
+    assert_eq!(k["workload"], "crash-fsync", "{u}");
+    assert_eq!(k["safe"], "ext4", "{u}");
+    let (lost, states) = (
+        k["lost_states"].as_u64().unwrap(),
+        k["states"].as_u64().unwrap(),
+    );
+    // Without flushes the writes after mkfs may all be lost in a state; with them (the
+    // baseline) an acknowledged write never is.
+    assert!(states > 0 && lost > 0, "{k}");
+    assert_eq!(k["safe_lost_states"], 0, "{k}");
+    assert_eq!(k["safe_states"].as_u64(), Some(states), "{k}");
+    assert!(
+        text.contains("barrier=0 would be ")
+            && text.contains(&format!(
+                "loses acknowledged writes in {lost} of {states} crash states (ext4: 0 of \
+                 {states}; crash-fsync)"
+            )),
+        "{text}"
+    );
+    let losetup = Command::new("losetup").arg("-a").output().unwrap();
     assert!(
         !stdout(&losetup).contains(&scratch.path().display().to_string()),
         "{}",
