@@ -199,6 +199,36 @@ mod tests {
     }
 
     #[test]
+    fn for_the_same_runs_a_design_halves_the_variance_of_one_at_a_times_effects() {
+        // k = 3: 4 runs either way (the baseline and 3 more). Noise only: one at a time's
+        // effect is a difference of two runs (variance 2σ²), the design's a contrast of 2
+        // against 2 (variance σ²).
+        let d = design(3).unwrap();
+        let mut seed = 0x5eed_u64;
+        let mut noise = || {
+            // Sum of 12 uniforms − 6: near-normal with σ = 1 (a fixed sequence, no crate).
+            (0..12)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (seed >> 11) as f64 / (1u64 << 53) as f64
+                })
+                .sum::<f64>()
+                - 6.0
+        };
+        let (mut oat, mut frac) = (0.0, 0.0);
+        let trials = 4000;
+        for _ in 0..trials {
+            let y: Vec<f64> = (0..4).map(|_| noise()).collect();
+            oat += (y[1] - y[0]).powi(2);
+            frac += d.main_effects(&y)[0].powi(2);
+        }
+        let ratio = oat / frac;
+        assert!((1.8..2.2).contains(&ratio), "{ratio}");
+    }
+
+    #[test]
     fn an_interaction_is_aliased_into_main_effects_as_resolution_iii_says() {
         // Factors 0 and 1 gain only together: some third factor's main effect takes it.
         let d = design(3).unwrap();
