@@ -23,6 +23,11 @@ Examples:
   # Start from the options in use (each must be in the space, docs/tune.md):
   sudo fsbench tune --fs 'mine=ext4:mount=noatime'
 
+  # Confirm one setup you already have against the defaults, and what it loses in crash
+  # states (no screening, no racing):
+",
+    "  sudo fsbench tune --fs ext4 --only fsync-write --allow-unsafe --confirm 'w=ext4:mount=barrier=0'\n",
+    "
   # Start from what /srv/db is mounted with now (mountinfo and superblock):
   sudo fsbench tune --current /srv/db --profile db
 
@@ -59,6 +64,19 @@ pub struct TuneArgs {
     /// run on fresh images, never on PATH.
     #[arg(long, value_name = "PATH")]
     pub current: Option<std::path::PathBuf>,
+
+    /// Skip screening and racing: confirm these setups (`--fs` variants of the filesystems
+    /// searched, each a point of its option space) against their baselines in fresh rounds;
+    /// a durability-weakening one (needs --allow-unsafe) then goes through the crash check.
+    /// For a candidate you already have: a seed's advice, an earlier tune's winner.
+    #[arg(long, value_name = "SETUP")]
+    pub confirm: Vec<String>,
+
+    /// How screening measures the options: each value alone against the baseline, or the
+    /// two-level options (from three of them) together in a fractional design whose every run
+    /// informs every option's effect, the others alone (docs/tune.md says when each fits).
+    #[arg(long, value_enum, default_value_t = crate::tune::screen::Screen::OneAtATime)]
+    pub screen: crate::tune::screen::Screen,
 
     /// Print the stages, the setups screened and the estimated time; run nothing.
     #[arg(long)]

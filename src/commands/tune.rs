@@ -105,6 +105,7 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
             ),
         ));
     }
+    let given = given_setups(&args.confirm, &baselines, args.allow_unsafe)?;
     let rounds = base.values.rounds.unwrap_or(DEFAULT_ROUNDS).max(2);
     let settings = Settings {
         screen_rounds: rounds,
@@ -116,6 +117,8 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
         budget_s: base.values.budget.unwrap_or(DEFAULT_BUDGET).as_secs_f64(),
         allowed: search::allowed,
         filter,
+        given,
+        screen: args.screen,
     };
     let out = match &resumed {
         Some((dir, _)) => dir.clone(),
@@ -207,6 +210,53 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
     } else {
         crate::error::EXIT_OK
     })
+}
+
+/// The `--confirm` setups as candidates of the baselines of their filesystems (the first
+/// baseline of each): refused (exit 2) when a setup is not a point of its space, its
+/// filesystem is not searched, or it weakens durability without `--allow-unsafe`.
+fn given_setups(
+    words: &[String],
+    baselines: &[Candidate],
+    allow_unsafe: bool,
+) -> crate::Result<Vec<(usize, Candidate)>> {
+    let flag = |m: String| Error::invalid("--confirm", m);
+    let mut out = Vec::new();
+    for setup in crate::plan::setup_syntax::parse_fs_list(words)? {
+        let point = baseline_of(&setup).map_err(|e| match e {
+            Error::InvalidInput { message, .. } => flag(message),
+            e => e,
+        })?;
+        let Some(k) = baselines.iter().position(|b| b.space.fs == point.space.fs) else {
+            return Err(flag(format!(
+                "{} is {}, not one of the filesystems searched ({})",
+                setup.name,
+                point.space.fs,
+                baselines
+                    .iter()
+                    .map(|b| b.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let c = baselines[k].with(point.choice);
+        if c.is_baseline() {
+            return Err(flag(format!(
+                "{} is {}'s baseline itself: nothing to confirm",
+                setup.name,
+                baselines[k].name()
+            )));
+        }
+        if c.weakens() && !allow_unsafe {
+            return Err(flag(format!(
+                "{} weakens durability; confirm it with --allow-unsafe (then its crash \
+                 states are checked too)",
+                setup.name
+            )));
+        }
+        out.push((k, c));
+    }
+    Ok(out)
 }
 
 /// What tune does not take (exit 2): a sequential run, a directory (nothing to

@@ -62,7 +62,8 @@ pub struct FsAnswer {
     pub fs: String,
     /// Its baseline (the defaults, or the `--fs` variant given).
     pub baseline: Written,
-    /// Each value screened alone against the baseline.
+    /// Each value screened against the baseline: alone, or as a main effect of a fractional
+    /// design (`--screen fractional`).
     pub screened: Vec<ValueRow>,
     /// Each factor's verdict from its values.
     pub factors: Vec<FactorRow>,
@@ -84,7 +85,8 @@ pub struct ValueRow {
     pub factor: String,
     /// The value.
     pub value: String,
-    /// The setup that carried it.
+    /// The setup that carried it alone, or `fractional design, N runs` for a main effect
+    /// estimated from a design's runs.
     pub setup: String,
     /// Whether it weakens durability.
     pub weakens: bool,
@@ -311,11 +313,16 @@ impl Answer {
     /// One filesystem's options by verdict, and its race.
     fn options(&self, o: &mut String, f: &FsAnswer) {
         use std::fmt::Write;
-        let _ = writeln!(
-            o,
-            "\n{}: options one at a time against {}",
-            f.fs, f.baseline.name
-        );
+        // Nothing screened or raced (--confirm): nothing to say per option.
+        if f.screened.is_empty() && f.not_screened.is_empty() && f.raced.is_empty() {
+            return;
+        }
+        let how = if f.screened.iter().any(|r| r.setup.starts_with("fractional")) {
+            "options screened (a fractional design's main effects, the rest one at a time)"
+        } else {
+            "options one at a time"
+        };
+        let _ = writeln!(o, "\n{}: {how} against {}", f.fs, f.baseline.name);
         let groups: [(&[Effect], String); 3] = [
             (
                 &[Effect::Helps, Effect::Hurts],

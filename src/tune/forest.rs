@@ -1,5 +1,5 @@
 //! A forest plot of option effects (OUT/tune.html): for each filesystem, each value screened
-//! alone against its baseline as a point (the score's ratio) on its 90 % interval, beside the
+//! against its baseline (alone, or a fractional design's main effect) as a point (the score's ratio) on its 90 % interval, beside the
 //! no-change line and the equivalence band (± margin), so "matters" and "does not matter" are
 //! seen at once. Inline SVG on a log scale (a ×2 and a ×½ are the same distance from 1), one
 //! self-contained page like the run's report (`report/svg.rs`'s escaping and ticks).
@@ -19,8 +19,8 @@ pub fn html(a: &Answer) -> String {
     let mut o = String::from(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>fsbench tune: option \
          effects</title><style>body{font-family:sans-serif;margin:2em}</style></head><body>\n\
-         <h1>fsbench tune: option effects</h1>\n<p>Each value screened alone against its \
-         baseline: the score's ratio (● weakens durability: ▲) on its interval; the band is \
+         <h1>fsbench tune: option effects</h1>\n<p>Each value screened against its baseline \
+         (alone, or a fractional design's main effect): the score's ratio (● weakens durability: ▲) on its interval; the band is \
          the equivalence margin; the gain recommended comes from the confirmation rounds, \
          not from this plot.</p>\n",
     );

@@ -9,6 +9,8 @@
 //!   (mountinfo and the superblock mapped onto the space);
 //! - [`score`]: the per-round score of a setup over another (geometric mean of the
 //!   workloads' headline ratios);
+//! - [`screen`]: what screening runs for a baseline, one factor at a time or the two-level
+//!   factors in a fractional design ([`design`]: its runs and main effects, pure);
 //! - [`decide`]: screening effects, race combinations and elimination (pure);
 //! - [`search`]: the stages over a [`search::Runs`] (the command runs real fsbench runs);
 //! - [`answer`]: tune.json and the text shown first;
@@ -20,8 +22,10 @@ pub mod answer;
 pub mod candidate;
 pub mod current;
 pub mod decide;
+pub mod design;
 pub mod doc;
 pub mod forest;
 pub mod journal;
 pub mod score;
+pub mod screen;
 pub mod search;

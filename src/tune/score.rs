@@ -56,6 +56,17 @@ pub fn objectives(results: &Results) -> Vec<Objective> {
 /// `objectives` of each metric's ratio oriented so that > 1 favours `a`. A round lacking a
 /// value of either setup for any objective is left out (the score compares like with like).
 pub fn ratios(results: &Results, objectives: &[Objective], a: &str, b: &str) -> Vec<f64> {
+    by_round(results, objectives, a, b).into_values().collect()
+}
+
+/// [`ratios`] keyed by round, for scores that combine several setups round by round (a
+/// fractional design's main effects).
+pub fn by_round(
+    results: &Results,
+    objectives: &[Objective],
+    a: &str,
+    b: &str,
+) -> BTreeMap<u32, f64> {
     let mut logs: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
     for o in objectives {
         let pa = paired::per_round(results, a, &o.workload, &o.metric);
@@ -71,9 +82,9 @@ pub fn ratios(results: &Results, objectives: &[Objective], a: &str, b: &str) -> 
             }
         }
     }
-    logs.into_values()
-        .filter(|(_, n)| *n == objectives.len() && *n > 0)
-        .map(|(sum, n)| (sum / n as f64).exp())
+    logs.into_iter()
+        .filter(|(_, (_, n))| *n == objectives.len() && *n > 0)
+        .map(|(r, (sum, n))| (r, (sum / n as f64).exp()))
         .collect()
 }
 

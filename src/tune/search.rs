@@ -12,6 +12,7 @@ use super::answer::{
 use super::candidate::Candidate;
 use super::decide::{self, Effect, Standing};
 use super::score;
+use super::screen::{Judged, Plan, Screen};
 use crate::results::Results;
 use crate::stats::paired::{self, Judgement};
 use crate::stats::sequential::Rule;
@@ -64,6 +65,11 @@ pub struct Settings {
     pub allowed: fn(&Filter, &str, &str, &str) -> bool,
     /// The `--options` words (empty: all).
     pub filter: Filter,
+    /// Setups to confirm without screening and racing (`--confirm`), each with the index of
+    /// its baseline; empty: search.
+    pub given: Vec<(usize, Candidate)>,
+    /// How screening measures the values (`--screen`).
+    pub screen: Screen,
 }
 
 /// The `--options` subset: factor names or value names; empty means everything.
@@ -144,11 +150,27 @@ pub fn preview(
     let mut o = String::new();
     let (screen, confirm, race) = estimates(runs, baselines, s)?;
     let fmt = |x: f64| crate::units::format_duration(std::time::Duration::from_secs_f64(x));
-    let n_screen: usize = baselines.iter().map(|b| 1 + screening(b, s).len()).sum();
     let _ = writeln!(
         o,
         "fsbench tune: stages (each a fsbench run, rounds by steps, the baselines in every one)"
     );
+    if !s.given.is_empty() {
+        let _ = writeln!(
+            o,
+            "  screening and racing skipped (--confirm)\n  confirmation  baselines + {} given \
+             × {} fresh rounds   ≈ {}\n  budget {}",
+            s.given.len(),
+            s.confirm_rounds,
+            fmt(confirm),
+            fmt(s.budget_s)
+        );
+        for (_, c) in &s.given {
+            let _ = writeln!(o, "    {}{}", c.variant(), weak_note(c));
+        }
+        return Ok(o);
+    }
+    let plans: Vec<Plan> = baselines.iter().map(|b| Plan::of(b, s)).collect();
+    let n_screen: usize = plans.iter().map(|p| 1 + p.setups().len()).sum();
     let _ = writeln!(
         o,
         "  1 screening     {n_screen} setups × {} rounds   ≈ {}",
@@ -175,25 +197,57 @@ pub fn preview(
         fmt(s.budget_s),
         fmt(screen + confirm)
     );
-    for b in baselines {
-        let _ = writeln!(o, "  {} screened one at a time:", b.name());
-        for (_, _, c) in screening(b, s) {
+    for (b, p) in baselines.iter().zip(&plans) {
+        if let Some(f) = &p.fractional {
+            let names: Vec<&str> = f
+                .columns
+                .iter()
+                .map(|&(i, j)| b.space.factors[i].values[j].name())
+                .collect();
             let _ = writeln!(
                 o,
-                "    {}{}",
-                c.variant(),
-                if c.weakens() {
-                    "   (weakens durability)"
-                } else {
-                    ""
-                }
+                "  {} screened in a fractional design ({} runs, the baseline one of them): {}",
+                b.name(),
+                f.design.runs(),
+                names.join(", ")
             );
+            for c in &f.runs[1..] {
+                let _ = writeln!(o, "    {}{}", c.variant(), weak_note(c));
+            }
+        }
+        if !p.alone.is_empty() {
+            let _ = writeln!(o, "  {} screened one at a time:", b.name());
+        }
+        for (_, _, c) in &p.alone {
+            let _ = writeln!(o, "    {}{}", c.variant(), weak_note(c));
         }
         for n in not_screened(b, s) {
             let _ = writeln!(o, "    not screened: {n}");
         }
     }
     Ok(o)
+}
+
+/// Screening's setups: each baseline and its plan's runs.
+fn screening_setups(baselines: &[Candidate], s: &Settings) -> Vec<String> {
+    baselines
+        .iter()
+        .flat_map(|b| {
+            let plan = Plan::of(b, s);
+            std::iter::once(b.variant())
+                .chain(plan.setups().into_iter().map(|c| c.variant()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// How the preview marks a durability-weakening setup.
+fn weak_note(c: &Candidate) -> &'static str {
+    if c.weakens() {
+        "   (weakens durability)"
+    } else {
+        ""
+    }
 }
 
 /// Screening's, the confirmation's and the whole race's estimated seconds; `Err` (exit 2)
@@ -203,14 +257,14 @@ fn estimates(
     baselines: &[Candidate],
     s: &Settings,
 ) -> crate::Result<(f64, f64, f64)> {
-    let screen_setups: Vec<String> = baselines
-        .iter()
-        .flat_map(|b| {
-            std::iter::once(b.variant())
-                .chain(screening(b, s).into_iter().map(|(_, _, c)| c.variant()))
-        })
-        .collect();
-    let screen = runs.estimate(&screen_setups, s.screen_rounds)?;
+    let screen_setups = screening_setups(baselines, s);
+    // Given setups are confirmed alone: no screening, no race.
+    let given = !s.given.is_empty();
+    let screen = if given {
+        0.0
+    } else {
+        runs.estimate(&screen_setups, s.screen_rounds)?
+    };
     // Stand-ins of the same filesystems for setups not known yet (their options change the
     // estimate little: mkfs and the workloads dominate it).
     let stand_ins = |per: usize| -> Vec<String> {
@@ -223,9 +277,22 @@ fn estimates(
             .collect()
     };
     let winners = if s.allow_unsafe { 2 } else { 1 };
-    let confirm = runs.estimate(&stand_ins(winners), s.confirm_rounds)?;
+    let confirm = if given {
+        let setups: Vec<String> = baselines
+            .iter()
+            .map(|b| b.variant())
+            .chain(s.given.iter().map(|(_, c)| c.variant()))
+            .collect();
+        runs.estimate(&setups, s.confirm_rounds)?
+    } else {
+        runs.estimate(&stand_ins(winners), s.confirm_rounds)?
+    };
     let classes = if s.allow_unsafe { 2 } else { 1 };
-    let race = runs.estimate(&stand_ins(s.cap * classes), s.race_rounds)? * f64::from(s.race_looks);
+    let race = if given {
+        0.0
+    } else {
+        runs.estimate(&stand_ins(s.cap * classes), s.race_rounds)? * f64::from(s.race_looks)
+    };
     if screen + confirm > s.budget_s {
         return Err(crate::Error::invalid(
             "--budget",
@@ -262,7 +329,8 @@ pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate:
         margin: 0.0,
         racers: Vec::new(),
     };
-    if search.screen()? && search.race()? {
+    // Given setups (--confirm) go straight to the confirmation.
+    if !s.given.is_empty() || (search.screen()? && search.race()?) {
         search.confirm()?;
     }
     search.answer.spent_s = search.start.elapsed().as_secs_f64();
@@ -286,7 +354,12 @@ fn empty_answer(baselines: &[Candidate], s: &Settings) -> Answer {
                 baseline: b.written(),
                 screened: Vec::new(),
                 factors: Vec::new(),
-                not_screened: not_screened(b, s),
+                // Given setups (--confirm) screen nothing.
+                not_screened: if s.given.is_empty() {
+                    not_screened(b, s)
+                } else {
+                    Vec::new()
+                },
                 raced: Vec::new(),
                 safe: None,
                 unsafe_best: None,
@@ -360,19 +433,8 @@ impl Search<'_> {
     /// Screening (stage 1): each value alone against its baseline; the racers from the values that
     /// go on. False when interrupted.
     fn screen(&mut self) -> crate::Result<bool> {
-        let screens: Vec<Vec<(usize, usize, Candidate)>> = self
-            .baselines
-            .iter()
-            .map(|b| screening(b, self.s))
-            .collect();
-        let setups: Vec<String> = self
-            .baselines
-            .iter()
-            .zip(&screens)
-            .flat_map(|(b, sc)| {
-                std::iter::once(b.variant()).chain(sc.iter().map(|(_, _, c)| c.variant()))
-            })
-            .collect();
+        let plans: Vec<Plan> = self.baselines.iter().map(|b| Plan::of(b, self.s)).collect();
+        let setups = screening_setups(self.baselines, self.s);
         let Some(results) = self.stage("screening", setups, self.s.screen_rounds)? else {
             return Ok(false);
         };
@@ -380,14 +442,21 @@ impl Search<'_> {
         self.margin = score::margin(&results, &self.objectives);
         self.answer.objectives = self.objectives.clone();
         self.answer.margin = self.margin;
-        for (fi, sc) in screens.iter().enumerate() {
-            self.screen_one(fi, sc, &results);
+        for (fi, p) in plans.iter().enumerate() {
+            let judged = p.judge(
+                &self.baselines[fi],
+                &results,
+                &self.objectives,
+                self.margin,
+                self.s.screen_rounds,
+            );
+            self.screen_one(fi, judged);
         }
         Ok(true)
     }
 
     /// Screening's verdicts for filesystem `fi` from `results`, and its racers.
-    fn screen_one(&mut self, fi: usize, sc: &[(usize, usize, Candidate)], results: &Results) {
+    fn screen_one(&mut self, fi: usize, judged: Vec<Judged>) {
         let b = &self.baselines[fi];
         let mut going = vec![Vec::new(); b.space.factors.len()];
         let mut gain: Vec<Vec<f64>> = b
@@ -397,20 +466,26 @@ impl Search<'_> {
             .map(|f| vec![0.0; f.values.len()])
             .collect();
         let mut rows = Vec::new();
-        for (i, j, c) in sc {
-            let jd = self.judge(results, &c.name(), &b.name(), self.s.screen_rounds);
+        for Judged {
+            factor: i,
+            value: j,
+            setup,
+            judgement: jd,
+        } in judged
+        {
             let effect = Effect::of(&jd);
             if effect.races(jd.ratio) {
-                going[*i].push(*j);
+                going[i].push(j);
             }
             if jd.ratio.is_finite() && jd.ratio > 0.0 {
-                gain[*i][*j] = jd.ratio.ln();
+                gain[i][j] = jd.ratio.ln();
             }
+            let value = &b.space.factors[i].values[j];
             rows.push(ValueRow {
-                factor: b.space.factors[*i].name.to_string(),
-                value: b.space.factors[*i].values[*j].name().to_string(),
-                setup: c.name(),
-                weakens: c.weakens(),
+                factor: b.space.factors[i].name.to_string(),
+                value: value.name().to_string(),
+                setup,
+                weakens: value.weakens,
                 effect,
                 judgement: jd,
             });
@@ -643,7 +718,11 @@ impl Search<'_> {
     /// Confirmation (stage 3): the winners against their baselines in fresh rounds, the gain from
     /// these rounds alone.
     fn confirm(&mut self) -> crate::Result<()> {
-        let winners = self.winners();
+        let winners = if self.s.given.is_empty() {
+            self.winners()
+        } else {
+            self.s.given.clone()
+        };
         if winners.is_empty() {
             self.answer
                 .notes
@@ -660,6 +739,13 @@ impl Search<'_> {
         let Some(r) = self.stage("confirmation", setups, self.s.confirm_rounds)? else {
             return Ok(());
         };
+        if self.objectives.is_empty() {
+            // No screening ran (--confirm): the objectives and margin come from these rounds.
+            self.objectives = score::objectives(&r);
+            self.margin = score::margin(&r, &self.objectives);
+            self.answer.objectives = self.objectives.clone();
+            self.answer.margin = self.margin;
+        }
         for (fi, c) in &winners {
             self.confirmed(&r, *fi, c);
         }
@@ -784,8 +870,13 @@ impl Search<'_> {
                 self.answer.recommended = Some(conf);
             }
         } else {
+            let what = if self.s.given.is_empty() {
+                "'s lead did not hold in the fresh rounds"
+            } else {
+                " was not ahead in the confirmation's rounds"
+            };
             self.answer.notes.push(format!(
-                "{}'s lead did not hold in the fresh rounds ({} {} over {}): not recommended",
+                "{}{what} ({} {} over {}): not recommended",
                 c.name(),
                 gain.outcome.words(),
                 paired::percent_text(&gain),
@@ -917,6 +1008,8 @@ mod tests {
             budget_s: 1000.0,
             allowed,
             filter: Filter(options.iter().map(|s| s.to_string()).collect()),
+            given: Vec::new(),
+            screen: Screen::OneAtATime,
         }
     }
 
@@ -1031,6 +1124,85 @@ mod tests {
             "{text}"
         );
         assert_eq!(a.stages.last().unwrap().stage, "crash");
+    }
+
+    #[test]
+    fn fractional_screening_takes_the_two_level_factors_and_leaves_the_rest_alone() {
+        let b = &ext4()[0];
+        let s = Settings {
+            allow_unsafe: true,
+            screen: Screen::Fractional,
+            ..settings(&[])
+        };
+        let p = Plan::of(b, &s);
+        let f = p.fractional.as_ref().expect("a design");
+        let names: Vec<&str> = f
+            .columns
+            .iter()
+            .map(|&(i, _)| b.space.factors[i].name)
+            .collect();
+        // data has two values to screen (writeback, journal): alone; journal_async_commit
+        // conflicts with the baseline's data=ordered: not screened at all.
+        assert_eq!(
+            names,
+            [
+                "atime",
+                "commit",
+                "barrier",
+                "lazytime",
+                "discard",
+                "inode_size"
+            ]
+        );
+        assert_eq!(f.design.runs(), 8);
+        let alone: Vec<String> = p.alone.iter().map(|(_, _, c)| c.name()).collect();
+        assert_eq!(alone, ["ext4-data-writeback", "ext4-data-journal"]);
+        // 7 design runs and 2 alone, against one at a time's 8.
+        assert_eq!(p.setups().len(), 9);
+        assert_eq!(
+            Plan::of(b, &settings(&["atime", "lazytime"]))
+                .setups()
+                .len(),
+            2
+        );
+        let two = Settings {
+            screen: Screen::Fractional,
+            ..settings(&["atime", "lazytime"])
+        };
+        assert!(Plan::of(b, &two).fractional.is_none(), "two factors: alone");
+    }
+
+    #[test]
+    fn fractional_screening_estimates_each_effect_from_every_run() {
+        let mut m = Model {
+            effects: &[
+                ("noatime", 1.25),
+                ("lazytime", 1.0),
+                ("discard", 0.7),
+                ("-I 512", 1.0),
+            ],
+            stages: Vec::new(),
+        };
+        let s = Settings {
+            screen: Screen::Fractional,
+            ..settings(&["atime", "lazytime", "discard", "inode_size"])
+        };
+        let a = run(&mut m, &ext4(), &s).unwrap();
+        // The baseline and 7 runs, each changing 4 factors' worth of half of them.
+        assert_eq!(m.stages[0].1.len(), 8, "{:?}", m.stages[0].1);
+        let f = &a.filesystems[0];
+        let row = |v: &str| f.screened.iter().find(|r| r.value == v).unwrap();
+        assert_eq!(row("noatime").effect, Effect::Helps);
+        assert_eq!(row("lazytime").effect, Effect::NoMatter);
+        assert_eq!(row("-I 512").effect, Effect::NoMatter);
+        assert_eq!(row("discard").effect, Effect::Hurts);
+        assert_eq!(row("noatime").setup, "fractional design, 8 runs");
+        assert!((row("noatime").judgement.ratio - 1.25).abs() < 0.01);
+        assert!((row("discard").judgement.ratio - 0.7).abs() < 0.01);
+        assert_eq!(
+            a.recommended.as_ref().unwrap().setup.variant,
+            "ext4-noatime=ext4:mount=noatime"
+        );
     }
 
     #[test]

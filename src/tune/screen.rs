@@ -1,0 +1,208 @@
+//! What screening runs for one baseline and what it finds of each value: one factor at a time
+//! (each value alone in place of the baseline's, judged against the baseline), or with
+//! `--screen fractional` the two-level factors together in a fractional design
+//! ([`super::design`]: each main effect from every run, judged round by round with the same
+//! paired statistic) and the other values one at a time.
+
+use super::candidate::Candidate;
+use super::design::{self, Design};
+use super::score::{self, Objective};
+use super::search::{Settings, screening};
+use crate::results::Results;
+use crate::stats::paired::{self, Judgement};
+use crate::stats::sequential::Rule;
+use std::collections::BTreeMap;
+
+/// How screening measures the values (`--screen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Screen {
+    /// Each value alone against the baseline: no assumption about interactions.
+    #[default]
+    OneAtATime,
+    /// Two-level factors in a resolution-III fractional design (every run informs every main
+    /// effect; two-factor interactions alias into them), the rest one at a time.
+    Fractional,
+}
+
+/// Screening's runs for one baseline.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Values screened alone: (factor, value, setup).
+    pub alone: Vec<(usize, usize, Candidate)>,
+    /// The two-level factors screened together, when there are enough of them.
+    pub fractional: Option<Fractional>,
+}
+
+/// Two-level factors in a fractional design.
+#[derive(Debug, Clone)]
+pub struct Fractional {
+    /// Each column's (factor, changed value).
+    pub columns: Vec<(usize, usize)>,
+    /// The design.
+    pub design: Design,
+    /// Each row as a setup; row 0 is the baseline.
+    pub runs: Vec<Candidate>,
+}
+
+/// One value's screening judgement.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// Factor index.
+    pub factor: usize,
+    /// Value index.
+    pub value: usize,
+    /// The setup that carried it alone, or the design it was estimated from.
+    pub setup: String,
+    /// Its effect over the baseline's value, judged by the paired statistic.
+    pub judgement: Judgement,
+}
+
+impl Plan {
+    /// The runs for `base` under `s`: one at a time, or (fractional) the factors with exactly
+    /// one value to screen that combine validly with each other (pairwise, and in every run)
+    /// in a design when at least [`design::MIN_FACTORS`] of them do; the rest alone.
+    pub fn of(base: &Candidate, s: &Settings) -> Plan {
+        let all = screening(base, s);
+        let one_at_a_time = |all| Plan {
+            alone: all,
+            fractional: None,
+        };
+        if s.screen != Screen::Fractional {
+            return one_at_a_time(all);
+        }
+        let mut count = vec![0usize; base.space.factors.len()];
+        for (i, _, _) in &all {
+            count[*i] += 1;
+        }
+        let mut columns: Vec<(usize, usize)> = Vec::new();
+        for &(i, j, _) in &all {
+            let fits = columns.iter().all(|&(f, v)| {
+                let mut c = base.baseline.clone();
+                c[i] = j;
+                c[f] = v;
+                base.space.conflict(&c).is_none()
+            });
+            if count[i] == 1 && fits {
+                columns.push((i, j));
+            }
+        }
+        let Some(design) = design::design(columns.len()) else {
+            return one_at_a_time(all);
+        };
+        let runs: Vec<Candidate> = design
+            .rows
+            .iter()
+            .map(|row| {
+                let mut c = base.baseline.clone();
+                for (&(f, v), on) in columns.iter().zip(row) {
+                    if *on {
+                        c[f] = v;
+                    }
+                }
+                base.with(c)
+            })
+            .collect();
+        // A conflict among three or more values (none in today's spaces): one at a time.
+        if runs
+            .iter()
+            .any(|c| base.space.conflict(&c.choice).is_some())
+        {
+            return one_at_a_time(all);
+        }
+        let alone = all
+            .into_iter()
+            .filter(|(i, j, _)| !columns.contains(&(*i, *j)))
+            .collect();
+        Plan {
+            alone,
+            fractional: Some(Fractional {
+                columns,
+                design,
+                runs,
+            }),
+        }
+    }
+
+    /// The setups screening runs for this baseline besides the baseline itself.
+    pub fn setups(&self) -> Vec<&Candidate> {
+        self.alone
+            .iter()
+            .map(|(_, _, c)| c)
+            .chain(self.fractional.iter().flat_map(|f| f.runs.iter().skip(1)))
+            .collect()
+    }
+
+    /// Each screened value's judgement from screening's results `r` (`rounds` rounds).
+    pub fn judge(
+        &self,
+        base: &Candidate,
+        r: &Results,
+        objectives: &[Objective],
+        margin: f64,
+        rounds: u32,
+    ) -> Vec<Judged> {
+        let rule = Rule::new(rounds as usize, rounds as usize);
+        let mut out: Vec<Judged> = self
+            .alone
+            .iter()
+            .map(|(i, j, c)| Judged {
+                factor: *i,
+                value: *j,
+                setup: c.name(),
+                judgement: paired::judge(
+                    &score::ratios(r, objectives, &c.name(), &base.name()),
+                    &rule,
+                    margin,
+                ),
+            })
+            .collect();
+        if let Some(f) = &self.fractional {
+            let label = format!("fractional design, {} runs", f.design.runs());
+            for (&(i, j), x) in f.columns.iter().zip(f.effects(base, r, objectives)) {
+                out.push(Judged {
+                    factor: i,
+                    value: j,
+                    setup: label.clone(),
+                    judgement: paired::judge(&x, &rule, margin),
+                });
+            }
+        }
+        out
+    }
+}
+
+impl Fractional {
+    /// Per column, its main effect in each round where every run has a score, as a ratio
+    /// (the exponential of the log contrast): what `stats::paired` judges like a setup's
+    /// per-round ratio over the baseline.
+    fn effects(&self, base: &Candidate, r: &Results, objectives: &[Objective]) -> Vec<Vec<f64>> {
+        let per_run: Vec<BTreeMap<u32, f64>> = self
+            .runs
+            .iter()
+            .skip(1)
+            .map(|c| score::by_round(r, objectives, &c.name(), &base.name()))
+            .collect();
+        let rounds: Vec<u32> = per_run
+            .first()
+            .map(|m| m.keys().copied().collect())
+            .unwrap_or_default();
+        let mut cols = vec![Vec::new(); self.columns.len()];
+        for round in rounds {
+            let Some(scores) = per_run
+                .iter()
+                .map(|m| m.get(&round).copied())
+                .collect::<Option<Vec<f64>>>()
+            else {
+                continue;
+            };
+            let logs: Vec<f64> = std::iter::once(0.0)
+                .chain(scores.iter().map(|x| x.ln()))
+                .collect();
+            for (col, e) in cols.iter_mut().zip(self.design.main_effects(&logs)) {
+                col.push(e.exp());
+            }
+        }
+        cols
+    }
+}
