@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(names, ["ext4", "xfs", "btrfs", "btrfs-zstd"]);
         assert_eq!(v.setups[3].mount, ["compress=zstd:3"]);
         let par = v.workloads.iter().find(|w| w.id == "par8-write").unwrap();
-        let p = par.io.as_ref().unwrap();
+        let p = par.io_job().unwrap();
         assert_eq!((p.numjobs, p.iodepth, p.bs), (8, 4, 1 << 20));
         assert_eq!(par.baseline.as_deref(), Some("seqwrite"));
         let c = v
@@ -221,9 +221,9 @@ mod tests {
             .iter()
             .find(|w| w.kind == Kind::Compress)
             .unwrap();
-        assert_eq!(c.size, Some(1 << 30));
+        assert_eq!(c.own_size(), Some(1 << 30));
         let cap = v.workloads.iter().find(|w| w.kind == Kind::Memcap).unwrap();
-        assert_eq!(cap.memory_limit, Some(512 << 20));
+        assert_eq!(cap.param::<u64>("memory_limit"), Some(512 << 20));
         let n = load("nvme").unwrap();
         let ids: Vec<_> = n.workloads.iter().map(|w| w.id.as_str()).collect();
         for id in [
@@ -240,7 +240,7 @@ mod tests {
             .iter()
             .find(|w| w.id == "randread-qd128")
             .unwrap();
-        let p = qd128.io.as_ref().unwrap();
+        let p = qd128.io_job().unwrap();
         assert!(p.direct && p.numjobs == 1 && p.iodepth == 128);
     }
 }

@@ -361,15 +361,38 @@ mod tests {
             rw.params_of::<PgbenchParams>()
         );
         // A kind added since records under `kind_params`, and a kind without parameters
-        // under neither.
+        // under none.
         let git =
             serde_json::to_value(shipped().into_iter().find(|w| w.id == "git").unwrap()).unwrap();
         assert!(git.get("kind_params").is_some(), "{git}");
-        let rr = serde_json::to_value(shipped().into_iter().find(|w| w.id == "randread").unwrap())
-            .unwrap();
-        assert!(rr.get("kind_params").is_none() && rr.get("pgbench").is_none());
-        let back: WorkloadSpec = serde_json::from_value(rr).unwrap();
+        let mkfs = serde_json::to_value(WorkloadSpec::simple("mkfs", Kind::Mkfs)).unwrap();
+        let params = ["kind_params", "io", "memory_limit", "size"];
+        assert!(params.iter().all(|k| mkfs.get(k).is_none()), "{mkfs}");
+        let back: WorkloadSpec = serde_json::from_value(mkfs).unwrap();
         assert_eq!(back.kind_params, None);
+        // The I/O job stays under `io`, memcap's cap under `memory_limit`, where they were as
+        // fields of their own; a file of then (nulls for the unset ones) reads the same.
+        let randread = shipped().into_iter().find(|w| w.id == "randread").unwrap();
+        let rr = serde_json::to_value(&randread).unwrap();
+        assert!(
+            rr.get("kind_params").is_none() && rr["io"]["rw"] == "randread",
+            "{rr}"
+        );
+        let mut old = rr.clone();
+        for k in ["memory_limit", "size", "baseline"] {
+            old[k] = serde_json::Value::Null;
+        }
+        let back: WorkloadSpec = serde_json::from_value(old).unwrap();
+        assert_eq!(back, randread);
+        assert_eq!(back.io_job().unwrap().iodepth, 8);
+        let mut cap = WorkloadSpec::io("cap", randread.io_job().unwrap());
+        cap.kind = Kind::Memcap;
+        cap.set_param("memory_limit", &(512u64 << 20));
+        let json = serde_json::to_value(&cap).unwrap();
+        assert_eq!(json["memory_limit"], 512 << 20, "{json}");
+        let back: WorkloadSpec = serde_json::from_value(json).unwrap();
+        assert_eq!(back, cap);
+        assert_eq!(back.param::<u64>("memory_limit"), Some(512 << 20));
         // `fsbench meta` gave every workload both sizes: each kind reads its own, and the
         // workload is written back as it was read.
         use crate::workload::meta::{FsmarkSpec, SmallFilesSpec};
