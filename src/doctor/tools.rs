@@ -3,13 +3,32 @@
 //! filesystem drivers read it too); they are re-exported here for the doctor's callers.
 //!
 //! A workload's programs are its kind's (`Needs::programs` in its module, read through the
-//! workload registry): nothing here changes when a kind is added.
+//! workload registry), and so are the packages of a program no table in `host` lists
+//! (`Workload::packages`): [`package`], [`present`] and [`debian_package`] read both, so
+//! nothing here or in `host/packages.rs` changes when a kind is added.
 
 use serde::Serialize;
 
-pub use crate::host::packages::{
-    MANAGERS, Manager, TOOLS, Tool, debian_package, detect_manager, locate, package, present,
-};
+pub use crate::host::packages::{MANAGERS, Manager, TOOLS, Tool, detect_manager, locate};
+
+/// The package that provides `tool` under `manager` (`kernel_zfs`: see
+/// [`crate::host::packages::package`]): `host`'s table, else the row a workload kind declares
+/// for its program.
+pub fn package(tool: &str, manager: Manager, kernel_zfs: bool) -> Option<&'static str> {
+    crate::host::packages::package(tool, manager, kernel_zfs)
+        .or_else(|| crate::workload::registry::declared_tool(tool)?.package(manager))
+}
+
+/// Whether `tool` is installed: on PATH or in its row's directories, a kind's row included.
+pub fn present(tool: &str) -> bool {
+    crate::host::packages::present(tool)
+        || crate::workload::registry::declared_tool(tool).is_some_and(|t| t.in_dirs().is_some())
+}
+
+/// The Debian package of `tool`, for messages on any system ("package xfsprogs").
+pub fn debian_package(tool: &str) -> &'static str {
+    package(tool, Manager::Apt, crate::host::zfs::kernel()).unwrap_or("unknown")
+}
 
 /// A program a run needs and what needs it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -4,8 +4,10 @@
 //! `host` so the drivers (`fs`) need not reach up into `doctor`.
 //!
 //! How to add a tool: one [`Tool`] line in [`TOOLS`] (its package per manager, `""` where the
-//! distribution has none), keyed by program, only when the program is new; a workload kind
-//! that runs it says so in its own `needs` (`Needs::programs`), which the doctor reads.
+//! distribution has none), keyed by program, only when the program is new and not a workload
+//! kind's; a workload kind that runs it says so in its own `needs` (`Needs::programs`), and
+//! declares a new program's [`Tool`] beside it (`Workload::packages`), which the doctor reads
+//! through [`Tool::package`] and [`Tool::in_dirs`] without a row here.
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -153,7 +155,8 @@ const ZFS_KERNEL_PACKAGES: [&str; 4] = ["zfsutils-linux", "zfs", "zfs", ""];
 /// Where distributions put PostgreSQL's server binaries (Debian, RHEL's PGDG packages).
 const PG_DIRS: &[&str] = &["/usr/lib/postgresql/*/bin", "/usr/pgsql-*/bin"];
 
-const fn tool(name: &'static str, packages: [&'static str; 4]) -> Tool {
+/// A [`Tool`] found on PATH only.
+pub const fn tool(name: &'static str, packages: [&'static str; 4]) -> Tool {
     Tool {
         name,
         packages,
@@ -175,11 +178,23 @@ pub fn locate(tool: &str) -> Option<PathBuf> {
     {
         return Some(p);
     }
-    let dirs = TOOLS.iter().find(|t| t.name == tool)?.dirs;
-    dirs.iter()
-        .flat_map(|pattern| expand_star(pattern))
-        .map(|d| d.join(tool))
-        .find(|p| p.is_file())
+    TOOLS.iter().find(|t| t.name == tool)?.in_dirs()
+}
+
+impl Tool {
+    /// Its package under `manager`; `None` when that distribution has none.
+    pub fn package(&self, manager: Manager) -> Option<&'static str> {
+        Some(self.packages[manager.column()]).filter(|p| !p.is_empty())
+    }
+
+    /// Where it is outside PATH: the first of its [`Tool::dirs`] that holds it.
+    pub fn in_dirs(&self) -> Option<PathBuf> {
+        self.dirs
+            .iter()
+            .flat_map(|pattern| expand_star(pattern))
+            .map(|d| d.join(self.name))
+            .find(|p| p.is_file())
+    }
 }
 
 /// Expand a directory pattern with at most one `*` component (no glob crate for two paths).
@@ -215,7 +230,7 @@ pub fn package(tool: &str, manager: Manager, kernel_zfs: bool) -> Option<&'stati
     let row = match tool {
         "zpool" | "zfs" if kernel_zfs => ZFS_KERNEL_PACKAGES,
         "zpool" | "zfs" => TOOLS.iter().find(|t| t.name == "zfs-fuse")?.packages,
-        _ => TOOLS.iter().find(|t| t.name == tool)?.packages,
+        _ => return TOOLS.iter().find(|t| t.name == tool)?.package(manager),
     };
     Some(row[manager.column()]).filter(|p| !p.is_empty())
 }

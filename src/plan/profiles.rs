@@ -1,4 +1,6 @@
-//! Profiles: TOML plans shipped inside the binary (`--profile NAME`).
+//! Profiles: TOML plans shipped inside the binary (`--profile NAME`), each its file here plus
+//! the `[[workload]]` tables the workload kinds add to it from their own modules
+//! (`Workload::profile_entries`).
 
 use super::file::{PlanDraft, parse};
 
@@ -70,7 +72,8 @@ pub fn load(name: &str) -> crate::Result<PlanDraft> {
             ),
         )
     })?;
-    parse(text, &format!("profile {name}"))
+    let text = format!("{text}{}", crate::workload::registry::profile_tables(name));
+    parse(&text, &format!("profile {name}"))
 }
 
 #[cfg(test)]
@@ -91,6 +94,22 @@ mod tests {
                 .to_string()
                 .contains("quick, standard, vps, nvme, tuning, db, claims")
         );
+    }
+
+    #[test]
+    fn kinds_add_tables_to_shipped_profiles_only() {
+        for p in crate::workload::registry::profiles_joined() {
+            assert!(
+                names().contains(&p),
+                "a kind adds to profile {p}, which is not shipped"
+            );
+        }
+        // pgbench and sqlite declare their quick-sized, opt-in entries in their modules.
+        let q = load("quick").unwrap();
+        let rw = q.workloads.iter().find(|w| w.id == "pgbench-rw").unwrap();
+        assert!(rw.optional);
+        let wal = q.workloads.iter().find(|w| w.id == "sqlite-wal").unwrap();
+        assert!(wal.optional);
     }
 
     #[test]

@@ -89,8 +89,8 @@ impl WorkloadSpec {
 /// The external programs workload `id` runs ([`Needs::tools`]): a catalog workload's from its
 /// kind's `needs`, else (a plan file's own id) the kind whose name starts the id
 /// (`pgbench-big`). `fsbench doctor` and `--install-missing` read this, so a kind that runs a
-/// new program needs no edit outside its module (and, for a program not seen before, its
-/// packages in `host/packages.rs`).
+/// new program needs no edit outside its module (a program not seen before brings its
+/// packages there too, [`declared_tool`]).
 pub fn programs_of(id: &str) -> Vec<&'static str> {
     if let Some(w) = shipped().into_iter().find(|w| w.id == id) {
         return of(w.kind).needs(&w).tools();
@@ -100,6 +100,35 @@ pub fn programs_of(id: &str) -> Vec<&'static str> {
         .find(|k| id.starts_with(k.name()))
         .map(|k| k.needs(&WorkloadSpec::simple(id, k.kind())).tools())
         .unwrap_or_default()
+}
+
+/// The `[[workload]]` tables the kinds add to shipped profile `profile`
+/// ([`Workload::profile_entries`]), in registry order, as TOML to append to its text.
+pub fn profile_tables(profile: &str) -> String {
+    entries()
+        .into_iter()
+        .flat_map(|w| w.profile_entries())
+        .filter(|e| e.profile == profile)
+        .map(|e| format!("\n[[workload]]\n{}\n", e.table))
+        .collect()
+}
+
+/// Every shipped profile a kind adds a table to (checked against the shipped profiles).
+pub fn profiles_joined() -> Vec<&'static str> {
+    entries()
+        .into_iter()
+        .flat_map(|w| w.profile_entries())
+        .map(|e| e.profile)
+        .collect()
+}
+
+/// The package row a kind declares for `program` ([`Workload::packages`]), the first kind's
+/// in registry order; `None` when no kind declares one (then `host/packages.rs` has it).
+pub fn declared_tool(program: &str) -> Option<&'static crate::host::packages::Tool> {
+    entries()
+        .into_iter()
+        .flat_map(|w| w.packages())
+        .find(|t| t.name == program)
 }
 
 /// For a plan-file error: `kind`'s own keys with their lines (`Workload::keys`), after a

@@ -2,7 +2,9 @@
 
 use super::{JournalMode, SqliteParams};
 use crate::metrics::MetricId;
-use crate::workload::api::{Cost, Describe, Family, Kind, Needs, Workload, WorkloadOutput};
+use crate::workload::api::{
+    Cost, Describe, Family, Kind, Needs, ProfileEntry, Workload, WorkloadOutput,
+};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
 
@@ -73,6 +75,19 @@ impl Workload for Sqlite {
             DEVICE_WRITE_BYTES,
             DEVICE_FLUSHES,
             DEVICE_WRITE_BYTES_TOTAL,
+        ]
+    }
+    // Opt-in in quick (--only sqlite-wal,sqlite-delete), 500 transactions for its budget.
+    fn profile_entries(&self) -> &'static [ProfileEntry] {
+        &[
+            ProfileEntry {
+                profile: "quick",
+                table: "id = \"sqlite-wal\"\noptional = true\ntransactions = 500",
+            },
+            ProfileEntry {
+                profile: "quick",
+                table: "id = \"sqlite-delete\"\noptional = true\ntransactions = 500",
+            },
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {
