@@ -573,6 +573,12 @@ pub trait Workload: Sync {
     fn packages(&self) -> &'static [crate::host::packages::Tool] {
         &[]
     }
+    /// Its own claims: `[[claim]]` tables in `claims/claims.toml`'s format, kept in its folder
+    /// (`include_str!("claims.toml")`), which `claims::all` appends to the shipped ones, so a
+    /// kind's claims need no edit there. None by default.
+    fn claims(&self) -> &'static str {
+        ""
+    }
     /// The tables it adds to shipped profiles ([`ProfileEntry`]); none by default.
     fn profile_entries(&self) -> &'static [ProfileEntry] {
         &[]
