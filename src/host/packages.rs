@@ -93,7 +93,6 @@ pub const TOOLS: &[Tool] = &[
     // zfs-fuse is packaged by Debian only; elsewhere ZFS means OpenZFS's own repositories.
     tool("zfs-fuse", ["zfs-fuse", "", "", ""]),
     tool("fio", ["fio"; 4]),
-    tool("sqlite3", ["sqlite3", "sqlite", "sqlite3", "sqlite"]),
     Tool {
         name: "pgbench",
         packages: [
@@ -140,8 +139,6 @@ pub const TOOLS: &[Tool] = &[
     ),
     tool("podman", ["podman"; 4]),
     // Source trees, mail, logs, snapshots and backups.
-    tool("git", ["git"; 4]),
-    tool("postmark", ["postmark", "", "", ""]),
     tool(
         "fstrim",
         ["util-linux", "util-linux", "util-linux", "util-linux"],
@@ -261,7 +258,6 @@ mod tests {
             package("pg_ctl", Manager::Dnf, false),
             Some("postgresql-server")
         );
-        assert_eq!(package("sqlite3", Manager::Pacman, false), Some("sqlite"));
         assert_eq!(package("no-such-tool", Manager::Apt, false), None);
     }
 

@@ -348,6 +348,12 @@ mod tests {
         assert_eq!(programs_of("crash-pgbench"), ["pg_ctl", "initdb"]);
         assert!(programs_of("crash-fsync").is_empty());
         assert_eq!(programs_of("sqlite-wal"), ["sqlite3"]);
+        // Their packages: host's table, or the kind's own row for sqlite3, git and postmark.
+        let dnf = |p| crate::doctor::tools::package(p, crate::host::packages::Manager::Dnf, false);
+        assert_eq!(dnf("sqlite3"), Some("sqlite"));
+        assert_eq!(dnf("git"), Some("git"));
+        assert_eq!(dnf("postmark"), None);
+        assert_eq!(crate::doctor::tools::debian_package("postmark"), "postmark");
         assert_eq!(programs_of("git"), ["git"]);
         assert_eq!(programs_of("backup"), ["fstrim"]);
         assert_eq!(programs_of("randread"), Vec::<&str>::new());

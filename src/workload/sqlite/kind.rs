@@ -1,6 +1,7 @@
 //! Registry entry of `sqlite`: small durable transactions on a real SQLite database.
 
 use super::{JournalMode, SqliteParams};
+use crate::host::packages::{Tool, tool};
 use crate::metrics::MetricId;
 use crate::workload::api::{
     Cost, Describe, Family, Kind, Needs, ProfileEntry, Workload, WorkloadOutput,
@@ -59,6 +60,10 @@ impl Workload for Sqlite {
             programs: &["sqlite3"],
             ..Needs::WRITES
         }
+    }
+    fn packages(&self) -> &'static [Tool] {
+        const SQLITE3: &[Tool] = &[tool("sqlite3", ["sqlite3", "sqlite", "sqlite3", "sqlite"])];
+        SQLITE3
     }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;

@@ -5,6 +5,7 @@ use super::git::GitParams;
 use super::logs::LogParams;
 use super::mail::MailParams;
 use super::postmark::PostmarkParams;
+use crate::host::packages::{Tool, tool};
 use crate::metrics::MetricId;
 use crate::workload::api::{
     Caches, Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload,
@@ -133,6 +134,10 @@ impl Workload for Git {
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         writes_with(Some("git"))
+    }
+    fn packages(&self) -> &'static [Tool] {
+        const GIT: &[Tool] = &[tool("git", ["git"; 4])];
+        GIT
     }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;
@@ -351,6 +356,11 @@ impl Workload for Postmark {
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         writes_with(Some("postmark"))
+    }
+    // Packaged by Debian only.
+    fn packages(&self) -> &'static [Tool] {
+        const POSTMARK: &[Tool] = &[tool("postmark", ["postmark", "", "", ""])];
+        POSTMARK
     }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;
