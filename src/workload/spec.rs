@@ -1,7 +1,9 @@
 //! A workload of a plan as data: its id, kind and parameters ([`WorkloadSpec`]), and the I/O
 //! job parameters in fio's vocabulary. `plan` re-exports these; the kinds and what each needs
-//! are in [`super::registry`]. This module names no kind: a kind's own parameters are one
-//! typed field ([`KindParams`]) that the kind reads and writes with its own type.
+//! are in [`super::registry`]. A kind's own parameters are one typed field ([`KindParams`])
+//! that the kind reads and writes with its own type; the one shape this module knows is the
+//! I/O job ([`WorkloadSpec::io_job`]), which layout, io and memcap run and the plan's size
+//! checks, the ETA and the runner read (`job_spec` knows layout's is size-based).
 
 use super::api::{Kind, Question};
 use crate::engine::{Backend, JobSpec, RwMode};
