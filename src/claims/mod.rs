@@ -8,7 +8,8 @@
 //! inputs are missing says which.
 //!
 //! How to add a claim: append a `[[claim]]` table to `claims.toml` (its header documents the
-//! fields); the unit tests check that every claim parses and names a known assertion.
+//! fields), or for a claim about one workload kind alone to the kind's own `claims.toml` in its
+//! folder (`Workload::claims`); the unit tests check that every claim parses and names a known assertion.
 
 pub mod aging;
 pub mod coverage;
@@ -190,11 +191,21 @@ struct ClaimsFile {
     claim: Vec<Claim>,
 }
 
-/// Every shipped claim, in file order, except that the claims of a contradiction group follow
-/// its first member (reports show them side by side, marked ↔).
+/// Every shipped claim (`claims.toml`'s, then the workload kinds' own), in file order, except
+/// that the claims of a contradiction group follow its first member (reports show them side by
+/// side, marked ↔).
 pub fn all() -> Vec<Claim> {
     let f: ClaimsFile = toml::from_str(CLAIMS_TOML).expect("claims.toml is checked by its tests");
-    coverage::side_by_side(f.claim)
+    let mut claims = f.claim;
+    // Then the kinds' own (`Workload::claims`), in registry order.
+    for w in crate::workload::registry::entries() {
+        if !w.claims().is_empty() {
+            let own: ClaimsFile = toml::from_str(w.claims())
+                .unwrap_or_else(|e| panic!("kind {}'s claims: {e}", w.name()));
+            claims.extend(own.claim);
+        }
+    }
+    coverage::side_by_side(claims)
 }
 
 /// A parsed setup selector: `FS` or `FS+KEY:VALUE+KEY:VALUE`.
@@ -271,6 +282,19 @@ impl Selector {
 mod tests {
     use super::*;
     use std::collections::{BTreeMap, BTreeSet};
+
+    #[test]
+    fn a_kinds_own_claims_join_the_shipped_ones() {
+        // The crash kind keeps its claims in its folder (`Workload::claims`).
+        let crash = crate::workload::registry::of(crate::workload::api::Kind::Crash);
+        assert!(crash.claims().contains("ext4-writeback-keeps-fsynced"));
+        assert!(!CLAIMS_TOML.contains("id = \"ext4-writeback-keeps-fsynced\""));
+        let ids: Vec<String> = all().into_iter().map(|c| c.id).collect();
+        assert!(
+            ids.iter().any(|i| i == "ext4-writeback-keeps-fsynced"),
+            "{ids:?}"
+        );
+    }
 
     #[test]
     fn every_claim_parses_and_is_complete() {

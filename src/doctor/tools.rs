@@ -5,21 +5,34 @@
 //! [`crate::host::packages`]; they are re-exported here for the doctor's callers.
 //!
 //! A workload's programs are its kind's (`Needs::programs` in its module, read through the
-//! workload registry) and a filesystem's its driver's: nothing here changes when a kind or a
-//! driver is added.
+//! workload registry) and a filesystem's its driver's, and so are the packages of a program no
+//! table in `host` lists (`Workload::packages`): [`package`], [`present`] and
+//! [`debian_package`] read all three, so nothing here or in `host/packages.rs` changes when a
+//! kind or a driver is added.
 
 use serde::Serialize;
 
-pub use crate::host::packages::{MANAGERS, Manager, detect_manager, locate, present};
+pub use crate::host::packages::{MANAGERS, Manager, detect_manager, locate};
 
 /// The package that provides `tool` under `manager`; `None` when that distribution has none
-/// or nothing declares the program. `kernel_zfs`: whether the kernel has the ZFS module (a
-/// driver served from user space without it gets its programs from its daemon's package).
+/// or nothing declares the program: the drivers' (`kernel_zfs`: whether the kernel has the
+/// ZFS module; a driver served from user space without it gets its programs from its
+/// daemon's package), `host`'s table, else the row a workload kind declares for its program.
 pub fn package(tool: &str, manager: Manager, kernel_zfs: bool) -> Option<&'static str> {
     match crate::fs::packages::of_any_driver(tool, kernel_zfs) {
         Some(p) => p.under(manager),
-        None => crate::host::packages::package(tool, manager),
+        None => crate::host::packages::package(tool, manager).or_else(|| {
+            crate::workload::registry::declared_tool(tool)?
+                .package
+                .under(manager)
+        }),
     }
+}
+
+/// Whether `tool` is installed: on PATH or in its row's directories, a kind's row included.
+pub fn present(tool: &str) -> bool {
+    crate::host::packages::present(tool)
+        || crate::workload::registry::declared_tool(tool).is_some_and(|t| t.in_dirs().is_some())
 }
 
 /// The Debian package of `tool`, for messages on any system ("package xfsprogs").

@@ -116,6 +116,15 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// Where it is outside PATH: the first of its [`Tool::dirs`] that holds it.
+    pub fn in_dirs(&self) -> Option<PathBuf> {
+        self.dirs
+            .iter()
+            .flat_map(|pattern| expand_star(pattern))
+            .map(|d| d.join(self.name))
+            .find(|p| p.is_file())
+    }
+
     /// A program found on PATH.
     pub const fn new(name: &'static str, package: Package) -> Tool {
         Tool {
@@ -126,20 +135,13 @@ impl Tool {
     }
 }
 
-/// The programs no filesystem driver declares (a driver's are in its `Caps::packages`):
-/// `mount`, which every kernel filesystem uses, the engine's fio, and the workloads'.
+/// The programs no filesystem driver declares (a driver's are in its `Caps::packages`) and
+/// more than one workload kind or module runs: `mount`, which every kernel filesystem uses,
+/// the engine's fio, PostgreSQL, qemu, podman, fstrim (a program only one kind runs is that
+/// kind's to declare, `Workload::packages`: sqlite3, git, postmark).
 pub const TOOLS: &[Tool] = &[
     Tool::new("mount", UTIL_LINUX_MOUNT),
     Tool::new("fio", Package::everywhere("fio")),
-    Tool::new(
-        "sqlite3",
-        Package {
-            apt: "sqlite3",
-            dnf: "sqlite",
-            zypper: "sqlite3",
-            pacman: "sqlite",
-        },
-    ),
     Tool {
         name: "pgbench",
         package: Package {
@@ -180,17 +182,7 @@ pub const TOOLS: &[Tool] = &[
         },
     ),
     Tool::new("podman", Package::everywhere("podman")),
-    // Source trees, mail, logs, snapshots and backups.
-    Tool::new("git", Package::everywhere("git")),
-    Tool::new(
-        "postmark",
-        Package {
-            apt: "postmark",
-            dnf: "",
-            zypper: "",
-            pacman: "",
-        },
-    ),
+    // Snapshots and aging.
     Tool::new("fstrim", Package::everywhere("util-linux")),
 ];
 
@@ -234,11 +226,7 @@ pub fn locate(tool: &str) -> Option<PathBuf> {
     {
         return Some(p);
     }
-    let dirs = TOOLS.iter().find(|t| t.name == tool)?.dirs;
-    dirs.iter()
-        .flat_map(|pattern| expand_star(pattern))
-        .map(|d| d.join(tool))
-        .find(|p| p.is_file())
+    TOOLS.iter().find(|t| t.name == tool)?.in_dirs()
 }
 
 /// Expand a directory pattern with at most one `*` component (no glob crate for two paths).
@@ -295,9 +283,10 @@ mod tests {
     fn packages_differ_per_manager() {
         assert_eq!(package("mount", Manager::Apt), Some("mount"));
         assert_eq!(package("mount", Manager::Dnf), Some("util-linux"));
-        assert_eq!(package("postmark", Manager::Dnf), None);
+        assert_eq!(package("qemu-img", Manager::Zypper), Some("qemu-tools"));
         assert_eq!(package("pg_ctl", Manager::Dnf), Some("postgresql-server"));
-        assert_eq!(package("sqlite3", Manager::Pacman), Some("sqlite"));
+        // A program one kind runs is its kind's to declare (`Workload::packages`).
+        assert_eq!(package("sqlite3", Manager::Pacman), None);
         assert_eq!(package("no-such-tool", Manager::Apt), None);
         // A driver's program is its driver's to declare, not this table's.
         assert_eq!(package("mkfs.xfs", Manager::Apt), None);

@@ -125,8 +125,7 @@ pub fn setup_overhead_seconds(plan: &Plan, fs: &str, formats: bool) -> f64 {
 /// recorded I/O job that only reads.
 pub fn reruns_degraded(w: &WorkloadSpec) -> bool {
     w.record
-        && w.io
-            .as_ref()
+        && w.io_job()
             .is_some_and(|io| io.rw.reads() && !io.rw.writes())
 }
 
@@ -165,7 +164,7 @@ pub fn array_phase(
     if round != 1 || !formats || layout.redundancy == 0 {
         return None;
     }
-    let has_io = plan.workloads.iter().any(|w| w.io.is_some());
+    let has_io = plan.workloads.iter().any(|w| w.io_job().is_some());
     let gib = if has_io {
         plan.file_size as f64 / (1u64 << 30) as f64
     } else {

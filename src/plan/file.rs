@@ -430,7 +430,7 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
         let base = catalog()
             .into_iter()
             .find(|w| w.id == base_id)
-            .and_then(|w| w.io);
+            .and_then(|w| w.io_job());
         let rw = raw.rw.or(base.as_ref().map(|b| b.rw)).ok_or_else(|| {
             bad(
                 origin,
@@ -501,7 +501,7 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
                 ),
             ));
         }
-        spec.io = Some(p);
+        spec.set_io_job(&p);
     }
     crate::workload::registry::of(kind)
         .complete(&mut spec)
@@ -598,10 +598,10 @@ mod tests {
                 "capped"
             ]
         );
-        let j8 = d.workloads[3].io.as_ref().unwrap();
+        let j8 = d.workloads[3].io_job().unwrap();
         assert_eq!((j8.numjobs, j8.iodepth, j8.bs), (8, 4, 1 << 20));
         // randread inherits the standard job's parameters; only iodepth is swept.
-        let qd32 = d.workloads[5].io.as_ref().unwrap();
+        let qd32 = d.workloads[5].io_job().unwrap();
         assert_eq!((qd32.numjobs, qd32.iodepth, qd32.bs), (4, 32, 4096));
         // Each point knows its sweep, so a report draws the family without parsing ids.
         assert_eq!(
@@ -615,8 +615,8 @@ mod tests {
         assert_eq!(d.workloads[6].sweep, None);
         let cap = &d.workloads[6];
         assert_eq!(cap.kind, Kind::Memcap);
-        assert_eq!(cap.memory_limit, Some(512 << 20));
-        assert!(!cap.io.as_ref().unwrap().direct);
+        assert_eq!(cap.param::<u64>("memory_limit"), Some(512 << 20));
+        assert!(!cap.io_job().unwrap().direct);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Profiles: TOML plans shipped inside the binary (`--profile NAME`).
+//! Profiles: TOML plans shipped inside the binary (`--profile NAME`), each its file here plus
+//! the `[[workload]]` tables the workload kinds add to it from their own modules
+//! (`Workload::profile_entries`).
 
 use super::file::{PlanDraft, parse};
 
@@ -70,7 +72,8 @@ pub fn load(name: &str) -> crate::Result<PlanDraft> {
             ),
         )
     })?;
-    parse(text, &format!("profile {name}"))
+    let text = format!("{text}{}", crate::workload::registry::profile_tables(name));
+    parse(&text, &format!("profile {name}"))
 }
 
 #[cfg(test)]
@@ -91,6 +94,22 @@ mod tests {
                 .to_string()
                 .contains("quick, standard, vps, nvme, tuning, db, claims")
         );
+    }
+
+    #[test]
+    fn kinds_add_tables_to_shipped_profiles_only() {
+        for p in crate::workload::registry::profiles_joined() {
+            assert!(
+                names().contains(&p),
+                "a kind adds to profile {p}, which is not shipped"
+            );
+        }
+        // pgbench and sqlite declare their quick-sized, opt-in entries in their modules.
+        let q = load("quick").unwrap();
+        let rw = q.workloads.iter().find(|w| w.id == "pgbench-rw").unwrap();
+        assert!(rw.optional);
+        let wal = q.workloads.iter().find(|w| w.id == "sqlite-wal").unwrap();
+        assert!(wal.optional);
     }
 
     #[test]
@@ -213,7 +232,7 @@ mod tests {
         assert_eq!(names, ["ext4", "xfs", "btrfs", "btrfs-zstd"]);
         assert_eq!(v.setups[3].mount, ["compress=zstd:3"]);
         let par = v.workloads.iter().find(|w| w.id == "par8-write").unwrap();
-        let p = par.io.as_ref().unwrap();
+        let p = par.io_job().unwrap();
         assert_eq!((p.numjobs, p.iodepth, p.bs), (8, 4, 1 << 20));
         assert_eq!(par.baseline.as_deref(), Some("seqwrite"));
         let c = v
@@ -221,9 +240,9 @@ mod tests {
             .iter()
             .find(|w| w.kind == Kind::Compress)
             .unwrap();
-        assert_eq!(c.size, Some(1 << 30));
+        assert_eq!(c.own_size(), Some(1 << 30));
         let cap = v.workloads.iter().find(|w| w.kind == Kind::Memcap).unwrap();
-        assert_eq!(cap.memory_limit, Some(512 << 20));
+        assert_eq!(cap.param::<u64>("memory_limit"), Some(512 << 20));
         let n = load("nvme").unwrap();
         let ids: Vec<_> = n.workloads.iter().map(|w| w.id.as_str()).collect();
         for id in [
@@ -240,7 +259,7 @@ mod tests {
             .iter()
             .find(|w| w.id == "randread-qd128")
             .unwrap();
-        let p = qd128.io.as_ref().unwrap();
+        let p = qd128.io_job().unwrap();
         assert!(p.direct && p.numjobs == 1 && p.iodepth == 128);
     }
 }

@@ -83,7 +83,7 @@ mod tests {
                 .is_some()
         );
         let f = c.iter().find(|w| w.id == "fsync-write").unwrap();
-        assert_eq!(f.io.as_ref().unwrap().fsync, 1);
+        assert_eq!(f.io_job().unwrap().fsync, 1);
         assert_eq!(rr.requires(), ["layout"]);
     }
 

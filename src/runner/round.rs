@@ -703,10 +703,10 @@ impl Runner<'_> {
             });
         };
         // An I/O job's aggregate bytes are all ranks' I/Os × its block size.
-        let io_bs =
-            w.io.as_ref()
-                .filter(|_| w.kind == crate::plan::Kind::Io)
-                .map(|j| j.bs);
+        let io_bs = w
+            .io_job()
+            .filter(|_| w.kind == crate::plan::Kind::Io)
+            .map(|j| j.bs);
         let mut step = CoordinatedStep {
             runner: self,
             w,

@@ -426,7 +426,8 @@ pub struct Needs {
     pub tool: Option<&'static str>,
     /// Every external program it runs besides `tool` (which is added when not listed):
     /// `fsbench doctor` and `--install-missing` read them, so a kind's programs are declared
-    /// here and nowhere else (their Debian packages are `host/packages.rs`'s, by program).
+    /// here and nowhere else (their packages: `host/packages.rs`'s row, or for a program no
+    /// row lists, the kind's own [`Workload::packages`]).
     pub programs: &'static [&'static str],
     /// Whether it writes (see [`Writes`]).
     pub writes: Writes,
@@ -524,6 +525,17 @@ pub struct Describe<'a> {
     pub setup: &'a crate::fs::SetupSpec,
 }
 
+/// A `[[workload]]` table a kind adds to a shipped profile (`plan/profiles/<profile>.toml`),
+/// appended to the profile's text when it is loaded: a kind's workloads join the profiles
+/// from its own module, not from a line in each profile's file.
+#[derive(Debug)]
+pub struct ProfileEntry {
+    /// The shipped profile's name (`quick`).
+    pub profile: &'static str,
+    /// The table's keys, as in a plan file (`id = "pgbench-rw"\noptional = true\nscale = 2`).
+    pub table: &'static str,
+}
+
 /// A `run`/`plan` flag a kind owns, taking one path (`--image-archive`): what it does is
 /// declared by the kind ([`Workload::flags`]), and the plan and the run apply it for every
 /// kind without naming one (`plan::Overrides::kind_profile`, `plan::resolve::apply_kind_flags`).
@@ -550,6 +562,25 @@ pub trait Workload: Sync {
     /// the plan file's `[[workload]]` documentation lists them, so a kind's keys are declared
     /// in its module only. The common keys (`id`, `kind`, `class`, `setups`…) are not listed.
     fn keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// The packages of programs in its `needs` that `host/packages.rs` does not list (one
+    /// [`Tool`] per program: its package per distribution, where it lives off PATH): declared
+    /// beside the program, so a kind that brings a new program needs no row there; the doctor
+    /// and `--install-missing` read them (`registry::declared_tool`). None by default.
+    ///
+    /// [`Tool`]: crate::host::packages::Tool
+    fn packages(&self) -> &'static [crate::host::packages::Tool] {
+        &[]
+    }
+    /// Its own claims: `[[claim]]` tables in `claims/claims.toml`'s format, kept in its folder
+    /// (`include_str!("claims.toml")`), which `claims::all` appends to the shipped ones, so a
+    /// kind's claims need no edit there. None by default.
+    fn claims(&self) -> &'static str {
+        ""
+    }
+    /// The tables it adds to shipped profiles ([`ProfileEntry`]); none by default.
+    fn profile_entries(&self) -> &'static [ProfileEntry] {
         &[]
     }
     /// The `run`/`plan` flags it owns ([`KindFlag`]); none by default.

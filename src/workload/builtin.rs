@@ -8,7 +8,7 @@ use super::api::{
     Writes, io_question,
 };
 use super::api::{Metric, WorkloadContext, WorkloadOutput};
-use super::spec::{IoParams, JobDefaults, WorkloadSpec};
+use super::spec::{IoParams, JobDefaults, OWN_SIZE, WorkloadSpec};
 use super::step::StepContext;
 use crate::Error;
 use crate::engine::RwMode;
@@ -268,7 +268,7 @@ pub static LAYOUT: Builtin = Builtin {
     example: "id = \"layout\"\nkind = \"layout\"\nrw = \"write\"\nbs = \"1M\"\nnumjobs = 1\niodepth = 8",
     keys: &[],
     cost: |w, d| {
-        let bytes = w.io.as_ref().and_then(|p| p.size).unwrap_or(d.file_size);
+        let bytes = w.io_job().and_then(|p| p.size).unwrap_or(d.file_size);
         Cost::Write {
             bytes,
             share: 1.0,
@@ -424,7 +424,7 @@ pub static MEMCAP: Builtin = Builtin {
         let spec = w
             .job_spec(cx.work.dir, &cx.defaults)
             .expect("memcap has params");
-        super::memcap::run(&spec, w.memory_limit.unwrap_or(512 << 20))
+        super::memcap::run(&spec, w.param(MEMORY_LIMIT).unwrap_or(512 << 20))
     },
 };
 
@@ -442,14 +442,14 @@ pub static COMPRESS: Builtin = Builtin {
     example: "id = \"compress-1g\"\nkind = \"compress\"\nsize = \"1G\"",
     keys: &[("size", "bytes of text-like data written (default 256M)")],
     cost: |w, _| Cost::Write {
-        bytes: w.size.unwrap_or(256 << 20),
+        bytes: w.param(OWN_SIZE).unwrap_or(256 << 20),
         share: 0.8,
         then_s: 0.0,
     },
     describe: |w, _| {
         format!(
             "write {} of text-like data (about 2.4:1), report MiB/s and the on-disk ratio",
-            format_size(w.size.unwrap_or(256 << 20))
+            format_size(w.param(OWN_SIZE).unwrap_or(256 << 20))
         )
     },
     take_params: Some(compress_params),
@@ -460,7 +460,7 @@ pub static COMPRESS: Builtin = Builtin {
             cx.work.dir,
             cx.driver("compress")?,
             &super::compress::CompressSpec {
-                bytes: w.size.unwrap_or(256 << 20),
+                bytes: w.param(OWN_SIZE).unwrap_or(256 << 20),
                 seed: cx.work.seed,
                 ..Default::default()
             },
@@ -480,23 +480,27 @@ const COMPRESS_METRICS: &[MetricId] = &[
     WRITE_AMPLIFICATION_TOTAL,
 ];
 
+/// The key memcap records its cgroup's cap under, bytes (in results.json too).
+const MEMORY_LIMIT: &str = "memory_limit";
+
 /// memcap's `memory_limit` key.
 fn memcap_params(t: &mut toml::Table, spec: &mut WorkloadSpec) -> Result<(), String> {
     let m = t
         .remove("memory_limit")
         .ok_or("memcap needs memory_limit = \"512M\"")?;
     let limit = crate::units::toml_size(&m).map_err(|e| format!("memory_limit: {e}"))?;
-    spec.memory_limit = Some(limit);
+    spec.set_param(MEMORY_LIMIT, &limit);
     Ok(())
 }
 
 /// A memory-capped job gets its own file, so it does not share the data file's cache.
 fn memcap_complete(spec: &mut WorkloadSpec) -> Result<(), String> {
     let own = format!("{}.dat", spec.id);
-    if let Some(p) = spec.io.as_mut()
+    if let Some(mut p) = spec.io_job()
         && p.file.is_none()
     {
         p.file = Some(own);
+        spec.set_io_job(&p);
     }
     Ok(())
 }
@@ -504,7 +508,8 @@ fn memcap_complete(spec: &mut WorkloadSpec) -> Result<(), String> {
 /// compress's `size` key.
 fn compress_params(t: &mut toml::Table, spec: &mut WorkloadSpec) -> Result<(), String> {
     if let Some(v) = t.remove("size") {
-        spec.size = Some(crate::units::toml_size(&v).map_err(|e| format!("size: {e}"))?);
+        let size = crate::units::toml_size(&v).map_err(|e| format!("size: {e}"))?;
+        spec.set_param(OWN_SIZE, &size);
     }
     Ok(())
 }
@@ -517,9 +522,9 @@ fn space(_: &serde_json::Value) -> Question {
 /// An I/O job needs the shared data file unless it has its own, and the engine counts what a
 /// writing job writes.
 fn io_needs(w: &WorkloadSpec) -> Needs {
-    let p = w.io.as_ref();
+    let p = w.io_job();
     Needs {
-        data_file: p.is_some_and(|p| p.file.is_none()),
+        data_file: p.as_ref().is_some_and(|p| p.file.is_none()),
         writes: if p.is_some_and(|p| p.rw.writes()) {
             Writes::Engine
         } else {
@@ -647,7 +652,7 @@ fn usable_space(root: &Path, device_bytes: Option<u64>) -> crate::Result<Workloa
 
 /// Ramp + runtime of an I/O job (its own or the plan's).
 fn job_cost(w: &WorkloadSpec, d: &JobDefaults) -> Cost {
-    let p = w.io.as_ref().expect("io workloads carry params");
+    let p = w.io_job().expect("io workloads carry params");
     Cost::Job {
         // Run until steady: count the limit (an upper bound).
         runtime: d
@@ -662,7 +667,7 @@ fn job_cost(w: &WorkloadSpec, d: &JobDefaults) -> Cost {
 
 /// `randread bs=4 KiB jobs=4 qd=8 size=… direct 5 s + 1 s ramp`.
 fn describe_io(w: &WorkloadSpec, d: &Describe<'_>) -> String {
-    let Some(io) = &w.io else {
+    let Some(io) = w.io_job() else {
         return String::new();
     };
     let size = io.size.unwrap_or(d.defaults.file_size);
@@ -687,7 +692,7 @@ fn describe_io(w: &WorkloadSpec, d: &Describe<'_>) -> String {
     if io.compress > 0 {
         s.push_str(&format!(" compressible={}%", io.compress));
     }
-    if let Some(m) = w.memory_limit {
+    if let Some(m) = w.param::<u64>(MEMORY_LIMIT) {
         s.push_str(&format!(" memory cap {}", format_size(m)));
     }
     if w.kind == Kind::Layout {

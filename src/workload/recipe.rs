@@ -1,14 +1,18 @@
 //! The documented recipe for a workload kind (docs/ARCHITECTURE.md, "A workload kind"),
 //! followed by a test: a kind written the way a new one is — a module with its `Kind`
-//! constant, its `Workload` impl declaring its keys, needs and metrics, and one registration
-//! line (here `registry::register_for_test`, the test build's stand-in for the line in
-//! `REGISTRY`) — is parsed from a plan file, described by `fsbench plan`, run by the real
-//! runner on a directory target and reported, with nothing else edited.
+//! constant, its `Workload` impl declaring its keys, needs, metrics, its program's package, a
+//! profile entry and a flag, and one registration line (here `registry::register_for_test`,
+//! the test build's stand-in for the line in `REGISTRY`) — is parsed from a plan file,
+//! described by `fsbench plan`, found by the doctor, joins its profile, takes its flag, is run
+//! by the real runner on a directory target and reported, with nothing else edited (the
+//! flag's `plan/knobs.rs` row and clap field are the command line's, not exercised here).
 
 #[cfg(test)]
 mod tests {
+    use crate::host::packages::{Manager, Package, Tool};
     use crate::metrics::MetricId;
     use crate::metrics::registry::{ENTRIES, OPS_PER_S};
+    use crate::workload::api::ProfileEntry;
     use crate::workload::api::{Caches, Cost, Describe, Family, Kind, KindFlag, Needs, Workload};
     use crate::workload::api::{Metric, WorkloadOutput};
     use crate::workload::registry;
@@ -64,6 +68,18 @@ mod tests {
                 programs: &["true"],
                 ..Needs::NOTHING
             }
+        }
+        // Its program's packages, which `host/packages.rs` does not list.
+        fn packages(&self) -> &'static [Tool] {
+            const TRUE: &[Tool] = &[Tool::new("true", Package::everywhere("coreutils"))];
+            TRUE
+        }
+        // An opt-in entry in the default profile.
+        fn profile_entries(&self) -> &'static [ProfileEntry] {
+            &[ProfileEntry {
+                profile: "quick",
+                table: "id = \"tally-quick\"\nkind = \"test-tally\"\noptional = true\nfiles = 3",
+            }]
         }
         fn flags(&self) -> &'static [KindFlag] {
             &[KindFlag {
@@ -172,6 +188,23 @@ mod tests {
 
         // Its program, as the doctor and --install-missing read it.
         assert_eq!(registry::programs_of("test-tally-x"), ["true"]);
+        // Its package, declared by the kind, not a row of host/packages.rs.
+        assert_eq!(crate::host::packages::package("true", Manager::Dnf), None);
+        let doctor = |m| crate::doctor::tools::package("true", m, false);
+        assert_eq!(doctor(Manager::Dnf), Some("coreutils"));
+        assert_eq!(doctor(Manager::Apt), Some("coreutils"));
+        // Its profile entry: the shipped profile, loaded, holds it, parsed by the kind.
+        let quick = crate::plan::profiles::load("quick").unwrap();
+        let entry = quick
+            .workloads
+            .iter()
+            .find(|w| w.id == "tally-quick")
+            .expect("the kind's profile entry joins quick");
+        assert!(entry.optional);
+        assert_eq!(
+            entry.params_of::<TallyParams>(),
+            Some(TallyParams { files: 3 })
+        );
         // Its flag: alone it chooses its profile; with a plan it is applied to the plan.
         let count = d.path().join("count");
         std::fs::write(&count, "9\n").unwrap();

@@ -89,8 +89,8 @@ impl WorkloadSpec {
 /// The external programs workload `id` runs ([`Needs::tools`]): a catalog workload's from its
 /// kind's `needs`, else (a plan file's own id) the kind whose name starts the id
 /// (`pgbench-big`). `fsbench doctor` and `--install-missing` read this, so a kind that runs a
-/// new program needs no edit outside its module (and, for a program not seen before, its
-/// packages in `host/packages.rs`).
+/// new program needs no edit outside its module (a program not seen before brings its
+/// packages there too, [`declared_tool`]).
 pub fn programs_of(id: &str) -> Vec<&'static str> {
     if let Some(w) = shipped().into_iter().find(|w| w.id == id) {
         return of(w.kind).needs(&w).tools();
@@ -100,6 +100,35 @@ pub fn programs_of(id: &str) -> Vec<&'static str> {
         .find(|k| id.starts_with(k.name()))
         .map(|k| k.needs(&WorkloadSpec::simple(id, k.kind())).tools())
         .unwrap_or_default()
+}
+
+/// The `[[workload]]` tables the kinds add to shipped profile `profile`
+/// ([`Workload::profile_entries`]), in registry order, as TOML to append to its text.
+pub fn profile_tables(profile: &str) -> String {
+    entries()
+        .into_iter()
+        .flat_map(|w| w.profile_entries())
+        .filter(|e| e.profile == profile)
+        .map(|e| format!("\n[[workload]]\n{}\n", e.table))
+        .collect()
+}
+
+/// Every shipped profile a kind adds a table to (checked against the shipped profiles).
+pub fn profiles_joined() -> Vec<&'static str> {
+    entries()
+        .into_iter()
+        .flat_map(|w| w.profile_entries())
+        .map(|e| e.profile)
+        .collect()
+}
+
+/// The package row a kind declares for `program` ([`Workload::packages`]), the first kind's
+/// in registry order; `None` when no kind declares one (then `host/packages.rs` has it).
+pub fn declared_tool(program: &str) -> Option<&'static crate::host::packages::Tool> {
+    entries()
+        .into_iter()
+        .flat_map(|w| w.packages())
+        .find(|t| t.name == program)
 }
 
 /// For a plan-file error: `kind`'s own keys with their lines (`Workload::keys`), after a
@@ -319,6 +348,12 @@ mod tests {
         assert_eq!(programs_of("crash-pgbench"), ["pg_ctl", "initdb"]);
         assert!(programs_of("crash-fsync").is_empty());
         assert_eq!(programs_of("sqlite-wal"), ["sqlite3"]);
+        // Their packages: host's table, or the kind's own row for sqlite3, git and postmark.
+        let dnf = |p| crate::doctor::tools::package(p, crate::host::packages::Manager::Dnf, false);
+        assert_eq!(dnf("sqlite3"), Some("sqlite"));
+        assert_eq!(dnf("git"), Some("git"));
+        assert_eq!(dnf("postmark"), None);
+        assert_eq!(crate::doctor::tools::debian_package("postmark"), "postmark");
         assert_eq!(programs_of("git"), ["git"]);
         assert_eq!(programs_of("backup"), ["fstrim"]);
         assert_eq!(programs_of("randread"), Vec::<&str>::new());
@@ -361,15 +396,38 @@ mod tests {
             rw.params_of::<PgbenchParams>()
         );
         // A kind added since records under `kind_params`, and a kind without parameters
-        // under neither.
+        // under none.
         let git =
             serde_json::to_value(shipped().into_iter().find(|w| w.id == "git").unwrap()).unwrap();
         assert!(git.get("kind_params").is_some(), "{git}");
-        let rr = serde_json::to_value(shipped().into_iter().find(|w| w.id == "randread").unwrap())
-            .unwrap();
-        assert!(rr.get("kind_params").is_none() && rr.get("pgbench").is_none());
-        let back: WorkloadSpec = serde_json::from_value(rr).unwrap();
+        let mkfs = serde_json::to_value(WorkloadSpec::simple("mkfs", Kind::Mkfs)).unwrap();
+        let params = ["kind_params", "io", "memory_limit", "size"];
+        assert!(params.iter().all(|k| mkfs.get(k).is_none()), "{mkfs}");
+        let back: WorkloadSpec = serde_json::from_value(mkfs).unwrap();
         assert_eq!(back.kind_params, None);
+        // The I/O job stays under `io`, memcap's cap under `memory_limit`, where they were as
+        // fields of their own; a file of then (nulls for the unset ones) reads the same.
+        let randread = shipped().into_iter().find(|w| w.id == "randread").unwrap();
+        let rr = serde_json::to_value(&randread).unwrap();
+        assert!(
+            rr.get("kind_params").is_none() && rr["io"]["rw"] == "randread",
+            "{rr}"
+        );
+        let mut old = rr.clone();
+        for k in ["memory_limit", "size", "baseline"] {
+            old[k] = serde_json::Value::Null;
+        }
+        let back: WorkloadSpec = serde_json::from_value(old).unwrap();
+        assert_eq!(back, randread);
+        assert_eq!(back.io_job().unwrap().iodepth, 8);
+        let mut cap = WorkloadSpec::io("cap", randread.io_job().unwrap());
+        cap.kind = Kind::Memcap;
+        cap.set_param("memory_limit", &(512u64 << 20));
+        let json = serde_json::to_value(&cap).unwrap();
+        assert_eq!(json["memory_limit"], 512 << 20, "{json}");
+        let back: WorkloadSpec = serde_json::from_value(json).unwrap();
+        assert_eq!(back, cap);
+        assert_eq!(back.param::<u64>("memory_limit"), Some(512 << 20));
         // `fsbench meta` gave every workload both sizes: each kind reads its own, and the
         // workload is written back as it was read.
         use crate::workload::meta::{FsmarkSpec, SmallFilesSpec};

@@ -1,7 +1,9 @@
 //! A workload of a plan as data: its id, kind and parameters ([`WorkloadSpec`]), and the I/O
 //! job parameters in fio's vocabulary. `plan` re-exports these; the kinds and what each needs
-//! are in [`super::registry`]. This module names no kind: a kind's own parameters are one
-//! typed field ([`KindParams`]) that the kind reads and writes with its own type.
+//! are in [`super::registry`]. A kind's own parameters are one typed field ([`KindParams`])
+//! that the kind reads and writes with its own type; the one shape this module knows is the
+//! I/O job ([`WorkloadSpec::io_job`]), which layout, io and memcap run and the plan's size
+//! checks, the ETA and the runner read (`job_spec` knows layout's is size-based).
 
 use super::api::{Kind, Question};
 use crate::engine::{Backend, JobSpec, RwMode};
@@ -99,19 +101,10 @@ pub struct WorkloadSpec {
     pub id: String,
     /// What it does.
     pub kind: Kind,
-    /// I/O parameters for `layout`, `io` and `memcap`.
-    #[serde(default)]
-    pub io: Option<IoParams>,
-    /// Memory cap for `memcap`, bytes.
-    #[serde(default)]
-    pub memory_limit: Option<u64>,
     /// Id of a workload in the same setup-round whose `bw_mib_s` this one is divided by
     /// (metric `scaling_factor`, seed 003's "factor over one job").
     #[serde(default)]
     pub baseline: Option<String>,
-    /// Bytes written by a `compress` workload (default 256 MiB).
-    #[serde(default)]
-    pub size: Option<u64>,
     /// Recorded in results; false for prerequisites run only because a selected workload
     /// needs them (`layout` before `randread`, `untar` before `find-cold`).
     #[serde(default = "yes")]
@@ -137,7 +130,9 @@ pub struct WorkloadSpec {
     /// read back typed with [`WorkloadSpec::params_of`] and set with
     /// [`WorkloadSpec::with_params`] (its `take_params` fills it), so a new kind adds no field
     /// here. results.json records them under `kind_params`, or an older kind's own key
-    /// ([`KindParams`]).
+    /// ([`KindParams`]); the I/O job of `layout`, `io` and `memcap` under `io`
+    /// ([`WorkloadSpec::io_job`]), memcap's cap under `memory_limit` and compress's bytes
+    /// under `size` ([`WorkloadSpec::param`]), where they were when they were fields here.
     #[serde(flatten)]
     pub kind_params: Option<KindParams>,
 }
@@ -157,14 +152,22 @@ const RECORDED_KEYS: &[(&str, &str)] = &[
 /// The key a new kind's parameters are recorded under.
 const KIND_PARAMS: &str = "kind_params";
 
-/// A kind's own parameters as JSON, under the key results.json records them by (flattened
-/// into the workload's `params`: `{"id": …, "pgbench": {…}}`, `{"id": …, "kind_params": {…}}`).
-/// One entry when set; an older file read back keeps every key it had (`fsbench meta` gave
-/// each of its workloads both `smallfiles` and `fsmark`), so it is written back as it was
-/// and the kind reads its own.
+/// The key of the I/O job of the kinds that run one (`layout`, `io`, `memcap`): a field of
+/// its own before, so results.json keeps it at the workload's top level.
+const IO_JOB: &str = "io";
+
+/// The key of the bytes a kind without an I/O job writes of its own (compress's `size`).
+pub const OWN_SIZE: &str = "size";
+
+/// A kind's own parameters as JSON, by the keys results.json records them under (flattened
+/// into the workload's `params`: `{"id": …, "pgbench": {…}}`, `{"id": …, "kind_params": {…}}`,
+/// `{"id": …, "io": {…}, "memory_limit": …}`). Every key of a workload that is not a common
+/// field is one entry, sorted by key, so this type lists no kind's key: an older file read
+/// back keeps every key it had (`fsbench meta` gave each of its workloads both `smallfiles`
+/// and `fsmark`), is written back as it was, and the kind reads its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KindParams {
-    entries: Vec<(&'static str, serde_json::Value)>,
+    entries: Vec<(String, serde_json::Value)>,
 }
 
 impl Serialize for KindParams {
@@ -178,18 +181,17 @@ impl Serialize for KindParams {
     }
 }
 
-/// Reads `kind_params` and any older kind's own key (`pgbench`, `fio_job`…) from what is left
-/// of a workload's fields, so an older file's parameters fold into the one field.
+/// Reads what is left of a workload's fields after the common ones (`kind_params`, an older
+/// kind's own key, `io`…), nulls left out (files before this type wrote `"io": null`), so an
+/// older file's parameters fold into the one field.
 impl<'de> Deserialize<'de> for KindParams {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<KindParams, D::Error> {
-        let mut rest = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
-        let keys = std::iter::once(KIND_PARAMS).chain(RECORDED_KEYS.iter().map(|(_, k)| *k));
-        let entries: Vec<_> = keys
-            .filter_map(|key| Some((key, rest.remove(key).filter(|v| !v.is_null())?)))
-            .collect();
+        let rest = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let mut entries: Vec<_> = rest.into_iter().filter(|(_, v)| !v.is_null()).collect();
         if entries.is_empty() {
             return Err(serde::de::Error::custom("no kind parameters"));
         }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(KindParams { entries })
     }
 }
@@ -219,10 +221,7 @@ impl WorkloadSpec {
         WorkloadSpec {
             id: id.to_string(),
             kind,
-            io: None,
-            memory_limit: None,
             baseline: None,
-            size: None,
             record: true,
             optional: false,
             setups: Vec::new(),
@@ -239,18 +238,15 @@ impl WorkloadSpec {
         let key = key_of(self.kind);
         let (_, value) = entries
             .iter()
-            .find(|(k, _)| *k == key)
-            .or(entries.first())?;
+            .find(|(k, _)| k == key)
+            .or_else(|| entries.iter().find(|(k, _)| k != IO_JOB))?;
         serde_json::from_value(value.clone()).ok()
     }
 
     /// Set this workload's own parameters (its kind's serde struct), recorded under its
     /// kind's key ([`KindParams`]).
     pub fn set_params<T: Serialize>(&mut self, params: &T) {
-        let value = serde_json::to_value(params).expect("a parameter struct serializes");
-        self.kind_params = Some(KindParams {
-            entries: vec![(key_of(self.kind), value)],
-        });
+        self.set_param(key_of(self.kind), params);
     }
 
     /// This workload with its own parameters set ([`WorkloadSpec::set_params`]).
@@ -259,12 +255,66 @@ impl WorkloadSpec {
         self
     }
 
+    /// One parameter a kind records under a key of its own beside its struct (memcap's
+    /// `memory_limit`, compress's `size`: fields of this type once, so files keep them at the
+    /// workload's top level); `None` when unset or not a `T`.
+    pub fn param<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let entries = &self.kind_params.as_ref()?.entries;
+        let (_, value) = entries.iter().find(|(k, _)| k == key)?;
+        serde_json::from_value(value.clone()).ok()
+    }
+
+    /// Set the parameter recorded under `key` ([`WorkloadSpec::param`]), keeping the others.
+    pub fn set_param<T: Serialize>(&mut self, key: &str, value: &T) {
+        let value = serde_json::to_value(value).expect("a parameter serializes");
+        let entries = &mut self
+            .kind_params
+            .get_or_insert(KindParams {
+                entries: Vec::new(),
+            })
+            .entries;
+        match entries.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+            Ok(i) => entries[i].1 = value,
+            Err(i) => entries.insert(i, (key.to_string(), value)),
+        }
+    }
+
+    /// The I/O job of a workload whose kind runs one (`layout`, `io`, `memcap`), recorded
+    /// under `io`; `None` for every other kind.
+    pub fn io_job(&self) -> Option<IoParams> {
+        self.param(IO_JOB)
+    }
+
+    /// Set the I/O job ([`WorkloadSpec::io_job`]).
+    pub fn set_io_job(&mut self, job: &IoParams) {
+        self.set_param(IO_JOB, job);
+    }
+
+    /// Bytes this workload writes of its own, when it says (its I/O job's `size`, or the
+    /// `size` a kind such as compress records): checked against the target and capped to the
+    /// data file by the plan.
+    pub fn own_size(&self) -> Option<u64> {
+        match self.io_job() {
+            Some(job) => job.size,
+            None => self.param(OWN_SIZE),
+        }
+    }
+
+    /// Cap [`WorkloadSpec::own_size`] to `max` bytes.
+    pub fn cap_own_size(&mut self, max: u64) {
+        if let Some(mut job) = self.io_job() {
+            job.size = job.size.map(|s| s.min(max));
+            self.set_io_job(&job);
+        } else if let Some(s) = self.param::<u64>(OWN_SIZE) {
+            self.set_param(OWN_SIZE, &s.min(max));
+        }
+    }
+
     /// An I/O job.
     pub fn io(id: &str, params: IoParams) -> Self {
-        WorkloadSpec {
-            io: Some(params),
-            ..WorkloadSpec::simple(id, Kind::Io)
-        }
+        let mut w = WorkloadSpec::simple(id, Kind::Io);
+        w.set_io_job(&params);
+        w
     }
 
     /// Mark as opt-in (not in the default selection; chosen with `--only`).
@@ -275,7 +325,7 @@ impl WorkloadSpec {
 
     /// The engine job for this workload in `dir`, with the plan's defaults filled in.
     pub fn job_spec(&self, dir: &Path, defaults: &JobDefaults) -> Option<JobSpec> {
-        let p = self.io.as_ref()?;
+        let p = self.io_job()?;
         let file_size = p.size.unwrap_or(defaults.file_size);
         let region = if p.split && p.numjobs > 1 {
             file_size / u64::from(p.numjobs) / p.bs.max(1) * p.bs.max(1)

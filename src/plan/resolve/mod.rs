@@ -182,10 +182,7 @@ pub fn resolve(
     // exceed the data file: with an explicit --file-size the user asked for that scale;
     // otherwise the data file was already capped to fit the target.
     for w in &mut workloads {
-        if let Some(io) = w.io.as_mut() {
-            io.size = io.size.map(|s| s.min(file_size));
-        }
-        w.size = w.size.map(|s| s.min(file_size));
+        w.cap_own_size(file_size);
     }
     if let Some(cap) = capacity
         && target.formats()
@@ -438,7 +435,7 @@ mod tests {
         // One that fits keeps its size: smaller than the data file, it is not grown either.
         let inv = run("64M").unwrap();
         let big = inv.plan.workloads.iter().find(|w| w.id == "big").unwrap();
-        assert_eq!(big.io.as_ref().unwrap().size, Some(64 << 20));
+        assert_eq!(big.io_job().unwrap().size, Some(64 << 20));
     }
 
     #[test]
@@ -632,11 +629,11 @@ mod tests {
         ]);
         for w in &v.plan.workloads {
             assert!(
-                w.io.as_ref().and_then(|p| p.size).unwrap_or(0) <= 64 << 20,
+                w.io_job().and_then(|p| p.size).unwrap_or(0) <= 64 << 20,
                 "{}",
                 w.id
             );
-            assert!(w.size.unwrap_or(0) <= 64 << 20, "{}", w.id);
+            assert!(w.own_size().unwrap_or(0) <= 64 << 20, "{}", w.id);
         }
     }
 

@@ -76,7 +76,7 @@ pub(super) fn check_workload_sizes(
 ) -> crate::Result<()> {
     let room = (capacity as f64 * EXPLICIT_MAX_SHARE) as u64;
     for w in workloads {
-        let size = w.io.as_ref().and_then(|io| io.size).or(w.size);
+        let size = w.own_size();
         if let Some(b) = size.filter(|b| *b > room) {
             let plan = args.plan.as_ref().map_or_else(
                 || "--plan".to_string(),

@@ -45,6 +45,9 @@ impl Workload for Crash {
     fn kind(&self) -> Kind {
         Kind::Crash
     }
+    fn claims(&self) -> &'static str {
+        include_str!("claims.toml")
+    }
     fn keys(&self) -> &'static [(&'static str, &'static str)] {
         &[
             (

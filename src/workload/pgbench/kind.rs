@@ -3,7 +3,9 @@
 
 use super::{Mode, PgbenchParams, RunSpec};
 use crate::metrics::MetricId;
-use crate::workload::api::{Cost, Describe, Family, Kind, Needs, Workload, WorkloadOutput, Writes};
+use crate::workload::api::{
+    Cost, Describe, Family, Kind, Needs, ProfileEntry, Workload, WorkloadOutput, Writes,
+};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
 
@@ -102,6 +104,20 @@ impl Workload for Pgbench {
             WRITE_AMPLIFICATION,
             DEVICE_WRITE_BYTES_TOTAL,
             WRITE_AMPLIFICATION_TOTAL,
+        ]
+    }
+    // Opt-in in quick (--only pgbench-rw,pgbench-ro), on scale 2 (≈30 MiB) for the plan's 2 s;
+    // the db profile runs them at full size.
+    fn profile_entries(&self) -> &'static [ProfileEntry] {
+        &[
+            ProfileEntry {
+                profile: "quick",
+                table: "id = \"pgbench-rw\"\noptional = true\nscale = 2",
+            },
+            ProfileEntry {
+                profile: "quick",
+                table: "id = \"pgbench-ro\"\noptional = true\nscale = 2",
+            },
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

@@ -1,8 +1,11 @@
 //! Registry entry of `sqlite`: small durable transactions on a real SQLite database.
 
 use super::{JournalMode, SqliteParams};
+use crate::host::packages::{Package, Tool};
 use crate::metrics::MetricId;
-use crate::workload::api::{Cost, Describe, Family, Kind, Needs, Workload, WorkloadOutput};
+use crate::workload::api::{
+    Cost, Describe, Family, Kind, Needs, ProfileEntry, Workload, WorkloadOutput,
+};
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
 
@@ -58,6 +61,18 @@ impl Workload for Sqlite {
             ..Needs::WRITES
         }
     }
+    fn packages(&self) -> &'static [Tool] {
+        const SQLITE3: &[Tool] = &[Tool::new(
+            "sqlite3",
+            Package {
+                apt: "sqlite3",
+                dnf: "sqlite",
+                zypper: "sqlite3",
+                pacman: "sqlite",
+            },
+        )];
+        SQLITE3
+    }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;
         &[
@@ -73,6 +88,19 @@ impl Workload for Sqlite {
             DEVICE_WRITE_BYTES,
             DEVICE_FLUSHES,
             DEVICE_WRITE_BYTES_TOTAL,
+        ]
+    }
+    // Opt-in in quick (--only sqlite-wal,sqlite-delete), 500 transactions for its budget.
+    fn profile_entries(&self) -> &'static [ProfileEntry] {
+        &[
+            ProfileEntry {
+                profile: "quick",
+                table: "id = \"sqlite-wal\"\noptional = true\ntransactions = 500",
+            },
+            ProfileEntry {
+                profile: "quick",
+                table: "id = \"sqlite-delete\"\noptional = true\ntransactions = 500",
+            },
         ]
     }
     fn shipped(&self) -> Vec<WorkloadSpec> {

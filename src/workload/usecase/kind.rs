@@ -5,6 +5,7 @@ use super::git::GitParams;
 use super::logs::LogParams;
 use super::mail::MailParams;
 use super::postmark::PostmarkParams;
+use crate::host::packages::{Package, Tool};
 use crate::metrics::MetricId;
 use crate::workload::api::{
     Caches, Cost, Describe, Family, Headline, Kind, Names, Needs, Question, Workload,
@@ -133,6 +134,10 @@ impl Workload for Git {
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         writes_with(Some("git"))
+    }
+    fn packages(&self) -> &'static [Tool] {
+        const GIT: &[Tool] = &[Tool::new("git", Package::everywhere("git"))];
+        GIT
     }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;
@@ -351,6 +356,19 @@ impl Workload for Postmark {
     }
     fn needs(&self, _: &WorkloadSpec) -> Needs {
         writes_with(Some("postmark"))
+    }
+    // Packaged by Debian only.
+    fn packages(&self) -> &'static [Tool] {
+        const POSTMARK: &[Tool] = &[Tool::new(
+            "postmark",
+            Package {
+                apt: "postmark",
+                dnf: "",
+                zypper: "",
+                pacman: "",
+            },
+        )];
+        POSTMARK
     }
     fn emits(&self) -> &'static [MetricId] {
         use crate::metrics::registry::*;
