@@ -212,21 +212,30 @@ fn judgements(results: &std::path::Path) -> Value {
     v["judgements"].clone()
 }
 
-/// Every headline judgement (row label, other setup) → (outcome, alpha, interval).
-fn versus_leader(j: &Value) -> Vec<(String, String, String, f64, Option<(f64, f64)>)> {
+/// One headline judgement of a row's leader against another setup.
+#[derive(Debug)]
+struct Judged {
+    row: String,
+    other: String,
+    outcome: String,
+    alpha: f64,
+    interval: Option<(f64, f64)>,
+}
+
+/// Every headline judgement, in the report's order.
+fn versus_leader(j: &Value) -> Vec<Judged> {
     let mut out = Vec::new();
     for row in j["headline"].as_array().unwrap() {
         for (other, v) in row["versus_leader"].as_object().unwrap() {
-            let iv = v["interval"]
-                .as_array()
-                .map(|a| (a[0].as_f64().unwrap(), a[1].as_f64().unwrap()));
-            out.push((
-                row["label"].as_str().unwrap().to_string(),
-                other.clone(),
-                v["outcome"].as_str().unwrap().to_string(),
-                v["alpha"].as_f64().unwrap(),
-                iv,
-            ));
+            out.push(Judged {
+                row: row["label"].as_str().unwrap().to_string(),
+                other: other.clone(),
+                outcome: v["outcome"].as_str().unwrap().to_string(),
+                alpha: v["alpha"].as_f64().unwrap(),
+                interval: v["interval"]
+                    .as_array()
+                    .map(|a| (a[0].as_f64().unwrap(), a[1].as_f64().unwrap())),
+            });
         }
     }
     out
@@ -299,11 +308,8 @@ fn per_run_error_in_a_run_of_fixed_rounds_judges_every_question_at_alpha_over_m(
     // measured claim's interval at 1 − α/m.
     let run = versus_leader(&j);
     assert!(!run.is_empty(), "{j}");
-    for (row, other, _, alpha, _) in &run {
-        assert!(
-            (alpha - per_q).abs() < 1e-12,
-            "{row} vs {other}: α {alpha}, not {per_q}"
-        );
+    for x in &run {
+        assert!((x.alpha - per_q).abs() < 1e-12, "{x:?}: α not {per_q}");
     }
     for claim in j["claims"].as_array().unwrap() {
         if !claim["interval"].is_null() {
@@ -330,13 +336,16 @@ fn per_run_error_in_a_run_of_fixed_rounds_judges_every_question_at_alpha_over_m(
     let q = versus_leader(&judgements(&per_question));
     assert_eq!(q.len(), run.len());
     for (a, b) in run.iter().zip(&q) {
-        assert_eq!((&a.0, &a.1), (&b.0, &b.1));
-        assert!((b.3 - 0.10).abs() < 1e-12, "{b:?}");
-        if let (Some((lo, hi)), Some((qlo, qhi))) = (a.4, b.4) {
+        assert_eq!((&a.row, &a.other), (&b.row, &b.other));
+        assert!((b.alpha - 0.10).abs() < 1e-12, "{b:?}");
+        if let (Some((lo, hi)), Some((qlo, qhi))) = (a.interval, b.interval) {
             assert!(lo <= qlo && qhi <= hi, "per run {a:?} per question {b:?}");
         }
-        if a.2 != "not_separated" {
-            assert_ne!(b.2, "not_separated", "decided per run only: {a:?} {b:?}");
+        if a.outcome != "not_separated" {
+            assert_ne!(
+                b.outcome, "not_separated",
+                "decided per run only: {a:?} {b:?}"
+            );
         }
     }
     let losetup = Command::new("losetup").arg("-a").output().unwrap();
