@@ -10,23 +10,45 @@ use std::process::Command;
 
 mod common;
 
-#[test]
-fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
-    if !common::privileged("settle::until_settled_adds_rounds_of_the_open_questions")
+/// A tiny real run of ext4 and XFS on loop images under a scratch directory of its own, with
+/// `extra` flags; `None` where the test's prerequisites are missing (it is skipped).
+fn tiny_run(test: &str, extra: &[&str]) -> Option<(tempfile::TempDir, std::process::Output)> {
+    if !common::privileged(test)
         .loop_devices()
         .tools(&["mkfs.ext4", "mkfs.xfs"])
         .ok()
     {
-        return;
+        return None;
     }
     let scratch = tempfile::tempdir().unwrap();
-    let out = scratch.path().join("out");
     let o = common::bin()
-        .args([
-            "run",
-            "--yes",
-            "--fs",
-            "ext4,xfs",
+        .args(["run", "--yes", "--fs", "ext4,xfs", "--image-size", "512M"])
+        .args(["--file-size", "16M", "--runtime", "1s", "--ramp", "0s"])
+        .args(["--quiet-window", "1s", "--quiet-timeout", "10s"])
+        .args(extra)
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .arg("--out")
+        .arg(scratch.path().join("out"))
+        .output()
+        .unwrap();
+    Some((scratch, o))
+}
+
+/// Nothing of the run under `scratch` is left attached.
+fn assert_released(scratch: &tempfile::TempDir) {
+    let losetup = Command::new("losetup").arg("-a").output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&losetup.stdout).contains(scratch.path().to_str().unwrap()),
+        "a loop device of this test is still attached"
+    );
+}
+
+#[test]
+fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
+    let Some((scratch, o)) = tiny_run(
+        "settle::until_settled_adds_rounds_of_the_open_questions",
+        &[
             "--only",
             "untar,randread",
             "--rounds",
@@ -38,29 +60,15 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
             "3",
             "--budget",
             "20m",
-            "--image-size",
-            "512M",
-            "--file-size",
-            "16M",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0s",
-            "--quiet-window",
-            "1s",
-            "--quiet-timeout",
-            "10s",
             "--corpus-copies",
             "1",
             "--corpus-scale",
             "0.02",
-        ])
-        .arg("--scratch-dir")
-        .arg(scratch.path())
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+        ],
+    ) else {
+        return;
+    };
+    let out = scratch.path().join("out");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let r: Value =
@@ -187,12 +195,7 @@ fn until_settled_adds_rounds_of_the_open_questions_and_says_why_it_stopped() {
         text.contains(&format!("Stopped after round {rounds_run}")),
         "{text}"
     );
-    // Nothing left attached.
-    let losetup = Command::new("losetup").arg("-a").output().unwrap();
-    assert!(
-        !String::from_utf8_lossy(&losetup.stdout).contains(scratch.path().to_str().unwrap()),
-        "a loop device of this test is still attached"
-    );
+    assert_released(&scratch);
 }
 
 /// Whitespace folded to single spaces, so a sentence the terminal wrapped still matches.
@@ -243,46 +246,13 @@ fn versus_leader(j: &Value) -> Vec<Judged> {
 
 #[test]
 fn per_run_error_in_a_run_of_fixed_rounds_judges_every_question_at_alpha_over_m() {
-    if !common::privileged("settle::per_run_error_in_a_run_of_fixed_rounds")
-        .loop_devices()
-        .tools(&["mkfs.ext4", "mkfs.xfs"])
-        .ok()
-    {
+    let Some((scratch, o)) = tiny_run(
+        "settle::per_run_error_in_a_run_of_fixed_rounds",
+        &["--only", "randread", "--rounds", "2", "--error", "per-run"],
+    ) else {
         return;
-    }
-    let scratch = tempfile::tempdir().unwrap();
+    };
     let out = scratch.path().join("out");
-    let o = common::bin()
-        .args([
-            "run",
-            "--yes",
-            "--fs",
-            "ext4,xfs",
-            "--only",
-            "randread",
-            "--rounds",
-            "2",
-            "--error",
-            "per-run",
-            "--image-size",
-            "512M",
-            "--file-size",
-            "16M",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0s",
-            "--quiet-window",
-            "1s",
-            "--quiet-timeout",
-            "10s",
-        ])
-        .arg("--scratch-dir")
-        .arg(scratch.path())
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let path = out.join("results.json");
@@ -348,9 +318,5 @@ fn per_run_error_in_a_run_of_fixed_rounds_judges_every_question_at_alpha_over_m(
             );
         }
     }
-    let losetup = Command::new("losetup").arg("-a").output().unwrap();
-    assert!(
-        !String::from_utf8_lossy(&losetup.stdout).contains(scratch.path().to_str().unwrap()),
-        "a loop device of this test is still attached"
-    );
+    assert_released(&scratch);
 }
