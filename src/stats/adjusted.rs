@@ -312,9 +312,21 @@ pub fn ratios(
         .filter(|(r, _)| b.get(r).is_some_and(|y| *y != 0.0))
         .map(|(r, _)| *r)
         .collect();
+    // The looks re-read the samples once each: only this workload's (and what the rule
+    // reads), not every sample of the run.
+    let mut mine = Results::new();
+    mine.setups = results.setups.clone();
+    mine.settle = results.settle.clone();
+    mine.error = results.error.clone();
+    mine.samples = results
+        .samples
+        .iter()
+        .filter(|s| s.workload == workload)
+        .cloned()
+        .collect();
     let looks: Vec<Vec<f64>> = paired
         .iter()
-        .map(|r| ratios_through(results, workload, metric, num, den, Some(*r)).ratios)
+        .map(|r| ratios_through(&mine, workload, metric, num, den, Some(*r)).ratios)
         .collect();
     if looks.len() != all.ratios.len() {
         return all;
