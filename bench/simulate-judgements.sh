@@ -7,7 +7,9 @@
 #     decisions against α + two simulation standard errors, per run the wrong decisions and the
 #     share of runs with at least one;
 #   - stats::sequential: optional stopping under the α-spending boundary (looks at rounds 3–15
-#     and 3–6), and the boundary itself (each look's nominal p-value and critical |t|).
+#     and 3–6), and the boundary itself (each look's nominal p-value and critical |t|);
+#   - stats::simulation: the disk-adjusted ratio of a --by-setup --until-settled run, each
+#     look adjusted on the rounds up to it, against α + two simulation standard errors.
 # A release build runs 400 simulated runs per scenario (a debug build 60).
 #
 #   bench/simulate-judgements.sh
@@ -25,3 +27,6 @@ run stats::sequential::tests::optional_stopping
 echo
 echo "## The boundary"
 run stats::sequential::tests::the_boundary
+echo
+echo "## The disk-adjusted ratio over sequential looks (stats::simulation)"
+run stats::simulation::the_disk_adjusted_ratio_keeps_its_error_rate_over_sequential_looks

@@ -232,7 +232,7 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         );
     }
     let mut adjusted = None;
-    let paired: Vec<f64> = match b {
+    let ratios: crate::stats::adjusted::Ratios = match b {
         Some(b) => {
             let vb = values(results, &b.name, &claim.workload, claim.metric);
             if vb.is_empty() {
@@ -252,10 +252,11 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
                 &b.name,
             );
             adjusted = r.beta;
-            r.ratios
+            r
         }
-        None => va.values().copied().collect(),
+        None => crate::stats::adjusted::Ratios::plain(va.values().copied().collect()),
     };
+    let paired = &ratios.ratios;
     let mut setups = vec![a.name.clone()];
     setups.extend(b.map(|b| b.name.clone()));
     if paired.is_empty() {
@@ -278,11 +279,12 @@ pub fn judge(claim: &Claim, results: &Results) -> ClaimResult {
         (rule.min_rounds..n)
             .find(|&k| {
                 let size = claim.size_region();
-                claim_verdict(&paired[..k], &claim.region(), size.as_ref(), &rule).is_some()
+                claim_verdict(ratios.at(k), &claim.region(), size.as_ref(), &rule).is_some()
             })
             .unwrap_or(n)
     };
-    let judged = &paired[..at];
+    // Each look on the ratios it judged (in a settled run, adjusted on the rounds up to it).
+    let judged = ratios.at(at);
     // One setup's quantity that reads zero (a new snapshot's share of space) has no log: its
     // interval is the values' own, not a ratio's.
     let on_values = b.is_none() && judged.iter().any(|x| *x <= 0.0);

@@ -122,8 +122,9 @@ pub struct Plan {
     pub margin: Option<f64>,
     /// Read the disk beside the image for half a second right before each I/O job
     /// (`runner::disk_ref`), so the one statistic can take the disk's own pace out of the
-    /// ratios (`stats::adjusted`): an image target on a disk, in a run of fixed rounds by
-    /// setup (by steps a pair's runs are seconds apart already).
+    /// ratios (`stats::adjusted`): an image target on a disk, in a run by setup, of fixed
+    /// rounds or `--until-settled` (whose extra rounds read it too); by steps a pair's runs
+    /// are seconds apart already.
     #[serde(default)]
     pub disk_ref: bool,
     /// Each step runs on every setup back to back, each setup on an image of its own

@@ -31,8 +31,9 @@ pub struct Question {
     pub what: String,
     /// The setups it compares (an extra round runs only these: a question needs two).
     pub setups: Vec<String>,
-    /// Paired ratios, round order.
-    pub ratios: Vec<f64>,
+    /// Paired ratios, round order, and the ratios each look judged
+    /// ([`crate::stats::adjusted::Ratios::at`]).
+    pub ratios: crate::stats::adjusted::Ratios,
     /// What settles it.
     pub test: Test,
 }
@@ -62,7 +63,7 @@ pub enum Test {
 impl Question {
     /// The verdict the first `n` rounds give (`None`: still open).
     pub fn verdict(&self, rule: &Rule, n: usize) -> Option<&'static str> {
-        let r = &self.ratios[..n.min(self.ratios.len())];
+        let r = self.ratios.at(n.min(self.ratios.len()));
         match self.test {
             Test::Claim { direction, size } => {
                 crate::claims::claim_verdict(r, &direction, size.as_ref(), rule)
@@ -143,10 +144,12 @@ fn claim_questions(results: &Results) -> Vec<Question> {
         let workload = c.claim.workload.clone();
         let metric: crate::metrics::MetricKey = c.claim.metric.into();
         let ratios = match c.setups.as_slice() {
-            [a, b] => crate::stats::adjusted::ratios(results, &workload, &metric, a, b).ratios,
-            [a] => paired::per_round(results, a, &workload, &metric)
-                .into_values()
-                .collect(),
+            [a, b] => crate::stats::adjusted::ratios(results, &workload, &metric, a, b),
+            [a] => crate::stats::adjusted::Ratios::plain(
+                paired::per_round(results, a, &workload, &metric)
+                    .into_values()
+                    .collect(),
+            ),
             _ => continue,
         };
         if ratios.is_empty() {
@@ -193,8 +196,7 @@ fn headline_questions(results: &Results) -> Vec<Question> {
                 workload: row.workload.clone(),
                 what: format!("headline {}: {leader} vs {other}", row.metric),
                 setups: vec![leader.clone(), other.clone()],
-                ratios: paired::oriented_ratios(results, &row.workload, &row.metric, leader, other)
-                    .ratios,
+                ratios: paired::oriented_ratios(results, &row.workload, &row.metric, leader, other),
                 test: Test::Leader {
                     margin: j.margin,
                     setups: present,

@@ -40,7 +40,7 @@ pub fn lines(results: &Results) -> Vec<String> {
                 "{}: open after {n} round(s) ({}){}",
                 q.what,
                 s.stop.word(),
-                rule.interval(&q.ratios)
+                rule.interval(&q.ratios.ratios)
                     .map(|(lo, hi)| format!(", interval {lo:.2}–{hi:.2}"))
                     .unwrap_or_default()
             ),

@@ -18,8 +18,10 @@
 //! choosing from the data what to adjust would make the intervals too narrow). The plain
 //! ratio is judged where the reference's level differs by setup (then taking it out would
 //! move the ratio, not only narrow it: the premise the error rate rests on), with fewer than
-//! [`MIN_PAIR_ROUNDS`], or in a `--until-settled` run (whose looks judged the rounds so far
-//! as they came). docs/reports.md ("The disk's own pace") has the measurements behind it.
+//! [`MIN_PAIR_ROUNDS`]. In a `--until-settled` run each look judges the rounds up to it as
+//! they came: the slope fitted on those rounds alone ([`Ratios::at`]), so the report settles a
+//! question at the look the run settled it at. docs/reports.md ("The disk's own pace") has the
+//! measurements behind it.
 
 use super::student_t;
 use crate::metrics::MetricKey;
@@ -175,26 +177,76 @@ pub struct Ratios {
     pub ratios: Vec<f64>,
     /// The slope β̂ of the adjustment, when one was made.
     pub beta: Option<f64>,
+    /// In a `--until-settled` run whose rounds read the disk, the ratios each look judged:
+    /// `looks[k − 1]` those of the look at k paired rounds, adjusted on the rounds up to it
+    /// alone, as the run saw them when it looked (a later round moves the slope, and with
+    /// it every earlier adjusted ratio). `None`: each look judges a prefix of `ratios`.
+    pub looks: Option<Vec<Vec<f64>>>,
+}
+
+impl Ratios {
+    /// Plain ratios, every look a prefix (a single setup's values, a test's numbers).
+    pub fn plain(ratios: Vec<f64>) -> Ratios {
+        Ratios {
+            ratios,
+            beta: None,
+            looks: None,
+        }
+    }
+
+    /// The ratios the look at `k` paired rounds judges (k ≤ [`Ratios::len`]; none at 0).
+    pub fn at(&self, k: usize) -> &[f64] {
+        match &self.looks {
+            Some(looks) if k > 0 => &looks[k - 1],
+            _ => &self.ratios[..k],
+        }
+    }
+
+    /// The paired rounds: the last look's.
+    pub fn len(&self) -> usize {
+        self.ratios.len()
+    }
+
+    /// Whether no round paired.
+    pub fn is_empty(&self) -> bool {
+        self.ratios.is_empty()
+    }
 }
 
 /// One setup's per-round values of a job's metric and of the reading before it.
 type Series = (BTreeMap<u32, f64>, BTreeMap<u32, f64>);
 
-/// One setup's per-round values of `workload`'s `metric` ([`super::paired::per_round`]).
-fn per_round(results: &Results, setup: &str, workload: &str, metric: &str) -> BTreeMap<u32, f64> {
-    super::paired::per_round(results, setup, workload, &MetricKey::parse(metric))
+/// One setup's per-round values of `workload`'s `metric` ([`super::paired::per_round`]) up
+/// to round `last` (every round: `None`).
+fn per_round(
+    results: &Results,
+    setup: &str,
+    workload: &str,
+    metric: &str,
+    last: Option<u32>,
+) -> BTreeMap<u32, f64> {
+    let mut m = super::paired::per_round(results, setup, workload, &MetricKey::parse(metric));
+    if let Some(last) = last {
+        m.retain(|r, _| *r <= last);
+    }
+    m
 }
 
 /// The fit of `workload`'s `metric` in `results` over every setup that ran it, on the rounds
-/// where each has a positive value and a reference; `None` when there is no reference (not an
-/// image target, an older file) or the run was `--until-settled`.
-pub fn fit_of(results: &Results, workload: &str, metric: &str) -> Option<Result<Fit, Skip>> {
+/// up to `last` (every round: `None`) where each has a positive value and a reference;
+/// `None` when there is no reference (not an image target, rounds by steps, an older file).
+pub fn fit_of(
+    results: &Results,
+    workload: &str,
+    metric: &str,
+    last: Option<u32>,
+) -> Option<Result<Fit, Skip>> {
     let class = crate::metrics::def(metric).class;
     let pace = matches!(
         class,
         crate::metrics::Class::Throughput | crate::metrics::Class::Latency
     );
-    if results.settle.is_some() || !pace {
+    if !pace {
         return None;
     }
     let reference = DISK_REF_IOPS.as_str();
@@ -203,8 +255,8 @@ pub fn fit_of(results: &Results, workload: &str, metric: &str) -> Option<Result<
         .iter()
         .map(|s| {
             (
-                per_round(results, &s.name, workload, metric),
-                per_round(results, &s.name, workload, reference),
+                per_round(results, &s.name, workload, metric, last),
+                per_round(results, &s.name, workload, reference, last),
             )
         })
         .filter(|(y, _)| !y.is_empty())
@@ -232,7 +284,10 @@ pub fn fit_of(results: &Results, workload: &str, metric: &str) -> Option<Result<
 }
 
 /// The paired ratios `num`/`den` of `workload`'s `metric`, round order, with the disk's pace
-/// taken out where the run measured it and the checks allow ([`fit_of`], [`adjust`]).
+/// taken out where the run measured it and the checks allow ([`fit_of`], [`adjust`]). In a
+/// `--until-settled` run with readings, each look's own ratios too ([`Ratios::looks`]): a
+/// look at round R judges what the run judged after round R, the slope fitted on the rounds
+/// up to R, so a question is settled in the report at the look the run settled it at.
 pub fn ratios(
     results: &Results,
     workload: &str,
@@ -240,23 +295,70 @@ pub fn ratios(
     num: &str,
     den: &str,
 ) -> Ratios {
+    let all = ratios_through(results, workload, metric, num, den, None);
+    let m = metric.as_str();
+    let read =
+        |setup: &str| !per_round(results, setup, workload, DISK_REF_IOPS.as_str(), None).is_empty();
+    if results.settle.is_none() || !(read(num) && read(den)) {
+        return all;
+    }
+    // The paired rounds, in order: the look at k pairs judges the rounds up to the k-th.
+    let (a, b) = (
+        per_round(results, num, workload, m, None),
+        per_round(results, den, workload, m, None),
+    );
+    let paired: Vec<u32> = a
+        .iter()
+        .filter(|(r, _)| b.get(r).is_some_and(|y| *y != 0.0))
+        .map(|(r, _)| *r)
+        .collect();
+    // The looks re-read the samples once each: only this workload's (and what the rule
+    // reads), not every sample of the run.
+    let mut mine = Results::new();
+    mine.setups = results.setups.clone();
+    mine.settle = results.settle.clone();
+    mine.error = results.error.clone();
+    mine.samples = results
+        .samples
+        .iter()
+        .filter(|s| s.workload == workload)
+        .cloned()
+        .collect();
+    let looks: Vec<Vec<f64>> = paired
+        .iter()
+        .map(|r| ratios_through(&mine, workload, metric, num, den, Some(*r)).ratios)
+        .collect();
+    if looks.len() != all.ratios.len() {
+        return all;
+    }
+    Ratios {
+        looks: Some(looks),
+        ..all
+    }
+}
+
+/// [`ratios`] on the rounds up to `last` (every round: `None`), without the looks.
+fn ratios_through(
+    results: &Results,
+    workload: &str,
+    metric: &MetricKey,
+    num: &str,
+    den: &str,
+    last: Option<u32>,
+) -> Ratios {
     let m = metric.as_str();
     let (a, b) = (
-        per_round(results, num, workload, m),
-        per_round(results, den, workload, m),
+        per_round(results, num, workload, m, last),
+        per_round(results, den, workload, m, last),
     );
-    let plain = super::paired::paired(&a, &b);
-    let plain = Ratios {
-        ratios: plain,
-        beta: None,
-    };
-    let Some(Ok(fit)) = fit_of(results, workload, m) else {
+    let plain = Ratios::plain(super::paired::paired(&a, &b));
+    let Some(Ok(fit)) = fit_of(results, workload, m, last) else {
         return plain;
     };
     let reference = DISK_REF_IOPS.as_str();
     let (ra, rb) = (
-        per_round(results, num, workload, reference),
-        per_round(results, den, workload, reference),
+        per_round(results, num, workload, reference, last),
+        per_round(results, den, workload, reference, last),
     );
     let mut d = Vec::new();
     let mut p = Vec::new();
@@ -279,6 +381,7 @@ pub fn ratios(
         Some(e) => Ratios {
             ratios: e.into_iter().map(f64::exp).collect(),
             beta: Some(fit.beta),
+            looks: None,
         },
         None => plain,
     }
@@ -420,20 +523,68 @@ mod tests {
         assert!(j.adjusted.is_some_and(|b| (b - 0.8).abs() < 0.1), "{j:?}");
         assert_eq!(j.outcome, Outcome::Ahead, "{j:?}");
         assert!((j.ratio - 1.1f64).abs() < 0.05, "{j:?}");
-        // A cost is never adjusted, nor is anything in an --until-settled run.
+        // A cost is never adjusted.
         let cpu = compare(&r, "randread", &MetricKey::parse("cpu_util"), "xfs", "ext4");
         assert_eq!(cpu.adjusted, None);
-        let mut settled = run();
-        settled.settle = Some(Default::default());
-        assert_eq!(
-            compare(&settled, "randread", &iops, "xfs", "ext4").adjusted,
-            None
-        );
         // Without readings (a device target, an older file): the plain ratios.
         let mut plain = run();
         plain.samples.retain(|s| s.metric != DISK_REF_IOPS);
         let p = compare(&plain, "randread", &iops, "xfs", "ext4");
         assert_eq!(p.adjusted, None);
         assert!(p.noise.unwrap() > j.noise.unwrap(), "{p:?} {j:?}");
+    }
+
+    #[test]
+    fn an_until_settled_run_judges_each_look_on_the_rounds_up_to_it() {
+        let iops = MetricKey::parse("iops");
+        let fixed = run();
+        // Fixed rounds: one look, at every round; a look is a prefix.
+        let f = ratios(&fixed, "randread", &iops, "xfs", "ext4");
+        assert_eq!(f.looks, None);
+        assert_eq!(f.at(3), &f.ratios[..3]);
+        let mut settled = run();
+        settled.settle = Some(crate::results::SettleRecord {
+            alpha: 0.10,
+            min_rounds: 3,
+            max_rounds: 5,
+            last_look: Some(5),
+            ..Default::default()
+        });
+        let s = ratios(&settled, "randread", &iops, "xfs", "ext4");
+        // The last look is the whole run's adjusted ratios, as in a run of fixed rounds.
+        assert_eq!((s.beta, &s.ratios), (f.beta, &f.ratios));
+        let looks = s
+            .looks
+            .as_ref()
+            .expect("looks of a settled run with readings");
+        assert_eq!(looks.len(), 5);
+        assert!(looks.iter().enumerate().all(|(k, l)| l.len() == k + 1));
+        assert_eq!(s.at(5), &s.ratios[..]);
+        // At 3 rounds the pair is judged plain (fewer than MIN_PAIR_ROUNDS), as the run saw it,
+        // not the first three of ratios adjusted with a slope the later rounds moved.
+        let plain = crate::stats::paired::paired(
+            &crate::stats::paired::per_round(&settled, "xfs", "randread", &iops),
+            &crate::stats::paired::per_round(&settled, "ext4", "randread", &iops),
+        );
+        assert_eq!(s.at(3), &plain[..3]);
+        assert_ne!(s.at(3), &s.ratios[..3]);
+        // At 4: adjusted, on the slope of rounds 1–4 alone, which differs from rounds 1–5's.
+        let four = fit_of(&settled, "randread", "iops", Some(4))
+            .unwrap()
+            .unwrap();
+        let five = fit_of(&settled, "randread", "iops", None).unwrap().unwrap();
+        assert!((four.beta - five.beta).abs() > 1e-6, "{four:?} {five:?}");
+        assert_ne!(s.at(4), &s.ratios[..4]);
+        assert!(
+            s.at(4)
+                .iter()
+                .zip(&plain)
+                .any(|(a, p)| (a - p).abs() > 1e-9)
+        );
+        // A settled run without readings (rounds by steps): plain prefixes, no looks.
+        let mut unread = settled.clone();
+        unread.samples.retain(|x| x.metric != DISK_REF_IOPS);
+        let u = ratios(&unread, "randread", &iops, "xfs", "ext4");
+        assert_eq!((u.looks, u.beta), (None, None));
     }
 }

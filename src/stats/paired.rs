@@ -145,16 +145,27 @@ pub fn classify((lo, hi): (f64, f64), margin: f64) -> Outcome {
 }
 
 /// Judge oriented paired `ratios` (round order, > 1 favours `a`) under `rule` with
-/// equivalence `margin`.
+/// equivalence `margin`, each look on a prefix.
 pub fn judge(ratios: &[f64], rule: &Rule, margin: f64) -> Judgement {
+    judge_looks(
+        &super::adjusted::Ratios::plain(ratios.to_vec()),
+        rule,
+        margin,
+    )
+}
+
+/// [`judge`] with each look on the ratios it judged ([`super::adjusted::Ratios::at`]: in a
+/// `--until-settled` run with readings, adjusted on the rounds up to it).
+pub fn judge_looks(ratios: &super::adjusted::Ratios, rule: &Rule, margin: f64) -> Judgement {
     let n = ratios.len();
     let first = rule.min_rounds.max(2);
     // The first look that decides, else the last one (every paired round).
     let decided = (first..n)
-        .map(|k| (k, look(&ratios[..k], rule, margin)))
+        .map(|k| (k, look(ratios.at(k), rule, margin)))
         .find(|(_, (o, _))| o.decided());
-    let (k, (outcome, interval)) = decided.unwrap_or((n, look(ratios, rule, margin)));
-    let logs: Vec<f64> = ratios[..k]
+    let (k, (outcome, interval)) = decided.unwrap_or((n, look(ratios.at(n), rule, margin)));
+    let logs: Vec<f64> = ratios
+        .at(k)
         .iter()
         .filter(|r| r.is_finite() && **r > 0.0)
         .map(|r| r.ln())
@@ -303,7 +314,7 @@ fn compare_at(
     };
     Judgement {
         adjusted: r.beta,
-        ..judge(&r.ratios, &rule, margin_of(results, metric))
+        ..judge_looks(&r, &rule, margin_of(results, metric))
     }
 }
 

@@ -334,3 +334,104 @@ fn the_disk_adjusted_ratio_keeps_the_error_rate_and_decides_more() {
         }
     }
 }
+
+/// One `--until-settled` run of three setups by setup, with the disk read before each job
+/// (as [`one_adjusted_run`], the job's own noise drawn by `noise`), looked at after every round
+/// from 3 to `last` under `rule`: the first look that decides, judged as the product judges
+/// each look (`adjusted::Ratios::at`: the slope fitted on the rounds up to it, the pair
+/// adjusted where the checks allow, else plain), and as a report would judge it that read a
+/// prefix of ratios adjusted with the whole run's slope (what each look did not see).
+fn one_settled_adjusted_run(
+    levels: [f64; 3],
+    noise: Noise,
+    rule: &Rule,
+    rng: &mut Xoshiro256PlusPlus,
+) -> (Outcome, Outcome) {
+    let n = rule.max_rounds;
+    let mut y = vec![vec![0.0; n]; 3];
+    let mut x = vec![vec![0.0; n]; 3];
+    for s in 0..3 {
+        for r in 0..n {
+            let u = 0.15 * normal(rng);
+            x[s][r] = u + 0.05 * normal(rng);
+            y[s][r] = levels[s].ln() + 0.8 * u + CV * noise(rng);
+        }
+    }
+    let exp = |v: &[f64]| v.iter().map(|l| l.exp()).collect::<Vec<f64>>();
+    // The pair's ratios as judged on rounds 1..=k, the slope fitted on rounds 1..=fit_k.
+    let ratios = |k: usize, fit_k: usize| {
+        let cut = |g: &[Vec<f64>]| g.iter().map(|v| v[..fit_k].to_vec()).collect::<Vec<_>>();
+        let d: Vec<f64> = (0..k).map(|r| y[0][r] - y[1][r]).collect();
+        let p: Vec<f64> = (0..k).map(|r| x[0][r] - x[1][r]).collect();
+        let adjusted = super::adjusted::fit_grid(&cut(&y), &cut(&x))
+            .ok()
+            .and_then(|fit| super::adjusted::adjust(&d, &p, &fit, DEFAULT_ALPHA));
+        exp(&adjusted.unwrap_or(d))
+    };
+    let first = |at: &dyn Fn(usize) -> Vec<f64>| {
+        (rule.min_rounds..=n)
+            .map(|k| super::paired::look(&at(k), rule, MARGIN).0)
+            .find(|o| o.decided())
+            .unwrap_or(Outcome::NotSeparated)
+    };
+    // The whole run's adjusted ratios (a prefix of them at each look).
+    let whole = ratios(n, n);
+    (first(&|k| ratios(k, k)), first(&|k| whole[..k].to_vec()))
+}
+
+#[test]
+fn the_disk_adjusted_ratio_keeps_its_error_rate_over_sequential_looks() {
+    let trials = 2000;
+    let rule = Rule::new(3, 8);
+    let cases: [(&str, [f64; 3], &str, Noise, bool); 4] = [
+        ("true tie", [1.0, 1.0, 0.8], "log-normal", normal, true),
+        ("true tie", [1.0, 1.0, 0.8], "t(3), heavy tails", t3, true),
+        (
+            "at the margin (1.1)",
+            [1.1, 1.0, 0.8],
+            "log-normal",
+            normal,
+            true,
+        ),
+        ("25 % apart", [1.25, 1.0, 0.8], "log-normal", normal, false),
+    ];
+    // One standard error of the simulation at α.
+    let se = (DEFAULT_ALPHA * (1.0 - DEFAULT_ALPHA) / trials as f64).sqrt();
+    println!(
+        "| truth (3 setups, by setup, looks 3–8) | job's own noise | each look on its rounds: decided | wrong | limit (α + 2 s.e.) | a prefix of the whole run's adjustment: decided | wrong |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (what, levels, noise_name, noise, check) in cases {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5e_771e);
+        let truth = levels[0] / levels[1];
+        let (mut ld, mut lw, mut pd, mut pw) = (0, 0, 0, 0);
+        for _ in 0..trials {
+            let (looks, prefix) = one_settled_adjusted_run(levels, noise, &rule, &mut rng);
+            ld += usize::from(looks.decided());
+            lw += usize::from(wrong(looks, truth));
+            pd += usize::from(prefix.decided());
+            pw += usize::from(wrong(prefix, truth));
+        }
+        let pct = |n: usize| n as f64 * 100.0 / trials as f64;
+        let limit = DEFAULT_ALPHA + 2.0 * se;
+        println!(
+            "| {what} | {noise_name} | {:.0} % | {:.1} % | {:.1} % | {:.0} % | {:.1} % |",
+            pct(ld),
+            pct(lw),
+            limit * 100.0,
+            pct(pd),
+            pct(pw)
+        );
+        if check {
+            assert!(
+                lw as f64 / trials as f64 <= limit,
+                "{what}, {noise_name}: {lw} wrong of {trials}"
+            );
+        } else {
+            assert!(
+                ld as f64 / trials as f64 > 0.5,
+                "{what}: decided {ld} of {trials}"
+            );
+        }
+    }
+}

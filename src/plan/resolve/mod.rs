@@ -211,13 +211,13 @@ pub fn resolve(
             &workloads,
         );
     // Only an image has a place beside it on the same disk (not a device, a directory or
-    // RAM), and an `--until-settled` run judges its looks on the plain ratios. By steps a
-    // pair's runs are seconds apart and the reading no longer pays for its time
-    // (docs/design-notes.md, "Rounds by steps").
-    let disk_ref = matches!(target, TargetKind::Image { .. })
-        && host.target_in_ram.is_none()
-        && settle.is_none()
-        && !by_step;
+    // RAM). By steps a pair's runs are seconds apart and the reading no longer pays for its
+    // time (docs/design-notes.md, "Rounds by steps"). An `--until-settled` run keeps it: its
+    // looks judge the ratios the marks judge, adjusted by the reading up to each look
+    // (`stats::adjusted::Ratios::at`), and its extra rounds take the reading as the minimum
+    // rounds did.
+    let disk_ref =
+        matches!(target, TargetKind::Image { .. }) && host.target_in_ram.is_none() && !by_step;
     let plan = Plan {
         disk_ref,
         by_step,
@@ -333,6 +333,8 @@ mod tests {
                 "--seed" => o.seed = Some(v.parse().unwrap()),
                 "--corpus-copies" => o.values.corpus_copies = Some(v.parse().unwrap()),
                 "--corpus-scale" => o.values.corpus_scale = Some(v.parse().unwrap()),
+                "--until-settled" => o.values.until_settled = v == "yes",
+                "--by-setup" => o.values.by_setup = v == "yes",
                 other => panic!("test helper: add {other}"),
             }
         }
@@ -590,6 +592,48 @@ mod tests {
         // to 8 min 07 s on the development VM); eleven minutes is the bound.
         let eta = super::super::eta::total(&inv.plan, true);
         assert!(eta.as_secs() <= 660, "quick ETA {eta:?}");
+    }
+
+    #[test]
+    fn the_disk_reading_is_taken_by_setup_on_an_image_until_settled_or_not() {
+        let reading = |extra: &[&str]| {
+            let inv = ok(extra);
+            (
+                inv.plan.by_step,
+                inv.plan.disk_ref,
+                inv.plan.settle.is_some(),
+            )
+        };
+        // By steps (the default on an image with two setups or more): no reading, settled
+        // or not (a pair's runs are seconds apart).
+        assert_eq!(reading(&["--fs", "ext4,xfs"]), (true, false, false));
+        let settled = ["--fs", "ext4,xfs", "--until-settled", "yes"];
+        assert_eq!(reading(&settled), (true, false, true));
+        // By setup: the reading, in a run of fixed rounds and in an --until-settled one alike.
+        let by_setup = ["--fs", "ext4,xfs", "--by-setup", "yes"];
+        assert_eq!(reading(&by_setup), (false, true, false));
+        let both = [&by_setup[..], &settled[2..]].concat();
+        assert_eq!(reading(&both), (false, true, true));
+        // Its estimate (an extra round's too, `Runner::extra_round`) counts the reading.
+        let mut inv = ok(&both);
+        let io = inv
+            .plan
+            .workloads
+            .iter()
+            .find(|w| w.kind == Kind::Io && w.record)
+            .cloned()
+            .expect("an I/O job in the default plan");
+        let read = super::super::eta::workload_seconds(&inv.plan, &io, "ext4");
+        inv.plan.disk_ref = false;
+        let unread = super::super::eta::workload_seconds(&inv.plan, &io, "ext4");
+        assert!(read > unread + 0.5, "{read} {unread}");
+        // One setup cannot run by steps: the reading is taken, settled too.
+        assert_eq!(
+            reading(&["--fs", "ext4", "--until-settled", "yes"]),
+            (false, true, true)
+        );
+        // Not on a directory (no disk beside an image to read), settled or not.
+        assert!(!ok(&["--dir", "/x", "--until-settled", "yes"]).plan.disk_ref);
     }
 
     #[test]
