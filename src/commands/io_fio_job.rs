@@ -30,7 +30,11 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
             (
                 Place::File(abs),
                 parent.clone(),
-                if is_device(f) { None } else { avail(&parent) },
+                if crate::scratch::file::is_block_device(f) {
+                    None
+                } else {
+                    avail(&parent)
+                },
             )
         }
         _ => {
@@ -84,11 +88,6 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
     } else {
         crate::error::EXIT_OK
     })
-}
-
-fn is_device(p: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 /// Half the space available in `dir`: an existing filesystem is usually shared, and fio

@@ -143,7 +143,14 @@ pub fn execute_judged(
     let _services = hold_services(&inv.plan);
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
     let target = acquire_target(inv)?;
-    let findings = diagnose(inv, target.as_ref(), &mut checked);
+    // On the user's own file (`fsbench io`) the job runs as it always did, at once: no doctor
+    // watching the device for a second first, no tool versions its report would not carry.
+    let in_place = inv.options.target.in_place();
+    let findings = if in_place {
+        Vec::new()
+    } else {
+        diagnose(inv, target.as_ref(), &mut checked)
+    };
     let journal = if keep {
         std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
         if !resume {
@@ -163,7 +170,11 @@ pub fn execute_judged(
             std::time::Duration::from_secs_f64(schedule.estimate_s),
         ),
         shared: Default::default(),
-        provenance: provenance(),
+        provenance: if in_place {
+            Default::default()
+        } else {
+            provenance()
+        },
         warned: BTreeSet::new(),
         run_warnings: checked.warnings,
         run_notes: checked.notes,
@@ -490,8 +501,8 @@ impl Runner<'_> {
         };
         self.target.check_identity()?;
         self.progress.note(&format!(
-            "fsbench: preconditioning {} before the first mkfs (2 × its capacity, 128 KiB \
-             sequential writes, about {})",
+            "fsbench: preconditioning {} before the first round (2 × its capacity, 128 KiB \
+             sequential writes: SNIA's workload-independent part, about {})",
             dev.display(),
             eta::format(std::time::Duration::from_secs_f64(eta::once_seconds(
                 &self.inv.plan
@@ -834,7 +845,8 @@ impl Runner<'_> {
         self.progress.clear();
         let (elapsed, total_est) = (ended.elapsed_s, schedule.estimate_s);
         let failed = ended.interrupted || ended.fatal.is_some();
-        if !failed && total_est > 0.0 {
+        // `fsbench io`'s one job (its own file) is timed by its report, not the plan's ETA.
+        if !failed && total_est > 0.0 && !self.inv.options.target.in_place() {
             // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked:
             // the estimate covers the minimum rounds, so a settled run compares those alone.
             let fmt = |s: f64| eta::format(std::time::Duration::from_secs_f64(s));

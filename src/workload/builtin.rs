@@ -384,9 +384,11 @@ pub static IO: Builtin = Builtin {
     complete: None,
     caches: Caches::Drop,
     run: |cx, w| {
-        // One of several processes' job, run exactly as given, with its coordinator.
+        // A job run exactly as given (`fsbench io`, one rank's of `io --mpi`), with its
+        // coordinator.
         if let Some(g) = w.params_of::<super::io::GroupJob>() {
-            return super::io::run_group(&g, cx.coordinator.unwrap_or(&crate::engine::Alone));
+            let coord = cx.coordinator.unwrap_or(&crate::engine::Alone);
+            return super::io::run_group(&g, coord, cx.work.settle, cx.fio_engine);
         }
         let spec = w
             .job_spec(cx.work.dir, &cx.defaults)
