@@ -131,9 +131,7 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         return Err(crate::Error::Interrupted);
     }
     if !outcome.results.failures.is_empty() {
-        for f in &outcome.results.failures {
-            eprintln!("fsbench: failed: {}", f.error);
-        }
+        // The runner said why as the step failed (`fsbench: dir round 1: io failed: …`).
         return Ok(super::ending::exit_code(&outcome));
     }
     let report = super::io_plan::the_report(outcome, "io")?.aggregate;

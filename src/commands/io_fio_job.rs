@@ -21,11 +21,7 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
             (Place::DataDir, d.clone(), avail(d))
         }
         (None, Some(f)) => {
-            let parent = f
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf();
+            let parent = crate::engine::validate::directory_of(f);
             let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
             (
                 Place::File(abs),

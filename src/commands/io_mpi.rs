@@ -62,7 +62,7 @@ pub fn run(args: IoArgs, mut spec: JobSpec) -> Result<i32> {
     launch.checked(engine::validate(&spec));
     launch.quiet_others();
     // The rank's own directory goes beside the file.
-    let rank_dir = launch.rank_dir(&io_plan::parent_of(&spec.filename), "io");
+    let rank_dir = launch.rank_dir(&engine::validate::directory_of(&spec.filename), "io");
     let place = io_plan::Place {
         target: crate::scratch::TargetKind::Dir {
             path: rank_dir.path().to_path_buf(),

@@ -6,7 +6,6 @@ use crate::engine::{JobSpec, Slice};
 use crate::runner::reduce::aggregate::MpiIoReport;
 use crate::scratch::TargetKind;
 use crate::workload::io::GroupJob;
-use std::path::{Path, PathBuf};
 
 /// Where the plan's job runs and how (what differs between one process and a rank).
 pub(crate) struct Place {
@@ -43,17 +42,9 @@ pub(crate) fn invocation(spec: &JobSpec, place: Place) -> crate::plan::Invocatio
     // Never written (the run is in memory): where the run stands.
     let out = match &place.target {
         TargetKind::Dir { path } => path.clone(),
-        _ => parent_of(&spec.filename),
+        _ => crate::engine::validate::directory_of(&spec.filename),
     };
     crate::plan::Invocation::in_memory(plan, place.target, out, spec.seed.unwrap_or(1), 1)
-}
-
-/// The directory a job's file is in (`.` for a bare name).
-pub(crate) fn parent_of(file: &Path) -> PathBuf {
-    match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
 }
 
 /// The job's one report from a finished run (rank 0's under MPI, the reduction of every
@@ -73,6 +64,7 @@ pub(crate) fn the_report(
 mod tests {
     use super::*;
     use crate::engine::RwMode;
+    use std::path::Path;
 
     /// The job of `fsbench io --filename DIR/f --rw write --size 1M --no-settle`.
     fn job(file: &Path) -> JobSpec {

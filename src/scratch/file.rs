@@ -23,10 +23,7 @@ impl FileTarget {
     /// Adopt `path`: its directory must exist (the job creates the file itself when it is
     /// missing, as `fsbench io` does).
     pub fn acquire(path: &Path) -> Result<Self> {
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let parent = crate::engine::validate::directory_of(path);
         if !parent.is_dir() {
             return Err(Error::invalid(
                 "--filename",
