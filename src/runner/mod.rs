@@ -35,10 +35,11 @@ pub struct Outcome {
     pub results: Results,
     /// True when the user interrupted the run (results are partial).
     pub interrupted: bool,
-    /// The reduced report of each I/O step run as one job by several processes (`fsbench io
-    /// --mpi`: [`crate::workload::io::GroupJob`]; `runner::reduce::step` reduced it once), in
-    /// step order; kept beside the results, not in them (a results file keeps each rank's
-    /// values only).
+    /// The report of each I/O step run as one whole job ([`crate::workload::io::GroupJob`]):
+    /// by several processes (`fsbench io --mpi`, reduced once by `runner::reduce::step`) or
+    /// by this one alone (`fsbench io`, its engine's report as it is:
+    /// `runner::reduce::aggregate::alone`), in step order; kept beside the results, not in
+    /// them (a results file keeps each rank's values only).
     pub job_reports: Vec<reduce::aggregate::MpiIoReport>,
 }
 

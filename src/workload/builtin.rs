@@ -136,8 +136,8 @@ impl Workload for Builtin {
         self.complete.map_or(Ok(()), |f| f(spec))
     }
     fn prepare(&self, _: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
-        // A job given exactly (`fsbench io --mpi`) runs as `fsbench io` does: on the caches
-        // as they are.
+        // A job given exactly (`fsbench io`, each rank of `io --mpi`) runs as `fsbench io`
+        // always did: on the caches as they are.
         if self.kind == Kind::Io && w.params_of::<super::io::GroupJob>().is_some() {
             return Ok(Caches::Keep);
         }
