@@ -1,4 +1,13 @@
 //! `fsbench io`: one ad-hoc job, fio's vocabulary, the stable JSON report or a summary.
+//!
+//! The flags are checked here (bad input is exit 2 with nothing created), then the job runs
+//! as `fsbench io`'s in-memory plan ([`super::io_plan`]) through the runner on the user's own
+//! file or device (a [`crate::scratch::TargetKind::File`]: nothing of fsbench's is made
+//! beside it), on fsbench's engine or fio, preconditioned first by the runner with
+//! `--precondition`; the runner hands back the job's report whole (`Outcome::job_reports`),
+//! which is printed (`report::io`) and recorded in the history store (`records`), as `io
+//! --mpi` does with its ranks' reduced report. `--fio-job` runs its job file directly
+//! ([`super::io_fio_job`]).
 
 use super::output::print;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
@@ -70,7 +79,7 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     if let Some(file) = &args.fio_job {
         return super::io_fio_job::run(&args, file);
     }
-    let device = is_block_device(&spec.filename);
+    let device = crate::scratch::file::is_block_device(&spec.filename);
     if precondition && !device {
         return Err(crate::Error::invalid(
             "--precondition",
@@ -102,22 +111,30 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
         );
         eprintln!("fsbench: warning: {}", f.one_line());
     }
-    if precondition {
-        eprintln!(
-            "fsbench: preconditioning {}: 2 × its capacity in 128 KiB sequential writes \
-             (SNIA's workload-independent part) before the job",
-            spec.filename.display()
-        );
-        let note = crate::workload::precondition::run_device(&spec.filename)?;
-        eprintln!("fsbench: {note}");
-    }
-    let report = match args.engine.unwrap_or(EngineChoice::Fsbench) {
-        EngineChoice::Fsbench => {
-            let settle = (!args.no_settle).then(crate::measure::SettleRule::default);
-            engine::run_with(&spec, settle)?
-        }
-        EngineChoice::Fio => crate::fio::run(&spec)?,
+    let place = super::io_plan::Place {
+        target: crate::scratch::TargetKind::File {
+            path: spec.filename.clone(),
+        },
+        slice: None,
+        settle: !args.no_settle,
     };
+    let mut inv = super::io_plan::invocation(&spec, place);
+    if let Some(engine) = args.engine {
+        inv.options.engine = engine;
+    }
+    if precondition {
+        // SNIA's workload-independent part, by the runner before its round (the job).
+        inv.plan.precondition_device = Some(crate::scratch::size_of(&spec.filename)?);
+    }
+    let outcome = crate::runner::execute_with(&inv, false, None)?;
+    if outcome.interrupted {
+        return Err(crate::Error::Interrupted);
+    }
+    if !outcome.results.failures.is_empty() {
+        // The runner said why as the step failed (`fsbench: dir round 1: io failed: …`).
+        return Ok(super::ending::exit_code(&outcome));
+    }
+    let report = super::io_plan::the_report(outcome, "io")?.aggregate;
     if args.json || args.output_format == OutputFormat::Json {
         print(&crate::report::io::json(&report)?);
     } else {
@@ -125,12 +142,6 @@ pub fn run(args: IoArgs) -> crate::Result<i32> {
     }
     super::records::io(history.as_ref(), "io", &started, &spec, &report);
     Ok(crate::error::EXIT_OK)
-}
-
-/// Whether `path` is a block device (a missing path is not).
-fn is_block_device(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 /// What sits on caches rather than flash, in words: a file, a loop device (a file

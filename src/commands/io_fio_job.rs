@@ -21,16 +21,16 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
             (Place::DataDir, d.clone(), avail(d))
         }
         (None, Some(f)) => {
-            let parent = f
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf();
+            let parent = crate::engine::validate::directory_of(f);
             let abs = std::path::absolute(f).unwrap_or_else(|_| f.clone());
             (
                 Place::File(abs),
                 parent.clone(),
-                if is_device(f) { None } else { avail(&parent) },
+                if crate::scratch::file::is_block_device(f) {
+                    None
+                } else {
+                    avail(&parent)
+                },
             )
         }
         _ => {
@@ -84,11 +84,6 @@ pub fn run(args: &IoArgs, file: &Path) -> crate::Result<i32> {
     } else {
         crate::error::EXIT_OK
     })
-}
-
-fn is_device(p: &Path) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 /// Half the space available in `dir`: an existing filesystem is usually shared, and fio

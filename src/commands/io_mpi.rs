@@ -1,22 +1,23 @@
-//! `fsbench io --mpi`: every rank runs the same job as a one-workload plan ([`invocation`]:
-//! the job of `fsbench io`'s flags as an I/O workload, [`GroupJob`], one round, the rank's
-//! own DIR/fsbench-io-r<rank>-<pid> beside the file as a `--dir` target, kept in memory)
-//! through the runner with the MPI world as its coordinator, as `fsbench meta --mpi` does:
+//! `fsbench io --mpi`: every rank runs the same job as `fsbench io`'s one-workload plan
+//! ([`super::io_plan::invocation`]: the job of the flags as an I/O workload, one round, kept
+//! in memory) with the rank's own DIR/fsbench-io-r<rank>-<pid> beside the file as a `--dir`
+//! target, through the runner with the MPI world as its coordinator, as `fsbench meta --mpi`
+//! does:
 //! the step is coordinated by `runner::coordinator::workload` (prepare, meet, measure, meet,
 //! gather, a failure on any rank the step's on all), and inside it the engine meets once more
 //! before its clocks start, lays out a shared file on rank 0 first and stonewalls through the
 //! same world. Rank 0's runner reduces every rank's whole engine report once
-//! (`runner::reduce::step` by `aggregate`, kept as `Outcome::job_reports`); rank 0 prints the one result and records it in the history store.
+//! (`runner::reduce::step` by `aggregate`, kept as `Outcome::job_reports`); rank 0 prints
+//! the one result and records it in the history store.
 //! World, seed, quiet ranks and the rank's directory are [`crate::mpi::launch`]'s.
 
+use super::io_plan;
 use super::output::print;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};
 use crate::engine::{self, JobSpec, Slice};
 use crate::mpi::World;
 use crate::mpi::launch::Launch;
-use crate::workload::io::GroupJob;
 use crate::{Error, Result};
-use std::path::{Path, PathBuf};
 
 /// Run `fsbench io --mpi` on this rank with the job of the flags (`spec`); returns the exit
 /// code (1 on every rank when the job failed on any; bad input on a rank aborts them all).
@@ -60,9 +61,17 @@ pub fn run(args: IoArgs, mut spec: JobSpec) -> Result<i32> {
     // Bad input is refused before anything is created.
     launch.checked(engine::validate(&spec));
     launch.quiet_others();
-    let rank_dir = launch.rank_dir(&parent_of(&spec.filename), "io");
-    let inv = invocation(&spec, slice, rank_dir.path().to_path_buf());
-    let outcome = launch.execute(&inv);
+    // The rank's own directory goes beside the file.
+    let rank_dir = launch.rank_dir(&engine::validate::directory_of(&spec.filename), "io");
+    let place = io_plan::Place {
+        target: crate::scratch::TargetKind::Dir {
+            path: rank_dir.path().to_path_buf(),
+        },
+        slice,
+        // The runner settles nothing inside the ranks' common window anyway.
+        settle: true,
+    };
+    let outcome = launch.execute(&io_plan::invocation(&spec, place));
     drop(rank_dir);
     let code = super::ending::exit_code(&outcome);
     if !launch.leader() || outcome.interrupted || !outcome.results.failures.is_empty() {
@@ -70,11 +79,7 @@ pub fn run(args: IoArgs, mut spec: JobSpec) -> Result<i32> {
         return Ok(code);
     }
     // The runner reduced the ranks' runs once (`runner::reduce::step`); the library is ours.
-    let Some(mut reduced) = outcome.job_reports.into_iter().next() else {
-        return Err(Error::Other(
-            "io --mpi: the ranks' job was not reduced (no report at rank 0)".into(),
-        ));
-    };
+    let mut reduced = io_plan::the_report(outcome, "io --mpi")?;
     reduced.mpi.library = World::library_version();
     if args.json || args.output_format == OutputFormat::Json {
         print(&crate::report::io::json(&reduced)?);
@@ -91,36 +96,4 @@ pub fn run(args: IoArgs, mut spec: JobSpec) -> Result<i32> {
         &reduced.aggregate,
     );
     Ok(code)
-}
-
-/// The directory a job's file is in (the rank's own directory goes beside it).
-fn parent_of(file: &Path) -> PathBuf {
-    match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// The plan one rank runs: one I/O workload `io`, the job `spec` exactly as given (its file
-/// outside `dir`, its seed set; `slice`: its part of a shared file), one round, `dir` as a
-/// directory target, kept in memory (no OUT: the caller renders `Outcome::job_reports`).
-fn invocation(spec: &JobSpec, slice: Option<Slice>, dir: PathBuf) -> crate::plan::Invocation {
-    // What the plan's summary and estimate read (the job itself is `GroupJob`'s).
-    let mut params = crate::plan::IoParams::new(spec.rw, spec.bs, spec.numjobs, spec.iodepth);
-    params.size = spec.size;
-    params.runtime = spec.runtime;
-    params.ramp = Some(spec.ramp);
-    params.direct = spec.direct;
-    params.backend = spec.backend;
-    // Its own file, not the plan's data file (which nothing lays out here).
-    params.file = Some(spec.filename.display().to_string());
-    let workload = crate::plan::WorkloadSpec::io("io", params).with_params(&GroupJob {
-        job: spec.clone(),
-        slice,
-    });
-    let mut plan = crate::plan::Plan::on_dir("io", "fsbench io --mpi", vec![workload]);
-    plan.runtime = spec.runtime.unwrap_or(std::time::Duration::from_secs(5));
-    plan.ramp = spec.ramp;
-    plan.file_size = spec.size.unwrap_or(0);
-    crate::plan::Invocation::in_memory_on_dir(plan, dir, spec.seed.unwrap_or(1), 1)
 }

@@ -16,6 +16,8 @@ mod io_fio_job;
 /// `fsbench io --mpi` (rank 0 prints and records the reduced job).
 #[cfg(feature = "mpi")]
 mod io_mpi;
+/// `fsbench io`'s flags as a plan (shared by `io` and `io --mpi`).
+mod io_plan;
 pub mod meta;
 /// `fsbench meta --mpi` (each rank runs the metadata plan through the runner).
 #[cfg(feature = "mpi")]

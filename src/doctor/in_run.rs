@@ -36,7 +36,8 @@ pub fn request(inv: &Invocation, target: &dyn Target) -> Request {
             req.dirs.push((scratch_dir.clone(), "scratch".into()))
         }
         TargetKind::Dir { path } => req.dirs.push((path.clone(), "target".into())),
-        TargetKind::Device { .. } => {}
+        // The job's own file or device: the device is checked as one above.
+        TargetKind::Device { .. } | TargetKind::File { .. } => {}
     }
     let defaults = plan.job_defaults(inv.options.seed, None);
     for w in plan.recorded() {

@@ -260,15 +260,20 @@ fn open_existing(spec: &JobSpec, meta: &std::fs::Metadata) -> Result<(bool, bool
     }
 }
 
+/// The directory a job's file is in (`.` for a bare name), where it is created.
+pub fn directory_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// A file the layout will create: its directory exists and is writable, and `--size` says
 /// how large.
 fn to_create(spec: &JobSpec) -> Result<(bool, bool, u64, u64)> {
     let path = &spec.filename;
     let shown = path.display();
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let parent = directory_of(path);
     if !parent.is_dir() {
         return Err(Error::invalid(
             "--filename",
@@ -394,11 +399,7 @@ fn check_direct_alignment(spec: &JobSpec, logical_block: u64) -> Result<()> {
 
 /// Refuse a layout that cannot fit, before writing gigabytes and failing with ENOSPC.
 fn check_free_space(path: &Path, extra: u64) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(st) = rustix::fs::statvfs(dir) else {
+    let Ok(st) = rustix::fs::statvfs(directory_of(path)) else {
         return Ok(());
     };
     let free = st.f_bavail.saturating_mul(st.f_frsize);

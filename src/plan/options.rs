@@ -77,16 +77,36 @@ pub struct Invocation {
 
 impl Invocation {
     /// `plan` on directory `dir` as this process's own target, kept in memory (no OUT
-    /// written): how `fsbench meta --mpi` and `fsbench io --mpi` run each rank's plan.
+    /// written): how `fsbench meta`, `fsbench meta --mpi` and `fsbench io --mpi` run (each
+    /// rank its own directory).
     pub fn in_memory_on_dir(plan: Plan, dir: PathBuf, seed: u64, threads: usize) -> Invocation {
+        Self::in_memory(
+            plan,
+            TargetKind::Dir { path: dir.clone() },
+            dir,
+            seed,
+            threads,
+        )
+    }
+
+    /// `plan` on `target` kept in memory: nothing is written to `out` (no plan.json, journal
+    /// or results.json; it names where the run stands), the caller renders the outcome.
+    /// `fsbench io` runs so on the user's own file ([`TargetKind::File`]).
+    pub fn in_memory(
+        plan: Plan,
+        target: TargetKind,
+        out: PathBuf,
+        seed: u64,
+        threads: usize,
+    ) -> Invocation {
         Invocation {
             fsbench_version: env!("CARGO_PKG_VERSION").to_string(),
             argv: std::env::args().collect(),
             started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             plan,
             options: RunOptions {
-                out: dir.clone(),
-                target: crate::scratch::TargetKind::Dir { path: dir },
+                out,
+                target,
                 multi: Default::default(),
                 yes: false,
                 engine: EngineChoice::Fsbench,

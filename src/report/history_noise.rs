@@ -83,6 +83,8 @@ pub fn planned_target(kind: &TargetKind) -> Option<TargetInfo> {
             let sectors: u64 = crate::host::sysfs::read_attr(&sys, "size")?.parse().ok()?;
             t = crate::scratch::block::device_info("device", path, dev, sectors * 512);
         }
+        // Only `fsbench io` runs on a job's own file, and it estimates nothing.
+        TargetKind::File { .. } => return None,
         TargetKind::Dir { path, .. } => {
             t.kind = "dir".into();
             t.path = path.display().to_string();

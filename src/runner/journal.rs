@@ -44,8 +44,9 @@ pub struct RoundRecord {
     /// Every process's own measurement of its coordinated steps (the leader's record only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankRecord>,
-    /// The reduced report of each I/O step run as one job by every process
-    /// ([`crate::workload::io::GroupJob`]: `fsbench io --mpi`), the leader's record only.
+    /// The report of each I/O step run as one whole job ([`crate::workload::io::GroupJob`]):
+    /// every process's reduced (`fsbench io --mpi`, the leader's record only) or one
+    /// process's own (`fsbench io`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_reports: Vec<super::reduce::aggregate::MpiIoReport>,
 }

@@ -35,10 +35,11 @@ pub struct Outcome {
     pub results: Results,
     /// True when the user interrupted the run (results are partial).
     pub interrupted: bool,
-    /// The reduced report of each I/O step run as one job by several processes (`fsbench io
-    /// --mpi`: [`crate::workload::io::GroupJob`]; `runner::reduce::step` reduced it once), in
-    /// step order; kept beside the results, not in them (a results file keeps each rank's
-    /// values only).
+    /// The report of each I/O step run as one whole job ([`crate::workload::io::GroupJob`]):
+    /// by several processes (`fsbench io --mpi`, reduced once by `runner::reduce::step`) or
+    /// by this one alone (`fsbench io`, its engine's report as it is:
+    /// `runner::reduce::aggregate::alone`), in step order; kept beside the results, not in
+    /// them (a results file keeps each rank's values only).
     pub job_reports: Vec<reduce::aggregate::MpiIoReport>,
 }
 
@@ -143,7 +144,14 @@ pub fn execute_judged(
     let _services = hold_services(&inv.plan);
     // Safety checks (mounted, holders, signatures, O_EXCL…) happen inside acquire.
     let target = acquire_target(inv)?;
-    let findings = diagnose(inv, target.as_ref(), &mut checked);
+    // On the user's own file (`fsbench io`) the job runs as it always did, at once: no doctor
+    // watching the device for a second first, no tool versions its report would not carry.
+    let in_place = inv.options.target.in_place();
+    let findings = if in_place {
+        Vec::new()
+    } else {
+        diagnose(inv, target.as_ref(), &mut checked)
+    };
     let journal = if keep {
         std::fs::create_dir_all(out).map_err(|e| crate::Error::io("cannot create", out, e))?;
         if !resume {
@@ -163,7 +171,11 @@ pub fn execute_judged(
             std::time::Duration::from_secs_f64(schedule.estimate_s),
         ),
         shared: Default::default(),
-        provenance: provenance(),
+        provenance: if in_place {
+            Default::default()
+        } else {
+            provenance()
+        },
         warned: BTreeSet::new(),
         run_warnings: checked.warnings,
         run_notes: checked.notes,
@@ -490,8 +502,8 @@ impl Runner<'_> {
         };
         self.target.check_identity()?;
         self.progress.note(&format!(
-            "fsbench: preconditioning {} before the first mkfs (2 × its capacity, 128 KiB \
-             sequential writes, about {})",
+            "fsbench: preconditioning {} before the first round (2 × its capacity, 128 KiB \
+             sequential writes: SNIA's workload-independent part, about {})",
             dev.display(),
             eta::format(std::time::Duration::from_secs_f64(eta::once_seconds(
                 &self.inv.plan
@@ -834,7 +846,8 @@ impl Runner<'_> {
         self.progress.clear();
         let (elapsed, total_est) = (ended.elapsed_s, schedule.estimate_s);
         let failed = ended.interrupted || ended.fatal.is_some();
-        if !failed && total_est > 0.0 {
+        // `fsbench io`'s one job (its own file) is timed by its report, not the plan's ETA.
+        if !failed && total_est > 0.0 && !self.inv.options.target.in_place() {
             // Real against estimated, so the ETA's constants (src/plan/eta.rs) can be checked:
             // the estimate covers the minimum rounds, so a settled run compares those alone.
             let fmt = |s: f64| eta::format(std::time::Duration::from_secs_f64(s));

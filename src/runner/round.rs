@@ -168,6 +168,14 @@ pub(super) struct Open {
     tree_failed: bool,
 }
 
+/// The block size of I/O step `w` (an I/O job's bytes are its I/Os × it); `None` for the
+/// other kinds.
+fn io_bs(w: &WorkloadSpec) -> Option<u64> {
+    w.io_job()
+        .filter(|_| w.kind == crate::plan::Kind::Io)
+        .map(|j| j.bs)
+}
+
 /// Where the steps of `r` run.
 fn step_at<'a>(r: &'a Round, data_dir: &'a Path) -> StepAt<'a> {
     StepAt {
@@ -483,6 +491,11 @@ impl Runner<'_> {
     /// fsbench's own directory on the filesystem under test (removed at the round's end on
     /// a directory target), `chattr +C` for a nocow setup.
     fn data_directory(&mut self, rec: &mut RoundRecord, r: &Round) -> Flow<(PathBuf, DirGuard)> {
+        if self.inv.options.target.in_place() {
+            // The job names the user's own file: the steps stand in the directory holding
+            // it, and nothing of fsbench's is made there (nor removed).
+            return Ok(Some((r.work_root.clone(), DirGuard(None))));
+        }
         let formats = r.dev.is_some();
         let data_dir = if formats {
             r.work_root.join("fsbench")
@@ -696,24 +709,24 @@ impl Runner<'_> {
             let reading = self.read_disk_ref(w)?;
             let mut output = self.measure(w, at, prepared)?;
             output.metrics.extend(reading);
+            // A whole job run by this process alone (`fsbench io`): its report as it is.
+            let job = output
+                .job
+                .as_deref()
+                .map(|run| Box::new(super::reduce::aggregate::alone(run, io_bs(w).unwrap_or(0))));
             return Ok(super::coordinator::Coordinated {
                 output,
                 ranks: Vec::new(),
-                job: None,
+                job,
             });
         };
-        // An I/O job's aggregate bytes are all ranks' I/Os × its block size.
-        let io_bs = w
-            .io_job()
-            .filter(|_| w.kind == crate::plan::Kind::Io)
-            .map(|j| j.bs);
         let mut step = CoordinatedStep {
             runner: self,
             w,
             at,
             prepared: None,
         };
-        super::coordinator::workload(c, &w.id, io_bs, &mut step)
+        super::coordinator::workload(c, &w.id, io_bs(w), &mut step)
     }
 
     /// A reading of the disk beside the image before I/O job `w`, when the plan asks for one

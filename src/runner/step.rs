@@ -51,7 +51,9 @@ pub fn measure(
     // The engine counts and settles its own jobs; the runner does for everything else.
     let by_runner = match entry.needs(w).writes {
         Writes::Runner => true,
-        Writes::Engine => cx.fio_engine,
+        // A job given exactly (`fsbench io`) keeps its report as its engine made it: fio's
+        // as fio gave it, with nothing of the runner's waited for or added.
+        Writes::Engine => cx.fio_engine && w.params_of::<crate::workload::io::GroupJob>().is_none(),
         Writes::No => false,
     };
     let tracked = if by_runner {

@@ -6,6 +6,7 @@
 pub mod block;
 pub mod consent;
 pub mod dir;
+pub mod file;
 pub mod fileloop;
 pub mod image;
 pub mod multi;
@@ -41,12 +42,25 @@ pub enum TargetKind {
         /// The directory.
         path: PathBuf,
     },
+    /// An existing file or block device that the plan's one I/O job names itself
+    /// (`fsbench io`): no mkfs, and nothing of fsbench's is made beside it.
+    File {
+        /// The file or device.
+        path: PathBuf,
+    },
 }
 
 impl TargetKind {
     /// Whether filesystems are created (image/device) or the directory is used as it is.
     pub fn formats(&self) -> bool {
-        !matches!(self, TargetKind::Dir { .. })
+        !matches!(self, TargetKind::Dir { .. } | TargetKind::File { .. })
+    }
+
+    /// Whether the runner works beside the user's own file, as `fsbench io` always ran its
+    /// job: nothing of fsbench's made there (no data directory), no doctor diagnosis or tool
+    /// versions before it (a [`TargetKind::File`]).
+    pub fn in_place(&self) -> bool {
+        matches!(self, TargetKind::File { .. })
     }
 
     /// One line for the plan printout.
@@ -61,6 +75,7 @@ impl TargetKind {
             ),
             TargetKind::Device { path, .. } => format!("block device {} (wiped)", path.display()),
             TargetKind::Dir { path } => format!("directory {} (no mkfs)", path.display()),
+            TargetKind::File { path } => format!("{} as it is (no mkfs)", path.display()),
         }
     }
 }
@@ -112,6 +127,7 @@ pub fn acquire(kind: &TargetKind, yes: bool) -> crate::Result<Box<dyn Target>> {
             Box::new(block::BlockTarget::acquire(path, *force_wipe, yes)?)
         }
         TargetKind::Dir { path } => Box::new(dir::DirTarget::acquire(path)?),
+        TargetKind::File { path } => Box::new(file::FileTarget::acquire(path)?),
     })
 }
 

@@ -41,7 +41,7 @@ impl Multi {
         match kind {
             TargetKind::Image { .. } => self.images.max(1) as usize,
             TargetKind::Device { .. } => 1 + self.devices.len(),
-            TargetKind::Dir { .. } => 0,
+            TargetKind::Dir { .. } | TargetKind::File { .. } => 0,
         }
     }
 
@@ -139,7 +139,9 @@ pub fn acquire(kind: &TargetKind, multi: &Multi, yes: bool) -> Result<Box<dyn Ta
                 .map(|c| Box::new(BlockTarget::from_checked(c)) as Box<dyn Target>)
                 .collect()
         }
-        TargetKind::Dir { .. } => unreachable!("a directory has no devices (count 0)"),
+        TargetKind::Dir { .. } | TargetKind::File { .. } => {
+            unreachable!("a directory or a job's own file has no devices (count 0)")
+        }
     };
     Ok(Box::new(MultiTarget { parts }))
 }

@@ -136,8 +136,8 @@ impl Workload for Builtin {
         self.complete.map_or(Ok(()), |f| f(spec))
     }
     fn prepare(&self, _: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
-        // A job given exactly (`fsbench io --mpi`) runs as `fsbench io` does: on the caches
-        // as they are.
+        // A job given exactly (`fsbench io`, each rank of `io --mpi`) runs as `fsbench io`
+        // always did: on the caches as they are.
         if self.kind == Kind::Io && w.params_of::<super::io::GroupJob>().is_some() {
             return Ok(Caches::Keep);
         }
@@ -384,9 +384,11 @@ pub static IO: Builtin = Builtin {
     complete: None,
     caches: Caches::Drop,
     run: |cx, w| {
-        // One of several processes' job, run exactly as given, with its coordinator.
+        // A job run exactly as given (`fsbench io`, one rank's of `io --mpi`), with its
+        // coordinator.
         if let Some(g) = w.params_of::<super::io::GroupJob>() {
-            return super::io::run_group(&g, cx.coordinator.unwrap_or(&crate::engine::Alone));
+            let coord = cx.coordinator.unwrap_or(&crate::engine::Alone);
+            return super::io::run_group(&g, coord, cx.work.settle, cx.fio_engine);
         }
         let spec = w
             .job_spec(cx.work.dir, &cx.defaults)

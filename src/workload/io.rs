@@ -28,8 +28,8 @@ pub fn run(ctx: &WorkloadContext, spec: &JobSpec) -> crate::Result<WorkloadOutpu
     Ok(to_output(&report))
 }
 
-/// An I/O job that one of several processes runs exactly as given (`fsbench io --mpi`'s
-/// plan: the job from its flags, this rank's file and seed), the I/O workload's own
+/// An I/O job run exactly as given (`fsbench io`'s plan, and every rank's of `fsbench io
+/// --mpi`: the job from its flags, the process's file and seed), the I/O workload's own
 /// parameters ([`super::spec::WorkloadSpec::params_of`]). The engine runs it with the step's
 /// coordinator ([`engine::run_coordinated`]): one more meeting right before the clocks start,
 /// stonewall when the coordinator asks for it, and with `slice` this process's regions of one
@@ -40,13 +40,43 @@ pub struct GroupJob {
     pub job: JobSpec,
     /// This process's part of a shared file; `None`: a file of its own.
     pub slice: Option<engine::Slice>,
+    /// After a job that writes, count the device's write-back under the step's rule
+    /// (`false`: `fsbench io --no-settle`). Several processes never settle inside their
+    /// window (the runner gives their steps no rule).
+    #[serde(default = "settles")]
+    pub settle: bool,
+}
+
+/// A job settles unless told not to.
+fn settles() -> bool {
+    true
 }
 
 /// Run `g` as one of the processes `coord` meets (the step's coordinator; a process alone
-/// without one): the output of [`to_output`] with the whole run in `job`. No O_DIRECT retry
-/// (a second run on one process would not match the others' meetings).
-pub fn run_group(g: &GroupJob, coord: &dyn engine::Coordinator) -> crate::Result<WorkloadOutput> {
-    let (report, window) = engine::run_coordinated(&g.job, g.slice, coord, None)?;
+/// without one), the device's write-back counted under `settle` (the step's rule, when `g`
+/// settles), on fio instead when `fio` (one process alone: fio has no meetings): the output
+/// of [`to_output`] with the whole run in `job`. No O_DIRECT retry (a second run on one
+/// process would not match the others' meetings, and `fsbench io` reports the refusal).
+pub fn run_group(
+    g: &GroupJob,
+    coord: &dyn engine::Coordinator,
+    settle: Option<crate::measure::SettleRule>,
+    fio: bool,
+) -> crate::Result<WorkloadOutput> {
+    let settle = settle.filter(|_| g.settle);
+    let (report, window) = if fio {
+        let report = crate::fio::run(&g.job)?;
+        let end_s = report.runtime_s;
+        (
+            report,
+            engine::Window {
+                start_s: 0.0,
+                end_s,
+            },
+        )
+    } else {
+        engine::run_coordinated(&g.job, g.slice, coord, settle)?
+    };
     let mut out = to_output(&report);
     out.job = Some(Box::new(JobRun {
         filename: g.job.filename.display().to_string(),

@@ -58,7 +58,7 @@ pub(super) fn multi_choice(args: &Overrides, target: &TargetKind) -> crate::Resu
             images: 1,
             devices: args.more_devices.clone(),
         }),
-        TargetKind::Dir { .. } => Ok(Multi::default()),
+        TargetKind::Dir { .. } | TargetKind::File { .. } => Ok(Multi::default()),
     }
 }
 
@@ -79,7 +79,9 @@ pub fn check_variant_args(setups: &[SetupSpec], target: &TargetKind) -> crate::R
 pub fn target_capacity(t: &TargetKind, host: &HostFacts) -> Option<u64> {
     match t {
         TargetKind::Image { size, .. } => Some(*size),
-        TargetKind::Device { .. } | TargetKind::Dir { .. } => host.target_bytes,
+        TargetKind::Device { .. } | TargetKind::Dir { .. } | TargetKind::File { .. } => {
+            host.target_bytes
+        }
     }
 }
 

@@ -269,6 +269,21 @@ pub fn reduce(all: &[RankResult], bs: u64, library: String, stonewall: bool) -> 
     }
 }
 
+/// One process's whole run of a job alone (`fsbench io`: no coordinator, nothing to
+/// reduce): its engine's report as it is (device counters, steady-state verdict, latency
+/// series and all, which a reduction over ranks leaves out), with its one rank and host row.
+pub fn alone(run: &JobRun, bs: u64) -> MpiIoReport {
+    let one = RankResult {
+        rank: 0,
+        // As a process alone names its host (`engine::Alone`): no other host to tell apart.
+        host: String::new(),
+        run: run.clone(),
+    };
+    let mut report = reduce(std::slice::from_ref(&one), bs, String::new(), false);
+    report.aggregate = run.report.clone();
+    report
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
