@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod doctor;
 pub mod history;
 pub mod io;
+pub mod knob_flags;
 pub mod meta;
 pub mod record;
 pub mod report;

@@ -5,9 +5,10 @@
 //! where a flag takes one.
 //!
 //! What reads the rows: each clap field of `cli/run.rs` (`help = K::ROW.help()`, a
-//! suggesting parser from [`Knob::known`]), the plan-file reader (a top-level key without a
-//! row here or in the parameter table is refused with its line, [`unknown_key`]; the values
-//! both a plan file and the flags give are read by their rows' keys, [`PlanValues`]), and
+//! suggesting parser from [`Knob::known`]) and the flags `cli/knob_flags.rs` generates from
+//! [`plan_knobs`], the plan-file reader (a top-level key without a row here or in the
+//! parameter table is refused with its line, [`unknown_key`]; the knobs both a plan file and
+//! the flags give are read by their rows' keys, [`PlanValues`]), and
 //! `docs/parameters.md` ([`markdown`]). A test in `cli/mod.rs` fails for a flag of `run` or
 //! `plan` without a row in either table, and one here for a plan-file key `file.rs` reads
 //! without one.
@@ -324,13 +325,19 @@ impl Over for bool {
     }
 }
 
-/// The switches both the flags and a plan file give, each one line `field = ROW` (the row
-/// above gives its help, flag and key): [`PlanValues`] holds them, `cli/run.rs` declares their
-/// flags from this list (`SwitchFlags`, in this order), and one marked `in plan` lands in the
-/// resolved [`super::Plan`] as given ([`PlanSwitches`], flattened into plan.json), so a new
-/// switch is its row, its line here and the code that reads it. `$then` is called with the
-/// list after the tokens in braces (a macro cannot name another's repetition otherwise).
-macro_rules! plan_switches {
+/// The knobs both the flags and a plan file give, one line each beside its row, in three
+/// groups: `switches` (`field = ROW`: on or off), `values` (`field: Option<T> = read(ROW)`,
+/// `read` the [`Reader`] method that takes it from a plan file) and `by_hand` (values whose
+/// flags are written by hand because they are several flags or shared with `fsbench io`:
+/// `--steady-state` with `--steady-round`/`--steady-max`/`--steady-quick`, `--precondition`;
+/// a test in `cli/knob_flags.rs` checks them against their rows). The list is expanded into
+/// [`PlanValues`] (the field, read by its row's key, the override rule), into `cli`'s
+/// `SwitchFlags` and `ValueFlags` (the flag, its help, value name and parser from its row, in
+/// this order), and a switch or value marked `in plan` lands in the resolved [`super::Plan`]
+/// as given ([`PlanGiven`], flattened into plan.json). So a new knob is its row, its line here
+/// and the code that reads it. `$then` is called with the list after the tokens in braces (a
+/// macro cannot name another's repetition otherwise).
+macro_rules! plan_knobs {
     ($then:ident { $($pass:tt)* }) => {
         $then! {
             switches {
@@ -342,53 +349,86 @@ macro_rules! plan_switches {
                 /// `by_setup`).
                 by_setup = BY_SETUP;
             }
+            values {
+                /// Rounds per setup; with `until_settled` the minimum (`--rounds`, `rounds`).
+                rounds: Option<u32> = count(&P::ROUNDS);
+                /// The error the run's decisions carry (`--error`, `error`).
+                error: Option<crate::results::ErrorControl> = error_control(&ERROR);
+                /// The wall time of an until-settled run (`--budget`, `budget`).
+                budget: Option<Duration> = duration(&P::BUDGET);
+                /// Rounds at most of an until-settled run (`--max-rounds`, `max_rounds`).
+                max_rounds: Option<u32> = count(&P::MAX_ROUNDS);
+                /// Measured time per I/O job (`--runtime`, `runtime`).
+                runtime: Option<Duration> = duration(&P::RUNTIME);
+                /// Warm-up per I/O job (`--ramp`, `ramp`).
+                ramp: Option<Duration> = duration(&P::RAMP);
+                /// The quiet wait's window after mkfs (`--quiet-window`, `quiet_window`).
+                quiet_window: Option<Duration> = duration(&P::QUIET_WINDOW);
+                /// Copies of the synthetic corpus (`--corpus-copies`, `[corpus] copies`).
+                corpus_copies: Option<u32> = count(&P::CORPUS_COPIES);
+                /// Scale of each corpus copy, 1.0 the full tree (`--corpus-scale`,
+                /// `[corpus] scale`).
+                corpus_scale: Option<f64> = real(&P::CORPUS_SCALE);
+            }
+            by_hand {
+                /// Run the I/O jobs until steady (`--steady-state` with `--steady-round`,
+                /// `--steady-max`, `--steady-quick`; the keys of the same names); from a plan
+                /// file checked, from the flags checked when resolved.
+                steady: Option<crate::engine::SteadySpec> = steady(&STEADY_STATE);
+                /// Condition the device and the data file first (`--precondition`,
+                /// `precondition`).
+                precondition: bool = switch(&PRECONDITION);
+            }
             $($pass)*
         }
     };
 }
-pub(crate) use plan_switches;
+pub(crate) use plan_knobs;
 
-/// Declares [`PlanSwitches`] and [`PlanValues::in_plan`] from the switches marked `in plan`
-/// (a muncher: the marked lines are gathered, the others passed over).
+/// Declares [`PlanGiven`] and [`PlanValues::in_plan`] from the knobs marked `in plan`, each
+/// written `field [in plan]: Type;` (a muncher: the marked lines are gathered, the others
+/// passed over).
 macro_rules! in_plan {
-    (@done [$($(#[doc = $doc:literal])* $field:ident)*]) => {
-        /// The switches that land in the resolved plan as given (flattened into plan.json,
-        /// each `false` when an older plan.json lacks it).
+    (@done [$($(#[doc = $doc:literal])* $field:ident: $ty:ty,)*]) => {
+        /// The switches and values that land in the resolved plan as given (flattened into
+        /// plan.json; a switch `false`, a value `None` when an older plan.json lacks it).
         #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-        pub struct PlanSwitches {
-            $($(#[doc = $doc])* #[serde(default)] pub $field: bool,)*
+        pub struct PlanGiven {
+            $($(#[doc = $doc])* #[serde(default)] pub $field: $ty,)*
         }
 
         impl PlanValues {
-            /// The switches of these values that land in the plan as given.
-            pub fn in_plan(&self) -> PlanSwitches {
-                PlanSwitches { $($field: self.$field,)* }
+            /// The knobs of these values that land in the plan as given.
+            pub fn in_plan(&self) -> PlanGiven {
+                PlanGiven { $($field: ::std::clone::Clone::clone(&self.$field),)* }
             }
         }
     };
-    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident = $row:ident in plan; $($rest:tt)*) => {
-        $crate::plan::knobs::in_plan!(@done [$($done)* $(#[doc = $doc])* $field] $($rest)*);
+    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident in plan: $ty:ty; $($rest:tt)*) => {
+        $crate::plan::knobs::in_plan!(@done [$($done)* $(#[doc = $doc])* $field: $ty,] $($rest)*);
     };
-    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident = $row:ident; $($rest:tt)*) => {
+    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident: $ty:ty; $($rest:tt)*) => {
         $crate::plan::knobs::in_plan!(@done [$($done)*] $($rest)*);
     };
 }
 pub(crate) use in_plan;
 
-/// Declares [`PlanValues`]: each field once, with the reader that takes it from a plan file
-/// by its row's key (the switches from [`plan_switches`]); the struct, the plan-file reading
-/// and the override rule are generated.
+/// Declares [`PlanValues`] from the list [`plan_knobs`] hands it: each field once, with the
+/// reader that takes it from a plan file by its row's key; the struct, the plan-file reading,
+/// the override rule and [`PlanGiven`] are generated.
 macro_rules! plan_values {
     (
-        switches { $($(#[doc = $sdoc:literal])* $switch:ident = $srow:ident $(in $plan:ident)?;)* }
-        $($(#[doc = $doc:literal])* $field:ident: $ty:ty = $read:ident($row:expr);)*
+        switches { $($(#[doc = $sdoc:literal])* $switch:ident = $srow:ident $(in $splan:ident)?;)* }
+        values { $($(#[doc = $vdoc:literal])* $value:ident: $vty:ty = $vread:ident($vrow:expr) $(in $vplan:ident)?;)* }
+        by_hand { $($(#[doc = $hdoc:literal])* $hand:ident: $hty:ty = $hread:ident($hrow:expr);)* }
     ) => {
         /// The values a plan file and the flags both give (`Overrides::values` from the flags,
         /// `PlanDraft::values` from the file); [`PlanValues::over`] is the one rule that
         /// combines them. `None`/`false`: not given.
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct PlanValues {
-            $($(#[doc = $doc])* pub $field: $ty,)*
+            $($(#[doc = $vdoc])* pub $value: $vty,)*
+            $($(#[doc = $hdoc])* pub $hand: $hty,)*
             $($(#[doc = $sdoc])* pub $switch: bool,)*
         }
 
@@ -397,7 +437,8 @@ macro_rules! plan_values {
             /// is refused naming `file:line` and the key.
             pub fn from_plan(r: &$crate::plan::knobs::Reader<'_>) -> $crate::Result<PlanValues> {
                 Ok(PlanValues {
-                    $($field: r.$read($row)?,)*
+                    $($value: r.$vread($vrow)?,)*
+                    $($hand: r.$hread($hrow)?,)*
                     $($switch: r.switch(&$srow)?,)*
                 })
             }
@@ -406,44 +447,23 @@ macro_rules! plan_values {
             /// given turns on.
             pub fn over(&self, plan: &PlanValues) -> PlanValues {
                 PlanValues {
-                    $($field: $crate::plan::knobs::Over::over(&self.$field, &plan.$field),)*
+                    $($value: $crate::plan::knobs::Over::over(&self.$value, &plan.$value),)*
+                    $($hand: $crate::plan::knobs::Over::over(&self.$hand, &plan.$hand),)*
                     $($switch: $crate::plan::knobs::Over::over(&self.$switch, &plan.$switch),)*
                 }
             }
         }
 
-        $crate::plan::knobs::in_plan!(@done [] $($(#[doc = $sdoc])* $switch = $srow $(in $plan)?;)*);
+        $crate::plan::knobs::in_plan!(@done []
+            $($(#[doc = $sdoc])* $switch $(in $splan)?: bool;)*
+            $($(#[doc = $vdoc])* $value $(in $vplan)?: $vty;)*
+        );
     };
 }
 #[cfg(test)]
 pub(crate) use plan_values;
 
-plan_switches!(plan_values {
-    /// Rounds per setup; with `until_settled` the minimum (`--rounds`, `rounds`).
-    rounds: Option<u32> = count(&P::ROUNDS);
-    /// The error the run's decisions carry (`--error`, `error`).
-    error: Option<crate::results::ErrorControl> = error_control(&ERROR);
-    /// The wall time of an until-settled run (`--budget`, `budget`).
-    budget: Option<Duration> = duration(&P::BUDGET);
-    /// Rounds at most of an until-settled run (`--max-rounds`, `max_rounds`).
-    max_rounds: Option<u32> = count(&P::MAX_ROUNDS);
-    /// Measured time per I/O job (`--runtime`, `runtime`).
-    runtime: Option<Duration> = duration(&P::RUNTIME);
-    /// Warm-up per I/O job (`--ramp`, `ramp`).
-    ramp: Option<Duration> = duration(&P::RAMP);
-    /// The quiet wait's window after mkfs (`--quiet-window`, `quiet_window`).
-    quiet_window: Option<Duration> = duration(&P::QUIET_WINDOW);
-    /// Copies of the synthetic corpus (`--corpus-copies`, `[corpus] copies`).
-    corpus_copies: Option<u32> = count(&P::CORPUS_COPIES);
-    /// Scale of each corpus copy, 1.0 the full tree (`--corpus-scale`, `[corpus] scale`).
-    corpus_scale: Option<f64> = real(&P::CORPUS_SCALE);
-    /// Run the I/O jobs until steady (`--steady-state` with `--steady-round`,
-    /// `--steady-max`, `--steady-quick`; the keys of the same names); from a plan file
-    /// checked, from the flags checked when resolved.
-    steady: Option<crate::engine::SteadySpec> = steady(&STEADY_STATE);
-    /// Condition the device and the data file first (`--precondition`, `precondition`).
-    precondition: bool = switch(&PRECONDITION);
-});
+plan_knobs!(plan_values {});
 
 /// Reads values out of a plan file's table by their rows' keys; a wrong type names the file,
 /// the line and the key.
@@ -487,7 +507,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A whole number (its range was checked with the parameter table before).
-    fn count<T: TryFrom<i64>>(&self, row: &Param) -> crate::Result<Option<T>> {
+    pub(crate) fn count<T: TryFrom<i64>>(&self, row: &Param) -> crate::Result<Option<T>> {
         let key = Self::key_of(row);
         match self.get(key) {
             None => Ok(None),
@@ -502,7 +522,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A real number (an integer is one too).
-    fn real(&self, row: &Param) -> crate::Result<Option<f64>> {
+    pub(crate) fn real(&self, row: &Param) -> crate::Result<Option<f64>> {
         let key = Self::key_of(row);
         match self.get(key) {
             None => Ok(None),
@@ -516,7 +536,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A duration written as a string (`"30s"`).
-    fn duration(&self, row: &Param) -> crate::Result<Option<Duration>> {
+    pub(crate) fn duration(&self, row: &Param) -> crate::Result<Option<Duration>> {
         let key = Self::key_of(row);
         self.string(key)?
             .map(|s| crate::units::parse_duration(s).map_err(|e| self.bad(key, e)))
@@ -546,7 +566,10 @@ impl<'a> Reader<'a> {
     }
 
     /// `"per-question"`/`"per-run"`.
-    fn error_control(&self, row: &Knob) -> crate::Result<Option<crate::results::ErrorControl>> {
+    pub(crate) fn error_control(
+        &self,
+        row: &Knob,
+    ) -> crate::Result<Option<crate::results::ErrorControl>> {
         let key = row.key.expect("a plan value's row has a plan-file key");
         self.string(key)?
             .map(|s| {
@@ -570,7 +593,7 @@ impl<'a> Reader<'a> {
 
     /// `steady_state = "5,20,10"` with `steady_round`, `steady_max` and `steady_quick`,
     /// checked as one setting.
-    fn steady(&self, row: &Knob) -> crate::Result<Option<crate::engine::SteadySpec>> {
+    pub(crate) fn steady(&self, row: &Knob) -> crate::Result<Option<crate::engine::SteadySpec>> {
         let key = row.key.expect("a plan value's row has a plan-file key");
         let max = self.duration(&P::STEADY_MAX)?;
         let round = self.duration(&P::STEADY_ROUND)?;
