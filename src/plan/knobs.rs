@@ -2,7 +2,8 @@
 //! top-level plan-file key that is not a number, declared once with its help, its values, its
 //! plan-file key, how it overrides the plan and where the resolved value is recorded. The
 //! numbers are the parameter table's rows ([`super::params`]), which the rows here name
-//! where a flag takes one.
+//! where a flag takes one. A flag a workload kind owns (`--image-archive`) is declared by the
+//! kind and gets its row here at run time ([`kind_row`]).
 //!
 //! What reads the rows: each clap field of `cli/run.rs` (`help = K::ROW.help()`, a
 //! suggesting parser from [`Knob::known`]) and the flags `cli/knob_flags.rs` generates from
@@ -61,7 +62,7 @@ impl Merge {
 }
 
 /// One flag or plan-file key.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Knob {
     /// Its name in messages and the docs.
     pub name: &'static str,
@@ -209,7 +210,6 @@ knobs! {
     CLAIMS_FOR = Knob::list("claims for", "WORKLOAD|CLASS", "Run only what these claims need (comma-separated): a claim id, a workload id, a contradiction group or a statement class (metadata, durability, tuning…; `fsbench claims` lists them). Keeps the plan's setups the claims name and the workloads they read.").flags(&["--claims-for"]).merge(Merge::Rule("narrows the plan's setups and workloads")).lands("plan.json plan.setups, plan.workloads");
     FIO_JOB = Knob::list("fio job files", "FILE.fio", "A fio job file (repeatable): every job section becomes a workload on every setup and round, with its files in fsbench's data directory (see docs/fio-jobs.md).").flags(&["--fio-job"]).merge(Merge::Rule("added to a plan file's kind = \"fio-job\" workloads; without --plan they replace the profile's workloads")).lands("plan.json plan.workloads[].fio_job; results.json workloads[].params.job_text");
     REPLAY = Knob::list("replayed traces", "FILE", "A trace `fsbench record` wrote (repeatable): each becomes a workload that recreates the recorded starting tree on every setup, drops caches and replays the calls as fast as possible (docs/replay.md). Without --plan and --profile the run is the setups and the traces. In a plan file: a [[workload]] with kind = \"replay\" and trace = \"FILE\".").flags(&["--replay"]).merge(Merge::Rule("added to the plan's workloads; without --plan and --profile they replace the profile's timed workloads")).lands("plan.json plan.workloads[].params.kind_params.replay; results.json workloads");
-    IMAGE_ARCHIVE = Knob::text("image archive", "FILE|DIR", "Your own container image as the layer set of every container workload: a `docker save` / `podman save` tar or an OCI image layout (directory or tar), uncompressed layers. Without --plan and --profile it runs the containers profile (docs/containers.md).").flags(&["--image-archive"]).merge(Merge::Rule("sets image_archive on every container workload of the plan; a plan without one is refused")).lands("plan.json plan.workloads[].params.kind_params.archive; results.json workloads");
     ENGINE = Knob::choice("engine", &["fsbench", "native", "fio"], "Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections run with fio unless --engine native is given].").flags(&["--engine"]).lands("plan.json options.engine");
     // How long, until when.
     UNTIL_SETTLED = Knob::switch("until settled", "After --rounds, keep running interleaved rounds of the comparisons that are still open (a claim or a headline row not yet confirmed or refuted), until each is settled, --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 % of the time however many rounds it took (docs/reports.md).").flags(&["--until-settled"]).key("until_settled").merge(Merge::Either).lands("plan.json plan.settle; results.json settle");
@@ -245,6 +245,22 @@ knobs! {
 /// The row whose flags include `flag` (`--fs`).
 pub fn by_flag(flag: &str) -> Option<&'static Knob> {
     ALL.iter().copied().find(|k| k.flags.contains(&flag))
+}
+
+/// The row of a flag a workload kind owns (`--image-archive`), made from what the kind
+/// declares (`workload::api::KindFlag`): the kinds are below the plan, so their flags have no
+/// static row here, and one declared in the kind's folder is listed with the others.
+pub fn kind_row(f: &'static crate::workload::api::KindFlag) -> Knob {
+    let name = f.flag.trim_start_matches("--");
+    Knob::text(name, f.value_name, f.doc)
+        .flags(std::slice::from_ref(&f.flag))
+        .merge(Merge::Rule(f.merge))
+        .lands(f.lands)
+}
+
+/// The rows of every flag the workload kinds own, in registry order.
+pub fn kind_rows() -> Vec<Knob> {
+    crate::workload::registry::flags().map(kind_row).collect()
 }
 
 /// The row of top-level plan-file key `key`.
@@ -633,7 +649,7 @@ pub fn markdown() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    for k in ALL {
+    for k in ALL.iter().map(|k| (*k).clone()).chain(kind_rows()) {
         let value = match k.value {
             Value::Switch => "on/off".to_string(),
             Value::Text(n) => format!("`{n}`"),
