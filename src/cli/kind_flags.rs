@@ -72,3 +72,85 @@ impl clap::FromArgMatches for KindFlags {
         Ok(())
     }
 }
+
+/// A FAKE kind declaring a flag, registered as a new kind is (here on the test's thread): it
+/// becomes a flag of `run` and `plan` with the help and value name it declares, and its value
+/// reaches the overrides, with nothing written for it in `cli` or `plan`.
+#[cfg(test)]
+mod fake_kind {
+    use crate::cli::{Cli, Command};
+    use crate::metrics::MetricId;
+    use crate::workload::api::{
+        Cost, Describe, Family, Kind, KindFlag, Needs, Workload, WorkloadOutput,
+    };
+    use crate::workload::spec::{JobDefaults, WorkloadSpec};
+    use crate::workload::step::StepContext;
+    use clap::{CommandFactory, Parser};
+
+    struct Fake;
+
+    impl Workload for Fake {
+        fn kind(&self) -> Kind {
+            Kind::named("test-fake-flag")
+        }
+        fn flags(&self) -> &'static [KindFlag] {
+            &[KindFlag {
+                flag: "--test-fake-path",
+                value_name: "FILE",
+                doc: "A FAKE kind's flag of the test.",
+                merge: "given to every test-fake-flag workload",
+                lands: "nowhere",
+                alone: None,
+                apply: |_, _| Ok(()),
+            }]
+        }
+        fn family(&self) -> Family {
+            Family::Application
+        }
+        fn needs(&self, _: &WorkloadSpec) -> Needs {
+            Needs::NOTHING
+        }
+        fn emits(&self) -> &'static [MetricId] {
+            &[]
+        }
+        fn example(&self) -> &'static str {
+            "id = \"fake\"\nkind = \"test-fake-flag\""
+        }
+        fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
+            Cost::Seconds(0.0)
+        }
+        fn describe(&self, _: &WorkloadSpec, _: &Describe<'_>) -> String {
+            String::new()
+        }
+        fn run(&self, _: &mut StepContext<'_>, _: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
+            Ok(WorkloadOutput::default())
+        }
+    }
+
+    #[test]
+    fn a_kinds_flag_is_declared_in_the_kind_only() {
+        crate::workload::registry::register_for_test(&Fake);
+        let help = Cli::command()
+            .find_subcommand_mut("plan")
+            .unwrap()
+            .render_help()
+            .to_string();
+        assert!(
+            help.contains("--test-fake-path <FILE>")
+                && help.contains("A FAKE kind's flag of the test"),
+            "{help}"
+        );
+        let Command::Run(r) = Cli::try_parse_from(["fsbench", "run", "--test-fake-path", "/x"])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        assert_eq!(
+            r.overrides().kind_flags,
+            [("--test-fake-path".to_string(), "/x".into())]
+        );
+        let row = crate::plan::knobs::markdown();
+        assert!(row.contains("| `--test-fake-path` |"), "{row}");
+    }
+}

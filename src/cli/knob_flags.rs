@@ -14,19 +14,61 @@ use crate::plan::params::{self as P, Param, Unit};
 use clap::builder::{EnumValueParser, ValueParser};
 use std::time::Duration;
 
-/// How a value knob's flag takes its value, by the value's type: the flag, what `--help` shows
-/// and the clap parser, all from the row that declares it.
-pub trait FlagValue: Sized + Clone + Send + Sync + 'static {
-    /// The table the row is in: [`Param`] for a number (its range), [`Knob`] for the rest.
-    type Row: 'static;
+/// What a value knob's flag shows, from the table its row is in: its name, value name and
+/// help.
+pub trait FlagRow: Sync + 'static {
     /// The flag without its dashes (`rounds`): the row's first.
-    fn long(row: &'static Self::Row) -> &'static str;
+    fn long(&'static self) -> &'static str;
     /// What `--help` shows after the flag (`N`, `TIME`); a choice is named by its field
     /// (`ERROR`), as clap names a derived one.
-    fn value_name(row: &'static Self::Row, field: &str) -> String;
+    fn value_name(&self, field: &str) -> String;
     /// The `--help` text.
-    fn help(row: &'static Self::Row) -> String;
-    /// The parser: the row's range checked, its message naming what to give.
+    fn help(&self) -> String;
+}
+
+/// A number's row: the value name its unit writes (`N`, `TIME`, `X`, `SIZE`, `PERCENT`, the
+/// names `cli`'s test takes for a number) and its range in the help.
+impl FlagRow for Param {
+    fn long(&'static self) -> &'static str {
+        long_of(self.flags)
+    }
+    fn value_name(&self, _: &str) -> String {
+        match self.unit {
+            Unit::Count => "N",
+            Unit::Seconds => "TIME",
+            Unit::Real => "X",
+            Unit::Bytes => "SIZE",
+            Unit::Percent => "PERCENT",
+        }
+        .to_string()
+    }
+    fn help(&self) -> String {
+        Param::help(self)
+    }
+}
+
+/// Any other row: a text's value name as it writes it, a choice's its field's.
+impl FlagRow for Knob {
+    fn long(&'static self) -> &'static str {
+        long_of(self.flags)
+    }
+    fn value_name(&self, field: &str) -> String {
+        match self.value {
+            Value::Text(name) | Value::List(name) => name.to_string(),
+            _ => field.to_uppercase(),
+        }
+    }
+    fn help(&self) -> String {
+        Knob::help(self)
+    }
+}
+
+/// How a value knob's flag parses its value, by the value's type, from the row that declares
+/// it: the row's range checked, its message naming what to give.
+pub trait FlagValue: Sized + Clone + Send + Sync + 'static {
+    /// The table the row is in: [`Param`] for a number (its range), [`Knob`] for the rest.
+    type Row: FlagRow;
+    /// The clap parser.
     fn parser(row: &'static Self::Row) -> ValueParser;
 }
 
@@ -36,31 +78,9 @@ fn long_of(flags: &'static [&'static str]) -> &'static str {
     flag.trim_start_matches("--")
 }
 
-/// The value name the parameter table's unit writes (`N`, `TIME`, `X`, `SIZE`, `PERCENT`:
-/// the names `cli`'s test takes for a number, so its range is shown).
-fn unit_name(row: &Param) -> String {
-    match row.unit {
-        Unit::Count => "N",
-        Unit::Seconds => "TIME",
-        Unit::Real => "X",
-        Unit::Bytes => "SIZE",
-        Unit::Percent => "PERCENT",
-    }
-    .to_string()
-}
-
 /// A whole number in its row's range (`--rounds 3`).
 impl FlagValue for u32 {
     type Row = Param;
-    fn long(row: &'static Param) -> &'static str {
-        long_of(row.flags)
-    }
-    fn value_name(row: &'static Param, _: &str) -> String {
-        unit_name(row)
-    }
-    fn help(row: &'static Param) -> String {
-        row.help()
-    }
     fn parser(row: &'static Param) -> ValueParser {
         ValueParser::new(row.count_arg::<u32>())
     }
@@ -69,15 +89,6 @@ impl FlagValue for u32 {
 /// A duration in its row's range (`--runtime 30s`).
 impl FlagValue for Duration {
     type Row = Param;
-    fn long(row: &'static Param) -> &'static str {
-        long_of(row.flags)
-    }
-    fn value_name(row: &'static Param, _: &str) -> String {
-        unit_name(row)
-    }
-    fn help(row: &'static Param) -> String {
-        row.help()
-    }
     fn parser(row: &'static Param) -> ValueParser {
         ValueParser::new(row.duration_arg())
     }
@@ -86,15 +97,6 @@ impl FlagValue for Duration {
 /// A real number in its row's range (`--corpus-scale 0.5`).
 impl FlagValue for f64 {
     type Row = Param;
-    fn long(row: &'static Param) -> &'static str {
-        long_of(row.flags)
-    }
-    fn value_name(row: &'static Param, _: &str) -> String {
-        unit_name(row)
-    }
-    fn help(row: &'static Param) -> String {
-        row.help()
-    }
     fn parser(row: &'static Param) -> ValueParser {
         ValueParser::new(row.real_arg())
     }
@@ -104,15 +106,6 @@ impl FlagValue for f64 {
 /// `cli/mod.rs` checks).
 impl FlagValue for crate::results::ErrorControl {
     type Row = Knob;
-    fn long(row: &'static Knob) -> &'static str {
-        long_of(row.flags)
-    }
-    fn value_name(_: &'static Knob, field: &str) -> String {
-        field.to_uppercase()
-    }
-    fn help(row: &'static Knob) -> String {
-        row.help()
-    }
     fn parser(_: &'static Knob) -> ValueParser {
         EnumValueParser::<Self>::new().into()
     }
@@ -152,9 +145,9 @@ macro_rules! knob_flags {
             $(
                 $(#[doc = $vdoc])*
                 #[arg(
-                    long = <$vty as $crate::cli::knob_flags::FlagValue>::long($vrow),
-                    value_name = <$vty as $crate::cli::knob_flags::FlagValue>::value_name($vrow, stringify!($value)),
-                    help = <$vty as $crate::cli::knob_flags::FlagValue>::help($vrow),
+                    long = $crate::cli::knob_flags::FlagRow::long($vrow),
+                    value_name = $crate::cli::knob_flags::FlagRow::value_name($vrow, stringify!($value)),
+                    help = $crate::cli::knob_flags::FlagRow::help($vrow),
                     value_parser = <$vty as $crate::cli::knob_flags::FlagValue>::parser($vrow),
                 )]
                 pub $value: Option<$vty>,
