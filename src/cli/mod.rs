@@ -9,6 +9,8 @@ pub mod corpus;
 pub mod doctor;
 pub mod history;
 pub mod io;
+pub mod kind_flags;
+pub mod knob_flags;
 pub mod meta;
 pub mod record;
 pub mod report;
@@ -126,13 +128,22 @@ mod tests {
                     seen += 1;
                     continue;
                 }
-                let row = knobs::by_flag(&flag).unwrap_or_else(|| {
-                    panic!(
-                        "fsbench {} {flag}: add a row to src/plan/knobs.rs (or, for a number, \
+                // A flag a workload kind owns has its row from the kind's declaration.
+                let kind_row = || {
+                    knobs::kind_rows()
+                        .into_iter()
+                        .find(|k| k.flags.contains(&flag.as_str()))
+                };
+                let row = knobs::by_flag(&flag)
+                    .cloned()
+                    .or_else(kind_row)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "fsbench {} {flag}: add a row to src/plan/knobs.rs (or, for a number, \
                          src/plan/params)",
-                        sub.get_name()
-                    )
-                });
+                            sub.get_name()
+                        )
+                    });
                 let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
                 assert!(
                     arg.is_hide_set() || help == row.help(),

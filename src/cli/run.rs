@@ -145,33 +145,6 @@ impl RunArgs {
     }
 }
 
-/// Declares [`SwitchFlags`] from the list `knobs::plan_switches!` hands it: one flag per
-/// switch, named by its field (`by_setup`: `--by-setup`; a test in `cli/mod.rs` checks it is
-/// its row's flag), its help from its row.
-macro_rules! switch_flags {
-    (switches { $($(#[doc = $doc:literal])* $field:ident = $row:ident $(in $plan:ident)?;)* }) => {
-        /// The switches a plan file has keys for too, one flag each, in the list's order.
-        #[derive(Debug, Clone, clap::Args)]
-        pub struct SwitchFlags {
-            $(
-                #[doc = concat!("[`K::", stringify!($row), "`]: its help, values and plan-file key.")]
-                #[arg(help = K::$row.help(), long)]
-                pub $field: bool,
-            )*
-        }
-
-        impl SwitchFlags {
-            /// `values` with these switches set.
-            fn over(&self, mut values: PlanValues) -> PlanValues {
-                $(values.$field = self.$field;)*
-                values
-            }
-        }
-    };
-}
-
-K::plan_switches!(switch_flags {});
-
 /// Flags `fsbench run` and `fsbench plan` share.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PlanFlags {
@@ -221,38 +194,19 @@ pub struct PlanFlags {
     #[arg(help = K::RESUME.help(), long, value_name = "OUT", value_hint = ValueHint::DirPath)]
     pub resume: Option<PathBuf>,
 
-    /// Rounds per setup (interleaved across setups); with --until-settled, the minimum.
-    #[arg(long, value_name = "N", value_parser = P::ROUNDS.count_arg::<u32>(), help = P::ROUNDS.help())]
-    pub rounds: Option<u32>,
+    /// The values a plan file has keys for too (`--rounds`, `--runtime`…), one flag each from
+    /// `knobs::plan_knobs!`, named, helped and parsed by its row.
+    #[command(flatten)]
+    pub values: super::knob_flags::ValueFlags,
 
     /// The switches a plan file has keys for too (`--until-settled`, `--warmup`…), one flag
-    /// each from `knobs::plan_switches!`.
+    /// each from `knobs::plan_knobs!`.
     #[command(flatten)]
-    pub switches: SwitchFlags,
-
-    /// [`K::ERROR`]: its help, values and plan-file key.
-    #[arg(help = K::ERROR.help(), long, value_enum)]
-    pub error: Option<crate::results::ErrorControl>,
-
-    /// With --until-settled: the wall time the whole run may take [default: 30m].
-    #[arg(long, value_name = "TIME", value_parser = P::BUDGET.duration_arg(), help = P::BUDGET.help())]
-    pub budget: Option<Duration>,
+    pub switches: super::knob_flags::SwitchFlags,
 
     /// Equivalence margin in percent for every metric [default: the metric registry's].
     #[arg(long, value_name = "N", value_parser = P::MARGIN.count_arg::<u32>(), help = P::MARGIN.help())]
     pub margin: Option<u32>,
-
-    /// With --until-settled: rounds at most [default: 15].
-    #[arg(long, value_name = "N", value_parser = P::MAX_ROUNDS.count_arg::<u32>(), help = P::MAX_ROUNDS.help())]
-    pub max_rounds: Option<u32>,
-
-    /// Measured time of each I/O job.
-    #[arg(long, value_name = "TIME", value_parser = P::RUNTIME.duration_arg(), help = P::RUNTIME.help())]
-    pub runtime: Option<Duration>,
-
-    /// Warm-up before each I/O job's measurement.
-    #[arg(long, value_name = "TIME", value_parser = P::RAMP.duration_arg(), help = P::RAMP.help())]
-    pub ramp: Option<Duration>,
 
     /// Data file size (e.g. 256M, 16G, or 4xram).
     #[arg(long, value_name = "SIZE", help = P::FILE_SIZE.help())]
@@ -269,10 +223,6 @@ pub struct PlanFlags {
     /// [`K::CLAIMS_FOR`]: its help, values and plan-file key.
     #[arg(help = K::CLAIMS_FOR.help(), long, value_name = "WORKLOAD|CLASS", value_delimiter = ',', conflicts_with_all = ["only", "fs"])]
     pub claims_for: Vec<String>,
-
-    /// After mkfs, wait until the device wrote less than --quiet-threshold over this window [default: 10s; quick: 5s].
-    #[arg(long, value_name = "TIME", value_parser = P::QUIET_WINDOW.duration_arg(), help = P::QUIET_WINDOW.help())]
-    pub quiet_window: Option<Duration>,
 
     /// Bytes written per window under which the device counts as quiet.
     #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = P::QUIET_THRESHOLD.size_arg(), help = P::QUIET_THRESHOLD.help())]
@@ -298,15 +248,6 @@ pub struct PlanFlags {
     #[arg(help = K::INSTALL_MISSING.help(), long)]
     pub install_missing: bool,
 
-    /// Copies of the synthetic corpus for untar/find-cold/rm-tree (≈35,000 entries each;
-    /// standard: 3, quick: 1).
-    #[arg(long, value_name = "N", value_parser = P::CORPUS_COPIES.count_arg::<u32>(), help = P::CORPUS_COPIES.help())]
-    pub corpus_copies: Option<u32>,
-
-    /// Size of each synthetic copy relative to the full tree (quick: 0.1, standard: 1).
-    #[arg(long, value_name = "X", value_parser = P::CORPUS_SCALE.real_arg(), help = P::CORPUS_SCALE.help())]
-    pub corpus_scale: Option<f64>,
-
     /// [`K::CORPUS_FROM`]: its help, values and plan-file key.
     #[arg(help = K::CORPUS_FROM.help(), long, value_name = "DIR", conflicts_with = "corpus_file", value_hint = ValueHint::DirPath)]
     pub corpus_from: Option<std::path::PathBuf>,
@@ -315,9 +256,9 @@ pub struct PlanFlags {
     #[arg(help = K::CORPUS_FILE.help(), long, value_name = "FILE.tar", value_hint = ValueHint::FilePath)]
     pub corpus_file: Option<std::path::PathBuf>,
 
-    /// [`K::IMAGE_ARCHIVE`]: its help, values and plan-file key.
-    #[arg(help = K::IMAGE_ARCHIVE.help(), long, value_name = "FILE|DIR", value_hint = ValueHint::AnyPath)]
-    pub image_archive: Option<PathBuf>,
+    /// The flags workload kinds own (`--image-archive`), built from the kinds' declarations.
+    #[command(flatten)]
+    pub kinds: super::kind_flags::KindFlags,
 
     /// [`K::REPLAY`]: its help, values and plan-file key.
     #[arg(help = K::REPLAY.help(), long, value_name = "FILE", value_hint = ValueHint::FilePath)]
@@ -358,20 +299,11 @@ impl PlanFlags {
             force_wipe: false,
             yes: false,
             out: self.out.clone(),
-            values: self.switches.over(PlanValues {
-                rounds: self.rounds,
-                error: self.error,
-                budget: self.budget,
-                max_rounds: self.max_rounds,
-                runtime: self.runtime,
-                ramp: self.ramp,
-                quiet_window: self.quiet_window,
-                corpus_copies: self.corpus_copies,
-                corpus_scale: self.corpus_scale,
+            values: self.switches.over(self.values.over(PlanValues {
                 steady: self.steady.spec(),
                 precondition: self.precondition.precondition,
                 ..Default::default()
-            }),
+            })),
             margin: self.margin,
             file_size: self.file_size.clone(),
             only: self.only.clone(),
@@ -386,11 +318,7 @@ impl PlanFlags {
             threads: self.threads,
             tool_timeout: self.tool_timeout,
             claims_for: self.claims_for.clone(),
-            kind_flags: self
-                .image_archive
-                .iter()
-                .map(|p| (K::IMAGE_ARCHIVE.flags[0].to_string(), p.clone()))
-                .collect(),
+            kind_flags: self.kinds.given.clone(),
             replay: self.replay.clone(),
         }
         .kind_profile()
@@ -415,19 +343,34 @@ mod tests {
         assert_eq!(p.plan.overrides(), Overrides::default());
     }
 
-    /// Every flag a workload kind declares (`Workload::flags`) has its row, a clap field and a
-    /// line carrying it into `Overrides::kind_flags`: a kind flag forgotten in one of them
-    /// fails here, not on a user's command line.
+    /// Every flag a workload kind declares (`Workload::flags`) is a flag of `run` and `plan`
+    /// with the help it declares, and reaches `Overrides::kind_flags`, with nothing written
+    /// for it outside the kind's folder (no static row, no clap field).
     #[test]
-    fn every_kind_flag_has_its_row_and_reaches_the_overrides() {
+    fn every_kind_flag_is_a_flag_and_reaches_the_overrides() {
+        use clap::CommandFactory;
         let flags: Vec<_> = crate::workload::registry::flags().collect();
         assert!(!flags.is_empty());
         for f in flags {
             assert!(
-                crate::plan::knobs::by_flag(f.flag).is_some(),
-                "{} has no row",
+                crate::plan::knobs::by_flag(f.flag).is_none(),
+                "{} is declared twice",
                 f.flag
             );
+            for sub in ["run", "plan"] {
+                let cmd = Cli::command();
+                let arg = cmd
+                    .find_subcommand(sub)
+                    .unwrap()
+                    .get_arguments()
+                    .find(|a| a.get_long() == f.flag.strip_prefix("--"))
+                    .unwrap_or_else(|| panic!("{} is no flag of {sub}", f.flag))
+                    .clone();
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert_eq!(help, crate::plan::knobs::kind_row(f).help(), "{}", f.flag);
+                let names = arg.get_value_names().unwrap_or_default();
+                assert_eq!(names, [f.value_name], "{}", f.flag);
+            }
             let Command::Plan(p) = parse(&["fsbench", "plan", f.flag, "/x"]).unwrap() else {
                 unreachable!()
             };
@@ -454,139 +397,5 @@ mod tests {
         };
         let o = r.overrides();
         assert!(o.yes && o.keep_image && !o.force_wipe);
-    }
-}
-
-/// The recipe for a knob (docs/ARCHITECTURE.md, "A flag or plan key"), followed by a test: a
-/// FAKE switch declared as a new one is — its row and its line in a list like
-/// `knobs::plan_switches!` — gets its flag, its plan-file key, the override rule and its place
-/// in the plan from the same macros the real list goes through, with nothing else written.
-#[cfg(test)]
-mod knob_recipe {
-    use crate::plan::knobs::{Reader, plan_values};
-    use clap::{CommandFactory, Parser};
-
-    /// The FAKE row, as it would stand in `knobs!`.
-    #[allow(non_snake_case)]
-    mod K {
-        use crate::plan::knobs::{Knob, Merge};
-        pub static TEST_SWITCH: Knob =
-            Knob::switch("test switch", "A FAKE switch of the recipe's test.")
-                .flags(&["--test-switch"])
-                .key("test_switch")
-                .merge(Merge::Either)
-                .lands("plan.json plan.test_switch");
-    }
-    use K::TEST_SWITCH;
-
-    /// The FAKE list, as `knobs::plan_switches!` is written: one line for the switch.
-    macro_rules! fake_switches {
-        ($then:ident { $($pass:tt)* }) => {
-            $then! {
-                switches {
-                    /// The FAKE switch (`--test-switch`, `test_switch`).
-                    test_switch = TEST_SWITCH in plan;
-                }
-                $($pass)*
-            }
-        };
-    }
-
-    fake_switches!(plan_values {});
-    fake_switches!(switch_flags {});
-
-    #[derive(Debug, Parser)]
-    struct Cmd {
-        #[command(flatten)]
-        switches: SwitchFlags,
-    }
-
-    /// Stands where `Plan` flattens its switches.
-    #[derive(serde::Serialize)]
-    struct FakePlan {
-        rounds: u32,
-        #[serde(flatten)]
-        switches: PlanSwitches,
-    }
-
-    #[test]
-    fn a_switch_is_its_row_and_its_line() {
-        // The flag, with its row's help.
-        let flags = Cmd::try_parse_from(["fsbench", "--test-switch"]).unwrap();
-        let given = flags.switches.over(PlanValues::default());
-        assert!(given.test_switch);
-        let off = Cmd::try_parse_from(["fsbench"]).unwrap();
-        assert!(!off.switches.over(PlanValues::default()).test_switch);
-        let help = Cmd::command().render_help().to_string();
-        assert!(
-            help.contains("--test-switch") && help.contains("A FAKE switch of the recipe's test"),
-            "{help}"
-        );
-        // The plan-file key, read by the row's key; a wrong type names the line and the key.
-        let text = "\ntest_switch = true\n";
-        let table: toml::Table = toml::from_str(text).unwrap();
-        let file = PlanValues::from_plan(&Reader::new(&table, text, "p.toml")).unwrap();
-        assert!(file.test_switch);
-        let text = "test_switch = 1\n";
-        let table: toml::Table = toml::from_str(text).unwrap();
-        let e = PlanValues::from_plan(&Reader::new(&table, text, "p.toml")).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("p.toml:1: test_switch: expected true or false"),
-            "{e}"
-        );
-        // The override rule: on when the flag or the file turns it on.
-        assert!(PlanValues::default().over(&file).test_switch);
-        assert!(given.over(&PlanValues::default()).test_switch);
-        // Its place in the plan: flattened beside the plan's other fields, as plan.json has it.
-        let plan = FakePlan {
-            rounds: 2,
-            switches: given.in_plan(),
-        };
-        let json = serde_json::to_value(&plan).unwrap();
-        assert_eq!(json["test_switch"], true, "{json}");
-        let back: PlanSwitches = serde_json::from_str("{}").unwrap();
-        assert!(
-            !back.test_switch,
-            "an older plan.json without it reads as off"
-        );
-    }
-}
-
-/// The real list checked against its rows: every switch's flag and key are its field's name,
-/// and one marked `in plan` lands in the resolved plan.json under it.
-#[cfg(test)]
-mod switch_rows {
-    macro_rules! check_rows {
-        (switches { $($(#[doc = $doc:literal])* $field:ident = $row:ident $(in $plan:ident)?;)* }) => {
-            $(
-                let row = &crate::plan::knobs::$row;
-                let flag = format!("--{}", stringify!($field).replace('_', "-"));
-                assert_eq!(row.flags, [flag.as_str()], "{}", row.name);
-                assert_eq!(row.key, Some(stringify!($field)), "{}", row.name);
-                $(
-                    assert_eq!(stringify!($plan), "plan");
-                    let mut o = crate::plan::Overrides::default();
-                    o.values.$field = true;
-                    let json = resolved(&o);
-                    assert_eq!(json[stringify!($field)], true, "{}", row.name);
-                    assert_eq!(resolved(&Default::default())[stringify!($field)], false);
-                    assert!(row.lands.contains(&format!("plan.{}", stringify!($field))), "{}", row.name);
-                )?
-            )*
-        };
-    }
-
-    fn resolved(o: &crate::plan::Overrides) -> serde_json::Value {
-        let src = crate::plan::resolve::Source::new(o, None).unwrap();
-        let inv =
-            crate::plan::resolve::resolve(&src, o, &crate::host::facts::HostFacts::fixed(), vec![])
-                .unwrap();
-        serde_json::to_value(&inv.plan).unwrap()
-    }
-
-    #[test]
-    fn every_switch_is_its_rows_flag_and_key_and_lands_where_it_says() {
-        crate::plan::knobs::plan_switches!(check_rows {});
     }
 }

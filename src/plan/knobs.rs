@@ -2,12 +2,14 @@
 //! top-level plan-file key that is not a number, declared once with its help, its values, its
 //! plan-file key, how it overrides the plan and where the resolved value is recorded. The
 //! numbers are the parameter table's rows ([`super::params`]), which the rows here name
-//! where a flag takes one.
+//! where a flag takes one. A flag a workload kind owns (`--image-archive`) is declared by the
+//! kind and gets its row here at run time ([`kind_row`]).
 //!
 //! What reads the rows: each clap field of `cli/run.rs` (`help = K::ROW.help()`, a
-//! suggesting parser from [`Knob::known`]), the plan-file reader (a top-level key without a
-//! row here or in the parameter table is refused with its line, [`unknown_key`]; the values
-//! both a plan file and the flags give are read by their rows' keys, [`PlanValues`]), and
+//! suggesting parser from [`Knob::known`]) and the flags `cli/knob_flags.rs` generates from
+//! [`plan_knobs`], the plan-file reader (a top-level key without a row here or in the
+//! parameter table is refused with its line, [`unknown_key`]; the knobs both a plan file and
+//! the flags give are read by their rows' keys, [`PlanValues`]), and
 //! `docs/parameters.md` ([`markdown`]). A test in `cli/mod.rs` fails for a flag of `run` or
 //! `plan` without a row in either table, and one here for a plan-file key `file.rs` reads
 //! without one.
@@ -60,7 +62,7 @@ impl Merge {
 }
 
 /// One flag or plan-file key.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Knob {
     /// Its name in messages and the docs.
     pub name: &'static str,
@@ -208,7 +210,6 @@ knobs! {
     CLAIMS_FOR = Knob::list("claims for", "WORKLOAD|CLASS", "Run only what these claims need (comma-separated): a claim id, a workload id, a contradiction group or a statement class (metadata, durability, tuning…; `fsbench claims` lists them). Keeps the plan's setups the claims name and the workloads they read.").flags(&["--claims-for"]).merge(Merge::Rule("narrows the plan's setups and workloads")).lands("plan.json plan.setups, plan.workloads");
     FIO_JOB = Knob::list("fio job files", "FILE.fio", "A fio job file (repeatable): every job section becomes a workload on every setup and round, with its files in fsbench's data directory (see docs/fio-jobs.md).").flags(&["--fio-job"]).merge(Merge::Rule("added to a plan file's kind = \"fio-job\" workloads; without --plan they replace the profile's workloads")).lands("plan.json plan.workloads[].fio_job; results.json workloads[].params.job_text");
     REPLAY = Knob::list("replayed traces", "FILE", "A trace `fsbench record` wrote (repeatable): each becomes a workload that recreates the recorded starting tree on every setup, drops caches and replays the calls as fast as possible (docs/replay.md). Without --plan and --profile the run is the setups and the traces. In a plan file: a [[workload]] with kind = \"replay\" and trace = \"FILE\".").flags(&["--replay"]).merge(Merge::Rule("added to the plan's workloads; without --plan and --profile they replace the profile's timed workloads")).lands("plan.json plan.workloads[].params.kind_params.replay; results.json workloads");
-    IMAGE_ARCHIVE = Knob::text("image archive", "FILE|DIR", "Your own container image as the layer set of every container workload: a `docker save` / `podman save` tar or an OCI image layout (directory or tar), uncompressed layers. Without --plan and --profile it runs the containers profile (docs/containers.md).").flags(&["--image-archive"]).merge(Merge::Rule("sets image_archive on every container workload of the plan; a plan without one is refused")).lands("plan.json plan.workloads[].params.kind_params.archive; results.json workloads");
     ENGINE = Knob::choice("engine", &["fsbench", "native", "fio"], "Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections run with fio unless --engine native is given].").flags(&["--engine"]).lands("plan.json options.engine");
     // How long, until when.
     UNTIL_SETTLED = Knob::switch("until settled", "After --rounds, keep running interleaved rounds of the comparisons that are still open (a claim or a headline row not yet confirmed or refuted), until each is settled, --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 % of the time however many rounds it took (docs/reports.md).").flags(&["--until-settled"]).key("until_settled").merge(Merge::Either).lands("plan.json plan.settle; results.json settle");
@@ -244,6 +245,22 @@ knobs! {
 /// The row whose flags include `flag` (`--fs`).
 pub fn by_flag(flag: &str) -> Option<&'static Knob> {
     ALL.iter().copied().find(|k| k.flags.contains(&flag))
+}
+
+/// The row of a flag a workload kind owns (`--image-archive`), made from what the kind
+/// declares (`workload::api::KindFlag`): the kinds are below the plan, so their flags have no
+/// static row here, and one declared in the kind's folder is listed with the others.
+pub fn kind_row(f: &'static crate::workload::api::KindFlag) -> Knob {
+    let name = f.flag.trim_start_matches("--");
+    Knob::text(name, f.value_name, f.doc)
+        .flags(std::slice::from_ref(&f.flag))
+        .merge(Merge::Rule(f.merge))
+        .lands(f.lands)
+}
+
+/// The rows of every flag the workload kinds own, in registry order.
+pub fn kind_rows() -> Vec<Knob> {
+    crate::workload::registry::flags().map(kind_row).collect()
 }
 
 /// The row of top-level plan-file key `key`.
@@ -324,13 +341,19 @@ impl Over for bool {
     }
 }
 
-/// The switches both the flags and a plan file give, each one line `field = ROW` (the row
-/// above gives its help, flag and key): [`PlanValues`] holds them, `cli/run.rs` declares their
-/// flags from this list (`SwitchFlags`, in this order), and one marked `in plan` lands in the
-/// resolved [`super::Plan`] as given ([`PlanSwitches`], flattened into plan.json), so a new
-/// switch is its row, its line here and the code that reads it. `$then` is called with the
-/// list after the tokens in braces (a macro cannot name another's repetition otherwise).
-macro_rules! plan_switches {
+/// The knobs both the flags and a plan file give, one line each beside its row, in three
+/// groups: `switches` (`field = ROW`: on or off), `values` (`field: Option<T> = read(ROW)`,
+/// `read` the [`Reader`] method that takes it from a plan file) and `by_hand` (values whose
+/// flags are written by hand because they are several flags or shared with `fsbench io`:
+/// `--steady-state` with `--steady-round`/`--steady-max`/`--steady-quick`, `--precondition`;
+/// a test in `cli/knob_flags.rs` checks them against their rows). The list is expanded into
+/// [`PlanValues`] (the field, read by its row's key, the override rule), into `cli`'s
+/// `SwitchFlags` and `ValueFlags` (the flag, its help, value name and parser from its row, in
+/// this order), and a switch or value marked `in plan` lands in the resolved [`super::Plan`]
+/// as given ([`PlanGiven`], flattened into plan.json). So a new knob is its row, its line here
+/// and the code that reads it. `$then` is called with the list after the tokens in braces (a
+/// macro cannot name another's repetition otherwise).
+macro_rules! plan_knobs {
     ($then:ident { $($pass:tt)* }) => {
         $then! {
             switches {
@@ -342,53 +365,86 @@ macro_rules! plan_switches {
                 /// `by_setup`).
                 by_setup = BY_SETUP;
             }
+            values {
+                /// Rounds per setup; with `until_settled` the minimum (`--rounds`, `rounds`).
+                rounds: Option<u32> = count(&P::ROUNDS);
+                /// The error the run's decisions carry (`--error`, `error`).
+                error: Option<crate::results::ErrorControl> = error_control(&ERROR);
+                /// The wall time of an until-settled run (`--budget`, `budget`).
+                budget: Option<Duration> = duration(&P::BUDGET);
+                /// Rounds at most of an until-settled run (`--max-rounds`, `max_rounds`).
+                max_rounds: Option<u32> = count(&P::MAX_ROUNDS);
+                /// Measured time per I/O job (`--runtime`, `runtime`).
+                runtime: Option<Duration> = duration(&P::RUNTIME);
+                /// Warm-up per I/O job (`--ramp`, `ramp`).
+                ramp: Option<Duration> = duration(&P::RAMP);
+                /// The quiet wait's window after mkfs (`--quiet-window`, `quiet_window`).
+                quiet_window: Option<Duration> = duration(&P::QUIET_WINDOW);
+                /// Copies of the synthetic corpus (`--corpus-copies`, `[corpus] copies`).
+                corpus_copies: Option<u32> = count(&P::CORPUS_COPIES);
+                /// Scale of each corpus copy, 1.0 the full tree (`--corpus-scale`,
+                /// `[corpus] scale`).
+                corpus_scale: Option<f64> = real(&P::CORPUS_SCALE);
+            }
+            by_hand {
+                /// Run the I/O jobs until steady (`--steady-state` with `--steady-round`,
+                /// `--steady-max`, `--steady-quick`; the keys of the same names); from a plan
+                /// file checked, from the flags checked when resolved.
+                steady: Option<crate::engine::SteadySpec> = steady(&STEADY_STATE);
+                /// Condition the device and the data file first (`--precondition`,
+                /// `precondition`).
+                precondition: bool = switch(&PRECONDITION);
+            }
             $($pass)*
         }
     };
 }
-pub(crate) use plan_switches;
+pub(crate) use plan_knobs;
 
-/// Declares [`PlanSwitches`] and [`PlanValues::in_plan`] from the switches marked `in plan`
-/// (a muncher: the marked lines are gathered, the others passed over).
+/// Declares [`PlanGiven`] and [`PlanValues::in_plan`] from the knobs marked `in plan`, each
+/// written `field [in plan]: Type;` (a muncher: the marked lines are gathered, the others
+/// passed over).
 macro_rules! in_plan {
-    (@done [$($(#[doc = $doc:literal])* $field:ident)*]) => {
-        /// The switches that land in the resolved plan as given (flattened into plan.json,
-        /// each `false` when an older plan.json lacks it).
+    (@done [$($(#[doc = $doc:literal])* $field:ident: $ty:ty,)*]) => {
+        /// The switches and values that land in the resolved plan as given (flattened into
+        /// plan.json; a switch `false`, a value `None` when an older plan.json lacks it).
         #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-        pub struct PlanSwitches {
-            $($(#[doc = $doc])* #[serde(default)] pub $field: bool,)*
+        pub struct PlanGiven {
+            $($(#[doc = $doc])* #[serde(default)] pub $field: $ty,)*
         }
 
         impl PlanValues {
-            /// The switches of these values that land in the plan as given.
-            pub fn in_plan(&self) -> PlanSwitches {
-                PlanSwitches { $($field: self.$field,)* }
+            /// The knobs of these values that land in the plan as given.
+            pub fn in_plan(&self) -> PlanGiven {
+                PlanGiven { $($field: ::std::clone::Clone::clone(&self.$field),)* }
             }
         }
     };
-    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident = $row:ident in plan; $($rest:tt)*) => {
-        $crate::plan::knobs::in_plan!(@done [$($done)* $(#[doc = $doc])* $field] $($rest)*);
+    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident in plan: $ty:ty; $($rest:tt)*) => {
+        $crate::plan::knobs::in_plan!(@done [$($done)* $(#[doc = $doc])* $field: $ty,] $($rest)*);
     };
-    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident = $row:ident; $($rest:tt)*) => {
+    (@done [$($done:tt)*] $(#[doc = $doc:literal])* $field:ident: $ty:ty; $($rest:tt)*) => {
         $crate::plan::knobs::in_plan!(@done [$($done)*] $($rest)*);
     };
 }
 pub(crate) use in_plan;
 
-/// Declares [`PlanValues`]: each field once, with the reader that takes it from a plan file
-/// by its row's key (the switches from [`plan_switches`]); the struct, the plan-file reading
-/// and the override rule are generated.
+/// Declares [`PlanValues`] from the list [`plan_knobs`] hands it: each field once, with the
+/// reader that takes it from a plan file by its row's key; the struct, the plan-file reading,
+/// the override rule and [`PlanGiven`] are generated.
 macro_rules! plan_values {
     (
-        switches { $($(#[doc = $sdoc:literal])* $switch:ident = $srow:ident $(in $plan:ident)?;)* }
-        $($(#[doc = $doc:literal])* $field:ident: $ty:ty = $read:ident($row:expr);)*
+        switches { $($(#[doc = $sdoc:literal])* $switch:ident = $srow:ident $(in $splan:ident)?;)* }
+        values { $($(#[doc = $vdoc:literal])* $value:ident: $vty:ty = $vread:ident($vrow:expr) $(in $vplan:ident)?;)* }
+        by_hand { $($(#[doc = $hdoc:literal])* $hand:ident: $hty:ty = $hread:ident($hrow:expr);)* }
     ) => {
         /// The values a plan file and the flags both give (`Overrides::values` from the flags,
         /// `PlanDraft::values` from the file); [`PlanValues::over`] is the one rule that
         /// combines them. `None`/`false`: not given.
         #[derive(Debug, Clone, Default, PartialEq)]
         pub struct PlanValues {
-            $($(#[doc = $doc])* pub $field: $ty,)*
+            $($(#[doc = $vdoc])* pub $value: $vty,)*
+            $($(#[doc = $hdoc])* pub $hand: $hty,)*
             $($(#[doc = $sdoc])* pub $switch: bool,)*
         }
 
@@ -397,7 +453,8 @@ macro_rules! plan_values {
             /// is refused naming `file:line` and the key.
             pub fn from_plan(r: &$crate::plan::knobs::Reader<'_>) -> $crate::Result<PlanValues> {
                 Ok(PlanValues {
-                    $($field: r.$read($row)?,)*
+                    $($value: r.$vread($vrow)?,)*
+                    $($hand: r.$hread($hrow)?,)*
                     $($switch: r.switch(&$srow)?,)*
                 })
             }
@@ -406,44 +463,23 @@ macro_rules! plan_values {
             /// given turns on.
             pub fn over(&self, plan: &PlanValues) -> PlanValues {
                 PlanValues {
-                    $($field: $crate::plan::knobs::Over::over(&self.$field, &plan.$field),)*
+                    $($value: $crate::plan::knobs::Over::over(&self.$value, &plan.$value),)*
+                    $($hand: $crate::plan::knobs::Over::over(&self.$hand, &plan.$hand),)*
                     $($switch: $crate::plan::knobs::Over::over(&self.$switch, &plan.$switch),)*
                 }
             }
         }
 
-        $crate::plan::knobs::in_plan!(@done [] $($(#[doc = $sdoc])* $switch = $srow $(in $plan)?;)*);
+        $crate::plan::knobs::in_plan!(@done []
+            $($(#[doc = $sdoc])* $switch $(in $splan)?: bool;)*
+            $($(#[doc = $vdoc])* $value $(in $vplan)?: $vty;)*
+        );
     };
 }
 #[cfg(test)]
 pub(crate) use plan_values;
 
-plan_switches!(plan_values {
-    /// Rounds per setup; with `until_settled` the minimum (`--rounds`, `rounds`).
-    rounds: Option<u32> = count(&P::ROUNDS);
-    /// The error the run's decisions carry (`--error`, `error`).
-    error: Option<crate::results::ErrorControl> = error_control(&ERROR);
-    /// The wall time of an until-settled run (`--budget`, `budget`).
-    budget: Option<Duration> = duration(&P::BUDGET);
-    /// Rounds at most of an until-settled run (`--max-rounds`, `max_rounds`).
-    max_rounds: Option<u32> = count(&P::MAX_ROUNDS);
-    /// Measured time per I/O job (`--runtime`, `runtime`).
-    runtime: Option<Duration> = duration(&P::RUNTIME);
-    /// Warm-up per I/O job (`--ramp`, `ramp`).
-    ramp: Option<Duration> = duration(&P::RAMP);
-    /// The quiet wait's window after mkfs (`--quiet-window`, `quiet_window`).
-    quiet_window: Option<Duration> = duration(&P::QUIET_WINDOW);
-    /// Copies of the synthetic corpus (`--corpus-copies`, `[corpus] copies`).
-    corpus_copies: Option<u32> = count(&P::CORPUS_COPIES);
-    /// Scale of each corpus copy, 1.0 the full tree (`--corpus-scale`, `[corpus] scale`).
-    corpus_scale: Option<f64> = real(&P::CORPUS_SCALE);
-    /// Run the I/O jobs until steady (`--steady-state` with `--steady-round`,
-    /// `--steady-max`, `--steady-quick`; the keys of the same names); from a plan file
-    /// checked, from the flags checked when resolved.
-    steady: Option<crate::engine::SteadySpec> = steady(&STEADY_STATE);
-    /// Condition the device and the data file first (`--precondition`, `precondition`).
-    precondition: bool = switch(&PRECONDITION);
-});
+plan_knobs!(plan_values {});
 
 /// Reads values out of a plan file's table by their rows' keys; a wrong type names the file,
 /// the line and the key.
@@ -487,7 +523,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A whole number (its range was checked with the parameter table before).
-    fn count<T: TryFrom<i64>>(&self, row: &Param) -> crate::Result<Option<T>> {
+    pub(crate) fn count<T: TryFrom<i64>>(&self, row: &Param) -> crate::Result<Option<T>> {
         let key = Self::key_of(row);
         match self.get(key) {
             None => Ok(None),
@@ -502,7 +538,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A real number (an integer is one too).
-    fn real(&self, row: &Param) -> crate::Result<Option<f64>> {
+    pub(crate) fn real(&self, row: &Param) -> crate::Result<Option<f64>> {
         let key = Self::key_of(row);
         match self.get(key) {
             None => Ok(None),
@@ -516,7 +552,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A duration written as a string (`"30s"`).
-    fn duration(&self, row: &Param) -> crate::Result<Option<Duration>> {
+    pub(crate) fn duration(&self, row: &Param) -> crate::Result<Option<Duration>> {
         let key = Self::key_of(row);
         self.string(key)?
             .map(|s| crate::units::parse_duration(s).map_err(|e| self.bad(key, e)))
@@ -546,7 +582,10 @@ impl<'a> Reader<'a> {
     }
 
     /// `"per-question"`/`"per-run"`.
-    fn error_control(&self, row: &Knob) -> crate::Result<Option<crate::results::ErrorControl>> {
+    pub(crate) fn error_control(
+        &self,
+        row: &Knob,
+    ) -> crate::Result<Option<crate::results::ErrorControl>> {
         let key = row.key.expect("a plan value's row has a plan-file key");
         self.string(key)?
             .map(|s| {
@@ -570,7 +609,7 @@ impl<'a> Reader<'a> {
 
     /// `steady_state = "5,20,10"` with `steady_round`, `steady_max` and `steady_quick`,
     /// checked as one setting.
-    fn steady(&self, row: &Knob) -> crate::Result<Option<crate::engine::SteadySpec>> {
+    pub(crate) fn steady(&self, row: &Knob) -> crate::Result<Option<crate::engine::SteadySpec>> {
         let key = row.key.expect("a plan value's row has a plan-file key");
         let max = self.duration(&P::STEADY_MAX)?;
         let round = self.duration(&P::STEADY_ROUND)?;
@@ -610,7 +649,7 @@ pub fn markdown() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    for k in ALL {
+    for k in ALL.iter().map(|k| (*k).clone()).chain(kind_rows()) {
         let value = match k.value {
             Value::Switch => "on/off".to_string(),
             Value::Text(n) => format!("`{n}`"),

@@ -104,10 +104,10 @@ pub struct Plan {
     /// preconditioning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition_device: Option<u64>,
-    /// The switches that land as given (`--warmup`…), declared once in
-    /// `knobs::plan_switches!`: a new one adds no field here and no line to `resolve`.
+    /// The switches and values that land as given (`--warmup`…), declared once in
+    /// `knobs::plan_knobs!`: a new one adds no field here and no line to `resolve`.
     #[serde(flatten)]
-    pub switches: knobs::PlanSwitches,
+    pub switches: knobs::PlanGiven,
     /// After the `rounds`, more interleaved rounds of the questions still open, until each is
     /// settled, the budget is spent or `max_rounds` is reached (`--until-settled`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

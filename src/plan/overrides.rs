@@ -76,7 +76,8 @@ pub struct Overrides {
     pub claims_for: Vec<String>,
     /// The flags a workload kind owns, by flag, as given (`--image-archive`: a user's
     /// container image for every container workload): declared by the kind
-    /// (`Workload::flags`), applied after resolving ([`super::resolve::apply_kind_flags`]);
+    /// (`Workload::flags`, its clap argument built from that by `cli::kind_flags`), applied
+    /// after resolving ([`super::resolve::apply_kind_flags`]);
     /// given alone, one may choose a profile ([`Overrides::kind_profile`]).
     pub kind_flags: Vec<(String, PathBuf)>,
     /// `--replay`: traces `fsbench record` wrote, each a `replay` workload (applied after

@@ -539,10 +539,21 @@ pub struct ProfileEntry {
 /// A `run`/`plan` flag a kind owns, taking one path (`--image-archive`): what it does is
 /// declared by the kind ([`Workload::flags`]), and the plan and the run apply it for every
 /// kind without naming one (`plan::Overrides::kind_profile`, `plan::resolve::apply_kind_flags`).
+/// Its clap argument is built from these fields when the command line is read
+/// (`cli::kind_flags`), and docs/parameters.md lists it from them (`plan::knobs::kind_row`),
+/// so the flag is declared here only.
 #[derive(Debug)]
 pub struct KindFlag {
-    /// The flag (`--image-archive`); its row in `plan/knobs.rs` gives its help.
+    /// The flag (`--image-archive`).
     pub flag: &'static str,
+    /// What its value is, as `--help` writes it (`FILE|DIR`).
+    pub value_name: &'static str,
+    /// What it does, as `--help` (without the final period) and docs/parameters.md say it.
+    pub doc: &'static str,
+    /// How it combines with a plan file, in words (docs/parameters.md).
+    pub merge: &'static str,
+    /// Where its value is recorded (docs/parameters.md).
+    pub lands: &'static str,
     /// The profile a run takes when the flag comes without `--plan` and `--profile`.
     pub alone: Option<&'static str>,
     /// Put the flag's value into the resolved workloads (it may read the file it names; `Err`

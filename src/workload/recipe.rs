@@ -84,6 +84,10 @@ mod tests {
         fn flags(&self) -> &'static [KindFlag] {
             &[KindFlag {
                 flag: "--test-tally-files",
+                value_name: "FILE",
+                doc: "The count every test-tally workload creates, read from FILE.",
+                merge: "sets files on every test-tally workload",
+                lands: "plan.json plan.workloads[].params.kind_params.files",
                 alone: Some("quick"),
                 apply: tally_files,
             }]

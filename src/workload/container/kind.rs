@@ -71,6 +71,10 @@ impl Workload for Container {
         // A user's own image alone asks for the containers profile (docs/containers.md).
         &[crate::workload::api::KindFlag {
             flag: super::archive::FLAG,
+            value_name: "FILE|DIR",
+            doc: "Your own container image as the layer set of every container workload: a `docker save` / `podman save` tar or an OCI image layout (directory or tar), uncompressed layers. Without --plan and --profile it runs the containers profile (docs/containers.md).",
+            merge: "sets image_archive on every container workload of the plan; a plan without one is refused",
+            lands: "plan.json plan.workloads[].params.kind_params.archive; results.json workloads",
             alone: Some(super::PROFILE),
             apply: super::archive::apply_flag,
         }]
