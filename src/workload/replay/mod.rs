@@ -11,13 +11,17 @@
 //!   before and after, write the trace);
 //! - [`scan`]: a directory's state as entries, `--anonymize`'s tokens, the end-state check;
 //! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
+//! - [`order`]: ARTC's ordering rules and the per-resource index that applies them;
+//! - [`concurrent`]: a trace of several threads replayed on a thread each, in that order;
 //! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads.
 
 pub mod bpftrace;
+pub mod concurrent;
 pub mod ebpf;
 pub mod exec;
 pub mod fdtable;
 pub mod kind;
+pub mod order;
 pub mod record;
 pub mod scan;
 pub mod strace;
@@ -85,13 +89,25 @@ impl ReplayParams {
     }
 }
 
+/// How many threads the trace at `path` recorded (read to its end: a bad trace is the
+/// same error as [`check_trace`]'s).
+pub fn threads_of(path: &std::path::Path) -> crate::Result<u32> {
+    Ok(read_all(path)?.threads)
+}
+
 /// Read `path` to its end, checking every line; its header and trailer. The error says
 /// which file, line and byte offset, and what is wrong.
 pub fn check_trace(path: &std::path::Path) -> crate::Result<(trace::Header, trace::Trailer)> {
+    let r = read_all(path)?;
+    Ok((r.header, r.trailer.unwrap_or_default()))
+}
+
+/// The reader of `path` after reading it to its end.
+fn read_all(path: &std::path::Path) -> crate::Result<trace::TraceReader> {
     let fail = |e: trace::TraceError| {
         crate::Error::invalid("--replay", format!("{}: {e}", path.display()))
     };
     let mut r = trace::TraceReader::open(path).map_err(fail)?;
-    let t = r.check_all().map_err(fail)?;
-    Ok((r.header, t))
+    r.check_all().map_err(fail)?;
+    Ok(r)
 }
