@@ -45,6 +45,46 @@ pub struct ReplayParams {
     pub speed: Option<f64>,
 }
 
+/// `--replay-speed` / `--replay-timing`: how every replay of the run is paced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timing {
+    /// `as-fast-as-possible`: what the filesystem allows (the comparison's default).
+    AsFastAsPossible,
+    /// `as-recorded` (speed 1) or a number: think times kept, divided by the speed.
+    AsRecorded(f64),
+}
+
+impl std::str::FromStr for Timing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Timing, String> {
+        match s {
+            "as-fast-as-possible" => Ok(Timing::AsFastAsPossible),
+            "as-recorded" => Ok(Timing::AsRecorded(1.0)),
+            _ => s
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map(Timing::AsRecorded)
+                .ok_or_else(|| {
+                    format!(
+                        "{s:?}: give a positive speed (1 = as recorded, 2 = twice as fast), \
+                         as-recorded or as-fast-as-possible"
+                    )
+                }),
+        }
+    }
+}
+
+impl Timing {
+    /// The speed a replay's parameters hold (`None`: as fast as possible).
+    pub fn speed(self) -> Option<f64> {
+        match self {
+            Timing::AsFastAsPossible => None,
+            Timing::AsRecorded(x) => Some(x),
+        }
+    }
+}
+
 impl ReplayParams {
     /// Take this workload's keys (`trace`, `name`) out of a plan-file table.
     pub fn take_from(&mut self, t: &mut toml::Table) -> Result<(), String> {
@@ -110,4 +150,22 @@ fn read_all(path: &std::path::Path) -> crate::Result<trace::TraceReader> {
     let mut r = trace::TraceReader::open(path).map_err(fail)?;
     r.check_all().map_err(fail)?;
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timing;
+
+    #[test]
+    fn replay_speed_takes_a_speed_or_a_timing_name() {
+        assert_eq!("2".parse::<Timing>(), Ok(Timing::AsRecorded(2.0)));
+        assert_eq!("as-recorded".parse::<Timing>(), Ok(Timing::AsRecorded(1.0)));
+        assert_eq!(
+            "as-fast-as-possible".parse::<Timing>().map(Timing::speed),
+            Ok(None)
+        );
+        for bad in ["0", "-1", "inf", "NaN", "fast"] {
+            assert!(bad.parse::<Timing>().is_err(), "{bad}");
+        }
+    }
 }
