@@ -418,10 +418,16 @@ impl<'a> Replayer<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn ev(tid: u32, c: Call, h: Option<u32>, p: Option<&str>) -> Event {
+    /// A call of `c` by `tid` on handle `h` and path `p` (the replay tests' shorthand).
+    pub(in crate::workload::replay) fn ev(
+        tid: u32,
+        c: Call,
+        h: Option<u32>,
+        p: Option<&str>,
+    ) -> Event {
         let mut e = Event::new(tid, 0, c);
         e.h = h;
         e.p = p.map(str::to_string);

@@ -156,13 +156,7 @@ fn mark(map: &mut HashMap<String, PerLane>, a: &str, me: Wait) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ev(tid: u32, c: Call, h: Option<u32>, p: Option<&str>) -> Event {
-        let mut e = Event::new(tid, 0, c);
-        e.h = h;
-        e.p = p.map(str::to_string);
-        e
-    }
+    use crate::workload::replay::exec::tests::ev;
 
     #[test]
     fn two_threads_sharing_a_file_are_ordered_and_unrelated_ones_are_not() {
