@@ -7,7 +7,7 @@
 #    `pgbench -i -s SCALE`, then `pgbench -T T -c C` live, and again while `fsbench record
 #    --pid <postmaster> --for T+ATTACH+5 s` records it (each capture of CAPTURES, default
 #    "ebpf strace"; pgbench starts ATTACH s after the recorder so that it is attached):
-#    overhead = live tps / recorded tps (1.00: free). The last capture's trace is then
+#    overhead = live tps / recorded tps (1.00: free). The first capture's trace is then
 #    replayed `--replay-speed 1` (as recorded) by `fsbench run --dir`: timing error =
 #    (replay seconds - the trace's recorded span) / span.
 # 2. ranking on ext4, XFS and Btrfs (FSS): three programs are recorded once on SCRATCH
@@ -34,7 +34,7 @@ set -euo pipefail
 T=${T:-20}
 C=${C:-4}
 SCALE=${SCALE:-1}
-ATTACH=${ATTACH:-8}
+ATTACH=${ATTACH:-15}
 ROWS=${ROWS:-2000}
 FILES=${FILES:-2000}
 REPS=${REPS:-3}
@@ -125,6 +125,7 @@ done
 tar -cf "$work/tree.tar" -C "$work/src" . && rm -rf "$work/src"
 
 # --- 1. pgbench: capture overhead, then as-recorded timing -------------------------------
+pgtrace=""
 pg_start "$work/pg"
 pm=$(head -1 "$work/pg/data/postmaster.pid")
 drop_caches
@@ -142,7 +143,9 @@ for cap in $CAPTURES; do
     calls=$(sed -n 's/.*: \([0-9]*\) calls on.*/\1/p' "$work/pgbench-$cap.summary")
     awk -v k="$cap" -v l="$live_tps" -v r="$rec_tps" -v c="${calls:-?}" 'BEGIN {
         printf "%-8s %-7s %9.1f %9.1f %8.2fx %8s\n", "pgbench", k, l, r, l / r, c }'
-    pgtrace="$work/pgbench-$cap.trace.gz"
+    # The first capture's trace (eBPF by default: strace attached to the postmaster misses
+    # the processes it had started before) is the one replayed below.
+    pgtrace=${pgtrace:-$work/pgbench-$cap.trace.gz}
 done
 pg_stop "$work/pg"
 
