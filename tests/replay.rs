@@ -95,6 +95,8 @@ fn a_recorded_script_replays_on_ext4_and_xfs_and_ends_as_recorded() {
     );
     let trailer = r.check_all().unwrap();
     assert!(trailer.events > 10, "{trailer:?}");
+    // sh, dd, mv… are threads of the trace: its replay below is the concurrent one.
+    assert!(r.threads > 1, "{} recorded threads", r.threads);
     let end: Vec<(String, u64)> = r
         .end
         .iter()

@@ -264,6 +264,10 @@ pub struct PlanFlags {
     #[arg(help = K::REPLAY.help(), long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub replay: Vec<PathBuf>,
 
+    /// [`K::REPLAY_SPEED`]: its help, values and plan-file key.
+    #[arg(help = K::REPLAY_SPEED.help(), long, visible_alias = "replay-timing", value_name = "N|as-recorded|as-fast-as-possible")]
+    pub replay_speed: Option<crate::workload::replay::Timing>,
+
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = P::THREADS.count_arg::<usize>(), help = P::THREADS.help())]
     pub threads: usize,
@@ -320,6 +324,7 @@ impl PlanFlags {
             claims_for: self.claims_for.clone(),
             kind_flags: self.kinds.given.clone(),
             replay: self.replay.clone(),
+            replay_speed: self.replay_speed,
         }
         .kind_profile()
     }

@@ -77,7 +77,7 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
             .collect();
     }
     crate::plan::resolve::apply_kind_flags(o, &mut inv.plan.workloads)?;
-    crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay)?;
+    crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay, o.replay_speed)?;
     check_workloads_on_host(&inv.plan.workloads)?;
     Ok(inv)
 }

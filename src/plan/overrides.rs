@@ -83,6 +83,9 @@ pub struct Overrides {
     /// `--replay`: traces `fsbench record` wrote, each a `replay` workload (applied after
     /// resolving, `workload::replay::kind::apply_flag`).
     pub replay: Vec<PathBuf>,
+    /// `--replay-speed` (`--replay-timing`): every replay workload's pacing, over the plan
+    /// file's (applied with `--replay`).
+    pub replay_speed: Option<crate::workload::replay::Timing>,
 }
 
 impl Default for Overrides {
@@ -120,6 +123,7 @@ impl Default for Overrides {
             claims_for: Vec::new(),
             kind_flags: Vec::new(),
             replay: Vec::new(),
+            replay_speed: None,
         }
     }
 }

@@ -26,7 +26,8 @@ pub const READY: &str = "READY";
 pub struct Spec {
     /// The tracepoint's name (`sys_enter_<name>`), which is also the call's name in `E` lines.
     pub name: &'static str,
-    /// Integer arguments (tracepoint field names).
+    /// Integer arguments (tracepoint field names, or a field of the struct one points to:
+    /// `how->flags`).
     pub ints: &'static [&'static str],
     /// String arguments (paths).
     pub strs: &'static [&'static str],
@@ -52,6 +53,9 @@ const fn s(
 pub const SPECS: &[Spec] = &[
     s("open", &["flags"], &["filename"]),
     s("openat", &["dfd", "flags"], &["filename"]),
+    // openat2's flags are in the `struct open_how` its `how` points to (bpftrace reads it
+    // through the kernel's BTF); its `resolve` restrictions are not recorded.
+    s("openat2", &["dfd", "how->flags"], &["filename"]),
     s("creat", &[], &["pathname"]),
     s("close", &["fd"], &[]),
     s("read", &["fd"], &[]),
@@ -369,6 +373,10 @@ mod tests {
         let all = script(None, &[1]);
         assert_eq!(all.matches("sys_enter_").count(), SPECS.len());
         assert!(all.contains("(args->cmd == 0 || args->cmd == 1030)"));
+        assert!(
+            all.contains("(int64)args->how->flags"),
+            "openat2's flags are read"
+        );
     }
 
     #[test]

@@ -180,7 +180,7 @@ impl FdTable {
             return None;
         }
         let (call, args, ret_fd) = match name {
-            "open" | "openat" | "creat" => self.open_call(pid, name, &raw, ret, ok),
+            "open" | "openat" | "openat2" | "creat" => self.open_call(pid, name, &raw, ret, ok),
             "close" => {
                 let f = self.fd(pid, raw.i(0));
                 if ok {
@@ -215,7 +215,8 @@ impl FdTable {
         })
     }
 
-    /// open, openat, creat: as strace's `openat(cwd, path, flags)`, the descriptor recorded.
+    /// open, openat, openat2, creat: as strace's `openat(cwd, path, flags)`, the descriptor
+    /// recorded.
     fn open_call(
         &mut self,
         pid: u32,
@@ -226,7 +227,7 @@ impl FdTable {
     ) -> (&'static str, Vec<String>, Option<Fd>) {
         let (dfd, flags, file) = match name {
             "open" => (AT_FDCWD, raw.i(0), raw.st(0)),
-            "openat" => (raw.i(0), raw.i(1), raw.st(0)),
+            "openat" | "openat2" => (raw.i(0), raw.i(1), raw.st(0)),
             _ => (
                 AT_FDCWD,
                 (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC) as i64,
@@ -623,7 +624,8 @@ mod tests {
              E 7000 7 7 mmap 3 1\nR 8000 7 140000000000\n\
              E 9000 7 7 unlinkat -100 512\nS 7 /r/dir\nR 9500 7 0\n\
              E 9600 7 7 openat -100 0\nS 7 /etc/passwd\nR 9700 7 4\n\
-             E 9800 7 7 read 4\nR 9900 7 100\n",
+             E 9800 7 7 read 4\nR 9900 7 100\n\
+             E 9950 7 7 openat2 -100 577\nS 7 /r/new\nR 9960 7 5\n",
         );
         let mut t = FdTable::new(Path::new("/"));
         let mut p = Parser::new(Path::new("/r"), Path::new("/"), HashMap::new());
@@ -635,7 +637,19 @@ mod tests {
         let calls: Vec<Call> = evs.iter().map(|e| e.c).collect();
         assert_eq!(
             calls,
-            vec![Call::Open, Call::Write, Call::Fsync, Call::Rmdir]
+            vec![
+                Call::Open,
+                Call::Write,
+                Call::Fsync,
+                Call::Rmdir,
+                Call::Open
+            ]
+        );
+        // openat2 with O_WRONLY|O_CREAT|O_TRUNC (its flags read from `how`).
+        assert_eq!(evs[4].p.as_deref(), Some("new"));
+        assert_ne!(
+            evs[4].fl & crate::workload::replay::trace::open_flags::CREATE,
+            0
         );
         assert_eq!(evs[1].o, Some(8192));
         assert_eq!(evs[1].n, Some(512));

@@ -112,14 +112,14 @@ impl Workload for Replay {
     fn example(&self) -> &'static str {
         "id = \"replay-app\"\nkind = \"replay\"\ntrace = \"app.trace.gz\"\nname = \"my app\""
     }
-    /// The recorded calls replayed serially: a few seconds for a short recording.
+    /// The recorded calls replayed: a few seconds for a short recording.
     fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
         Cost::Seconds(5.0)
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         match w.params_of::<ReplayParams>() {
             Some(p) => format!(
-                "replay of {} (starting tree recreated, caches dropped, calls in recorded order {})",
+                "replay of {} (starting tree recreated, caches dropped, each recorded thread on its own thread in its recorded order, {})",
                 p.trace.display(),
                 match p.speed {
                     None => "as fast as possible".to_string(),
@@ -154,8 +154,10 @@ impl Workload for Replay {
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let p = params(w)?;
         let dir = tree(cx, w);
+        // A first pass, untimed, counts the recorded threads: one replays serially.
+        let threads = super::threads_of(&p.trace)?;
         let mut r = open(w, &p.trace)?;
-        let done = exec::replay(&dir, &mut r, cx.work.seed, p.speed)?;
+        let done = exec::replay(&dir, &mut r, cx.work.seed, p.speed, threads)?;
         let not_replayable: u64 = r
             .trailer
             .as_ref()
@@ -206,10 +208,14 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
             }
         }
     }
-    let mut notes = vec![format!(
-        "replayed {} calls serially in recorded order (recorded threads not concurrent)",
-        done.calls
-    )];
+    let mut notes = vec![if done.lanes > 1 {
+        format!(
+            "replayed {} calls on {} threads, each recorded thread's order kept and across threads the shared files' and names' order",
+            done.calls, done.lanes
+        )
+    } else {
+        format!("replayed {} calls serially in recorded order", done.calls)
+    }];
     if done.diverged > 0 {
         notes.push(format!(
             "{} calls ended unlike the recording, e.g. {}",
@@ -245,8 +251,14 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
 /// `--replay FILE…`: one `replay` workload per trace, named `replay-<its name>`, added to
 /// the plan's workloads (without a plan file or profile, `commands::prepare::prepare` keeps only
 /// `usable-space` and `mkfs` of the catalog, so a run is the setups and the traces). Each trace is read to its
-/// end first: a bad one is exit 2 naming its line, before anything is created.
-pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate::Result<()> {
+/// end first: a bad one is exit 2 naming its line, before anything is created. `timing`
+/// (`--replay-speed`), when given, paces every replay workload, the plan file's too (the
+/// flag over their `timing` and `speed` keys).
+pub fn apply_flag(
+    workloads: &mut Vec<WorkloadSpec>,
+    files: &[PathBuf],
+    timing: Option<super::Timing>,
+) -> crate::Result<()> {
     for f in files {
         let path = std::fs::canonicalize(f)
             .map_err(|e| Error::invalid("--replay", format!("{}: {e}", f.display())))?;
@@ -277,6 +289,13 @@ pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate
                 speed: None,
             },
         ));
+    }
+    if let Some(t) = timing {
+        for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
+            let mut p = params(w)?;
+            p.speed = t.speed();
+            w.set_params(&p);
+        }
     }
     Ok(())
 }

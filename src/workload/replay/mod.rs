@@ -11,13 +11,17 @@
 //!   before and after, write the trace);
 //! - [`scan`]: a directory's state as entries, `--anonymize`'s tokens, the end-state check;
 //! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
+//! - [`order`]: ARTC's ordering rules and the per-resource index that applies them;
+//! - [`concurrent`]: a trace of several threads replayed on a thread each, in that order;
 //! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads.
 
 pub mod bpftrace;
+pub mod concurrent;
 pub mod ebpf;
 pub mod exec;
 pub mod fdtable;
 pub mod kind;
+pub mod order;
 pub mod record;
 pub mod scan;
 pub mod strace;
@@ -39,6 +43,46 @@ pub struct ReplayParams {
     /// time divided by the speed (think times kept; 2 = twice as fast as recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<f64>,
+}
+
+/// `--replay-speed` / `--replay-timing`: how every replay of the run is paced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timing {
+    /// `as-fast-as-possible`: what the filesystem allows (the comparison's default).
+    AsFastAsPossible,
+    /// `as-recorded` (speed 1) or a number: think times kept, divided by the speed.
+    AsRecorded(f64),
+}
+
+impl std::str::FromStr for Timing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Timing, String> {
+        match s {
+            "as-fast-as-possible" => Ok(Timing::AsFastAsPossible),
+            "as-recorded" => Ok(Timing::AsRecorded(1.0)),
+            _ => s
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .map(Timing::AsRecorded)
+                .ok_or_else(|| {
+                    format!(
+                        "{s:?}: give a positive speed (1 = as recorded, 2 = twice as fast), \
+                         as-recorded or as-fast-as-possible"
+                    )
+                }),
+        }
+    }
+}
+
+impl Timing {
+    /// The speed a replay's parameters hold (`None`: as fast as possible).
+    pub fn speed(self) -> Option<f64> {
+        match self {
+            Timing::AsFastAsPossible => None,
+            Timing::AsRecorded(x) => Some(x),
+        }
+    }
 }
 
 impl ReplayParams {
@@ -85,13 +129,43 @@ impl ReplayParams {
     }
 }
 
+/// How many threads the trace at `path` recorded (read to its end: a bad trace is the
+/// same error as [`check_trace`]'s).
+pub fn threads_of(path: &std::path::Path) -> crate::Result<u32> {
+    Ok(read_all(path)?.threads)
+}
+
 /// Read `path` to its end, checking every line; its header and trailer. The error says
 /// which file, line and byte offset, and what is wrong.
 pub fn check_trace(path: &std::path::Path) -> crate::Result<(trace::Header, trace::Trailer)> {
+    let r = read_all(path)?;
+    Ok((r.header, r.trailer.unwrap_or_default()))
+}
+
+/// The reader of `path` after reading it to its end.
+fn read_all(path: &std::path::Path) -> crate::Result<trace::TraceReader> {
     let fail = |e: trace::TraceError| {
         crate::Error::invalid("--replay", format!("{}: {e}", path.display()))
     };
     let mut r = trace::TraceReader::open(path).map_err(fail)?;
-    let t = r.check_all().map_err(fail)?;
-    Ok((r.header, t))
+    r.check_all().map_err(fail)?;
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timing;
+
+    #[test]
+    fn replay_speed_takes_a_speed_or_a_timing_name() {
+        assert_eq!("2".parse::<Timing>(), Ok(Timing::AsRecorded(2.0)));
+        assert_eq!("as-recorded".parse::<Timing>(), Ok(Timing::AsRecorded(1.0)));
+        assert_eq!(
+            "as-fast-as-possible".parse::<Timing>().map(Timing::speed),
+            Ok(None)
+        );
+        for bad in ["0", "-1", "inf", "NaN", "fast"] {
+            assert!(bad.parse::<Timing>().is_err(), "{bad}");
+        }
+    }
 }

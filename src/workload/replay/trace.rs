@@ -391,6 +391,8 @@ pub struct TraceReader {
     pub end: Vec<Entry>,
     /// The trailer (once the events were read).
     pub trailer: Option<Trailer>,
+    /// Recorded threads among the events read so far (one more than the highest `tid`).
+    pub threads: u32,
     pending: Option<Line>,
     events: u64,
     open: HashSet<u32>,
@@ -435,6 +437,7 @@ impl TraceReader {
             start: Vec::new(),
             end: Vec::new(),
             trailer: None,
+            threads: 0,
             pending: None,
             events: 0,
             open: HashSet::new(),
@@ -602,6 +605,7 @@ impl TraceReader {
                 }
                 self.check_event(&e)?;
                 self.events += 1;
+                self.threads = self.threads.max(e.tid.saturating_add(1));
                 Ok(Some(e))
             }
             Some(Line::End(e)) => {
