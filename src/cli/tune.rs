@@ -75,8 +75,8 @@ pub struct TuneArgs {
     /// How screening measures the options: each value alone against the baseline, or the
     /// two-level options (from three of them) together in a fractional design whose every run
     /// informs every option's effect, the others alone (docs/tune.md says when each fits).
-    #[arg(long, value_enum, default_value_t = crate::tune::screen::Screen::OneAtATime)]
-    pub screen: crate::tune::screen::Screen,
+    #[arg(long, value_enum, default_value_t = crate::tune::settings::Screen::OneAtATime)]
+    pub screen: crate::tune::settings::Screen,
 
     /// Print the stages, the setups screened and the estimated time; run nothing.
     #[arg(long)]

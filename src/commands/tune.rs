@@ -9,7 +9,8 @@ use crate::cli::tune::TuneArgs;
 use crate::plan::Overrides;
 use crate::tune::candidate::{Candidate, baseline_of};
 use crate::tune::journal::{Entry, Journal};
-use crate::tune::search::{self, Filter, Runs, Settings, StageRun};
+use crate::tune::search::{self, Runs, StageRun};
+use crate::tune::settings::{self, Filter, Settings};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -90,7 +91,7 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
     base.fs = fs_words.clone();
     let baselines: Vec<Candidate> = setups.iter().map(baseline_of).collect::<Result<_, _>>()?;
     let filter = Filter(args.options.clone());
-    let unknown = search::unknown_options(&filter, &baselines);
+    let unknown = settings::unknown_options(&filter, &baselines);
     if !unknown.is_empty() {
         return Err(Error::invalid(
             "--options",
@@ -115,7 +116,7 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
         cap: RACE_CAP,
         allow_unsafe: args.allow_unsafe,
         budget_s: base.values.budget.unwrap_or(DEFAULT_BUDGET).as_secs_f64(),
-        allowed: search::allowed,
+        allowed: settings::allowed,
         filter,
         given,
         screen: args.screen,

@@ -29,3 +29,4 @@ pub mod journal;
 pub mod score;
 pub mod screen;
 pub mod search;
+pub mod settings;

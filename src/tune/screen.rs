@@ -7,23 +7,11 @@
 use super::candidate::Candidate;
 use super::design::{self, Design};
 use super::score::{self, Objective};
-use super::search::{Settings, screening};
+use super::settings::{Screen, Settings};
 use crate::results::Results;
 use crate::stats::paired::{self, Judgement};
 use crate::stats::sequential::Rule;
 use std::collections::BTreeMap;
-
-/// How screening measures the values (`--screen`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Screen {
-    /// Each value alone against the baseline: no assumption about interactions.
-    #[default]
-    OneAtATime,
-    /// Two-level factors in a resolution-III fractional design (every run informs every main
-    /// effect; two-factor interactions alias into them), the rest one at a time.
-    Fractional,
-}
 
 /// Screening's runs for one baseline.
 #[derive(Debug, Clone)]
@@ -205,4 +193,45 @@ impl Fractional {
         }
         cols
     }
+}
+/// Screening's setups of one baseline: each value the filter allows (and, without
+/// `allow_unsafe`, that keeps durability) put in place of the baseline's, one at a time,
+/// unless the baseline's other values make it an invalid combination.
+fn screening(base: &Candidate, s: &Settings) -> Vec<(usize, usize, Candidate)> {
+    let mut out = Vec::new();
+    for (i, f) in base.space.factors.iter().enumerate() {
+        for (j, v) in f.values.iter().enumerate() {
+            if j == base.baseline[i]
+                || (v.weakens && !s.allow_unsafe)
+                || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name())
+            {
+                continue;
+            }
+            let mut c = base.baseline.clone();
+            c[i] = j;
+            if base.space.conflict(&c).is_none() {
+                out.push((i, j, base.with(c)));
+            }
+        }
+    }
+    out
+}
+
+/// The values screening leaves out because the baseline's other values make them an invalid
+/// combination, each with the reason.
+pub fn not_screened(base: &Candidate, s: &Settings) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, f) in base.space.factors.iter().enumerate() {
+        for (j, v) in f.values.iter().enumerate() {
+            if j == base.baseline[i] || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name()) {
+                continue;
+            }
+            let mut c = base.baseline.clone();
+            c[i] = j;
+            if let Some(k) = base.space.conflict(&c) {
+                out.push(format!("{}: {}", v.name(), k.why));
+            }
+        }
+    }
+    out
 }

@@ -12,7 +12,8 @@ use super::answer::{
 use super::candidate::Candidate;
 use super::decide::{self, Effect, Standing};
 use super::score;
-use super::screen::{Judged, Plan, Screen};
+use super::screen::{Judged, Plan, not_screened};
+use super::settings::Settings;
 use crate::results::Results;
 use crate::stats::paired::{self, Judgement};
 use crate::stats::sequential::Rule;
@@ -43,101 +44,6 @@ pub trait Runs {
 /// The crash workload a weakening winner and the safe answer run (`workload/crash/`): fsync'd
 /// writes, checked in crash states after a simulated power cut.
 pub const CRASH_WORKLOAD: &str = "crash-fsync";
-
-/// How the search runs.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Rounds of screening.
-    pub screen_rounds: u32,
-    /// Rounds of each race look.
-    pub race_rounds: u32,
-    /// Race looks at most.
-    pub race_looks: u32,
-    /// Rounds of the confirmation.
-    pub confirm_rounds: u32,
-    /// Combinations raced per filesystem and durability class at most.
-    pub cap: usize,
-    /// Search values that weaken durability.
-    pub allow_unsafe: bool,
-    /// Wall-time budget, seconds.
-    pub budget_s: f64,
-    /// Which values may be searched: `(fs, factor, value)` → allowed (`--options`).
-    pub allowed: fn(&Filter, &str, &str, &str) -> bool,
-    /// The `--options` words (empty: all).
-    pub filter: Filter,
-    /// Setups to confirm without screening and racing (`--confirm`), each with the index of
-    /// its baseline; empty: search.
-    pub given: Vec<(usize, Candidate)>,
-    /// How screening measures the values (`--screen`).
-    pub screen: Screen,
-}
-
-/// The `--options` subset: factor names or value names; empty means everything.
-#[derive(Debug, Clone, Default)]
-pub struct Filter(pub Vec<String>);
-
-/// Whether `--options` lets value `value` of `factor` be searched.
-pub fn allowed(f: &Filter, _fs: &str, factor: &str, value: &str) -> bool {
-    f.0.is_empty() || f.0.iter().any(|w| w == factor || w == value)
-}
-
-/// The `--options` words that name nothing in the spaces of `baselines` (exit 2).
-pub fn unknown_options(filter: &Filter, baselines: &[Candidate]) -> Vec<String> {
-    filter
-        .0
-        .iter()
-        .filter(|w| {
-            !baselines.iter().any(|b| {
-                b.space.factors.iter().any(|f| {
-                    f.name == w.as_str() || f.values.iter().any(|v| v.name() == w.as_str())
-                })
-            })
-        })
-        .cloned()
-        .collect()
-}
-
-/// Screening's setups of one baseline: each value the filter allows (and, without
-/// `allow_unsafe`, that keeps durability) put in place of the baseline's, one at a time,
-/// unless the baseline's other values make it an invalid combination.
-pub fn screening(base: &Candidate, s: &Settings) -> Vec<(usize, usize, Candidate)> {
-    let mut out = Vec::new();
-    for (i, f) in base.space.factors.iter().enumerate() {
-        for (j, v) in f.values.iter().enumerate() {
-            if j == base.baseline[i]
-                || (v.weakens && !s.allow_unsafe)
-                || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name())
-            {
-                continue;
-            }
-            let mut c = base.baseline.clone();
-            c[i] = j;
-            if base.space.conflict(&c).is_none() {
-                out.push((i, j, base.with(c)));
-            }
-        }
-    }
-    out
-}
-
-/// The values screening leaves out because the baseline's other values make them an invalid
-/// combination, each with the reason.
-pub fn not_screened(base: &Candidate, s: &Settings) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, f) in base.space.factors.iter().enumerate() {
-        for (j, v) in f.values.iter().enumerate() {
-            if j == base.baseline[i] || !(s.allowed)(&s.filter, base.space.fs, f.name, v.name()) {
-                continue;
-            }
-            let mut c = base.baseline.clone();
-            c[i] = j;
-            if let Some(k) = base.space.conflict(&c) {
-                out.push(format!("{}: {}", v.name(), k.why));
-            }
-        }
-    }
-    out
-}
 
 /// The stages and their estimates, before anything runs (`fsbench tune --dry-run`), and
 /// whether the budget holds screening and one confirmation (`Err`: exit 2).
@@ -907,6 +813,7 @@ mod tests {
     use super::*;
     use crate::metrics::registry;
     use crate::results::Sample;
+    use crate::tune::settings::{Filter, Screen, allowed};
 
     /// Stages on a model instead of a disk: a setup's IOPS is 1000 × the effect of each of
     /// its mount and mkfs words, times a small deterministic noise per stage, setup and round.

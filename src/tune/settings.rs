@@ -1,0 +1,70 @@
+//! How `fsbench tune` searches, as the command resolved it: the stages' rounds, the budget, the
+//! `--options` filter, the setups given with `--confirm` and how screening measures
+//! (`--screen`). Both screening ([`super::screen`]) and the search ([`super::search`]) read it.
+
+use super::candidate::Candidate;
+
+/// How screening measures the values (`--screen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Screen {
+    /// Each value alone against the baseline: no assumption about interactions.
+    #[default]
+    OneAtATime,
+    /// Two-level factors in a resolution-III fractional design (every run informs every main
+    /// effect; two-factor interactions alias into them), the rest one at a time.
+    Fractional,
+}
+
+/// How the search runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Rounds of screening.
+    pub screen_rounds: u32,
+    /// Rounds of each race look.
+    pub race_rounds: u32,
+    /// Race looks at most.
+    pub race_looks: u32,
+    /// Rounds of the confirmation.
+    pub confirm_rounds: u32,
+    /// Combinations raced per filesystem and durability class at most.
+    pub cap: usize,
+    /// Search values that weaken durability.
+    pub allow_unsafe: bool,
+    /// Wall-time budget, seconds.
+    pub budget_s: f64,
+    /// Which values may be searched: `(fs, factor, value)` → allowed (`--options`).
+    pub allowed: fn(&Filter, &str, &str, &str) -> bool,
+    /// The `--options` words (empty: all).
+    pub filter: Filter,
+    /// Setups to confirm without screening and racing (`--confirm`), each with the index of
+    /// its baseline; empty: search.
+    pub given: Vec<(usize, Candidate)>,
+    /// How screening measures the values (`--screen`).
+    pub screen: Screen,
+}
+
+/// The `--options` subset: factor names or value names; empty means everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter(pub Vec<String>);
+
+/// Whether `--options` lets value `value` of `factor` be searched.
+pub fn allowed(f: &Filter, _fs: &str, factor: &str, value: &str) -> bool {
+    f.0.is_empty() || f.0.iter().any(|w| w == factor || w == value)
+}
+
+/// The `--options` words that name nothing in the spaces of `baselines` (exit 2).
+pub fn unknown_options(filter: &Filter, baselines: &[Candidate]) -> Vec<String> {
+    filter
+        .0
+        .iter()
+        .filter(|w| {
+            !baselines.iter().any(|b| {
+                b.space.factors.iter().any(|f| {
+                    f.name == w.as_str() || f.values.iter().any(|v| v.name() == w.as_str())
+                })
+            })
+        })
+        .cloned()
+        .collect()
+}
