@@ -241,5 +241,8 @@ awk -v fss="$FSS" '
         printf "\nranking: %d of %d pairs both decide agree%s\n", agree, both, (bad == "" ? "" : "; disagree on" bad)
     }' "$work/live.txt" "$work/replay.txt"
 mism=$(jq -r '[.samples[] | select(.metric == "replay_end_mismatches" and .value > 0)] | length' "$work/rank-out/results.json")
-echo "end state: $( [ "$mism" = 0 ] && echo "every replay matches the recording" || echo "$mism replays differ (see $work/rank-out)" )"
+# The work directory goes with the trap: say which replays differed, by how many entries, here.
+echo "end state: $( [ "$mism" = 0 ] && echo "every replay matches the recording" || echo "$mism replays differ:" )"
+[ "$mism" = 0 ] || jq -r '.samples[] | select(.metric == "replay_end_mismatches" and .value > 0)
+    | "  \(.workload) on \(.setup), round \(.round): \(.value) entries"' "$work/rank-out/results.json"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
