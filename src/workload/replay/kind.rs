@@ -154,7 +154,7 @@ impl Workload for Replay {
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
         let p = params(w)?;
         let dir = tree(cx, w);
-        // A first pass, untimed, counts the recorded threads: one replays serially.
+        // The recorded threads, counted once per trace (one replays serially).
         let threads = super::threads_of(&p.trace)?;
         let mut r = open(w, &p.trace)?;
         let done = exec::replay(&dir, &mut r, cx.work.seed, p.speed, threads)?;

@@ -130,9 +130,29 @@ impl ReplayParams {
 }
 
 /// How many threads the trace at `path` recorded (read to its end: a bad trace is the
-/// same error as [`check_trace`]'s).
+/// same error as [`check_trace`]'s). Read once per file as it is (path, size, mtime): every
+/// step of a run replays the same trace, and counting means decompressing all of it.
 pub fn threads_of(path: &std::path::Path) -> crate::Result<u32> {
-    Ok(read_all(path)?.threads)
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+    static COUNTED: OnceLock<Mutex<HashMap<Key, u32>>> = OnceLock::new();
+    let md = std::fs::metadata(path).ok();
+    let key = (
+        path.to_path_buf(),
+        md.as_ref().map_or(0, |m| m.len()),
+        md.and_then(|m| m.modified().ok()),
+    );
+    let counted = COUNTED.get_or_init(Default::default);
+    if let Some(&n) = counted.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(n);
+    }
+    let n = read_all(path)?.threads;
+    counted
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, n);
+    Ok(n)
 }
 
 /// Read `path` to its end, checking every line; its header and trailer. The error says
