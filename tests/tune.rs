@@ -317,6 +317,16 @@ fn tune_screens_confirms_and_writes_the_answer_on_tiny_images() {
     // The confirmation is the tune's results.json, as a run's (compare, report, history).
     let confirmed = stages.last().unwrap()["stage"] == "confirmation";
     assert_eq!(out.join("results.json").exists(), confirmed, "{answer}");
+    // Nothing separated in screening: no race, no confirmation, screening's verdict instead.
+    if !confirmed {
+        assert_eq!(stages.len(), 1, "{answer}");
+        assert!(
+            fs["verdict"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("no option")),
+            "{answer}"
+        );
+    }
     // Every finished stage is in the journal; a resume reads them all back and runs nothing.
     let journal: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("tune-journal.json")).unwrap())

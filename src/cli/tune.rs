@@ -74,8 +74,9 @@ pub struct TuneArgs {
 
     /// How screening measures the options: each value alone against the baseline, or the
     /// two-level options (from three of them) together in a fractional design whose every run
-    /// informs every option's effect, the others alone (docs/tune.md says when each fits).
-    #[arg(long, value_enum, default_value_t = crate::tune::settings::Screen::OneAtATime)]
+    /// informs every option's effect, the others alone; auto: the design when it costs no
+    /// more setups than one at a time (docs/tune.md says when each fits).
+    #[arg(long, value_enum, default_value_t = crate::tune::settings::Screen::Auto)]
     pub screen: crate::tune::settings::Screen,
 
     /// Print the stages, the setups screened and the estimated time; run nothing.

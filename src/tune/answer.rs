@@ -76,6 +76,10 @@ pub struct FsAnswer {
     pub safe: Option<Confirmed>,
     /// The winner among all, when it weakens durability.
     pub unsafe_best: Option<Confirmed>,
+    /// Why nothing was raced or confirmed, when screening separated no helping value ("no
+    /// option matters at this margin"…); absent when something was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }
 
 /// One value against the baseline in screening.
@@ -231,12 +235,25 @@ impl Answer {
                     .iter()
                     .map(|f| f.baseline.name.as_str())
                     .collect();
+                // Screening's own verdict when it stopped the search for every filesystem
+                // alike (the effects follow, per filesystem).
+                let verdicts: Vec<Option<&str>> = self
+                    .filesystems
+                    .iter()
+                    .map(|f| f.verdict.as_deref())
+                    .collect();
+                let why = match verdicts.first() {
+                    Some(Some(v)) if verdicts.iter().all(|x| x == &Some(*v)) => v.to_string(),
+                    _ => format!(
+                        "no safe option beat {} beyond noise",
+                        if bases.len() > 1 { "them" } else { "it" }
+                    ),
+                };
                 let _ = writeln!(
                     o,
-                    "Recommended: keep {} as {}: no safe option beat {} beyond noise{}.",
+                    "Recommended: keep {} as {}: {why}{}.",
                     bases.join(", "),
                     if bases.len() > 1 { "they are" } else { "it is" },
-                    if bases.len() > 1 { "them" } else { "it" },
                     if self.complete {
                         ""
                     } else {

@@ -37,10 +37,13 @@ impl Effect {
         }
     }
 
-    /// Whether the value goes on to racing: it helped, or it was unclear with its estimate
-    /// ahead (a real gain hidden by noise is worth a race; an unclear loss is not).
-    pub fn races(self, ratio: f64) -> bool {
-        self == Effect::Helps || (self == Effect::Unclear && ratio > 1.0)
+    /// Whether the value goes on to racing: only when it helped, its interval's lower bound
+    /// above no change (and the interval not inside the margin). A value merely leaning ahead
+    /// is not raced: among k values with no effect about half lean ahead by chance, and a
+    /// race of their 2^k combinations selects the luckiest of noise (the winner's curse),
+    /// at a cost that outgrows the exhaustive grid it was meant to save (docs/tune.md).
+    pub fn races(self) -> bool {
+        self == Effect::Helps
     }
 }
 
@@ -67,6 +70,49 @@ pub fn matters(effects: &[Effect]) -> Matters {
         Matters::No
     } else {
         Matters::Unclear
+    }
+}
+
+/// Why screening leaves nothing to race or confirm: no value helped beyond noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoCandidate {
+    /// Every value was shown equivalent to the baseline's within the margin.
+    NothingMatters,
+    /// Some value hurt beyond noise; the others were equivalent.
+    NothingHelps,
+    /// Some value was not separated from no change: its effect, if any, is below what
+    /// these rounds resolve.
+    NotSeparated,
+}
+
+impl NoCandidate {
+    /// The answer's words for it.
+    pub fn words(self) -> &'static str {
+        match self {
+            NoCandidate::NothingMatters => "no option matters at this margin",
+            NoCandidate::NothingHelps => "no option helps; some hurt",
+            NoCandidate::NotSeparated => {
+                "no option helps beyond noise at this margin (more rounds would resolve \
+                 smaller effects)"
+            }
+        }
+    }
+}
+
+/// Whether screening's `effects` leave nothing to race or confirm (`None`: some value helped,
+/// or there were no effects at all).
+pub fn no_candidate(effects: &[Effect]) -> Option<NoCandidate> {
+    if effects.is_empty() || effects.iter().any(|e| e.races()) {
+        None
+    } else if effects.iter().all(|e| *e == Effect::NoMatter) {
+        Some(NoCandidate::NothingMatters)
+    } else if effects
+        .iter()
+        .all(|e| matches!(e, Effect::NoMatter | Effect::Hurts))
+    {
+        Some(NoCandidate::NothingHelps)
+    } else {
+        Some(NoCandidate::NotSeparated)
     }
 }
 
@@ -215,18 +261,38 @@ mod tests {
             Effect::of(&j(Outcome::NotSeparated, f64::NAN)),
             Effect::NoData
         );
-        assert!(!Effect::NoData.races(f64::NAN));
-        assert!(Effect::Helps.races(1.2));
-        assert!(Effect::Unclear.races(1.05));
-        assert!(!Effect::Unclear.races(0.97));
-        assert!(!Effect::NoMatter.races(1.02));
-        assert!(!Effect::Hurts.races(0.5));
+        assert!(!Effect::NoData.races());
+        assert!(Effect::Helps.races());
+        // Leaning ahead is not separated from noise: no race.
+        assert!(!Effect::Unclear.races());
+        assert!(!Effect::NoMatter.races());
+        assert!(!Effect::Hurts.races());
         assert_eq!(matters(&[Effect::NoMatter, Effect::Hurts]), Matters::Yes);
         assert_eq!(matters(&[Effect::NoMatter, Effect::NoMatter]), Matters::No);
         assert_eq!(
             matters(&[Effect::NoMatter, Effect::Unclear]),
             Matters::Unclear
         );
+    }
+
+    #[test]
+    fn nothing_separated_leaves_nothing_to_race() {
+        use Effect::*;
+        assert_eq!(
+            no_candidate(&[NoMatter, NoMatter]),
+            Some(NoCandidate::NothingMatters)
+        );
+        assert_eq!(
+            no_candidate(&[NoMatter, Hurts]),
+            Some(NoCandidate::NothingHelps)
+        );
+        // The quiet run's screening: every value leaning or not, none separated.
+        assert_eq!(
+            no_candidate(&[Unclear, Unclear, Unclear, NoMatter]),
+            Some(NoCandidate::NotSeparated)
+        );
+        assert_eq!(no_candidate(&[Unclear, Helps, Hurts]), None);
+        assert_eq!(no_candidate(&[]), None);
     }
 
     #[test]

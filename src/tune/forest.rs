@@ -174,6 +174,7 @@ mod tests {
             raced: Vec::new(),
             safe: None,
             unsafe_best: None,
+            verdict: None,
         };
         let s = svg(&f, 0.05);
         assert!(

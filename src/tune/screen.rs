@@ -13,6 +13,18 @@ use crate::stats::paired::{self, Judgement};
 use crate::stats::sequential::Rule;
 use std::collections::BTreeMap;
 
+/// The fewest two-level options `--screen auto` puts in a design: with 3 (4 runs) each main
+/// effect is wholly aliased with the other two's interaction, and racing measures the 8
+/// combinations of 3 options directly when they matter.
+pub const AUTO_MIN_FACTORS: usize = 4;
+
+/// Whether `--screen auto` takes `design` for `k` options: from [`AUTO_MIN_FACTORS`], and
+/// only when its N − 1 new setups are no more than one at a time's k (k = 7, 11, 15…), so
+/// screening costs no more per round while each effect is estimated from all N runs.
+pub fn auto_pays(k: usize, design: &Design) -> bool {
+    k >= AUTO_MIN_FACTORS && design.runs() - 1 <= k
+}
+
 /// Screening's runs for one baseline.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -56,7 +68,7 @@ impl Plan {
             alone: all,
             fractional: None,
         };
-        if s.screen != Screen::Fractional {
+        if s.screen == Screen::OneAtATime {
             return one_at_a_time(all);
         }
         let mut count = vec![0usize; base.space.factors.len()];
@@ -78,6 +90,9 @@ impl Plan {
         let Some(design) = design::design(columns.len()) else {
             return one_at_a_time(all);
         };
+        if s.screen == Screen::Auto && !auto_pays(columns.len(), &design) {
+            return one_at_a_time(all);
+        }
         let runs: Vec<Candidate> = design
             .rows
             .iter()

@@ -85,7 +85,8 @@ pub fn preview(
     );
     let _ = writeln!(
         o,
-        "  2 racing        ≤ {} combinations per filesystem, ≤ {} looks × {} rounds   ≤ {}",
+        "  2 racing        ≤ {} combinations per filesystem, ≤ {} looks ({} rounds, then 1 each), \
+         only when screening separates a helping option   ≤ {}",
         s.cap * if s.allow_unsafe { 2 } else { 1 },
         s.race_looks,
         s.race_rounds,
@@ -197,7 +198,10 @@ fn estimates(
     let race = if given {
         0.0
     } else {
-        runs.estimate(&stand_ins(s.cap * classes), s.race_rounds)? * f64::from(s.race_looks)
+        let all = stand_ins(s.cap * classes);
+        // The first look's rounds, then one round a look (Settings::look_rounds).
+        runs.estimate(&all, s.race_rounds)?
+            + runs.estimate(&all, 1)? * f64::from(s.race_looks.saturating_sub(1))
     };
     if screen + confirm > s.budget_s {
         return Err(crate::Error::invalid(
@@ -269,6 +273,7 @@ fn empty_answer(baselines: &[Candidate], s: &Settings) -> Answer {
                 raced: Vec::new(),
                 safe: None,
                 unsafe_best: None,
+                verdict: None,
             })
             .collect(),
         recommended: None,
@@ -380,7 +385,7 @@ impl Search<'_> {
         } in judged
         {
             let effect = Effect::of(&jd);
-            if effect.races(jd.ratio) {
+            if effect.races() {
                 going[i].push(j);
             }
             if jd.ratio.is_finite() && jd.ratio > 0.0 {
@@ -427,12 +432,25 @@ impl Search<'_> {
             }
         };
         crate::host::stdio::note(&format!(
-            "fsbench tune: {} screening: helps: {}; hurts: {}; does not matter: {}",
+            "fsbench tune: {} screening: helps: {}; hurts: {}; does not matter: {}; not \
+             separated: {}",
             b.space.fs,
             said(Effect::Helps),
             said(Effect::Hurts),
-            said(Effect::NoMatter)
+            said(Effect::NoMatter),
+            said(Effect::Unclear)
         ));
+        let effects: Vec<Effect> = fa.screened.iter().map(|r| r.effect).collect();
+        if let Some(why) = decide::no_candidate(&effects) {
+            // Nothing to race and nothing to confirm: the effects above are the answer.
+            fa.verdict = Some(why.words().to_string());
+            self.answer.notes.push(format!(
+                "{}: {} (±{:.1} %): nothing raced or confirmed",
+                b.space.fs,
+                why.words(),
+                self.margin * 100.0
+            ));
+        }
         let g = |f: usize, v: usize| gain[f][v];
         let combos = decide::combinations(
             b.space,
@@ -472,10 +490,7 @@ impl Search<'_> {
     /// when interrupted.
     fn race(&mut self) -> crate::Result<bool> {
         let s = self.s;
-        let rule = Rule::new(
-            s.race_rounds as usize,
-            (s.race_rounds * s.race_looks) as usize,
-        );
+        let rule = Rule::new(s.race_rounds as usize, s.race_max_rounds() as usize);
         let mut look = 0usize;
         while self.racing_needed(look) && look < s.race_looks as usize {
             let alive: Vec<usize> = (0..self.racers.len())
@@ -487,7 +502,8 @@ impl Search<'_> {
                 .map(|b| b.variant())
                 .chain(alive.iter().map(|&k| self.racers[k].cand.variant()))
                 .collect();
-            let est = self.runs.estimate(&setups, s.race_rounds)?;
+            let rounds = s.look_rounds(look + 1);
+            let est = self.runs.estimate(&setups, rounds)?;
             // The estimates scaled by how the stages so far kept to theirs (a busy machine
             // runs behind the plan's ETA).
             let left = (est + self.est_confirm) * self.pace();
@@ -499,7 +515,7 @@ impl Search<'_> {
                 break;
             }
             look += 1;
-            let Some(r) = self.stage(&format!("race-{look}"), setups, s.race_rounds)? else {
+            let Some(r) = self.stage(&format!("race-{look}"), setups, rounds)? else {
                 self.record_racers();
                 return Ok(false);
             };
@@ -632,7 +648,7 @@ impl Search<'_> {
         if winners.is_empty() {
             self.answer
                 .notes
-                .push("no option helped in screening: nothing to confirm".into());
+                .push("no candidate other than the baseline: nothing to confirm".into());
             self.answer.complete = true;
             return Ok(());
         }
@@ -820,6 +836,8 @@ mod tests {
     struct Model {
         effects: &'static [(&'static str, f64)],
         stages: Vec<(String, Vec<String>)>,
+        /// The noise's amplitude (0.01: ±1 %).
+        noise: f64,
     }
 
     impl Runs for Model {
@@ -883,7 +901,7 @@ mod tests {
                     .product();
                 for round in 1..=rounds {
                     let k = (self.stages.len() * 31 + i * 7 + round as usize) as f64;
-                    let noise = 1.0 + 0.01 * (k * 1.7).sin();
+                    let noise = 1.0 + self.noise * (k * 1.7).sin();
                     results.samples.push(Sample {
                         setup: setup.name.clone(),
                         workload: "randwrite".into(),
@@ -930,6 +948,7 @@ mod tests {
         let mut m = Model {
             effects: &[("noatime", 1.25), ("lazytime", 1.0), ("discard", 0.7)],
             stages: Vec::new(),
+            noise: 0.01,
         };
         let a = run(
             &mut m,
@@ -963,6 +982,7 @@ mod tests {
         let mut m = Model {
             effects: &[("noatime", 1.2), ("-I 512", 1.1)],
             stages: Vec::new(),
+            noise: 0.01,
         };
         let a = run(&mut m, &ext4(), &settings(&["atime", "inode_size"])).unwrap();
         let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
@@ -987,6 +1007,7 @@ mod tests {
         let mut m = Model {
             effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
             stages: Vec::new(),
+            noise: 0.01,
         };
         let a = run(&mut m, &ext4(), &settings(&["atime", "data"])).unwrap();
         assert!(a.recommended.is_none() && a.unsafe_best.is_none());
@@ -995,6 +1016,7 @@ mod tests {
         let mut m = Model {
             effects: &[("data=writeback", 1.5), ("noatime", 1.0)],
             stages: Vec::new(),
+            noise: 0.01,
         };
         let s = Settings {
             allow_unsafe: true,
@@ -1089,6 +1111,7 @@ mod tests {
                 ("-I 512", 1.0),
             ],
             stages: Vec::new(),
+            noise: 0.01,
         };
         let s = Settings {
             screen: Screen::Fractional,
@@ -1113,10 +1136,105 @@ mod tests {
     }
 
     #[test]
+    fn options_leaning_ahead_within_the_noise_are_neither_raced_nor_confirmed() {
+        // The quiet run's screening (docs/tune.md): small effects, none separated from the
+        // noise; racing their 2^k combinations would select the luckiest noise.
+        let mut m = Model {
+            effects: &[("noatime", 1.03), ("lazytime", 1.02), ("discard", 1.06)],
+            stages: Vec::new(),
+            noise: 0.15,
+        };
+        let a = run(
+            &mut m,
+            &ext4(),
+            &settings(&["atime", "lazytime", "discard", "inode_size"]),
+        )
+        .unwrap();
+        let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(names, ["screening"]);
+        let f = &a.filesystems[0];
+        assert!(
+            f.screened.iter().all(|r| r.effect != Effect::Helps),
+            "{:?}",
+            f.screened
+        );
+        assert!(f.raced.is_empty());
+        assert!(a.recommended.is_none() && a.complete);
+        let why = f.verdict.as_deref().expect("a verdict");
+        assert!(why.starts_with("no option"), "{why}");
+        assert!(
+            a.render()
+                .contains(&format!("Recommended: keep ext4 as it is: {why}.")),
+            "{}",
+            a.render()
+        );
+    }
+
+    #[test]
+    fn only_the_separated_options_race_one_round_a_look_after_the_first() {
+        let mut m = Model {
+            effects: &[
+                ("noatime", 1.25),
+                ("-I 512", 1.15),
+                ("lazytime", 1.0),
+                ("discard", 1.0),
+            ],
+            stages: Vec::new(),
+            noise: 0.01,
+        };
+        let a = run(
+            &mut m,
+            &ext4(),
+            &settings(&["atime", "lazytime", "discard", "inode_size"]),
+        )
+        .unwrap();
+        let f = &a.filesystems[0];
+        // 2 options that matter: their 3 combinations, not the 15 of 4 options.
+        let raced: Vec<&str> = f.raced.iter().map(|t| t.setup.name.as_str()).collect();
+        assert_eq!(raced.len(), 3, "{raced:?}");
+        assert!(
+            raced
+                .iter()
+                .all(|n| !n.contains("lazytime") && !n.contains("discard"))
+        );
+        // The first look has the race's rounds, each later one a single round.
+        let rounds: Vec<u32> = a
+            .stages
+            .iter()
+            .filter(|s| s.stage.starts_with("race-"))
+            .map(|s| s.rounds)
+            .collect();
+        assert!(!rounds.is_empty() && rounds[0] == 2, "{rounds:?}");
+        assert!(rounds[1..].iter().all(|&r| r == 1), "{rounds:?}");
+        let rec = a.recommended.as_ref().unwrap();
+        assert_eq!(rec.setup.name, "ext4-noatime-I-512");
+    }
+
+    #[test]
+    fn auto_screening_takes_a_design_only_where_it_costs_no_more_setups() {
+        use crate::tune::design::design;
+        use crate::tune::screen::auto_pays;
+        // 4 options: 8 runs, 7 new setups against 4: one at a time.
+        assert!(!auto_pays(4, &design(4).unwrap()));
+        assert!(!auto_pays(6, &design(6).unwrap()));
+        // 7 in 8 runs, 11 in 12: the same setups, every effect from every run.
+        assert!(auto_pays(7, &design(7).unwrap()));
+        assert!(auto_pays(11, &design(11).unwrap()));
+        // 3 in 4 runs: each effect wholly aliased with the others' interaction.
+        assert!(!auto_pays(3, &design(3).unwrap()));
+        let s = Settings {
+            screen: Screen::Auto,
+            ..settings(&["atime", "lazytime", "discard", "inode_size"])
+        };
+        assert!(Plan::of(&ext4()[0], &s).fractional.is_none());
+    }
+
+    #[test]
     fn a_budget_short_of_screening_and_a_confirmation_is_refused() {
         let mut m = Model {
             effects: &[],
             stages: Vec::new(),
+            noise: 0.01,
         };
         let s = Settings {
             budget_s: 5.0,

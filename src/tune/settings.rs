@@ -8,8 +8,12 @@ use super::candidate::Candidate;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Screen {
-    /// Each value alone against the baseline: no assumption about interactions.
+    /// The fractional design where it costs no more setups than one at a time and has at
+    /// least [`super::screen::AUTO_MIN_FACTORS`] options (7 in 8 runs, 11 in 12…: each
+    /// effect then from every run, at the same cost), else one at a time.
     #[default]
+    Auto,
+    /// Each value alone against the baseline: no assumption about interactions.
     OneAtATime,
     /// Two-level factors in a resolution-III fractional design (every run informs every main
     /// effect; two-factor interactions alias into them), the rest one at a time.
@@ -42,6 +46,21 @@ pub struct Settings {
     pub given: Vec<(usize, Candidate)>,
     /// How screening measures the values (`--screen`).
     pub screen: Screen,
+}
+
+impl Settings {
+    /// Rounds of race look `look` (from 1): the first look needs `race_rounds` for an
+    /// interval, each later one adds a single round, so every round the group-sequential
+    /// rule spends α on is a look taken (looks every `race_rounds` rounds would leave the α
+    /// of the rounds between unspent, and the bound wider than it needs to be).
+    pub fn look_rounds(&self, look: usize) -> u32 {
+        if look <= 1 { self.race_rounds } else { 1 }
+    }
+
+    /// Race rounds at the last look.
+    pub fn race_max_rounds(&self) -> u32 {
+        self.race_rounds + self.race_looks.saturating_sub(1)
+    }
 }
 
 /// The `--options` subset: factor names or value names; empty means everything.
