@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fsbench tune against the exhaustive grid of a small space (docs/tune.md, issue 57), on the
-# same workload and loop image size: ext4's atime × lazytime × discard × inode_size (16
-# configurations, all safe) by default.
+# same workloads and loop image size: Btrfs' atime × autodefrag × discard × compress (none,
+# zstd:1, lzo) by default, 24 configurations, all safe, randwrite and seqread.
 #   1. tune (its answer, OUT/tune/tune.json, and its wall time);
 #   2. the grid: one fsbench run of every configuration, ROUNDS rounds (its wall time);
 #   3. a re-test in a separate run: the baseline, tune's winner and the grid's best, ROUNDS
@@ -11,21 +11,26 @@
 # share of the grid's time, and both again in the re-test. The issue's bar: tune's winner
 # within 5 % of the grid's best at ≤ 25 % of its time, its confirmed gain within 5 % on the
 # re-test. Needs root and python3. Quote figures only from a quiet machine (load printed).
-# The defaults fit a quiet window of about 25 minutes: one workload (randwrite), 3 s steps,
-# 3 rounds, 16 configurations on a 1 GiB image; fsbench's own estimates (printed first, from
-# `fsbench plan` and `fsbench tune --dry-run`) put the grid at 8 min, tune at most BUDGET
-# (10 min; 3.5 when it stops after screening, 5 with SCREEN=fractional, whose 4 two-level
-# factors take an 8-run design), the re-test 1.5 min: about 20 min in all. A second workload
-# (ONLY=randwrite,seqread) doubles every part.
+# The defaults fit a quiet window of about 30 minutes: two workloads, 3 s steps, 3 rounds, 24
+# configurations on a 1 GiB image; fsbench's own estimates are printed first (from `fsbench
+# plan` and `fsbench tune --dry-run`): the grid 13.5 min, tune's screening (6 setups) 3.5
+# and a confirmation 1 (racing only when two options or more are separated from noise, at
+# most 7 more within BUDGET), the re-test about 2: about 20 min, 27 with a full race.
+# Screening costs (1 + the values screened) / (the grid's configurations) of the grid at
+# equal rounds: 6/24 here, 5/16 on the old default (ext4 atime × lazytime × discard × -I 512),
+# which could never come under a quarter (docs/tune.md).
 #
 #   sudo bench/tune-vs-grid.sh
 #   SCREEN=fractional sudo bench/tune-vs-grid.sh     # tune's screening as a fractional design
+#   # the old default, ext4 (16 configurations, one workload):
+#   FS=ext4 GRID='noatime;lazytime;discard;mkfs=-I 512' OPTIONS=atime,lazytime,discard,inode_size \
+#     ONLY=randwrite sudo bench/tune-vs-grid.sh
 #   # a check of the script, not a figure (tiny images, 1 s steps):
-#   GRID='noatime;lazytime' OPTIONS=atime,lazytime SIZE=256M FILE_SIZE=32M RUNTIME=1s \
+#   GRID='noatime;autodefrag' OPTIONS=atime,autodefrag SIZE=256M FILE_SIZE=32M RUNTIME=1s \
 #     ROUNDS=2 FSBENCH=target/debug/fsbench bench/tune-vs-grid.sh
 set -euo pipefail
 
-ONLY=${ONLY:-randwrite}
+ONLY=${ONLY:-randwrite,seqread}
 RUNTIME=${RUNTIME:-3s}
 ROUNDS=${ROUNDS:-3}
 SIZE=${SIZE:-1G}
@@ -33,11 +38,14 @@ FILE_SIZE=${FILE_SIZE:-256M}
 BUDGET=${BUDGET:-10m}
 FSBENCH=${FSBENCH:-target/release/fsbench}
 SCRATCH=${SCRATCH:-/var/tmp}
-SCREEN=${SCREEN:-one-at-a-time}
-# The grid: ext4's values of these factors (docs/tune.md's table), all combinations; factors
-# separated by ';', a factor's values by ',' (one value: on/off); `mkfs=` words go to mkfs.
-GRID=${GRID:-"noatime;lazytime;discard;mkfs=-I 512"}
-OPTIONS=${OPTIONS:-atime,lazytime,discard,inode_size}
+SCREEN=${SCREEN:-auto}
+# The filesystem whose space is searched (ext4, xfs, btrfs: the grid's words must be values of
+# its space, docs/tune.md's table).
+FS=${FS:-btrfs}
+# The grid: FS's values of these factors, all combinations; factors separated by ';', a
+# factor's values by ',' (one value: on/off); `mkfs=` words go to mkfs.
+GRID=${GRID:-"noatime;autodefrag;nodiscard;compress=zstd:1,compress=lzo"}
+OPTIONS=${OPTIONS:-atime,autodefrag,discard,compress=zstd:1,compress=lzo}
 # Set UNSAFE=1 when the grid holds durability-weakening values (data=writeback, barrier=0).
 UNSAFE=${UNSAFE:-}
 
@@ -51,12 +59,13 @@ common=(--only "$ONLY" --runtime "$RUNTIME" --ramp 0s --image-size "$SIZE" --fil
         --scratch-dir "$work" --quiet-window 2s --seed 57)
 # Kept out of the machine's history store: these runs measure tune, not the machine.
 nohist=(--no-history)
-tune_flags=(--fs ext4 --options "$OPTIONS" --screen "$SCREEN" --rounds "$ROUNDS" --budget "$BUDGET")
+tune_flags=(--fs "$FS" --options "$OPTIONS" --screen "$SCREEN" --rounds "$ROUNDS" --budget "$BUDGET")
 [ -n "$UNSAFE" ] && tune_flags+=(--allow-unsafe)
 
 # Every combination of the grid's values.
-variants=$(python3 - "$GRID" <<'PY'
+variants=$(python3 - "$GRID" "$FS" <<'PY'
 import itertools, sys
+fs = sys.argv[2]
 factors = [[""] + f.split(",") for f in sys.argv[1].split(";")]
 out = []
 for i, combo in enumerate(itertools.product(*factors)):
@@ -64,7 +73,7 @@ for i, combo in enumerate(itertools.product(*factors)):
     mkfs = " ".join(w[5:] for w in words if w.startswith("mkfs="))
     mount = ",".join(w for w in words if not w.startswith("mkfs="))
     keys = ";".join(k for k in [f"mkfs={mkfs}" if mkfs else "", f"mount={mount}" if mount else ""] if k)
-    out.append("ext4" if not keys else f"g{i}=ext4:{keys}")
+    out.append(fs if not keys else f"g{i}={fs}:{keys}")
 print("\n".join(out))
 PY
 )
@@ -106,13 +115,13 @@ for setup in sorted({s["setup"] for s in r["samples"]}):
     if logs: print(setup, round(math.exp(sum(logs) / len(logs)), 4))
 PY
 }
-score "$work/grid/results.json" ext4 | sort -k2 -n -r > "$work/grid.scores"
+score "$work/grid/results.json" "$FS" | sort -k2 -n -r > "$work/grid.scores"
 best=$(head -1 "$work/grid.scores" | cut -d' ' -f1)
-best_variant=$(printf '%s\n' "${fs[@]}" | grep "^$best=" || echo ext4)
+best_variant=$(printf '%s\n' "${fs[@]}" | grep "^$best=" || echo "$FS")
 winner=$(python3 -c '
 import json,sys; a=json.load(open(sys.argv[1]))
 w = a.get("unsafe_best") or a.get("recommended")
-print(w["setup"]["variant"] if w else "ext4")' "$work/tune/tune.json")
+print(w["setup"]["variant"] if w else sys.argv[2])' "$work/tune/tune.json" "$FS")
 confirmed=$(python3 -c '
 import json,sys; a=json.load(open(sys.argv[1]))
 w = a.get("unsafe_best") or a.get("recommended")
@@ -120,7 +129,7 @@ print(round(w["gain"]["ratio"],4) if w else 1.0)' "$work/tune/tune.json")
 
 # The grid's name of tune's winner: the grid configuration with the same mkfs and mount words.
 opts() { # variant → its mkfs words and sorted mount options, one line
-    local keys=${1#*=}; keys=${keys#ext4}; keys=${keys#:}
+    local keys=${1#*=}; keys=${keys#"$FS"}; keys=${keys#:}
     local mkfs="" mount=""
     IFS=';' read -ra parts <<< "$keys"
     for p in "${parts[@]}"; do
@@ -128,17 +137,17 @@ opts() { # variant → its mkfs words and sorted mount options, one line
     done
     echo "mkfs[$mkfs] mount[$mount]"
 }
-winner_in_grid=ext4
+winner_in_grid=$FS
 for v in "${fs[@]}"; do
     [ "$(opts "$v")" = "$(opts "$winner")" ] && winner_in_grid=${v%%=*}
 done
 
-retest=(--fs ext4)
-[ "$winner" != ext4 ] && retest+=(--fs "$winner")
-[ "$best_variant" != ext4 ] && [ "$winner_in_grid" != "$best" ] && retest+=(--fs "$best_variant")
+retest=(--fs "$FS")
+[ "$winner" != "$FS" ] && retest+=(--fs "$winner")
+[ "$best_variant" != "$FS" ] && [ "$winner_in_grid" != "$best" ] && retest+=(--fs "$best_variant")
 "$FSBENCH" run "${retest[@]}" --rounds "$ROUNDS" "${common[@]}" "${nohist[@]}" --out "$work/retest" \
     > "$work/retest.txt" 2> "$work/retest.err" || true
-score "$work/retest/results.json" ext4 > "$work/retest.scores"
+score "$work/retest/results.json" "$FS" > "$work/retest.scores"
 
 echo
 echo "grid: ${#fs[@]} configurations, $((t2 - t1)) s; tune: $((t1 - t0)) s ($(( 100 * (t1 - t0) / (t2 - t1 > 0 ? t2 - t1 : 1) )) % of the grid's time)"

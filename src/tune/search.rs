@@ -943,6 +943,21 @@ mod tests {
         vec![super::super::candidate::baseline_of(&s).unwrap()]
     }
 
+    /// The search of ext4's `options` on a model of `effects` with noise `noise`.
+    fn search(
+        effects: &'static [(&'static str, f64)],
+        noise: f64,
+        options: &[&str],
+    ) -> (Model, Answer) {
+        let mut m = Model {
+            effects,
+            stages: Vec::new(),
+            noise,
+        };
+        let a = run(&mut m, &ext4(), &settings(options)).unwrap();
+        (m, a)
+    }
+
     #[test]
     fn screening_sorts_the_options_and_one_helper_is_confirmed_without_a_race() {
         let mut m = Model {
@@ -1139,17 +1154,11 @@ mod tests {
     fn options_leaning_ahead_within_the_noise_are_neither_raced_nor_confirmed() {
         // The quiet run's screening (docs/tune.md): small effects, none separated from the
         // noise; racing their 2^k combinations would select the luckiest noise.
-        let mut m = Model {
-            effects: &[("noatime", 1.03), ("lazytime", 1.02), ("discard", 1.06)],
-            stages: Vec::new(),
-            noise: 0.15,
-        };
-        let a = run(
-            &mut m,
-            &ext4(),
-            &settings(&["atime", "lazytime", "discard", "inode_size"]),
-        )
-        .unwrap();
+        let (m, a) = search(
+            &[("noatime", 1.03), ("lazytime", 1.02), ("discard", 1.06)],
+            0.15,
+            &["atime", "lazytime", "discard", "inode_size"],
+        );
         let names: Vec<&str> = m.stages.iter().map(|(s, _)| s.as_str()).collect();
         assert_eq!(names, ["screening"]);
         let f = &a.filesystems[0];
@@ -1172,22 +1181,16 @@ mod tests {
 
     #[test]
     fn only_the_separated_options_race_one_round_a_look_after_the_first() {
-        let mut m = Model {
-            effects: &[
+        let (_, a) = search(
+            &[
                 ("noatime", 1.25),
                 ("-I 512", 1.15),
                 ("lazytime", 1.0),
                 ("discard", 1.0),
             ],
-            stages: Vec::new(),
-            noise: 0.01,
-        };
-        let a = run(
-            &mut m,
-            &ext4(),
-            &settings(&["atime", "lazytime", "discard", "inode_size"]),
-        )
-        .unwrap();
+            0.01,
+            &["atime", "lazytime", "discard", "inode_size"],
+        );
         let f = &a.filesystems[0];
         // 2 options that matter: their 3 combinations, not the 15 of 4 options.
         let raced: Vec<&str> = f.raced.iter().map(|t| t.setup.name.as_str()).collect();
