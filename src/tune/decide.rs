@@ -91,10 +91,7 @@ impl NoCandidate {
         match self {
             NoCandidate::NothingMatters => "no option matters at this margin",
             NoCandidate::NothingHelps => "no option helps; some hurt",
-            NoCandidate::NotSeparated => {
-                "no option helps beyond noise at this margin (more rounds would resolve \
-                 smaller effects)"
-            }
+            NoCandidate::NotSeparated => "no option helps beyond noise at this margin",
         }
     }
 }

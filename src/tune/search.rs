@@ -445,7 +445,7 @@ impl Search<'_> {
             // Nothing to race and nothing to confirm: the effects above are the answer.
             fa.verdict = Some(why.words().to_string());
             self.answer.notes.push(format!(
-                "{}: {} (±{:.1} %): nothing raced or confirmed",
+                "{}: {} (±{:.1} %); nothing raced or confirmed",
                 b.space.fs,
                 why.words(),
                 self.margin * 100.0
@@ -646,9 +646,12 @@ impl Search<'_> {
             self.s.given.clone()
         };
         if winners.is_empty() {
-            self.answer
-                .notes
-                .push("no candidate other than the baseline: nothing to confirm".into());
+            // Screening's verdicts already say why, filesystem by filesystem.
+            if self.answer.filesystems.iter().any(|f| f.verdict.is_none()) {
+                self.answer
+                    .notes
+                    .push("no candidate other than the baseline: nothing to confirm".into());
+            }
             self.answer.complete = true;
             return Ok(());
         }
