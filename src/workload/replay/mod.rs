@@ -9,6 +9,7 @@
 //!   strace-shaped calls to the same parser; running bpftrace and the command);
 //! - [`record`]: `fsbench record`'s work (run the command under a capture, scan the directory
 //!   before and after, write the trace);
+//! - [`proctree`]: `--pid`'s process and the processes it had started, all recorded;
 //! - [`scan`]: a directory's state as entries, `--anonymize`'s tokens, the end-state check;
 //! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
 //! - [`order`]: ARTC's ordering rules and the per-resource index that applies them;
@@ -22,6 +23,7 @@ pub mod exec;
 pub mod fdtable;
 pub mod kind;
 pub mod order;
+pub mod proctree;
 pub mod record;
 pub mod scan;
 pub mod strace;
