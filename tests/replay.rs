@@ -292,6 +292,28 @@ fn bad_traces_are_refused_with_their_line_and_nothing_is_created() {
         .unwrap();
     let text = assert_ok(&o);
     assert!(text.contains("replay-t"), "{text}");
+    // The plan names the workload after its trace, sums the trace up, and says what data
+    // it writes: incompressible by default, the stated share with --replay-compressibility.
+    assert!(text.contains("t (replay)"), "{text}");
+    assert!(text.contains("1 calls on 1 thread, 0 B read"), "{text}");
+    assert!(text.contains("incompressible data"), "{text}");
+    let plan = |extra: &[&str]| {
+        bin()
+            .args(["plan", "--replay"])
+            .arg(&f)
+            .arg("--dir")
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let text = assert_ok(&plan(&["--replay-compressibility", "40"]));
+    assert!(text.contains("data 40 % compressible"), "{text}");
+    assert_refused(
+        &plan(&["--replay-compressibility", "101"]),
+        &["--replay-compressibility", "0 (incompressible"],
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
 }
 
 #[test]

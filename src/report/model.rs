@@ -167,15 +167,15 @@ pub fn question(results: &Results, workload: &str) -> Option<Question> {
 /// The label and short label of a workload, from the workload registry (its id when its
 /// kind does not name it).
 pub fn names(results: &Results, workload: &str) -> (String, String) {
-    let (kind, _) = recorded(results, workload);
-    registry::names(kind, workload)
+    let (kind, params) = recorded(results, workload);
+    registry::names(kind, workload, params)
 }
 
 /// The names the kind of workload `member` gives the id `id` (a scaling family's base,
 /// `randread` of `randread-qd32`, is named like the plain workload of that kind).
 pub fn names_like(results: &Results, member: &str, id: &str) -> (String, String) {
     let (kind, _) = recorded(results, member);
-    registry::names(kind, id)
+    registry::names(kind, id, &serde_json::Value::Null)
 }
 
 /// Which table a workload belongs in: the workload registry's answer for its kind.

@@ -367,11 +367,29 @@ pub fn recommend(results: &Results, tables: &[Table], setups: &[String]) -> Vec<
         // first (ext4 was not beaten at snapshots: it has none).
         let gaps = super::gaps::of_question(results, tables, q, setups);
         let unable = super::gaps::words(&gaps);
-        let rec = judge(results, q, &rows, &supporting, basis, setups, &unable)
+        let mut rec = judge(results, q, &rows, &supporting, basis, setups, &unable)
             .or_else(|| alone(results, tables, q, setups, &gaps, &unable));
+        if let Some(r) = rec.as_mut().filter(|_| q == Question::Yours) {
+            r.class = yours(&rows);
+        }
         out.extend(rec);
     }
     out
+}
+
+/// "Your workload (pgbench, app)": the replayed traces by name (their rows' short labels),
+/// each once.
+fn yours(rows: &[&Row]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for r in rows {
+        if !names.contains(&r.short.as_str()) {
+            names.push(&r.short);
+        }
+    }
+    if names.is_empty() {
+        return Question::Yours.title().to_string();
+    }
+    format!("Your workload ({})", names.join(", "))
 }
 
 /// The verdict of a question only one setup could run, the others lacking the mechanism

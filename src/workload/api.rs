@@ -613,6 +613,12 @@ pub trait Workload: Sync {
     fn names(&self, _id: &str) -> Option<Names> {
         None
     }
+    /// How the report names a workload from the parameters a results file recorded for it
+    /// (`WorkloadInfo.params`: a replay is named after its trace), as (label, short label);
+    /// `None`: as [`Workload::names`] does.
+    fn named(&self, _params: &serde_json::Value) -> Option<(String, String)> {
+        None
+    }
     /// The headline-table rows of its shipped workloads (none by default).
     fn headlines(&self) -> &'static [Headline] {
         &[]

@@ -182,10 +182,14 @@ pub fn headlines() -> Vec<&'static Headline> {
     rows
 }
 
-/// The label and short label of a recorded workload ([`Workload::names`]); a file that does
-/// not record its kind (samples only), or an older kind that covered several (`meta`), is
-/// named by whichever entry ships that id; any other workload is shown by its id.
-pub fn names(kind: &str, id: &str) -> (String, String) {
+/// The label and short label of a recorded workload (its kind's [`Workload::named`] from its
+/// recorded `params`, else [`Workload::names`]); a file that does not record its kind
+/// (samples only), or an older kind that covered several (`meta`), is named by whichever
+/// entry ships that id; any other workload is shown by its id.
+pub fn names(kind: &str, id: &str, params: &serde_json::Value) -> (String, String) {
+    if let Some(n) = recorded(kind).and_then(|w| w.named(params)) {
+        return n;
+    }
     let own = recorded(kind).and_then(|w| w.names(id));
     match own.or_else(|| entries().into_iter().find_map(|w| w.names(id))) {
         Some(n) => (n.label.to_string(), n.short.to_string()),

@@ -252,7 +252,11 @@ mod tests {
                 }
             }
         };
-        let r = Replayer::new(d.path(), 1).unwrap();
+        let r = Replayer::new(
+            d.path(),
+            crate::workload::replay::data::Fill::incompressible(1),
+        )
+        .unwrap();
         let mut rd = reader(events);
         let out = replay(&r, &mut rd, None, 2, Some(&hook)).unwrap();
         assert_eq!(out.calls, events.len() as u64);

@@ -105,7 +105,13 @@ pub fn check() -> crate::Result<PathBuf> {
 
 /// Run the command (or attach to `o.pid`) under bpftrace; `ids`: the uid and gid to run the
 /// command as (under sudo).
-pub fn run(o: &RecordOptions, bpftrace: &Path, ids: Option<(u32, u32)>) -> crate::Result<EbpfRun> {
+/// `attached` is called once the probes are attached, before the command is released.
+pub fn run(
+    o: &RecordOptions,
+    bpftrace: &Path,
+    ids: Option<(u32, u32)>,
+    attached: &mut dyn FnMut(),
+) -> crate::Result<EbpfRun> {
     let _tracefs = Tracefs::ensure()?;
     let dir = o
         .out
@@ -166,6 +172,7 @@ pub fn run(o: &RecordOptions, bpftrace: &Path, ids: Option<(u32, u32)>) -> crate
         return Err(e);
     }
     let startup = asked.elapsed();
+    attached();
     let began = Instant::now();
     let status = match (gate, spawner) {
         (Some(mut g), Some(s)) => {
@@ -250,19 +257,13 @@ fn spawn_gated(
     Ok((spawner, gate_w, u32::from_ne_bytes(b)))
 }
 
-/// The threads of process `pid` now (`--pid`: each is recorded, and what they start).
+/// The threads of process `pid` and of every process it started before (`--pid`: each is
+/// recorded, and what they start; [`super::proctree`]).
 fn threads_of(pid: u32) -> Vec<u32> {
-    let mut t: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|rd| {
-            rd.flatten()
-                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
-                .collect()
-        })
-        .unwrap_or_default();
-    if t.is_empty() {
-        t.push(pid);
-    }
-    t
+    super::proctree::processes(pid)
+        .into_iter()
+        .flat_map(super::proctree::threads)
+        .collect()
 }
 
 /// Wait for bpftrace's `READY` (its probes attached); bpftrace ending first is exit 2 with

@@ -76,28 +76,16 @@ impl Replayed {
     }
 }
 
-/// Size of the incompressible buffer writes and the starting files' data come from.
-const BUF: usize = 1 << 20;
-
-/// Incompressible bytes (xoshiro output) for the starting files and every write.
-fn data_buffer(seed: u64) -> Vec<u8> {
-    let mut rng = crate::engine::rng::Xoshiro::new(seed);
-    let mut v = vec![0u8; BUF];
-    for chunk in v.chunks_mut(8) {
-        let x = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&x[..chunk.len()]);
-    }
-    v
-}
+use super::data::{BUF, Fill};
 
 /// Make `dir` hold exactly the starting state: removed if present, then every directory,
-/// file (its size in incompressible data; hard links linked), symlink. Untimed.
-pub fn recreate(dir: &Path, start: &[Entry], seed: u64) -> crate::Result<()> {
+/// file (its size in `fill`'s data; hard links linked), symlink. Untimed.
+pub fn recreate(dir: &Path, start: &[Entry], fill: Fill) -> crate::Result<()> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| Error::io("cannot remove", dir, e))?;
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
-    let data = data_buffer(seed);
+    let data = fill.buffer();
     let mut inodes: HashMap<u64, String> = HashMap::new();
     for e in start {
         let path = dir.join(&e.p);
@@ -113,7 +101,7 @@ pub fn recreate(dir: &Path, start: &[Entry], seed: u64) -> crate::Result<()> {
                     if e.ino != 0 {
                         inodes.insert(e.ino, e.p.clone());
                     }
-                    fill(&path, e.size, &data)
+                    write_dense(&path, e.size, &data)
                 }
             },
         };
@@ -122,7 +110,7 @@ pub fn recreate(dir: &Path, start: &[Entry], seed: u64) -> crate::Result<()> {
     Ok(())
 }
 
-fn fill(path: &Path, size: u64, data: &[u8]) -> std::io::Result<()> {
+fn write_dense(path: &Path, size: u64, data: &[u8]) -> std::io::Result<()> {
     let f = File::create(path)?;
     let mut off = 0;
     while off < size {
@@ -169,15 +157,16 @@ pub(super) struct Replayer<'a> {
 /// as recorded: each call starts no earlier than its recorded time (`ts`) divided by `x`
 /// after the first, so think times are kept; a replay running late does not wait, which
 /// lets it catch up. `threads`: how many recorded threads the trace holds (the reader's
-/// count after a first pass); more than one replays concurrently.
+/// count after a first pass); more than one replays concurrently. Writes carry `fill`'s data
+/// (its compressibility, another seed than the starting files').
 pub fn replay(
     dir: &Path,
     reader: &mut TraceReader,
-    seed: u64,
+    fill: Fill,
     speed: Option<f64>,
     threads: u32,
 ) -> crate::Result<Replayed> {
-    let r = Replayer::new(dir, seed)?;
+    let r = Replayer::new(dir, fill)?;
     let mut out = if threads > 1 {
         super::concurrent::replay(&r, reader, speed, threads, None)?
     } else {
@@ -195,13 +184,13 @@ pub(super) fn bad_trace(e: super::trace::TraceError) -> Error {
 }
 
 impl<'a> Replayer<'a> {
-    /// A replayer over `dir`, its write data from `seed`.
-    pub(super) fn new(dir: &'a Path, seed: u64) -> crate::Result<Replayer<'a>> {
+    /// A replayer over `dir`, its writes' data `fill`'s (reseeded: not the starting files').
+    pub(super) fn new(dir: &'a Path, fill: Fill) -> crate::Result<Replayer<'a>> {
         Ok(Replayer {
             dir,
             root: File::open(dir).map_err(|e| Error::io("cannot open", dir, e))?,
             handles: Mutex::new(HashMap::new()),
-            data: data_buffer(seed ^ 0x5eed),
+            data: fill.reseeded(fill.seed ^ 0x5eed).buffer(),
         })
     }
 
@@ -443,7 +432,7 @@ pub(super) mod tests {
         let d = tempfile::tempdir().unwrap();
         let run = |speed| {
             let mut r = TraceReader::from_reader(std::io::Cursor::new(text.to_string())).unwrap();
-            let done = replay(d.path(), &mut r, 1, speed, 1).unwrap();
+            let done = replay(d.path(), &mut r, Fill::incompressible(1), speed, 1).unwrap();
             assert_eq!(done.calls, 2);
             assert_eq!(done.diverged, 0);
             done.elapsed
@@ -478,13 +467,13 @@ pub(super) mod tests {
                 target: None,
             },
         ];
-        recreate(&dir, &start, 1).unwrap();
+        recreate(&dir, &start, Fill::incompressible(1)).unwrap();
         assert_eq!(std::fs::metadata(dir.join("a/f")).unwrap().len(), 3 << 20);
         // A second recreate starts over.
         std::fs::write(dir.join("junk"), b"x").unwrap();
-        recreate(&dir, &start, 1).unwrap();
+        recreate(&dir, &start, Fill::incompressible(1)).unwrap();
         assert!(!dir.join("junk").exists());
-        let r = Replayer::new(&dir, 2).unwrap();
+        let r = Replayer::new(&dir, Fill::incompressible(2)).unwrap();
         let (mut scratch, mut out) = (Vec::new(), Replayed::new());
         let mut issue = |e: &Event| r.issue(e, &mut scratch, &mut out);
         let mut open = ev(0, Call::Open, Some(1), Some("a/g"));

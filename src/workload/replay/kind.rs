@@ -8,7 +8,8 @@ use crate::Error;
 use crate::metrics::MetricId;
 use crate::metrics::registry as m;
 use crate::workload::api::{
-    Caches, Cost, Describe, Family, Kind, Metric, Needs, Phase, Question, Workload, WorkloadOutput,
+    Caches, Cost, Describe, Family, Kind, KindFlag, Metric, Needs, Phase, Question, Workload,
+    WorkloadOutput,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
@@ -56,6 +57,15 @@ impl Workload for Replay {
                 "name",
                 "what reports call it (default: the trace's own name)",
             ),
+            (
+                "timing",
+                "as-fast-as-possible (the default) or as-recorded (think times kept)",
+            ),
+            ("speed", "as-recorded at this speed (2: twice as fast)"),
+            (
+                "compress",
+                "percentage of each 4 KiB block of the recreated files and the writes that compresses (default 0: incompressible)",
+            ),
         ]
     }
     fn take_params(
@@ -70,13 +80,35 @@ impl Workload for Replay {
                 trace: PathBuf::new(),
                 name: None,
                 speed: None,
+                compress: None,
             });
         p.take_from(t)?;
         spec.set_params(&p);
         Ok(())
     }
+    fn flags(&self) -> &'static [KindFlag] {
+        &[KindFlag {
+            flag: "--replay-compressibility",
+            value_name: "PERCENT",
+            doc: "How compressible the data of every replay is (the recreated starting tree and the replayed writes): the percentage of each 4 KiB block that compresses, 0 (incompressible, the default) to 100",
+            merge: "sets compress on every replay workload, the plan file's and --replay's, over their own",
+            lands: "plan.json plan.workloads[].params.kind_params.compress; results.json workloads",
+            alone: None,
+            apply: apply_compressibility,
+        }]
+    }
     fn family(&self) -> Family {
         Family::Application
+    }
+    /// `NAME (replay)`, short `NAME`: the trace's name (the workload's `name` key, else the
+    /// one `fsbench record` stored), so the verdict reads "Your workload (NAME)".
+    fn named(&self, params: &serde_json::Value) -> Option<(String, String)> {
+        let name = params
+            .get("kind_params")
+            .unwrap_or(params)
+            .get("name")?
+            .as_str()?;
+        Some((format!("{name} (replay)"), name.to_string()))
     }
     /// Its own verdict line, first: the question the user came with.
     fn question(&self, _: &serde_json::Value) -> Question {
@@ -119,8 +151,14 @@ impl Workload for Replay {
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         match w.params_of::<ReplayParams>() {
             Some(p) => format!(
-                "replay of {} (starting tree recreated, caches dropped, each recorded thread on its own thread in its recorded order, {})",
+                "{} (replay) of {}{} (starting tree recreated with {}, caches dropped, each recorded thread on its own thread in its recorded order, {})",
+                p.name.as_deref().unwrap_or("trace"),
                 p.trace.display(),
+                // What the trace holds; an unreadable one is refused by the host check.
+                super::summary_of(&p.trace)
+                    .map(|s| format!(": {}", s.line()))
+                    .unwrap_or_default(),
+                p.fill(0).describe(),
                 match p.speed {
                     None => "as fast as possible".to_string(),
                     Some(x) => format!("as recorded, think times kept, at {x}× speed"),
@@ -148,7 +186,7 @@ impl Workload for Replay {
     fn prepare(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<Caches> {
         let p = params(w)?;
         let r = open(w, &p.trace)?;
-        exec::recreate(&tree(cx, w), &r.start, cx.work.seed)?;
+        exec::recreate(&tree(cx, w), &r.start, p.fill(cx.work.seed))?;
         Ok(Caches::Drop)
     }
     fn run(&self, cx: &mut StepContext<'_>, w: &WorkloadSpec) -> crate::Result<WorkloadOutput> {
@@ -157,13 +195,17 @@ impl Workload for Replay {
         // The recorded threads, counted once per trace (one replays serially).
         let threads = super::threads_of(&p.trace)?;
         let mut r = open(w, &p.trace)?;
-        let done = exec::replay(&dir, &mut r, cx.work.seed, p.speed, threads)?;
+        let done = exec::replay(&dir, &mut r, p.fill(cx.work.seed), p.speed, threads)?;
+        let summary = super::summary_of(&p.trace)?;
         let not_replayable: u64 = r
             .trailer
             .as_ref()
             .map_or(0, |t| t.not_replayable.values().sum());
         let _ = std::fs::remove_dir_all(&dir);
-        Ok(output(&done, not_replayable))
+        let mut out = output(&done, not_replayable);
+        out.notes
+            .insert(0, format!("trace {}: {}", summary.name, summary.line()));
+        Ok(out)
     }
 }
 
@@ -230,8 +272,18 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
             .take(5)
             .map(String::as_str)
             .collect();
+        // Calls the replay could not issue change sizes the end state was scanned with: say
+        // so with the difference, so it is not read as the filesystem's doing.
+        let why = if not_replayable > 0 {
+            format!(
+                " (the trace holds {not_replayable} calls replay cannot issue — writes through \
+                 mmap, io_uring, passed descriptors —, which can account for sizes)"
+            )
+        } else {
+            String::new()
+        };
         notes.push(format!(
-            "end state differs from the recording in {} entries: {}",
+            "end state differs from the recording in {} entries{why}: {}",
             done.end_mismatches.len(),
             shown.join("; ")
         ));
@@ -246,6 +298,27 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
         notes,
         ..Default::default()
     }
+}
+
+/// `--replay-compressibility PERCENT`: every replay workload's `compress` (the flag over the
+/// plan file's key). A value that is no percentage is exit 2.
+fn apply_compressibility(workloads: &mut [WorkloadSpec], value: &Path) -> crate::Result<()> {
+    let pct = super::data::parse_percent(&value.to_string_lossy())
+        .map_err(|e| Error::invalid("--replay-compressibility", e))?;
+    let mut any = false;
+    for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
+        let mut p = params(w)?;
+        p.compress = Some(pct);
+        w.set_params(&p);
+        any = true;
+    }
+    if !any {
+        return Err(Error::invalid(
+            "--replay-compressibility",
+            "no replay workload to apply it to: give --replay TRACE, or a plan file with a replay workload",
+        ));
+    }
+    Ok(())
 }
 
 /// `--replay FILE…`: one `replay` workload per trace, named `replay-<its name>`, added to
@@ -287,15 +360,61 @@ pub fn apply_flag(
                 trace: path,
                 name: Some(header.name),
                 speed: None,
+                compress: None,
             },
         ));
     }
-    if let Some(t) = timing {
-        for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
-            let mut p = params(w)?;
+    for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
+        let mut p = params(w)?;
+        if let Some(t) = timing {
             p.speed = t.speed();
-            w.set_params(&p);
         }
+        // A plan file's replay without `name` is called by its trace's (what the report
+        // names it by); a trace that cannot be read is left to the host check's refusal.
+        if p.name.is_none() {
+            p.name = super::summary_of(&p.trace).ok().map(|s| s.name);
+        }
+        w.set_params(&p);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(id: &str) -> WorkloadSpec {
+        WorkloadSpec::replay(
+            id,
+            ReplayParams {
+                trace: PathBuf::from("app.trace.gz"),
+                name: Some("pgbench".into()),
+                speed: None,
+                compress: None,
+            },
+        )
+    }
+
+    #[test]
+    fn a_replay_is_named_after_its_trace() {
+        let w = spec("replay-pgbench");
+        let params = serde_json::to_value(&w).unwrap();
+        assert_eq!(
+            Replay.named(&params),
+            Some(("pgbench (replay)".to_string(), "pgbench".to_string()))
+        );
+        assert_eq!(Replay.named(&serde_json::Value::Null), None);
+    }
+
+    #[test]
+    fn the_compressibility_flag_sets_every_replay_and_needs_one() {
+        let mut ws = vec![spec("replay-a"), spec("replay-b")];
+        apply_compressibility(&mut ws, Path::new("30")).unwrap();
+        for w in &ws {
+            assert_eq!(params(w).unwrap().compress, Some(30));
+            assert_eq!(params(w).unwrap().fill(1).compress, 30);
+        }
+        assert!(apply_compressibility(&mut ws, Path::new("101")).is_err());
+        assert!(apply_compressibility(&mut [], Path::new("30")).is_err());
+    }
 }

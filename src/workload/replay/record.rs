@@ -11,7 +11,7 @@ use super::bpftrace;
 use super::fdtable::FdTable;
 use super::scan::{self, Anonymizer};
 use super::strace::{self, Counts, Parser};
-use super::trace::{Event, FORMAT, Header, Line, TraceWriter, Trailer, VERSION};
+use super::trace::{Entry, Event, FORMAT, Header, Line, TraceWriter, Trailer, VERSION};
 use crate::Error;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -229,14 +229,36 @@ struct Ran {
 }
 
 /// Run the command (or attach) under the chosen capture.
-fn run_capture(o: &RecordOptions, chosen: Chosen, user: Option<&str>) -> crate::Result<Ran> {
+/// The root's entries now and (attached) the descriptors the process and the processes it
+/// started before hold.
+type Held = Vec<(u32, Vec<(i64, String, u64, bool)>)>;
+fn starting_state(o: &RecordOptions, root: &Path) -> crate::Result<(Vec<Entry>, Held)> {
+    let (start, _) = scan::scan(root).map_err(|e| Error::io("cannot scan", root, e))?;
+    let held = o
+        .pid
+        .map(super::proctree::processes)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| (p, held_descriptors(p)))
+        .collect();
+    Ok((start, held))
+}
+
+/// Run the capture; `attached` is called once it records (before the command runs, or
+/// attached to `--pid`'s processes), to take the starting state then.
+fn run_capture(
+    o: &RecordOptions,
+    chosen: Chosen,
+    user: Option<&str>,
+    attached: &mut dyn FnMut(),
+) -> crate::Result<Ran> {
     match chosen {
         Chosen::Ebpf(bpftrace) => {
             let ids = user.and_then(|_| {
                 let id = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
                 Some((id("SUDO_UID")?, id("SUDO_GID")?))
             });
-            let r = super::ebpf::run(o, &bpftrace, ids)?;
+            let r = super::ebpf::run(o, &bpftrace, ids, attached)?;
             Ok(Ran {
                 status: r.status,
                 elapsed: r.elapsed,
@@ -254,6 +276,8 @@ fn run_capture(o: &RecordOptions, chosen: Chosen, user: Option<&str>) -> crate::
                 .prefix(".fsbench-strace-")
                 .tempfile_in(dir.unwrap_or(Path::new(".")))
                 .map_err(|e| Error::io("cannot create the capture file in", &o.out, e))?;
+            // strace attaches in milliseconds: the state is taken just before.
+            attached();
             let mut cmd = strace_command(o, &strace_bin, tmp.path(), user);
             crate::cancel::install_handlers();
             let began = Instant::now();
@@ -283,10 +307,17 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         ),
         None => run_as(),
     };
-    let (mut start, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    // The starting state is taken once the capture is attached (eBPF: bpftrace compiles and
+    // attaches for seconds, while an attached service runs on), so what happens between the
+    // scan and the first recorded call is a moment's, not the start-up's: a file an
+    // attached PostgreSQL's autovacuum made in that gap was in neither the starting state
+    // nor the calls, and replay ended without it.
+    let mut at_start = None;
+    let ran = run_capture(o, chosen, user.as_deref(), &mut || {
+        at_start = Some(starting_state(o, &root));
+    })?;
+    let (mut start, held) = at_start.unwrap_or_else(|| starting_state(o, &root))?;
     let outside_links = keep_replayable(&mut start);
-    let held = o.pid.map(held_descriptors).unwrap_or_default();
-    let ran = run_capture(o, chosen, user.as_deref())?;
     let elapsed = ran.elapsed;
     let interrupted = crate::cancel::requested();
     // Attached, the process keeps running: detaching is the recording's normal end.
@@ -327,9 +358,9 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     .unwrap_or_else(|| PathBuf::from("/"));
     let mut parser = Parser::new(&root, &cwd, sizes);
     let mut table = FdTable::new(&cwd);
-    for (fd, path, pos, append) in held {
-        parser.preset(fd, &path, pos, append);
-        if let Some(pid) = o.pid {
+    for (pid, fds) in held {
+        for (fd, path, pos, append) in fds {
+            parser.preset(fd, &path, pos, append);
             table.preset(pid, fd, &path);
         }
     }
@@ -485,7 +516,12 @@ fn strace_command(o: &RecordOptions, strace_bin: &Path, tmp: &Path, user: Option
         cmd.args(["-u", u]);
     }
     match o.pid {
-        Some(pid) => cmd.arg("-p").arg(pid.to_string()),
+        // The process and those it started before, each attached (`-f` follows new ones).
+        Some(pid) => cmd.args(
+            super::proctree::processes(pid)
+                .into_iter()
+                .flat_map(|p| ["-p".to_string(), p.to_string()]),
+        ),
         None => cmd.arg("--").args(&o.command),
     };
     cmd
