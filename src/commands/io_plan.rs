@@ -196,6 +196,95 @@ mod tests {
         assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 20);
     }
 
+    /// The sections of `text` (a job file in `dir`) prepared for `--dir`, natively.
+    fn sections_of(dir: &Path, text: &str) -> Vec<FioJob> {
+        let file = dir.join("job.fio");
+        std::fs::write(&file, text).unwrap();
+        let opts = crate::fio::jobfile::LoadOptions {
+            place: crate::fio::jobfile::rebase::Place::DataDir,
+            budget: None,
+            runtime: None,
+            ramp: None,
+            native: true,
+        };
+        crate::fio::jobfile::load(&file, &opts).unwrap()
+    }
+
+    #[test]
+    fn a_job_files_sections_run_through_the_runner_inside_dir_and_leave_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let jobs = sections_of(d.path(), "[w]\nrw=write\nsize=1m\nbs=64k\n");
+        let work = d.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let target = TargetKind::Dir { path: work.clone() };
+        let inv = fio_job_invocation(jobs, target, false);
+        assert_eq!(inv.plan.rounds, 1);
+        assert!(inv.options.in_memory);
+        let outcome = crate::runner::execute_with(&inv, false, None).unwrap();
+        let sections = fio_sections(&inv.plan, &outcome.results);
+        assert_eq!(sections.len(), 1);
+        let (job, out) = &sections[0];
+        assert_eq!(job.section, "w");
+        let out = out.as_ref().unwrap();
+        assert!(
+            out.metrics
+                .iter()
+                .any(|m| m.metric == crate::metrics::registry::IOPS && m.value > 0.0)
+        );
+        // The job's files were the runner's, inside the directory, and went with it.
+        assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_section_failed_or_never_reached_keeps_its_error() {
+        let d = tempfile::tempdir().unwrap();
+        let jobs = sections_of(
+            d.path(),
+            "[a]\nrw=write\nsize=1m\n[b]\nstonewall\nrw=write\nsize=1m\n[c]\nstonewall\nrw=write\nsize=1m\n",
+        );
+        let notes = jobs[0].notes.clone();
+        let inv = fio_job_invocation(
+            jobs,
+            TargetKind::Dir {
+                path: d.path().into(),
+            },
+            true,
+        );
+        let mut r = crate::results::Results::new();
+        r.samples.push(crate::results::Sample {
+            setup: "dir".into(),
+            workload: "a".into(),
+            metric: crate::metrics::registry::IOPS.into(),
+            unit: "IOPS".into(),
+            round: 1,
+            value: 5.0,
+        });
+        r.notes.push(crate::results::Warning {
+            setup: "dir".into(),
+            round: 1,
+            message: "a: backend fell back".into(),
+        });
+        r.failures.push(crate::results::Failure {
+            setup: "dir".into(),
+            workload: "b".into(),
+            round: 1,
+            error: "fio failed: no".into(),
+        });
+        let s = fio_sections(&inv.plan, &r);
+        let ids: Vec<&str> = s.iter().map(|(j, _)| j.section.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        let a = s[0].1.as_ref().unwrap();
+        assert_eq!(a.metrics[0].value, 5.0);
+        assert_eq!(a.notes, ["backend fell back"]);
+        assert!(notes.iter().all(|n| !a.notes.contains(n)));
+        assert_eq!(s[1].1.as_ref().unwrap_err().to_string(), "fio failed: no");
+        let c = s[2].1.as_ref().unwrap_err().to_string();
+        assert!(
+            c.contains("not run: the run could not go on after b failed"),
+            "{c}"
+        );
+    }
+
     #[test]
     fn a_job_that_fails_is_the_runs_failure_and_keeps_no_report() {
         let d = tempfile::tempdir().unwrap();
