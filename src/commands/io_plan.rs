@@ -236,6 +236,38 @@ mod tests {
     }
 
     #[test]
+    fn no_settle_and_the_users_own_file_reach_the_sections() {
+        use crate::workload::registry::{Writes, of};
+        let d = tempfile::tempdir().unwrap();
+        let text = "[w]\nrw=write\nsize=1m\n";
+        let writes = |settle| {
+            let jobs = sections_of(d.path(), text);
+            let inv = fio_job_invocation(
+                jobs,
+                TargetKind::Dir {
+                    path: d.path().into(),
+                },
+                settle,
+            );
+            let w = &inv.plan.workloads[0];
+            of(w.kind).needs(w).writes
+        };
+        assert_eq!(writes(true), Writes::Runner);
+        assert_eq!(writes(false), Writes::No);
+        assert!(!sections_of(d.path(), text)[0].names_own_file());
+        let file = d.path().join("job.fio");
+        let opts = crate::fio::jobfile::LoadOptions {
+            place: crate::fio::jobfile::rebase::Place::File(d.path().join("f")),
+            budget: None,
+            runtime: None,
+            ramp: None,
+            native: false,
+        };
+        let own = crate::fio::jobfile::load(&file, &opts).unwrap();
+        assert!(own[0].names_own_file(), "{:?}", own[0].options);
+    }
+
+    #[test]
     fn a_section_failed_or_never_reached_keeps_its_error() {
         let d = tempfile::tempdir().unwrap();
         let jobs = sections_of(
