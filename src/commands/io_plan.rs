@@ -254,7 +254,7 @@ mod tests {
         };
         assert_eq!(writes(true), Writes::Runner);
         assert_eq!(writes(false), Writes::No);
-        assert!(!sections_of(d.path(), text)[0].names_own_file());
+        assert_eq!(sections_of(d.path(), text)[0].own_file(), None);
         let file = d.path().join("job.fio");
         let opts = crate::fio::jobfile::LoadOptions {
             place: crate::fio::jobfile::rebase::Place::File(d.path().join("f")),
@@ -264,7 +264,7 @@ mod tests {
             native: false,
         };
         let own = crate::fio::jobfile::load(&file, &opts).unwrap();
-        assert!(own[0].names_own_file(), "{:?}", own[0].options);
+        assert_eq!(own[0].own_file(), Some(d.path().join("f")));
     }
 
     #[test]

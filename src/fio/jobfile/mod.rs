@@ -67,16 +67,17 @@ impl FioJob {
             .collect()
     }
 
-    /// Whether the section names its own file by an absolute `filename=`, which only
-    /// `fsbench io --fio-job --filename` gives ([`Place::File`]; a job file's own absolute
-    /// names are refused): it then runs without `directory=`, which fio would put in front
-    /// of the path, and nothing of fsbench's is made beside the file.
-    pub fn names_own_file(&self) -> bool {
+    /// The file the section was given by an absolute `filename=`, which only `fsbench io
+    /// --fio-job --filename` gives ([`Place::File`]; a job file's own absolute names are
+    /// refused): it then runs without `directory=`, which fio would put in front of the path,
+    /// nothing of fsbench's is made beside the file, and its device is the one counted.
+    pub fn own_file(&self) -> Option<PathBuf> {
         self.options
             .iter()
             .rev()
             .find_map(|o| o.strip_prefix("filename="))
-            .is_some_and(|v| v.starts_with('/'))
+            .filter(|v| v.starts_with('/'))
+            .map(|v| PathBuf::from(v.replace("\\:", ":")))
     }
 
     /// Key identifying the phase across the plan (file and phase index).

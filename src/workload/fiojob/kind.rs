@@ -11,7 +11,7 @@ use crate::workload::api::{
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::{FioPhase, StepContext};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The kinds this module implements, by their plan-file names (see [`Kind`]).
 #[allow(non_upper_case_globals)]
@@ -162,12 +162,22 @@ impl Workload for FioJob {
                 .unwrap_or_else(|| "fio".into());
             // A phase on the user's own file (`io --fio-job --filename`) stands beside it and
             // makes nothing there; otherwise the job file's own directory in the data directory.
-            let dir = if jobs.iter().all(|j| j.names_own_file()) {
+            let own: Option<Vec<PathBuf>> = jobs.iter().map(|j| j.own_file()).collect();
+            let dir = if own.is_some() {
                 cx.work.dir.to_path_buf()
             } else {
                 cx.work.dir.join(format!("fio-{stem}"))
             };
-            let outputs = match super::run_phase(&jobs, &dir, cx.work.device) {
+            // The device counted around the phase: the round's, else (a directory or the
+            // user's file, no device of fsbench's) the one holding the phase's files, as the
+            // runner's step counts, so concurrent sections still get the phase's total.
+            let counted = cx
+                .work
+                .device
+                .map(Path::to_path_buf)
+                .or_else(|| own.and_then(|o| o.into_iter().next()))
+                .unwrap_or_else(|| dir.clone());
+            let outputs = match super::run_phase(&jobs, &dir, Some(&counted)) {
                 Ok(per) => members.iter().map(|m| m.id.clone()).zip(per).collect(),
                 Err(Error::Interrupted) => return Err(Error::Interrupted),
                 // fio refused the phase: every section of it failed with fio's words.

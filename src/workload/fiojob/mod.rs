@@ -39,7 +39,7 @@ pub fn run_phase(
     }
     // Sections given the user's own file (`io --fio-job --filename`) run without
     // `directory=`: fio would put it in front of their absolute path.
-    let in_place = jobs.iter().all(|j| j.names_own_file());
+    let in_place = jobs.iter().all(|j| j.own_file().is_some());
     let text = render_phase(jobs, (!in_place).then_some(dir));
     let mut file = tempfile::Builder::new()
         .prefix("fsbench-phase-")
