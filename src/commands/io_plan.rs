@@ -198,10 +198,15 @@ mod tests {
 
     /// The sections of `text` (a job file in `dir`) prepared for `--dir`, natively.
     fn sections_of(dir: &Path, text: &str) -> Vec<FioJob> {
+        placed(dir, text, crate::fio::jobfile::rebase::Place::DataDir)
+    }
+
+    /// The sections of `text` (a job file in `dir`) prepared for `place`, natively.
+    fn placed(dir: &Path, text: &str, place: crate::fio::jobfile::rebase::Place) -> Vec<FioJob> {
         let file = dir.join("job.fio");
         std::fs::write(&file, text).unwrap();
         let opts = crate::fio::jobfile::LoadOptions {
-            place: crate::fio::jobfile::rebase::Place::DataDir,
+            place,
             budget: None,
             runtime: None,
             ramp: None,
@@ -255,15 +260,11 @@ mod tests {
         assert_eq!(writes(true), Writes::Runner);
         assert_eq!(writes(false), Writes::No);
         assert_eq!(sections_of(d.path(), text)[0].own_file(), None);
-        let file = d.path().join("job.fio");
-        let opts = crate::fio::jobfile::LoadOptions {
-            place: crate::fio::jobfile::rebase::Place::File(d.path().join("f")),
-            budget: None,
-            runtime: None,
-            ramp: None,
-            native: false,
-        };
-        let own = crate::fio::jobfile::load(&file, &opts).unwrap();
+        let own = placed(
+            d.path(),
+            text,
+            crate::fio::jobfile::rebase::Place::File(d.path().join("f")),
+        );
         assert_eq!(own[0].own_file(), Some(d.path().join("f")));
     }
 
