@@ -162,19 +162,19 @@ fn io_runs_a_job_file_once_and_a_rejected_phase_does_not_stop_the_next() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let store = common::temp_store(elsewhere.path());
+    // --no-settle: a shared disk may not go quiet within the 30 s cap after a job.
     let o = bin()
-        .args(["io", "--json", "--fio-job"])
+        .env("FSBENCH_STORE", &store)
+        .args(["io", "--json", "--no-settle", "--fio-job"])
         .arg(fixture("rejected.fio"))
         .arg("--dir")
         .arg(dir.path())
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "a failed section exits 1: {}",
-        stderr(&o)
-    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "a failed section exits 1: {err}");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
     let sections = v.as_array().unwrap();
     assert_eq!(sections.len(), 2);
@@ -189,10 +189,53 @@ fn io_runs_a_job_file_once_and_a_rejected_phase_does_not_stop_the_next() {
             .unwrap()
             > 0.0
     );
-    let written = std::fs::metadata(dir.path().join("after.0.0"))
+    // The job's files went in the runner's directory inside --dir, removed at the end.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left in --dir: {left:?}");
+    // It ends like every measuring command: the sections that ran, in the history store.
+    assert_eq!(err.matches("fsbench: history: run ").count(), 1, "{err}");
+    let list = bin()
+        .env("FSBENCH_STORE", &store)
+        .args(["history", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("JSON");
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(runs[0]["source"], "io --fio-job", "{runs}");
+    let show = bin()
+        .env("FSBENCH_STORE", &store)
+        .args(["history", "show", "last"])
+        .output()
+        .unwrap();
+    let shown = stdout(&show);
+    assert!(
+        shown.contains("after") && !shown.contains("sideways"),
+        "{shown}"
+    );
+
+    // With --filename every section uses the user's file, and nothing else is made there.
+    let file = dir.path().join("f");
+    let o = bin()
+        .args(["io", "--json", "--no-settle", "--fio-job"])
+        .arg(fixture("rejected.fio"))
+        .arg("--filename")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert!(v[1]["error"].is_null(), "{v}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().len(),
+        2 << 20,
+        "size=2m as written"
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
-        .len();
-    assert_eq!(written, 2 << 20, "size=2m as written");
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["f"]);
 }
 
 #[test]
@@ -360,7 +403,14 @@ fn job_files_run_on_ext4_and_xfs_for_two_rounds_and_report() {
 fn native_engine_runs_a_file_inside_its_vocabulary() {
     let dir = tempfile::tempdir().unwrap();
     let o = bin()
-        .args(["io", "--json", "--engine", "native", "--fio-job"])
+        .args([
+            "io",
+            "--json",
+            "--no-settle",
+            "--engine",
+            "native",
+            "--fio-job",
+        ])
         .arg(fixture("native.fio"))
         .arg("--dir")
         .arg(dir.path())
@@ -378,10 +428,7 @@ fn native_engine_runs_a_file_inside_its_vocabulary() {
             "{sec}"
         );
     }
-    assert_eq!(
-        std::fs::metadata(dir.path().join("native.dat"))
-            .unwrap()
-            .len(),
-        16 << 20
-    );
+    // native.dat was made and removed in the runner's directory inside --dir.
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left in --dir: {left:?}");
 }

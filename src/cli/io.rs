@@ -38,7 +38,8 @@ Examples:
   # the same job run by fio, for a cross-check
   fsbench io --filename /mnt/test/f --rw randread --size 1G --runtime 10s --engine fio
 
-  # a fio job file, once, in an existing directory (directory= is rebased there, sizes capped)
+  # a fio job file, once, in an existing directory (directory= is rebased into fsbench's
+  # own directory there, /mnt/test/fsbench-<run>/fio-ssd-test/, removed after; sizes capped)
   fsbench io --fio-job ssd-test.fio --dir /mnt/test --runtime 5s
 
 Without --runtime a job is size-based: each job moves its region's bytes exactly once.
@@ -55,11 +56,14 @@ pub struct IoArgs {
     #[arg(long, value_name = "PATH", required_unless_present = "fio_job", value_hint = clap::ValueHint::FilePath)]
     pub filename: Option<PathBuf>,
 
-    /// Run this fio job file once (every section, phases in order) instead of one job.
+    /// Run this fio job file once (every section, phases in order) instead of one job; a
+    /// section that fails is reported with its error and the next phase still runs.
     #[arg(long = "fio-job", value_name = "FILE.fio", conflicts_with_all = ["rw", "bs", "iodepth", "numjobs", "ioengine", "size", "offset_increment", "verify"])]
     pub fio_job: Option<PathBuf>,
 
-    /// With --fio-job: the existing directory the job's files go in.
+    /// With --fio-job: the existing directory to test. The job's files go in fsbench's own
+    /// directory inside it (PATH/fsbench-<run>/fio-<job file>/), removed when the run ends;
+    /// nothing is made outside PATH.
     #[arg(
         long,
         value_name = "PATH",

@@ -6,8 +6,8 @@
 //! beside it), on fsbench's engine or fio, preconditioned first by the runner with
 //! `--precondition`; the runner hands back the job's report whole (`Outcome::job_reports`),
 //! which is printed (`report::io`) and recorded in the history store (`records`), as `io
-//! --mpi` does with its ranks' reduced report. `--fio-job` runs its job file directly
-//! ([`super::io_fio_job`]).
+//! --mpi` does with its ranks' reduced report. `--fio-job` runs a job file's sections as
+//! the same kind of plan through the runner ([`super::io_fio_job`]).
 
 use super::output::print;
 use crate::cli::io::{EngineChoice, IoArgs, OutputFormat};

@@ -1,5 +1,5 @@
 //! The history record every measuring command on an existing path ends with (`fsbench io`,
-//! `fsbench meta`, with and without `--mpi`; `fsbench run` records its whole results in
+//! `fsbench io --fio-job`, `fsbench meta`, with and without `--mpi`; `fsbench run` records its whole results in
 //! [`super::ending::finish`]): a one-setup run of the filesystem holding the path
 //! ([`crate::history::record::one_setup`]), recorded by rank 0 alone under MPI.
 
@@ -42,6 +42,30 @@ pub(crate) fn io(
         .map(|m| (id.clone(), m.metric, m.unit, m.value));
     let r = crate::history::record::one_setup("io", started, &spec.filename, vec![info], samples);
     crate::history::record::after_run(loc, &r, &spec.filename, command);
+}
+
+/// Record `fsbench io --fio-job`'s run on `path` (its `--dir` or `--filename`) as `io
+/// --fio-job`: each section that ran, as the runner recorded it (kind `fio-job`, the section
+/// as its params), with its samples; a failed section leaves none.
+pub(crate) fn fio_job(
+    loc: Option<&Location>,
+    started: &str,
+    path: &Path,
+    results: &crate::results::Results,
+) {
+    let rows: Vec<_> = results
+        .samples
+        .iter()
+        .filter_map(|s| Some((s.workload.clone(), s.metric.id()?, s.unit.clone(), s.value)))
+        .collect();
+    let workloads = results
+        .workloads
+        .iter()
+        .filter(|w| rows.iter().any(|(id, ..)| *id == w.id))
+        .cloned()
+        .collect();
+    let r = crate::history::record::one_setup("io", started, path, workloads, rows);
+    crate::history::record::after_run(loc, &r, path, "io --fio-job");
 }
 
 /// Record metadata workloads on `dir` (`params`: the flags they ran with) as `command`

@@ -354,7 +354,7 @@ pub fn mpi_summary(spec: &JobSpec, r: &MpiIoReport) -> String {
 
 /// A `--fio-job` file's sections as `fsbench io --fio-job --json` prints them: one object per
 /// section (its place, engine and notes; its metrics or its error), ending in a newline.
-pub fn fio_job_json(results: &[(&FioJob, crate::Result<WorkloadOutput>)]) -> crate::Result<String> {
+pub fn fio_job_json(results: &[(FioJob, crate::Result<WorkloadOutput>)]) -> crate::Result<String> {
     let v: Vec<serde_json::Value> = results.iter().map(|(j, r)| fio_job_value(j, r)).collect();
     let text = serde_json::to_string_pretty(&v)
         .map_err(|e| crate::Error::Other(format!("cannot encode the report: {e}")))?;
@@ -400,7 +400,7 @@ fn fio_job_value(j: &FioJob, r: &crate::Result<WorkloadOutput>) -> serde_json::V
 
 /// A `--fio-job` file's sections, one block each: the section and its place, its notes (each
 /// once), its metrics or `FAILED` with the error.
-pub fn fio_job_summary(results: &[(&FioJob, crate::Result<WorkloadOutput>)]) -> String {
+pub fn fio_job_summary(results: &[(FioJob, crate::Result<WorkloadOutput>)]) -> String {
     let mut s = String::new();
     let mut noted: Vec<&String> = Vec::new();
     for (j, r) in results {

@@ -67,6 +67,19 @@ impl FioJob {
             .collect()
     }
 
+    /// The file the section was given by an absolute `filename=`, which only `fsbench io
+    /// --fio-job --filename` gives ([`Place::File`]; a job file's own absolute names are
+    /// refused): it then runs without `directory=`, which fio would put in front of the path,
+    /// nothing of fsbench's is made beside the file, and its device is the one counted.
+    pub fn own_file(&self) -> Option<PathBuf> {
+        self.options
+            .iter()
+            .rev()
+            .find_map(|o| o.strip_prefix("filename="))
+            .filter(|v| v.starts_with('/'))
+            .map(|v| PathBuf::from(v.replace("\\:", ":")))
+    }
+
     /// Key identifying the phase across the plan (file and phase index).
     pub fn phase_key(&self) -> (PathBuf, usize) {
         (self.file.clone(), self.phase)

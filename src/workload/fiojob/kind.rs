@@ -11,7 +11,7 @@ use crate::workload::api::{
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::{FioPhase, StepContext};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The kinds this module implements, by their plan-file names (see [`Kind`]).
 #[allow(non_upper_case_globals)]
@@ -25,7 +25,18 @@ impl WorkloadSpec {
     pub fn fio_job(id: &str, job: Section) -> Self {
         WorkloadSpec::simple(id, Kind::FioJob).with_params(&job)
     }
+
+    /// This section without the runner's wait for the device to go quiet after it
+    /// (`fsbench io --fio-job --no-settle`): only its phase's in-job device window is
+    /// counted, as `--no-settle` does for `fsbench io`'s own job.
+    pub fn without_settle(mut self) -> Self {
+        self.set_param(SETTLE, &false);
+        self
+    }
 }
+
+/// The key beside the section (`fio_job`) that turns the runner's settle off; absent: on.
+const SETTLE: &str = "settle";
 
 /// The job-file section a `fio-job` workload runs (after rebasing and capping); `None` for a
 /// workload of another kind.
@@ -85,8 +96,13 @@ impl Workload for FioJob {
         Needs {
             tool: job_of(w).filter(|j| !j.native).map(|_| "fio"),
             // The runner counts around the step that runs the phase; a section alone in its
-            // phase gets the totals, concurrent ones only the phase's in-job bytes.
-            writes: Writes::Runner,
+            // phase gets the totals, concurrent ones only the phase's in-job bytes. Without
+            // the settle the phase's own counters (`run_phase`) are all there is.
+            writes: if w.param::<bool>(SETTLE) == Some(false) {
+                Writes::No
+            } else {
+                Writes::Runner
+            },
             ..Needs::NOTHING
         }
     }
@@ -144,8 +160,24 @@ impl Workload for FioJob {
                 .file_stem()
                 .map(|s| crate::fio::jobfile::section_id(&s.to_string_lossy()))
                 .unwrap_or_else(|| "fio".into());
-            let dir = cx.work.dir.join(format!("fio-{stem}"));
-            let outputs = match super::run_phase(&jobs, &dir, cx.work.device) {
+            // A phase on the user's own file (`io --fio-job --filename`) stands beside it and
+            // makes nothing there; otherwise the job file's own directory in the data directory.
+            let own: Option<Vec<PathBuf>> = jobs.iter().map(|j| j.own_file()).collect();
+            let dir = if own.is_some() {
+                cx.work.dir.to_path_buf()
+            } else {
+                cx.work.dir.join(format!("fio-{stem}"))
+            };
+            // The device counted around the phase: the round's, else (a directory or the
+            // user's file, no device of fsbench's) the one holding the phase's files, as the
+            // runner's step counts, so concurrent sections still get the phase's total.
+            let counted = cx
+                .work
+                .device
+                .map(Path::to_path_buf)
+                .or_else(|| own.and_then(|o| o.into_iter().next()))
+                .unwrap_or_else(|| dir.clone());
+            let outputs = match super::run_phase(&jobs, &dir, Some(&counted)) {
                 Ok(per) => members.iter().map(|m| m.id.clone()).zip(per).collect(),
                 Err(Error::Interrupted) => return Err(Error::Interrupted),
                 // fio refused the phase: every section of it failed with fio's words.

@@ -18,7 +18,8 @@ use std::path::Path;
 pub mod kind;
 pub use kind::job_of;
 
-/// Run `jobs` (one phase, in file order) with their files in `dir`; `device` is the block
+/// Run `jobs` (one phase, in file order) with their files in `dir` (fio's working directory
+/// too, when they name their own file); `device` is the block
 /// device whose counters are read around the phase. The outer error fails every section
 /// (fio refused the file, fio missing, interrupt); the inner ones fail one section.
 pub fn run_phase(
@@ -36,7 +37,10 @@ pub fn run_phase(
         let report = crate::engine::run(&spec)?;
         return Ok(vec![Ok(super::io::to_output(&report))]);
     }
-    let text = render_phase(jobs, Some(dir));
+    // Sections given the user's own file (`io --fio-job --filename`) run without
+    // `directory=`: fio would put it in front of their absolute path.
+    let in_place = jobs.iter().all(|j| j.own_file().is_some());
+    let text = render_phase(jobs, (!in_place).then_some(dir));
     let mut file = tempfile::Builder::new()
         .prefix("fsbench-phase-")
         .suffix(".fio")
