@@ -417,7 +417,15 @@ fn creates(out: &std::path::Path, s: &Settings, inv: &crate::plan::Invocation) -
         ]
         .map(String::from)
         .to_vec(),
-        target: inv.options.multi.describe(&inv.options.target),
+        target: if inv.plan.by_step {
+            // Rounds by steps hold every setup's image at once: the disk space a stage takes.
+            format!(
+                "{} per setup of the stage, all made at each round's start",
+                inv.options.multi.describe(&inv.options.target)
+            )
+        } else {
+            inv.options.multi.describe(&inv.options.target)
+        },
     }
 }
 

@@ -465,7 +465,6 @@ fn current_lines(o: &mut String, c: &Current) {
 mod tests {
     use super::*;
     use crate::tune::search::StageRun;
-    use crate::tune::settings::{Filter, Screen, allowed};
 
     /// Estimates only: a second per setup and round.
     struct Clock;
@@ -484,17 +483,8 @@ mod tests {
 
     fn settings(options: &[&str], budget_s: f64) -> Settings {
         Settings {
-            screen_rounds: 3,
-            race_rounds: 2,
-            race_looks: 3,
-            confirm_rounds: 3,
-            cap: 8,
-            allow_unsafe: false,
             budget_s,
-            allowed,
-            filter: Filter(options.iter().map(|s| s.to_string()).collect()),
-            given: Vec::new(),
-            screen: Screen::OneAtATime,
+            ..crate::tune::settings::of_tests(options)
         }
     }
 

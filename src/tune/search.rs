@@ -716,7 +716,7 @@ mod tests {
     use super::*;
     use crate::metrics::registry;
     use crate::results::Sample;
-    use crate::tune::settings::{Filter, Screen, allowed};
+    use crate::tune::settings::Screen;
 
     /// Stages on a model instead of a disk: a setup's IOPS is 1000 × the effect of each of
     /// its mount and mkfs words, times a small deterministic noise per stage, setup and round.
@@ -808,19 +808,7 @@ mod tests {
     }
 
     fn settings(options: &[&str]) -> Settings {
-        Settings {
-            screen_rounds: 3,
-            race_rounds: 2,
-            race_looks: 3,
-            confirm_rounds: 3,
-            cap: 8,
-            allow_unsafe: false,
-            budget_s: 1000.0,
-            allowed,
-            filter: Filter(options.iter().map(|s| s.to_string()).collect()),
-            given: Vec::new(),
-            screen: Screen::OneAtATime,
-        }
+        crate::tune::settings::of_tests(options)
     }
 
     fn ext4() -> Vec<Candidate> {
