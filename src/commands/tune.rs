@@ -47,10 +47,11 @@ fn resumed(args: TuneArgs) -> crate::Result<(TuneArgs, Option<(PathBuf, Journal)
     };
     let journal = Journal::load(&dir)?;
     let given = crate::tune::journal::args_of(&std::env::args().collect::<Vec<_>>());
-    if given.len() > 1 {
+    let flags = ignored_on_resume(&given);
+    if !flags.is_empty() {
         eprintln!(
             "fsbench tune: --resume takes the tune's flags from its journal; ignored: {}",
-            given[1..].join(" ")
+            flags.join(" ")
         );
     }
     let argv = std::iter::once("fsbench".to_string()).chain(journal.args.iter().cloned());
@@ -58,7 +59,11 @@ fn resumed(args: TuneArgs) -> crate::Result<(TuneArgs, Option<(PathBuf, Journal)
         Ok(crate::cli::Cli {
             command: crate::cli::Command::Tune(t),
             ..
-        }) => t,
+        }) => TuneArgs {
+            // A dry run of a resume stays a dry run (the journal's tune was not one).
+            dry_run: args.dry_run,
+            ..t
+        },
         _ => {
             return Err(Error::invalid(
                 "--resume",
@@ -76,6 +81,28 @@ fn resumed(args: TuneArgs) -> crate::Result<(TuneArgs, Option<(PathBuf, Journal)
         journal.args.join(" ")
     );
     Ok((saved, Some((dir, journal))))
+}
+
+/// The words given after `tune` with `--resume` that the journal's command line replaces: all
+/// but `--resume`'s own, `--dry-run` and `plan tune`'s `--json` and `-o/--output FILE`.
+fn ignored_on_resume(given: &[String]) -> Vec<String> {
+    let after = given
+        .iter()
+        .position(|a| a == "tune")
+        .map_or(given, |i| &given[i + 1..]);
+    let mut out = Vec::new();
+    let mut words = after.iter();
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "--dry-run" | "--json" => {}
+            "-o" | "--output" => {
+                words.next();
+            }
+            w if w.starts_with("--output=") => {}
+            _ => out.push(w.clone()),
+        }
+    }
+    out
 }
 
 /// A tune resolved from its flags: every check done, nothing created.
@@ -601,5 +628,20 @@ impl Real {
             out: out.display().to_string(),
             seconds,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_resume_names_the_flags_it_ignores_but_not_those_it_honours() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let ignored = super::ignored_on_resume;
+        assert!(ignored(&words("tune --dry-run")).is_empty());
+        assert!(ignored(&words("plan tune --json -o plan.json --output=x")).is_empty());
+        assert_eq!(
+            ignored(&words("plan tune --budget 5m --dry-run")),
+            ["--budget", "5m"]
+        );
     }
 }
