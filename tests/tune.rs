@@ -251,6 +251,63 @@ fn the_dry_run_prints_the_stages_their_estimates_and_the_setups_screened() {
             ),
         "{text}"
     );
+    // `fsbench plan tune` prints the dry run's text, and as JSON its stages and budget;
+    // refuses what the tune refuses (exit 2).
+    let scratch = common::scratch("fsbench-plan-tune-");
+    let out = scratch.path().join("out");
+    let plan = |extra: &[&str]| {
+        bin()
+            .args(["plan", "tune"])
+            .args(TINY)
+            .args(["--options", "atime,lazytime,discard", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let text = common::assert_ok(&plan(&[]));
+    let o = bin()
+        .args(["tune", "--dry-run"])
+        .args(TINY)
+        .args(["--options", "atime,lazytime,discard", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(text, common::assert_ok(&o));
+    assert!(
+        text.contains("2 racing        ≤ 7 combinations per filesystem")
+            && text.contains("installs nothing")
+            && text.contains("creates "),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&common::assert_ok(&plan(&["--json"]))).unwrap();
+    let stages = json["stages"].as_array().unwrap();
+    let names: Vec<&str> = stages
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["screening", "racing", "confirmation"], "{json}");
+    assert_eq!(
+        stages[0]["names"],
+        serde_json::json!(["ext4", "ext4-noatime", "ext4-lazytime", "ext4-discard"])
+    );
+    assert_eq!(
+        (stages[0]["rounds"].as_u64(), stages[1]["looks"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let total: f64 = stages
+        .iter()
+        .map(|s| s["estimate_s"].as_f64().unwrap())
+        .sum();
+    assert!(
+        total > 0.0 && (json["total_s"].as_f64().unwrap() - total).abs() < 1e-6,
+        "{json}"
+    );
+    assert_eq!(json["budget_s"], 3600.0);
+    assert_eq!(json["creates"]["out"], out.display().to_string());
+    assert_refused(&plan(&["--budget", "5s"]), &["--budget", "too small"]);
+    assert!(!out.exists(), "{} was created", out.display());
     // Given setups: no screening, no race.
     let text = dry_run(&["--confirm", "n=ext4:mount=noatime"]);
     assert!(
@@ -293,6 +350,25 @@ fn tune_screens_confirms_and_writes_the_answer_on_tiny_images() {
     assert_eq!(
         stages[0]["setups"],
         serde_json::json!(["ext4", "ext4-noatime"])
+    );
+    // Tune's plan named the setups it screened and its screening estimate ("ratio only": the
+    // time itself depends on the machine's load).
+    let o = bin()
+        .args(["plan", "tune", "--json", "--options", "atime"])
+        .args(TINY)
+        .arg("--scratch-dir")
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&common::assert_ok(&o)).unwrap();
+    assert_eq!(plan["stages"][0]["names"], stages[0]["setups"], "{plan}");
+    assert_eq!(
+        plan["stages"][0]["estimate_s"], stages[0]["estimate_s"],
+        "{plan}"
+    );
+    assert_eq!(
+        plan["stages"][1]["looks"], 0,
+        "one value screened: nothing to race"
     );
     for s in stages {
         let dir = s["out"].as_str().unwrap();

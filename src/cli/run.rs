@@ -70,6 +70,7 @@ Examples:
   fsbench plan --profile standard --fs ext4,xfs # steps, ETA and fio commands
   fsbench plan --fs ext4 --fio-job ssd-test.fio --emit-fio   # only the fio command lines
   fsbench plan --resume fsbench-results/20261130T121500Z     # what a resume would redo
+  fsbench plan tune --profile db --fs ext4,xfs --budget 30m  # tune's stages and budget
 
 `plan` takes the flags of `run` that shape the plan; the ones that act on a run (--yes,
 --keep-image, --force-wipe, --json) are refused here.";
@@ -118,8 +119,12 @@ pub struct RunArgs {
 
 /// Flags of `fsbench plan`.
 #[derive(Debug, Clone, clap::Args)]
-#[command(after_long_help = PLAN_EXAMPLES)]
+#[command(after_long_help = PLAN_EXAMPLES, args_conflicts_with_subcommands = true)]
 pub struct PlanArgs {
+    /// `fsbench plan tune …`: the plan of `fsbench tune` with the same flags, not of a run.
+    #[command(subcommand)]
+    pub of: Option<super::tune::PlanOf>,
+
     /// What `fsbench run` would run with the same flags.
     #[command(flatten)]
     pub plan: PlanFlags,

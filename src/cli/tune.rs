@@ -91,3 +91,29 @@ pub struct TuneArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
 }
+
+/// What `fsbench plan` plans besides a run (`fsbench plan tune …`).
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum PlanOf {
+    /// Print the stages of `fsbench tune` with the same flags: the setups and rounds of each,
+    /// its estimated time against the budget, what it would create and need installed; run and
+    /// create nothing (the text of `tune --dry-run`).
+    Tune(Box<PlanTuneArgs>),
+}
+
+/// Flags of `fsbench plan tune`: `tune`'s own, and how to print the plan.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanTuneArgs {
+    /// The tune to plan, flags exactly as `fsbench tune` takes them.
+    #[command(flatten)]
+    pub tune: TuneArgs,
+
+    /// Print the plan as JSON (stages, setups, rounds, estimated seconds, the budget, what
+    /// would be created and installed) instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write the plan to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub output: Option<std::path::PathBuf>,
+}

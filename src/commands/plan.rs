@@ -1,13 +1,18 @@
 //! `fsbench plan`: print what `fsbench run` would do with the same flags — the expanded steps,
 //! the ETA and the equivalent fio command of every I/O job — without touching anything. The
-//! text is rendered by [`crate::report::plan`].
+//! text is rendered by [`crate::report::plan`]. `fsbench plan tune …` prints what
+//! `fsbench tune` would do instead ([`crate::tune::preview`], the text of `tune --dry-run`).
 
 use crate::cli::run::PlanArgs;
+use crate::cli::tune::{PlanOf, PlanTuneArgs};
 use crate::plan::Invocation;
 use crate::report::plan::{ResultsLine, fio_script, steps_table, summary};
 
 /// Run `fsbench plan`; returns the exit code.
 pub fn run(args: PlanArgs) -> crate::Result<i32> {
+    if let Some(PlanOf::Tune(t)) = args.of {
+        return tune(t);
+    }
     let inv = match &args.plan.resume {
         Some(out) => Invocation::load(out)?,
         None => super::prepare::prepare(&args.plan.overrides(), std::env::args().collect())?,
@@ -37,4 +42,19 @@ pub fn run(args: PlanArgs) -> crate::Result<i32> {
     );
     super::emit(output, doc.as_bytes())?;
     Ok(0)
+}
+
+/// `fsbench plan tune`: tune's stages and budget, as text or JSON.
+fn tune(args: Box<PlanTuneArgs>) -> crate::Result<i32> {
+    let args = *args;
+    let preview = super::tune::plan(args.tune)?;
+    let doc = if args.json {
+        serde_json::to_string_pretty(&preview)
+            .map_err(|e| crate::Error::Other(format!("cannot serialize tune's plan: {e}")))?
+            + "\n"
+    } else {
+        preview.render()
+    };
+    super::emit(args.output.as_deref(), doc.as_bytes())?;
+    Ok(crate::error::EXIT_OK)
 }

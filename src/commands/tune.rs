@@ -9,6 +9,7 @@ use crate::cli::tune::TuneArgs;
 use crate::plan::Overrides;
 use crate::tune::candidate::{Candidate, baseline_of};
 use crate::tune::journal::{Entry, Journal};
+use crate::tune::preview::{Creates, Missing, Package, Preview};
 use crate::tune::search::{self, Runs, StageRun};
 use crate::tune::settings::{self, Filter, Settings};
 use std::path::PathBuf;
@@ -26,15 +27,31 @@ const RACE_LOOKS: u32 = 3;
 /// Run `fsbench tune`; returns the exit code. `--resume OUT` runs the tune OUT was started
 /// with again, reading its finished stages back from the journal ([`crate::tune::journal`]).
 pub fn run(args: TuneArgs) -> crate::Result<i32> {
+    let (args, resumed) = resumed(args)?;
+    tune(args, resumed)
+}
+
+/// Tune's plan with these flags (`fsbench plan tune`, `tune --dry-run`): every check of the
+/// tune itself (bad input: exit 2), nothing run or created.
+pub fn plan(args: TuneArgs) -> crate::Result<Preview> {
+    let (args, resumed) = resumed(args)?;
+    let mut r = resolve(&args, resumed)?;
+    r.preview()
+}
+
+/// The flags to tune with: those given, or with `--resume OUT` those of the journal in OUT
+/// (and the journal).
+fn resumed(args: TuneArgs) -> crate::Result<(TuneArgs, Option<(PathBuf, Journal)>)> {
     let Some(dir) = args.plan.resume.clone() else {
-        return tune(args, None);
+        return Ok((args, None));
     };
     let journal = Journal::load(&dir)?;
     let given = crate::tune::journal::args_of(&std::env::args().collect::<Vec<_>>());
-    if given.len() > 1 {
+    let flags = ignored_on_resume(&given);
+    if !flags.is_empty() {
         eprintln!(
             "fsbench tune: --resume takes the tune's flags from its journal; ignored: {}",
-            given[1..].join(" ")
+            flags.join(" ")
         );
     }
     let argv = std::iter::once("fsbench".to_string()).chain(journal.args.iter().cloned());
@@ -42,7 +59,11 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         Ok(crate::cli::Cli {
             command: crate::cli::Command::Tune(t),
             ..
-        }) => t,
+        }) => TuneArgs {
+            // A dry run of a resume stays a dry run (the journal's tune was not one).
+            dry_run: args.dry_run,
+            ..t
+        },
         _ => {
             return Err(Error::invalid(
                 "--resume",
@@ -59,12 +80,45 @@ pub fn run(args: TuneArgs) -> crate::Result<i32> {
         journal.stages.len(),
         journal.args.join(" ")
     );
-    tune(saved, Some((dir, journal)))
+    Ok((saved, Some((dir, journal))))
 }
 
-/// The tune itself, fresh or resumed from `(OUT, its journal)`.
-fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i32> {
-    refuse_flags(&args)?;
+/// The words given after `tune` with `--resume` that the journal's command line replaces: all
+/// but `--resume`'s own, `--dry-run` and `plan tune`'s `--json` and `-o/--output FILE`.
+fn ignored_on_resume(given: &[String]) -> Vec<String> {
+    let after = given
+        .iter()
+        .position(|a| a == "tune")
+        .map_or(given, |i| &given[i + 1..]);
+    let mut out = Vec::new();
+    let mut words = after.iter();
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "--dry-run" | "--json" => {}
+            "-o" | "--output" => {
+                words.next();
+            }
+            w if w.starts_with("--output=") => {}
+            _ => out.push(w.clone()),
+        }
+    }
+    out
+}
+
+/// A tune resolved from its flags: every check done, nothing created.
+struct Resolved {
+    runs: Real,
+    baselines: Vec<Candidate>,
+    settings: Settings,
+    current: Option<crate::tune::current::Current>,
+    out: PathBuf,
+    history: Option<crate::history::Location>,
+}
+
+/// The flags checked and resolved (bad input: exit 2, nothing created), fresh or resumed from
+/// `(OUT, its journal)`.
+fn resolve(args: &TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<Resolved> {
+    refuse_flags(args)?;
     let mut base = args.plan.overrides();
     base.yes = args.yes;
     // --current first: its PATH is checked before anything else is read or created.
@@ -151,7 +205,7 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
         },
         stages: Vec::new(),
     };
-    let mut runs = Real {
+    let runs = Real {
         base,
         out: out.clone(),
         next: 0,
@@ -161,15 +215,46 @@ fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i3
         replaying,
         journal,
     };
-    // The stages and the budget check, before anything is created.
-    let mut preview = search::preview(&mut runs, &baselines, &settings)?;
-    if let Some(c) = &current {
-        preview = format!("{}{preview}", current_lines(c));
+    Ok(Resolved {
+        runs,
+        baselines,
+        settings,
+        current,
+        out,
+        history,
+    })
+}
+
+impl Resolved {
+    /// The stages and the budget check (exit 2 when short), what would be created and what
+    /// is missing; nothing created.
+    fn preview(&mut self) -> crate::Result<Preview> {
+        let mut p = Preview::of(&mut self.runs, &self.baselines, &self.settings)?;
+        p.current = self.current.clone();
+        let inv = self.runs.inv(&self.runs.base, &[], 2, self.out.clone())?;
+        p.creates = Some(creates(&self.out, &self.settings, &inv));
+        p.missing = Some(missing(&inv));
+        Ok(p)
     }
+}
+
+/// The tune itself, fresh or resumed from `(OUT, its journal)`.
+fn tune(args: TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Result<i32> {
+    let mut r = resolve(&args, resumed)?;
+    // The stages and the budget check, before anything is created.
+    let preview = r.preview()?.render();
     if args.dry_run {
         print!("{preview}");
         return Ok(crate::error::EXIT_OK);
     }
+    let Resolved {
+        mut runs,
+        baselines,
+        settings,
+        current,
+        out,
+        history,
+    } = r;
     eprint!("{preview}");
     if rustix::process::geteuid().is_root() {
         crate::host::ledger::recover_and_report();
@@ -329,27 +414,64 @@ fn publish(
     crate::history::record::after_run(loc, &results, out, "tune");
 }
 
-/// What `--current` read, shown before the stages.
-fn current_lines(c: &crate::tune::current::Current) -> String {
-    let mut s = format!(
-        "baseline from {} ({} on {}, {}): {}\n",
-        c.path.display(),
-        c.fs,
-        c.source,
-        c.options,
-        c.variant
-    );
-    if !c.superblock.is_empty() {
-        s += &format!("  superblock: {}\n", c.superblock.join(", "));
+/// What a tune creates: its directory, a run directory per stage, the answer's files.
+fn creates(out: &std::path::Path, s: &Settings, inv: &crate::plan::Invocation) -> Creates {
+    let crash = s.allow_unsafe;
+    let mut stage_dirs: Vec<String> = if s.given.is_empty() {
+        vec![
+            "1-screening".into(),
+            format!(
+                "2-race-1 … {}-race-{} (as many looks as run)",
+                1 + s.race_looks,
+                s.race_looks
+            ),
+            "<n>-confirmation".into(),
+        ]
+    } else {
+        vec!["1-confirmation".into()]
+    };
+    if crash {
+        stage_dirs.push("<n>-crash (a durability-weakening winner)".into());
     }
-    if !c.kept_out.is_empty() {
-        s += &format!(
-            "  not in tune's {} space, measured at fsbench's default: {}\n",
-            c.fs,
-            c.kept_out.join(", ")
-        );
+    Creates {
+        out: out.display().to_string(),
+        stage_dirs,
+        files: [
+            "tune.json",
+            "tune-journal.json",
+            "tune.html",
+            "results.json",
+        ]
+        .map(String::from)
+        .to_vec(),
+        target: if inv.plan.by_step {
+            // Rounds by steps hold every setup's image at once: the disk space a stage takes.
+            format!(
+                "{} per setup of the stage, all made at each round's start",
+                inv.options.multi.describe(&inv.options.target)
+            )
+        } else {
+            inv.options.multi.describe(&inv.options.target)
+        },
     }
-    s
+}
+
+/// The programs the stages need (their filesystems and workloads) that are not installed.
+fn missing(inv: &crate::plan::Invocation) -> Missing {
+    use crate::doctor::{in_run, install, tools};
+    let p = install::plan_here(&tools::needs(&in_run::wants(inv)));
+    Missing {
+        packages: p
+            .reasons
+            .into_iter()
+            .map(|(name, needed_for)| Package { name, needed_for })
+            .collect(),
+        unpackaged: p
+            .unpackaged
+            .into_iter()
+            .map(|(tool, by)| format!("{tool} (for {by})"))
+            .collect(),
+    }
 }
 
 /// `./fsbench-results/tune-20261206T060000Z`.
@@ -506,5 +628,20 @@ impl Real {
             out: out.display().to_string(),
             seconds,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_resume_names_the_flags_it_ignores_but_not_those_it_honours() {
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let ignored = super::ignored_on_resume;
+        assert!(ignored(&words("tune --dry-run")).is_empty());
+        assert!(ignored(&words("plan tune --json -o plan.json --output=x")).is_empty());
+        assert_eq!(
+            ignored(&words("plan tune --budget 5m --dry-run")),
+            ["--budget", "5m"]
+        );
     }
 }

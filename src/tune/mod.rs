@@ -13,6 +13,7 @@
 //!   factors in a fractional design ([`design`]: its runs and main effects, pure);
 //! - [`decide`]: screening effects, race combinations and elimination (pure);
 //! - [`search`]: the stages over a [`search::Runs`] (the command runs real fsbench runs);
+//! - [`preview`]: tune's plan before anything runs (`tune --dry-run`, `plan tune`, its JSON);
 //! - [`answer`]: tune.json and the text shown first;
 //! - [`journal`]: the finished stages in OUT, so `--resume OUT` skips them;
 //! - [`forest`]: the forest plot of option effects (OUT/tune.html);
@@ -26,6 +27,7 @@ pub mod design;
 pub mod doc;
 pub mod forest;
 pub mod journal;
+pub mod preview;
 pub mod score;
 pub mod screen;
 pub mod search;

@@ -45,96 +45,6 @@ pub trait Runs {
 /// writes, checked in crash states after a simulated power cut.
 pub const CRASH_WORKLOAD: &str = "crash-fsync";
 
-/// The stages and their estimates, before anything runs (`fsbench tune --dry-run`), and
-/// whether the budget holds screening and one confirmation (`Err`: exit 2).
-pub fn preview(
-    runs: &mut dyn Runs,
-    baselines: &[Candidate],
-    s: &Settings,
-) -> crate::Result<String> {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let (screen, confirm, race) = estimates(runs, baselines, s)?;
-    let fmt = |x: f64| crate::units::format_duration(std::time::Duration::from_secs_f64(x));
-    let _ = writeln!(
-        o,
-        "fsbench tune: stages (each a fsbench run, rounds by steps, the baselines in every one)"
-    );
-    if !s.given.is_empty() {
-        let _ = writeln!(
-            o,
-            "  screening and racing skipped (--confirm)\n  confirmation  baselines + {} given \
-             × {} fresh rounds   ≈ {}\n  budget {}",
-            s.given.len(),
-            s.confirm_rounds,
-            fmt(confirm),
-            fmt(s.budget_s)
-        );
-        for (_, c) in &s.given {
-            let _ = writeln!(o, "    {}{}", c.variant(), weak_note(c));
-        }
-        return Ok(o);
-    }
-    let plans: Vec<Plan> = baselines.iter().map(|b| Plan::of(b, s)).collect();
-    let n_screen: usize = plans.iter().map(|p| 1 + p.setups().len()).sum();
-    let _ = writeln!(
-        o,
-        "  1 screening     {n_screen} setups × {} rounds   ≈ {}",
-        s.screen_rounds,
-        fmt(screen)
-    );
-    let _ = writeln!(
-        o,
-        "  2 racing        ≤ {} combinations per filesystem, ≤ {} looks ({} rounds, then 1 each), \
-         only when screening separates a helping option   ≤ {}",
-        s.cap * if s.allow_unsafe { 2 } else { 1 },
-        s.race_looks,
-        s.race_rounds,
-        fmt(race)
-    );
-    let _ = writeln!(
-        o,
-        "  3 confirmation  baselines + winners × {} fresh rounds   ≈ {}",
-        s.confirm_rounds,
-        fmt(confirm)
-    );
-    let _ = writeln!(
-        o,
-        "  budget {}: screening and confirmation ≈ {}; racing gets the rest",
-        fmt(s.budget_s),
-        fmt(screen + confirm)
-    );
-    for (b, p) in baselines.iter().zip(&plans) {
-        if let Some(f) = &p.fractional {
-            let names: Vec<&str> = f
-                .columns
-                .iter()
-                .map(|&(i, j)| b.space.factors[i].values[j].name())
-                .collect();
-            let _ = writeln!(
-                o,
-                "  {} screened in a fractional design ({} runs, the baseline one of them): {}",
-                b.name(),
-                f.design.runs(),
-                names.join(", ")
-            );
-            for c in &f.runs[1..] {
-                let _ = writeln!(o, "    {}{}", c.variant(), weak_note(c));
-            }
-        }
-        if !p.alone.is_empty() {
-            let _ = writeln!(o, "  {} screened one at a time:", b.name());
-        }
-        for (_, _, c) in &p.alone {
-            let _ = writeln!(o, "    {}{}", c.variant(), weak_note(c));
-        }
-        for n in not_screened(b, s) {
-            let _ = writeln!(o, "    not screened: {n}");
-        }
-    }
-    Ok(o)
-}
-
 /// Screening's setups: each baseline and its plan's runs.
 fn screening_setups(baselines: &[Candidate], s: &Settings) -> Vec<String> {
     baselines
@@ -148,18 +58,10 @@ fn screening_setups(baselines: &[Candidate], s: &Settings) -> Vec<String> {
         .collect()
 }
 
-/// How the preview marks a durability-weakening setup.
-fn weak_note(c: &Candidate) -> &'static str {
-    if c.weakens() {
-        "   (weakens durability)"
-    } else {
-        ""
-    }
-}
-
 /// Screening's, the confirmation's and the whole race's estimated seconds; `Err` (exit 2)
-/// when the budget cannot hold screening and one confirmation.
-fn estimates(
+/// when the budget cannot hold screening and one confirmation (tune's plan,
+/// [`super::preview`], shows them).
+pub(super) fn estimates(
     runs: &mut dyn Runs,
     baselines: &[Candidate],
     s: &Settings,
@@ -832,7 +734,7 @@ mod tests {
     use super::*;
     use crate::metrics::registry;
     use crate::results::Sample;
-    use crate::tune::settings::{Filter, Screen, allowed};
+    use crate::tune::settings::Screen;
 
     /// Stages on a model instead of a disk: a setup's IOPS is 1000 × the effect of each of
     /// its mount and mkfs words, times a small deterministic noise per stage, setup and round.
@@ -926,19 +828,7 @@ mod tests {
     }
 
     fn settings(options: &[&str]) -> Settings {
-        Settings {
-            screen_rounds: 3,
-            race_rounds: 2,
-            race_looks: 3,
-            confirm_rounds: 3,
-            cap: 8,
-            allow_unsafe: false,
-            budget_s: 1000.0,
-            allowed,
-            filter: Filter(options.iter().map(|s| s.to_string()).collect()),
-            given: Vec::new(),
-            screen: Screen::OneAtATime,
-        }
+        crate::tune::settings::of_tests(options)
     }
 
     fn ext4() -> Vec<Candidate> {

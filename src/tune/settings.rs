@@ -87,3 +87,22 @@ pub fn unknown_options(filter: &Filter, baselines: &[Candidate]) -> Vec<String> 
         .cloned()
         .collect()
 }
+
+/// The tests' settings: 3 rounds to screen and confirm, race looks of 2 rounds and 3 looks
+/// at most, a cap of 8, a budget of 1000 s, `options` searched (empty: all), safe values only.
+#[cfg(test)]
+pub fn of_tests(options: &[&str]) -> Settings {
+    Settings {
+        screen_rounds: 3,
+        race_rounds: 2,
+        race_looks: 3,
+        confirm_rounds: 3,
+        cap: 8,
+        allow_unsafe: false,
+        budget_s: 1000.0,
+        allowed,
+        filter: Filter(options.iter().map(|s| s.to_string()).collect()),
+        given: Vec::new(),
+        screen: Screen::OneAtATime,
+    }
+}
