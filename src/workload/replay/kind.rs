@@ -49,6 +49,9 @@ impl Workload for Replay {
     fn kind(&self) -> Kind {
         Kind::Replay
     }
+    fn flags(&self) -> &'static [crate::workload::api::KindFlag] {
+        &[super::speed::FLAG]
+    }
     fn keys(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("trace", "the trace file fsbench record wrote"),
@@ -251,14 +254,9 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
 /// `--replay FILE…`: one `replay` workload per trace, named `replay-<its name>`, added to
 /// the plan's workloads (without a plan file or profile, `commands::prepare::prepare` keeps only
 /// `usable-space` and `mkfs` of the catalog, so a run is the setups and the traces). Each trace is read to its
-/// end first: a bad one is exit 2 naming its line, before anything is created. `timing`
-/// (`--replay-speed`), when given, paces every replay workload, the plan file's too (the
-/// flag over their `timing` and `speed` keys).
-pub fn apply_flag(
-    workloads: &mut Vec<WorkloadSpec>,
-    files: &[PathBuf],
-    timing: Option<super::Timing>,
-) -> crate::Result<()> {
+/// end first: a bad one is exit 2 naming its line, before anything is created. They are added
+/// before the kinds' flags are applied, so `--replay-speed` paces them too (`super::speed`).
+pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate::Result<()> {
     for f in files {
         let path = std::fs::canonicalize(f)
             .map_err(|e| Error::invalid("--replay", format!("{}: {e}", f.display())))?;
@@ -289,13 +287,6 @@ pub fn apply_flag(
                 speed: None,
             },
         ));
-    }
-    if let Some(t) = timing {
-        for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
-            let mut p = params(w)?;
-            p.speed = t.speed();
-            w.set_params(&p);
-        }
     }
     Ok(())
 }

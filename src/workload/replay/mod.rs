@@ -13,7 +13,8 @@
 //! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
 //! - [`order`]: ARTC's ordering rules and the per-resource index that applies them;
 //! - [`concurrent`]: a trace of several threads replayed on a thread each, in that order;
-//! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads.
+//! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads;
+//! - [`speed`]: `--replay-speed`, the kind's flag.
 
 pub mod bpftrace;
 pub mod concurrent;
@@ -24,6 +25,7 @@ pub mod kind;
 pub mod order;
 pub mod record;
 pub mod scan;
+pub mod speed;
 pub mod strace;
 pub mod trace;
 
