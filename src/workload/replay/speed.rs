@@ -36,3 +36,42 @@ fn apply(workloads: &mut [WorkloadSpec], value: &std::ffi::OsStr) -> crate::Resu
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::ReplayParams;
+    use crate::plan::Overrides;
+    use crate::workload::spec::WorkloadSpec;
+
+    /// `--replay-speed` given as the kind's flag paces every replay workload and leaves the
+    /// others; `as-fast-as-possible` takes a plan file's speed away.
+    #[test]
+    fn the_flag_paces_every_replay_workload() {
+        let replay = |speed| {
+            WorkloadSpec::replay(
+                "replay-a",
+                ReplayParams {
+                    trace: "/t".into(),
+                    name: None,
+                    speed,
+                },
+            )
+        };
+        let speed_after = |value: &str, before: Option<f64>| {
+            let mut ws = vec![
+                replay(before),
+                WorkloadSpec::simple("mkfs", crate::workload::api::Kind::Mkfs),
+            ];
+            let o = Overrides {
+                kind_flags: vec![("--replay-speed".into(), value.into())],
+                ..Default::default()
+            };
+            crate::plan::resolve::apply_kind_flags(&o, &mut ws).unwrap();
+            assert!(ws[1].params_of::<ReplayParams>().is_none());
+            ws[0].params_of::<ReplayParams>().unwrap().speed
+        };
+        assert_eq!(speed_after("2", None), Some(2.0));
+        assert_eq!(speed_after("as-recorded", Some(4.0)), Some(1.0));
+        assert_eq!(speed_after("as-fast-as-possible", Some(4.0)), None);
+    }
+}
