@@ -87,30 +87,17 @@ pub fn take_job(
     if let Some(v) = take_size(t, "bs")? {
         p.bs = v;
     }
-    if let Some(v) = take(t, "iodepth")? {
-        p.iodepth = v;
+    // The keys named as their fields, each over the base job's value when given.
+    macro_rules! over {
+        ($($field:ident),*) => {
+            $(if let Some(v) = take(t, stringify!($field))? {
+                p.$field = v;
+            })*
+        };
     }
-    if let Some(v) = take(t, "numjobs")? {
-        p.numjobs = v;
-    }
-    if let Some(v) = take(t, "split")? {
-        p.split = v;
-    }
-    if let Some(v) = take(t, "rwmixread")? {
-        p.rwmixread = v;
-    }
-    if let Some(v) = take(t, "fsync")? {
-        p.fsync = v;
-    }
-    if let Some(v) = take(t, "direct")? {
-        p.direct = v;
-    }
-    if let Some(v) = take(t, "compress")? {
-        p.compress = v;
-    }
-    if let Some(v) = take(t, "verify")? {
-        p.verify = v;
-    }
+    over!(
+        iodepth, numjobs, split, rwmixread, fsync, direct, compress, verify
+    );
     if let Some(e) = take::<String>(t, "ioengine")? {
         p.backend = match e.as_str() {
             "io_uring" => Backend::IoUring,
