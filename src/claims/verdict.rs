@@ -190,6 +190,7 @@ fn target_words(t: &crate::results::TargetInfo) -> String {
     match t.kind.as_str() {
         "image" => "an image on a loop device".into(),
         "dir" => "a directory".into(),
+        "file" => "a file".into(),
         "" => "not recorded".into(),
         other => other.into(),
     }

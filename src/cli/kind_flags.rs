@@ -1,38 +1,54 @@
 //! The flags workload kinds own (`--image-archive` of the container kind): one clap argument
 //! each, built when the command line is read from what every registered kind declares
-//! (`workload::api::KindFlag`: flag, value name, help), so a kind's flag is declared in its
-//! folder only and reaches the plan as a flag → path pair (`Overrides::kind_flags`).
+//! (`workload::api::KindFlag`: flag and aliases, value name and kind, help), so a kind's flag
+//! is declared in its folder only and reaches the plan as a flag → value pair
+//! (`Overrides::kind_flags`).
 //!
 //! clap's derive wants a field per flag, written where the struct is; these are not known
 //! there, so [`KindFlags`] implements `clap::Args` and `clap::FromArgMatches` by hand over
 //! `workload::registry::flags()`.
 
-use crate::workload::api::KindFlag;
+use crate::workload::api::{KindFlag, KindValue};
+use clap::builder::{OsStringValueParser, TypedValueParser};
 use clap::{Arg, ArgAction, ArgMatches, Command, ValueHint};
-use std::path::PathBuf;
+use std::ffi::OsString;
 
-/// The kinds' flags given on the command line, each with its path, in registry order.
+/// The kinds' flags given on the command line, each with its value, in registry order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct KindFlags {
-    /// `("--image-archive", path)` for every kind flag given.
-    pub given: Vec<(String, PathBuf)>,
+    /// `("--image-archive", value)` for every kind flag given, under the flag's own spelling
+    /// (an alias given is recorded as the flag).
+    pub given: Vec<(String, OsString)>,
 }
 
 /// The argument's id: the flag without its dashes (`image-archive`).
 fn id(f: &'static KindFlag) -> &'static str {
-    f.flag.trim_start_matches("--")
+    f.flag().trim_start_matches("--")
 }
 
 /// The clap argument of one kind flag, its help from the kind's declaration as its row in
-/// the flag table gives it (`knobs::kind_row`).
+/// the flag table gives it (`knobs::kind_row`), its value checked as the kind declares it.
 fn arg(f: &'static KindFlag) -> Arg {
-    Arg::new(id(f))
+    let a = Arg::new(id(f))
         .long(id(f))
+        .visible_aliases(f.flags[1..].iter().map(|a| a.trim_start_matches("--")))
         .value_name(f.value_name)
         .help(crate::plan::knobs::kind_row(f).help())
-        .value_parser(clap::value_parser!(PathBuf))
-        .value_hint(ValueHint::AnyPath)
-        .action(ArgAction::Set)
+        .action(ArgAction::Set);
+    match f.value {
+        KindValue::Path => a
+            .value_parser(OsStringValueParser::new())
+            .value_hint(ValueHint::AnyPath),
+        KindValue::Word(check) => {
+            a.value_parser(OsStringValueParser::new().try_map(move |v: OsString| {
+                match v.to_str().map(check) {
+                    Some(Ok(())) => Ok(v),
+                    Some(Err(why)) => Err(why),
+                    None => Err(format!("{v:?} is not UTF-8")),
+                }
+            }))
+        }
+    }
 }
 
 impl clap::Args for KindFlags {
@@ -64,9 +80,9 @@ impl clap::FromArgMatches for KindFlags {
     fn update_from_arg_matches_mut(&mut self, m: &mut ArgMatches) -> Result<(), clap::Error> {
         for f in crate::workload::registry::flags() {
             // An id the command lacks (a kind registered after it was built) is not given.
-            if let Ok(Some(path)) = m.try_remove_one::<PathBuf>(id(f)) {
-                self.given.retain(|(flag, _)| flag != f.flag);
-                self.given.push((f.flag.to_string(), path));
+            if let Ok(Some(value)) = m.try_remove_one::<OsString>(id(f)) {
+                self.given.retain(|(flag, _)| flag != f.flag());
+                self.given.push((f.flag().to_string(), value));
             }
         }
         Ok(())
@@ -81,7 +97,7 @@ mod fake_kind {
     use crate::cli::{Cli, Command};
     use crate::metrics::MetricId;
     use crate::workload::api::{
-        Cost, Describe, Family, Kind, KindFlag, Needs, Workload, WorkloadOutput,
+        Cost, Describe, Family, Kind, KindFlag, KindValue, Needs, Workload, WorkloadOutput,
     };
     use crate::workload::spec::{JobDefaults, WorkloadSpec};
     use crate::workload::step::StepContext;
@@ -95,8 +111,9 @@ mod fake_kind {
         }
         fn flags(&self) -> &'static [KindFlag] {
             &[KindFlag {
-                flag: "--test-fake-path",
+                flags: &["--test-fake-path"],
                 value_name: "FILE",
+                value: KindValue::Path,
                 doc: "A FAKE kind's flag of the test.",
                 merge: "given to every test-fake-flag workload",
                 lands: "nowhere",

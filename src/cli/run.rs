@@ -269,10 +269,6 @@ pub struct PlanFlags {
     #[arg(help = K::REPLAY.help(), long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub replay: Vec<PathBuf>,
 
-    /// [`K::REPLAY_SPEED`]: its help, values and plan-file key.
-    #[arg(help = K::REPLAY_SPEED.help(), long, visible_alias = "replay-timing", value_name = "N|as-recorded|as-fast-as-possible")]
-    pub replay_speed: Option<crate::workload::replay::Timing>,
-
     /// Threads for metadata workloads (untar, find-cold, rm-tree).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = P::THREADS.count_arg::<usize>(), help = P::THREADS.help())]
     pub threads: usize,
@@ -329,7 +325,6 @@ impl PlanFlags {
             claims_for: self.claims_for.clone(),
             kind_flags: self.kinds.given.clone(),
             replay: self.replay.clone(),
-            replay_speed: self.replay_speed,
         }
         .kind_profile()
     }
@@ -363,9 +358,9 @@ mod tests {
         assert!(!flags.is_empty());
         for f in flags {
             assert!(
-                crate::plan::knobs::by_flag(f.flag).is_none(),
+                crate::plan::knobs::by_flag(f.flag()).is_none(),
                 "{} is declared twice",
-                f.flag
+                f.flag()
             );
             for sub in ["run", "plan"] {
                 let cmd = Cli::command();
@@ -373,25 +368,43 @@ mod tests {
                     .find_subcommand(sub)
                     .unwrap()
                     .get_arguments()
-                    .find(|a| a.get_long() == f.flag.strip_prefix("--"))
-                    .unwrap_or_else(|| panic!("{} is no flag of {sub}", f.flag))
+                    .find(|a| a.get_long() == f.flag().strip_prefix("--"))
+                    .unwrap_or_else(|| panic!("{} is no flag of {sub}", f.flag()))
                     .clone();
                 let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-                assert_eq!(help, crate::plan::knobs::kind_row(f).help(), "{}", f.flag);
+                assert_eq!(help, crate::plan::knobs::kind_row(f).help(), "{}", f.flag());
                 let names = arg.get_value_names().unwrap_or_default();
-                assert_eq!(names, [f.value_name], "{}", f.flag);
+                assert_eq!(names, [f.value_name], "{}", f.flag());
             }
-            let Command::Plan(p) = parse(&["fsbench", "plan", f.flag, "/x"]).unwrap() else {
-                unreachable!()
-            };
-            let o = p.plan.overrides();
-            assert_eq!(
-                o.kind_flags,
-                [(f.flag.to_string(), "/x".into())],
-                "{}",
-                f.flag
+            // Every spelling reaches the overrides as the flag; "2" is a path and a speed.
+            for spelling in f.flags {
+                let Command::Plan(p) = parse(&["fsbench", "plan", spelling, "2"]).unwrap() else {
+                    unreachable!()
+                };
+                let o = p.plan.overrides();
+                assert_eq!(
+                    o.kind_flags,
+                    [(f.flag().to_string(), "2".into())],
+                    "{spelling}"
+                );
+                assert_eq!(o.profile.as_deref(), f.alone, "{spelling}");
+            }
+        }
+    }
+
+    /// A kind flag's word is checked as the kind declares it (`KindValue::Word`) when the
+    /// command line is read: a bad one is a usage error (exit 2) naming the flag.
+    #[test]
+    fn a_kind_flags_bad_word_is_a_usage_error() {
+        for spelling in ["--replay-speed", "--replay-timing"] {
+            let e = parse(&["fsbench", "run", spelling, "fast"]).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{spelling}");
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+            let text = e.to_string();
+            assert!(
+                text.contains("--replay-speed") && text.contains("as-recorded"),
+                "{text}"
             );
-            assert_eq!(o.profile.as_deref(), f.alone, "{}", f.flag);
         }
     }
 

@@ -76,8 +76,8 @@ pub fn prepare(o: &Overrides, argv: Vec<String>) -> crate::Result<Invocation> {
             .map(|m| format!("{} left out: {}", m.setup, m.why))
             .collect();
     }
-    // `--replay`'s workloads first, so that the replay kind's flags reach them too.
-    crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay, o.replay_speed)?;
+    // `--replay`'s workloads first, so that a kind's flag (`--replay-speed`) reaches them too.
+    crate::workload::replay::kind::apply_flag(&mut inv.plan.workloads, &o.replay)?;
     crate::plan::resolve::apply_kind_flags(o, &mut inv.plan.workloads)?;
     check_workloads_on_host(&inv.plan.workloads)?;
     Ok(inv)

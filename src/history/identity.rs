@@ -49,7 +49,7 @@ pub fn enrich(r: &mut Results) {
                 }
             }
         }
-        "image" | "dir" => {
+        "image" | "dir" | "file" => {
             let probe = Path::new(&r.target.path);
             let probe = if probe.exists() {
                 probe.to_path_buf()
@@ -136,8 +136,11 @@ pub fn device(r: &Results) -> Device {
         }
         _ => {
             let source = first(&[&x("mount_source"), &t.path]).unwrap_or_default();
+            // A file and a directory on one filesystem are one disk: one key, the one older
+            // records of `fsbench io` (which called its file a dir) have.
+            let keyed = if kind == "file" { "dir" } else { kind.as_str() };
             Device {
-                key: format!("{kind}|{source}|{}", x("fs_type")),
+                key: format!("{keyed}|{source}|{}", x("fs_type")),
                 label: format!("{kind} {} ({})", t.path, x("fs_type")),
                 model: t.model.clone(),
                 kind,

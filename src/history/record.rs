@@ -61,7 +61,9 @@ pub fn after_run(loc: Option<&Location>, results: &Results, dir: &Path, source: 
 
 /// A one-setup, one-round results model for the commands that measure an existing path
 /// (`fsbench io`, `fsbench meta`): the setup is the filesystem holding `path` (or `raw` for a
-/// block device), each workload its own id with its parameters.
+/// block device), each workload its own id with its parameters. The target is recorded as
+/// what `path` is: a `device`, a `file` (`fsbench io`'s own file, as `scratch::file` records
+/// it through the runner) or a `dir`.
 pub fn one_setup(
     command: &str,
     started_at: &str,
@@ -76,12 +78,18 @@ pub fn one_setup(
     r.host = crate::host::provenance::host_info();
     r.host.extra.insert("plan".into(), command.to_string());
     let canon = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let is_block = std::fs::metadata(&canon).is_ok_and(|m| {
+    let meta = std::fs::metadata(&canon).ok();
+    let is_block = meta.as_ref().is_some_and(|m| {
         use std::os::unix::fs::FileTypeExt;
         m.file_type().is_block_device()
     });
+    let kind = match &meta {
+        _ if is_block => "device",
+        Some(m) if m.is_file() => "file",
+        _ => "dir",
+    };
     let mut target = TargetInfo {
-        kind: if is_block { "device" } else { "dir" }.into(),
+        kind: kind.into(),
         path: canon.display().to_string(),
         ..Default::default()
     };
@@ -131,4 +139,28 @@ pub fn one_setup(
     r.workloads = workloads;
     crate::stats::summarize(&mut r);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    /// `fsbench io` on the user's own file is recorded, listed and shown as a file, not a
+    /// directory; its device key stays the one older records (which called it a dir) have.
+    #[test]
+    fn an_io_run_on_a_file_is_labelled_file() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("data");
+        std::fs::write(&f, b"x").unwrap();
+        let on_file = super::one_setup("io", "2026-12-06T00:00:00Z", &f, vec![], []);
+        let on_dir = super::one_setup("meta", "2026-12-06T00:00:00Z", d.path(), vec![], []);
+        assert_eq!(on_file.target.kind, "file");
+        assert_eq!(on_dir.target.kind, "dir");
+        let (file, dir) = (
+            crate::history::identity::device(&on_file),
+            crate::history::identity::device(&on_dir),
+        );
+        assert_eq!(file.kind, "file");
+        assert!(file.label.starts_with("file "), "{}", file.label);
+        assert!(dir.label.starts_with("dir "), "{}", dir.label);
+        assert_eq!(file.key, dir.key, "one filesystem, one key");
+    }
 }

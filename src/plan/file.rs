@@ -40,14 +40,11 @@
 
 use super::knobs::{self, PlanValues};
 use super::setup_syntax;
-use super::workload::{IoParams, Kind, SweepPoint, WorkloadSpec, catalog};
+use super::workload::{Kind, SweepPoint, WorkloadSpec, catalog};
 use super::{FileSize, SetupSpec};
 use crate::Error;
-use crate::engine::{Backend, RwMode};
-use crate::units::parse_duration;
 use crate::workload::registry::Question;
 use serde::Deserialize;
-use std::time::Duration;
 
 /// A plan as written in a file or profile, before CLI overrides and target-dependent sizing.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -99,21 +96,6 @@ struct RawWorkload {
     id: String,
     kind: Option<String>,
     class: Option<String>,
-    rw: Option<RwMode>,
-    bs: Option<toml::Value>,
-    iodepth: Option<u32>,
-    numjobs: Option<u32>,
-    split: Option<bool>,
-    rwmixread: Option<u8>,
-    fsync: Option<u32>,
-    direct: Option<bool>,
-    ioengine: Option<String>,
-    compress: Option<u8>,
-    runtime: Option<String>,
-    ramp: Option<String>,
-    size: Option<toml::Value>,
-    file: Option<String>,
-    verify: Option<bool>,
     /// memcap takes its `memory_limit` out itself; on other kinds it stays accepted and unused.
     #[serde(rename = "memory_limit")]
     _memory_limit: Option<toml::Value>,
@@ -373,10 +355,6 @@ fn expand_sweep(
     Ok(out)
 }
 
-fn size_value(v: &toml::Value, what: &str, origin: &str) -> crate::Result<u64> {
-    crate::units::toml_size(v).map_err(|e| bad(origin, format!("{what}: {e}")))
-}
-
 /// Build one workload; `base_id` (the id before any sweep suffix) picks the standard job whose
 /// parameters it inherits, so `id = "randread"` with a sweep keeps 4 jobs × 4K.
 fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Result<WorkloadSpec> {
@@ -400,10 +378,9 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
                 ),
             )
         })?,
-        None if raw.rw.is_some() => Kind::Io,
-        None => catalog()
-            .into_iter()
-            .find(|w| w.id == base_id)
+        // The kind its keys imply, else its catalog id's (`take_own_params` found it).
+        None => own
+            .as_ref()
             .map(|w| w.kind)
             .ok_or_else(|| bad(origin, format!("{ctx}: give kind = \"…\" or rw = \"…\"")))?,
     };
@@ -426,83 +403,6 @@ fn workload_table(mut t: toml::Table, base_id: &str, origin: &str) -> crate::Res
             )
         })?);
     }
-    if kind.is_io() {
-        let base = catalog()
-            .into_iter()
-            .find(|w| w.id == base_id)
-            .and_then(|w| w.io_job());
-        let rw = raw.rw.or(base.as_ref().map(|b| b.rw)).ok_or_else(|| {
-            bad(
-                origin,
-                format!(
-                    "{ctx}: needs rw = \"read\"|\"write\"|\"randread\"|\"randwrite\"|\"randrw\""
-                ),
-            )
-        })?;
-        let mut p = base.unwrap_or_else(|| IoParams::new(rw, 4096, 1, 1));
-        p.rw = rw;
-        if let Some(bs) = &raw.bs {
-            p.bs = size_value(bs, &format!("{ctx}: bs"), origin)?;
-        }
-        if let Some(v) = raw.iodepth {
-            p.iodepth = v;
-        }
-        if let Some(v) = raw.numjobs {
-            p.numjobs = v;
-        }
-        if let Some(v) = raw.split {
-            p.split = v;
-        }
-        if let Some(v) = raw.rwmixread {
-            p.rwmixread = v;
-        }
-        if let Some(v) = raw.fsync {
-            p.fsync = v;
-        }
-        if let Some(v) = raw.direct {
-            p.direct = v;
-        }
-        if let Some(v) = raw.compress {
-            p.compress = v;
-        }
-        if let Some(v) = raw.verify {
-            p.verify = v;
-        }
-        if let Some(e) = raw.ioengine.as_deref() {
-            p.backend = match e {
-                "io_uring" => Backend::IoUring,
-                "psync" => Backend::Psync,
-                other => {
-                    return Err(bad(
-                        origin,
-                        format!("{ctx}: ioengine '{other}' is unknown; use io_uring or psync"),
-                    ));
-                }
-            };
-        }
-        let dur = |v: &Option<String>, key: &str| -> crate::Result<Option<Duration>> {
-            v.as_deref()
-                .map(|s| parse_duration(s).map_err(|e| bad(origin, format!("{ctx}: {key}: {e}"))))
-                .transpose()
-        };
-        p.runtime = dur(&raw.runtime, "runtime")?.or(p.runtime);
-        p.ramp = dur(&raw.ramp, "ramp")?.or(p.ramp);
-        if let Some(s) = &raw.size {
-            p.size = Some(size_value(s, &format!("{ctx}: size"), origin)?);
-        }
-        if raw.file.is_some() {
-            p.file = raw.file.clone();
-        }
-        if p.iodepth == 0 || p.numjobs == 0 || p.bs == 0 || p.rwmixread > 100 || p.compress > 100 {
-            return Err(bad(
-                origin,
-                format!(
-                    "{ctx}: iodepth, numjobs and bs must be > 0; rwmixread and compress are percentages"
-                ),
-            ));
-        }
-        spec.set_io_job(&p);
-    }
     crate::workload::registry::of(kind)
         .complete(&mut spec)
         .map_err(|m| bad(origin, format!("{ctx}: {m}")))?;
@@ -522,7 +422,7 @@ fn take_own_params(
     let base = catalog().into_iter().find(|w| w.id == base_id);
     let kind = match t.get("kind").and_then(|k| k.as_str()) {
         Some(k) => Kind::parse(k),
-        None => base.as_ref().map(|w| w.kind),
+        None => crate::workload::job_keys::implied_kind(t).or(base.as_ref().map(|w| w.kind)),
     };
     let Some(kind) = kind else {
         return Ok(None);
@@ -532,6 +432,8 @@ fn take_own_params(
     crate::workload::registry::of(kind)
         .take_params(t, base.as_ref(), &mut spec)
         .map_err(|m| bad(origin, format!("workload '{id}': {m}")))?;
+    // An I/O job's keys on a workload of another kind are accepted unused, as they were.
+    crate::workload::job_keys::drop_unused(t);
     Ok(Some(spec))
 }
 

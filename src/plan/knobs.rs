@@ -210,7 +210,6 @@ knobs! {
     CLAIMS_FOR = Knob::list("claims for", "WORKLOAD|CLASS", "Run only what these claims need (comma-separated): a claim id, a workload id, a contradiction group or a statement class (metadata, durability, tuning…; `fsbench claims` lists them). Keeps the plan's setups the claims name and the workloads they read.").flags(&["--claims-for"]).merge(Merge::Rule("narrows the plan's setups and workloads")).lands("plan.json plan.setups, plan.workloads");
     FIO_JOB = Knob::list("fio job files", "FILE.fio", "A fio job file (repeatable): every job section becomes a workload on every setup and round, with its files in fsbench's data directory (see docs/fio-jobs.md).").flags(&["--fio-job"]).merge(Merge::Rule("added to a plan file's kind = \"fio-job\" workloads; without --plan they replace the profile's workloads")).lands("plan.json plan.workloads[].fio_job; results.json workloads[].params.job_text");
     REPLAY = Knob::list("replayed traces", "FILE", "A trace `fsbench record` wrote (repeatable): each becomes a workload that recreates the recorded starting tree on every setup, drops caches and replays the calls as fast as possible (docs/replay.md). Without --plan and --profile the run is the setups and the traces. In a plan file: a [[workload]] with kind = \"replay\" and trace = \"FILE\".").flags(&["--replay"]).merge(Merge::Rule("added to the plan's workloads; without --plan and --profile they replace the profile's timed workloads")).lands("plan.json plan.workloads[].params.kind_params.replay; results.json workloads");
-    REPLAY_SPEED = Knob::text("replay timing", "N|as-recorded|as-fast-as-possible", "How every replayed trace is paced: a number N keeps the recorded think times divided by N (as-recorded timing; 1 = as recorded, 2 = twice as fast), as-recorded is N = 1, as-fast-as-possible issues each call as soon as its order allows (the default). Both spellings take the same values.").flags(&["--replay-speed", "--replay-timing"]).merge(Merge::Rule("the flag, else each replay workload's timing and speed keys")).lands("plan.json plan.workloads[].params.kind_params.replay.speed");
     ENGINE = Knob::choice("engine", &["fsbench", "native", "fio"], "Load generator for the I/O jobs [default: fsbench (alias native); --fio-job sections run with fio unless --engine native is given].").flags(&["--engine"]).lands("plan.json options.engine");
     // How long, until when.
     UNTIL_SETTLED = Knob::switch("until settled", "After --rounds, keep running interleaved rounds of the comparisons that are still open (a claim or a headline row not yet confirmed or refuted), until each is settled, --budget is spent or --max-rounds is reached. A settled verdict is wrong at most 10 % of the time however many rounds it took (docs/reports.md).").flags(&["--until-settled"]).key("until_settled").merge(Merge::Either).lands("plan.json plan.settle; results.json settle");
@@ -252,9 +251,9 @@ pub fn by_flag(flag: &str) -> Option<&'static Knob> {
 /// declares (`workload::api::KindFlag`): the kinds are below the plan, so their flags have no
 /// static row here, and one declared in the kind's folder is listed with the others.
 pub fn kind_row(f: &'static crate::workload::api::KindFlag) -> Knob {
-    let name = f.flag.trim_start_matches("--");
+    let name = f.flag().trim_start_matches("--");
     Knob::text(name, f.value_name, f.doc)
-        .flags(std::slice::from_ref(&f.flag))
+        .flags(f.flags)
         .merge(Merge::Rule(f.merge))
         .lands(f.lands)
 }

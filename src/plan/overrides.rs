@@ -79,13 +79,10 @@ pub struct Overrides {
     /// (`Workload::flags`, its clap argument built from that by `cli::kind_flags`), applied
     /// after resolving ([`super::resolve::apply_kind_flags`]);
     /// given alone, one may choose a profile ([`Overrides::kind_profile`]).
-    pub kind_flags: Vec<(String, PathBuf)>,
+    pub kind_flags: Vec<(String, std::ffi::OsString)>,
     /// `--replay`: traces `fsbench record` wrote, each a `replay` workload (applied after
     /// resolving, `workload::replay::kind::apply_flag`).
     pub replay: Vec<PathBuf>,
-    /// `--replay-speed` (`--replay-timing`): every replay workload's pacing, over the plan
-    /// file's (applied with `--replay`).
-    pub replay_speed: Option<crate::workload::replay::Timing>,
 }
 
 impl Default for Overrides {
@@ -123,7 +120,6 @@ impl Default for Overrides {
             claims_for: Vec::new(),
             kind_flags: Vec::new(),
             replay: Vec::new(),
-            replay_speed: None,
         }
     }
 }
@@ -135,7 +131,7 @@ impl Overrides {
     pub fn kind_profile(mut self) -> Overrides {
         if self.plan.is_none() && self.profile.is_none() {
             self.profile = crate::workload::registry::flags()
-                .filter(|f| self.kind_flags.iter().any(|(given, _)| given == f.flag))
+                .filter(|f| self.kind_flags.iter().any(|(given, _)| given == f.flag()))
                 .find_map(|f| f.alone)
                 .map(str::to_string);
         }

@@ -536,18 +536,22 @@ pub struct ProfileEntry {
     pub table: &'static str,
 }
 
-/// A `run`/`plan` flag a kind owns, taking one path (`--image-archive`): what it does is
-/// declared by the kind ([`Workload::flags`]), and the plan and the run apply it for every
-/// kind without naming one (`plan::Overrides::kind_profile`, `plan::resolve::apply_kind_flags`).
-/// Its clap argument is built from these fields when the command line is read
-/// (`cli::kind_flags`), and docs/parameters.md lists it from them (`plan::knobs::kind_row`),
-/// so the flag is declared here only.
+/// A `run`/`plan` flag a kind owns, taking one value (`--image-archive PATH`,
+/// `--replay-speed N`): what it does is declared by the kind ([`Workload::flags`]), and the
+/// plan and the run apply it for every kind without naming one
+/// (`plan::Overrides::kind_profile`, `plan::resolve::apply_kind_flags`). Its clap argument is
+/// built from these fields when the command line is read (`cli::kind_flags`), and
+/// docs/parameters.md lists it from them (`plan::knobs::kind_row`), so the flag is declared
+/// here only.
 #[derive(Debug)]
 pub struct KindFlag {
-    /// The flag (`--image-archive`).
-    pub flag: &'static str,
+    /// The flag, then its other spellings (`&["--replay-speed", "--replay-timing"]`), which
+    /// `--help` shows as aliases.
+    pub flags: &'static [&'static str],
     /// What its value is, as `--help` writes it (`FILE|DIR`).
     pub value_name: &'static str,
+    /// What kind of value it takes, checked when the command line is read.
+    pub value: KindValue,
     /// What it does, as `--help` (without the final period) and docs/parameters.md say it.
     pub doc: &'static str,
     /// How it combines with a plan file, in words (docs/parameters.md).
@@ -556,9 +560,27 @@ pub struct KindFlag {
     pub lands: &'static str,
     /// The profile a run takes when the flag comes without `--plan` and `--profile`.
     pub alone: Option<&'static str>,
-    /// Put the flag's value into the resolved workloads (it may read the file it names; `Err`
-    /// refuses the run, exit 2, before anything is created).
-    pub apply: fn(&mut [WorkloadSpec], &std::path::Path) -> crate::Result<()>,
+    /// Put the flag's value, as given, into the resolved workloads (it may read the file it
+    /// names; `Err` refuses the run, exit 2, before anything is created).
+    pub apply: fn(&mut [WorkloadSpec], &std::ffi::OsStr) -> crate::Result<()>,
+}
+
+impl KindFlag {
+    /// The flag's own spelling (`--replay-speed`), the first of [`KindFlag::flags`].
+    pub fn flag(&self) -> &'static str {
+        self.flags[0]
+    }
+}
+
+/// The kind of value a [`KindFlag`] takes.
+#[derive(Debug, Clone, Copy)]
+pub enum KindValue {
+    /// A path to a file or a directory (completed as one).
+    Path,
+    /// A word the kind reads (`N|as-recorded|as-fast-as-possible`): this parser runs when the
+    /// command line is read, so a bad value is a usage error (exit 2) naming the flag, with
+    /// the parser's message; `apply` then gets a value it accepted.
+    Word(fn(&str) -> Result<(), String>),
 }
 
 /// One workload kind.

@@ -127,9 +127,13 @@ impl Workload for Builtin {
     fn take_params(
         &self,
         t: &mut toml::Table,
-        _base: Option<&WorkloadSpec>,
+        base: Option<&WorkloadSpec>,
         spec: &mut WorkloadSpec,
     ) -> Result<(), String> {
+        // Every kind of the I/O family is an I/O job with its keys; its own come after.
+        if self.family == Family::Io {
+            super::job_keys::take_job(t, base, spec)?;
+        }
         self.take_params.map_or(Ok(()), |f| f(t, spec))
     }
     fn complete(&self, spec: &mut WorkloadSpec) -> Result<(), String> {
@@ -266,7 +270,7 @@ pub static LAYOUT: Builtin = Builtin {
         vec![layout]
     },
     example: "id = \"layout\"\nkind = \"layout\"\nrw = \"write\"\nbs = \"1M\"\nnumjobs = 1\niodepth = 8",
-    keys: &[],
+    keys: super::job_keys::KEYS,
     cost: |w, d| {
         let bytes = w.io_job().and_then(|p| p.size).unwrap_or(d.file_size);
         Cost::Write {
@@ -377,7 +381,7 @@ pub static IO: Builtin = Builtin {
         ]
     },
     example: "id = \"randread-qd32\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 32",
-    keys: &[],
+    keys: super::job_keys::KEYS,
     cost: job_cost,
     describe: describe_io,
     take_params: None,
@@ -413,10 +417,7 @@ pub static MEMCAP: Builtin = Builtin {
     emits: MEMCAP_METRICS,
     shipped: Vec::new,
     example: "id = \"randread-512m\"\nkind = \"memcap\"\nrw = \"randread\"\nbs = \"4k\"\nnumjobs = 4\niodepth = 8\nmemory_limit = \"512M\"",
-    keys: &[(
-        "memory_limit",
-        "the cgroup's memory cap (\"512M\"; required)",
-    )],
+    keys: &MEMCAP_KEYS,
     cost: job_cost,
     describe: describe_io,
     take_params: Some(memcap_params),
@@ -481,6 +482,21 @@ const COMPRESS_METRICS: &[MetricId] = &[
     DEVICE_WRITE_BYTES_TOTAL,
     WRITE_AMPLIFICATION_TOTAL,
 ];
+
+/// memcap's keys: an I/O job's, then its cgroup's cap.
+const MEMCAP_KEYS: [(&str, &str); super::job_keys::KEYS.len() + 1] = {
+    let mut keys = [("", ""); super::job_keys::KEYS.len() + 1];
+    let mut i = 0;
+    while i < super::job_keys::KEYS.len() {
+        keys[i] = super::job_keys::KEYS[i];
+        i += 1;
+    }
+    keys[i] = (
+        "memory_limit",
+        "the cgroup's memory cap (\"512M\"; required)",
+    );
+    keys
+};
 
 /// The key memcap records its cgroup's cap under, bytes (in results.json too).
 const MEMORY_LIMIT: &str = "memory_limit";

@@ -22,6 +22,7 @@ pub mod crash;
 pub mod fake;
 pub mod fiojob;
 pub mod io;
+pub mod job_keys;
 pub mod memcap;
 pub mod meta;
 pub mod pgbench;

@@ -13,7 +13,9 @@ mod tests {
     use crate::metrics::MetricId;
     use crate::metrics::registry::{ENTRIES, OPS_PER_S};
     use crate::workload::api::ProfileEntry;
-    use crate::workload::api::{Caches, Cost, Describe, Family, Kind, KindFlag, Needs, Workload};
+    use crate::workload::api::{
+        Caches, Cost, Describe, Family, Kind, KindFlag, KindValue, Needs, Workload,
+    };
     use crate::workload::api::{Metric, WorkloadOutput};
     use crate::workload::registry;
     use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -34,7 +36,7 @@ mod tests {
     }
 
     /// `--test-tally-files FILE`: the count written in FILE for every test-tally workload.
-    fn tally_files(ws: &mut [WorkloadSpec], path: &std::path::Path) -> crate::Result<()> {
+    fn tally_files(ws: &mut [WorkloadSpec], path: &std::ffi::OsStr) -> crate::Result<()> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| crate::Error::invalid("--test-tally-files", e.to_string()))?;
         let files: u32 = text
@@ -83,8 +85,9 @@ mod tests {
         }
         fn flags(&self) -> &'static [KindFlag] {
             &[KindFlag {
-                flag: "--test-tally-files",
+                flags: &["--test-tally-files"],
                 value_name: "FILE",
+                value: KindValue::Path,
                 doc: "The count every test-tally workload creates, read from FILE.",
                 merge: "sets files on every test-tally workload",
                 lands: "plan.json plan.workloads[].params.kind_params.files",
@@ -212,7 +215,7 @@ mod tests {
         // Its flag: alone it chooses its profile; with a plan it is applied to the plan.
         let count = d.path().join("count");
         std::fs::write(&count, "9\n").unwrap();
-        let given = vec![("--test-tally-files".to_string(), count)];
+        let given = vec![("--test-tally-files".to_string(), count.into_os_string())];
         let alone = crate::plan::Overrides {
             kind_flags: given.clone(),
             ..Default::default()

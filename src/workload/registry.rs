@@ -343,7 +343,9 @@ mod tests {
             }
         }
         assert!(own_keys(Some(Kind::Pgbench)).contains("scale (scale factor"));
-        assert_eq!(own_keys(Some(Kind::Io)), "");
+        // An I/O job's keys are the io kind's own, read by it (`job_keys`).
+        assert!(own_keys(Some(Kind::Io)).contains("rw (read, write"));
+        assert_eq!(own_keys(Some(Kind::Mkfs)), "");
     }
 
     #[test]

@@ -120,14 +120,14 @@ pub fn apply_kind_flags(
     o: &Overrides,
     workloads: &mut [crate::plan::WorkloadSpec],
 ) -> crate::Result<()> {
-    for (given, path) in &o.kind_flags {
-        let Some(f) = crate::workload::registry::flags().find(|f| f.flag == given) else {
+    for (given, value) in &o.kind_flags {
+        let Some(f) = crate::workload::registry::flags().find(|f| f.flag() == given) else {
             return Err(Error::invalid(
                 given.as_str(),
                 "no workload kind takes this flag",
             ));
         };
-        (f.apply)(workloads, path)?;
+        (f.apply)(workloads, value)?;
     }
     Ok(())
 }

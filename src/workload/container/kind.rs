@@ -70,13 +70,14 @@ impl Workload for Container {
     fn flags(&self) -> &'static [crate::workload::api::KindFlag] {
         // A user's own image alone asks for the containers profile (docs/containers.md).
         &[crate::workload::api::KindFlag {
-            flag: super::archive::FLAG,
+            flags: &[super::archive::FLAG],
             value_name: "FILE|DIR",
+            value: crate::workload::api::KindValue::Path,
             doc: "Your own container image as the layer set of every container workload: a `docker save` / `podman save` tar or an OCI image layout (directory or tar), uncompressed layers. Without --plan and --profile it runs the containers profile (docs/containers.md).",
             merge: "sets image_archive on every container workload of the plan; a plan without one is refused",
             lands: "plan.json plan.workloads[].params.kind_params.archive; results.json workloads",
             alone: Some(super::PROFILE),
-            apply: super::archive::apply_flag,
+            apply: |w, v| super::archive::apply_flag(w, std::path::Path::new(v)),
         }]
     }
     fn keys(&self) -> &'static [(&'static str, &'static str)] {

@@ -8,7 +8,7 @@ use crate::Error;
 use crate::metrics::MetricId;
 use crate::metrics::registry as m;
 use crate::workload::api::{
-    Caches, Cost, Describe, Family, Kind, KindFlag, Metric, Needs, Phase, Question, Workload,
+    Caches, Cost, Describe, Family, Kind, Metric, Needs, Phase, Question, Workload,
     WorkloadOutput,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
@@ -50,6 +50,9 @@ impl Workload for Replay {
     fn kind(&self) -> Kind {
         Kind::Replay
     }
+    fn flags(&self) -> &'static [crate::workload::api::KindFlag] {
+        &[super::speed::FLAG, super::compressibility::FLAG]
+    }
     fn keys(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("trace", "the trace file fsbench record wrote"),
@@ -85,17 +88,6 @@ impl Workload for Replay {
         p.take_from(t)?;
         spec.set_params(&p);
         Ok(())
-    }
-    fn flags(&self) -> &'static [KindFlag] {
-        &[KindFlag {
-            flag: "--replay-compressibility",
-            value_name: "PERCENT",
-            doc: "How compressible the data of every replay is (the recreated starting tree and the replayed writes): the percentage of each 4 KiB block that compresses, 0 (incompressible, the default) to 100",
-            merge: "sets compress on every replay workload, the plan file's and --replay's, over their own",
-            lands: "plan.json plan.workloads[].params.kind_params.compress; results.json workloads",
-            alone: None,
-            apply: apply_compressibility,
-        }]
     }
     fn family(&self) -> Family {
         Family::Application
@@ -300,38 +292,12 @@ fn output(done: &exec::Replayed, not_replayable: u64) -> WorkloadOutput {
     }
 }
 
-/// `--replay-compressibility PERCENT`: every replay workload's `compress` (the flag over the
-/// plan file's key). A value that is no percentage is exit 2.
-fn apply_compressibility(workloads: &mut [WorkloadSpec], value: &Path) -> crate::Result<()> {
-    let pct = super::data::parse_percent(&value.to_string_lossy())
-        .map_err(|e| Error::invalid("--replay-compressibility", e))?;
-    let mut any = false;
-    for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
-        let mut p = params(w)?;
-        p.compress = Some(pct);
-        w.set_params(&p);
-        any = true;
-    }
-    if !any {
-        return Err(Error::invalid(
-            "--replay-compressibility",
-            "no replay workload to apply it to: give --replay TRACE, or a plan file with a replay workload",
-        ));
-    }
-    Ok(())
-}
-
 /// `--replay FILE…`: one `replay` workload per trace, named `replay-<its name>`, added to
 /// the plan's workloads (without a plan file or profile, `commands::prepare::prepare` keeps only
 /// `usable-space` and `mkfs` of the catalog, so a run is the setups and the traces). Each trace is read to its
-/// end first: a bad one is exit 2 naming its line, before anything is created. `timing`
-/// (`--replay-speed`), when given, paces every replay workload, the plan file's too (the
-/// flag over their `timing` and `speed` keys).
-pub fn apply_flag(
-    workloads: &mut Vec<WorkloadSpec>,
-    files: &[PathBuf],
-    timing: Option<super::Timing>,
-) -> crate::Result<()> {
+/// end first: a bad one is exit 2 naming its line, before anything is created. They are added
+/// before the kinds' flags are applied, so `--replay-speed` paces them too (`super::speed`).
+pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate::Result<()> {
     for f in files {
         let path = std::fs::canonicalize(f)
             .map_err(|e| Error::invalid("--replay", format!("{}: {e}", f.display())))?;
@@ -366,9 +332,6 @@ pub fn apply_flag(
     }
     for w in workloads.iter_mut().filter(|w| w.kind == Kind::Replay) {
         let mut p = params(w)?;
-        if let Some(t) = timing {
-            p.speed = t.speed();
-        }
         // A plan file's replay without `name` is called by its trace's (what the report
         // names it by); a trace that cannot be read is left to the host check's refusal.
         if p.name.is_none() {
@@ -404,17 +367,5 @@ mod tests {
             Some(("pgbench (replay)".to_string(), "pgbench".to_string()))
         );
         assert_eq!(Replay.named(&serde_json::Value::Null), None);
-    }
-
-    #[test]
-    fn the_compressibility_flag_sets_every_replay_and_needs_one() {
-        let mut ws = vec![spec("replay-a"), spec("replay-b")];
-        apply_compressibility(&mut ws, Path::new("30")).unwrap();
-        for w in &ws {
-            assert_eq!(params(w).unwrap().compress, Some(30));
-            assert_eq!(params(w).unwrap().fill(1).compress, 30);
-        }
-        assert!(apply_compressibility(&mut ws, Path::new("101")).is_err());
-        assert!(apply_compressibility(&mut [], Path::new("30")).is_err());
     }
 }

@@ -16,9 +16,11 @@
 //! - [`exec`]: replay (recreate the starting tree, issue the calls, time them by class);
 //! - [`order`]: ARTC's ordering rules and the per-resource index that applies them;
 //! - [`concurrent`]: a trace of several threads replayed on a thread each, in that order;
-//! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads.
+//! - [`kind`]: the `replay` kind's registry entry, and `--replay`'s workloads;
+//! - [`speed`]: `--replay-speed`, the kind's flag.
 
 pub mod bpftrace;
+pub mod compressibility;
 pub mod concurrent;
 pub mod data;
 pub mod ebpf;
@@ -29,6 +31,7 @@ pub mod order;
 pub mod proctree;
 pub mod record;
 pub mod scan;
+pub mod speed;
 pub mod strace;
 pub mod trace;
 
