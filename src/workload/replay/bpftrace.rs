@@ -4,13 +4,19 @@
 //!
 //! The script keeps a map of the recorded threads (`@t`), seeded with the first process and
 //! grown by `sched_process_fork`, so only the recorded tree pays for more than a map lookup.
-//! Each call prints an `E` line at entry (timestamp, thread, process, call, integer
-//! arguments), one `S` line per string argument (a path: read at entry, while the memory is
-//! the caller's), and an `R` line at exit with the result. bpftrace reads one ring buffer per
-//! CPU, so lines of different CPUs interleave out of time order: [`parse_output`] attaches
-//! each `S` to its `E` (same probe, same ring, printed back to back) and sorts by timestamp.
-//! A string longer than [`STRLEN`] - 1 bytes is cut by bpftrace (bpftrace 0.17 copies it onto
-//! the 512-byte BPF stack); such paths are counted, not trusted.
+//! A call prints once, from its exit: the entry keeps its time and arguments (integers, and
+//! the addresses of its paths) in a per-thread map of its own (`@a_<call>`), and the exit
+//! prints a `C` line (entry and exit times, thread, process, call, result, integer
+//! arguments) followed by one `S` line per path, read then: the kernel has just copied the
+//! path, so its page is in memory (read at entry, a page the program had not touched yet
+//! arrived empty). One line per call instead of an entry and a return halves the events
+//! bpftrace's reader formats, which is most of the capture's cost (docs/replay.md). bpftrace
+//! reads one ring buffer per CPU, so lines of different CPUs interleave out of time order:
+//! [`parse_output`] attaches each `S` to its call (same probe, same ring, printed back to
+//! back) and sorts by timestamp. A string longer than [`STRLEN`] - 1 bytes is cut by
+//! bpftrace (bpftrace 0.17 copies it onto the 512-byte BPF stack); such paths are counted,
+//! not trusted. The parser also reads the `E`/`R` pairs (an entry line, a return line) the
+//! script printed before.
 
 use std::fmt::Write;
 
@@ -20,6 +26,14 @@ pub const STRLEN: usize = 200;
 /// The first line the script prints, from `BEGIN`, which bpftrace runs once every probe is
 /// attached: the command may start then.
 pub const READY: &str = "READY";
+
+/// Lines `BEGIN` prints after [`READY`] (each [`FILLER`]), so that bpftrace's fully buffered
+/// output (`-B full`: one write per buffer, not per line) reaches the pipe at once: 100 lines
+/// of 64 bytes fill more than its 4 KiB buffer. The parser skips them.
+pub const FILLER_LINES: usize = 100;
+
+/// One of the lines after [`READY`]; `#` marks a line the parser skips.
+pub const FILLER: &str = "# the lines before the first event fill bpftrace's output buffer";
 
 /// One recorded syscall: its tracepoint name and the entry arguments printed, integers first
 /// (in this order), then strings.
@@ -126,13 +140,24 @@ pub const SPECS: &[Spec] = &[
 /// The script for the calls in `available` (tracepoint names this kernel has; `None`: all),
 /// recording the threads `seeds` and every thread or process they start.
 pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String {
+    let specs: Vec<&Spec> = SPECS
+        .iter()
+        .filter(|spec| available.is_none_or(|f| f(spec.name)))
+        .collect();
     let mut s = String::from("BEGIN {");
     for t in seeds {
         let _ = write!(s, " @t[{t}] = 1;");
     }
-    s.push_str(" printf(\"READY\\n\"); }\n");
+    let _ = writeln!(
+        s,
+        " printf(\"{READY}\\n\"); unroll({FILLER_LINES}) {{ printf(\"{FILLER}\\n\"); }} }}"
+    );
     // Maps left at exit are printed by bpftrace: cleared, the output is the events alone.
-    s.push_str("END { clear(@t); clear(@in); }\n");
+    s.push_str("END { clear(@t); clear(@in);");
+    for spec in &specs {
+        let _ = write!(s, " clear(@a_{});", spec.name);
+    }
+    s.push_str(" }\n");
     s.push_str(
         "tracepoint:sched:sched_process_fork /@t[tid]/ { @t[args->child_pid] = 1; \
          printf(\"F %llu %d %d %d\\n\", nsecs, tid, pid, args->child_pid); }\n",
@@ -142,45 +167,74 @@ pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String
          tid, pid); }\n",
     );
     s.push_str("tracepoint:sched:sched_process_exit /@t[tid]/ { delete(@t[tid]); }\n");
-    for spec in SPECS {
-        if available.is_some_and(|f| !f(spec.name)) {
-            continue;
-        }
-        let filter = if spec.filter.is_empty() {
-            String::new()
-        } else {
-            format!(" && {}", spec.filter)
-        };
-        let mut fmt = format!("E %llu %d %d {}", spec.name);
-        let mut vals = String::from("nsecs, tid, pid");
-        for i in spec.ints {
-            fmt.push_str(" %lld");
-            let _ = write!(vals, ", (int64)args->{i}");
-        }
-        let _ = write!(
-            s,
-            "tracepoint:syscalls:sys_enter_{n} /@t[tid]{filter}/ {{ @in[tid] = 1; \
-             printf(\"{fmt}\\n\", {vals});",
-            n = spec.name
-        );
-        for st in spec.strs {
-            let _ = write!(s, " printf(\"S %d %s\\n\", tid, str(args->{st}));");
-        }
-        s.push_str(" }\n");
-        let _ = writeln!(
-            s,
-            "tracepoint:syscalls:sys_exit_{n} /@in[tid]/ {{ delete(@in[tid]); \
-             printf(\"R %llu %d %lld\\n\", nsecs, tid, args->ret); }}",
-            n = spec.name
-        );
+    for spec in specs {
+        probes(&mut s, spec);
     }
     s
+}
+
+/// The probe pair of one call: the entry keeps its time and arguments in `@a_<call>[tid]`,
+/// the exit prints them with the result (a `C` line, then an `S` line per path).
+fn probes(s: &mut String, spec: &Spec) {
+    let n = spec.name;
+    let filter = if spec.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" && {}", spec.filter)
+    };
+    let mut kept = String::from("nsecs");
+    for i in spec.ints {
+        let _ = write!(kept, ", (int64)args->{i}");
+    }
+    for st in spec.strs {
+        let _ = write!(kept, ", (uint64)args->{st}");
+    }
+    let _ = writeln!(
+        s,
+        "tracepoint:syscalls:sys_enter_{n} /@t[tid]{filter}/ {{ @in[tid] = 1; \
+         @a_{n}[tid] = ({kept}); }}"
+    );
+    let mut fmt = format!("C %llu %llu %d %d {n} %lld");
+    for _ in spec.ints {
+        fmt.push_str(" %lld");
+    }
+    // A call without paths copies its tuple to the stack once; one with paths reads the map
+    // for each field, since two 200-byte strings and the tuple would not fit the 512-byte
+    // BPF stack.
+    let field = |k: usize| {
+        if spec.strs.is_empty() {
+            format!("$e.{k}")
+        } else {
+            format!("@a_{n}[tid].{k}")
+        }
+    };
+    let mut vals = format!("{}, nsecs, tid, pid, args->ret", field(0));
+    for k in 1..=spec.ints.len() {
+        let _ = write!(vals, ", {}", field(k));
+    }
+    let _ = write!(
+        s,
+        "tracepoint:syscalls:sys_exit_{n} /@in[tid]/ {{ delete(@in[tid]);"
+    );
+    if spec.strs.is_empty() {
+        let _ = write!(s, " $e = @a_{n}[tid]; delete(@a_{n}[tid]);");
+    }
+    let _ = write!(s, " printf(\"{fmt}\\n\", {vals});");
+    for k in 0..spec.strs.len() {
+        let at = field(1 + spec.ints.len() + k);
+        let _ = write!(s, " printf(\"S %d %s\\n\", tid, str({at}));");
+    }
+    if !spec.strs.is_empty() {
+        let _ = write!(s, " delete(@a_{n}[tid]);");
+    }
+    s.push_str(" }\n");
 }
 
 /// One line of the script's output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rec {
-    /// A call entered: `E ts tid pid name ints…`, with its `S` strings attached.
+    /// A call entered: `E ts tid pid name ints…` or a `C` line's entry half, with its `S`
+    /// strings attached.
     Enter {
         /// Nanoseconds (monotonic clock).
         ts: u64,
@@ -195,7 +249,7 @@ pub enum Rec {
         /// String arguments.
         strs: Vec<String>,
     },
-    /// A call returned: `R ts tid ret`.
+    /// A call returned: `R ts tid ret`, or a `C` line's return half.
     Ret {
         /// Nanoseconds.
         ts: u64,
@@ -261,7 +315,7 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
             notes.ready = true;
             continue;
         }
-        if line.is_empty() || line.starts_with("Attaching ") {
+        if line.is_empty() || line.starts_with("Attaching ") || line.starts_with('#') {
             continue;
         }
         if let Some(n) = lost_count(line) {
@@ -285,6 +339,19 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
             }
             continue;
         }
+        if let Some(rest) = line.strip_prefix("C ") {
+            match parse_call(rest) {
+                Some((enter, ret)) => {
+                    if let Rec::Enter { tid, .. } = &enter {
+                        last_enter.insert(*tid, recs.len());
+                    }
+                    recs.push(enter);
+                    recs.push(ret);
+                }
+                None => notes.unparsed += 1,
+            }
+            continue;
+        }
         match parse_line(line) {
             Some(r) => {
                 if let Rec::Enter { tid, .. } = &r {
@@ -299,6 +366,31 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
     (recs, notes)
 }
 
+/// A `C` line after its `C `: `entry-ts exit-ts tid pid name ret ints…`, as the entry and
+/// the return it stands for.
+fn parse_call(rest: &str) -> Option<(Rec, Rec)> {
+    let mut w = rest.split(' ');
+    let num = |w: &mut std::str::Split<'_, char>| w.next().and_then(|x| x.parse::<i64>().ok());
+    let ts = num(&mut w)? as u64;
+    let end = num(&mut w)? as u64;
+    let tid = num(&mut w)? as u32;
+    let pid = num(&mut w)? as u32;
+    let name = w.next()?.to_string();
+    let ret = num(&mut w)?;
+    let ints = w
+        .map(|x| x.parse::<i64>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    let enter = Rec::Enter {
+        ts,
+        tid,
+        pid,
+        name,
+        ints,
+        strs: Vec::new(),
+    };
+    Some((enter, Rec::Ret { ts: end, tid, ret }))
+}
+
 /// `Lost 12 events` (bpftrace's word when a ring buffer overflowed).
 fn lost_count(line: &str) -> Option<u64> {
     let rest = line.trim().strip_prefix("Lost ")?;
@@ -306,7 +398,8 @@ fn lost_count(line: &str) -> Option<u64> {
     tail.starts_with("event").then(|| n.parse().ok()).flatten()
 }
 
-/// One `E`, `R`, `F` or `X` line.
+/// One `E`, `R`, `F` or `X` line (`E` and `R`: the script's earlier form, a line at entry
+/// and one at return).
 pub fn parse_line(line: &str) -> Option<Rec> {
     let mut w = line.split(' ');
     let kind = w.next()?;
@@ -364,12 +457,16 @@ mod tests {
         assert!(s.contains("sys_exit_renameat2 /@in[tid]/"));
         assert!(!s.contains("sys_enter_write "));
         assert!(s.contains("@t[args->child_pid] = 1"));
-        // Two strings, two S lines.
-        let rename = s
-            .lines()
-            .find(|l| l.contains("sys_enter_renameat2"))
-            .unwrap();
-        assert_eq!(rename.matches("printf(\"S ").count(), 2);
+        // One line per call, from the exit; two strings, two S lines, read there.
+        let line = |probe: &str| s.lines().find(|l| l.contains(probe)).unwrap();
+        assert!(!line("sys_enter_renameat2").contains("printf"));
+        assert!(line("sys_enter_renameat2").contains("(uint64)args->newname"));
+        assert_eq!(line("sys_exit_renameat2").matches("printf(\"S ").count(), 2);
+        assert_eq!(line("sys_exit_openat").matches("printf(\"C ").count(), 1);
+        assert!(s.contains("clear(@a_openat); clear(@a_renameat2);"));
+        // The output buffer is filled once READY is printed.
+        assert!(s.contains(&format!("unroll({FILLER_LINES})")));
+        assert!(FILLER_LINES * (FILLER.len() + 1) > 4096);
         let all = script(None, &[1]);
         assert_eq!(all.matches("sys_enter_").count(), SPECS.len());
         assert!(all.contains("(args->cmd == 0 || args->cmd == 1030)"));
@@ -415,6 +512,51 @@ mod tests {
                 ts: 1600,
                 tid: 12,
                 ret: 4096
+            }
+        );
+    }
+
+    #[test]
+    fn a_call_line_is_its_entry_and_return_and_takes_the_strings_after_it() {
+        let out = "READY\n# filler\n\
+            C 2000 2100 11 10 renameat2 0 -100 -100 1\n\
+            C 1500 1600 12 10 pwrite64 4096 3 8192\n\
+            S 11 a b\n\
+            S 11 c\n\
+            C 1700 1800 12 10 close x 3\n";
+        let (recs, notes) = parse_output(out);
+        assert!(notes.ready);
+        assert_eq!(notes.unparsed, 1);
+        let ts: Vec<u64> = recs.iter().map(Rec::ts).collect();
+        assert_eq!(ts, vec![1500, 1600, 2000, 2100]);
+        assert_eq!(
+            recs[2],
+            Rec::Enter {
+                ts: 2000,
+                tid: 11,
+                pid: 10,
+                name: "renameat2".into(),
+                ints: vec![-100, -100, 1],
+                strs: vec!["a b".into(), "c".into()],
+            }
+        );
+        assert_eq!(
+            recs[3],
+            Rec::Ret {
+                ts: 2100,
+                tid: 11,
+                ret: 0
+            }
+        );
+        assert_eq!(
+            recs[0],
+            Rec::Enter {
+                ts: 1500,
+                tid: 12,
+                pid: 10,
+                name: "pwrite64".into(),
+                ints: vec![3, 8192],
+                strs: Vec::new(),
             }
         );
     }
