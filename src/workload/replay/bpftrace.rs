@@ -137,6 +137,21 @@ pub const SPECS: &[Spec] = &[
     s("fchdir", &["fd"], &[]),
 ];
 
+/// The calls that may read or write at the descriptor's position (`preadv2`/`pwritev2` with
+/// offset -1). An `lseek` matters to the trace only through the position such a call uses
+/// (it is not a trace event), and most are not followed by one (PostgreSQL's `lseek(fd, 0,
+/// SEEK_END)` for a relation's size, three quarters of pgbench's calls): the script keeps a
+/// successful `lseek`'s line per process and descriptor (`@pos`) and prints it only before
+/// the next of these calls on that descriptor, dropping it at `close` and when the number is
+/// given to a new descriptor. An `lseek` followed by no such call is not printed at all.
+pub const POSITIONED: &[&str] = &["read", "write", "readv", "writev", "preadv2", "pwritev2"];
+
+/// The calls whose result is a new descriptor (a kept `lseek` of an earlier descriptor of
+/// that number is dropped).
+const NEW_FD: &[&str] = &[
+    "open", "openat", "openat2", "creat", "dup", "dup2", "dup3", "fcntl",
+];
+
 /// The script for the calls in `available` (tracepoint names this kernel has; `None`: all),
 /// recording the threads `seeds` and every thread or process they start.
 pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String {
@@ -153,7 +168,12 @@ pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String
         " printf(\"{READY}\\n\"); unroll({FILLER_LINES}) {{ printf(\"{FILLER}\\n\"); }} }}"
     );
     // Maps left at exit are printed by bpftrace: cleared, the output is the events alone.
+    // `@pos` exists only with lseek's probes (bpftrace refuses a map never assigned).
+    let seeks = specs.iter().any(|spec| spec.name == "lseek");
     s.push_str("END { clear(@t); clear(@in);");
+    if seeks {
+        s.push_str(" clear(@pos);");
+    }
     for spec in &specs {
         let _ = write!(s, " clear(@a_{});", spec.name);
     }
@@ -168,14 +188,15 @@ pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String
     );
     s.push_str("tracepoint:sched:sched_process_exit /@t[tid]/ { delete(@t[tid]); }\n");
     for spec in specs {
-        probes(&mut s, spec);
+        probes(&mut s, spec, seeks);
     }
     s
 }
 
 /// The probe pair of one call: the entry keeps its time and arguments in `@a_<call>[tid]`,
-/// the exit prints them with the result (a `C` line, then an `S` line per path).
-fn probes(s: &mut String, spec: &Spec) {
+/// the exit prints them with the result (a `C` line, then an `S` line per path); `seeks`:
+/// lseek is recorded, its lines kept in `@pos` ([`POSITIONED`]).
+fn probes(s: &mut String, spec: &Spec, seeks: bool) {
     let n = spec.name;
     let filter = if spec.filter.is_empty() {
         String::new()
@@ -219,7 +240,24 @@ fn probes(s: &mut String, spec: &Spec) {
     if spec.strs.is_empty() {
         let _ = write!(s, " $e = @a_{n}[tid]; delete(@a_{n}[tid]);");
     }
+    if n == "lseek" {
+        // Kept, not printed: see [`POSITIONED`].
+        s.push_str(" if (args->ret >= 0) { @pos[pid, $e.1] = ($e.0, nsecs, tid, args->ret); } }\n");
+        return;
+    }
+    if seeks && POSITIONED.contains(&n) {
+        s.push_str(
+            " $p = @pos[pid, $e.1]; if ($p.1) { printf(\"C %llu %llu %d %d lseek %lld %lld\\n\", \
+             $p.0, $p.1, $p.2, pid, $p.3, $e.1); delete(@pos[pid, $e.1]); }",
+        );
+    }
     let _ = write!(s, " printf(\"{fmt}\\n\", {vals});");
+    if seeks && n == "close" {
+        s.push_str(" delete(@pos[pid, $e.1]);");
+    }
+    if seeks && NEW_FD.contains(&n) {
+        s.push_str(" if (args->ret >= 0) { delete(@pos[pid, (int64)args->ret]); }");
+    }
     for k in 0..spec.strs.len() {
         let at = field(1 + spec.ints.len() + k);
         let _ = write!(s, " printf(\"S %d %s\\n\", tid, str({at}));");
@@ -467,6 +505,16 @@ mod tests {
         // The output buffer is filled once READY is printed.
         assert!(s.contains(&format!("unroll({FILLER_LINES})")));
         assert!(FILLER_LINES * (FILLER.len() + 1) > 4096);
+        // Without lseek's probes no `@pos` (bpftrace refuses a map never assigned).
+        assert!(!s.contains("@pos"));
+        let all = script(None, &[1]);
+        let line = |probe: &str| all.lines().find(|l| l.contains(probe)).unwrap();
+        assert!(!line("sys_exit_lseek").contains("printf"));
+        assert!(line("sys_exit_lseek").contains("@pos[pid, $e.1] = "));
+        assert!(line("sys_exit_read ").contains("lseek %lld %lld"));
+        assert!(!line("sys_exit_pread64").contains("@pos"));
+        assert!(line("sys_exit_close").contains("delete(@pos[pid, $e.1])"));
+        assert!(line("sys_exit_dup2").contains("delete(@pos[pid, (int64)args->ret])"));
         let all = script(None, &[1]);
         assert_eq!(all.matches("sys_enter_").count(), SPECS.len());
         assert!(all.contains("(args->cmd == 0 || args->cmd == 1030)"));
