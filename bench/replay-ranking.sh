@@ -4,7 +4,7 @@
 #
 # 1. pgbench, capture overhead and timing: a private PostgreSQL cluster (initdb as the
 #    postgres user, its socket in a scratch directory, no TCP) on SCRATCH's filesystem,
-#    `pgbench -i -s SCALE`, then `pgbench -T T -c C` live, and again while `fsbench record
+#    `pgbench -i -s SCALE`, then `pgbench -T T -c C` live and, right after, again while `fsbench record
 #    --pid <postmaster> --for T+ATTACH+5 s` records it (each capture of CAPTURES, default
 #    "ebpf strace"; pgbench starts ATTACH s after the recorder so that it is attached):
 #    overhead = live tps / recorded tps (1.00: free). The first capture's trace is then
@@ -131,10 +131,12 @@ pgtrace=""
 pg_start "$work/pg"
 pm=$(head -1 "$work/pg/data/postmaster.pid")
 drop_caches
-live_tps=$(pgb "$work/pg" "$T")
 echo
 printf '%-8s %-7s %9s %9s %9s %8s\n' program capture "live tps" "rec tps" overhead calls
 for cap in $CAPTURES; do
+    # Live right before each recorded run, back to back, so that a drifting load (or the
+    # cluster's own growth) weighs on both alike.
+    live_tps=$(pgb "$work/pg" "$T")
     "$FSBENCH" record --capture "$cap" --root "$work/pg/data" --pid "$pm" --for "$((T + ATTACH + 5))s" \
         --name pgbench --out "$work/pgbench-$cap.trace.gz" > "$work/pgbench-$cap.summary" 2>&1 &
     BG+=("$!")
