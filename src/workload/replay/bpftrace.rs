@@ -6,7 +6,7 @@
 //! grown by `sched_process_fork`, so only the recorded tree pays for more than a map lookup.
 //! A call prints once, from its exit: the entry keeps its time and arguments (integers, and
 //! the addresses of its paths) in a per-thread map of its own (`@a_<call>`), and the exit
-//! prints a `C` line (entry and exit times, thread, process, call, result, integer
+//! prints a `C` line (entry and exit times, thread, process, result, call, integer
 //! arguments) followed by one `S` line per path, read then: the kernel has just copied the
 //! path, so its page is in memory (read at entry, a page the program had not touched yet
 //! arrived empty). One line per call instead of an entry and a return halves the events
@@ -215,7 +215,7 @@ fn probes(s: &mut String, spec: &Spec, seeks: bool) {
         "tracepoint:syscalls:sys_enter_{n} /@t[tid]{filter}/ {{ @in[tid] = 1; \
          @a_{n}[tid] = ({kept}); }}"
     );
-    let mut fmt = format!("C %llu %llu %d %d {n} %lld");
+    let mut fmt = format!("C %llu %llu %d %d %lld {n}");
     for _ in spec.ints {
         fmt.push_str(" %lld");
     }
@@ -247,7 +247,7 @@ fn probes(s: &mut String, spec: &Spec, seeks: bool) {
     }
     if seeks && POSITIONED.contains(&n) {
         s.push_str(
-            " $p = @pos[pid, $e.1]; if ($p.1) { printf(\"C %llu %llu %d %d lseek %lld %lld\\n\", \
+            " $p = @pos[pid, $e.1]; if ($p.1) { printf(\"C %llu %llu %d %d %lld lseek %lld\\n\", \
              $p.0, $p.1, $p.2, pid, $p.3, $e.1); delete(@pos[pid, $e.1]); }",
         );
     }
@@ -404,29 +404,37 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
     (recs, notes)
 }
 
-/// A `C` line after its `C `: `entry-ts exit-ts tid pid name ret ints…`, as the entry and
+/// A `C` line after its `C `: `entry-ts exit-ts tid pid ret name ints…`, as the entry and
 /// the return it stands for.
 fn parse_call(rest: &str) -> Option<(Rec, Rec)> {
     let mut w = rest.split(' ');
-    let num = |w: &mut std::str::Split<'_, char>| w.next().and_then(|x| x.parse::<i64>().ok());
-    let ts = num(&mut w)? as u64;
-    let end = num(&mut w)? as u64;
-    let tid = num(&mut w)? as u32;
-    let pid = num(&mut w)? as u32;
-    let name = w.next()?.to_string();
-    let ret = num(&mut w)?;
-    let ints = w
+    let mut num = || w.next().and_then(|x| x.parse::<i64>().ok());
+    let (ts, end, tid, pid, ret) = (num()? as u64, num()? as u64, num()?, num()?, num()?);
+    let enter = entry(ts, tid as u32, pid as u32, w)?;
+    Some((
+        enter,
+        Rec::Ret {
+            ts: end,
+            tid: tid as u32,
+            ret,
+        },
+    ))
+}
+
+/// The entry of an `E` or `C` line: the call's name and integer arguments from `words`.
+fn entry<'a>(ts: u64, tid: u32, pid: u32, mut words: impl Iterator<Item = &'a str>) -> Option<Rec> {
+    let name = words.next()?.to_string();
+    let ints = words
         .map(|x| x.parse::<i64>().ok())
         .collect::<Option<Vec<_>>>()?;
-    let enter = Rec::Enter {
+    Some(Rec::Enter {
         ts,
         tid,
         pid,
         name,
         ints,
         strs: Vec::new(),
-    };
-    Some((enter, Rec::Ret { ts: end, tid, ret }))
+    })
 }
 
 /// `Lost 12 events` (bpftrace's word when a ring buffer overflowed).
@@ -444,22 +452,8 @@ pub fn parse_line(line: &str) -> Option<Rec> {
     let mut num = || w.next().and_then(|x| x.parse::<i64>().ok());
     let rec = match kind {
         "E" => {
-            let ts = num()? as u64;
-            let tid = num()? as u32;
-            let pid = num()? as u32;
-            let mut rest = line.splitn(5, ' ').nth(4)?.split(' ');
-            let name = rest.next()?.to_string();
-            let ints = rest
-                .map(|x| x.parse::<i64>().ok())
-                .collect::<Option<Vec<_>>>()?;
-            Rec::Enter {
-                ts,
-                tid,
-                pid,
-                name,
-                ints,
-                strs: Vec::new(),
-            }
+            let (ts, tid, pid) = (num()? as u64, num()? as u32, num()? as u32);
+            entry(ts, tid, pid, w)?
         }
         "R" => Rec::Ret {
             ts: num()? as u64,
@@ -511,7 +505,7 @@ mod tests {
         let line = |probe: &str| all.lines().find(|l| l.contains(probe)).unwrap();
         assert!(!line("sys_exit_lseek").contains("printf"));
         assert!(line("sys_exit_lseek").contains("@pos[pid, $e.1] = "));
-        assert!(line("sys_exit_read ").contains("lseek %lld %lld"));
+        assert!(line("sys_exit_read ").contains("%lld lseek %lld"));
         assert!(!line("sys_exit_pread64").contains("@pos"));
         assert!(line("sys_exit_close").contains("delete(@pos[pid, $e.1])"));
         assert!(line("sys_exit_dup2").contains("delete(@pos[pid, (int64)args->ret])"));
@@ -566,47 +560,27 @@ mod tests {
 
     #[test]
     fn a_call_line_is_its_entry_and_return_and_takes_the_strings_after_it() {
-        let out = "READY\n# filler\n\
-            C 2000 2100 11 10 renameat2 0 -100 -100 1\n\
-            C 1500 1600 12 10 pwrite64 4096 3 8192\n\
+        let two_lines = "E 2000 11 10 renameat2 -100 -100 1\n\
+            E 1500 12 10 pwrite64 3 8192\n\
             S 11 a b\n\
             S 11 c\n\
-            C 1700 1800 12 10 close x 3\n";
-        let (recs, notes) = parse_output(out);
+            R 1600 12 4096\n\
+            R 2100 11 0\n";
+        let one_line = "READY\n# filler\n\
+            C 2000 2100 11 10 0 renameat2 -100 -100 1\n\
+            C 1500 1600 12 10 4096 pwrite64 3 8192\n\
+            S 11 a b\n\
+            S 11 c\n\
+            C 1700 1800 12 10 x close 3\n";
+        let (recs, notes) = parse_output(one_line);
         assert!(notes.ready);
-        assert_eq!(notes.unparsed, 1);
-        let ts: Vec<u64> = recs.iter().map(Rec::ts).collect();
-        assert_eq!(ts, vec![1500, 1600, 2000, 2100]);
         assert_eq!(
-            recs[2],
-            Rec::Enter {
-                ts: 2000,
-                tid: 11,
-                pid: 10,
-                name: "renameat2".into(),
-                ints: vec![-100, -100, 1],
-                strs: vec!["a b".into(), "c".into()],
-            }
+            notes.unparsed, 1,
+            "the close with a result that is no number"
         );
-        assert_eq!(
-            recs[3],
-            Rec::Ret {
-                ts: 2100,
-                tid: 11,
-                ret: 0
-            }
-        );
-        assert_eq!(
-            recs[0],
-            Rec::Enter {
-                ts: 1500,
-                tid: 12,
-                pid: 10,
-                name: "pwrite64".into(),
-                ints: vec![3, 8192],
-                strs: Vec::new(),
-            }
-        );
+        assert_eq!(recs.len(), 4);
+        assert_eq!(recs, parse_output(two_lines).0);
+        assert!(matches!(&recs[2], Rec::Enter { strs, .. } if strs == &["a b", "c"]));
     }
 
     #[test]
