@@ -584,6 +584,30 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_lseek_printed_before_a_read_gives_the_read_its_offset() {
+        use crate::workload::replay::fdtable::FdTable;
+        use crate::workload::replay::strace::Parser;
+        use std::path::Path;
+        let out = "READY\n\
+            C 1 2 7 7 3 openat -100 0\nS 7 /r/f\n\
+            C 3 4 7 7 10 read 3\n\
+            C 5 6 7 7 100 lseek 3\n\
+            C 7 8 7 7 10 read 3\n";
+        let (recs, _) = parse_output(out);
+        let mut t = FdTable::new(Path::new("/"));
+        let sizes = [("f".to_string(), 1000)].into_iter().collect();
+        let mut p = Parser::new(Path::new("/r"), Path::new("/"), sizes);
+        let reads: Vec<_> = recs
+            .into_iter()
+            .filter_map(|r| t.feed(r))
+            .flat_map(|(tid, ts, c)| p.feed_call(tid, ts, &c))
+            .filter(|e| e.n.is_some())
+            .map(|e| (e.o, e.n))
+            .collect();
+        assert_eq!(reads, vec![(Some(0), Some(10)), (Some(100), Some(10))]);
+    }
+
+    #[test]
     fn a_cut_path_and_a_stray_string_are_counted() {
         let long = "x".repeat(STRLEN - 1);
         let (recs, notes) = parse_output(&format!("E 1 2 2 unlink\nS 2 {long}\nS 9 y\n"));
