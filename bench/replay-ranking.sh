@@ -4,7 +4,7 @@
 #
 # 1. pgbench, capture overhead and timing: a private PostgreSQL cluster (initdb as the
 #    postgres user, its socket in a scratch directory, no TCP) on SCRATCH's filesystem,
-#    `pgbench -i -s SCALE`, then `pgbench -T T -c C` live, and again while `fsbench record
+#    `pgbench -i -s SCALE`, then `pgbench -T T -c C` live and, right after, again while `fsbench record
 #    --pid <postmaster> --for T+ATTACH+5 s` records it (each capture of CAPTURES, default
 #    "ebpf strace"; pgbench starts ATTACH s after the recorder so that it is attached):
 #    overhead = live tps / recorded tps (1.00: free). The first capture's trace is then
@@ -20,6 +20,7 @@
 #    two filesystems' samples do not overlap; the table shows every pair, and the summary
 #    counts the pairs both decide and whether they agree in direction.
 #
+# The clusters listen on PGPORT (default 5432), on their socket alone, in a directory of their own.
 # Small sizes by default (T=20, SCALE=1, ROWS=2000, FILES=2000, REPS=3, ROUNDS=2, IMAGE=1G):
 # on a loaded machine (the load average is printed) the figures say whether the pipeline
 # works, not how faithful replay is; quote them only from a quiet machine. Needs root,
@@ -45,6 +46,7 @@ CAPTURES=${CAPTURES:-ebpf strace}
 FSS=${FSS:-ext4 xfs btrfs}
 FSBENCH=${FSBENCH:-target/release/fsbench}
 SCRATCH=${SCRATCH:-/var/tmp}
+PGPORT=${PGPORT:-5432}   # the clusters' port (their sockets are in their own directories)
 
 [ "$(id -u)" = 0 ] || { echo "needs root (initdb as postgres, mkfs, mount, drop caches)" >&2; exit 2; }
 [ -x "$FSBENCH" ] || { echo "no fsbench binary at $FSBENCH (set FSBENCH=…)" >&2; exit 2; }
@@ -90,13 +92,13 @@ pg_start() {
     CLUSTERS+=("$d")
     runuser -u postgres -- "$PGBIN/initdb" -D "$d/data" -A trust >/dev/null
     runuser -u postgres -- "$PGBIN/pg_ctl" -D "$d/data" -l "$d/log" -w \
-        -o "-c listen_addresses='' -c unix_socket_directories='$d' -p 5432" start >/dev/null
-    runuser -u postgres -- "$PGBIN/pgbench" -h "$d" -p 5432 -i -q -s "$SCALE" postgres >/dev/null 2>&1
+        -o "-c listen_addresses='' -c unix_socket_directories='$d' -p $PGPORT" start >/dev/null
+    runuser -u postgres -- "$PGBIN/pgbench" -h "$d" -p "$PGPORT" -i -q -s "$SCALE" postgres >/dev/null 2>&1
 }
 pg_stop() { runuser -u postgres -- "$PGBIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null; }
 # tps of `pgbench -T $2` on the cluster in $1.
 pgb() {
-    runuser -u postgres -- "$PGBIN/pgbench" -h "$1" -p 5432 -n -T "$2" -c "$C" -j "$C" postgres 2>/dev/null |
+    runuser -u postgres -- "$PGBIN/pgbench" -h "$1" -p "$PGPORT" -n -T "$2" -c "$C" -j "$C" postgres 2>/dev/null |
         awk '/^tps/ {print $3; exit}'
 }
 
@@ -129,10 +131,12 @@ pgtrace=""
 pg_start "$work/pg"
 pm=$(head -1 "$work/pg/data/postmaster.pid")
 drop_caches
-live_tps=$(pgb "$work/pg" "$T")
 echo
 printf '%-8s %-7s %9s %9s %9s %8s\n' program capture "live tps" "rec tps" overhead calls
 for cap in $CAPTURES; do
+    # Live right before each recorded run, back to back, so that a drifting load (or the
+    # cluster's own growth) weighs on both alike.
+    live_tps=$(pgb "$work/pg" "$T")
     "$FSBENCH" record --capture "$cap" --root "$work/pg/data" --pid "$pm" --for "$((T + ATTACH + 5))s" \
         --name pgbench --out "$work/pgbench-$cap.trace.gz" > "$work/pgbench-$cap.summary" 2>&1 &
     BG+=("$!")

@@ -4,13 +4,19 @@
 //!
 //! The script keeps a map of the recorded threads (`@t`), seeded with the first process and
 //! grown by `sched_process_fork`, so only the recorded tree pays for more than a map lookup.
-//! Each call prints an `E` line at entry (timestamp, thread, process, call, integer
-//! arguments), one `S` line per string argument (a path: read at entry, while the memory is
-//! the caller's), and an `R` line at exit with the result. bpftrace reads one ring buffer per
-//! CPU, so lines of different CPUs interleave out of time order: [`parse_output`] attaches
-//! each `S` to its `E` (same probe, same ring, printed back to back) and sorts by timestamp.
-//! A string longer than [`STRLEN`] - 1 bytes is cut by bpftrace (bpftrace 0.17 copies it onto
-//! the 512-byte BPF stack); such paths are counted, not trusted.
+//! A call prints once, from its exit: the entry keeps its time and arguments (integers, and
+//! the addresses of its paths) in a per-thread map of its own (`@a_<call>`), and the exit
+//! prints a `C` line (entry and exit times, thread, process, result, call, integer
+//! arguments) followed by one `S` line per path, read then: the kernel has just copied the
+//! path, so its page is in memory (read at entry, a page the program had not touched yet
+//! arrived empty). One line per call instead of an entry and a return halves the events
+//! bpftrace's reader formats, which is most of the capture's cost (docs/replay.md). bpftrace
+//! reads one ring buffer per CPU, so lines of different CPUs interleave out of time order:
+//! [`parse_output`] attaches each `S` to its call (same probe, same ring, printed back to
+//! back) and sorts by timestamp. A string longer than [`STRLEN`] - 1 bytes is cut by
+//! bpftrace (bpftrace 0.17 copies it onto the 512-byte BPF stack); such paths are counted,
+//! not trusted. The parser also reads the `E`/`R` pairs (an entry line, a return line) the
+//! script printed before.
 
 use std::fmt::Write;
 
@@ -20,6 +26,14 @@ pub const STRLEN: usize = 200;
 /// The first line the script prints, from `BEGIN`, which bpftrace runs once every probe is
 /// attached: the command may start then.
 pub const READY: &str = "READY";
+
+/// Lines `BEGIN` prints after [`READY`] (each [`FILLER`]), so that bpftrace's fully buffered
+/// output (`-B full`: one write per buffer, not per line) reaches the pipe at once: 100 lines
+/// of 64 bytes fill more than its 4 KiB buffer. The parser skips them.
+pub const FILLER_LINES: usize = 100;
+
+/// One of the lines after [`READY`]; `#` marks a line the parser skips.
+pub const FILLER: &str = "# the lines before the first event fill bpftrace's output buffer";
 
 /// One recorded syscall: its tracepoint name and the entry arguments printed, integers first
 /// (in this order), then strings.
@@ -123,16 +137,47 @@ pub const SPECS: &[Spec] = &[
     s("fchdir", &["fd"], &[]),
 ];
 
+/// The calls that may read or write at the descriptor's position (`preadv2`/`pwritev2` with
+/// offset -1). An `lseek` matters to the trace only through the position such a call uses
+/// (it is not a trace event), and most are not followed by one (PostgreSQL's `lseek(fd, 0,
+/// SEEK_END)` for a relation's size, three quarters of pgbench's calls): the script keeps a
+/// successful `lseek`'s line per process and descriptor (`@pos`) and prints it only before
+/// the next of these calls on that descriptor, dropping it at `close` and when the number is
+/// given to a new descriptor. An `lseek` followed by no such call is not printed at all.
+pub const POSITIONED: &[&str] = &["read", "write", "readv", "writev", "preadv2", "pwritev2"];
+
+/// The calls whose result is a new descriptor (a kept `lseek` of an earlier descriptor of
+/// that number is dropped).
+const NEW_FD: &[&str] = &[
+    "open", "openat", "openat2", "creat", "dup", "dup2", "dup3", "fcntl",
+];
+
 /// The script for the calls in `available` (tracepoint names this kernel has; `None`: all),
 /// recording the threads `seeds` and every thread or process they start.
 pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String {
+    let specs: Vec<&Spec> = SPECS
+        .iter()
+        .filter(|spec| available.is_none_or(|f| f(spec.name)))
+        .collect();
     let mut s = String::from("BEGIN {");
     for t in seeds {
         let _ = write!(s, " @t[{t}] = 1;");
     }
-    s.push_str(" printf(\"READY\\n\"); }\n");
+    let _ = writeln!(
+        s,
+        " printf(\"{READY}\\n\"); unroll({FILLER_LINES}) {{ printf(\"{FILLER}\\n\"); }} }}"
+    );
     // Maps left at exit are printed by bpftrace: cleared, the output is the events alone.
-    s.push_str("END { clear(@t); clear(@in); }\n");
+    // `@pos` exists only with lseek's probes (bpftrace refuses a map never assigned).
+    let seeks = specs.iter().any(|spec| spec.name == "lseek");
+    s.push_str("END { clear(@t); clear(@in);");
+    if seeks {
+        s.push_str(" clear(@pos);");
+    }
+    for spec in &specs {
+        let _ = write!(s, " clear(@a_{});", spec.name);
+    }
+    s.push_str(" }\n");
     s.push_str(
         "tracepoint:sched:sched_process_fork /@t[tid]/ { @t[args->child_pid] = 1; \
          printf(\"F %llu %d %d %d\\n\", nsecs, tid, pid, args->child_pid); }\n",
@@ -142,45 +187,92 @@ pub fn script(available: Option<&dyn Fn(&str) -> bool>, seeds: &[u32]) -> String
          tid, pid); }\n",
     );
     s.push_str("tracepoint:sched:sched_process_exit /@t[tid]/ { delete(@t[tid]); }\n");
-    for spec in SPECS {
-        if available.is_some_and(|f| !f(spec.name)) {
-            continue;
-        }
-        let filter = if spec.filter.is_empty() {
-            String::new()
-        } else {
-            format!(" && {}", spec.filter)
-        };
-        let mut fmt = format!("E %llu %d %d {}", spec.name);
-        let mut vals = String::from("nsecs, tid, pid");
-        for i in spec.ints {
-            fmt.push_str(" %lld");
-            let _ = write!(vals, ", (int64)args->{i}");
-        }
-        let _ = write!(
-            s,
-            "tracepoint:syscalls:sys_enter_{n} /@t[tid]{filter}/ {{ @in[tid] = 1; \
-             printf(\"{fmt}\\n\", {vals});",
-            n = spec.name
-        );
-        for st in spec.strs {
-            let _ = write!(s, " printf(\"S %d %s\\n\", tid, str(args->{st}));");
-        }
-        s.push_str(" }\n");
-        let _ = writeln!(
-            s,
-            "tracepoint:syscalls:sys_exit_{n} /@in[tid]/ {{ delete(@in[tid]); \
-             printf(\"R %llu %d %lld\\n\", nsecs, tid, args->ret); }}",
-            n = spec.name
-        );
+    for spec in specs {
+        probes(&mut s, spec, seeks);
     }
     s
+}
+
+/// The probe pair of one call: the entry keeps its time and arguments in `@a_<call>[tid]`,
+/// the exit prints them with the result (a `C` line, then an `S` line per path); `seeks`:
+/// lseek is recorded, its lines kept in `@pos` ([`POSITIONED`]).
+fn probes(s: &mut String, spec: &Spec, seeks: bool) {
+    let n = spec.name;
+    let filter = if spec.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" && {}", spec.filter)
+    };
+    let mut kept = String::from("nsecs");
+    for i in spec.ints {
+        let _ = write!(kept, ", (int64)args->{i}");
+    }
+    for st in spec.strs {
+        let _ = write!(kept, ", (uint64)args->{st}");
+    }
+    let _ = writeln!(
+        s,
+        "tracepoint:syscalls:sys_enter_{n} /@t[tid]{filter}/ {{ @in[tid] = 1; \
+         @a_{n}[tid] = ({kept}); }}"
+    );
+    let mut fmt = format!("C %llu %llu %d %d %lld {n}");
+    for _ in spec.ints {
+        fmt.push_str(" %lld");
+    }
+    // A call without paths copies its tuple to the stack once; one with paths reads the map
+    // for each field, since two 200-byte strings and the tuple would not fit the 512-byte
+    // BPF stack.
+    let field = |k: usize| {
+        if spec.strs.is_empty() {
+            format!("$e.{k}")
+        } else {
+            format!("@a_{n}[tid].{k}")
+        }
+    };
+    let mut vals = format!("{}, nsecs, tid, pid, args->ret", field(0));
+    for k in 1..=spec.ints.len() {
+        let _ = write!(vals, ", {}", field(k));
+    }
+    let _ = write!(
+        s,
+        "tracepoint:syscalls:sys_exit_{n} /@in[tid]/ {{ delete(@in[tid]);"
+    );
+    if spec.strs.is_empty() {
+        let _ = write!(s, " $e = @a_{n}[tid]; delete(@a_{n}[tid]);");
+    }
+    if n == "lseek" {
+        // Kept, not printed: see [`POSITIONED`].
+        s.push_str(" if (args->ret >= 0) { @pos[pid, $e.1] = ($e.0, nsecs, tid, args->ret); } }\n");
+        return;
+    }
+    if seeks && POSITIONED.contains(&n) {
+        s.push_str(
+            " $p = @pos[pid, $e.1]; if ($p.1) { printf(\"C %llu %llu %d %d %lld lseek %lld\\n\", \
+             $p.0, $p.1, $p.2, pid, $p.3, $e.1); delete(@pos[pid, $e.1]); }",
+        );
+    }
+    let _ = write!(s, " printf(\"{fmt}\\n\", {vals});");
+    if seeks && n == "close" {
+        s.push_str(" delete(@pos[pid, $e.1]);");
+    }
+    if seeks && NEW_FD.contains(&n) {
+        s.push_str(" if (args->ret >= 0) { delete(@pos[pid, (int64)args->ret]); }");
+    }
+    for k in 0..spec.strs.len() {
+        let at = field(1 + spec.ints.len() + k);
+        let _ = write!(s, " printf(\"S %d %s\\n\", tid, str({at}));");
+    }
+    if !spec.strs.is_empty() {
+        let _ = write!(s, " delete(@a_{n}[tid]);");
+    }
+    s.push_str(" }\n");
 }
 
 /// One line of the script's output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rec {
-    /// A call entered: `E ts tid pid name ints…`, with its `S` strings attached.
+    /// A call entered: `E ts tid pid name ints…` or a `C` line's entry half, with its `S`
+    /// strings attached.
     Enter {
         /// Nanoseconds (monotonic clock).
         ts: u64,
@@ -195,7 +287,7 @@ pub enum Rec {
         /// String arguments.
         strs: Vec<String>,
     },
-    /// A call returned: `R ts tid ret`.
+    /// A call returned: `R ts tid ret`, or a `C` line's return half.
     Ret {
         /// Nanoseconds.
         ts: u64,
@@ -261,7 +353,7 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
             notes.ready = true;
             continue;
         }
-        if line.is_empty() || line.starts_with("Attaching ") {
+        if line.is_empty() || line.starts_with("Attaching ") || line.starts_with('#') {
             continue;
         }
         if let Some(n) = lost_count(line) {
@@ -285,6 +377,19 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
             }
             continue;
         }
+        if let Some(rest) = line.strip_prefix("C ") {
+            match parse_call(rest) {
+                Some((enter, ret)) => {
+                    if let Rec::Enter { tid, .. } = &enter {
+                        last_enter.insert(*tid, recs.len());
+                    }
+                    recs.push(enter);
+                    recs.push(ret);
+                }
+                None => notes.unparsed += 1,
+            }
+            continue;
+        }
         match parse_line(line) {
             Some(r) => {
                 if let Rec::Enter { tid, .. } = &r {
@@ -299,6 +404,39 @@ pub fn parse_output(text: &str) -> (Vec<Rec>, OutputNotes) {
     (recs, notes)
 }
 
+/// A `C` line after its `C `: `entry-ts exit-ts tid pid ret name ints…`, as the entry and
+/// the return it stands for.
+fn parse_call(rest: &str) -> Option<(Rec, Rec)> {
+    let mut w = rest.split(' ');
+    let mut num = || w.next().and_then(|x| x.parse::<i64>().ok());
+    let (ts, end, tid, pid, ret) = (num()? as u64, num()? as u64, num()?, num()?, num()?);
+    let enter = entry(ts, tid as u32, pid as u32, w)?;
+    Some((
+        enter,
+        Rec::Ret {
+            ts: end,
+            tid: tid as u32,
+            ret,
+        },
+    ))
+}
+
+/// The entry of an `E` or `C` line: the call's name and integer arguments from `words`.
+fn entry<'a>(ts: u64, tid: u32, pid: u32, mut words: impl Iterator<Item = &'a str>) -> Option<Rec> {
+    let name = words.next()?.to_string();
+    let ints = words
+        .map(|x| x.parse::<i64>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    Some(Rec::Enter {
+        ts,
+        tid,
+        pid,
+        name,
+        ints,
+        strs: Vec::new(),
+    })
+}
+
 /// `Lost 12 events` (bpftrace's word when a ring buffer overflowed).
 fn lost_count(line: &str) -> Option<u64> {
     let rest = line.trim().strip_prefix("Lost ")?;
@@ -306,29 +444,16 @@ fn lost_count(line: &str) -> Option<u64> {
     tail.starts_with("event").then(|| n.parse().ok()).flatten()
 }
 
-/// One `E`, `R`, `F` or `X` line.
+/// One `E`, `R`, `F` or `X` line (`E` and `R`: the script's earlier form, a line at entry
+/// and one at return).
 pub fn parse_line(line: &str) -> Option<Rec> {
     let mut w = line.split(' ');
     let kind = w.next()?;
     let mut num = || w.next().and_then(|x| x.parse::<i64>().ok());
     let rec = match kind {
         "E" => {
-            let ts = num()? as u64;
-            let tid = num()? as u32;
-            let pid = num()? as u32;
-            let mut rest = line.splitn(5, ' ').nth(4)?.split(' ');
-            let name = rest.next()?.to_string();
-            let ints = rest
-                .map(|x| x.parse::<i64>().ok())
-                .collect::<Option<Vec<_>>>()?;
-            Rec::Enter {
-                ts,
-                tid,
-                pid,
-                name,
-                ints,
-                strs: Vec::new(),
-            }
+            let (ts, tid, pid) = (num()? as u64, num()? as u32, num()? as u32);
+            entry(ts, tid, pid, w)?
         }
         "R" => Rec::Ret {
             ts: num()? as u64,
@@ -364,12 +489,26 @@ mod tests {
         assert!(s.contains("sys_exit_renameat2 /@in[tid]/"));
         assert!(!s.contains("sys_enter_write "));
         assert!(s.contains("@t[args->child_pid] = 1"));
-        // Two strings, two S lines.
-        let rename = s
-            .lines()
-            .find(|l| l.contains("sys_enter_renameat2"))
-            .unwrap();
-        assert_eq!(rename.matches("printf(\"S ").count(), 2);
+        // One line per call, from the exit; two strings, two S lines, read there.
+        let line = |probe: &str| s.lines().find(|l| l.contains(probe)).unwrap();
+        assert!(!line("sys_enter_renameat2").contains("printf"));
+        assert!(line("sys_enter_renameat2").contains("(uint64)args->newname"));
+        assert_eq!(line("sys_exit_renameat2").matches("printf(\"S ").count(), 2);
+        assert_eq!(line("sys_exit_openat").matches("printf(\"C ").count(), 1);
+        assert!(s.contains("clear(@a_openat); clear(@a_renameat2);"));
+        // The output buffer is filled once READY is printed.
+        assert!(s.contains(&format!("unroll({FILLER_LINES})")));
+        assert!(FILLER_LINES * (FILLER.len() + 1) > 4096);
+        // Without lseek's probes no `@pos` (bpftrace refuses a map never assigned).
+        assert!(!s.contains("@pos"));
+        let all = script(None, &[1]);
+        let line = |probe: &str| all.lines().find(|l| l.contains(probe)).unwrap();
+        assert!(!line("sys_exit_lseek").contains("printf"));
+        assert!(line("sys_exit_lseek").contains("@pos[pid, $e.1] = "));
+        assert!(line("sys_exit_read ").contains("%lld lseek %lld"));
+        assert!(!line("sys_exit_pread64").contains("@pos"));
+        assert!(line("sys_exit_close").contains("delete(@pos[pid, $e.1])"));
+        assert!(line("sys_exit_dup2").contains("delete(@pos[pid, (int64)args->ret])"));
         let all = script(None, &[1]);
         assert_eq!(all.matches("sys_enter_").count(), SPECS.len());
         assert!(all.contains("(args->cmd == 0 || args->cmd == 1030)"));
@@ -417,6 +556,55 @@ mod tests {
                 ret: 4096
             }
         );
+    }
+
+    #[test]
+    fn a_call_line_is_its_entry_and_return_and_takes_the_strings_after_it() {
+        let two_lines = "E 2000 11 10 renameat2 -100 -100 1\n\
+            E 1500 12 10 pwrite64 3 8192\n\
+            S 11 a b\n\
+            S 11 c\n\
+            R 1600 12 4096\n\
+            R 2100 11 0\n";
+        let one_line = "READY\n# filler\n\
+            C 2000 2100 11 10 0 renameat2 -100 -100 1\n\
+            C 1500 1600 12 10 4096 pwrite64 3 8192\n\
+            S 11 a b\n\
+            S 11 c\n\
+            C 1700 1800 12 10 x close 3\n";
+        let (recs, notes) = parse_output(one_line);
+        assert!(notes.ready);
+        assert_eq!(
+            notes.unparsed, 1,
+            "the close with a result that is no number"
+        );
+        assert_eq!(recs.len(), 4);
+        assert_eq!(recs, parse_output(two_lines).0);
+        assert!(matches!(&recs[2], Rec::Enter { strs, .. } if strs == &["a b", "c"]));
+    }
+
+    #[test]
+    fn a_kept_lseek_printed_before_a_read_gives_the_read_its_offset() {
+        use crate::workload::replay::fdtable::FdTable;
+        use crate::workload::replay::strace::Parser;
+        use std::path::Path;
+        let out = "READY\n\
+            C 1 2 7 7 3 openat -100 0\nS 7 /r/f\n\
+            C 3 4 7 7 10 read 3\n\
+            C 5 6 7 7 100 lseek 3\n\
+            C 7 8 7 7 10 read 3\n";
+        let (recs, _) = parse_output(out);
+        let mut t = FdTable::new(Path::new("/"));
+        let sizes = [("f".to_string(), 1000)].into_iter().collect();
+        let mut p = Parser::new(Path::new("/r"), Path::new("/"), sizes);
+        let reads: Vec<_> = recs
+            .into_iter()
+            .filter_map(|r| t.feed(r))
+            .flat_map(|(tid, ts, c)| p.feed_call(tid, ts, &c))
+            .filter(|e| e.n.is_some())
+            .map(|e| (e.o, e.n))
+            .collect();
+        assert_eq!(reads, vec![(Some(0), Some(10)), (Some(100), Some(10))]);
     }
 
     #[test]

@@ -5,13 +5,22 @@
 //! loaded machine), then runs, recorded from its first call. Once it ended (or, attached
 //! with `--pid`, after `--for` or at Ctrl-C) bpftrace is stopped with SIGINT and its output,
 //! held in a temporary file beside the trace, is parsed.
+//!
+//! bpftrace's output is fully buffered (`-B full`) into a pipe that a thread of fsbench
+//! copies to that file: by default bpftrace writes every line with a system call of its own,
+//! which on a busy program is tens of thousands a second taken from the CPUs the program
+//! needs (docs/replay.md, "what the capture costs"). `READY` reaches the pipe at once: the
+//! script's `BEGIN` prints enough after it to fill the buffer.
 
 use super::bpftrace;
 use super::record::{RecordOptions, which};
 use crate::Error;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Where the kernel's tracepoints are listed (bpftrace needs tracefs for them).
@@ -152,23 +161,36 @@ pub fn run(
     crate::cancel::install_handlers();
     let asked = Instant::now();
     let mut bt = Command::new(bpftrace)
-        .arg("-q")
+        .args(["-q", "-B", "full"])
         .arg(script.path())
         .env("BPFTRACE_STRLEN", bpftrace::STRLEN.to_string())
         // 4 MiB per CPU: a burst of small calls fills bpftrace's default 256 KiB.
         .env("BPFTRACE_PERF_RB_PAGES", "1024")
         .stdin(Stdio::null())
-        .stdout(out_file)
+        .stdout(Stdio::piped())
         .stderr(err_file)
         .spawn()
         .map_err(|e| Error::io("cannot start", bpftrace, e))?;
-    if let Err(e) = wait_ready(&mut bt, output.path(), errors.path()) {
+    let ready = Arc::new(AtomicBool::new(false));
+    let copier = bt
+        .stdout
+        .take()
+        .map(|pipe| copy_output(pipe, out_file, Arc::clone(&ready)));
+    let finish = |bt: &mut Child, copier: Option<JoinHandle<std::io::Result<()>>>| {
+        stop(bt);
+        let copied = copier.map_or(Ok(()), |c| {
+            c.join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the copying thread panicked")))
+        });
+        copied.map_err(|e| Error::io("cannot write", output.path(), e))
+    };
+    if let Err(e) = wait_ready(&mut bt, &ready, errors.path()) {
         // The gate closes unwritten: the child exits before exec, the command never runs.
         drop(gate);
         if let Some(s) = spawner {
             let _ = s.join();
         }
-        stop(&mut bt);
+        let _ = finish(&mut bt, copier);
         return Err(e);
     }
     let startup = asked.elapsed();
@@ -186,11 +208,17 @@ pub fn run(
             let mut child = match (sent, spawned) {
                 (Ok(()), Ok(c)) => c,
                 (Err(e), _) | (_, Err(e)) => {
-                    stop(&mut bt);
+                    let _ = finish(&mut bt, copier);
                     return Err(Error::io("cannot start", Path::new(&o.command[0]), e));
                 }
             };
-            Some(wait_command(&mut child)?)
+            match wait_command(&mut child) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    let _ = finish(&mut bt, copier);
+                    return Err(e);
+                }
+            }
         }
         _ => {
             wait_attached(o);
@@ -200,7 +228,7 @@ pub fn run(
     let elapsed = began.elapsed();
     // The last events are in the per-CPU rings: let bpftrace read them before it stops.
     std::thread::sleep(Duration::from_millis(200));
-    stop(&mut bt);
+    finish(&mut bt, copier)?;
     Ok(EbpfRun {
         status,
         elapsed,
@@ -266,13 +294,46 @@ fn threads_of(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Copy bpftrace's output from its pipe into `file` (large writes), setting `ready` once its
+/// first line, `READY`, came through; ends when bpftrace closes the pipe.
+fn copy_output(
+    mut pipe: ChildStdout,
+    file: std::fs::File,
+    ready: Arc<AtomicBool>,
+) -> JoinHandle<std::io::Result<()>> {
+    std::thread::spawn(move || {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let mut buf = vec![0u8; 1 << 16];
+        // The output's unfinished line, until `READY` came.
+        let mut head: Vec<u8> = Vec::new();
+        loop {
+            let n = match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if !ready.load(Ordering::Relaxed) {
+                head.extend_from_slice(&buf[..n]);
+                let mut lines = head.split(|&b| b == b'\n');
+                let last = lines.next_back().unwrap_or_default().to_vec();
+                if lines.any(|l| l == bpftrace::READY.as_bytes()) {
+                    ready.store(true, Ordering::Release);
+                }
+                head = last;
+            }
+            out.write_all(&buf[..n])?;
+        }
+        out.flush()
+    })
+}
+
 /// Wait for bpftrace's `READY` (its probes attached); bpftrace ending first is exit 2 with
 /// what it said.
-fn wait_ready(bt: &mut Child, out: &Path, err: &Path) -> crate::Result<()> {
+fn wait_ready(bt: &mut Child, ready: &AtomicBool, err: &Path) -> crate::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let text = std::fs::read_to_string(out).unwrap_or_default();
-        if text.lines().any(|l| l == bpftrace::READY) {
+        if ready.load(Ordering::Acquire) {
             return Ok(());
         }
         let ended = bt.try_wait().ok().flatten();

@@ -45,7 +45,8 @@ pub struct FdTable {
     /// Calls entered and not returned yet, by thread.
     pending: HashMap<u32, Rec>,
     /// Calls left out because a path argument could not be read: bpftrace reads the caller's
-    /// memory without faulting it in, so a string on a page not yet touched arrives empty.
+    /// memory without faulting it in, so a string on a page not in memory arrives empty (the
+    /// script reads paths at the call's exit, after the kernel copied them, to make it rare).
     pub unread_paths: u64,
 }
 

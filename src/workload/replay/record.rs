@@ -474,8 +474,8 @@ fn feed_ebpf(
     }
     if table.unread_paths > 0 {
         note.push_str(&format!(
-            "; calls left out, their path not readable by bpftrace (a page the \
-             program had not touched yet): {}",
+            "; calls left out, their path not readable by bpftrace (a page not in \
+             memory when it read it): {}",
             table.unread_paths
         ));
     }
