@@ -66,6 +66,7 @@ table! {
     RWMIXREAD = Param::percent("rwmixread", "Share of reads in a randrw job").flags(&["--rwmixread"]).key("workload.rwmixread");
     FSYNC = Param::count("fsync", 0, 1_000_000, "fsync after every N writes (0: never)").flags(&["--fsync"]).key("workload.fsync");
     COMPRESS = Param::percent("compress", "How compressible the written data is").flags(&["--buffer-compress-percentage"]).key("workload.compress");
+    REPLAY_COMPRESS = Param::percent("replay compressibility", "Replay: how compressible the recreated tree and the replayed writes are (a replay workload's compress key)").flags(&["--replay-compressibility"]);
     JOB_RUNTIME = Param::secs("runtime", 0.1, DAY, "Measured time of this job (else the plan's)").key("workload.runtime");
     JOB_RAMP = Param::secs("ramp", 0.0, HOUR, "Warm-up of this job (else the plan's)").key("workload.ramp");
     JOB_SIZE = Param::bytes("size", 4 * KIB, PIB, "Bytes of this job's file: a plan file's own beyond 90 % of the target is refused, a profile's is capped to the data file").flags(&["--size"]).key("workload.size");

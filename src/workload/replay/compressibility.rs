@@ -12,7 +12,7 @@ pub const FLAG: KindFlag = KindFlag {
     flags: &["--replay-compressibility"],
     value_name: "PERCENT",
     value: KindValue::Word(|s| super::data::parse_percent(s).map(drop)),
-    doc: "How compressible the data of every replay is (the recreated starting tree and the replayed writes): the percentage of each 4 KiB block that compresses, 0 (incompressible, the default) to 100",
+    doc: "How compressible the data of every replay is (the recreated starting tree and the replayed writes): the percentage of each 4 KiB block that compresses, 0–100 % (0, incompressible, is the default)",
     merge: "sets compress on every replay workload, the plan file's and --replay's, over their own",
     lands: "plan.json plan.workloads[].params.kind_params.compress; results.json workloads",
     alone: None,

@@ -8,8 +8,7 @@ use crate::Error;
 use crate::metrics::MetricId;
 use crate::metrics::registry as m;
 use crate::workload::api::{
-    Caches, Cost, Describe, Family, Kind, Metric, Needs, Phase, Question, Workload,
-    WorkloadOutput,
+    Caches, Cost, Describe, Family, Kind, Metric, Needs, Phase, Question, Workload, WorkloadOutput,
 };
 use crate::workload::spec::{JobDefaults, WorkloadSpec};
 use crate::workload::step::StepContext;
