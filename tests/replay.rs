@@ -345,25 +345,35 @@ fn record_attaches_to_a_running_process_for_a_while_and_leaves_it_running() {
     let root = s.path().join("root");
     std::fs::create_dir(&root).unwrap();
     // A "service" that opened its log before the capture and appends to it.
-    let mut svc = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("exec 3>>f; while :; do echo x >&3; sleep 0.05; done")
-        .current_dir(&root)
-        .spawn()
-        .unwrap();
+    // Killed on drop, so a failed assertion cannot leave it running (it holds the test's
+    // stdout, and CI's log pipe with it, open).
+    struct Service(std::process::Child);
+    impl Drop for Service {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut svc = Service(
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>>f; while :; do echo x >&3; sleep 0.05; done")
+            .current_dir(&root)
+            .spawn()
+            .unwrap(),
+    );
     std::thread::sleep(std::time::Duration::from_millis(300));
     let trace = s.path().join("svc.trace");
     let o = bin()
         .args(["record", "--root"])
         .arg(&root)
-        .args(["--pid", &svc.id().to_string(), "--for", "1s", "--out"])
+        .args(["--pid", &svc.0.id().to_string(), "--for", "1s", "--out"])
         .arg(&trace)
         .output()
         .unwrap();
     let summary = assert_ok(&o);
-    let alive = svc.try_wait().unwrap().is_none();
-    let _ = svc.kill();
-    let _ = svc.wait();
+    let alive = svc.0.try_wait().unwrap().is_none();
+    drop(svc);
     assert!(alive, "the attached process was stopped");
     assert!(summary.contains("attached"), "{summary}");
     let mut r = TraceReader::open(&trace).unwrap();

@@ -84,6 +84,7 @@ fn man_pages_for_every_subcommand_render_without_warnings() {
     for h in ["check", "export", "import", "list", "show", "trend"] {
         want.push(format!("fsbench-history-{h}.1"));
     }
+    want.push("fsbench-plan-tune.1".into());
     want.sort();
     let mut got: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -38,51 +38,106 @@ pub struct EbpfRun {
     pub output: tempfile::NamedTempFile,
 }
 
-/// tracefs mounted for the capture when it was not, unmounted when dropped.
-struct Tracefs {
-    mounted: bool,
+/// How bpftrace reaches tracefs (it reads the syscall tracepoints' formats there): the host's
+/// own mount, or, when the host has none, a tracefs mounted in a mount namespace of
+/// bpftrace's own. The private mount is seen by no other process, so a concurrent capture
+/// cannot unmount it under another's bpftrace (the shared mount fsbench used to make and
+/// remove could be), and it is gone when bpftrace exits, even after a SIGKILL.
+enum Tracefs {
+    /// The host's tracefs: the directory of its syscall tracepoints.
+    Host(PathBuf),
+    /// None on the host: each program that needs it gets a private one.
+    Private,
 }
 
 impl Tracefs {
-    fn ensure() -> crate::Result<Tracefs> {
-        if tracefs_events().is_some() {
-            return Ok(Tracefs { mounted: false });
+    fn find() -> Tracefs {
+        [TRACEFS, "/sys/kernel/debug/tracing"]
+            .iter()
+            .map(|d| Path::new(d).join("events/syscalls"))
+            .find(|p| p.is_dir())
+            .map_or(Tracefs::Private, Tracefs::Host)
+    }
+
+    /// Give `cmd` the tracefs it needs: nothing for the host's, else a mount namespace of its
+    /// own with tracefs mounted on [`TRACEFS`] (made private first, so the mount does not
+    /// propagate back to the host's namespace).
+    fn prepare(&self, cmd: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        if let Tracefs::Private = self {
+            // SAFETY: between fork and exec only raw system calls run (no allocation, no
+            // lock): unshare and two mounts, each error returned as the errno it set.
+            unsafe {
+                cmd.pre_exec(|| {
+                    let fail = || Err(std::io::Error::last_os_error());
+                    if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                        return fail();
+                    }
+                    let none = std::ptr::null();
+                    if libc::mount(
+                        none,
+                        c"/".as_ptr(),
+                        none,
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        none.cast(),
+                    ) != 0
+                    {
+                        return fail();
+                    }
+                    if libc::mount(
+                        c"nodev".as_ptr(),
+                        c"/sys/kernel/tracing".as_ptr(),
+                        c"tracefs".as_ptr(),
+                        0,
+                        none.cast(),
+                    ) != 0
+                    {
+                        return fail();
+                    }
+                    Ok(())
+                });
+            }
         }
-        rustix::mount::mount(
-            "nodev",
-            TRACEFS,
-            "tracefs",
-            rustix::mount::MountFlags::empty(),
-            None,
-        )
-        .map_err(|e| {
+    }
+
+    /// The names of the syscall tracepoints this kernel has (`sys_enter_openat` …).
+    fn events(&self) -> crate::Result<Vec<String>> {
+        let refused = |e: std::io::Error| {
             Error::invalid(
                 "--capture",
                 format!(
-                    "the eBPF capture needs tracefs for the syscall tracepoints and it \
-                         could not be mounted on {TRACEFS} ({e}): `mount -t tracefs nodev \
-                         {TRACEFS}`, or --capture strace"
+                    "the eBPF capture needs tracefs for the syscall tracepoints, and it could \
+                     not be mounted for bpftrace ({e}): `mount -t tracefs nodev {TRACEFS}`, or \
+                     --capture strace"
                 ),
             )
-        })?;
-        Ok(Tracefs { mounted: true })
-    }
-}
-
-impl Drop for Tracefs {
-    fn drop(&mut self) {
-        if self.mounted {
-            let _ = rustix::mount::unmount(TRACEFS, rustix::mount::UnmountFlags::DETACH);
+        };
+        match self {
+            Tracefs::Host(dir) => Ok(std::fs::read_dir(dir)
+                .map_err(refused)?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()),
+            Tracefs::Private => {
+                let mut ls = Command::new("ls");
+                ls.arg(format!("{TRACEFS}/events/syscalls"))
+                    .stdin(Stdio::null())
+                    .stderr(Stdio::null());
+                self.prepare(&mut ls);
+                let out = ls.output().map_err(refused)?;
+                if !out.status.success() {
+                    return Err(refused(std::io::Error::other(format!(
+                        "listing its tracepoints: {}",
+                        out.status
+                    ))));
+                }
+                Ok(String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .map(str::to_string)
+                    .collect())
+            }
         }
     }
-}
-
-/// The directory of the syscall tracepoints, when tracefs is mounted.
-fn tracefs_events() -> Option<PathBuf> {
-    [TRACEFS, "/sys/kernel/debug/tracing"]
-        .iter()
-        .map(|d| Path::new(d).join("events/syscalls"))
-        .find(|p| p.is_dir())
 }
 
 /// Why the eBPF capture cannot run here (`Err`), or bpftrace's path: bpftrace installed, root
@@ -121,7 +176,8 @@ pub fn run(
     ids: Option<(u32, u32)>,
     attached: &mut dyn FnMut(),
 ) -> crate::Result<EbpfRun> {
-    let _tracefs = Tracefs::ensure()?;
+    let tracefs = Tracefs::find();
+    let events: std::collections::HashSet<String> = tracefs.events()?.into_iter().collect();
     let dir = o
         .out
         .parent()
@@ -133,12 +189,7 @@ pub fn run(
             .tempfile_in(dir)
             .map_err(|e| Error::io("cannot create the capture file in", dir, e))
     };
-    let events = tracefs_events();
-    let available = |name: &str| {
-        events
-            .as_ref()
-            .is_none_or(|d| d.join(format!("sys_enter_{name}")).is_dir())
-    };
+    let available = |name: &str| events.contains(&format!("sys_enter_{name}"));
     let (spawner, gate, seeds) = match o.pid {
         Some(pid) => (None, None, threads_of(pid)),
         None => {
@@ -160,7 +211,9 @@ pub fn run(
         .map_err(|e| Error::io("cannot open", errors.path(), e))?;
     crate::cancel::install_handlers();
     let asked = Instant::now();
-    let mut bt = Command::new(bpftrace)
+    let mut bt = Command::new(bpftrace);
+    tracefs.prepare(&mut bt);
+    let mut bt = bt
         .args(["-q", "-B", "full"])
         .arg(script.path())
         .env("BPFTRACE_STRLEN", bpftrace::STRLEN.to_string())
