@@ -136,8 +136,17 @@ impl Workload for Replay {
         "id = \"replay-app\"\nkind = \"replay\"\ntrace = \"app.trace.gz\"\nname = \"my app\""
     }
     /// The recorded calls replayed: a few seconds for a short recording.
-    fn cost(&self, _: &WorkloadSpec, _: &JobDefaults) -> Cost {
-        Cost::Seconds(5.0)
+    /// The recorded span (divided by the speed when paced): the application's own time on
+    /// the filesystem it was recorded on. As fast as possible, a replay took 0.4–1.4 times it
+    /// on ext4, XFS and Btrfs (docs/replay.md's PostgreSQL run), so the span is the estimate
+    /// with the least to assume; a flat 5 s had put that run's estimate at a third of its time.
+    fn cost(&self, w: &WorkloadSpec, _: &JobDefaults) -> Cost {
+        let paced = w.params_of::<ReplayParams>().and_then(|p| {
+            let span = super::summary_of(&p.trace).ok()?.span_us as f64 / 1e6;
+            Some(span / p.speed.unwrap_or(1.0))
+        });
+        // Recreating the starting tree and dropping caches come on top.
+        Cost::Seconds(paced.unwrap_or(5.0) + 2.0)
     }
     fn describe(&self, w: &WorkloadSpec, _: &Describe<'_>) -> String {
         match w.params_of::<ReplayParams>() {
