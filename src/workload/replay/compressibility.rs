@@ -45,19 +45,8 @@ fn apply(workloads: &mut [WorkloadSpec], value: &std::ffi::OsStr) -> crate::Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::replay::kind::tests::spec;
     use std::ffi::OsStr;
-
-    fn spec(id: &str) -> WorkloadSpec {
-        WorkloadSpec::replay(
-            id,
-            ReplayParams {
-                trace: "app.trace.gz".into(),
-                name: Some("pgbench".into()),
-                speed: None,
-                compress: None,
-            },
-        )
-    }
 
     #[test]
     fn the_compressibility_flag_sets_every_replay_and_needs_one() {

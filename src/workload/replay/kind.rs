@@ -351,10 +351,11 @@ pub fn apply_flag(workloads: &mut Vec<WorkloadSpec>, files: &[PathBuf]) -> crate
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn spec(id: &str) -> WorkloadSpec {
+    /// A replay workload of a trace named pgbench (the kind's flags' tests use it too).
+    pub(in crate::workload::replay) fn spec(id: &str) -> WorkloadSpec {
         WorkloadSpec::replay(
             id,
             ReplayParams {
