@@ -7,7 +7,7 @@
 use super::candidate::Candidate;
 use super::current::Current;
 use super::screen::{Plan, not_screened};
-use super::search::{Runs, estimates};
+use super::search::{Runs, estimates, stand_ins};
 use super::settings::Settings;
 use serde::Serialize;
 use std::fmt::Write;
@@ -144,8 +144,7 @@ impl Preview {
         baselines: &[Candidate],
         s: &Settings,
     ) -> crate::Result<Preview> {
-        // Racing's estimate from `estimates` assumes the cap everywhere; the bound here is tighter.
-        let (screen, confirm, _) = estimates(runs, baselines, s)?;
+        let (screen, confirm) = estimates(runs, baselines, s)?;
         let confirm_only = !s.given.is_empty();
         let n_fs = baselines.len();
         let winners = if s.allow_unsafe { 2 } else { 1 };
@@ -183,15 +182,7 @@ impl Preview {
                 .collect();
             let racing = bounds.iter().any(|&n| n > 1);
             let race = if racing {
-                let stand_ins: Vec<String> = baselines
-                    .iter()
-                    .zip(&bounds)
-                    .flat_map(|(b, &n)| {
-                        std::iter::once(b.variant()).chain(
-                            (1..=n).map(move |k| format!("{}-tune{k}={}", b.base, b.space.fs)),
-                        )
-                    })
-                    .collect();
+                let stand_ins = stand_ins(baselines, |i| bounds[i]);
                 // The first look's rounds, then one round a look (Settings::look_rounds).
                 runs.estimate(&stand_ins, s.race_rounds)?
                     + runs.estimate(&stand_ins, 1)? * f64::from(s.race_looks.saturating_sub(1))

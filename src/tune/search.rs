@@ -58,14 +58,14 @@ fn screening_setups(baselines: &[Candidate], s: &Settings) -> Vec<String> {
         .collect()
 }
 
-/// Screening's, the confirmation's and the whole race's estimated seconds; `Err` (exit 2)
+/// Screening's and the confirmation's estimated seconds (the race's bound is the preview's); `Err` (exit 2)
 /// when the budget cannot hold screening and one confirmation (tune's plan,
 /// [`super::preview`], shows them).
 pub(super) fn estimates(
     runs: &mut dyn Runs,
     baselines: &[Candidate],
     s: &Settings,
-) -> crate::Result<(f64, f64, f64)> {
+) -> crate::Result<(f64, f64)> {
     let screen_setups = screening_setups(baselines, s);
     // Given setups are confirmed alone: no screening, no race.
     let given = !s.given.is_empty();
@@ -73,17 +73,6 @@ pub(super) fn estimates(
         0.0
     } else {
         runs.estimate(&screen_setups, s.screen_rounds)?
-    };
-    // Stand-ins of the same filesystems for setups not known yet (their options change the
-    // estimate little: mkfs and the workloads dominate it).
-    let stand_ins = |per: usize| -> Vec<String> {
-        baselines
-            .iter()
-            .flat_map(|b| {
-                std::iter::once(b.variant())
-                    .chain((1..=per).map(move |k| format!("{}-tune{k}={}", b.base, b.space.fs)))
-            })
-            .collect()
     };
     let winners = if s.allow_unsafe { 2 } else { 1 };
     let confirm = if given {
@@ -94,16 +83,7 @@ pub(super) fn estimates(
             .collect();
         runs.estimate(&setups, s.confirm_rounds)?
     } else {
-        runs.estimate(&stand_ins(winners), s.confirm_rounds)?
-    };
-    let classes = if s.allow_unsafe { 2 } else { 1 };
-    let race = if given {
-        0.0
-    } else {
-        let all = stand_ins(s.cap * classes);
-        // The first look's rounds, then one round a look (Settings::look_rounds).
-        runs.estimate(&all, s.race_rounds)?
-            + runs.estimate(&all, 1)? * f64::from(s.race_looks.saturating_sub(1))
+        runs.estimate(&stand_ins(baselines, |_| winners), s.confirm_rounds)?
     };
     if screen + confirm > s.budget_s {
         return Err(crate::Error::invalid(
@@ -116,7 +96,20 @@ pub(super) fn estimates(
             ),
         ));
     }
-    Ok((screen, confirm, race))
+    Ok((screen, confirm))
+}
+
+/// Stand-ins of the baselines' filesystems for setups not known yet, `per(i)` of the `i`-th
+/// after it (their options change the estimate little: mkfs and the workloads dominate it).
+pub(super) fn stand_ins(baselines: &[Candidate], per: impl Fn(usize) -> usize) -> Vec<String> {
+    baselines
+        .iter()
+        .enumerate()
+        .flat_map(|(i, b)| {
+            std::iter::once(b.variant())
+                .chain((1..=per(i)).map(move |k| format!("{}-tune{k}={}", b.base, b.space.fs)))
+        })
+        .collect()
 }
 
 /// A racer: a candidate and its scores over its baseline, look by look.
@@ -129,7 +122,7 @@ struct Racer {
 
 /// Run the search; the answer (also when a stage was interrupted: `complete` false).
 pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate::Result<Answer> {
-    let (_, est_confirm, _) = estimates(runs, baselines, s)?;
+    let (_, est_confirm) = estimates(runs, baselines, s)?;
     let mut search = Search {
         runs,
         baselines,
