@@ -11,19 +11,27 @@ pub fn processes(pid: u32) -> Vec<u32> {
     let mut out = vec![pid];
     let mut i = 0;
     while i < out.len() {
-        for t in threads(out[i]) {
-            let kids = std::fs::read_to_string(format!("/proc/{}/task/{t}/children", out[i]))
-                .unwrap_or_default();
-            for k in kids
-                .split_whitespace()
-                .filter_map(|k| k.parse::<u32>().ok())
-            {
-                if !out.contains(&k) {
-                    out.push(k);
-                }
+        for k in children(out[i]) {
+            if !out.contains(&k) {
+                out.push(k);
             }
         }
         i += 1;
+    }
+    out
+}
+
+/// The processes `pid`'s threads have started and that still run, from
+/// `/proc/PID/task/TID/children`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for t in threads(pid) {
+        let kids =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{t}/children")).unwrap_or_default();
+        out.extend(
+            kids.split_whitespace()
+                .filter_map(|k| k.parse::<u32>().ok()),
+        );
     }
     out
 }

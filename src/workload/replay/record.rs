@@ -590,13 +590,8 @@ fn header(o: &RecordOptions, name: &str, program: &str, capture: &str) -> Header
 
 /// Send `sig` to the processes strace (`pid`) started; `note` says so once.
 fn signal_children(pid: u32, sig: rustix::process::Signal, note: bool) {
-    let path = format!("/proc/{pid}/task/{pid}/children");
-    let kids = std::fs::read_to_string(path).unwrap_or_default();
-    for k in kids
-        .split_whitespace()
-        .filter_map(|k| k.parse::<i32>().ok())
-    {
-        if let Some(p) = rustix::process::Pid::from_raw(k) {
+    for k in super::proctree::children(pid) {
+        if let Some(p) = rustix::process::Pid::from_raw(k as i32) {
             let _ = rustix::process::kill_process(p, sig);
         }
     }
