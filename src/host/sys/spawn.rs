@@ -1,7 +1,7 @@
 //! What a child does between fork and exec (`CommandExt::pre_exec`, whose closure may only make
 //! async-signal-safe calls): each hook is fixed code here, so the callers stay safe.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -61,6 +61,40 @@ pub fn private_mounts_without(cmd: &mut Command, hidden: CString) {
                 std::ptr::null(),
             );
             if rc != 0 || libc::umount2(hidden.as_ptr(), libc::MNT_DETACH) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Make the child spawned from `cmd` run in a mount namespace of its own (made private first,
+/// so nothing it mounts propagates back to the host's) with a filesystem of type `fstype`
+/// mounted on `target` before it execs: the mount is seen by no other process and is gone
+/// when the child exits, even after a SIGKILL (bpftrace's tracefs when the host has none,
+/// `workload::replay::ebpf`).
+pub fn private_mount_before_exec(cmd: &mut Command, fstype: &'static CStr, target: &'static CStr) {
+    // SAFETY: the closure runs between fork and exec and only calls unshare and mount, plain
+    // system calls; its strings are static, so it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let none = std::ptr::null();
+            if libc::unshare(libc::CLONE_NEWNS) != 0
+                || libc::mount(
+                    none,
+                    c"/".as_ptr(),
+                    none,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    none.cast(),
+                ) != 0
+                || libc::mount(
+                    c"nodev".as_ptr(),
+                    target.as_ptr(),
+                    fstype.as_ptr(),
+                    0,
+                    none.cast(),
+                ) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())

@@ -63,40 +63,12 @@ impl Tracefs {
     /// own with tracefs mounted on [`TRACEFS`] (made private first, so the mount does not
     /// propagate back to the host's namespace).
     fn prepare(&self, cmd: &mut Command) {
-        use std::os::unix::process::CommandExt;
         if let Tracefs::Private = self {
-            // SAFETY: between fork and exec only raw system calls run (no allocation, no
-            // lock): unshare and two mounts, each error returned as the errno it set.
-            unsafe {
-                cmd.pre_exec(|| {
-                    let fail = || Err(std::io::Error::last_os_error());
-                    if libc::unshare(libc::CLONE_NEWNS) != 0 {
-                        return fail();
-                    }
-                    let none = std::ptr::null();
-                    if libc::mount(
-                        none,
-                        c"/".as_ptr(),
-                        none,
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        none.cast(),
-                    ) != 0
-                    {
-                        return fail();
-                    }
-                    if libc::mount(
-                        c"nodev".as_ptr(),
-                        c"/sys/kernel/tracing".as_ptr(),
-                        c"tracefs".as_ptr(),
-                        0,
-                        none.cast(),
-                    ) != 0
-                    {
-                        return fail();
-                    }
-                    Ok(())
-                });
-            }
+            crate::host::sys::spawn::private_mount_before_exec(
+                cmd,
+                c"tracefs",
+                c"/sys/kernel/tracing",
+            );
         }
     }
 
