@@ -335,6 +335,7 @@ fn host() -> HostFacts {
     HostFacts {
         ram_bytes: 4 << 30,
         target_bytes: Some(20 << 30),
+        scratch_free: None,
         target_in_ram: None,
         device: None,
         tools: BTreeSet::from(["fio".to_string()]),

@@ -231,8 +231,13 @@ impl Resolved {
     fn preview(&mut self) -> crate::Result<Preview> {
         let mut p = Preview::of(&mut self.runs, &self.baselines, &self.settings)?;
         p.current = self.current.clone();
+        let largest = p.stages.iter().map(|st| st.setups).max().unwrap_or(1);
+        let images = fit_images(&mut self.runs.base, largest);
         let inv = self.runs.inv(&self.runs.base, &[], 2, self.out.clone())?;
-        p.creates = Some(creates(&self.out, &self.settings, &inv));
+        p.creates = Some(Creates {
+            images,
+            ..creates(&self.out, &self.settings, &inv)
+        });
         p.missing = Some(missing(&inv));
         Ok(p)
     }
@@ -453,7 +458,35 @@ fn creates(out: &std::path::Path, s: &Settings, inv: &crate::plan::Invocation) -
         } else {
             inv.options.multi.describe(&inv.options.target)
         },
+        images: None,
     }
+}
+
+/// Shrink `base`'s images so that the `largest` stage's, one per setup by steps, fit in the
+/// scratch directory (`tune::images`); the sentence saying so, when they were shrunk.
+fn fit_images(base: &mut Overrides, largest: usize) -> Option<String> {
+    let on_image = base.device.is_none() && base.dir.is_none() && base.images <= 1;
+    if !on_image || base.values.by_setup {
+        return None;
+    }
+    let free = crate::host::sys::available_bytes(&base.scratch_dir)?;
+    let size = crate::tune::images::fitted(base.image_size, largest, free);
+    if size == base.image_size {
+        return None;
+    }
+    let fmt = crate::units::format_size;
+    let why = format!(
+        "images of {}, not {}: the largest stage holds {largest} setups' images at once \
+         (rounds by steps), and {largest} × {} would not fit in {} ({} free); --image-size \
+         sets it",
+        fmt(size),
+        fmt(base.image_size),
+        fmt(base.image_size),
+        base.scratch_dir.display(),
+        fmt(free)
+    );
+    base.image_size = size;
+    Some(why)
 }
 
 /// The programs the stages need (their filesystems and workloads) that are not installed.

@@ -14,6 +14,9 @@ pub struct HostFacts {
     pub ram_bytes: u64,
     /// Bytes the `--device` or `--dir` target offers (None: unknown, or an image).
     pub target_bytes: Option<u64>,
+    /// Bytes free in the image's `--scratch-dir` (None: a `--device` or `--dir` target, or it
+    /// could not be asked): whether one sparse image per setup fits there.
+    pub scratch_free: Option<u64>,
     /// The RAM filesystem (`tmpfs`, `ramfs`) holding the `--dir` target or the image's
     /// `--scratch-dir`, `None` when it is not in RAM (or cannot be asked).
     pub target_in_ram: Option<&'static str>,
@@ -73,6 +76,7 @@ impl HostFacts {
         HostFacts {
             ram_bytes: 4 << 30,
             target_bytes: Some(20 << 30),
+            scratch_free: None,
             target_in_ram: None,
             device: None,
             tools: BTreeSet::from(["fio".to_string()]),
@@ -100,10 +104,15 @@ impl HostFacts {
             (None, Some(d)) => Some(d),
             (None, None) => q.scratch_dir,
         };
+        let scratch_free = match (q.device, q.dir, q.scratch_dir) {
+            (None, None, Some(d)) => super::sys::available_bytes(d),
+            _ => None,
+        };
         let target_in_ram = data_dir.and_then(|d| super::sys::ram_fs_name(d).ok().flatten());
         HostFacts {
             ram_bytes: super::sys::ram_bytes(),
             target_bytes,
+            scratch_free,
             target_in_ram,
             device,
             tools: q

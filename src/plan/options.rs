@@ -49,6 +49,10 @@ pub struct RunOptions {
     /// ([`crate::plan::resolve::default_left_out`]); the plan summary prints it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_note: Option<String>,
+    /// Why a round that could run by steps runs by setup instead (the images would not fit,
+    /// [`crate::plan::resolve::order`]); the plan summary prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_setup_note: Option<String>,
     /// Setups of a shipped profile left out because this kernel lacks what they set (a
     /// scheduler, a sysctl), each with why and how to get it; the plan summary prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -115,6 +119,7 @@ impl Invocation {
                 tool_timeout: std::time::Duration::from_secs(600),
                 target_in_ram: None,
                 default_note: None,
+                by_setup_note: None,
                 left_out: Vec::new(),
                 in_memory: true,
             },

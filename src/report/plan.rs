@@ -66,6 +66,9 @@ fn head_lines(s: &mut String, inv: &Invocation) {
             p.setups.len()
         );
     }
+    if let Some(why) = &inv.options.by_setup_note {
+        let _ = writeln!(s, "  by setup, not by steps: {why}");
+    }
 }
 
 /// `Setups:` (each skipped one with why), then per setup its layout, warnings and host tunings.

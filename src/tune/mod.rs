@@ -26,6 +26,7 @@ pub mod decide;
 pub mod design;
 pub mod doc;
 pub mod forest;
+pub mod images;
 pub mod journal;
 pub mod preview;
 pub mod score;

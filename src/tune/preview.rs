@@ -107,6 +107,9 @@ pub struct Creates {
     pub files: Vec<String>,
     /// What every stage formats (the target's one line, as `fsbench plan` prints it).
     pub target: String,
+    /// Why the images are smaller than `--image-size` (`tune::images`), when they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images: Option<String>,
 }
 
 /// Programs the stages need that are not on this machine.
@@ -323,6 +326,9 @@ impl Preview {
                 c.files.join(", "),
                 c.target
             );
+            if let Some(why) = &c.images {
+                let _ = writeln!(o, "  {why}");
+            }
         }
         if let Some(m) = &self.missing {
             missing_lines(&mut o, m);
@@ -561,6 +567,7 @@ mod tests {
             stage_dirs: vec!["1-screening".into()],
             files: vec!["tune.json".into()],
             target: "an image".into(),
+            images: Some("images of 2 GiB, not 8 GiB".into()),
         });
         p.missing = Some(Missing {
             packages: vec![Package {
@@ -571,7 +578,9 @@ mod tests {
         });
         let text = p.render();
         assert!(
-            text.contains("creates o/ (1-screening; tune.json), every stage on an image"),
+            text.contains(
+                "creates o/ (1-screening; tune.json), every stage on an image\n  images of 2 GiB"
+            ),
             "{text}"
         );
         assert!(

@@ -202,14 +202,8 @@ pub fn resolve(
         .filter(|_| matches!(target, TargetKind::Device { .. }));
     let rounds = v.rounds.unwrap_or(3);
     let settle = resolve_settle(&args.values, &v, rounds)?;
-    let by_step = !v.by_setup
-        && order::by_step(
-            &target,
-            &multi,
-            host.target_in_ram.is_some(),
-            &setups,
-            &workloads,
-        );
+    let (by_step, by_setup_note) =
+        order::choose(v.by_setup, &target, &multi, host, &setups, &workloads);
     // Only an image has a place beside it on the same disk (not a device, a directory or
     // RAM). By steps a pair's runs are seconds apart and the reading no longer pays for its
     // time (docs/design-notes.md, "Rounds by steps"). An `--until-settled` run keeps it: its
@@ -275,6 +269,7 @@ pub fn resolve(
             tool_timeout: args.tool_timeout,
             target_in_ram: host.target_in_ram.map(str::to_string),
             default_note,
+            by_setup_note,
             left_out: Vec::new(),
             in_memory: false,
         },
@@ -614,6 +609,21 @@ mod tests {
         assert_eq!(reading(&by_setup), (false, true, false));
         let both = [&by_setup[..], &settled[2..]].concat();
         assert_eq!(reading(&both), (false, true, true));
+        // One image per setup that would not fit the scratch directory: by setup, and why.
+        let cramped = HostFacts {
+            scratch_free: Some(12 << 30),
+            ..host()
+        };
+        let inv = with(&["--fs", "ext4,xfs"], &cramped).expect("a plan");
+        assert!(!inv.plan.by_step && inv.plan.disk_ref);
+        let why = inv.options.by_setup_note.as_deref().expect("why by setup");
+        assert!(why.contains("2 images of 8 GiB"), "{why}");
+        let roomy = HostFacts {
+            scratch_free: Some(16 << 30),
+            ..host()
+        };
+        let inv = with(&["--fs", "ext4,xfs"], &roomy).expect("a plan");
+        assert!(inv.plan.by_step && inv.options.by_setup_note.is_none());
         // Its estimate (an extra round's too, `Runner::extra_round`) counts the reading.
         let mut inv = ok(&both);
         let io = inv

@@ -8,6 +8,7 @@
 //! and setups that touch nothing but their own device.
 
 use crate::fs::SetupSpec;
+use crate::host::facts::HostFacts;
 use crate::plan::{Kind, WorkloadSpec};
 use crate::scratch::TargetKind;
 use crate::scratch::multi::Multi;
@@ -33,6 +34,49 @@ pub(super) fn by_step(
             .iter()
             .all(|s| s.host.is_empty() && s.age.is_none() && s.raid.is_none() && s.mraid.is_none())
         && workloads.iter().all(|w| w.kind != Kind::FioJob)
+}
+
+/// Whether a round runs by steps (unless `--by-setup` asked otherwise, [`by_step`]), and why
+/// not when it could but the images would not fit ([`no_room`]).
+pub(super) fn choose(
+    by_setup: bool,
+    target: &TargetKind,
+    multi: &Multi,
+    host: &HostFacts,
+    setups: &[SetupSpec],
+    workloads: &[WorkloadSpec],
+) -> (bool, Option<String>) {
+    let in_ram = host.target_in_ram.is_some();
+    let could = !by_setup && by_step(target, multi, in_ram, setups, workloads);
+    let why = could
+        .then(|| no_room(target, setups.len(), host.scratch_free))
+        .flatten();
+    (could && why.is_none(), why)
+}
+
+/// Why a round that could run by steps runs by setup: the sparse images, one per setup and
+/// each of the target's size, might not all fit in the scratch directory's `free` bytes
+/// (`None`: they fit, or the free space is unknown). A sparse image takes only what is
+/// written, but a workload may fill it, and a full scratch disk fails mid-run.
+pub(super) fn no_room(target: &TargetKind, setups: usize, free: Option<u64>) -> Option<String> {
+    let (
+        TargetKind::Image {
+            scratch_dir, size, ..
+        },
+        Some(free),
+    ) = (target, free)
+    else {
+        return None;
+    };
+    (size.saturating_mul(setups as u64) > free).then(|| {
+        format!(
+            "{setups} images of {} (one per setup) would not fit in {} ({} free); a smaller \
+             --image-size or another --scratch-dir runs by steps",
+            crate::units::format_size(*size),
+            scratch_dir.display(),
+            crate::units::format_size(free)
+        )
+    })
 }
 
 #[cfg(test)]
@@ -78,5 +122,17 @@ mod tests {
         let mut raid = two.clone();
         raid[0].raid = Some("raid1".into());
         assert!(!by_step(&image(), &one, false, &raid, &ws));
+    }
+
+    #[test]
+    fn no_room_when_the_images_would_not_all_fit() {
+        // 3 × 8 GiB in 20 GiB: not; in 30 GiB, or free space unknown: room.
+        let why = no_room(&image(), 3, Some(20 << 30)).expect("no room");
+        assert!(
+            why.contains("3 images of 8 GiB") && why.contains("20 GiB free"),
+            "{why}"
+        );
+        assert_eq!(no_room(&image(), 3, Some(30 << 30)), None);
+        assert_eq!(no_room(&image(), 3, None), None);
     }
 }
