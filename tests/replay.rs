@@ -379,11 +379,23 @@ fn record_attaches_to_a_running_process_for_a_while_and_leaves_it_running() {
     let mut r = TraceReader::open(&trace).unwrap();
     let start = r.start.iter().find(|e| e.p == "f").unwrap().size;
     let mut first_write = None;
+    let mut written = 0;
     while let Some(e) = r.next_event().unwrap() {
-        if e.c == fsbench::workload::replay::trace::Call::Write && first_write.is_none() {
-            first_write = e.o;
+        if e.c == fsbench::workload::replay::trace::Call::Write {
+            first_write = first_write.or(e.o);
+            written += e.n.unwrap_or(0);
         }
     }
+    // The end state is taken while the capture still records, and the trace keeps the calls
+    // between the two states: the log ends at its start plus the appends recorded (before,
+    // the end was scanned after bpftrace had detached, and the appends made meanwhile were
+    // in the end state but in no call).
+    let end = r.end.iter().find(|e| e.p == "f").unwrap().size;
+    assert_eq!(
+        end,
+        start + written,
+        "the end state holds appends the trace does not: {summary}"
+    );
     // The log opened before the capture is recorded as opened; its appends land at the end.
     let first = first_write.expect("no write recorded");
     assert!(

@@ -141,12 +141,15 @@ pub fn check() -> crate::Result<PathBuf> {
 
 /// Run the command (or attach to `o.pid`) under bpftrace; `ids`: the uid and gid to run the
 /// command as (under sudo).
-/// `attached` is called once the probes are attached, before the command is released.
+/// `attached` is called once the probes are attached, before the command is released;
+/// `ending`, attached to `o.pid`, once the recording ends, while the probes are still attached
+/// (stopping bpftrace takes seconds in which the process runs on unrecorded).
 pub fn run(
     o: &RecordOptions,
     bpftrace: &Path,
     ids: Option<(u32, u32)>,
     attached: &mut dyn FnMut(),
+    ending: &mut dyn FnMut(),
 ) -> crate::Result<EbpfRun> {
     let tracefs = Tracefs::find();
     let events: std::collections::HashSet<String> = tracefs.events()?.into_iter().collect();
@@ -247,6 +250,7 @@ pub fn run(
         }
         _ => {
             wait_attached(o);
+            ending();
             None
         }
     };

@@ -34,6 +34,7 @@ pub mod scan;
 pub mod speed;
 pub mod strace;
 pub mod trace;
+pub mod window;
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

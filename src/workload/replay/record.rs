@@ -12,6 +12,7 @@ use super::fdtable::FdTable;
 use super::scan::{self, Anonymizer};
 use super::strace::{self, Counts, Parser};
 use super::trace::{Entry, Event, FORMAT, Header, Line, TraceWriter, Trailer, VERSION};
+use super::window::{Moment, Window};
 use crate::Error;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -245,12 +246,14 @@ fn starting_state(o: &RecordOptions, root: &Path) -> crate::Result<(Vec<Entry>, 
 }
 
 /// Run the capture; `attached` is called once it records (before the command runs, or
-/// attached to `--pid`'s processes), to take the starting state then.
+/// attached to `--pid`'s processes), to take the starting state then, and `ending`, attached,
+/// when the recording ends while the capture still records, to take the end state then.
 fn run_capture(
     o: &RecordOptions,
     chosen: Chosen,
     user: Option<&str>,
     attached: &mut dyn FnMut(),
+    ending: &mut dyn FnMut(),
 ) -> crate::Result<Ran> {
     match chosen {
         Chosen::Ebpf(bpftrace) => {
@@ -258,7 +261,7 @@ fn run_capture(
                 let id = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
                 Some((id("SUDO_UID")?, id("SUDO_GID")?))
             });
-            let r = super::ebpf::run(o, &bpftrace, ids, attached)?;
+            let r = super::ebpf::run(o, &bpftrace, ids, attached, ending)?;
             Ok(Ran {
                 status: r.status,
                 elapsed: r.elapsed,
@@ -284,7 +287,7 @@ fn run_capture(
             let mut child = cmd
                 .spawn()
                 .map_err(|e| Error::io("cannot start", &strace_bin, e))?;
-            let status = wait(o, &mut child, &strace_bin, began)?;
+            let status = wait(o, &mut child, &strace_bin, began, ending)?;
             Ok(Ran {
                 status: Some(status),
                 elapsed: began.elapsed(),
@@ -312,10 +315,24 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     // scan and the first recorded call is a moment's, not the start-up's: a file an
     // attached PostgreSQL's autovacuum made in that gap was in neither the starting state
     // nor the calls, and replay ended without it.
+    // Attached, the end state too is taken while the capture records, and the trace keeps the
+    // calls between the two scans (`window.rs`).
     let mut at_start = None;
-    let ran = run_capture(o, chosen, user.as_deref(), &mut || {
-        at_start = Some(starting_state(o, &root));
-    })?;
+    let mut at_end = None;
+    let ran = run_capture(
+        o,
+        chosen,
+        user.as_deref(),
+        &mut || at_start = Some((Moment::now(), starting_state(o, &root))),
+        &mut || at_end = Some((Moment::now(), scan::scan(&root))),
+    )?;
+    let mut window = Window {
+        from: at_start.as_ref().map(|(m, _)| *m),
+        to: at_end.as_ref().map(|(m, _)| *m),
+        ..Default::default()
+    };
+    let at_start = at_start.map(|(_, s)| s);
+    let at_end = at_end.map(|(_, s)| s);
     let (mut start, held) = at_start.unwrap_or_else(|| starting_state(o, &root))?;
     let outside_links = keep_replayable(&mut start);
     let elapsed = ran.elapsed;
@@ -326,7 +343,9 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     } else {
         ran.status.and_then(|s| s.code())
     };
-    let (mut end, _) = scan::scan(&root).map_err(|e| Error::io("cannot scan", &root, e))?;
+    let (mut end, _) = at_end
+        .unwrap_or_else(|| scan::scan(&root))
+        .map_err(|e| Error::io("cannot scan", &root, e))?;
     keep_replayable(&mut end);
     let (program, name) = program_and_name(o);
     let mut anon = o.anonymize.then(Anonymizer::default);
@@ -376,10 +395,18 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         w.line(&Line::Ev(e)).map_err(werr)
     };
     let (capture_bytes, lost) = if ran.capture == "ebpf" {
-        feed_ebpf(tmp, &mut parser, &mut table, &mut note, &mut put)?
+        feed_ebpf(
+            tmp,
+            &mut parser,
+            &mut table,
+            &mut window,
+            &mut note,
+            &mut put,
+        )?
     } else {
-        (feed_strace(tmp, &mut parser, &mut put)?, 0)
+        (feed_strace(tmp, &mut parser, &mut window, &mut put)?, 0)
     };
+    note.push_str(&window.note());
     for e in parser.finish(last_ts) {
         w.line(&Line::Ev(e)).map_err(werr)?;
     }
@@ -450,6 +477,7 @@ fn feed_ebpf(
     tmp: &Path,
     parser: &mut Parser,
     table: &mut FdTable,
+    window: &mut Window,
     note: &mut String,
     put: &mut dyn FnMut(Event) -> crate::Result<()>,
 ) -> crate::Result<(u64, u64)> {
@@ -466,6 +494,12 @@ fn feed_ebpf(
         ));
     }
     for r in recs {
+        // A call's two halves: its entry outside the window drops the call (its return
+        // finds no entry); forks and execs stay, the descriptor tables need them.
+        let call = matches!(r, bpftrace::Rec::Enter { .. });
+        if call && !window.keeps_ns(r.ts()) {
+            continue;
+        }
         if let Some((tid, ts, c)) = table.feed(r) {
             for e in parser.feed_call(tid, ts, &c) {
                 put(e)?;
@@ -487,6 +521,7 @@ fn feed_ebpf(
 fn feed_strace(
     tmp: &Path,
     parser: &mut Parser,
+    window: &mut Window,
     put: &mut dyn FnMut(Event) -> crate::Result<()>,
 ) -> crate::Result<u64> {
     let reader = std::io::BufReader::new(
@@ -496,7 +531,11 @@ fn feed_strace(
     for line in reader.split(b'\n') {
         let line = line.map_err(|e| Error::io("cannot read", tmp, e))?;
         bytes += line.len() as u64 + 1;
-        for e in parser.feed(&String::from_utf8_lossy(&line)) {
+        let line = String::from_utf8_lossy(&line);
+        if strace::wall_time(&line).is_some_and(|t| !window.keeps_s(t)) {
+            continue;
+        }
+        for e in parser.feed(&line) {
             put(e)?;
         }
     }
@@ -535,6 +574,7 @@ fn wait(
     child: &mut std::process::Child,
     strace_bin: &Path,
     began: Instant,
+    ending: &mut dyn FnMut(),
 ) -> crate::Result<std::process::ExitStatus> {
     let mut forwarded = None;
     loop {
@@ -546,7 +586,11 @@ fn wait(
         }
         let timed_out = o.duration.is_some_and(|d| began.elapsed() >= d);
         if o.pid.is_some() && (timed_out || crate::cancel::requested()) {
-            // Attached: strace detaches on SIGINT; the traced process is never signalled.
+            // Attached: strace detaches on SIGINT; the traced process is never signalled. The
+            // end state first, while strace still records.
+            if forwarded.is_none() {
+                ending();
+            }
             let first = *forwarded.get_or_insert_with(Instant::now);
             let sig = if first.elapsed() > Duration::from_secs(5) {
                 rustix::process::Signal::KILL

@@ -850,6 +850,11 @@ pub struct Parsed {
 }
 
 /// `PID TIMESTAMP REST` (the PID is absent when strace followed one process only).
+/// The wall-clock time (`-ttt` seconds) a line of strace's output starts with.
+pub fn wall_time(line: &str) -> Option<f64> {
+    split_prefix(line).map(|(_, ts, _)| ts)
+}
+
 fn split_prefix(line: &str) -> Option<(u32, f64, &str)> {
     let (first, rest) = line.split_once(' ')?;
     if let Ok(pid) = first.parse::<u32>() {
