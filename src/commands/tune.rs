@@ -21,6 +21,8 @@ const DEFAULT_BUDGET: Duration = Duration::from_secs(3600);
 const DEFAULT_ROUNDS: u32 = 3;
 /// Combinations raced per filesystem and durability class at most.
 const RACE_CAP: usize = 8;
+/// Screening's looks after its first at most (one round each, of the values not separated).
+const SCREEN_LOOKS: u32 = 3;
 /// Race looks at most.
 const RACE_LOOKS: u32 = 3;
 
@@ -164,6 +166,7 @@ fn resolve(args: &TuneArgs, resumed: Option<(PathBuf, Journal)>) -> crate::Resul
     let rounds = base.values.rounds.unwrap_or(DEFAULT_ROUNDS).max(2);
     let settings = Settings {
         screen_rounds: rounds,
+        screen_looks: SCREEN_LOOKS,
         race_rounds: 2,
         race_looks: RACE_LOOKS,
         confirm_rounds: rounds,
@@ -423,15 +426,19 @@ fn publish(
 fn creates(out: &std::path::Path, s: &Settings, inv: &crate::plan::Invocation) -> Creates {
     let crash = s.allow_unsafe;
     let mut stage_dirs: Vec<String> = if s.given.is_empty() {
-        vec![
-            "1-screening".into(),
-            format!(
-                "2-race-1 … {}-race-{} (as many looks as run)",
-                1 + s.race_looks,
-                s.race_looks
-            ),
-            "<n>-confirmation".into(),
-        ]
+        let mut dirs = vec!["1-screening".to_string()];
+        if s.screen_looks > 0 {
+            dirs.push(format!(
+                "<n>-screening-2 … <n>-screening-{} (its later looks, as many as run)",
+                1 + s.screen_looks
+            ));
+        }
+        dirs.push(format!(
+            "<n>-race-1 … <n>-race-{} (as many looks as run)",
+            s.race_looks
+        ));
+        dirs.push("<n>-confirmation".into());
+        dirs
     } else {
         vec!["1-confirmation".into()]
     };

@@ -51,7 +51,7 @@ pub struct Stage {
     pub names: Vec<String>,
     /// Rounds of each run (each race look).
     pub rounds: u32,
-    /// Runs of the stage: race looks at most, else 1.
+    /// Runs of the stage at most: race looks, screening's first look and its later ones, else 1.
     pub looks: u32,
     /// Combinations raced per filesystem at most (racing only).
     pub combinations: Option<usize>,
@@ -197,7 +197,7 @@ impl Preview {
                 setups: names.len(),
                 names,
                 rounds: s.screen_rounds,
-                looks: 1,
+                looks: 1 + s.screen_looks,
                 combinations: None,
                 estimate_s: screen,
                 at_most: false,
@@ -280,6 +280,14 @@ impl Preview {
                     st.rounds,
                     fmt(st.estimate_s)
                 );
+                if st.looks > 1 {
+                    let _ = writeln!(
+                        o,
+                        "                  then ≤ {} more looks of 1 round: the baselines and the \
+                     values not separated yet, while the budget holds",
+                        st.looks - 1
+                    );
+                }
             }
             if find("racing").is_some_and(|st| st.looks == 0) {
                 let _ = writeln!(
@@ -309,7 +317,8 @@ impl Preview {
             }
             let _ = writeln!(
                 o,
-                "  budget {}: screening and confirmation ≈ {}; racing gets the rest",
+                "  budget {}: screening and confirmation ≈ {}; screening's later looks and racing \
+                 get the rest",
                 fmt(self.budget_s),
                 fmt(self.required_s)
             );

@@ -136,42 +136,59 @@ impl Plan {
             .collect()
     }
 
-    /// Each screened value's judgement from screening's results `r` (`rounds` rounds).
+    /// Each screened value's judgement under `rule` from screening's looks `looks` (the
+    /// first holds every run; a later one the baseline and the values alone still open, whose
+    /// rounds add to the first's).
     pub fn judge(
         &self,
         base: &Candidate,
-        r: &Results,
+        looks: &[Results],
         objectives: &[Objective],
         margin: f64,
-        rounds: u32,
+        rule: &Rule,
     ) -> Vec<Judged> {
-        let rule = Rule::new(rounds as usize, rounds as usize);
         let mut out: Vec<Judged> = self
             .alone
             .iter()
-            .map(|(i, j, c)| Judged {
-                factor: *i,
-                value: *j,
-                setup: c.name(),
-                judgement: paired::judge(
-                    &score::ratios(r, objectives, &c.name(), &base.name()),
-                    &rule,
-                    margin,
-                ),
+            .map(|(i, j, c)| {
+                let x: Vec<f64> = looks
+                    .iter()
+                    .flat_map(|r| score::ratios(r, objectives, &c.name(), &base.name()))
+                    .collect();
+                Judged {
+                    factor: *i,
+                    value: *j,
+                    setup: c.name(),
+                    judgement: paired::judge(&x, rule, margin),
+                }
             })
             .collect();
-        if let Some(f) = &self.fractional {
+        if let (Some(f), Some(first)) = (&self.fractional, looks.first()) {
             let label = format!("fractional design, {} runs", f.design.runs());
-            for (&(i, j), x) in f.columns.iter().zip(f.effects(base, r, objectives)) {
+            for (&(i, j), x) in f.columns.iter().zip(f.effects(base, first, objectives)) {
                 out.push(Judged {
                     factor: i,
                     value: j,
                     setup: label.clone(),
-                    judgement: paired::judge(&x, &rule, margin),
+                    judgement: paired::judge(&x, rule, margin),
                 });
             }
         }
         out
+    }
+
+    /// The values alone that `judged` left not separated, as setups.
+    pub fn open<'a>(&'a self, judged: &[Judged]) -> Vec<&'a Candidate> {
+        self.alone
+            .iter()
+            .filter(|(i, j, _)| {
+                judged.iter().any(|x| {
+                    (x.factor, x.value) == (*i, *j)
+                        && super::decide::Effect::of(&x.judgement) == super::decide::Effect::Unclear
+                })
+            })
+            .map(|(_, _, c)| c)
+            .collect()
     }
 }
 

@@ -236,8 +236,10 @@ impl Search<'_> {
         paired::judge(&x, &rule, self.margin)
     }
 
-    /// Screening (stage 1): each value alone against its baseline; the racers from the values that
-    /// go on. False when interrupted.
+    /// Screening (stage 1): each value alone against its baseline, then, one round a look
+    /// while the budget holds, the values not separated yet (group-sequential: the rule
+    /// spends α over every look it may take, so stopping early costs no error); the racers
+    /// from the values that go on. False when interrupted.
     fn screen(&mut self) -> crate::Result<bool> {
         let plans: Vec<Plan> = self.baselines.iter().map(|b| Plan::of(b, self.s)).collect();
         let setups = screening_setups(self.baselines, self.s);
@@ -248,17 +250,52 @@ impl Search<'_> {
         self.margin = score::margin(&results, &self.objectives);
         self.answer.objectives = self.objectives.clone();
         self.answer.margin = self.margin;
-        for (fi, p) in plans.iter().enumerate() {
-            let judged = p.judge(
-                &self.baselines[fi],
-                &results,
-                &self.objectives,
-                self.margin,
-                self.s.screen_rounds,
-            );
-            self.screen_one(fi, judged);
+        let rule = Rule::new(
+            self.s.screen_rounds as usize,
+            self.s.screen_max_rounds() as usize,
+        );
+        let mut looks = vec![results];
+        let judge = |this: &Self, looks: &[Results]| -> Vec<Vec<Judged>> {
+            let (o, m) = (&this.objectives, this.margin);
+            let b = this.baselines;
+            let each = |(fi, p): (usize, &Plan)| p.judge(&b[fi], looks, o, m, &rule);
+            plans.iter().enumerate().map(each).collect()
+        };
+        let mut judged = judge(self, &looks);
+        let mut complete = true;
+        for look in 1..=self.s.screen_looks {
+            let open: Vec<String> = (0..plans.len())
+                .flat_map(|fi| {
+                    let values = plans[fi].open(&judged[fi]);
+                    let base = (!values.is_empty()).then(|| self.baselines[fi].variant());
+                    base.into_iter()
+                        .chain(values.into_iter().map(Candidate::variant))
+                })
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let est = self.runs.estimate(&open, 1)?;
+            let left = (est + self.est_confirm) * self.pace();
+            if self.start.elapsed().as_secs_f64() + left > self.s.budget_s {
+                self.answer.notes.push(format!(
+                    "screening stopped after {} look(s): another would not leave the budget \
+                     room for the confirmation",
+                    look
+                ));
+                break;
+            }
+            let Some(r) = self.stage(&format!("screening-{}", look + 1), open, 1)? else {
+                complete = false;
+                break;
+            };
+            looks.push(r);
+            judged = judge(self, &looks);
         }
-        Ok(true)
+        for (fi, j) in judged.into_iter().enumerate() {
+            self.screen_one(fi, j);
+        }
+        Ok(complete)
     }
 
     /// Screening's verdicts for filesystem `fi` from `results`, and its racers.
@@ -842,6 +879,45 @@ mod tests {
         };
         let a = run(&mut m, &ext4(), &settings(options)).unwrap();
         (m, a)
+    }
+
+    #[test]
+    fn screening_looks_again_at_what_it_did_not_separate() {
+        // Noise that three rounds cannot see through: with one look, discard stays open; with
+        // up to three more looks of one round each, only the baseline and the open values run
+        // again, and the verdict settles.
+        let effects: &[(&str, f64)] = &[("noatime", 1.0), ("discard", 0.8)];
+        let options = ["atime", "discard"];
+        let once = |looks: u32| {
+            let mut m = Model {
+                effects,
+                stages: Vec::new(),
+                noise: 0.16,
+            };
+            let s = Settings {
+                screen_looks: looks,
+                ..settings(&options)
+            };
+            let a = run(&mut m, &ext4(), &s).unwrap();
+            let f = &a.filesystems[0];
+            let discard = f.screened.iter().find(|r| r.value == "discard").unwrap();
+            (m.stages, discard.effect)
+        };
+        let (stages, discard) = once(0);
+        assert_eq!(stages.len(), 1, "{stages:?}");
+        assert_eq!(discard, Effect::Unclear, "{stages:?}");
+        let (stages, discard) = once(3);
+        let later: Vec<&(String, Vec<String>)> = stages
+            .iter()
+            .filter(|(n, _)| n.starts_with("screening-"))
+            .collect();
+        assert!(!later.is_empty(), "{stages:?}");
+        for (_, setups) in &later {
+            // The baseline and the values still open, all of them screening's.
+            assert_eq!(setups[0], "ext4", "the baseline in every look: {setups:?}");
+            assert!(setups.iter().all(|v| stages[0].1.contains(v)), "{setups:?}");
+        }
+        assert_eq!(discard, Effect::Hurts, "{stages:?}");
     }
 
     #[test]

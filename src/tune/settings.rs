@@ -25,6 +25,9 @@ pub enum Screen {
 pub struct Settings {
     /// Rounds of screening.
     pub screen_rounds: u32,
+    /// Screening's looks after its first at most, one round each, of the values it has not
+    /// separated yet, while the budget holds (0: screening is one look).
+    pub screen_looks: u32,
     /// Rounds of each race look.
     pub race_rounds: u32,
     /// Race looks at most.
@@ -55,6 +58,11 @@ impl Settings {
     /// of the rounds between unspent, and the bound wider than it needs to be).
     pub fn look_rounds(&self, look: usize) -> u32 {
         if look <= 1 { self.race_rounds } else { 1 }
+    }
+
+    /// Screening rounds at its last look.
+    pub fn screen_max_rounds(&self) -> u32 {
+        self.screen_rounds + self.screen_looks
     }
 
     /// Race rounds at the last look.
@@ -88,12 +96,13 @@ pub fn unknown_options(filter: &Filter, baselines: &[Candidate]) -> Vec<String> 
         .collect()
 }
 
-/// The tests' settings: 3 rounds to screen and confirm, race looks of 2 rounds and 3 looks
+/// The tests' settings: 3 rounds to screen (one look) and confirm, race looks of 2 rounds and 3 looks
 /// at most, a cap of 8, a budget of 1000 s, `options` searched (empty: all), safe values only.
 #[cfg(test)]
 pub fn of_tests(options: &[&str]) -> Settings {
     Settings {
         screen_rounds: 3,
+        screen_looks: 0,
         race_rounds: 2,
         race_looks: 3,
         confirm_rounds: 3,
