@@ -67,6 +67,13 @@ impl Multi {
     }
 }
 
+/// Whether `n` sparse images of `size` bytes fit in `free` bytes: each may be written full, so
+/// the whole of each counts (the rule of `acquire`, of a plan's rounds by steps and of tune's
+/// image size).
+pub fn images_fit(size: u64, n: u64, free: u64) -> bool {
+    size.saturating_mul(n) <= free
+}
+
 /// Acquire the target `kind` with `multi`'s extra devices: one target when there are none.
 ///
 /// Devices: every device passes every safety check first (and no two name the same
@@ -83,7 +90,7 @@ pub fn acquire(kind: &TargetKind, multi: &Multi, yes: bool) -> Result<Box<dyn Ta
         } => {
             let n = multi.images as u64;
             let free = crate::host::sys::available_bytes(scratch_dir).unwrap_or(u64::MAX);
-            if size.saturating_mul(n) > free {
+            if !images_fit(*size, n, free) {
                 return Err(Error::invalid(
                     "--images",
                     format!(

@@ -13,7 +13,7 @@ const GIB: u64 = 1 << 30;
 /// runs by setup, and the plan says why).
 pub fn fitted(size: u64, setups: usize, free: u64) -> u64 {
     let n = setups.max(1) as u64;
-    if size.saturating_mul(n) <= free {
+    if crate::scratch::multi::images_fit(size, n, free) {
         return size;
     }
     let each = free / 10 * 9 / n / GIB * GIB;

@@ -5,6 +5,7 @@
 //! paired statistic) and the other values one at a time.
 
 use super::candidate::Candidate;
+use super::decide::Effect;
 use super::design::{self, Design};
 use super::score::{self, Objective};
 use super::settings::{Screen, Settings};
@@ -183,8 +184,7 @@ impl Plan {
             .iter()
             .filter(|(i, j, _)| {
                 judged.iter().any(|x| {
-                    (x.factor, x.value) == (*i, *j)
-                        && super::decide::Effect::of(&x.judgement) == super::decide::Effect::Unclear
+                    (x.factor, x.value) == (*i, *j) && Effect::of(&x.judgement) == Effect::Unclear
                 })
             })
             .map(|(_, _, c)| c)

@@ -275,14 +275,7 @@ impl Search<'_> {
             if open.is_empty() {
                 break;
             }
-            let est = self.runs.estimate(&open, 1)?;
-            let left = (est + self.est_confirm) * self.pace();
-            if self.start.elapsed().as_secs_f64() + left > self.s.budget_s {
-                self.answer.notes.push(format!(
-                    "screening stopped after {} look(s): another would not leave the budget \
-                     room for the confirmation",
-                    look
-                ));
+            if !self.another_look("screening", look as usize, &open, 1)? {
                 break;
             }
             let Some(r) = self.stage(&format!("screening-{}", look + 1), open, 1)? else {
@@ -435,15 +428,7 @@ impl Search<'_> {
                 .chain(alive.iter().map(|&k| self.racers[k].cand.variant()))
                 .collect();
             let rounds = s.look_rounds(look + 1);
-            let est = self.runs.estimate(&setups, rounds)?;
-            // The estimates scaled by how the stages so far kept to theirs (a busy machine
-            // runs behind the plan's ETA).
-            let left = (est + self.est_confirm) * self.pace();
-            if self.start.elapsed().as_secs_f64() + left > s.budget_s {
-                self.answer.notes.push(format!(
-                    "racing stopped after {look} look(s): another would not leave the budget \
-                     room for the confirmation"
-                ));
+            if !self.another_look("racing", look, &setups, rounds)? {
                 break;
             }
             look += 1;
@@ -462,6 +447,28 @@ impl Search<'_> {
         }
         self.record_racers();
         Ok(true)
+    }
+
+    /// Whether a look of `setups` for `rounds` leaves the budget room for the confirmation
+    /// (the estimates scaled by how the stages so far kept to theirs: a busy machine runs
+    /// behind the plan's ETA); when not, the answer says `stage` stopped after `looks`.
+    fn another_look(
+        &mut self,
+        stage: &str,
+        looks: usize,
+        setups: &[String],
+        rounds: u32,
+    ) -> crate::Result<bool> {
+        let est = self.runs.estimate(setups, rounds)?;
+        let left = (est + self.est_confirm) * self.pace();
+        let room = self.start.elapsed().as_secs_f64() + left <= self.s.budget_s;
+        if !room {
+            self.answer.notes.push(format!(
+                "{stage} stopped after {looks} look(s): another would not leave the budget room \
+                 for the confirmation"
+            ));
+        }
+        Ok(room)
     }
 
     /// Wall time over estimate of the stages so far (at least 1).

@@ -68,7 +68,7 @@ pub(super) fn no_room(target: &TargetKind, setups: usize, free: Option<u64>) -> 
     else {
         return None;
     };
-    (size.saturating_mul(setups as u64) > free).then(|| {
+    (!crate::scratch::multi::images_fit(*size, setups as u64, free)).then(|| {
         format!(
             "{setups} images of {} (one per setup) would not fit in {} ({} free); a smaller \
              --image-size or another --scratch-dir runs by steps",
