@@ -643,20 +643,49 @@ fn cpu_boost(f: &Facts) -> Vec<Finding> {
 
 fn load(f: &Facts) -> Vec<Finding> {
     let h = &f.host;
-    if h.load1 <= f64::from(h.cpus.max(1)) * 0.5 {
+    let half = f64::from(h.cpus.max(1)) * 0.5;
+    if h.load1 <= half {
         return Vec::new();
     }
-    vec![finding(
-        "load",
-        Severity::Warn,
-        "host",
-        format!("load average {:.2} on {} CPU(s)", h.load1, h.cpus),
-        "runnable tasks compete with the I/O threads and the filesystems' own workers, so \
-         CPU-bound steps (checksums, compression, metadata) slow down by chance",
-        "wait until the host is idle or stop other jobs; interleaved rounds spread such noise \
-         but do not remove it"
-            .into(),
-    )]
+    let why = "runnable tasks compete with the I/O threads and the filesystems' own workers, so \
+               CPU-bound steps (checksums, compression, metadata) slow down by chance";
+    match h.cpu_busy {
+        // The load average trails by minutes: a build that just ended, or the previous stage of
+        // the same tune, still counts in it while the CPUs are already idle.
+        Some(busy) if busy <= half => vec![finding(
+            "load",
+            Severity::Info,
+            "host",
+            format!(
+                "load average {:.2} on {} CPU(s) is from work that has ended: {:.0} % of the \
+                 CPUs were busy during the sample",
+                h.load1,
+                h.cpus,
+                100.0 * busy / f64::from(h.cpus.max(1))
+            ),
+            why,
+            "none needed now; a load that comes back during the run shows as spread between rounds"
+                .into(),
+        )],
+        busy => vec![finding(
+            "load",
+            Severity::Warn,
+            "host",
+            match busy {
+                Some(b) => format!(
+                    "load average {:.2} on {} CPU(s), and {:.0} % of the CPUs busy during the sample",
+                    h.load1,
+                    h.cpus,
+                    100.0 * b / f64::from(h.cpus.max(1))
+                ),
+                None => format!("load average {:.2} on {} CPU(s)", h.load1, h.cpus),
+            },
+            why,
+            "wait until the host is idle or stop other jobs; interleaved rounds spread such noise \
+             but do not remove it"
+                .into(),
+        )],
+    }
 }
 
 /// More than this many I/Os or bytes per second is "someone else is using the disk".
@@ -985,6 +1014,28 @@ mod tests {
         assert!(load(&f).is_empty(), "2 runnable on 4 CPUs is fine");
         f.host.load1 = 3.5;
         assert!(load(&f)[0].finding.contains("3.50 on 4"));
+        assert_eq!(
+            load(&f)[0].severity,
+            Severity::Warn,
+            "no sample: the average decides"
+        );
+        // The load of work that has ended (a tune's previous stage): a note, not a warning.
+        f.host.cpu_busy = Some(0.2);
+        let ended = load(&f);
+        assert_eq!(ended[0].severity, Severity::Info);
+        assert!(
+            ended[0].finding.contains("5 % of the CPUs"),
+            "{}",
+            ended[0].finding
+        );
+        f.host.cpu_busy = Some(3.0);
+        let now = load(&f);
+        assert_eq!(now[0].severity, Severity::Warn);
+        assert!(
+            now[0].finding.contains("75 % of the CPUs busy"),
+            "{}",
+            now[0].finding
+        );
     }
 
     #[test]

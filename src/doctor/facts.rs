@@ -66,6 +66,10 @@ pub struct HostFacts {
     pub swaps: Vec<SwapFact>,
     /// 1-minute load average.
     pub load1: f64,
+    /// CPUs' worth of busy time during the sample (1.5 = one and a half CPUs busy), from
+    /// /proc/stat; `None` when no sample was taken. The load average trails by minutes, so
+    /// this says whether anything competes now.
+    pub cpu_busy: Option<f64>,
     /// Distinct cpufreq governors of the online CPUs; empty when cpufreq is absent (most VMs).
     pub governors: Vec<String>,
     /// Whether turbo/boost is on; `None` when the kernel does not say.
@@ -244,6 +248,7 @@ pub fn gather(req: &Request) -> Facts {
         kernel_zfs,
         zfs_fuse: tools::present("zfs-fuse"),
         io_processes: Vec::new(),
+        cpu_busy: None,
     };
 
     let mounts = crate::host::mountinfo::read().unwrap_or_default();
@@ -438,9 +443,14 @@ fn sample_activity(devices: &mut [(DevNum, DeviceFacts)], host: &mut HostFacts, 
     };
     let before: Vec<_> = devices.iter().map(|(d, _)| stat(d)).collect();
     let procs_before = proc_io();
+    let cpu_before = crate::measure::cpu::CpuSnapshot::now();
     let t0 = Instant::now();
     std::thread::sleep(window);
     let secs = t0.elapsed().as_secs_f64();
+    let util = cpu_before
+        .usage_until(&crate::measure::cpu::CpuSnapshot::now())
+        .system_util;
+    host.cpu_busy = Some(util * f64::from(host.cpus));
     for ((d, f), b) in devices.iter_mut().zip(before) {
         if let (Some(b), Some(a)) = (b, stat(d)) {
             let x = b.delta(&a);
