@@ -361,6 +361,9 @@ fn run_writes_one_results_file_of_all_ranks_samples() {
     // It ends like `run`: rank 0 records the run in the history store, once.
     assert_eq!(err.matches("fsbench: history: run ").count(), 1, "{err}");
     assert!(store.is_file(), "{err}");
+    let listed = fsbench(&["history", "--json", "--store", store.to_str().unwrap()]);
+    let runs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs[0]["source"], "run --mpi", "{runs}");
     // Rank 0 speaks for all: one table, one plan summary.
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(stdout.matches("Headline tests").count(), 1, "{stdout}");

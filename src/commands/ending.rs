@@ -16,6 +16,8 @@ pub(crate) struct Ending<'a> {
     pub(crate) interrupted: String,
     /// Lines printed before the table (`run --mpi`: the ranks, hosts and library).
     pub(crate) preface: Option<String>,
+    /// The command the history names as the run's source (`run`, `run --mpi`).
+    pub(crate) source: &'a str,
 }
 
 /// The end of `fsbench run`, the same for a single process and rank 0 of `fsbench run
@@ -46,7 +48,7 @@ pub(crate) fn finish<R>(
     if let Err(e) = crate::report::write_run_reports(&outcome.results, out) {
         eprintln!("fsbench: warning: cannot write report.md / report.html: {e}");
     }
-    crate::history::record::after_run(end.history, &outcome.results, out, "run");
+    crate::history::record::after_run(end.history, &outcome.results, out, end.source);
     if outcome.interrupted {
         eprintln!("{}", end.interrupted);
         drop(relay);

@@ -74,6 +74,7 @@ pub fn run(args: RunArgs) -> crate::Result<i32> {
             out.display()
         ),
         preface: None,
+        source: "run",
     };
     super::ending::finish(outcome, out, ending, relay)
 }

@@ -110,6 +110,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
             outcome.results.host.extra["mpi_hosts"],
             World::library_version()
         )),
+        source: "run --mpi",
     };
     finish(outcome, out, ending, relay)
 }
