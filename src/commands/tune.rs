@@ -606,7 +606,21 @@ impl Runs for Real {
     }
 
     fn crash(&mut self, variants: &[String]) -> crate::Result<StageRun> {
-        // The same target and scratch directory; the crash workload alone, once.
+        let base = self.crash_base();
+        self.staged("crash", variants, 1, &base)
+    }
+
+    fn estimate_crash(&mut self, variants: &[String]) -> crate::Result<f64> {
+        let base = self.crash_base();
+        let inv = self.inv(&base, variants, 1, self.out.clone())?;
+        Ok(crate::plan::eta::total(&inv.plan, inv.options.target.formats()).as_secs_f64())
+    }
+}
+
+impl Real {
+    /// The crash check's overrides: the same target and scratch directory, the crash
+    /// workload alone, once.
+    fn crash_base(&self) -> Overrides {
         let mut base = self.base.clone();
         base.only = vec![search::CRASH_WORKLOAD.to_string()];
         base.skip.clear();
@@ -614,7 +628,7 @@ impl Runs for Real {
         base.plan = None;
         base.fio_job.clear();
         base.replay.clear();
-        self.staged("crash", variants, 1, &base)
+        base
     }
 }
 

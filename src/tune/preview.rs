@@ -21,7 +21,8 @@ pub struct Preview {
     pub stages: Vec<Stage>,
     /// The whole search's wall time (`--budget`), seconds.
     pub budget_s: f64,
-    /// What the budget must hold (screening and one confirmation; more: exit 2), seconds.
+    /// What the budget must hold (screening, one confirmation and, with `--allow-unsafe`, the
+    /// crash check; more: exit 2), seconds.
     pub required_s: f64,
     /// Every stage at its estimate, racing at its bound, seconds; above the budget, racing
     /// stops early (it gets what screening and the confirmation leave).
@@ -41,7 +42,8 @@ pub struct Preview {
 /// One stage of the search.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stage {
-    /// `screening`, `racing` or `confirmation`.
+    /// `screening`, `racing`, `confirmation` or `crash` (the crash check of a
+    /// durability-weakening winner, with `--allow-unsafe`).
     pub stage: &'static str,
     /// Setups per run of the stage (racing and a searched confirmation: at most, since their
     /// setups are known only once screening has run).
@@ -147,7 +149,8 @@ impl Preview {
         baselines: &[Candidate],
         s: &Settings,
     ) -> crate::Result<Preview> {
-        let (screen, confirm) = estimates(runs, baselines, s)?;
+        let e = estimates(runs, baselines, s)?;
+        let (screen, confirm) = (e.screen, e.confirm);
         let confirm_only = !s.given.is_empty();
         let n_fs = baselines.len();
         let winners = if s.allow_unsafe { 2 } else { 1 };
@@ -232,12 +235,25 @@ impl Preview {
                 .map(|(b, p)| fs_preview(b, p, s))
                 .collect();
         }
+        if s.allow_unsafe {
+            // Runs only when a weakening setup wins: its estimate is a bound.
+            stages.push(Stage {
+                stage: "crash",
+                setups: 2 * n_fs,
+                names: Vec::new(),
+                rounds: 1,
+                looks: 1,
+                combinations: None,
+                estimate_s: e.crash,
+                at_most: true,
+            });
+        }
         Ok(Preview {
             confirm_only,
             total_s: stages.iter().map(|st| st.estimate_s).sum(),
             stages,
             budget_s: s.budget_s,
-            required_s: screen + confirm,
+            required_s: e.required(),
             filesystems,
             given: s.given.iter().map(|(_, c)| Setup::of(c)).collect(),
             current: None,
@@ -271,6 +287,7 @@ impl Preview {
             for g in &self.given {
                 setup_line(&mut o, g);
             }
+            crash_line(&mut o, find("crash"), "");
         } else {
             if let Some(st) = find("screening") {
                 let _ = writeln!(
@@ -315,11 +332,16 @@ impl Preview {
                     fmt(st.estimate_s)
                 );
             }
+            crash_line(&mut o, find("crash"), "4 ");
             let _ = writeln!(
                 o,
-                "  budget {}: screening and confirmation ≈ {}; screening's later looks and racing \
-                 get the rest",
+                "  budget {}: screening{} ≈ {}; screening's later looks and racing get the rest",
                 fmt(self.budget_s),
+                if find("crash").is_some() {
+                    ", confirmation and crash check"
+                } else {
+                    " and confirmation"
+                },
                 fmt(self.required_s)
             );
             for f in &self.filesystems {
@@ -386,6 +408,19 @@ fn fs_preview(b: &Candidate, p: &Plan, s: &Settings) -> FsPreview {
 /// Seconds as `1 min 05 s`.
 fn fmt(x: f64) -> String {
     crate::units::format_duration(std::time::Duration::from_secs_f64(x.max(0.0)))
+}
+
+/// The crash check's line, when the tune has one (`--allow-unsafe`); `n` numbers the stage.
+fn crash_line(o: &mut String, st: Option<&Stage>, n: &str) {
+    if let Some(st) = st {
+        let _ = writeln!(
+            o,
+            "  {n}crash check   ≤ {} setups, the crash workload once, only when a setup that \
+             weakens durability wins   ≤ {}",
+            st.setups,
+            fmt(st.estimate_s)
+        );
+    }
 }
 
 /// One setup line, a durability-weakening one marked.
@@ -487,6 +522,9 @@ mod tests {
         fn crash(&mut self, _: &[String]) -> crate::Result<StageRun> {
             unreachable!("a preview runs nothing")
         }
+        fn estimate_crash(&mut self, variants: &[String]) -> crate::Result<f64> {
+            Ok(variants.len() as f64)
+        }
     }
 
     fn settings(options: &[&str], budget_s: f64) -> Settings {
@@ -546,6 +584,44 @@ mod tests {
             json["filesystems"][0]["alone"][2]["variant"],
             "ext4-discard=ext4:mount=discard"
         );
+    }
+
+    #[test]
+    fn with_allow_unsafe_the_crash_check_is_estimated_and_held_in_the_budget() {
+        let safe = Preview::of(&mut Clock, &ext4(), &settings(&["noatime"], 1000.0)).unwrap();
+        assert!(safe.stages.iter().all(|s| s.stage != "crash"));
+        let unsafe_ = Settings {
+            allow_unsafe: true,
+            ..settings(&["noatime"], 1000.0)
+        };
+        let p = Preview::of(&mut Clock, &ext4(), &unsafe_).unwrap();
+        let crash = p.stages.iter().find(|s| s.stage == "crash").unwrap();
+        // The weakening winner and the safe answer, once each: a bound, as it runs only when
+        // a weakening setup wins.
+        assert_eq!((crash.setups, crash.rounds, crash.estimate_s), (2, 1, 2.0));
+        assert!(crash.at_most);
+        let confirm = p.stages.iter().find(|s| s.stage == "confirmation").unwrap();
+        let screen = p.stages.iter().find(|s| s.stage == "screening").unwrap();
+        assert_eq!(
+            p.required_s,
+            screen.estimate_s + confirm.estimate_s + crash.estimate_s
+        );
+        let text = p.render();
+        for want in [
+            "  4 crash check   ≤ 2 setups, the crash workload once, only when a setup that weakens durability wins   ≤ 2 s",
+            "screening, confirmation and crash check ≈",
+        ] {
+            assert!(text.contains(want), "lacks {want}:\n{text}");
+        }
+        // A budget that holds screening and a confirmation but not the crash check: refused.
+        let tight = Settings {
+            budget_s: p.required_s - 1.0,
+            ..unsafe_
+        };
+        let err = Preview::of(&mut Clock, &ext4(), &tight)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the crash check"), "{err}");
     }
 
     #[test]

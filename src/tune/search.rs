@@ -39,6 +39,28 @@ pub trait Runs {
     /// Run the crash workload ([`CRASH_WORKLOAD`]) once on each of `variants`: what a
     /// durability-weakening winner loses, beside the safe answer.
     fn crash(&mut self, variants: &[String]) -> crate::Result<StageRun>;
+    /// The estimated seconds of [`Runs::crash`] on `variants` (the plan's ETA).
+    fn estimate_crash(&mut self, variants: &[String]) -> crate::Result<f64>;
+}
+
+/// What the stages are expected to take before anything runs, seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Estimates {
+    /// Screening's first look.
+    pub screen: f64,
+    /// One confirmation.
+    pub confirm: f64,
+    /// The crash check of a durability-weakening winner and its safe answer, every filesystem
+    /// (`--allow-unsafe`; else 0).
+    pub crash: f64,
+}
+
+impl Estimates {
+    /// What the budget must hold: screening, one confirmation and, when a weakening setup
+    /// may win, its crash check.
+    pub fn required(&self) -> f64 {
+        self.screen + self.confirm + self.crash
+    }
 }
 
 /// The crash workload a weakening winner and the safe answer run (`workload/crash/`): fsync'd
@@ -58,14 +80,14 @@ fn screening_setups(baselines: &[Candidate], s: &Settings) -> Vec<String> {
         .collect()
 }
 
-/// Screening's and the confirmation's estimated seconds (the race's bound is the preview's); `Err` (exit 2)
-/// when the budget cannot hold screening and one confirmation (tune's plan,
-/// [`super::preview`], shows them).
+/// Screening's, the confirmation's and the crash check's estimated seconds (the race's bound is
+/// the preview's); `Err` (exit 2) when the budget cannot hold what [`Estimates::required`]
+/// names (tune's plan, [`super::preview`], shows them).
 pub(super) fn estimates(
     runs: &mut dyn Runs,
     baselines: &[Candidate],
     s: &Settings,
-) -> crate::Result<(f64, f64)> {
+) -> crate::Result<Estimates> {
     let screen_setups = screening_setups(baselines, s);
     // Given setups are confirmed alone: no screening, no race.
     let given = !s.given.is_empty();
@@ -85,18 +107,35 @@ pub(super) fn estimates(
     } else {
         runs.estimate(&stand_ins(baselines, |_| winners), s.confirm_rounds)?
     };
-    if screen + confirm > s.budget_s {
+    // A weakening winner and its safe answer per filesystem (the safe answer may be the
+    // baseline): the crash workload once on each.
+    let crash = if s.allow_unsafe {
+        runs.estimate_crash(&stand_ins(baselines, |_| 1))?
+    } else {
+        0.0
+    };
+    let e = Estimates {
+        screen,
+        confirm,
+        crash,
+    };
+    if e.required() > s.budget_s {
+        let what = if s.allow_unsafe {
+            "screening, one confirmation and the crash check of a durability-weakening winner"
+        } else {
+            "screening and one confirmation"
+        };
         return Err(crate::Error::invalid(
             "--budget",
             format!(
-                "{} is too small for screening and one confirmation (≈ {} here); give more \
-                 (--budget), fewer options (--options), or shorter steps (--runtime, --rounds)",
+                "{} is too small for {what} (≈ {} here); give more (--budget), fewer options \
+                 (--options), or shorter steps (--runtime, --rounds)",
                 crate::units::format_duration(std::time::Duration::from_secs_f64(s.budget_s)),
-                crate::units::format_duration(std::time::Duration::from_secs_f64(screen + confirm))
+                crate::units::format_duration(std::time::Duration::from_secs_f64(e.required()))
             ),
         ));
     }
-    Ok((screen, confirm))
+    Ok(e)
 }
 
 /// Stand-ins of the baselines' filesystems for setups not known yet, `per(i)` of the `i`-th
@@ -122,13 +161,13 @@ struct Racer {
 
 /// Run the search; the answer (also when a stage was interrupted: `complete` false).
 pub fn run(runs: &mut dyn Runs, baselines: &[Candidate], s: &Settings) -> crate::Result<Answer> {
-    let (_, est_confirm) = estimates(runs, baselines, s)?;
+    let e = estimates(runs, baselines, s)?;
     let mut search = Search {
         runs,
         baselines,
         s,
         start: std::time::Instant::now(),
-        est_confirm,
+        est_after: e.confirm + e.crash,
         answer: empty_answer(baselines, s),
         objectives: Vec::new(),
         margin: 0.0,
@@ -184,8 +223,9 @@ struct Search<'a> {
     baselines: &'a [Candidate],
     s: &'a Settings,
     start: std::time::Instant,
-    /// The confirmation's estimate, kept free of racing.
-    est_confirm: f64,
+    /// The confirmation's estimate and the crash check's (`--allow-unsafe`), kept free of
+    /// screening's later looks and racing.
+    est_after: f64,
     answer: Answer,
     objectives: Vec<score::Objective>,
     margin: f64,
@@ -450,7 +490,7 @@ impl Search<'_> {
     }
 
     /// Whether a look of `setups` for `rounds` leaves the budget room for the confirmation
-    /// (the estimates scaled by how the stages so far kept to theirs: a busy machine runs
+    /// and, with `--allow-unsafe`, the crash check (the estimates scaled by how the stages so far kept to theirs: a busy machine runs
     /// behind the plan's ETA); when not, the answer says `stage` stopped after `looks`.
     fn another_look(
         &mut self,
@@ -460,12 +500,17 @@ impl Search<'_> {
         rounds: u32,
     ) -> crate::Result<bool> {
         let est = self.runs.estimate(setups, rounds)?;
-        let left = (est + self.est_confirm) * self.pace();
+        let left = (est + self.est_after) * self.pace();
         let room = self.start.elapsed().as_secs_f64() + left <= self.s.budget_s;
         if !room {
+            let after = if self.s.allow_unsafe {
+                "the confirmation and the crash check"
+            } else {
+                "the confirmation"
+            };
             self.answer.notes.push(format!(
                 "{stage} stopped after {looks} look(s): another would not leave the budget room \
-                 for the confirmation"
+                 for {after}"
             ));
         }
         Ok(room)
@@ -785,6 +830,10 @@ mod tests {
     impl Runs for Model {
         fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64> {
             Ok(variants.len() as f64 * f64::from(rounds))
+        }
+
+        fn estimate_crash(&mut self, variants: &[String]) -> crate::Result<f64> {
+            Ok(variants.len() as f64)
         }
 
         /// 10 crash states per setup; a setup with data=writeback loses 3 of them.
