@@ -106,3 +106,27 @@ pub fn short_line(f: &Finding) -> String {
 pub fn is_warning(f: &Finding) -> bool {
     f.severity == Severity::Warn
 }
+
+/// Whether this process has not printed `line` yet (and, from now on, has). `fsbench tune`
+/// runs its stages as runs of one process: a finding that holds for every stage (a loop
+/// device that inherits rotational=1) is said once on the terminal, and recorded with each
+/// stage's results all the same.
+pub fn first_time(line: &str) -> bool {
+    static PRINTED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    PRINTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(line.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_line_is_said_once_per_process() {
+        let line = "doctor test-only: a finding every stage has";
+        assert!(super::first_time(line));
+        assert!(!super::first_time(line), "the second stage stays quiet");
+        assert!(super::first_time("doctor test-only: another finding"));
+    }
+}

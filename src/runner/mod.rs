@@ -357,8 +357,9 @@ fn check(plan: &crate::plan::Plan) -> crate::Result<Checked> {
 }
 
 /// `fsbench doctor`'s checks (tmpfs scratch dir, rotational virtual disk, scheduler, busy
-/// device…) on the target as the filesystems will see it: printed, and recorded with the
-/// results (warnings and notes into `checked`, every finding returned).
+/// device…) on the target as the filesystems will see it: printed (once per process: a
+/// tune's stages say a standing finding once), and recorded with the results (warnings and
+/// notes into `checked`, every finding returned).
 fn diagnose(
     inv: &Invocation,
     target: &dyn Target,
@@ -368,11 +369,16 @@ fn diagnose(
     for f in &diagnosis.findings {
         let w = crate::doctor::in_run::as_warning(f);
         let line = crate::doctor::in_run::short_line(f);
+        let say = crate::doctor::in_run::first_time(&line);
         if crate::doctor::in_run::is_warning(f) {
-            eprintln!("fsbench: warning: {line}");
+            if say {
+                eprintln!("fsbench: warning: {line}");
+            }
             checked.warnings.push(w);
         } else {
-            eprintln!("fsbench: note: {line}");
+            if say {
+                eprintln!("fsbench: note: {line}");
+            }
             checked.notes.push(w);
         }
     }
