@@ -51,15 +51,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if !world.all_ok(ok) {
         let rank0_ok = world.broadcast_u64(u64::from(ok)) != 0;
         // Rank 0 speaks for the ranks that refused as it did; a rank that refused alone
-        // (its own %h directory missing…) says why itself.
-        return match inv {
-            Err(e) if world.rank == 0 || rank0_ok => Err(e),
-            Err(_) => Ok(crate::error::EXIT_USAGE),
-            Ok(_) => Err(Error::invalid(
+        // (its own %h directory missing…) says why itself, and rank 0 that another did.
+        let said = match inv {
+            Err(e) if world.rank == 0 || rank0_ok => Some(e),
+            Err(_) => None,
+            Ok(_) if world.rank == 0 => Some(Error::invalid(
                 "--mpi",
                 "another rank refused the options (its message says why)",
             )),
+            Ok(_) => None,
         };
+        return Ok(refuse_together(world, said));
     }
     let mut inv = inv.expect("every rank resolved");
     // Rank 0 speaks for all (as IOR's does); the others print only why they fail.
@@ -113,6 +115,22 @@ pub fn run(args: RunArgs) -> Result<i32> {
         source: "run --mpi",
     };
     finish(outcome, out, ending, relay)
+}
+
+/// End a refused job so that mpirun shows why: the ranks that speak (`said`) print their
+/// message, every rank waits until all have, and only the speakers exit 2; the others leave
+/// with 0 after `MPI_Finalize`. mpirun ends the job at the first rank that exits non-zero
+/// and may kill the rest before it has relayed their output, so a quiet rank exiting 2
+/// first could cut rank 0's message off (mpirun's own exit is the speakers' 2 either way).
+fn refuse_together(world: &World, said: Option<Error>) -> i32 {
+    if let Some(e) = &said {
+        crate::host::stdio::note(&format!("fsbench: error: {e}"));
+    }
+    world.wait_for_all();
+    match said {
+        Some(e) => e.exit_code(),
+        None => crate::error::EXIT_OK,
+    }
 }
 
 /// What `--mpi` cannot run, refused with exit 2: `--until-settled` (not supported yet),

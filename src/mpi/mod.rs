@@ -97,6 +97,12 @@ impl World {
         buf
     }
 
+    /// Wait until every rank is here (a plain `MPI_Barrier`: for a job that is ending, when
+    /// no rank can be interrupted mid-step).
+    pub fn wait_for_all(&self) {
+        self.comm.barrier();
+    }
+
     /// Whether `ok` holds on every rank.
     pub fn all_ok(&self, ok: bool) -> bool {
         let mine = u8::from(ok);
