@@ -596,8 +596,7 @@ impl Real {
 
 impl Runs for Real {
     fn estimate(&mut self, variants: &[String], rounds: u32) -> crate::Result<f64> {
-        let inv = self.inv(&self.base, variants, rounds, self.out.clone())?;
-        Ok(crate::plan::eta::total(&inv.plan, inv.options.target.formats()).as_secs_f64())
+        self.eta(&self.base, variants, rounds)
     }
 
     fn run(&mut self, stage: &str, variants: &[String], rounds: u32) -> crate::Result<StageRun> {
@@ -611,13 +610,17 @@ impl Runs for Real {
     }
 
     fn estimate_crash(&mut self, variants: &[String]) -> crate::Result<f64> {
-        let base = self.crash_base();
-        let inv = self.inv(&base, variants, 1, self.out.clone())?;
-        Ok(crate::plan::eta::total(&inv.plan, inv.options.target.formats()).as_secs_f64())
+        self.eta(&self.crash_base(), variants, 1)
     }
 }
 
 impl Real {
+    /// The plan's ETA of `variants` for `rounds` rounds of `base`'s workload, seconds.
+    fn eta(&self, base: &Overrides, variants: &[String], rounds: u32) -> crate::Result<f64> {
+        let inv = self.inv(base, variants, rounds, self.out.clone())?;
+        Ok(crate::plan::eta::total(&inv.plan, inv.options.target.formats()).as_secs_f64())
+    }
+
     /// The crash check's overrides: the same target and scratch directory, the crash
     /// workload alone, once.
     fn crash_base(&self) -> Overrides {

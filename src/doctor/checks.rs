@@ -647,6 +647,7 @@ fn load(f: &Facts) -> Vec<Finding> {
     if h.load1 <= half {
         return Vec::new();
     }
+    let share = |busy: f64| 100.0 * busy / f64::from(h.cpus.max(1));
     let why = "runnable tasks compete with the I/O threads and the filesystems' own workers, so \
                CPU-bound steps (checksums, compression, metadata) slow down by chance";
     match h.cpu_busy {
@@ -661,7 +662,7 @@ fn load(f: &Facts) -> Vec<Finding> {
                  CPUs were busy during the sample",
                 h.load1,
                 h.cpus,
-                100.0 * busy / f64::from(h.cpus.max(1))
+                share(busy)
             ),
             why,
             "none needed now; a load that comes back during the run shows as spread between rounds"
@@ -676,7 +677,7 @@ fn load(f: &Facts) -> Vec<Finding> {
                     "load average {:.2} on {} CPU(s), and {:.0} % of the CPUs busy during the sample",
                     h.load1,
                     h.cpus,
-                    100.0 * b / f64::from(h.cpus.max(1))
+                    share(b)
                 ),
                 None => format!("load average {:.2} on {} CPU(s)", h.load1, h.cpus),
             },
