@@ -6,8 +6,10 @@
 #    postgres user, its socket in a scratch directory, no TCP) on SCRATCH's filesystem,
 #    `pgbench -i -s SCALE`, then `pgbench -T T -c C` live and, right after, again while `fsbench record
 #    --pid <postmaster> --for T+ATTACH+5 s` records it (each capture of CAPTURES, default
-#    "ebpf strace"; pgbench starts ATTACH s after the recorder so that it is attached):
-#    overhead = live tps / recorded tps (1.00: free). The first capture's trace is then
+#    "ebpf bpftrace strace": fsbench's own BPF program, bpftrace, ptrace; pgbench starts ATTACH
+#    s after the recorder so that it is attached), OREPS times (default 3), captures in turn,
+#    each recorded run between two live ones: overhead = the live runs' mean / recorded tps
+#    (1.00: free), the median and range over the OREPS runs. The first capture's trace is then
 #    replayed `--replay-speed 1` (as recorded) by `fsbench run --dir`: timing error =
 #    (replay seconds - the trace's recorded span) / span.
 # 2. ranking on ext4, XFS and Btrfs (FSS): three programs are recorded once on SCRATCH
@@ -42,7 +44,8 @@ REPS=${REPS:-3}
 ROUNDS=${ROUNDS:-2}
 IMAGE=${IMAGE:-1G}
 TLIVE=${TLIVE:-$T}
-CAPTURES=${CAPTURES:-ebpf strace}
+CAPTURES=${CAPTURES:-ebpf bpftrace strace}
+OREPS=${OREPS:-3}
 FSS=${FSS:-ext4 xfs btrfs}
 FSBENCH=${FSBENCH:-target/release/fsbench}
 SCRATCH=${SCRATCH:-/var/tmp}
@@ -132,25 +135,51 @@ pg_start "$work/pg"
 pm=$(head -1 "$work/pg/data/postmaster.pid")
 drop_caches
 echo
-printf '%-8s %-7s %9s %9s %9s %8s\n' program capture "live tps" "rec tps" overhead calls
-for cap in $CAPTURES; do
-    # Live right before each recorded run, back to back, so that a drifting load (or the
-    # cluster's own growth) weighs on both alike.
-    live_tps=$(pgb "$work/pg" "$T")
-    "$FSBENCH" record --capture "$cap" --root "$work/pg/data" --pid "$pm" --for "$((T + ATTACH + 5))s" \
-        --name pgbench --out "$work/pgbench-$cap.trace.gz" > "$work/pgbench-$cap.summary" 2>&1 &
-    BG+=("$!")
-    sleep "$ATTACH"
-    rec_tps=$(pgb "$work/pg" "$T")
-    wait "${BG[-1]}" || { echo "record --capture $cap failed:" >&2; cat "$work/pgbench-$cap.summary" >&2; exit 1; }
-    unset 'BG[-1]'
-    calls=$(sed -n 's/.*: \([0-9]*\) calls on.*/\1/p' "$work/pgbench-$cap.summary")
-    awk -v k="$cap" -v l="$live_tps" -v r="$rec_tps" -v c="${calls:-?}" 'BEGIN {
-        printf "%-8s %-7s %9.1f %9.1f %8.2fx %8s\n", "pgbench", k, l, r, l / r, c }'
-    # The first capture's trace (eBPF by default: strace attached to the postmaster misses
-    # the processes it had started before) is the one replayed below.
-    pgtrace=${pgtrace:-$work/pgbench-$cap.trace.gz}
+# OREPS rounds, each capture in turn: a live run, then a recorded one, and a last live run at
+# the end; a recorded run's overhead is the mean of the live runs on either side of it over
+# its tps, so a drifting machine weighs on both sides alike.
+: > "$work/tps.txt"
+for rep in $(seq 1 "$OREPS"); do
+    for cap in $CAPTURES; do
+        echo "live - $(pgb "$work/pg" "$T")" >> "$work/tps.txt"
+        "$FSBENCH" record --capture "$cap" --root "$work/pg/data" --pid "$pm" --for "$((T + ATTACH + 5))s" \
+            --name pgbench --out "$work/pgbench-$cap.trace.gz" > "$work/pgbench-$cap.summary" 2>&1 &
+        BG+=("$!")
+        sleep "$ATTACH"
+        rec_tps=$(pgb "$work/pg" "$T")
+        wait "${BG[-1]}" || { echo "record --capture $cap failed:" >&2; cat "$work/pgbench-$cap.summary" >&2; exit 1; }
+        unset 'BG[-1]'
+        calls=$(sed -n 's/.*: \([0-9]*\) calls on.*/\1/p' "$work/pgbench-$cap.summary")
+        echo "rec $cap $rec_tps ${calls:-?}" >> "$work/tps.txt"
+        # The first capture's first trace (eBPF by default: strace attached to the postmaster
+        # misses the processes it had started before) is the one replayed below.
+        if [ -z "$pgtrace" ]; then
+            cp "$work/pgbench-$cap.trace.gz" "$work/pgbench-replayed.trace.gz"
+            pgtrace=$work/pgbench-replayed.trace.gz
+        fi
+    done
 done
+echo "live - $(pgb "$work/pg" "$T")" >> "$work/tps.txt"
+printf '%-8s %-9s %5s %9s %9s %9s %-17s %8s\n' program capture runs "live tps" "rec tps" overhead "(min..max)" calls
+awk -v caps="$CAPTURES" '
+    { kind[NR] = $1; cap[NR] = $2; tps[NR] = $3; calls[NR] = $4 }
+    END {
+        n = split(caps, order, " ")
+        for (i = 1; i <= NR; i++) if (kind[i] == "rec") {
+            c = cap[i]; live = (tps[i - 1] + tps[i + 1]) / 2
+            k = ++runs[c]; r[c, k] = live / tps[i]; lsum[c] += live; rsum[c] += tps[i]; last[c] = calls[i]
+        }
+        for (j = 1; j <= n; j++) {
+            c = order[j]; m = runs[c]
+            # median of the ratios (insertion sort; a handful of values)
+            for (a = 1; a <= m; a++) v[a] = r[c, a]
+            for (a = 2; a <= m; a++) { x = v[a]; b = a - 1; while (b > 0 && v[b] > x) { v[b + 1] = v[b]; b-- } v[b + 1] = x }
+            med = (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+            printf "%-8s %-9s %5d %9.1f %9.1f %8.3fx %-17s %8s\n", "pgbench", c, m, lsum[c] / m, rsum[c] / m, med,
+                sprintf("(%.3f..%.3f)", v[1], v[m]), last[c]
+        }
+    }' "$work/tps.txt"
+echo "overhead: the median over $OREPS recorded runs of (mean of the live runs either side) / recorded tps"
 pg_stop "$work/pg"
 
 span=$(gzip -dc "$pgtrace" | jq -n 'reduce (inputs | select(.k == "ev") | .ts + .dur) as $t (0; if $t > . then $t else . end) / 1e6')

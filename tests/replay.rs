@@ -1,11 +1,11 @@
 //! End-to-end tests of your own workload (docs/replay.md): `fsbench record` of a real shell
 //! script (dd with fsync, sync, mv, rm, appends) under strace, then `fsbench run --replay` of
 //! its trace on ext4 and XFS, checked against the recorded end state; the same script
-//! recorded through eBPF (bpftrace), its calls checked against strace's and replayed on ext4
-//! and XFS; Ctrl-C during record; bad traces refused with their line, nothing created.
+//! recorded through eBPF (fsbench's own BPF program, and bpftrace), its calls checked against
+//! strace's and replayed on ext4 and XFS; Ctrl-C during record; bad traces refused with their line, nothing created.
 //!
 //! The replay tests need root, loop devices, mkfs.ext4, mkfs.xfs and strace (the eBPF one
-//! also bpftrace); the record tests need strace; without them they print `skipped: <reason>`
+//! also bpftrace, and an fsbench built with clang); the record tests need strace; without them they print `skipped: <reason>`
 //! (with `FSBENCH_REQUIRE_PRIVILEGED=1`, CI, they fail instead).
 
 mod common;
@@ -171,13 +171,24 @@ fn an_ebpf_recording_has_the_calls_strace_sees_and_replays_on_ext4_and_xfs() {
     let trace = s.path().join("ebpf.trace.gz");
     let summary = record(s.path(), &root, &script, &trace, "ebpf");
     assert!(summary.contains("captured by ebpf"), "{summary}");
+    // fsbench's own program (built by clang, which CI installs), not bpftrace.
     assert!(
-        summary.contains("bpftrace attached its probes in"),
+        summary.contains("fsbench's BPF program attached in"),
         "{summary}"
     );
     assert!(!summary.contains("INCOMPLETE"), "{summary}");
     // The same calls on the same files, at the same offsets, as strace saw.
     assert_eq!(calls_of(&trace), calls_of(&by_strace));
+    // And bpftrace, which the capture falls back to, sees them too.
+    std::fs::remove_dir_all(&root).unwrap();
+    let (root, script) = setup(s.path());
+    let by_bpftrace = s.path().join("bpftrace.trace.gz");
+    let summary = record(s.path(), &root, &script, &by_bpftrace, "bpftrace");
+    assert!(
+        summary.contains("bpftrace attached its probes in"),
+        "{summary}"
+    );
+    assert_eq!(calls_of(&by_bpftrace), calls_of(&by_strace));
     let mut r = TraceReader::open(&trace).unwrap();
     assert_eq!(r.header.capture, "ebpf");
     let t = r.check_all().unwrap();

@@ -42,9 +42,10 @@ pub struct RecordArgs {
     #[arg(long = "for", value_name = "LENGTH", requires = "pid", value_parser = crate::units::duration_arg)]
     pub for_: Option<std::time::Duration>,
 
-    /// How calls are captured: ebpf (bpftrace on the syscall tracepoints, a few per cent;
-    /// needs root and bpftrace), strace (ptrace, several times slower), or auto (ebpf when
-    /// usable here, else strace; the summary says which and why).
+    /// How calls are captured: ebpf (fsbench's own BPF program on the syscall tracepoints,
+    /// about 5 %; needs root; bpftrace when this fsbench was built without clang), bpftrace
+    /// (needs bpftrace too; about 15 %), strace (ptrace, several times slower), or auto (ebpf
+    /// when usable here, else strace; the summary says which and why).
     #[arg(long, value_enum, default_value = "auto", value_name = "HOW")]
     pub capture: crate::workload::replay::record::Capture,
 

@@ -1,7 +1,7 @@
 //! The low level in one place: block and loop ioctls, the statfs/statvfs and RAM queries
 //! (this file), and one small file per further topic: FIEMAP (`fiemap.rs`), the btrfs tree
 //! search (`btrfs.rs`), O_DIRECT buffers (`aligned.rs`), what a child does before exec
-//! (`spawn.rs`), user accounts (`user.rs`).
+//! (`spawn.rs`), user accounts (`user.rs`), a BPF program on a tracepoint (`perf.rs`).
 //!
 //! rustix is used where it covers the call (statfs, statvfs, sysinfo, BLKSSZGET); what it does
 //! not cover is hand-rolled here (BLKGETSIZE64, BLKDISCARD, the loop interface from
@@ -13,6 +13,7 @@
 pub mod aligned;
 pub mod btrfs;
 pub mod fiemap;
+pub mod perf;
 pub mod shutdown;
 pub mod spawn;
 pub mod user;

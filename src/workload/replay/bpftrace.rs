@@ -37,6 +37,7 @@ pub const FILLER: &str = "# the lines before the first event fill bpftrace's out
 
 /// One recorded syscall: its tracepoint name and the entry arguments printed, integers first
 /// (in this order), then strings.
+#[derive(Debug)]
 pub struct Spec {
     /// The tracepoint's name (`sys_enter_<name>`), which is also the call's name in `E` lines.
     pub name: &'static str,

@@ -43,7 +43,7 @@ pub struct EbpfRun {
 /// bpftrace's own. The private mount is seen by no other process, so a concurrent capture
 /// cannot unmount it under another's bpftrace (the shared mount fsbench used to make and
 /// remove could be), and it is gone when bpftrace exits, even after a SIGKILL.
-enum Tracefs {
+pub(super) enum Tracefs {
     /// The host's tracefs: the directory of its syscall tracepoints.
     Host(PathBuf),
     /// None on the host: each program that needs it gets a private one.
@@ -51,7 +51,8 @@ enum Tracefs {
 }
 
 impl Tracefs {
-    fn find() -> Tracefs {
+    /// The host's tracefs, or [`Tracefs::Private`] when it has none.
+    pub(super) fn find() -> Tracefs {
         [TRACEFS, "/sys/kernel/debug/tracing"]
             .iter()
             .map(|d| Path::new(d).join("events/syscalls"))
@@ -69,6 +70,56 @@ impl Tracefs {
                 c"tracefs",
                 c"/sys/kernel/tracing",
             );
+        }
+    }
+
+    /// The `format` files of the recorded calls' syscall tracepoints and of the sched events
+    /// the capture follows, each after a `== <category>/<event>` line (a call this kernel
+    /// lacks is left out).
+    pub(super) fn formats(&self) -> crate::Result<String> {
+        let mut events: Vec<String> = ["fork", "exec", "exit"]
+            .iter()
+            .map(|e| format!("sched/sched_process_{e}"))
+            .collect();
+        for s in super::bpftrace::SPECS {
+            events.push(format!("syscalls/sys_enter_{}", s.name));
+            events.push(format!("syscalls/sys_exit_{}", s.name));
+        }
+        match self {
+            Tracefs::Host(dir) => {
+                let root = dir.parent().unwrap_or(dir);
+                let mut text = String::new();
+                for e in &events {
+                    if let Ok(f) = std::fs::read_to_string(root.join(e).join("format")) {
+                        text.push_str(&format!("== {e}\n{f}"));
+                    }
+                }
+                Ok(text)
+            }
+            Tracefs::Private => {
+                let mut sh = Command::new("sh");
+                sh.arg("-c")
+                    .arg(format!(
+                        "cd {TRACEFS}/events && for e in \"$@\"; do [ -f \"$e/format\" ] && \
+                         echo \"== $e\" && cat \"$e/format\"; done; true"
+                    ))
+                    .arg("sh")
+                    .args(&events)
+                    .stdin(Stdio::null())
+                    .stderr(Stdio::null());
+                self.prepare(&mut sh);
+                let out = sh.output().map_err(|e| {
+                    Error::invalid(
+                        "--capture",
+                        format!(
+                            "the eBPF capture reads the tracepoints' formats in tracefs, and it \
+                             could not be mounted ({e}): `mount -t tracefs nodev {TRACEFS}`, or \
+                             --capture strace"
+                        ),
+                    )
+                })?;
+                Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            }
         }
     }
 
@@ -224,34 +275,11 @@ pub fn run(
     let startup = asked.elapsed();
     attached();
     let began = Instant::now();
-    let status = match (gate, spawner) {
-        (Some(mut g), Some(s)) => {
-            let sent = g.write_all(b"g");
-            drop(g);
-            let spawned = s.join().unwrap_or_else(|_| {
-                Err(std::io::Error::other(
-                    "the thread starting the command panicked",
-                ))
-            });
-            let mut child = match (sent, spawned) {
-                (Ok(()), Ok(c)) => c,
-                (Err(e), _) | (_, Err(e)) => {
-                    let _ = finish(&mut bt, copier);
-                    return Err(Error::io("cannot start", Path::new(&o.command[0]), e));
-                }
-            };
-            match wait_command(&mut child) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    let _ = finish(&mut bt, copier);
-                    return Err(e);
-                }
-            }
-        }
-        _ => {
-            wait_attached(o);
-            ending();
-            None
+    let status = match released(o, gate, spawner, ending) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = finish(&mut bt, copier);
+            return Err(e);
         }
     };
     let elapsed = began.elapsed();
@@ -266,19 +294,44 @@ pub fn run(
     })
 }
 
+/// The spawning thread of [`spawn_gated`]: `spawn` returns once the command runs.
+pub(super) type Spawner = JoinHandle<std::io::Result<Child>>;
+
+/// Release the gated command and wait for it (its status), or, attached (no gate), wait until
+/// the recording ends and call `ending` (`None`).
+pub(super) fn released(
+    o: &RecordOptions,
+    gate: Option<std::io::PipeWriter>,
+    spawner: Option<Spawner>,
+    ending: &mut dyn FnMut(),
+) -> crate::Result<Option<ExitStatus>> {
+    let (Some(mut g), Some(s)) = (gate, spawner) else {
+        wait_attached(o);
+        ending();
+        return Ok(None);
+    };
+    let sent = g.write_all(b"g");
+    drop(g);
+    let spawned = s.join().unwrap_or_else(|_| {
+        Err(std::io::Error::other(
+            "the thread starting the command panicked",
+        ))
+    });
+    match (sent, spawned) {
+        (Ok(()), Ok(mut child)) => wait_command(&mut child).map(Some),
+        (Err(e), _) | (_, Err(e)) => Err(Error::io("cannot start", Path::new(&o.command[0]), e)),
+    }
+}
+
 /// Start `command` held before exec (as `ids` when given): returns the thread whose
 /// `spawn` returns once the command runs (std's spawn waits for the exec), the gate to
 /// release it by writing a byte (dropping it unwritten: the command never runs), and its pid,
 /// which the child reports through a pipe before it waits.
-fn spawn_gated(
+pub(super) fn spawn_gated(
     command: &[String],
     ids: Option<(u32, u32)>,
     dir: &Path,
-) -> crate::Result<(
-    std::thread::JoinHandle<std::io::Result<Child>>,
-    std::io::PipeWriter,
-    u32,
-)> {
+) -> crate::Result<(Spawner, std::io::PipeWriter, u32)> {
     use std::io::Read;
     use std::os::fd::AsRawFd;
     let perr = |e| Error::io("cannot create a pipe in", dir, e);
@@ -316,7 +369,7 @@ fn spawn_gated(
 
 /// The threads of process `pid` and of every process it started before (`--pid`: each is
 /// recorded, and what they start; [`super::proctree`]).
-fn threads_of(pid: u32) -> Vec<u32> {
+pub(super) fn threads_of(pid: u32) -> Vec<u32> {
     super::proctree::processes(pid)
         .into_iter()
         .flat_map(super::proctree::threads)

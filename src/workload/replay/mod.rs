@@ -27,6 +27,7 @@ pub mod ebpf;
 pub mod exec;
 pub mod fdtable;
 pub mod kind;
+pub mod native;
 pub mod order;
 pub mod proctree;
 pub mod record;

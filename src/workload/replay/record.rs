@@ -44,11 +44,14 @@ pub struct RecordOptions {
 /// How calls are captured (`--capture`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Capture {
-    /// eBPF when bpftrace and BPF are usable here, else strace.
+    /// eBPF when it is usable here (fsbench's own program, else bpftrace), else strace.
     #[default]
     Auto,
-    /// bpftrace on the syscall tracepoints: a few per cent, needs root.
+    /// fsbench's BPF program on the syscall tracepoints, bpftrace when this build has none: a
+    /// few per cent, needs root.
     Ebpf,
+    /// bpftrace driven as a program (what `ebpf` falls back to): needs root and bpftrace.
+    Bpftrace,
     /// strace (ptrace): each call stops the process twice.
     Strace,
 }
@@ -199,17 +202,31 @@ pub fn check(o: &RecordOptions) -> crate::Result<PathBuf> {
 /// The capture `--capture` resolves to here: auto is eBPF when [`super::ebpf::check`] passes,
 /// else strace, with the reason as a note.
 enum Chosen {
-    Ebpf(PathBuf),
+    Native(String),
+    Ebpf(PathBuf, String),
     Strace(PathBuf, String),
+}
+
+/// bpftrace, when fsbench's own program cannot run (`why`): the note says so.
+fn bpftrace_instead(why: String) -> crate::Result<Chosen> {
+    Ok(Chosen::Ebpf(
+        super::ebpf::check()?,
+        format!("bpftrace, not fsbench's own BPF program: {why}"),
+    ))
 }
 
 fn choose(c: Capture) -> crate::Result<Chosen> {
     Ok(match c {
-        Capture::Ebpf => Chosen::Ebpf(super::ebpf::check()?),
+        Capture::Ebpf => match super::native::check() {
+            Ok(()) => Chosen::Native(String::new()),
+            Err(why) => bpftrace_instead(why)?,
+        },
+        Capture::Bpftrace => Chosen::Ebpf(super::ebpf::check()?, String::new()),
         Capture::Strace => Chosen::Strace(check_capture()?, String::new()),
-        Capture::Auto => match super::ebpf::check() {
-            Ok(b) => Chosen::Ebpf(b),
-            Err(e) => Chosen::Strace(
+        Capture::Auto => match super::native::check().map_err(bpftrace_instead) {
+            Ok(()) => Chosen::Native(String::new()),
+            Err(Ok(b)) => b,
+            Err(Err(e)) => Chosen::Strace(
                 check_capture()?,
                 format!(
                     "auto chose strace: {}",
@@ -227,6 +244,10 @@ struct Ran {
     output: tempfile::NamedTempFile,
     capture: &'static str,
     note: String,
+    /// The native capture's records (binary, decoded with this layout), not bpftrace's text.
+    native: Option<super::native::Layout>,
+    /// Records the native capture's ring had no room for.
+    lost: u64,
 }
 
 /// Run the command (or attach) under the chosen capture.
@@ -256,22 +277,30 @@ fn run_capture(
     ending: &mut dyn FnMut(),
 ) -> crate::Result<Ran> {
     match chosen {
-        Chosen::Ebpf(bpftrace) => {
-            let ids = user.and_then(|_| {
-                let id = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
-                Some((id("SUDO_UID")?, id("SUDO_GID")?))
-            });
-            let r = super::ebpf::run(o, &bpftrace, ids, attached, ending)?;
+        Chosen::Native(note) => {
+            let r = super::native::run(o, sudo_ids(user), attached, ending)?;
+            let took = format!(
+                "fsbench's BPF program attached in {:.2} s, before recording began",
+                r.startup.as_secs_f64()
+            );
             Ok(Ran {
-                status: r.status,
-                elapsed: r.elapsed,
-                output: r.output,
-                capture: "ebpf",
-                note: format!(
-                    "bpftrace attached its probes in {:.1} s, before recording began",
-                    r.startup.as_secs_f64()
-                ),
+                native: Some(r.layout),
+                lost: r.lost,
+                ..ebpf_ran(r.status, r.elapsed, r.output, join_notes(note, took))
             })
+        }
+        Chosen::Ebpf(bpftrace, note) => {
+            let r = super::ebpf::run(o, &bpftrace, sudo_ids(user), attached, ending)?;
+            let took = format!(
+                "bpftrace attached its probes in {:.1} s, before recording began",
+                r.startup.as_secs_f64()
+            );
+            Ok(ebpf_ran(
+                r.status,
+                r.elapsed,
+                r.output,
+                join_notes(note, took),
+            ))
         }
         Chosen::Strace(strace_bin, note) => {
             let dir = o.out.parent().filter(|p| !p.as_os_str().is_empty());
@@ -294,8 +323,45 @@ fn run_capture(
                 output: tmp,
                 capture: "strace",
                 note,
+                native: None,
+                lost: 0,
             })
         }
+    }
+}
+
+/// What an eBPF capture ran (bpftrace's text; the native capture sets its layout and loss).
+fn ebpf_ran(
+    status: Option<std::process::ExitStatus>,
+    elapsed: Duration,
+    output: tempfile::NamedTempFile,
+    note: String,
+) -> Ran {
+    Ran {
+        status,
+        elapsed,
+        output,
+        capture: "ebpf",
+        note,
+        native: None,
+        lost: 0,
+    }
+}
+
+/// The uid and gid to run the command as: the invoking user's under sudo (`user` set).
+fn sudo_ids(user: Option<&str>) -> Option<(u32, u32)> {
+    user.and_then(|_| {
+        let id = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u32>().ok());
+        Some((id("SUDO_UID")?, id("SUDO_GID")?))
+    })
+}
+
+/// Two notes as one, either may be empty.
+fn join_notes(a: String, b: String) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b,
+        (_, true) => a,
+        _ => format!("{a}; {b}"),
     }
 }
 
@@ -311,7 +377,8 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         None => run_as(),
     };
     // The starting state is taken once the capture is attached (eBPF: bpftrace compiles and
-    // attaches for seconds, while an attached service runs on), so what happens between the
+    // attaches for seconds, fsbench's own program for a fraction of one, while an attached
+    // service runs on), so what happens between the
     // scan and the first recorded call is a moment's, not the start-up's: a file an
     // attached PostgreSQL's autovacuum made in that gap was in neither the starting state
     // nor the calls, and replay ended without it.
@@ -370,19 +437,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
         }
         w.line(&Line::Start(e)).map_err(werr)?;
     }
-    let cwd = match o.pid {
-        Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
-        None => std::env::current_dir().ok(),
-    }
-    .unwrap_or_else(|| PathBuf::from("/"));
-    let mut parser = Parser::new(&root, &cwd, sizes);
-    let mut table = FdTable::new(&cwd);
-    for (pid, fds) in held {
-        for (fd, path, pos, append) in fds {
-            parser.preset(fd, &path, pos, append);
-            table.preset(pid, fd, &path);
-        }
-    }
+    let (mut parser, mut table) = parsers(o, &root, sizes, held);
     let tmp = ran.output.path();
     let mut last_ts = 0;
     let mut note = ran.note.clone();
@@ -397,6 +452,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     let (capture_bytes, lost) = if ran.capture == "ebpf" {
         feed_ebpf(
             tmp,
+            ran.native.as_ref(),
             &mut parser,
             &mut table,
             &mut window,
@@ -406,6 +462,7 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     } else {
         (feed_strace(tmp, &mut parser, &mut window, &mut put)?, 0)
     };
+    let lost = lost + ran.lost;
     note.push_str(&window.note());
     for e in parser.finish(last_ts) {
         w.line(&Line::Ev(e)).map_err(werr)?;
@@ -451,6 +508,30 @@ pub fn record(o: &RecordOptions) -> crate::Result<Recorded> {
     })
 }
 
+/// The parser and the descriptor tables, started in the command's working directory (or the
+/// attached process's) and told of the descriptors the attached processes held.
+fn parsers(
+    o: &RecordOptions,
+    root: &Path,
+    sizes: HashMap<String, u64>,
+    held: Held,
+) -> (Parser, FdTable) {
+    let cwd = match o.pid {
+        Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")).ok(),
+        None => std::env::current_dir().ok(),
+    }
+    .unwrap_or_else(|| PathBuf::from("/"));
+    let mut parser = Parser::new(root, &cwd, sizes);
+    let mut table = FdTable::new(&cwd);
+    for (pid, fds) in held {
+        for (fd, path, pos, append) in fds {
+            parser.preset(fd, &path, pos, append);
+            table.preset(pid, fd, &path);
+        }
+    }
+    (parser, table)
+}
+
 /// The recorded program's name (the command's, or the attached process's `comm`) and the
 /// trace's name (`--name`, else the program's file name).
 fn program_and_name(o: &RecordOptions) -> (String, String) {
@@ -470,11 +551,13 @@ fn program_and_name(o: &RecordOptions) -> (String, String) {
     (program, name)
 }
 
-/// bpftrace's output (held whole: its per-CPU lines are sorted by time) through the
-/// descriptor tables and the parser, each event to `put`; what was cut or left out is added
-/// to `note`. Returns the output's size and the events bpftrace lost.
+/// The eBPF capture's output (held whole: its records are sorted by time), bpftrace's text or
+/// the native program's records (`native`: their layout), through the descriptor tables and
+/// the parser, each event to `put`; what was cut or left out is added to `note`. Returns the
+/// output's size and the events bpftrace lost.
 fn feed_ebpf(
     tmp: &Path,
+    native: Option<&super::native::Layout>,
     parser: &mut Parser,
     table: &mut FdTable,
     window: &mut Window,
@@ -483,14 +566,21 @@ fn feed_ebpf(
 ) -> crate::Result<(u64, u64)> {
     let text = std::fs::read(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
     let bytes = text.len() as u64;
-    let (recs, notes) = bpftrace::parse_output(&String::from_utf8_lossy(&text));
+    let (recs, notes) = match native {
+        Some(layout) => super::native::decode(&text, layout),
+        None => bpftrace::parse_output(&String::from_utf8_lossy(&text)),
+    };
+    let limit = if native.is_some() {
+        super::native::PATH_LEN
+    } else {
+        bpftrace::STRLEN
+    };
     drop(text);
     parser.counts.unparsed += notes.unparsed;
     if notes.long_paths > 0 {
         note.push_str(&format!(
-            "; {} paths at bpftrace's {}-byte limit (cut)",
-            notes.long_paths,
-            bpftrace::STRLEN
+            "; {} paths at the capture's {}-byte limit (cut)",
+            notes.long_paths, limit
         ));
     }
     for r in recs {
