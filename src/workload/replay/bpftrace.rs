@@ -149,7 +149,7 @@ pub const POSITIONED: &[&str] = &["read", "write", "readv", "writev", "preadv2",
 
 /// The calls whose result is a new descriptor (a kept `lseek` of an earlier descriptor of
 /// that number is dropped).
-const NEW_FD: &[&str] = &[
+pub const NEW_FD: &[&str] = &[
     "open", "openat", "openat2", "creat", "dup", "dup2", "dup3", "fcntl",
 ];
 

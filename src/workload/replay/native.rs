@@ -411,19 +411,119 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
     Ok((Loaded { bpf, links }, layout))
 }
 
-/// Copy the ring's records into `file` every [`DRAIN_EVERY`] until `stop`, then once more.
+/// What a call does to the `lseek`s kept by [`Seeks`].
+#[derive(Debug, Clone, Copy)]
+enum Role {
+    /// An `lseek` of the descriptor at this argument.
+    Seek(usize, Width),
+    /// A call that reads or writes at the descriptor's position ([`super::bpftrace::POSITIONED`]).
+    Positioned(usize, Width),
+    /// `close`.
+    Close(usize, Width),
+    /// A call whose result is a new descriptor.
+    NewFd,
+}
+
+/// The `lseek`s written to the capture's output: as bpftrace's script did, a successful
+/// `lseek` is held per process and descriptor and written only before the next call that uses
+/// the position on that descriptor, dropped at `close` or when the number is reused. Most
+/// `lseek`s are followed by no such call (PostgreSQL asks a relation's size with
+/// `lseek(fd, 0, SEEK_END)`: most of its calls), and would otherwise be most of the output,
+/// which is held in memory while it is sorted.
+#[derive(Debug, Default)]
+struct Seeks {
+    roles: HashMap<i32, Role>,
+    kept: HashMap<(u32, i64), Vec<u8>>,
+}
+
+impl Seeks {
+    fn new(layout: &Layout) -> Seeks {
+        let mut roles = HashMap::new();
+        for (&nr, call) in &layout.calls {
+            let name = call.spec.name;
+            let fd = call.ints.first().copied();
+            let role = match (name, fd) {
+                ("lseek", Some((k, w))) => Role::Seek(k, w),
+                ("close", Some((k, w))) => Role::Close(k, w),
+                (n, Some((k, w))) if super::bpftrace::POSITIONED.contains(&n) => {
+                    Role::Positioned(k, w)
+                }
+                (n, _) if super::bpftrace::NEW_FD.contains(&n) => Role::NewFd,
+                _ => continue,
+            };
+            roles.insert(nr, role);
+        }
+        Seeks {
+            roles,
+            kept: HashMap::new(),
+        }
+    }
+
+    /// The record `item` (a ring item) passed on: `write` is called for what goes to the
+    /// output now, in order (a kept `lseek`, then the record), nothing for an `lseek` kept.
+    fn pass(
+        &mut self,
+        item: &[u8],
+        write: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        if item.len() < EVENT || u32::from_ne_bytes(item[0..4].try_into().unwrap_or_default()) != 0
+        {
+            return write(item);
+        }
+        let nr = i32::from_ne_bytes(item[4..8].try_into().unwrap_or_default());
+        let pid = u32::from_ne_bytes(item[12..16].try_into().unwrap_or_default());
+        let ret = i64::from_ne_bytes(item[32..40].try_into().unwrap_or_default());
+        let arg = |k: usize, w: Width| {
+            w.read(u64::from_ne_bytes(
+                item[40 + 8 * k..48 + 8 * k].try_into().unwrap_or_default(),
+            ))
+        };
+        match self.roles.get(&nr).copied() {
+            Some(Role::Seek(k, w)) => {
+                if ret >= 0 {
+                    self.kept.insert((pid, arg(k, w)), item.to_vec());
+                }
+                Ok(())
+            }
+            Some(Role::Positioned(k, w)) => {
+                if let Some(seek) = self.kept.remove(&(pid, arg(k, w))) {
+                    write(&seek)?;
+                }
+                write(item)
+            }
+            Some(Role::Close(k, w)) => {
+                self.kept.remove(&(pid, arg(k, w)));
+                write(item)
+            }
+            Some(Role::NewFd) => {
+                if ret >= 0 {
+                    self.kept.remove(&(pid, ret));
+                }
+                write(item)
+            }
+            None => write(item),
+        }
+    }
+}
+
+/// Copy the ring's records into `file` every [`DRAIN_EVERY`] until `stop`, then once more,
+/// the `lseek`s that no call uses left out ([`Seeks`]).
 fn drain(
     mut ring: aya::maps::RingBuf<aya::maps::MapData>,
     file: std::fs::File,
+    mut seeks: Seeks,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<std::io::Result<()>> {
     std::thread::spawn(move || {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let mut write = |r: &[u8]| {
+            out.write_all(&(r.len() as u16).to_ne_bytes())?;
+            out.write_all(r)
+        };
         loop {
             let last = stop.load(Ordering::Acquire);
             while let Some(item) = ring.next() {
-                out.write_all(&(item.len() as u16).to_ne_bytes())?;
-                out.write_all(&item)?;
+                seeks.pass(&item, &mut write)?;
             }
             if last {
                 break;
@@ -485,7 +585,7 @@ pub fn run(
                 .map_err(|e| Error::invalid("--capture", format!("the capture's ring: {e}")))
         })?;
     let stop = Arc::new(AtomicBool::new(false));
-    let reader = drain(ring, file, Arc::clone(&stop));
+    let reader = drain(ring, file, Seeks::new(&layout), Arc::clone(&stop));
     let finish = |loaded: Loaded, reader: std::thread::JoinHandle<std::io::Result<()>>| {
         // Detach first: no record arrives after the last drain.
         let Loaded { bpf, links } = loaded;
@@ -648,6 +748,74 @@ mod tests {
         assert_eq!(call.ints, vec![(0, Width::I32), (2, Width::I32)]);
         assert_eq!(word, conf_word(Some(1), None, None));
         assert_eq!(word, 2);
+    }
+
+    /// A call record of process 5: `nr`, result `ret`, first argument `fd`.
+    fn call_item(nr: i32, ret: i64, fd: u64) -> Vec<u8> {
+        let mut r = Vec::new();
+        for v in [0u32, nr as u32, 7, 5] {
+            r.extend_from_slice(&v.to_ne_bytes());
+        }
+        for v in [1u64, 2, ret as u64, fd, 0, 0, 0, 0, 0] {
+            r.extend_from_slice(&v.to_ne_bytes());
+        }
+        r
+    }
+
+    #[test]
+    fn an_lseek_is_written_only_before_a_call_that_uses_the_position() {
+        let mut layout = Layout::default();
+        let spec = |n: &str| SPECS.iter().find(|s| s.name == n).unwrap();
+        for (nr, name) in [(8, "lseek"), (0, "read"), (3, "close"), (257, "openat")] {
+            let ints = if name == "openat" {
+                vec![(0, Width::I32), (2, Width::I32)]
+            } else {
+                vec![(0, Width::U32)]
+            };
+            layout.calls.insert(
+                nr,
+                Call {
+                    spec: spec(name),
+                    ints,
+                },
+            );
+        }
+        let mut seeks = Seeks::new(&layout);
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let items = [
+            call_item(8, 0, 3),    // lseek fd 3: kept
+            call_item(8, 8192, 4), // lseek fd 4: kept
+            call_item(8, -22, 6),  // a failed lseek: dropped
+            call_item(0, 10, 3),   // read fd 3: its lseek first
+            call_item(3, 0, 4),    // close fd 4: its lseek dropped
+            call_item(8, 0, 5),    // lseek fd 5: kept
+            call_item(257, 5, 0),  // openat returning 5: fd 5's lseek dropped
+            call_item(0, 10, 5),   // read fd 5: no lseek before it
+        ];
+        for item in &items {
+            seeks
+                .pass(item, &mut |r| {
+                    out.push(r.to_vec());
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let expected = [&items[0], &items[3], &items[4], &items[6], &items[7]];
+        assert_eq!(out.len(), expected.len());
+        for (got, want) in out.iter().zip(expected) {
+            assert_eq!(got, want);
+        }
+        // A fork or exec record passes as it is.
+        let mut fork = call_item(0, 0, 9);
+        fork[0] = 1;
+        let mut n = 0;
+        seeks
+            .pass(&fork, &mut |_| {
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 1);
     }
 
     #[test]
