@@ -411,6 +411,45 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
     Ok((Loaded { bpf, links }, layout))
 }
 
+/// The fixed part of a record (`struct event`), read from a ring item.
+struct Head<'a> {
+    kind: u32,
+    nr: i32,
+    tid: u32,
+    pid: u32,
+    ts: u64,
+    end: u64,
+    ret: i64,
+    item: &'a [u8],
+}
+
+impl<'a> Head<'a> {
+    /// `None` when the item is shorter than a record.
+    fn of(item: &'a [u8]) -> Option<Head<'a>> {
+        if item.len() < EVENT {
+            return None;
+        }
+        let u32_at = |o: usize| u32::from_ne_bytes(item[o..o + 4].try_into().unwrap_or_default());
+        let u64_at = |o: usize| u64::from_ne_bytes(item[o..o + 8].try_into().unwrap_or_default());
+        Some(Head {
+            kind: u32_at(0),
+            nr: u32_at(4) as i32,
+            tid: u32_at(8),
+            pid: u32_at(12),
+            ts: u64_at(16),
+            end: u64_at(24),
+            ret: u64_at(32) as i64,
+            item,
+        })
+    }
+
+    /// Argument `k` (0–5) as stored.
+    fn arg(&self, k: usize) -> u64 {
+        let o = 40 + 8 * k;
+        u64::from_ne_bytes(self.item[o..o + 8].try_into().unwrap_or_default())
+    }
+}
+
 /// What a call does to the `lseek`s kept by [`Seeks`].
 #[derive(Debug, Clone, Copy)]
 enum Role {
@@ -466,18 +505,11 @@ impl Seeks {
         item: &[u8],
         write: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
     ) -> std::io::Result<()> {
-        if item.len() < EVENT || u32::from_ne_bytes(item[0..4].try_into().unwrap_or_default()) != 0
-        {
+        let Some(h) = Head::of(item).filter(|h| h.kind == 0) else {
             return write(item);
-        }
-        let nr = i32::from_ne_bytes(item[4..8].try_into().unwrap_or_default());
-        let pid = u32::from_ne_bytes(item[12..16].try_into().unwrap_or_default());
-        let ret = i64::from_ne_bytes(item[32..40].try_into().unwrap_or_default());
-        let arg = |k: usize, w: Width| {
-            w.read(u64::from_ne_bytes(
-                item[40 + 8 * k..48 + 8 * k].try_into().unwrap_or_default(),
-            ))
         };
+        let (nr, pid, ret) = (h.nr, h.pid, h.ret);
+        let arg = |k: usize, w: Width| w.read(h.arg(k));
         match self.roles.get(&nr).copied() {
             Some(Role::Seek(k, w)) => {
                 if ret >= 0 {
@@ -647,15 +679,21 @@ pub fn decode(bytes: &[u8], layout: &Layout) -> (Vec<Rec>, super::bpftrace::Outp
             break;
         };
         at += 2 + len;
-        if item.len() < EVENT {
+        let Some(h) = Head::of(item) else {
             notes.unparsed += 1;
             continue;
-        }
-        let u32_at = |o: usize| u32::from_ne_bytes(item[o..o + 4].try_into().unwrap_or_default());
-        let u64_at = |o: usize| u64::from_ne_bytes(item[o..o + 8].try_into().unwrap_or_default());
-        let (kind, nr, tid, pid) = (u32_at(0), u32_at(4) as i32, u32_at(8), u32_at(12));
-        let (ts, end, ret) = (u64_at(16), u64_at(24), u64_at(32) as i64);
-        let arg = |k: usize| u64_at(40 + 8 * k);
+        };
+        let Head {
+            kind,
+            nr,
+            tid,
+            pid,
+            ts,
+            end,
+            ret,
+            ..
+        } = h;
+        let arg = |k: usize| h.arg(k);
         match kind {
             1 => recs.push(Rec::Fork {
                 ts,

@@ -223,16 +223,18 @@ fn choose(c: Capture) -> crate::Result<Chosen> {
         },
         Capture::Bpftrace => Chosen::Ebpf(super::ebpf::check()?, String::new()),
         Capture::Strace => Chosen::Strace(check_capture()?, String::new()),
-        Capture::Auto => match super::native::check().map_err(bpftrace_instead) {
+        Capture::Auto => match super::native::check() {
             Ok(()) => Chosen::Native(String::new()),
-            Err(Ok(b)) => b,
-            Err(Err(e)) => Chosen::Strace(
-                check_capture()?,
-                format!(
-                    "auto chose strace: {}",
-                    e.to_string().replace("--capture: ", "")
+            Err(why) => match bpftrace_instead(why) {
+                Ok(b) => b,
+                Err(e) => Chosen::Strace(
+                    check_capture()?,
+                    format!(
+                        "auto chose strace: {}",
+                        e.to_string().replace("--capture: ", "")
+                    ),
                 ),
-            ),
+            },
         },
     })
 }
