@@ -121,6 +121,11 @@ fn metric(results: &serde_json::Value, workload: &str, setup: &str, id: &str) ->
 
 /// `fsbench run` of `plan` (its setups, or `fs` instead) with `--only only`: results.json.
 fn run_crash(scratch: &Path, fs: Option<&str>, plan: &Path, only: &str) -> serde_json::Value {
+    // One run at a time: a run's preparation syncs every filesystem (before its cache drop),
+    // and that sync, landing in another test's recording, writes back and flushes what a
+    // negative control (fsync=off, no fsync) must leave unflushed.
+    static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let out = scratch.join("out");
     let mut cmd = fsbench();
     // A short wait for a quiet device after mkfs: the crash figures are counts, not speeds.
