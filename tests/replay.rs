@@ -41,7 +41,20 @@ fn setup(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 fn record(dir: &Path, root: &Path, script: &Path, out: &Path, capture: &str) -> String {
+    record_env(dir, root, script, out, capture, &[])
+}
+
+/// [`record`] with `env` set for fsbench.
+fn record_env(
+    dir: &Path,
+    root: &Path,
+    script: &Path,
+    out: &Path,
+    capture: &str,
+    env: &[(&str, &str)],
+) -> String {
     let o = bin()
+        .envs(env.iter().copied())
         .current_dir(dir)
         .args(["record", "--capture", capture, "--root"])
         .arg(root)
@@ -179,6 +192,21 @@ fn an_ebpf_recording_has_the_calls_strace_sees_and_replays_on_ext4_and_xfs() {
     assert!(!summary.contains("INCOMPLETE"), "{summary}");
     // The same calls on the same files, at the same offsets, as strace saw.
     assert_eq!(calls_of(&trace), calls_of(&by_strace));
+    // A long recording's records are put in time order through sorted runs on the disk
+    // (memory bounded): runs of 4 KiB make this one go that way, to the same trace.
+    std::fs::remove_dir_all(&root).unwrap();
+    let (root, script) = setup(s.path());
+    let by_runs = s.path().join("runs.trace.gz");
+    let summary = record_env(
+        s.path(),
+        &root,
+        &script,
+        &by_runs,
+        "ebpf",
+        &[("FSBENCH_TEST_SORT_RUN_BYTES", "4096")],
+    );
+    assert!(summary.contains("sorted runs on the disk"), "{summary}");
+    assert_eq!(calls_of(&by_runs), calls_of(&by_strace));
     // And bpftrace, which the capture falls back to, sees them too.
     std::fs::remove_dir_all(&root).unwrap();
     let (root, script) = setup(s.path());

@@ -34,6 +34,7 @@ pub mod record;
 pub mod scan;
 pub mod speed;
 pub mod strace;
+pub mod timesort;
 pub mod trace;
 pub mod window;
 

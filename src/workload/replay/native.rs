@@ -16,6 +16,7 @@
 
 use super::bpftrace::{Rec, SPECS, Spec};
 use super::record::RecordOptions;
+use super::timesort::TimeSort;
 use crate::Error;
 use std::collections::HashMap;
 use std::io::Write;
@@ -41,6 +42,28 @@ pub const PATH_LEN: usize = 256;
 /// Bytes of a record without paths and with them (`struct event`, `struct event_paths`).
 const EVENT: usize = 88;
 const EVENT_PATHS: usize = EVENT + 2 * PATH_LEN;
+
+/// The calls recorded from their exit alone (`on_exit_only`, which reads their arguments from
+/// the saved registers): one program run a call instead of two, and their time is their end.
+/// These are short calls whose duration nothing reads (a trace event's `dur` only extends the
+/// trace's span), and PostgreSQL's `lseek`s and stats are most of the calls it makes.
+const EXIT_ONLY: &[&str] = &[
+    "lseek",
+    "close",
+    "newstat",
+    "newlstat",
+    "newfstat",
+    "newfstatat",
+    "statx",
+    "getdents64",
+    "fcntl",
+    "dup",
+    "dup2",
+    "dup3",
+    "mmap",
+    "chdir",
+    "fchdir",
+];
 
 /// How often the ring is drained. Its 64 MiB hold a second of a million calls a second.
 const DRAIN_EVERY: Duration = Duration::from_millis(20);
@@ -322,7 +345,7 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
             .map_err(|e| refused("params", &e))?;
     }
     let mut layout = Layout::default();
-    let mut attach_to: Vec<(String, u32, u32)> = Vec::new();
+    let mut attach_to: Vec<(&'static str, u32, u32)> = Vec::new();
     {
         let mut confs: aya::maps::Array<_, u32> = bpf
             .map_mut("confs")
@@ -346,7 +369,7 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
                     .map_err(|e| refused("confs", &e))?;
             }
             layout.calls.insert(nr, call);
-            attach_to.push((spec.name.to_string(), enter.id, exit.id));
+            attach_to.push((spec.name, enter.id, exit.id));
         }
     }
     {
@@ -367,13 +390,19 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
         "on_fork",
         "on_exec",
         "on_thread_exit",
+        "on_exit_only",
     ] {
         let p: &mut aya::programs::TracePoint = bpf
             .program_mut(name)
             .ok_or_else(|| refused("programs", &name))?
             .try_into()
             .map_err(|e| refused(name, &e))?;
-        p.load().map_err(|e| refused(name, &e))?;
+        match p.load() {
+            // A kernel without the task helpers it calls (before 5.15): every call is then
+            // recorded from its entry and its exit.
+            Err(_) if name == "on_exit_only" => {}
+            r => r.map_err(|e| refused(name, &e))?,
+        }
     }
     let fd = |bpf: &aya::Ebpf, name: &str| -> crate::Result<OwnedFd> {
         let p: &aya::programs::TracePoint = bpf
@@ -388,6 +417,7 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
             .map_err(|e| refused(name, &e))
     };
     let (enter, exit) = (fd(&bpf, "on_enter")?, fd(&bpf, "on_exit")?);
+    let exit_only = fd(&bpf, "on_exit_only").ok();
     let mut links = Vec::new();
     for (prog, event) in [
         ("on_fork", "sched_process_fork"),
@@ -401,11 +431,17 @@ fn load(formats: &HashMap<String, Format>, seeds: &[u32]) -> crate::Result<(Load
         links.push(attach(fd(&bpf, prog)?.as_fd(), id, event)?);
     }
     for (name, enter_id, exit_id) in attach_to {
-        links.push(attach(
-            enter.as_fd(),
-            enter_id,
-            &format!("sys_enter_{name}"),
-        )?);
+        let exit = match &exit_only {
+            Some(only) if EXIT_ONLY.contains(&name) => only,
+            _ => {
+                links.push(attach(
+                    enter.as_fd(),
+                    enter_id,
+                    &format!("sys_enter_{name}"),
+                )?);
+                &exit
+            }
+        };
         links.push(attach(exit.as_fd(), exit_id, &format!("sys_exit_{name}"))?);
     }
     Ok((Loaded { bpf, links }, layout))
@@ -538,6 +574,35 @@ impl Seeks {
     }
 }
 
+/// A ring record to the capture file, after its u16 length: the fixed part, then, for a record
+/// with paths, each path up to and with its NUL. The program reserves [`PATH_LEN`] bytes a
+/// path, and most are a few dozen: a stat-heavy program (`git status`) wrote 708 MiB for 1.25
+/// million calls before.
+fn write_record(out: &mut impl Write, item: &[u8]) -> std::io::Result<()> {
+    let (Some(fixed), Some(s0), Some(s1)) = (
+        item.get(..EVENT),
+        item.get(EVENT..EVENT + PATH_LEN),
+        item.get(EVENT + PATH_LEN..EVENT_PATHS),
+    ) else {
+        out.write_all(&(item.len() as u16).to_ne_bytes())?;
+        return out.write_all(item);
+    };
+    let (s0, s1) = (up_to_nul(s0), up_to_nul(s1));
+    let len = EVENT + s0.len() + s1.len() + 2;
+    out.write_all(&(len as u16).to_ne_bytes())?;
+    out.write_all(fixed)?;
+    for s in [s0, s1] {
+        out.write_all(s)?;
+        out.write_all(&[0])?;
+    }
+    Ok(())
+}
+
+/// A path field up to its NUL (the whole field when it has none).
+fn up_to_nul(field: &[u8]) -> &[u8] {
+    &field[..field.iter().position(|&b| b == 0).unwrap_or(field.len())]
+}
+
 /// Copy the ring's records into `file` every [`DRAIN_EVERY`] until `stop`, then once more,
 /// the `lseek`s that no call uses left out ([`Seeks`]).
 fn drain(
@@ -548,10 +613,7 @@ fn drain(
 ) -> std::thread::JoinHandle<std::io::Result<()>> {
     std::thread::spawn(move || {
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        let mut write = |r: &[u8]| {
-            out.write_all(&(r.len() as u16).to_ne_bytes())?;
-            out.write_all(r)
-        };
+        let mut write = |r: &[u8]| write_record(&mut out, r);
         loop {
             let last = stop.load(Ordering::Acquire);
             while let Some(item) = ring.next() {
@@ -663,87 +725,139 @@ fn lost_of(mut bpf: aya::Ebpf) -> u64 {
     per_cpu.get(&0, 0).map_or(0, |v| v.iter().sum())
 }
 
-/// Decode the records (each after its u16 length) into [`Rec`]s in time order; what cannot
-/// be decoded is counted in `unparsed`, paths as long as [`PATH_LEN`] - 1 in `long_paths`.
-pub fn decode(bytes: &[u8], layout: &Layout) -> (Vec<Rec>, super::bpftrace::OutputNotes) {
-    let mut notes = super::bpftrace::OutputNotes {
-        ready: true,
-        ..Default::default()
-    };
-    let mut recs = Vec::new();
-    let mut at = 0;
-    while at + 2 <= bytes.len() {
-        let len = u16::from_ne_bytes([bytes[at], bytes[at + 1]]) as usize;
-        let Some(item) = bytes.get(at + 2..at + 2 + len) else {
-            // Cut short: counted once, below.
+/// What [`TimeSort`] holds of a record, in its first byte: a call's entry half (the whole
+/// record, under its start), its return half (the fixed part, under its end), a fork or an
+/// exec (the whole record, under its time).
+const ENTER: u8 = 0;
+const RET: u8 = 1;
+const OTHER: u8 = 2;
+
+/// Read the records (each after its u16 length) from `input` into `sort`, each half under the
+/// time it happened; what cannot be decoded is counted in `notes.unparsed`, paths as long as
+/// [`PATH_LEN`] - 1 in `notes.long_paths`. [`rec_of`] makes the [`Rec`]s of what `sort`
+/// gives back, in time order.
+pub fn sort_records(
+    input: &mut dyn std::io::Read,
+    from: &Path,
+    layout: &Layout,
+    sort: &mut TimeSort,
+    notes: &mut super::bpftrace::OutputNotes,
+) -> crate::Result<()> {
+    let mut item = Vec::with_capacity(1 + EVENT_PATHS);
+    loop {
+        let mut len = [0u8; 2];
+        let whole = match input.read(&mut len[..1]) {
+            Ok(0) => break,
+            Ok(_) => input
+                .read_exact(&mut len[1..])
+                .and_then(|()| {
+                    item.resize(1 + u16::from_ne_bytes(len) as usize, 0);
+                    input.read_exact(&mut item[1..])
+                })
+                .map(|()| true),
+            Err(e) => Err(e),
+        }
+        .or_else(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Ok(false),
+            _ => Err(e),
+        })
+        .map_err(|e| Error::io("cannot read", from, e))?;
+        if !whole {
+            // Cut short: the capture ended inside this record.
+            notes.unparsed += 1;
             break;
-        };
-        at += 2 + len;
-        let Some(h) = Head::of(item) else {
+        }
+        let Some(h) = Head::of(&item[1..]) else {
             notes.unparsed += 1;
             continue;
         };
-        let Head {
-            kind,
-            nr,
-            tid,
-            pid,
-            ts,
-            end,
-            ret,
-            ..
-        } = h;
-        let arg = |k: usize| h.arg(k);
+        let (kind, nr, ts, end) = (h.kind, h.nr, h.ts, h.end);
         match kind {
-            1 => recs.push(Rec::Fork {
-                ts,
-                tid,
-                pid,
-                child: arg(0) as u32,
-            }),
-            2 => recs.push(Rec::Exec { ts, tid, pid }),
+            1 | 2 => {
+                item[0] = OTHER;
+                sort.push(ts, &item)?;
+            }
             0 => {
                 let Some(call) = layout.calls.get(&nr) else {
                     notes.unparsed += 1;
                     continue;
                 };
-                let ints: Vec<i64> = call.ints.iter().map(|&(k, w)| w.read(arg(k))).collect();
-                if !kept(call.spec.name, &ints) {
+                if !kept(call.spec.name, &ints_of(call, &h)) {
                     continue;
                 }
-                let mut strs = Vec::new();
-                for k in 0..call.spec.strs.len().min(2) {
-                    let s = item
-                        .get(EVENT + k * PATH_LEN..EVENT + (k + 1) * PATH_LEN)
-                        .unwrap_or_default();
-                    let s = &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())];
-                    if s.len() >= PATH_LEN - 1 {
-                        notes.long_paths += 1;
-                    }
-                    strs.push(String::from_utf8_lossy(s).into_owned());
-                }
-                if !call.spec.strs.is_empty() && item.len() < EVENT_PATHS {
+                if !call.spec.strs.is_empty() && !has_paths(&item[1..]) {
                     notes.unparsed += 1;
                     continue;
                 }
-                recs.push(Rec::Enter {
-                    ts,
-                    tid,
-                    pid,
-                    name: call.spec.name.to_string(),
-                    ints,
-                    strs,
-                });
-                recs.push(Rec::Ret { ts: end, tid, ret });
+                for k in 0..call.spec.strs.len().min(2) {
+                    if path_at(&item[1..], k).len() >= PATH_LEN - 1 {
+                        notes.long_paths += 1;
+                    }
+                }
+                item[0] = ENTER;
+                sort.push(ts, &item)?;
+                item[0] = RET;
+                sort.push(end, &item[..1 + EVENT])?;
             }
             _ => notes.unparsed += 1,
         }
     }
-    if at < bytes.len() {
-        notes.unparsed += 1;
-    }
-    recs.sort_by_key(Rec::ts);
-    (recs, notes)
+    Ok(())
+}
+
+/// The integer arguments of a call record, as `call` lists them.
+fn ints_of(call: &Call, h: &Head<'_>) -> Vec<i64> {
+    call.ints.iter().map(|&(k, w)| w.read(h.arg(k))).collect()
+}
+
+/// Path `k` (0 or 1) of a record with paths, up to its NUL.
+fn path_at(item: &[u8], k: usize) -> &[u8] {
+    item.get(EVENT..)
+        .unwrap_or_default()
+        .split(|&b| b == 0)
+        .nth(k)
+        .unwrap_or_default()
+}
+
+/// Whether a record carries its two paths, each ended by a NUL (as [`write_record`] writes
+/// them, or as the ring holds them).
+fn has_paths(item: &[u8]) -> bool {
+    item.get(EVENT..)
+        .is_some_and(|p| p.iter().filter(|&&b| b == 0).count() >= 2)
+}
+
+/// The [`Rec`] of an item [`sort_records`] gave [`TimeSort`].
+pub fn rec_of(tagged: &[u8], layout: &Layout) -> Option<Rec> {
+    let (&tag, item) = tagged.split_first()?;
+    let h = Head::of(item)?;
+    let (ts, tid, pid) = (h.ts, h.tid, h.pid);
+    Some(match (tag, h.kind) {
+        (RET, _) => Rec::Ret {
+            ts: h.end,
+            tid,
+            ret: h.ret,
+        },
+        (OTHER, 1) => Rec::Fork {
+            ts,
+            tid,
+            pid,
+            child: h.arg(0) as u32,
+        },
+        (OTHER, _) => Rec::Exec { ts, tid, pid },
+        _ => {
+            let call = layout.calls.get(&h.nr)?;
+            Rec::Enter {
+                ts,
+                tid,
+                pid,
+                name: call.spec.name.to_string(),
+                ints: ints_of(call, &h),
+                strs: (0..call.spec.strs.len().min(2))
+                    .map(|k| String::from_utf8_lossy(path_at(item, k)).into_owned())
+                    .collect(),
+            }
+        }
+    })
 }
 
 /// The filters bpftrace's script applies in the kernel ([`Spec::filter`]), applied here:
@@ -759,6 +873,27 @@ fn kept(name: &str, ints: &[i64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The records of `bytes` in time order, sorted in memory.
+    fn decode(bytes: &[u8], layout: &Layout) -> (Vec<Rec>, super::super::bpftrace::OutputNotes) {
+        let mut notes = super::super::bpftrace::OutputNotes::default();
+        let mut sort = TimeSort::new(Path::new("."), usize::MAX);
+        sort_records(
+            &mut &bytes[..],
+            Path::new("test"),
+            layout,
+            &mut sort,
+            &mut notes,
+        )
+        .unwrap();
+        let mut recs = Vec::new();
+        sort.drain(&mut |_, item| {
+            recs.extend(rec_of(item, layout));
+            Ok(())
+        })
+        .unwrap();
+        (recs, notes)
+    }
 
     const OPENAT: &str = "== syscalls/sys_enter_openat\nname: sys_enter_openat\nID: 782\nformat:\n\
         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
@@ -915,6 +1050,18 @@ mod tests {
                 ..
             }
         ));
+        // As the drain writes them, paths cut at their NUL: the same records, fewer bytes.
+        let mut compact = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            let len = u16::from_ne_bytes([bytes[at], bytes[at + 1]]) as usize;
+            write_record(&mut compact, &bytes[at + 2..at + 2 + len]).unwrap();
+            at += 2 + len;
+        }
+        assert_eq!(compact.len(), bytes.len() - 2 * PATH_LEN + "a/b".len() + 2);
+        let (again, notes) = decode(&compact, &layout);
+        assert_eq!(notes.unparsed, 0);
+        assert_eq!(again, recs);
         // A cut file: the partial record is counted, the rest kept.
         let (recs, notes) = decode(&bytes[..bytes.len() - 5], &layout);
         assert_eq!((recs.len(), notes.unparsed), (2, 1));

@@ -553,10 +553,11 @@ fn program_and_name(o: &RecordOptions) -> (String, String) {
     (program, name)
 }
 
-/// The eBPF capture's output (held whole: its records are sorted by time), bpftrace's text or
-/// the native program's records (`native`: their layout), through the descriptor tables and
-/// the parser, each event to `put`; what was cut or left out is added to `note`. Returns the
-/// output's size and the events bpftrace lost.
+/// The eBPF capture's output — the native program's records (`native`: their layout), put in
+/// time order by [`super::timesort`] in bounded memory, or bpftrace's text, held whole while
+/// it is sorted — through the descriptor tables and the parser, each event to `put`; what was
+/// cut or left out is added to `note`. Returns the output's size and the events bpftrace
+/// lost.
 fn feed_ebpf(
     tmp: &Path,
     native: Option<&super::native::Layout>,
@@ -566,37 +567,56 @@ fn feed_ebpf(
     note: &mut String,
     put: &mut dyn FnMut(Event) -> crate::Result<()>,
 ) -> crate::Result<(u64, u64)> {
-    let text = std::fs::read(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
-    let bytes = text.len() as u64;
-    let (recs, notes) = match native {
-        Some(layout) => super::native::decode(&text, layout),
-        None => bpftrace::parse_output(&String::from_utf8_lossy(&text)),
-    };
-    let limit = if native.is_some() {
-        super::native::PATH_LEN
-    } else {
-        bpftrace::STRLEN
-    };
-    drop(text);
-    parser.counts.unparsed += notes.unparsed;
-    if notes.long_paths > 0 {
-        note.push_str(&format!(
-            "; {} paths at the capture's {}-byte limit (cut)",
-            notes.long_paths, limit
-        ));
-    }
-    for r in recs {
+    let mut feed = |r: bpftrace::Rec| -> crate::Result<()> {
         // A call's two halves: its entry outside the window drops the call (its return
         // finds no entry); forks and execs stay, the descriptor tables need them.
         let call = matches!(r, bpftrace::Rec::Enter { .. });
         if call && !window.keeps_ns(r.ts()) {
-            continue;
+            return Ok(());
         }
         if let Some((tid, ts, c)) = table.feed(r) {
             for e in parser.feed_call(tid, ts, &c) {
                 put(e)?;
             }
         }
+        Ok(())
+    };
+    let (bytes, notes, limit) = match native {
+        Some(layout) => {
+            let file = std::fs::File::open(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
+            let bytes = file.metadata().map_or(0, |m| m.len());
+            let mut input = std::io::BufReader::with_capacity(1 << 20, file);
+            let dir = tmp.parent().unwrap_or(Path::new("."));
+            let mut sort = super::timesort::TimeSort::new(dir, run_bytes());
+            let mut notes = bpftrace::OutputNotes::default();
+            super::native::sort_records(&mut input, tmp, layout, &mut sort, &mut notes)?;
+            let runs = sort.drain(&mut |_, item| {
+                super::native::rec_of(item, layout).map_or(Ok(()), &mut feed)
+            })?;
+            if runs > 0 {
+                note.push_str(&format!(
+                    "; records put in time order through {runs} sorted runs on the disk"
+                ));
+            }
+            (bytes, notes, super::native::PATH_LEN)
+        }
+        None => {
+            let text = std::fs::read(tmp).map_err(|e| Error::io("cannot read", tmp, e))?;
+            let (recs, notes) = bpftrace::parse_output(&String::from_utf8_lossy(&text));
+            let bytes = text.len() as u64;
+            drop(text);
+            for r in recs {
+                feed(r)?;
+            }
+            (bytes, notes, bpftrace::STRLEN)
+        }
+    };
+    parser.counts.unparsed += notes.unparsed;
+    if notes.long_paths > 0 {
+        note.push_str(&format!(
+            "; {} paths at the capture's {}-byte limit (cut)",
+            notes.long_paths, limit
+        ));
     }
     if table.unread_paths > 0 {
         note.push_str(&format!(
@@ -606,6 +626,16 @@ fn feed_ebpf(
         ));
     }
     Ok((bytes, notes.lost))
+}
+
+/// The bytes of records sorted in memory at a time: [`super::timesort::RUN_BYTES`], or
+/// `FSBENCH_TEST_SORT_RUN_BYTES` (a test hook: tests/replay.rs makes a small recording go
+/// through runs on the disk).
+fn run_bytes() -> usize {
+    std::env::var("FSBENCH_TEST_SORT_RUN_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(super::timesort::RUN_BYTES)
 }
 
 /// strace's output, line by line (streamed), through the parser, each event to `put`.
