@@ -32,6 +32,7 @@
 #
 #   sudo FSBENCH=target/debug/fsbench bench/replay-ranking.sh
 #   T=60 SCALE=10 REPS=5 ROUNDS=5 bench/replay-ranking.sh     # on a quiet machine
+#   CAPTURES=ebpf OREPS=7 RANKING=0 T=30 SCALE=5 bench/replay-ranking.sh   # fsbench's capture's overhead alone
 set -euo pipefail
 
 T=${T:-20}
@@ -46,6 +47,7 @@ IMAGE=${IMAGE:-1G}
 TLIVE=${TLIVE:-$T}
 CAPTURES=${CAPTURES:-ebpf bpftrace strace}
 OREPS=${OREPS:-3}
+RANKING=${RANKING:-1}   # 0: the capture overhead and the timing only (part 1)
 FSS=${FSS:-ext4 xfs btrfs}
 FSBENCH=${FSBENCH:-target/release/fsbench}
 SCRATCH=${SCRATCH:-/var/tmp}
@@ -195,6 +197,7 @@ awk -v s="$span" -v r="$rs" -v m="$mism" 'BEGIN {
         s, r, (r - s) / s * 100, (m == 0 ? "matches" : m " entries differ") }'
 
 # --- 2. ranking -------------------------------------------------------------------------
+[ "$RANKING" = 0 ] && { echo; echo "ranking left out (RANKING=0)"; exit 0; }
 for prog in sqlite untar; do
     rm -rf "$work/root" && mkdir "$work/root"
     "$FSBENCH" record --root "$work/root" --name "$prog" --out "$work/$prog.trace.gz" -- \

@@ -22,6 +22,10 @@
 #
 #   sudo bench/tune-vs-grid.sh
 #   SCREEN=fractional sudo bench/tune-vs-grid.sh     # tune's screening as a fractional design
+#   # 48 configurations (ssd added), a budget of a quarter of the grid's time: screening's floor
+#   # is 8/48 (docs/tune.md, 2026-12-07: tune 16 % of the grid's time); about 35 minutes
+#   FS=btrfs GRID='noatime;autodefrag;nodiscard;compress=zstd:1,compress=lzo;ssd' \
+#     OPTIONS=atime,autodefrag,discard,compress=zstd:1,compress=lzo,ssd BUDGET=6m sudo bench/tune-vs-grid.sh
 #   # the old default, ext4 (16 configurations, one workload):
 #   FS=ext4 GRID='noatime;lazytime;discard;mkfs=-I 512' OPTIONS=atime,lazytime,discard,inode_size \
 #     ONLY=randwrite sudo bench/tune-vs-grid.sh

@@ -7,8 +7,10 @@
 //! Why a program of its own: bpftrace formats each event as text in its own process and is
 //! woken for every one, which cost pgbench about a tenth of its throughput (docs/replay.md,
 //! "what the capture costs"). Here a recorded call costs one hash lookup at entry and one at
-//! exit and a binary record in a ring that nobody is woken for; the reader copies the records
-//! to a file every few milliseconds and decodes them once the command ended.
+//! exit (a short call, [`EXIT_ONLY`], one at its exit) and a binary record in a ring that
+//! nobody is woken for; the reader copies the records to a file every few milliseconds, paths
+//! cut at their NUL, and once the command ended puts them in time order in bounded memory
+//! ([`super::timesort`]) and decodes them.
 //!
 //! The records become the same [`Rec`]s as bpftrace's output, so the descriptor tables and the
 //! parser are shared. Which argument is which comes from tracefs' `format` files (an
@@ -503,8 +505,7 @@ enum Role {
 /// `lseek` is held per process and descriptor and written only before the next call that uses
 /// the position on that descriptor, dropped at `close` or when the number is reused. Most
 /// `lseek`s are followed by no such call (PostgreSQL asks a relation's size with
-/// `lseek(fd, 0, SEEK_END)`: most of its calls), and would otherwise be most of the output,
-/// which is held in memory while it is sorted.
+/// `lseek(fd, 0, SEEK_END)`: most of its calls), and would otherwise be most of the output.
 #[derive(Debug, Default)]
 struct Seeks {
     roles: HashMap<i32, Role>,

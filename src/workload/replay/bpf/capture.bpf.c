@@ -1,7 +1,8 @@
 // fsbench record's native eBPF capture (docs/replay.md, "How it records"): built by build.rs
 // with `clang -target bpf`, loaded by src/workload/replay/native.rs. One program serves every
 // syscall entry tracepoint and one every exit, so the kernel runs no per-call formatting: a
-// call of a recorded thread costs one hash lookup at entry and one at exit, and its record
+// call of a recorded thread costs one hash lookup at entry and one at exit (a short call, one
+// at its exit: on_exit_only), and its record
 // goes to a ring buffer that fsbench drains on a timer (no wake-up per event, which with
 // bpftrace was most of what a capture cost).
 //
